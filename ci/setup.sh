@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Idempotent set-up on Debian 12: the system packages vkcl's build, examples and tests need,
+# and the clspv shared object (from the PyPI wheel pyclspv, checked by sha256) in .clspv/.
+# Runs as root, or through sudo when not root.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+
+packages=(
+  mesa-vulkan-drivers libvulkan1 vulkan-tools vulkan-validationlayers
+  ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
+  spirv-tools gcc python3-pip
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# clspv: the shared object inside the pyclspv wheel (Apache-2.0; clspv, clang and LLVM built in).
+wheel=pyclspv-0.0.1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
+sha=0ad1232d810c25bc09cafca77a8d35e35e6d38c36927c9ce109e6e75c609949b
+dest="$root/.clspv"
+if [ ! -f "$dest/libclspv.so" ] || [ "$(cat "$dest/wheel.sha256" 2>/dev/null)" != "$sha" ]; then
+  mkdir -p "$dest"
+  if [ ! -f "$dest/$wheel" ] || ! echo "$sha  $dest/$wheel" | sha256sum -c --quiet - 2>/dev/null; then
+    python3 -m pip download --quiet --no-deps --only-binary :all: --python-version 3.11 \
+      --platform manylinux_2_28_x86_64 pyclspv==0.0.1 -d "$dest"
+  fi
+  echo "$sha  $dest/$wheel" | sha256sum -c --quiet -
+  python3 - "$dest/$wheel" "$dest" <<'PY'
+import sys, zipfile
+wheel, dest = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    so = [n for n in z.namelist() if n.endswith(".so")]
+    assert len(so) == 1, so
+    with z.open(so[0]) as src, open(dest + "/libclspv.so.tmp", "wb") as out:
+        while chunk := src.read(1 << 20):
+            out.write(chunk)
+    lic = [n for n in z.namelist() if n.endswith("LICENSE")]
+    if lic:
+        open(dest + "/LICENSE.clspv", "wb").write(z.read(lic[0]))
+PY
+  mv "$dest/libclspv.so.tmp" "$dest/libclspv.so"
+  echo "$sha" > "$dest/wheel.sha256"
+fi
+echo "setup: clspv at $dest/libclspv.so"

@@ -1,0 +1,92 @@
+//! Run-time configuration: one table of `VKCL_*` environment variables, read once.
+//!
+//! The README's configuration section lists the same table; `tests` check they agree.
+
+use std::sync::OnceLock;
+
+/// One configuration option: its environment variable, default and meaning.
+pub struct OptionDoc {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// Every option vkcl reads. Keep this table and the README in step.
+pub const OPTIONS: &[OptionDoc] = &[
+    OptionDoc {
+        name: "VKCL_LOG",
+        default: "off",
+        doc: "log level (off, error, warn, info, debug, trace), optionally per target: `warn,api=trace`",
+    },
+    OptionDoc {
+        name: "VKCL_DEVICES",
+        default: "",
+        doc: "comma-separated substrings; only Vulkan devices whose name contains one are exposed",
+    },
+    OptionDoc {
+        name: "VKCL_DEVICE_TYPE",
+        default: "",
+        doc: "override the reported CL_DEVICE_TYPE of every device: cpu, gpu or accelerator",
+    },
+    OptionDoc {
+        name: "VKCL_CLSPV_LIBRARY",
+        default: "",
+        doc: "path of the clspv shared object (default: beside the ICD, then $XDG_DATA_HOME/vkcl, then the build tree's .clspv/)",
+    },
+    OptionDoc {
+        name: "VKCL_CLSPV_HELPER",
+        default: "",
+        doc: "path of the vkcl-clspv compiler helper executable (default: beside the ICD)",
+    },
+    OptionDoc {
+        name: "VKCL_BATCH_COMMANDS",
+        default: "64",
+        doc: "commands recorded into one command buffer before it is submitted",
+    },
+    OptionDoc {
+        name: "VKCL_VALIDATION",
+        default: "0",
+        doc: "1: enable VK_LAYER_KHRONOS_validation and log its messages (errors at level error)",
+    },
+];
+
+/// The parsed configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub log: String,
+    pub devices: Vec<String>,
+    pub device_type: Option<String>,
+    pub clspv_library: Option<String>,
+    pub clspv_helper: Option<String>,
+    pub batch_commands: usize,
+    pub validation: bool,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+impl Config {
+    fn from_env() -> Config {
+        Config {
+            log: var("VKCL_LOG").unwrap_or_else(|| "off".into()),
+            devices: var("VKCL_DEVICES")
+                .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+                .unwrap_or_default(),
+            device_type: var("VKCL_DEVICE_TYPE").map(|s| s.to_ascii_lowercase()),
+            clspv_library: var("VKCL_CLSPV_LIBRARY"),
+            clspv_helper: var("VKCL_CLSPV_HELPER"),
+            batch_commands: var("VKCL_BATCH_COMMANDS")
+                .and_then(|v| v.parse().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or(64),
+            validation: var("VKCL_VALIDATION").is_some_and(|v| v != "0"),
+        }
+    }
+}
+
+/// The configuration of this process, read from the environment on first use.
+pub fn get() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(Config::from_env)
+}
