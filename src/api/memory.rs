@@ -1,0 +1,255 @@
+//! Buffers and the buffer commands.
+
+use super::info::{v, write};
+use super::util::{obj, property_list, return_event, wait_list};
+use crate::cl::*;
+use crate::core::context::Context;
+use crate::core::event::Event;
+use crate::core::memory::{self, HostPtr, Mem};
+use crate::core::object::{handle, register, release, retain};
+use crate::core::queue::Queue;
+use crate::core::{check, CLResult, ClError};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+const ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY;
+const HOST_ACCESS: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+const HOST_PTR: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+
+/// The spec's rules on cl_mem_flags: known bits, at most one access and one host-access
+/// flag, USE_HOST_PTR excluding ALLOC/COPY_HOST_PTR.
+fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
+    check(flags & !(ACCESS | HOST_ACCESS | HOST_PTR | CL_MEM_KERNEL_READ_AND_WRITE) == 0, CL_INVALID_VALUE)?;
+    check((flags & ACCESS).count_ones() <= 1, CL_INVALID_VALUE)?;
+    check((flags & HOST_ACCESS).count_ones() <= 1, CL_INVALID_VALUE)?;
+    check(
+        flags & CL_MEM_USE_HOST_PTR == 0 || flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0,
+        CL_INVALID_VALUE,
+    )
+}
+
+fn create_buffer(
+    context: cl_context,
+    properties: Vec<cl_mem_properties>,
+    mut flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    let ctx: Arc<Context> = obj(context)?;
+    // OpenCL 3.0 defines no buffer properties: any name is invalid.
+    check(properties.len() <= 1, CL_INVALID_PROPERTY)?;
+    check_flags(flags)?;
+    let max = ctx.devices.iter().map(|d| d.max_mem_alloc_size()).min().unwrap_or(0);
+    check(size > 0 && size as u64 <= max, CL_INVALID_BUFFER_SIZE)?;
+    let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
+    check(wants_ptr == !host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
+    if flags & ACCESS == 0 {
+        flags |= CL_MEM_READ_WRITE;
+    }
+    let mem = Mem::new_buffer(&ctx, flags, size, host_ptr, properties)?;
+    Ok(register(mem) as cl_mem)
+}
+
+/// The queue, and the memory object checked to be of its context.
+fn queue_and_mem(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
+    let q: Arc<Queue> = obj(queue)?;
+    let m: Arc<Mem> = obj(mem)?;
+    check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
+    check(m.mem_type == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
+    Ok((q, m))
+}
+
+/// Finishes an enqueue: waits when blocking, hands out the event.
+fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
+    if blocking {
+        event.wait()?;
+    }
+    return_event(event, out);
+    Ok(())
+}
+
+entry! {
+    fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void) -> cl_mem, errcode_ret {
+        create_buffer(context, vec![], flags, size, host_ptr)
+    }
+
+    fn clCreateBufferWithProperties(
+        context: cl_context,
+        properties: *const cl_mem_properties,
+        flags: cl_mem_flags,
+        size: usize,
+        host_ptr: *mut c_void,
+    ) -> cl_mem, errcode_ret {
+        // SAFETY: properties is NULL or a 0-terminated list.
+        let props = unsafe { property_list(properties) };
+        create_buffer(context, props, flags, size, host_ptr)
+    }
+
+    fn clRetainMemObject(mem: cl_mem) {
+        super::platform::ensure_init();
+        retain::<Mem>(mem as *const c_void)
+    }
+
+    fn clReleaseMemObject(mem: cl_mem) {
+        super::platform::ensure_init();
+        release::<Mem>(mem as *const c_void).map(|_| ())
+    }
+
+    fn clGetMemObjectInfo(
+        mem: cl_mem,
+        param_name: cl_mem_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let m: Arc<Mem> = obj(mem)?;
+        let cl_false: cl_bool = CL_FALSE;
+        let value = match param_name {
+            CL_MEM_TYPE => v(&m.mem_type),
+            CL_MEM_FLAGS => v(&m.flags),
+            CL_MEM_SIZE => v(&m.size),
+            CL_MEM_HOST_PTR => v(&m.host_ptr),
+            CL_MEM_MAP_COUNT => v(&m.map_count()),
+            CL_MEM_REFERENCE_COUNT => v(&m.base.api_refs()),
+            CL_MEM_CONTEXT => v(&handle(&m.context)),
+            CL_MEM_ASSOCIATED_MEMOBJECT => v(&std::ptr::null_mut::<c_void>()),
+            CL_MEM_OFFSET => v(&0usize),
+            CL_MEM_USES_SVM_POINTER => v(&cl_false),
+            CL_MEM_PROPERTIES => v(&m.properties),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clEnqueueReadBuffer(
+        queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking: cl_bool,
+        offset: usize,
+        size: usize,
+        ptr: *mut c_void,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_mem(queue, buffer)?;
+        m.check_range(offset, size)?;
+        check(!ptr.is_null(), CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        let e = memory::read(&q, &m, offset, size, HostPtr(ptr as *mut u8), &wait)?;
+        finish(e, blocking != 0, event)
+    }
+
+    fn clEnqueueWriteBuffer(
+        queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking: cl_bool,
+        offset: usize,
+        size: usize,
+        ptr: *const c_void,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_mem(queue, buffer)?;
+        m.check_range(offset, size)?;
+        check(!ptr.is_null(), CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        // SAFETY: the application passes `size` readable bytes at ptr.
+        let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
+        let e = memory::write(&q, &m, offset, data, &wait)?;
+        finish(e, blocking != 0, event)
+    }
+
+    fn clEnqueueCopyBuffer(
+        queue: cl_command_queue,
+        src: cl_mem,
+        dst: cl_mem,
+        src_offset: usize,
+        dst_offset: usize,
+        size: usize,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, s) = queue_and_mem(queue, src)?;
+        let (_, d) = queue_and_mem(queue, dst)?;
+        s.check_range(src_offset, size)?;
+        d.check_range(dst_offset, size)?;
+        check(size > 0, CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        let overlap = Arc::ptr_eq(&s.storage, &d.storage) && {
+            let (a, b) = (s.offset as usize + src_offset, d.offset as usize + dst_offset);
+            a < b + size && b < a + size
+        };
+        check(!overlap, CL_MEM_COPY_OVERLAP)?;
+        let e = memory::copy(&q, &s, &d, src_offset, dst_offset, size, &wait)?;
+        finish(e, false, event)
+    }
+
+    fn clEnqueueFillBuffer(
+        queue: cl_command_queue,
+        buffer: cl_mem,
+        pattern: *const c_void,
+        pattern_size: usize,
+        offset: usize,
+        size: usize,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_mem(queue, buffer)?;
+        m.check_range(offset, size)?;
+        check(!pattern.is_null() && pattern_size.is_power_of_two() && pattern_size <= 128, CL_INVALID_VALUE)?;
+        check(offset % pattern_size == 0 && size % pattern_size == 0, CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        // SAFETY: the application passes pattern_size bytes at pattern.
+        let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
+        let e = memory::fill(&q, &m, pattern, offset, size, &wait)?;
+        finish(e, false, event)
+    }
+
+    fn clEnqueueMapBuffer(
+        queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking: cl_bool,
+        flags: cl_map_flags,
+        offset: usize,
+        size: usize,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) -> *mut c_void, errcode_ret {
+        let (q, m) = queue_and_mem(queue, buffer)?;
+        m.check_range(offset, size)?;
+        check(size > 0, CL_INVALID_VALUE)?;
+        check(flags & !(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0, CL_INVALID_VALUE)?;
+        check(flags & CL_MAP_WRITE_INVALIDATE_REGION == 0 || flags & (CL_MAP_READ | CL_MAP_WRITE) == 0, CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        let no_read = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS;
+        let no_write = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+        check(flags & CL_MAP_READ == 0 || m.flags & no_read == 0, CL_INVALID_OPERATION)?;
+        check(flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0 || m.flags & no_write == 0, CL_INVALID_OPERATION)?;
+        let (ptr, e) = memory::map(&q, &m, flags, offset, size, &wait)?;
+        finish(e, blocking != 0, event)?;
+        Ok(ptr)
+    }
+
+    fn clEnqueueUnmapMemObject(
+        queue: cl_command_queue,
+        mem: cl_mem,
+        mapped_ptr: *mut c_void,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let q: Arc<Queue> = obj(queue)?;
+        let m: Arc<Mem> = obj(mem)?;
+        check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        let e = memory::unmap(&q, &m, mapped_ptr, &wait)?;
+        finish(e, false, event)
+    }
+}

@@ -1,0 +1,19 @@
+//! The C ABI: `#[no_mangle]` entry points and the ICD dispatch table. Each entry point turns
+//! handles into objects, validates in the spec's order, calls `core` and writes results.
+
+#[macro_use]
+mod util;
+pub mod context;
+pub mod device;
+pub mod dispatch;
+pub mod event;
+pub mod icd;
+pub mod info;
+pub mod kernel;
+pub mod memory;
+pub mod platform;
+pub mod program;
+pub mod queue;
+pub mod stubs;
+
+pub use util::*;

@@ -1,0 +1,88 @@
+//! clGetPlatformIDs, clGetPlatformInfo and the host timer.
+
+use super::info::{name_versions, v, write};
+use crate::cl::*;
+use crate::core::object::handle;
+use crate::core::platform::{self, Platform};
+use crate::core::{check, CLResult, ClError};
+use std::ffi::c_void;
+use std::sync::{Arc, Once};
+
+/// Sets the dispatch table, then creates the platform (once).
+pub fn ensure_init() -> &'static Arc<Platform> {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        crate::core::object::set_dispatch_table(&super::dispatch::DISPATCH as *const _ as *const c_void)
+    });
+    platform::get()
+}
+
+/// The platform handle, checked: NULL means "the" platform where the spec allows it.
+pub fn platform_arg(p: cl_platform_id, null_ok: bool) -> CLResult<&'static Arc<Platform>> {
+    let plat = ensure_init();
+    if p.is_null() && null_ok || p == handle(plat) as cl_platform_id {
+        Ok(plat)
+    } else {
+        Err(ClError(CL_INVALID_PLATFORM))
+    }
+}
+
+pub fn get_platform_ids(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) -> CLResult<()> {
+    check(!(num_entries == 0 && !platforms.is_null()), CL_INVALID_VALUE)?;
+    check(!(platforms.is_null() && num_platforms.is_null()), CL_INVALID_VALUE)?;
+    let plat = ensure_init();
+    if !platforms.is_null() {
+        // SAFETY: the application gives room for num_entries (≥ 1) handles.
+        unsafe { *platforms = handle(plat) as cl_platform_id };
+    }
+    if !num_platforms.is_null() {
+        // SAFETY: num_platforms is NULL or points to a cl_uint.
+        unsafe { *num_platforms = 1 };
+    }
+    Ok(())
+}
+
+entry! {
+    fn clGetPlatformIDs(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) {
+        get_platform_ids(num_entries, platforms, num_platforms)
+    }
+
+    fn clGetPlatformInfo(
+        p: cl_platform_id,
+        param_name: cl_platform_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        platform_arg(p, true)?;
+        let value = match param_name {
+            CL_PLATFORM_PROFILE => v("FULL_PROFILE"),
+            CL_PLATFORM_VERSION => v(platform::VERSION),
+            CL_PLATFORM_NUMERIC_VERSION => v(&cl_make_version(3, 0, 0)),
+            CL_PLATFORM_NAME => v(platform::NAME),
+            CL_PLATFORM_VENDOR => v(platform::VENDOR),
+            CL_PLATFORM_EXTENSIONS => v(&platform_extensions().iter().map(|e| e.0).collect::<Vec<_>>().join(" ")),
+            CL_PLATFORM_EXTENSIONS_WITH_VERSION => v(&name_versions(&platform_extensions())),
+            CL_PLATFORM_HOST_TIMER_RESOLUTION => v(&0u64),
+            CL_PLATFORM_ICD_SUFFIX_KHR => v(platform::ICD_SUFFIX),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clUnloadCompiler() {
+        Ok(())
+    }
+
+    fn clUnloadPlatformCompiler(p: cl_platform_id) {
+        platform_arg(p, false)?;
+        Ok(())
+    }
+}
+
+fn platform_extensions() -> Vec<(&'static str, cl_version)> {
+    vec![
+        ("cl_khr_icd", cl_make_version(1, 0, 0)),
+        ("cl_khr_extended_versioning", cl_make_version(1, 0, 0)),
+    ]
+}

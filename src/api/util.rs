@@ -1,0 +1,172 @@
+//! What every entry point shares: the wrappers that catch panics and write `errcode_ret`,
+//! handle and wait-list conversion.
+
+use crate::cl::*;
+use crate::core::event::Event;
+use crate::core::object::{lookup, ClObject};
+use crate::core::{CLResult, ClError};
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// Defines `cl_int`-returning entry points whose bodies evaluate to `CLResult<()>`, and
+/// object-returning ones (`-> T, errcode_ret`) whose bodies evaluate to `CLResult<T>`; the
+/// `errcode_ret` parameter is appended.
+macro_rules! entry {
+    ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block $($rest:tt)*) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> cl_int {
+            $crate::api::run_int(stringify!($name), || -> $crate::core::CLResult<()> { $body })
+        }
+        entry!($($rest)*);
+    };
+    ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty, errcode_ret $body:block $($rest:tt)*) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty,)* errcode_ret: *mut cl_int) -> $ret {
+            $crate::api::run_obj(stringify!($name), errcode_ret, || -> $crate::core::CLResult<$ret> { $body })
+        }
+        entry!($($rest)*);
+    };
+    () => {};
+}
+
+fn log_error(name: &str, e: ClError) {
+    log::debug!(target: "api", "{name} -> {e}");
+}
+
+fn panicked(name: &str) -> ClError {
+    log::error!(target: "api", "{name} panicked; returning CL_OUT_OF_HOST_MEMORY");
+    ClError(CL_OUT_OF_HOST_MEMORY)
+}
+
+/// Runs a `cl_int` entry point's body: panics become errors, nothing unwinds into C.
+pub fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
+    crate::logger::init();
+    log::trace!(target: "api", "{name}");
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => CL_SUCCESS,
+        Ok(Err(e)) => {
+            log_error(name, e);
+            e.0
+        }
+        Err(_) => panicked(name).0,
+    }
+}
+
+/// Runs an object-returning entry point's body and writes `errcode_ret`.
+pub fn run_obj<T: Null>(name: &str, errcode_ret: *mut cl_int, body: impl FnOnce() -> CLResult<T>) -> T {
+    crate::logger::init();
+    log::trace!(target: "api", "{name}");
+    let (value, code) = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => (v, CL_SUCCESS),
+        Ok(Err(e)) => {
+            log_error(name, e);
+            (T::null(), e.0)
+        }
+        Err(_) => (T::null(), panicked(name).0),
+    };
+    if !errcode_ret.is_null() {
+        // SAFETY: errcode_ret is NULL or points to a cl_int, as the spec requires.
+        unsafe { *errcode_ret = code };
+    }
+    value
+}
+
+/// Return types of object-returning entry points: their value on error.
+pub trait Null {
+    fn null() -> Self;
+}
+impl<T> Null for *mut T {
+    fn null() -> Self {
+        std::ptr::null_mut()
+    }
+}
+
+/// Logs an entry point vkcl does not implement yet and returns its error.
+pub fn unimplemented(name: &str, code: cl_int) -> cl_int {
+    crate::logger::init();
+    log::warn!(target: "api", "{name} is not implemented yet; returning {}", ClError(code));
+    code
+}
+
+/// The object behind a handle of type `T` (the spec's CL_INVALID_<OBJECT> otherwise).
+pub fn obj<T: ClObject, H>(handle: *mut H) -> CLResult<Arc<T>> {
+    crate::api::platform::ensure_init();
+    lookup::<T>(handle as *const c_void)
+}
+
+/// The events of a wait list, checked as every enqueue command must:
+/// CL_INVALID_EVENT_WAIT_LIST for a NULL list with a count or a count of 0 with a list,
+/// or an invalid event; CL_INVALID_CONTEXT for an event of another context.
+pub fn wait_list(
+    num: cl_uint,
+    list: *const cl_event,
+    context: &Arc<crate::core::context::Context>,
+) -> CLResult<Vec<Arc<Event>>> {
+    if (num == 0) != list.is_null() {
+        return Err(ClError(CL_INVALID_EVENT_WAIT_LIST));
+    }
+    if num == 0 {
+        return Ok(vec![]);
+    }
+    // SAFETY: the application passes `num` events at `list`.
+    let handles = unsafe { std::slice::from_raw_parts(list, num as usize) };
+    let mut events = Vec::with_capacity(handles.len());
+    for &h in handles {
+        let e: Arc<Event> = obj(h).map_err(|_| ClError(CL_INVALID_EVENT_WAIT_LIST))?;
+        if !Arc::ptr_eq(&e.context, context) {
+            return Err(ClError(CL_INVALID_CONTEXT));
+        }
+        events.push(e);
+    }
+    Ok(events)
+}
+
+/// Writes an event handle to the application's `event` out-parameter, or drops the event.
+pub fn return_event(event: Arc<Event>, out: *mut cl_event) {
+    if !out.is_null() {
+        // SAFETY: out is NULL or points to a cl_event.
+        unsafe { *out = crate::core::object::register(event) as cl_event };
+    }
+}
+
+/// A slice from a C pointer and count; an empty slice for a count of 0.
+///
+/// # Safety
+/// `ptr` must point to `len` valid elements when `len > 0`.
+pub unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if len == 0 || ptr.is_null() {
+        &[]
+    } else {
+        // SAFETY: guaranteed by the caller.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// A zero-terminated property list, with the terminator (empty for NULL).
+///
+/// # Safety
+/// `ptr` must be NULL or point to a 0-terminated list of (name, value) pairs.
+pub unsafe fn property_list<T: Copy + PartialEq + Default>(ptr: *const T) -> Vec<T> {
+    let mut out = vec![];
+    if ptr.is_null() {
+        return out;
+    }
+    let mut i = 0;
+    loop {
+        // SAFETY: the list is 0-terminated and read up to the terminator.
+        let name = unsafe { *ptr.add(i) };
+        out.push(name);
+        if name == T::default() {
+            return out;
+        }
+        // SAFETY: every non-zero name is followed by its value.
+        out.push(unsafe { *ptr.add(i + 1) });
+        i += 2;
+        if i > 1024 {
+            return out; // not terminated: the callers reject it as an unknown property
+        }
+    }
+}

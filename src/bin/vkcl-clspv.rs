@@ -1,0 +1,11 @@
+// vkcl-clspv: the compiler helper process the vkcl ICD starts (see src/compiler/helper.rs).
+// It loads clspv and answers compile requests on stdin/stdout, so a crash in clspv or LLVM ends
+// this process, never the OpenCL application.
+
+// The CPython names that the pyclspv build of clspv leaves undefined, defined and exported here
+// (build.rs) so clspv loads with no libpython.
+vkcl::define_python_stubs!();
+
+fn main() {
+    std::process::exit(vkcl::compiler::helper::serve());
+}

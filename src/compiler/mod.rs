@@ -1,0 +1,222 @@
+//! OpenCL C → Vulkan SPIR-V through clspv, run in the `vkcl-clspv` helper process.
+//!
+//! - [`compile`]: sources + clspv arguments → SPIR-V and log (serialised, crash-proof);
+//! - [`options`]: the application's build options → clspv arguments for a device;
+//! - [`reflection`]: clspv's `NonSemantic.ClspvReflection` instructions → kernel interfaces.
+
+pub mod helper;
+pub mod options;
+pub mod pystubs;
+pub mod reflection;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+/// A successful compilation.
+#[derive(Debug, Clone)]
+pub struct CompileOutput {
+    /// The module, as SPIR-V words.
+    pub spirv: Vec<u32>,
+    /// clspv's log (warnings); may be empty.
+    pub log: String,
+}
+
+/// Why a compilation produced no module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompileError {
+    /// The source or options are bad, or clspv crashed on them: CL_BUILD_PROGRAM_FAILURE with
+    /// this build log.
+    Failed { log: String },
+    /// No usable compiler: CL_COMPILER_NOT_AVAILABLE. The text names what was searched or tried.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompileError::Failed { log } => write!(f, "build failed:\n{log}"),
+            CompileError::Unavailable(why) => write!(f, "compiler not available: {why}"),
+        }
+    }
+}
+
+/// Compiles OpenCL C `sources` (one program) with `clspv_args` (from [`options::clspv_args`]).
+///
+/// One compile at a time per process (clspv is not thread-safe, and there is one helper). The
+/// helper is started on first use, kept for later builds, and restarted after it dies; a crash
+/// during this compile is `Failed` with a log saying how it died.
+pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
+    if let Some(bad) = clspv_args.iter().find(|a| a.contains('\0')) {
+        return Err(CompileError::Failed { log: format!("invalid compiler argument {bad:?}") });
+    }
+    // clspv takes one string and splits it itself, honouring quotes.
+    let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
+    compile_in_helper(sources, &options.join(" "))
+}
+
+#[cfg(unix)]
+fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<CompileOutput, CompileError> {
+    use helper::{Client, Lost};
+    static HELPER: parking_lot::Mutex<Option<Client>> = parking_lot::const_mutex(None);
+    let mut slot = HELPER.lock();
+    // Two tries: a helper that died between builds is only noticed when the request bounces.
+    for _ in 0..2 {
+        if slot.as_mut().map_or(true, Client::exited) {
+            *slot = None;
+            let (helper, lib) = locate().map_err(CompileError::Unavailable)?;
+            log::info!(target: "compiler", "starting {} with {}", helper.display(), lib.display());
+            *slot = Some(Client::spawn(&helper, &lib).map_err(CompileError::Unavailable)?);
+        }
+        let Some(client) = slot.as_mut() else { break };
+        match client.compile(options, sources) {
+            Ok((status, log, spirv)) => return finish(status, log, spirv),
+            Err(Lost::BeforeRequest) => *slot = None,
+            Err(Lost::During(why)) => {
+                *slot = None;
+                log::warn!(target: "compiler", "{why}");
+                return Err(CompileError::Failed { log: why });
+            }
+        }
+    }
+    Err(CompileError::Unavailable("vkcl-clspv helper keeps exiting".into()))
+}
+
+#[cfg(not(unix))]
+fn compile_in_helper(_: &[&[u8]], _: &str) -> Result<CompileOutput, CompileError> {
+    Err(CompileError::Unavailable("the clspv helper is only implemented for Unix".into()))
+}
+
+/// Turns clspv's answer into the result.
+fn finish(status: i32, log: Vec<u8>, spirv: Vec<u8>) -> Result<CompileOutput, CompileError> {
+    let log = String::from_utf8_lossy(&log).into_owned();
+    if status != 0 {
+        return Err(CompileError::Failed { log });
+    }
+    match words(&spirv) {
+        Some(spirv) => Ok(CompileOutput { spirv, log }),
+        None => Err(CompileError::Failed { log: format!("{log}\nclspv produced no valid SPIR-V") }),
+    }
+}
+
+/// Bytes → SPIR-V words (little-endian, as clspv writes them), checking the magic number.
+pub fn words(bytes: &[u8]) -> Option<Vec<u32>> {
+    if bytes.len() < 20 || bytes.len() % 4 != 0 {
+        return None;
+    }
+    let w: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    (w[0] == 0x0723_0203).then_some(w)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding the helper and the library.
+
+const HELPER_NAME: &str = if cfg!(windows) { "vkcl-clspv.exe" } else { "vkcl-clspv" };
+const LIBRARY_NAME: &str = if cfg!(windows) { "clspv.dll" } else { "libclspv.so" };
+
+/// The helper executable and the clspv library to give it, or a message naming what was
+/// searched.
+pub fn locate() -> Result<(PathBuf, PathBuf), String> {
+    let helpers = helper_candidates();
+    let helper = helpers.iter().find(|p| p.is_file()).cloned();
+    let libraries = library_candidates(helper.as_deref());
+    let library = libraries.iter().find(|p| p.is_file()).cloned();
+    match (helper, library) {
+        (Some(h), Some(l)) => Ok((h, l)),
+        (h, l) => {
+            let list = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+            let mut msg = String::new();
+            if h.is_none() {
+                msg += &format!("no {HELPER_NAME} found (searched {})", list(&helpers));
+            }
+            if l.is_none() {
+                msg += &format!("{}no clspv library found (searched {})", if msg.is_empty() { "" } else { "; " }, list(&libraries));
+            }
+            Err(msg)
+        }
+    }
+}
+
+/// Where the helper may be: the configured path only, if one is set; else beside the binary
+/// holding this code (the ICD, or an executable linking vkcl), its parent directory (cargo test
+/// binaries live in target/*/deps, the helper in target/*), then PATH.
+fn helper_candidates() -> Vec<PathBuf> {
+    if let Some(p) = &crate::config::get().clspv_helper {
+        return vec![PathBuf::from(p)];
+    }
+    let mut v = Vec::new();
+    if let Some(dir) = our_binary().as_deref().and_then(Path::parent) {
+        v.push(dir.join(HELPER_NAME));
+        if let Some(up) = dir.parent() {
+            v.push(up.join(HELPER_NAME));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        v.extend(std::env::split_paths(&path).map(|d| d.join(HELPER_NAME)));
+    }
+    v
+}
+
+/// Where clspv may be: the configured path only, if set; else beside the helper, the per-user
+/// data directory, then the build tree's `.clspv/` (filled by the setup script).
+fn library_candidates(helper: Option<&Path>) -> Vec<PathBuf> {
+    if let Some(p) = &crate::config::get().clspv_library {
+        return vec![PathBuf::from(p)];
+    }
+    let mut v = Vec::new();
+    if let Some(dir) = helper.and_then(Path::parent) {
+        v.push(dir.join(LIBRARY_NAME));
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")));
+    if let Some(data) = data {
+        v.push(data.join("vkcl").join(LIBRARY_NAME));
+    }
+    v.push(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.clspv/libclspv.so")));
+    v
+}
+
+/// The file of the shared object or executable that contains this code.
+#[cfg(unix)]
+fn our_binary() -> Option<PathBuf> {
+    use std::ffi::{c_char, c_int, c_void, CStr};
+    use std::os::unix::ffi::OsStrExt;
+    #[repr(C)]
+    struct DlInfo {
+        fname: *const c_char,
+        fbase: *mut c_void,
+        sname: *const c_char,
+        saddr: *mut c_void,
+    }
+    extern "C" {
+        fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    }
+    let mut info = DlInfo {
+        fname: std::ptr::null(),
+        fbase: std::ptr::null_mut(),
+        sname: std::ptr::null(),
+        saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only reads the address (a function of ours) and fills `info`.
+    let found = unsafe { dladdr(our_binary as *const c_void, &mut info) };
+    if found == 0 || info.fname.is_null() {
+        return std::env::current_exe().ok();
+    }
+    // SAFETY: dladdr set `fname` to a NUL-terminated path owned by the loader, valid while the
+    // object stays loaded (it contains this code, so it does); we copy it at once.
+    let name = unsafe { CStr::from_ptr(info.fname) };
+    let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    // For the main executable glibc may report argv[0], which can be relative or bare.
+    if path.is_absolute() {
+        Some(path)
+    } else {
+        std::env::current_exe().ok()
+    }
+}
+
+#[cfg(not(unix))]
+fn our_binary() -> Option<PathBuf> {
+    std::env::current_exe().ok()
+}

@@ -1,0 +1,60 @@
+//! Contexts: a set of devices (their logical devices opened) and the error callback.
+
+use super::device::Device;
+use super::error::CLResult;
+use super::object::{Base, ClObject, Kind};
+use crate::cl::*;
+use std::ffi::{c_char, c_void, CString};
+use std::sync::Arc;
+
+pub type ErrorCallback = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
+
+#[repr(C)]
+pub struct Context {
+    pub base: Base,
+    pub devices: Vec<Arc<Device>>,
+    /// The properties as given, with the terminating 0 (empty if none were given).
+    pub properties: Vec<cl_context_properties>,
+    notify: Option<(ErrorCallback, usize)>,
+}
+
+impl ClObject for Context {
+    const KIND: Kind = Kind::Context;
+    const INVALID: i32 = CL_INVALID_CONTEXT;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+impl Context {
+    pub fn new(
+        devices: Vec<Arc<Device>>,
+        properties: Vec<cl_context_properties>,
+        notify: Option<(ErrorCallback, *mut c_void)>,
+    ) -> CLResult<Arc<Context>> {
+        for d in &devices {
+            d.vk()?;
+        }
+        Ok(Arc::new(Context {
+            base: Base::new(Kind::Context),
+            devices,
+            properties,
+            notify: notify.map(|(f, u)| (f, u as usize)),
+        }))
+    }
+
+    pub fn has_device(&self, dev: &Arc<Device>) -> bool {
+        self.devices.iter().any(|d| Arc::ptr_eq(d, dev))
+    }
+
+    /// Reports an error to the application's callback, if it gave one.
+    pub fn report(&self, message: &str) {
+        log::warn!(target: "api", "context error: {message}");
+        if let Some((f, user)) = self.notify {
+            let msg = CString::new(message.replace('\0', " ")).unwrap_or_default();
+            // SAFETY: the application registered this callback with this user data; the
+            // message outlives the call.
+            unsafe { f(msg.as_ptr(), std::ptr::null(), 0, user as *mut c_void) };
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! A device: one Vulkan physical device, its logical device (opened on first use) and the
+//! OpenCL properties derived from its limits and features.
+
+use super::error::{CLResult, ClError};
+use super::object::{Base, ClObject, Kind};
+use crate::cl::*;
+// use crate::compiler::options::Target;
+use crate::vk::device::Device as VkDevice;
+use crate::vk::instance::Instance;
+use crate::vk::probe::Caps;
+use crate::vk::vk;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+#[repr(C)]
+pub struct Device {
+    pub base: Base,
+    pub caps: Arc<Caps>,
+    instance: Arc<Instance>,
+    logical: Mutex<Option<Arc<VkDevice>>>,
+}
+
+impl ClObject for Device {
+    const KIND: Kind = Kind::Device;
+    const INVALID: i32 = CL_INVALID_DEVICE;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+/// The OpenCL C versions and extensions vkcl claims (name, version).
+pub const OPENCL_C_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (3, 0)];
+
+impl Device {
+    pub fn new(instance: Arc<Instance>, caps: Caps) -> Device {
+        Device { base: Base::new(Kind::Device), caps: Arc::new(caps), instance, logical: Mutex::new(None) }
+    }
+
+    /// The logical device, opened on first use and kept for the life of the process.
+    pub fn vk(&self) -> CLResult<Arc<VkDevice>> {
+        let mut logical = self.logical.lock();
+        if let Some(d) = &*logical {
+            return Ok(d.clone());
+        }
+        let d = VkDevice::new(self.instance.clone(), self.caps.clone())?;
+        *logical = Some(d.clone());
+        Ok(d)
+    }
+
+    pub fn device_type(&self) -> cl_device_type {
+        match crate::config::get().device_type.as_deref() {
+            Some("cpu") => return CL_DEVICE_TYPE_CPU,
+            Some("gpu") => return CL_DEVICE_TYPE_GPU,
+            Some("accelerator") => return CL_DEVICE_TYPE_ACCELERATOR,
+            _ => {}
+        }
+        match self.caps.device_type {
+            vk::PhysicalDeviceType::CPU => CL_DEVICE_TYPE_CPU,
+            vk::PhysicalDeviceType::DISCRETE_GPU
+            | vk::PhysicalDeviceType::INTEGRATED_GPU
+            | vk::PhysicalDeviceType::VIRTUAL_GPU => CL_DEVICE_TYPE_GPU,
+            _ => CL_DEVICE_TYPE_ACCELERATOR,
+        }
+    }
+
+    pub fn max_work_group_size(&self) -> usize {
+        let l = &self.caps.limits;
+        l.max_compute_work_group_invocations.min(l.max_compute_work_group_size[0]) as usize
+    }
+
+    pub fn max_work_item_sizes(&self) -> [usize; 3] {
+        self.caps.limits.max_compute_work_group_size.map(|s| s as usize)
+    }
+
+    /// The largest buffer a kernel can address: one allocation bound as one storage buffer.
+    pub fn max_mem_alloc_size(&self) -> u64 {
+        let c = &self.caps;
+        let mut size = c.limits.max_storage_buffer_range as u64;
+        if c.max_memory_allocation_size > 0 {
+            size = size.min(c.max_memory_allocation_size);
+        }
+        size.min(self.global_mem_size())
+    }
+
+    pub fn global_mem_size(&self) -> u64 {
+        self.caps.global_mem_size()
+    }
+
+    /// Alignment of sub-buffer origins and of buffers bound at an offset, in bytes.
+    pub fn mem_base_addr_align(&self) -> u64 {
+        self.caps.limits.min_storage_buffer_offset_alignment.max(128)
+    }
+
+    pub fn local_mem_size(&self) -> u64 {
+        self.caps.limits.max_compute_shared_memory_size as u64
+    }
+
+    pub fn max_constant_buffer_size(&self) -> u64 {
+        // `__constant` arguments are storage buffers (clspv's default), so the storage-buffer
+        // range bounds them; the spec's minimum is 64 KiB.
+        (self.caps.limits.max_storage_buffer_range as u64).max(64 * 1024).min(self.max_mem_alloc_size())
+    }
+
+    pub fn address_bits(&self) -> u32 {
+        32
+    }
+
+    pub fn has_fp16(&self) -> bool {
+        self.caps.features.float16 && self.caps.features.storage_buffer16
+    }
+
+    pub fn has_int64(&self) -> bool {
+        self.caps.features.int64
+    }
+
+    /// The extensions vkcl exposes on this device, with their versions.
+    pub fn extensions(&self) -> Vec<(&'static str, cl_version)> {
+        let v = |maj, min, pat| cl_make_version(maj, min, pat);
+        let mut e = vec![
+            ("cl_khr_byte_addressable_store", v(1, 0, 0)),
+            ("cl_khr_global_int32_base_atomics", v(1, 0, 0)),
+            ("cl_khr_global_int32_extended_atomics", v(1, 0, 0)),
+            ("cl_khr_local_int32_base_atomics", v(1, 0, 0)),
+            ("cl_khr_local_int32_extended_atomics", v(1, 0, 0)),
+            ("cl_khr_icd", v(1, 0, 0)),
+            ("cl_khr_device_uuid", v(1, 0, 0)),
+            ("cl_khr_extended_versioning", v(1, 0, 0)),
+        ];
+        if self.has_fp16() {
+            e.push(("cl_khr_fp16", v(1, 0, 0)));
+        }
+        e
+    }
+
+    pub fn extensions_string(&self) -> String {
+        self.extensions().iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" ")
+    }
+
+    /// OpenCL C 3.0 optional features vkcl supports on this device.
+    pub fn opencl_c_features(&self) -> Vec<(&'static str, cl_version)> {
+        let v30 = cl_make_version(3, 0, 0);
+        let mut f = vec![("__opencl_c_int64", v30)];
+        if !self.has_int64() {
+            f.clear();
+        }
+        if self.has_fp16() {
+            f.push(("__opencl_c_fp16", v30));
+        }
+        f
+    }
+
+    #[cfg(any())]
+    /// What clspv may assume about this device.
+    pub fn clspv_target(&self) -> Target {
+        let f = &self.caps.features;
+        let l = &self.caps.limits;
+        Target {
+            int8: f.int8,
+            int16: f.int16,
+            int64: f.int64,
+            fp16: self.has_fp16(),
+            storage8: (f.storage_buffer8, f.uniform8, f.push_constant8),
+            storage16: (f.storage_buffer16, f.uniform16, f.push_constant16),
+            max_push_constant_size: l.max_push_constants_size,
+            max_ubo_size: l.max_uniform_buffer_range,
+            spirv_version: if self.caps.api_version >= vk::API_VERSION_1_3 {
+                (1, 6)
+            } else {
+                (1, 5)
+            },
+            images: false,
+        }
+    }
+
+    pub fn version_string(&self) -> String {
+        format!("OpenCL 3.0 vkcl {} ({})", env!("CARGO_PKG_VERSION"), self.caps.driver_name)
+    }
+
+    pub fn driver_version_string(&self) -> String {
+        let v = self.caps.driver_version;
+        let info = &self.caps.driver_info;
+        if info.is_empty() {
+            format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+        } else {
+            info.clone()
+        }
+    }
+
+    /// The device errors (device lost) surface as this.
+    pub fn lost() -> ClError {
+        ClError(CL_OUT_OF_RESOURCES)
+    }
+}

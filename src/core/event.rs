@@ -1,0 +1,76 @@
+//! Events: the status of one command (or a user event), waited on with a condition variable.
+//! A command's event completes when its queue's completion thread has seen the batch finish
+//! and run the command's host-side part.
+
+use super::context::Context;
+use super::error::{CLResult, ClError};
+use super::object::{Base, ClObject, Kind};
+use super::queue::Queue;
+use crate::cl::*;
+use parking_lot::{Condvar, Mutex};
+use std::sync::Arc;
+
+#[repr(C)]
+pub struct Event {
+    pub base: Base,
+    pub context: Arc<Context>,
+    pub queue: Option<Arc<Queue>>,
+    pub command_type: cl_command_type,
+    /// The command's value on its queue's timeline.
+    pub value: u64,
+    status: Mutex<cl_int>,
+    cond: Condvar,
+}
+
+impl ClObject for Event {
+    const KIND: Kind = Kind::Event;
+    const INVALID: i32 = CL_INVALID_EVENT;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+impl Event {
+    pub fn new(queue: &Arc<Queue>, command_type: cl_command_type, value: u64) -> Arc<Event> {
+        Arc::new(Event {
+            base: Base::new(Kind::Event),
+            context: queue.context.clone(),
+            queue: Some(queue.clone()),
+            command_type,
+            value,
+            status: Mutex::new(CL_QUEUED as cl_int),
+            cond: Condvar::new(),
+        })
+    }
+
+    pub fn status(&self) -> cl_int {
+        *self.status.lock()
+    }
+
+    /// Moves the status forward (never back, never out of an error).
+    pub fn set_status(&self, status: cl_int) {
+        let mut s = self.status.lock();
+        if *s > status || status < 0 {
+            if *s >= 0 {
+                *s = status;
+            }
+            self.cond.notify_all();
+        }
+    }
+
+    /// Blocks until the event is complete; Err if it ended in error.
+    pub fn wait(&self) -> CLResult<()> {
+        if let Some(q) = &self.queue {
+            q.flush_to(self.value)?;
+        }
+        let mut s = self.status.lock();
+        while *s > 0 {
+            self.cond.wait(&mut s);
+        }
+        if *s < 0 {
+            Err(ClError(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST))
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The OpenCL objects as Rust types and their behaviour. No C ABI here; Vulkan through `vk`.
+
+pub mod context;
+pub mod device;
+pub mod error;
+pub mod event;
+pub mod kernel;
+pub mod memory;
+pub mod object;
+pub mod platform;
+pub mod program;
+pub mod queue;
+
+pub use error::{check, CLResult, ClError};

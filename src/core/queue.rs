@@ -1,0 +1,276 @@
+//! Command queues: commands are recorded into the open batch (one command buffer) and
+//! submitted in batches that signal the queue's timeline semaphore. A completion thread per
+//! queue waits for each batch, runs the commands' host-side parts (copies into application
+//! memory) and completes their events.
+
+use super::context::Context;
+use super::device::Device;
+use super::error::{CLResult, ClError};
+use super::event::Event;
+use super::object::{Base, ClObject, Kind};
+use crate::cl::*;
+use crate::vk::device::Device as VkDevice;
+use crate::vk::submit::{Recorder, Retired};
+use crate::vk::vk;
+use parking_lot::{Condvar, Mutex};
+use std::any::Any;
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+
+/// Host-side work run on the completion thread once the command's GPU part is done.
+pub type HostPart = Box<dyn FnOnce() -> CLResult<()> + Send>;
+/// Objects a command needs alive until it completes.
+pub type Keep = Vec<Arc<dyn Any + Send + Sync>>;
+
+struct Item {
+    event: Arc<Event>,
+    host: Option<HostPart>,
+}
+
+struct Batch {
+    rec: Recorder,
+    items: Vec<Item>,
+    keep: Keep,
+}
+
+struct Pending {
+    value: u64,
+    retired: Option<Retired>,
+    items: Vec<Item>,
+    keep: Keep,
+}
+
+struct State {
+    open: Option<Batch>,
+    /// Value of the newest command enqueued / submitted.
+    last: u64,
+    submitted: u64,
+}
+
+/// What the completion thread shares with API threads.
+struct Progress {
+    completed: Mutex<u64>,
+    cond: Condvar,
+}
+
+#[repr(C)]
+pub struct Queue {
+    pub base: Base,
+    pub context: Arc<Context>,
+    pub device: Arc<Device>,
+    pub vk: Arc<VkDevice>,
+    pub properties: cl_command_queue_properties,
+    /// The properties array as given to clCreateCommandQueueWithProperties (with its 0).
+    pub properties_array: Vec<cl_queue_properties>,
+    timeline: vk::Semaphore,
+    state: Mutex<State>,
+    progress: Arc<Progress>,
+    completion: Mutex<Option<Sender<Pending>>>,
+}
+
+impl ClObject for Queue {
+    const KIND: Kind = Kind::Queue;
+    const INVALID: i32 = CL_INVALID_COMMAND_QUEUE;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+/// What recording a command produced.
+pub struct Recorded {
+    pub host: Option<HostPart>,
+    pub keep: Keep,
+}
+
+impl Queue {
+    pub fn new(
+        context: &Arc<Context>,
+        device: &Arc<Device>,
+        properties: cl_command_queue_properties,
+        properties_array: Vec<cl_queue_properties>,
+    ) -> CLResult<Arc<Queue>> {
+        let vk = device.vk()?;
+        let timeline = vk.create_timeline(0)?;
+        let progress = Arc::new(Progress { completed: Mutex::new(0), cond: Condvar::new() });
+        let (tx, rx) = channel::<Pending>();
+        let (vk2, progress2) = (vk.clone(), progress.clone());
+        let spawned = std::thread::Builder::new()
+            .name("vkcl-completion".into())
+            .spawn(move || complete_batches(vk2, timeline, progress2, rx));
+        if spawned.is_err() {
+            // SAFETY: the semaphore is unused.
+            unsafe { vk.raw.destroy_semaphore(timeline, None) };
+            return Err(ClError(CL_OUT_OF_HOST_MEMORY));
+        }
+        Ok(Arc::new(Queue {
+            base: Base::new(Kind::Queue),
+            context: context.clone(),
+            device: device.clone(),
+            vk,
+            properties,
+            properties_array,
+            timeline,
+            state: Mutex::new(State { open: None, last: 0, submitted: 0 }),
+            progress,
+            completion: Mutex::new(Some(tx)),
+        }))
+    }
+
+    /// Enqueues one command: `record` records its GPU part into the open batch and returns
+    /// its host part and what it keeps alive. Returns the command's event.
+    pub fn enqueue(
+        self: &Arc<Self>,
+        command_type: cl_command_type,
+        wait_list: &[Arc<Event>],
+        record: impl FnOnce(&mut Recorder) -> CLResult<Recorded>,
+    ) -> CLResult<Arc<Event>> {
+        let waits = self.resolve_waits(wait_list)?;
+        let mut state = self.state.lock();
+        if state.open.is_none() {
+            state.open = Some(Batch { rec: Recorder::new(&self.vk)?, items: vec![], keep: vec![] });
+        }
+        let batch = state.open.as_mut().expect("opened above");
+        for (sem, value) in waits {
+            batch.rec.wait_for(sem, value);
+        }
+        let recorded = record(&mut batch.rec)?;
+        let value = state.last + 1;
+        state.last = value;
+        let event = Event::new(self, command_type, value);
+        let batch = state.open.as_mut().expect("opened above");
+        batch.items.push(Item { event: event.clone(), host: recorded.host });
+        batch.keep.extend(recorded.keep);
+        if batch.rec.commands >= crate::config::get().batch_commands {
+            self.submit(&mut state)?;
+        }
+        Ok(event)
+    }
+
+    /// GPU-side waits for events of other queues; events of this queue are already ordered.
+    fn resolve_waits(&self, wait_list: &[Arc<Event>]) -> CLResult<Vec<(vk::Semaphore, u64)>> {
+        let mut waits = vec![];
+        for e in wait_list {
+            if e.status() < 0 {
+                return Err(ClError(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST));
+            }
+            let Some(q) = &e.queue else { continue };
+            if std::ptr::eq(q.as_ref(), self) || e.status() == CL_COMPLETE as cl_int {
+                continue;
+            }
+            q.flush_to(e.value)?;
+            if Arc::ptr_eq(&q.vk, &self.vk) {
+                waits.push((q.timeline, e.value));
+            } else {
+                // Another Vulkan device: resolved on the host.
+                e.wait()?;
+            }
+        }
+        Ok(waits)
+    }
+
+    fn submit(&self, state: &mut State) -> CLResult<()> {
+        let Some(batch) = state.open.take() else { return Ok(()) };
+        let value = state.last;
+        let events: Vec<_> = batch.items.iter().map(|i| i.event.clone()).collect();
+        let sender = self.completion.lock().clone();
+        let result = batch.rec.submit(self.timeline, value);
+        let (retired, failed) = match result {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e)),
+        };
+        state.submitted = value;
+        for e in &events {
+            e.set_status(failed.map_or(CL_SUBMITTED as cl_int, |e| e.0));
+        }
+        let pending = Pending { value, retired, items: batch.items, keep: batch.keep };
+        if let Some(tx) = sender {
+            if failed.is_some() {
+                // Nothing will signal the timeline: signal it from the host so later waits end.
+                let info = vk::SemaphoreSignalInfo::default().semaphore(self.timeline).value(value);
+                // SAFETY: valid semaphore; value is greater than any signalled before.
+                let _ = unsafe { self.vk.raw.signal_semaphore(&info) };
+            }
+            let _ = tx.send(pending);
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// clFlush: submits the open batch.
+    pub fn flush(&self) -> CLResult<()> {
+        let mut state = self.state.lock();
+        self.submit(&mut state)
+    }
+
+    /// Submits the open batch if it holds the command with `value`.
+    pub fn flush_to(&self, value: u64) -> CLResult<()> {
+        let mut state = self.state.lock();
+        if state.submitted < value {
+            self.submit(&mut state)?;
+        }
+        Ok(())
+    }
+
+    /// clFinish: submits and waits for every command enqueued so far.
+    pub fn finish(&self) -> CLResult<()> {
+        let last = {
+            let mut state = self.state.lock();
+            self.submit(&mut state)?;
+            state.last
+        };
+        let mut done = self.progress.completed.lock();
+        while *done < last {
+            self.progress.cond.wait(&mut done);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        let mut state = self.state.lock();
+        let _ = self.submit(&mut state);
+        // Closing the channel ends the completion thread after the last batch; it destroys
+        // the timeline semaphore.
+        self.completion.lock().take();
+    }
+}
+
+fn complete_batches(
+    vk: Arc<VkDevice>,
+    timeline: vk::Semaphore,
+    progress: Arc<Progress>,
+    rx: std::sync::mpsc::Receiver<Pending>,
+) {
+    while let Ok(p) = rx.recv() {
+        let mut failed = None;
+        loop {
+            match vk.wait_timeline(timeline, p.value, 1_000_000_000) {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(e) => {
+                    log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        for item in p.items {
+            let status = match (failed, item.host) {
+                (Some(e), _) => e.0,
+                (None, None) => CL_COMPLETE as cl_int,
+                (None, Some(host)) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(host)) {
+                    Ok(Ok(())) => CL_COMPLETE as cl_int,
+                    Ok(Err(e)) => e.0,
+                    Err(_) => CL_OUT_OF_RESOURCES,
+                },
+            };
+            item.event.set_status(status);
+        }
+        drop(p.retired);
+        drop(p.keep);
+        *progress.completed.lock() = p.value;
+        progress.cond.notify_all();
+    }
+    // SAFETY: the queue is gone and every batch signalling this semaphore has completed.
+    unsafe { vk.raw.destroy_semaphore(timeline, None) };
+}

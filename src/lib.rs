@@ -1,0 +1,13 @@
+//! vkcl: OpenCL 3.0 on any Vulkan device.
+//!
+//! Layers: `api` (C ABI) → `core` (OpenCL objects) → `vk` (Vulkan) and `compiler` (clspv).
+
+#![allow(clippy::missing_safety_doc)]
+
+pub mod api;
+pub mod cl;
+pub mod compiler;
+pub mod config;
+pub mod core;
+mod logger;
+pub mod vk;

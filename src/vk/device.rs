@@ -1,0 +1,141 @@
+//! The logical device: one per physical device, shared by every context on it.
+
+use super::instance::Instance;
+use super::probe::Caps;
+use super::vk;
+use crate::core::{CLResult, ClError};
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+pub struct Device {
+    pub instance: Arc<Instance>,
+    pub caps: Arc<Caps>,
+    pub raw: ash::Device,
+    /// vkQueueSubmit needs external synchronisation.
+    pub queue: Mutex<vk::Queue>,
+    /// Dropped (Some → None) before the device is destroyed.
+    pub allocator: Mutex<Option<Allocator>>,
+    pub pipeline_cache: vk::PipelineCache,
+}
+
+impl Device {
+    pub fn new(instance: Arc<Instance>, caps: Arc<Caps>) -> CLResult<Arc<Device>> {
+        let fs = &caps.features;
+        let b = |x: bool| x as vk::Bool32;
+        let features = vk::PhysicalDeviceFeatures {
+            shader_int16: b(fs.int16),
+            shader_int64: b(fs.int64),
+            shader_float64: b(fs.float64),
+            shader_storage_image_read_without_format: b(fs.storage_image_read_without_format),
+            shader_storage_image_write_without_format: b(fs.storage_image_write_without_format),
+            ..Default::default()
+        };
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default()
+            .storage_buffer16_bit_access(fs.storage_buffer16)
+            .uniform_and_storage_buffer16_bit_access(fs.uniform16)
+            .storage_push_constant16(fs.push_constant16)
+            .variable_pointers_storage_buffer(true)
+            .variable_pointers(true);
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+            .timeline_semaphore(true)
+            .shader_int8(fs.int8)
+            .shader_float16(fs.float16)
+            .storage_buffer8_bit_access(fs.storage_buffer8)
+            .uniform_and_storage_buffer8_bit_access(fs.uniform8)
+            .storage_push_constant8(fs.push_constant8)
+            .buffer_device_address(fs.buffer_device_address);
+        let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default().subgroup_size_control(true);
+        let mut exts = vec![];
+        if caps.api_version < vk::API_VERSION_1_3 {
+            exts.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
+            if fs.subgroup_size_control {
+                exts.push(ash::ext::subgroup_size_control::NAME.as_ptr());
+            }
+        }
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(caps.queue_family)
+            .queue_priorities(&priorities)];
+        let mut info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&exts)
+            .enabled_features(&features)
+            .push_next(&mut f11)
+            .push_next(&mut f12);
+        if fs.subgroup_size_control {
+            info = info.push_next(&mut fsg);
+        }
+        // SAFETY: the features and extensions enabled were probed as supported.
+        let raw = unsafe { instance.raw.create_device(caps.physical, &info, None) }?;
+        // SAFETY: queue 0 of the family was requested above.
+        let queue = unsafe { raw.get_device_queue(caps.queue_family, 0) };
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.raw.clone(),
+            device: raw.clone(),
+            physical_device: caps.physical,
+            debug_settings: Default::default(),
+            buffer_device_address: fs.buffer_device_address,
+            allocation_sizes: Default::default(),
+        })
+        .map_err(|e| {
+            log::error!(target: "vk", "allocator: {e}");
+            // SAFETY: nothing was created from the device yet.
+            unsafe { raw.destroy_device(None) };
+            ClError(crate::cl::CL_OUT_OF_RESOURCES)
+        })?;
+        // SAFETY: valid device; destroyed in Drop.
+        let pipeline_cache =
+            unsafe { raw.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
+                .unwrap_or(vk::PipelineCache::null());
+        log::info!(target: "vk", "opened {} ({})", caps.name, caps.driver_info);
+        Ok(Arc::new(Device {
+            instance,
+            caps,
+            raw,
+            queue: Mutex::new(queue),
+            allocator: Mutex::new(Some(allocator)),
+            pipeline_cache,
+        }))
+    }
+
+    pub fn create_timeline(&self, initial: u64) -> CLResult<vk::Semaphore> {
+        let mut t = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(initial);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut t);
+        // SAFETY: valid device and create info.
+        Ok(unsafe { self.raw.create_semaphore(&info, None) }?)
+    }
+
+    /// Waits until `sem` reaches `value`, or `timeout_ns` passes (Ok(false)).
+    pub fn wait_timeline(&self, sem: vk::Semaphore, value: u64, timeout_ns: u64) -> CLResult<bool> {
+        let sems = [sem];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default().semaphores(&sems).values(&values);
+        // SAFETY: valid semaphore of this device.
+        match unsafe { self.raw.wait_semaphores(&info, timeout_ns) } {
+            Ok(()) => Ok(true),
+            Err(vk::Result::TIMEOUT) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub fn timeline_value(&self, sem: vk::Semaphore) -> CLResult<u64> {
+        // SAFETY: valid semaphore of this device.
+        Ok(unsafe { self.raw.get_semaphore_counter_value(sem) }?)
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: every object created from this device holds an Arc to it, so none is left;
+        // the allocator goes before the device as gpu-allocator requires.
+        unsafe {
+            let _ = self.raw.device_wait_idle();
+            self.allocator.lock().take();
+            self.raw.destroy_pipeline_cache(self.pipeline_cache, None);
+            self.raw.destroy_device(None);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Shader modules, kernel layouts (descriptor-set and pipeline layouts) and compute pipelines.
+
+use super::device::Device;
+use super::vk;
+use crate::core::CLResult;
+use std::ffi::CString;
+use std::sync::Arc;
+
+pub struct ShaderModule {
+    device: Arc<Device>,
+    pub raw: vk::ShaderModule,
+}
+
+impl ShaderModule {
+    pub fn new(device: &Arc<Device>, spirv: &[u32]) -> CLResult<ShaderModule> {
+        let info = vk::ShaderModuleCreateInfo::default().code(spirv);
+        // SAFETY: valid device; the code is clspv output (validated SPIR-V).
+        let raw = unsafe { device.raw.create_shader_module(&info, None) }?;
+        Ok(ShaderModule { device: device.clone(), raw })
+    }
+}
+
+impl Drop for ShaderModule {
+    fn drop(&mut self) {
+        // SAFETY: pipelines created from the module do not need it any more.
+        unsafe { self.device.raw.destroy_shader_module(self.raw, None) };
+    }
+}
+
+/// The descriptor types of one set, by binding.
+pub type SetBindings = Vec<(u32, vk::DescriptorType)>;
+
+/// Descriptor-set layouts (sets 0..n, empty where unused) and the pipeline layout of a kernel.
+pub struct KernelLayout {
+    device: Arc<Device>,
+    pub sets: Vec<SetBindings>,
+    pub set_layouts: Vec<vk::DescriptorSetLayout>,
+    pub pipeline_layout: vk::PipelineLayout,
+    pub push_constant_size: u32,
+}
+
+impl KernelLayout {
+    pub fn new(device: &Arc<Device>, sets: Vec<SetBindings>, push_constant_size: u32) -> CLResult<KernelLayout> {
+        let mut layout = KernelLayout {
+            device: device.clone(),
+            sets: vec![],
+            set_layouts: vec![],
+            pipeline_layout: vk::PipelineLayout::null(),
+            push_constant_size,
+        };
+        for set in &sets {
+            let bindings: Vec<_> = set
+                .iter()
+                .map(|&(binding, ty)| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(binding)
+                        .descriptor_type(ty)
+                        .descriptor_count(1)
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                })
+                .collect();
+            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+            // SAFETY: valid device and create info; destroyed in Drop (also on error below).
+            layout.set_layouts.push(unsafe { device.raw.create_descriptor_set_layout(&info, None) }?);
+        }
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .offset(0)
+            .size(push_constant_size)];
+        let mut info = vk::PipelineLayoutCreateInfo::default().set_layouts(&layout.set_layouts);
+        if push_constant_size > 0 {
+            info = info.push_constant_ranges(&ranges);
+        }
+        // SAFETY: valid device, layouts created above.
+        layout.pipeline_layout = unsafe { device.raw.create_pipeline_layout(&info, None) }?;
+        layout.sets = sets;
+        Ok(layout)
+    }
+
+    /// A compute pipeline for `entry` with these specialisation constants (id, value).
+    pub fn pipeline(&self, module: &ShaderModule, entry: &str, spec: &[(u32, u32)]) -> CLResult<Pipeline> {
+        let entries: Vec<_> = spec
+            .iter()
+            .enumerate()
+            .map(|(i, &(id, _))| vk::SpecializationMapEntry { constant_id: id, offset: 4 * i as u32, size: 4 })
+            .collect();
+        let data: Vec<u8> = spec.iter().flat_map(|&(_, v)| v.to_ne_bytes()).collect();
+        let spec_info = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+        let name = CString::new(entry).unwrap_or_default();
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module.raw)
+            .name(&name)
+            .specialization_info(&spec_info);
+        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.pipeline_layout);
+        // SAFETY: valid module, layout and cache of this device.
+        let raw = unsafe { self.device.raw.create_compute_pipelines(self.device.pipeline_cache, &[info], None) }
+            .map_err(|(_, e)| e)?;
+        Ok(Pipeline { device: self.device.clone(), raw: raw[0] })
+    }
+}
+
+impl Drop for KernelLayout {
+    fn drop(&mut self) {
+        // SAFETY: no pipeline or command using the layouts is still alive (they hold Arcs).
+        unsafe {
+            self.device.raw.destroy_pipeline_layout(self.pipeline_layout, None);
+            for &l in &self.set_layouts {
+                self.device.raw.destroy_descriptor_set_layout(l, None);
+            }
+        }
+    }
+}
+
+pub struct Pipeline {
+    device: Arc<Device>,
+    pub raw: vk::Pipeline,
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        // SAFETY: commands using the pipeline hold an Arc to it until they complete.
+        unsafe { self.device.raw.destroy_pipeline(self.raw, None) };
+    }
+}

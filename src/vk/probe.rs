@@ -1,0 +1,254 @@
+//! What a physical device can do, probed once into plain values.
+
+use super::instance::Instance;
+use super::vk;
+use std::collections::HashSet;
+use std::ffi::CStr;
+
+/// The optional features vkcl uses, each "core in this API version or extension present".
+#[derive(Clone, Debug, Default)]
+pub struct Features {
+    pub int8: bool,
+    pub int16: bool,
+    pub int64: bool,
+    pub float16: bool,
+    pub float64: bool,
+    pub storage_buffer8: bool,
+    pub uniform8: bool,
+    pub push_constant8: bool,
+    pub storage_buffer16: bool,
+    pub uniform16: bool,
+    pub push_constant16: bool,
+    pub buffer_device_address: bool,
+    pub storage_image_read_without_format: bool,
+    pub storage_image_write_without_format: bool,
+    pub subgroup_size_control: bool,
+    pub external_memory_host: bool,
+    pub shader_non_semantic_info: bool,
+}
+
+/// Everything vkcl needs to know about one physical device.
+pub struct Caps {
+    pub physical: vk::PhysicalDevice,
+    pub name: String,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub device_type: vk::PhysicalDeviceType,
+    pub api_version: u32,
+    pub driver_version: u32,
+    pub driver_name: String,
+    pub driver_info: String,
+    pub device_uuid: [u8; 16],
+    pub driver_uuid: [u8; 16],
+    pub device_luid: Option<[u8; 8]>,
+    pub device_node_mask: u32,
+    pub limits: vk::PhysicalDeviceLimits,
+    pub max_memory_allocation_size: u64,
+    pub subgroup_size: u32,
+    pub min_subgroup_size: u32,
+    pub max_subgroup_size: u32,
+    pub subgroup_ops: vk::SubgroupFeatureFlags,
+    pub memory: vk::PhysicalDeviceMemoryProperties,
+    pub queue_family: u32,
+    pub queue_count: u32,
+    pub timestamp_valid_bits: u32,
+    pub features: Features,
+    pub extensions: HashSet<String>,
+    /// Compute units: from a vendor extension where the driver tells, else an estimate.
+    pub compute_units: u32,
+    pub pci_bus: Option<vk::PhysicalDevicePCIBusInfoPropertiesEXT<'static>>,
+}
+
+impl Caps {
+    pub fn has_ext(&self, name: &CStr) -> bool {
+        self.extensions.contains(name.to_str().unwrap_or(""))
+    }
+
+    /// The size of the largest device-local heap (the device's global memory).
+    pub fn global_mem_size(&self) -> u64 {
+        let heaps = &self.memory.memory_heaps[..self.memory.memory_heap_count as usize];
+        heaps
+            .iter()
+            .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+            .map(|h| h.size)
+            .max()
+            .or_else(|| heaps.iter().map(|h| h.size).max())
+            .unwrap_or(0)
+    }
+
+    /// True when every device-local heap is also host-visible (lavapipe, integrated GPUs).
+    pub fn unified_memory(&self) -> bool {
+        self.device_type == vk::PhysicalDeviceType::CPU
+            || self.device_type == vk::PhysicalDeviceType::INTEGRATED_GPU
+    }
+
+    /// Probes `pd`; Err says why vkcl cannot use it.
+    pub fn probe(instance: &Instance, pd: vk::PhysicalDevice) -> Result<Caps, String> {
+        let inst = &instance.raw;
+        // SAFETY: pd comes from this instance.
+        let exts = unsafe { inst.enumerate_device_extension_properties(pd) }
+            .map_err(|e| format!("extensions: {e}"))?;
+        let extensions: HashSet<String> = exts
+            .iter()
+            .filter_map(|e| e.extension_name_as_c_str().ok())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        let has = |n: &CStr| extensions.contains(n.to_str().unwrap_or(""));
+
+        // SAFETY: pd comes from this instance.
+        let base_props = unsafe { inst.get_physical_device_properties(pd) };
+        let api_version = base_props.api_version;
+        if api_version < vk::API_VERSION_1_2 {
+            return Err(format!(
+                "Vulkan {}.{} (vkcl needs 1.2)",
+                vk::api_version_major(api_version),
+                vk::api_version_minor(api_version)
+            ));
+        }
+
+        let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
+        let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+        let mut p13 = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
+        let mut m3 = vk::PhysicalDeviceMaintenance3Properties::default();
+        let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
+        let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
+        let mut pci = vk::PhysicalDevicePCIBusInfoPropertiesEXT::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default()
+            .push_next(&mut p11)
+            .push_next(&mut p12)
+            .push_next(&mut m3);
+        let sgsc = api_version >= vk::API_VERSION_1_3 || has(ash::ext::subgroup_size_control::NAME);
+        if sgsc {
+            props2 = props2.push_next(&mut p13);
+        }
+        let has_sm = has(ash::nv::shader_sm_builtins::NAME);
+        if has_sm {
+            props2 = props2.push_next(&mut sm);
+        }
+        let has_amd = has(ash::amd::shader_core_properties::NAME);
+        if has_amd {
+            props2 = props2.push_next(&mut amd);
+        }
+        let has_pci = has(ash::ext::pci_bus_info::NAME);
+        if has_pci {
+            props2 = props2.push_next(&mut pci);
+        }
+        // SAFETY: every chained struct is valid for this device's version / extensions.
+        unsafe { inst.get_physical_device_properties2(pd, &mut props2) };
+        let props = props2.properties;
+
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
+        let mut feats2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f11).push_next(&mut f12);
+        if sgsc {
+            feats2 = feats2.push_next(&mut fsg);
+        }
+        // SAFETY: as above.
+        unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
+        let f = feats2.features;
+
+        if f12.timeline_semaphore == 0 {
+            return Err("no timelineSemaphore".into());
+        }
+        if f11.variable_pointers_storage_buffer == 0 {
+            return Err("no variablePointersStorageBuffer (clspv needs it)".into());
+        }
+        let non_semantic =
+            api_version >= vk::API_VERSION_1_3 || has(ash::khr::shader_non_semantic_info::NAME);
+        if !non_semantic {
+            return Err("no VK_KHR_shader_non_semantic_info".into());
+        }
+
+        // SAFETY: pd comes from this instance.
+        let families = unsafe { inst.get_physical_device_queue_family_properties(pd) };
+        let (queue_family, family) = families
+            .iter()
+            .enumerate()
+            // Prefer a compute queue of a family that also does graphics: it is the main
+            // queue and supports timestamps everywhere.
+            .filter(|(_, q)| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+            .max_by_key(|(_, q)| q.queue_flags.contains(vk::QueueFlags::GRAPHICS) as u32)
+            .ok_or("no compute queue")?;
+        // SAFETY: pd comes from this instance.
+        let memory = unsafe { inst.get_physical_device_memory_properties(pd) };
+
+        let features = Features {
+            int8: f12.shader_int8 != 0,
+            int16: f.shader_int16 != 0,
+            int64: f.shader_int64 != 0,
+            float16: f12.shader_float16 != 0,
+            float64: f.shader_float64 != 0,
+            storage_buffer8: f12.storage_buffer8_bit_access != 0,
+            uniform8: f12.uniform_and_storage_buffer8_bit_access != 0,
+            push_constant8: f12.storage_push_constant8 != 0,
+            storage_buffer16: f11.storage_buffer16_bit_access != 0,
+            uniform16: f11.uniform_and_storage_buffer16_bit_access != 0,
+            push_constant16: f11.storage_push_constant16 != 0,
+            buffer_device_address: f12.buffer_device_address != 0,
+            storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
+            storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
+            subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
+            external_memory_host: has(ash::ext::external_memory_host::NAME),
+            shader_non_semantic_info: non_semantic,
+        };
+
+        let device_type = props.device_type;
+        let compute_units = if has_sm {
+            sm.shader_sm_count
+        } else if has_amd {
+            amd.shader_engine_count * amd.shader_arrays_per_engine_count * amd.compute_units_per_shader_array
+        } else if device_type == vk::PhysicalDeviceType::CPU {
+            // lavapipe runs one thread per CPU.
+            std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+        } else {
+            // A sound floor: a GPU runs at least as many groups at once as it has
+            // subgroups per maximal work-group.
+            (props.limits.max_compute_work_group_invocations / p11.subgroup_size.max(1)).max(1)
+        }
+        .max(1);
+
+        let name = props.device_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let driver_name =
+            p12.driver_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let driver_info =
+            p12.driver_info_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(Caps {
+            physical: pd,
+            name,
+            vendor_id: props.vendor_id,
+            device_id: props.device_id,
+            device_type,
+            api_version,
+            driver_version: props.driver_version,
+            driver_name,
+            driver_info,
+            device_uuid: p11.device_uuid,
+            driver_uuid: p11.driver_uuid,
+            device_luid: (p11.device_luid_valid != 0).then_some(p11.device_luid),
+            device_node_mask: p11.device_node_mask,
+            limits: props.limits,
+            max_memory_allocation_size: m3.max_memory_allocation_size,
+            subgroup_size: p11.subgroup_size,
+            min_subgroup_size: if sgsc { p13.min_subgroup_size } else { p11.subgroup_size },
+            max_subgroup_size: if sgsc { p13.max_subgroup_size } else { p11.subgroup_size },
+            subgroup_ops: p11.subgroup_supported_operations,
+            memory,
+            queue_family: queue_family as u32,
+            queue_count: family.queue_count,
+            timestamp_valid_bits: family.timestamp_valid_bits,
+            features,
+            extensions,
+            compute_units,
+            pci_bus: has_pci.then(|| vk::PhysicalDevicePCIBusInfoPropertiesEXT {
+                p_next: std::ptr::null_mut(),
+                ..pci
+            }),
+        })
+    }
+}
+
+// SAFETY: the probed values are plain data; the only pointers (p_next) are null.
+unsafe impl Send for Caps {}
+// SAFETY: as above.
+unsafe impl Sync for Caps {}

@@ -1,0 +1,246 @@
+//! Recording one batch of commands into a command buffer and submitting it with a timeline
+//! semaphore signal. Every command is separated from the previous by a full memory barrier
+//! (in-order queue semantics); the batch starts with one, which also orders it after earlier
+//! submissions on the same VkQueue.
+
+use super::device::Device;
+use super::pipeline::{KernelLayout, Pipeline};
+use super::vk;
+use crate::core::CLResult;
+use std::sync::Arc;
+
+/// A buffer range bound to a descriptor.
+#[derive(Clone, Copy)]
+pub struct BufferBinding {
+    pub ty: vk::DescriptorType,
+    pub buffer: vk::Buffer,
+    pub offset: u64,
+    pub range: u64,
+}
+
+pub struct Recorder {
+    device: Arc<Device>,
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+    desc_pools: Vec<vk::DescriptorPool>,
+    waits: Vec<(vk::Semaphore, u64)>,
+    pub commands: usize,
+}
+
+const SETS_PER_POOL: u32 = 64;
+
+impl Recorder {
+    pub fn new(device: &Arc<Device>) -> CLResult<Recorder> {
+        let info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(device.caps.queue_family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: valid device; destroyed by Drop of Recorder / Retired.
+        let pool = unsafe { device.raw.create_command_pool(&info, None) }?;
+        let mut rec = Recorder { device: device.clone(), pool, cmd: vk::CommandBuffer::null(), desc_pools: vec![], waits: vec![], commands: 0 };
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: valid pool.
+        rec.cmd = unsafe { device.raw.allocate_command_buffers(&alloc) }?[0];
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: a fresh command buffer.
+        unsafe { device.raw.begin_command_buffer(rec.cmd, &begin) }?;
+        Ok(rec)
+    }
+
+    fn memory_barrier(&self, dst_stage: vk::PipelineStageFlags, dst_access: vk::AccessFlags) {
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(dst_access);
+        // SAFETY: cmd is recording.
+        unsafe {
+            self.device.raw.cmd_pipeline_barrier(
+                self.cmd,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                dst_stage,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            )
+        };
+    }
+
+    /// Orders the next command after everything recorded or submitted before it.
+    fn begin_command(&mut self) {
+        self.memory_barrier(
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
+        );
+        self.commands += 1;
+    }
+
+    pub fn copy_buffer(&mut self, src: vk::Buffer, src_offset: u64, dst: vk::Buffer, dst_offset: u64, size: u64) {
+        if size == 0 {
+            return;
+        }
+        self.begin_command();
+        let region = vk::BufferCopy { src_offset, dst_offset, size };
+        // SAFETY: cmd is recording; the caller keeps both buffers alive until completion.
+        unsafe { self.device.raw.cmd_copy_buffer(self.cmd, src, dst, &[region]) };
+    }
+
+    /// Fills with a 32-bit pattern; offset and size must be multiples of 4.
+    pub fn fill_buffer(&mut self, dst: vk::Buffer, offset: u64, size: u64, data: u32) {
+        self.begin_command();
+        // SAFETY: cmd is recording; the caller keeps dst alive until completion.
+        unsafe { self.device.raw.cmd_fill_buffer(self.cmd, dst, offset, size, data) };
+    }
+
+    /// An empty command (marker, barrier): ordering only.
+    pub fn marker(&mut self) {
+        self.commands += 1;
+    }
+
+    fn allocate_set(&mut self, layout: vk::DescriptorSetLayout) -> CLResult<vk::DescriptorSet> {
+        let layouts = [layout];
+        if let Some(&pool) = self.desc_pools.last() {
+            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+            // SAFETY: valid pool and layout.
+            match unsafe { self.device.raw.allocate_descriptor_sets(&info) } {
+                Ok(sets) => return Ok(sets[0]),
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY) | Err(vk::Result::ERROR_FRAGMENTED_POOL) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let sizes = [
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: SETS_PER_POOL * 8 },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_BUFFER, descriptor_count: SETS_PER_POOL * 4 },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: SETS_PER_POOL },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_IMAGE, descriptor_count: SETS_PER_POOL },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLER, descriptor_count: SETS_PER_POOL },
+        ];
+        let info = vk::DescriptorPoolCreateInfo::default().max_sets(SETS_PER_POOL).pool_sizes(&sizes);
+        // SAFETY: valid device; destroyed with the batch.
+        let pool = unsafe { self.device.raw.create_descriptor_pool(&info, None) }?;
+        self.desc_pools.push(pool);
+        let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+        // SAFETY: fresh pool sized for several sets.
+        Ok(unsafe { self.device.raw.allocate_descriptor_sets(&info) }?[0])
+    }
+
+    /// Records a dispatch: binds `bindings[set]` for every set of the layout, pushes
+    /// `push` and dispatches `groups`.
+    pub fn dispatch(
+        &mut self,
+        layout: &KernelLayout,
+        pipeline: &Pipeline,
+        bindings: &[Vec<(u32, BufferBinding)>],
+        push: &[u8],
+        groups: [u32; 3],
+    ) -> CLResult<()> {
+        let mut sets = Vec::with_capacity(layout.set_layouts.len());
+        for (i, &set_layout) in layout.set_layouts.iter().enumerate() {
+            let set = self.allocate_set(set_layout)?;
+            let slots = bindings.get(i).map(|b| b.as_slice()).unwrap_or(&[]);
+            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = slots
+                .iter()
+                .map(|(_, b)| [vk::DescriptorBufferInfo { buffer: b.buffer, offset: b.offset, range: b.range }])
+                .collect();
+            let writes: Vec<_> = slots
+                .iter()
+                .zip(&infos)
+                .map(|((binding, b), info)| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(set)
+                        .dst_binding(*binding)
+                        .descriptor_type(b.ty)
+                        .buffer_info(info)
+                })
+                .collect();
+            // SAFETY: the set was allocated with a layout that has these bindings.
+            unsafe { self.device.raw.update_descriptor_sets(&writes, &[]) };
+            sets.push(set);
+        }
+        self.begin_command();
+        let d = &self.device.raw;
+        // SAFETY: cmd is recording; pipeline, layout and sets are kept alive by the caller
+        // until the batch completes.
+        unsafe {
+            d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, pipeline.raw);
+            if !sets.is_empty() {
+                d.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::COMPUTE, layout.pipeline_layout, 0, &sets, &[]);
+            }
+            if !push.is_empty() {
+                d.cmd_push_constants(self.cmd, layout.pipeline_layout, vk::ShaderStageFlags::COMPUTE, 0, push);
+            }
+            d.cmd_dispatch(self.cmd, groups[0], groups[1], groups[2]);
+        }
+        Ok(())
+    }
+
+    /// The batch will not start before `sem` reaches `value`.
+    pub fn wait_for(&mut self, sem: vk::Semaphore, value: u64) {
+        match self.waits.iter_mut().find(|(s, _)| *s == sem) {
+            Some(w) => w.1 = w.1.max(value),
+            None => self.waits.push((sem, value)),
+        }
+    }
+
+    /// Ends the command buffer and submits it; `timeline` reaches `value` when it completes.
+    /// The returned Retired must live until then.
+    pub fn submit(mut self, timeline: vk::Semaphore, value: u64) -> CLResult<Retired> {
+        // Make every write visible to the host reads that follow completion.
+        self.memory_barrier(vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ);
+        // SAFETY: cmd is recording.
+        unsafe { self.device.raw.end_command_buffer(self.cmd) }?;
+        let wait_sems: Vec<_> = self.waits.iter().map(|w| w.0).collect();
+        let wait_values: Vec<_> = self.waits.iter().map(|w| w.1).collect();
+        let wait_stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; wait_sems.len()];
+        let signal = [timeline];
+        let signal_values = [value];
+        let mut timeline_info = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let cmds = [self.cmd];
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&wait_sems)
+            .wait_dst_stage_mask(&wait_stages)
+            .command_buffers(&cmds)
+            .signal_semaphores(&signal)
+            .push_next(&mut timeline_info);
+        {
+            let queue = self.device.queue.lock();
+            // SAFETY: the queue is externally synchronised by its mutex; everything the
+            // command buffer references is kept alive by the batch until completion.
+            unsafe { self.device.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }?;
+        }
+        let pools = std::mem::take(&mut self.desc_pools);
+        let pool = std::mem::replace(&mut self.pool, vk::CommandPool::null());
+        Ok(Retired { device: self.device.clone(), pool, desc_pools: pools })
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        // A recorder dropped without submitting: nothing of it reached the GPU.
+        Retired { device: self.device.clone(), pool: self.pool, desc_pools: std::mem::take(&mut self.desc_pools) };
+    }
+}
+
+/// The Vulkan objects of a submitted batch, destroyed once the batch has completed.
+pub struct Retired {
+    device: Arc<Device>,
+    pool: vk::CommandPool,
+    desc_pools: Vec<vk::DescriptorPool>,
+}
+
+impl Drop for Retired {
+    fn drop(&mut self) {
+        // SAFETY: the batch has completed (or was never submitted), so nothing uses these.
+        unsafe {
+            for &p in &self.desc_pools {
+                self.device.raw.destroy_descriptor_pool(p, None);
+            }
+            if self.pool != vk::CommandPool::null() {
+                self.device.raw.destroy_command_pool(self.pool, None);
+            }
+        }
+    }
+}

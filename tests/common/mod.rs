@@ -1,0 +1,658 @@
+//! Shared helpers for the integration tests.
+//!
+//! The tests talk to the ICD exactly like an application would: through the
+//! system ocl-icd loader (`libOpenCL.so.1`), with the hand-written minimal
+//! bindings below (types and constants copied from `/usr/include/CL/cl.h`).
+//!
+//! ICD selection (`setup()`): if `OCL_ICD_VENDORS` is unset it is pointed at
+//! `<dir of test exe>/../libvkcl.so` (test exes live in `target/<profile>/deps/`),
+//! otherwise it is used as is (e.g. `/etc/OpenCL/vendors/pocl.icd` to validate
+//! the tests against another implementation).
+#![allow(
+    dead_code,
+    non_camel_case_types,
+    non_upper_case_globals,
+    clippy::missing_safety_doc
+)]
+
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr::{null, null_mut};
+use std::sync::{Once, OnceLock};
+
+// ---------------------------------------------------------------- types
+pub type cl_int = i32;
+pub type cl_uint = u32;
+pub type cl_ulong = u64;
+pub type cl_bool = u32;
+pub type cl_bitfield = u64;
+pub type cl_platform_id = *mut c_void;
+pub type cl_device_id = *mut c_void;
+pub type cl_context = *mut c_void;
+pub type cl_command_queue = *mut c_void;
+pub type cl_mem = *mut c_void;
+pub type cl_program = *mut c_void;
+pub type cl_kernel = *mut c_void;
+pub type cl_event = *mut c_void;
+pub type cl_context_properties = isize;
+pub type cl_queue_properties = u64;
+pub type Notify = Option<unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void)>;
+pub type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cl_name_version {
+    pub version: cl_uint,
+    pub name: [c_char; 64],
+}
+impl cl_name_version {
+    pub fn name(&self) -> String {
+        unsafe { CStr::from_ptr(self.name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+#[rustfmt::skip]
+#[link(name = "OpenCL")]
+extern "C" {
+    pub fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, num: *mut cl_uint) -> cl_int;
+    pub fn clGetPlatformInfo(p: cl_platform_id, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clGetDeviceIDs(p: cl_platform_id, ty: cl_bitfield, n: cl_uint, d: *mut cl_device_id, num: *mut cl_uint) -> cl_int;
+    pub fn clGetDeviceInfo(d: cl_device_id, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clCreateContext(props: *const cl_context_properties, n: cl_uint, d: *const cl_device_id, f: Notify, ud: *mut c_void, err: *mut cl_int) -> cl_context;
+    pub fn clCreateContextFromType(props: *const cl_context_properties, ty: cl_bitfield, f: Notify, ud: *mut c_void, err: *mut cl_int) -> cl_context;
+    pub fn clRetainContext(c: cl_context) -> cl_int;
+    pub fn clReleaseContext(c: cl_context) -> cl_int;
+    pub fn clGetContextInfo(c: cl_context, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clCreateCommandQueueWithProperties(c: cl_context, d: cl_device_id, props: *const cl_queue_properties, err: *mut cl_int) -> cl_command_queue;
+    pub fn clCreateCommandQueue(c: cl_context, d: cl_device_id, props: cl_bitfield, err: *mut cl_int) -> cl_command_queue;
+    pub fn clRetainCommandQueue(q: cl_command_queue) -> cl_int;
+    pub fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
+    pub fn clGetCommandQueueInfo(q: cl_command_queue, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clFlush(q: cl_command_queue) -> cl_int;
+    pub fn clFinish(q: cl_command_queue) -> cl_int;
+    pub fn clCreateBuffer(c: cl_context, flags: cl_bitfield, size: usize, host: *mut c_void, err: *mut cl_int) -> cl_mem;
+    pub fn clRetainMemObject(m: cl_mem) -> cl_int;
+    pub fn clReleaseMemObject(m: cl_mem) -> cl_int;
+    pub fn clGetMemObjectInfo(m: cl_mem, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clEnqueueReadBuffer(q: cl_command_queue, m: cl_mem, blocking: cl_bool, off: usize, size: usize, ptr: *mut c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueWriteBuffer(q: cl_command_queue, m: cl_mem, blocking: cl_bool, off: usize, size: usize, ptr: *const c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueCopyBuffer(q: cl_command_queue, src: cl_mem, dst: cl_mem, so: usize, dof: usize, size: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueFillBuffer(q: cl_command_queue, m: cl_mem, pat: *const c_void, psz: usize, off: usize, size: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueMapBuffer(q: cl_command_queue, m: cl_mem, blocking: cl_bool, flags: cl_bitfield, off: usize, size: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event, err: *mut cl_int) -> *mut c_void;
+    pub fn clEnqueueUnmapMemObject(q: cl_command_queue, m: cl_mem, ptr: *mut c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clWaitForEvents(n: cl_uint, l: *const cl_event) -> cl_int;
+    pub fn clGetEventInfo(e: cl_event, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clRetainEvent(e: cl_event) -> cl_int;
+    pub fn clReleaseEvent(e: cl_event) -> cl_int;
+    pub fn clCreateProgramWithSource(c: cl_context, n: cl_uint, s: *const *const c_char, lens: *const usize, err: *mut cl_int) -> cl_program;
+    pub fn clBuildProgram(p: cl_program, n: cl_uint, d: *const cl_device_id, opts: *const c_char, f: BuildNotify, ud: *mut c_void) -> cl_int;
+    pub fn clRetainProgram(p: cl_program) -> cl_int;
+    pub fn clReleaseProgram(p: cl_program) -> cl_int;
+    pub fn clGetProgramInfo(p: cl_program, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clGetProgramBuildInfo(p: cl_program, d: cl_device_id, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clCreateKernel(p: cl_program, name: *const c_char, err: *mut cl_int) -> cl_kernel;
+    pub fn clCreateKernelsInProgram(p: cl_program, n: cl_uint, k: *mut cl_kernel, num: *mut cl_uint) -> cl_int;
+    pub fn clRetainKernel(k: cl_kernel) -> cl_int;
+    pub fn clReleaseKernel(k: cl_kernel) -> cl_int;
+    pub fn clSetKernelArg(k: cl_kernel, i: cl_uint, sz: usize, v: *const c_void) -> cl_int;
+    pub fn clGetKernelInfo(k: cl_kernel, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clGetKernelWorkGroupInfo(k: cl_kernel, d: cl_device_id, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clEnqueueNDRangeKernel(q: cl_command_queue, k: cl_kernel, dim: cl_uint, off: *const usize, gws: *const usize, lws: *const usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+}
+
+// ---------------------------------------------------------------- constants (cl.h / cl_ext.h)
+pub const CL_FALSE: cl_bool = 0;
+pub const CL_TRUE: cl_bool = 1;
+
+macro_rules! errors {
+    ($($name:ident = $v:expr),* $(,)?) => {
+        $(pub const $name: cl_int = $v;)*
+        /// Symbolic name of an OpenCL error code.
+        pub fn err_name(code: cl_int) -> String {
+            match code { $($v => stringify!($name).to_string(),)* _ => format!("<unknown error {code}>") }
+        }
+    };
+}
+errors! {
+    CL_SUCCESS = 0, CL_DEVICE_NOT_FOUND = -1, CL_DEVICE_NOT_AVAILABLE = -2, CL_COMPILER_NOT_AVAILABLE = -3,
+    CL_MEM_OBJECT_ALLOCATION_FAILURE = -4, CL_OUT_OF_RESOURCES = -5, CL_OUT_OF_HOST_MEMORY = -6,
+    CL_PROFILING_INFO_NOT_AVAILABLE = -7, CL_MEM_COPY_OVERLAP = -8, CL_IMAGE_FORMAT_MISMATCH = -9,
+    CL_IMAGE_FORMAT_NOT_SUPPORTED = -10, CL_BUILD_PROGRAM_FAILURE = -11, CL_MAP_FAILURE = -12,
+    CL_MISALIGNED_SUB_BUFFER_OFFSET = -13, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST = -14,
+    CL_COMPILE_PROGRAM_FAILURE = -15, CL_LINKER_NOT_AVAILABLE = -16, CL_LINK_PROGRAM_FAILURE = -17,
+    CL_DEVICE_PARTITION_FAILED = -18, CL_KERNEL_ARG_INFO_NOT_AVAILABLE = -19,
+    CL_INVALID_VALUE = -30, CL_INVALID_DEVICE_TYPE = -31, CL_INVALID_PLATFORM = -32, CL_INVALID_DEVICE = -33,
+    CL_INVALID_CONTEXT = -34, CL_INVALID_QUEUE_PROPERTIES = -35, CL_INVALID_COMMAND_QUEUE = -36,
+    CL_INVALID_HOST_PTR = -37, CL_INVALID_MEM_OBJECT = -38, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR = -39,
+    CL_INVALID_IMAGE_SIZE = -40, CL_INVALID_SAMPLER = -41, CL_INVALID_BINARY = -42, CL_INVALID_BUILD_OPTIONS = -43,
+    CL_INVALID_PROGRAM = -44, CL_INVALID_PROGRAM_EXECUTABLE = -45, CL_INVALID_KERNEL_NAME = -46,
+    CL_INVALID_KERNEL_DEFINITION = -47, CL_INVALID_KERNEL = -48, CL_INVALID_ARG_INDEX = -49,
+    CL_INVALID_ARG_VALUE = -50, CL_INVALID_ARG_SIZE = -51, CL_INVALID_KERNEL_ARGS = -52,
+    CL_INVALID_WORK_DIMENSION = -53, CL_INVALID_WORK_GROUP_SIZE = -54, CL_INVALID_WORK_ITEM_SIZE = -55,
+    CL_INVALID_GLOBAL_OFFSET = -56, CL_INVALID_EVENT_WAIT_LIST = -57, CL_INVALID_EVENT = -58,
+    CL_INVALID_OPERATION = -59, CL_INVALID_GL_OBJECT = -60, CL_INVALID_BUFFER_SIZE = -61,
+    CL_INVALID_MIP_LEVEL = -62, CL_INVALID_GLOBAL_WORK_SIZE = -63, CL_INVALID_PROPERTY = -64,
+    CL_INVALID_IMAGE_DESCRIPTOR = -65, CL_INVALID_COMPILER_OPTIONS = -66, CL_INVALID_LINKER_OPTIONS = -67,
+    CL_INVALID_DEVICE_PARTITION_COUNT = -68, CL_INVALID_PIPE_SIZE = -69, CL_INVALID_DEVICE_QUEUE = -70,
+    CL_INVALID_SPEC_ID = -71, CL_MAX_SIZE_RESTRICTION_EXCEEDED = -72,
+}
+
+// platform info
+pub const CL_PLATFORM_PROFILE: cl_uint = 0x0900;
+pub const CL_PLATFORM_VERSION: cl_uint = 0x0901;
+pub const CL_PLATFORM_NAME: cl_uint = 0x0902;
+pub const CL_PLATFORM_VENDOR: cl_uint = 0x0903;
+pub const CL_PLATFORM_EXTENSIONS: cl_uint = 0x0904;
+pub const CL_PLATFORM_HOST_TIMER_RESOLUTION: cl_uint = 0x0905;
+pub const CL_PLATFORM_NUMERIC_VERSION: cl_uint = 0x0906;
+pub const CL_PLATFORM_EXTENSIONS_WITH_VERSION: cl_uint = 0x0907;
+pub const CL_PLATFORM_ICD_SUFFIX_KHR: cl_uint = 0x0920;
+// device types
+pub const CL_DEVICE_TYPE_DEFAULT: cl_bitfield = 1 << 0;
+pub const CL_DEVICE_TYPE_CPU: cl_bitfield = 1 << 1;
+pub const CL_DEVICE_TYPE_GPU: cl_bitfield = 1 << 2;
+pub const CL_DEVICE_TYPE_ACCELERATOR: cl_bitfield = 1 << 3;
+pub const CL_DEVICE_TYPE_CUSTOM: cl_bitfield = 1 << 4;
+pub const CL_DEVICE_TYPE_ALL: cl_bitfield = 0xFFFF_FFFF;
+// device info (values only needed by name in tests; the full table is in platform_device.rs)
+pub const CL_DEVICE_TYPE: cl_uint = 0x1000;
+pub const CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: cl_uint = 0x1003;
+pub const CL_DEVICE_MAX_WORK_GROUP_SIZE: cl_uint = 0x1004;
+pub const CL_DEVICE_MAX_WORK_ITEM_SIZES: cl_uint = 0x1005;
+pub const CL_DEVICE_MAX_MEM_ALLOC_SIZE: cl_uint = 0x1010;
+pub const CL_DEVICE_MEM_BASE_ADDR_ALIGN: cl_uint = 0x1019;
+pub const CL_DEVICE_GLOBAL_MEM_SIZE: cl_uint = 0x101F;
+pub const CL_DEVICE_LOCAL_MEM_SIZE: cl_uint = 0x1023;
+pub const CL_DEVICE_QUEUE_ON_HOST_PROPERTIES: cl_uint = 0x102A;
+pub const CL_DEVICE_NAME: cl_uint = 0x102B;
+pub const CL_DEVICE_PROFILE: cl_uint = 0x102E;
+pub const CL_DEVICE_VERSION: cl_uint = 0x102F;
+pub const CL_DEVICE_EXTENSIONS: cl_uint = 0x1030;
+pub const CL_DEVICE_PLATFORM: cl_uint = 0x1031;
+pub const CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES: cl_uint = 0x104E;
+pub const CL_DEVICE_EXTENSIONS_WITH_VERSION: cl_uint = 0x1060;
+pub const CL_DEVICE_OPENCL_C_ALL_VERSIONS: cl_uint = 0x1066;
+// context
+pub const CL_CONTEXT_REFERENCE_COUNT: cl_uint = 0x1080;
+pub const CL_CONTEXT_DEVICES: cl_uint = 0x1081;
+pub const CL_CONTEXT_PROPERTIES: cl_uint = 0x1082;
+pub const CL_CONTEXT_NUM_DEVICES: cl_uint = 0x1083;
+pub const CL_CONTEXT_PLATFORM: cl_context_properties = 0x1084;
+// queue
+pub const CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE: cl_bitfield = 1 << 0;
+pub const CL_QUEUE_PROFILING_ENABLE: cl_bitfield = 1 << 1;
+pub const CL_QUEUE_ON_DEVICE: cl_bitfield = 1 << 2;
+pub const CL_QUEUE_CONTEXT: cl_uint = 0x1090;
+pub const CL_QUEUE_DEVICE: cl_uint = 0x1091;
+pub const CL_QUEUE_REFERENCE_COUNT: cl_uint = 0x1092;
+pub const CL_QUEUE_PROPERTIES: cl_uint = 0x1093;
+pub const CL_QUEUE_PROPERTIES_ARRAY: cl_uint = 0x1098;
+// mem
+pub const CL_MEM_READ_WRITE: cl_bitfield = 1 << 0;
+pub const CL_MEM_WRITE_ONLY: cl_bitfield = 1 << 1;
+pub const CL_MEM_READ_ONLY: cl_bitfield = 1 << 2;
+pub const CL_MEM_USE_HOST_PTR: cl_bitfield = 1 << 3;
+pub const CL_MEM_ALLOC_HOST_PTR: cl_bitfield = 1 << 4;
+pub const CL_MEM_COPY_HOST_PTR: cl_bitfield = 1 << 5;
+pub const CL_MEM_OBJECT_BUFFER: cl_uint = 0x10F0;
+pub const CL_MEM_TYPE: cl_uint = 0x1100;
+pub const CL_MEM_FLAGS: cl_uint = 0x1101;
+pub const CL_MEM_SIZE: cl_uint = 0x1102;
+pub const CL_MEM_HOST_PTR: cl_uint = 0x1103;
+pub const CL_MEM_MAP_COUNT: cl_uint = 0x1104;
+pub const CL_MEM_REFERENCE_COUNT: cl_uint = 0x1105;
+pub const CL_MEM_CONTEXT: cl_uint = 0x1106;
+pub const CL_MEM_ASSOCIATED_MEMOBJECT: cl_uint = 0x1107;
+pub const CL_MEM_OFFSET: cl_uint = 0x1108;
+pub const CL_MEM_USES_SVM_POINTER: cl_uint = 0x1109;
+pub const CL_MEM_PROPERTIES: cl_uint = 0x110A;
+pub const CL_MAP_READ: cl_bitfield = 1 << 0;
+pub const CL_MAP_WRITE: cl_bitfield = 1 << 1;
+pub const CL_MAP_WRITE_INVALIDATE_REGION: cl_bitfield = 1 << 2;
+// program
+pub const CL_PROGRAM_REFERENCE_COUNT: cl_uint = 0x1160;
+pub const CL_PROGRAM_CONTEXT: cl_uint = 0x1161;
+pub const CL_PROGRAM_NUM_DEVICES: cl_uint = 0x1162;
+pub const CL_PROGRAM_DEVICES: cl_uint = 0x1163;
+pub const CL_PROGRAM_SOURCE: cl_uint = 0x1164;
+pub const CL_PROGRAM_NUM_KERNELS: cl_uint = 0x1167;
+pub const CL_PROGRAM_KERNEL_NAMES: cl_uint = 0x1168;
+pub const CL_PROGRAM_BUILD_STATUS: cl_uint = 0x1181;
+pub const CL_PROGRAM_BUILD_OPTIONS: cl_uint = 0x1182;
+pub const CL_PROGRAM_BUILD_LOG: cl_uint = 0x1183;
+pub const CL_PROGRAM_BINARY_TYPE: cl_uint = 0x1184;
+pub const CL_PROGRAM_BINARY_TYPE_NONE: cl_uint = 0x0;
+pub const CL_PROGRAM_BINARY_TYPE_EXECUTABLE: cl_uint = 0x4;
+pub const CL_BUILD_SUCCESS: cl_int = 0;
+pub const CL_BUILD_NONE: cl_int = -1;
+pub const CL_BUILD_ERROR: cl_int = -2;
+// kernel
+pub const CL_KERNEL_FUNCTION_NAME: cl_uint = 0x1190;
+pub const CL_KERNEL_NUM_ARGS: cl_uint = 0x1191;
+pub const CL_KERNEL_REFERENCE_COUNT: cl_uint = 0x1192;
+pub const CL_KERNEL_CONTEXT: cl_uint = 0x1193;
+pub const CL_KERNEL_PROGRAM: cl_uint = 0x1194;
+pub const CL_KERNEL_ATTRIBUTES: cl_uint = 0x1195;
+pub const CL_KERNEL_WORK_GROUP_SIZE: cl_uint = 0x11B0;
+pub const CL_KERNEL_COMPILE_WORK_GROUP_SIZE: cl_uint = 0x11B1;
+pub const CL_KERNEL_LOCAL_MEM_SIZE: cl_uint = 0x11B2;
+pub const CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: cl_uint = 0x11B3;
+pub const CL_KERNEL_PRIVATE_MEM_SIZE: cl_uint = 0x11B4;
+// event
+pub const CL_EVENT_COMMAND_QUEUE: cl_uint = 0x11D0;
+pub const CL_EVENT_COMMAND_TYPE: cl_uint = 0x11D1;
+pub const CL_EVENT_REFERENCE_COUNT: cl_uint = 0x11D2;
+pub const CL_EVENT_COMMAND_EXECUTION_STATUS: cl_uint = 0x11D3;
+pub const CL_EVENT_CONTEXT: cl_uint = 0x11D4;
+pub const CL_COMMAND_NDRANGE_KERNEL: cl_uint = 0x11F0;
+pub const CL_COMMAND_READ_BUFFER: cl_uint = 0x11F3;
+pub const CL_COMMAND_WRITE_BUFFER: cl_uint = 0x11F4;
+pub const CL_COMMAND_COPY_BUFFER: cl_uint = 0x11F5;
+pub const CL_COMMAND_MAP_BUFFER: cl_uint = 0x11FB;
+pub const CL_COMMAND_UNMAP_MEM_OBJECT: cl_uint = 0x11FD;
+pub const CL_COMMAND_FILL_BUFFER: cl_uint = 0x1207;
+pub const CL_COMPLETE: cl_int = 0;
+
+// ---------------------------------------------------------------- setup / platform / device
+
+/// Asserts that an OpenCL call returned CL_SUCCESS, naming the error otherwise.
+/// (Test files use `#[macro_use] mod common;`.)
+macro_rules! check {
+    ($call:expr) => {{
+        #[allow(unused_unsafe)]
+        let code: i32 = unsafe { $call };
+        assert!(
+            code == $crate::common::CL_SUCCESS,
+            "{} failed: {} ({})",
+            stringify!($call),
+            $crate::common::err_name(code),
+            code
+        );
+    }};
+}
+
+/// Asserts that an OpenCL call (or an error code) equals the expected error.
+macro_rules! check_err {
+    ($call:expr, $expected:expr) => {{
+        #[allow(unused_unsafe)]
+        let code: i32 = unsafe { $call };
+        assert!(
+            code == $expected,
+            "{}: expected {} but got {} ({})",
+            stringify!($call),
+            $crate::common::err_name($expected),
+            $crate::common::err_name(code),
+            code
+        );
+    }};
+}
+
+static SETUP: Once = Once::new();
+
+/// Selects the ICD (see module doc). Called first by every test.
+pub fn setup() {
+    SETUP.call_once(|| {
+        if std::env::var_os("OCL_ICD_VENDORS").is_none() {
+            let exe = std::env::current_exe().expect("current_exe");
+            let lib = exe
+                .parent()
+                .and_then(|d| d.parent())
+                .expect("exe dir")
+                .join("libvkcl.so");
+            assert!(
+                lib.exists(),
+                "vkcl ICD not found at {} (build the cdylib first)",
+                lib.display()
+            );
+            std::env::set_var("OCL_ICD_VENDORS", &lib);
+        }
+    });
+}
+
+struct Ids(usize, usize);
+static IDS: OnceLock<Ids> = OnceLock::new();
+
+fn ids() -> &'static Ids {
+    setup();
+    IDS.get_or_init(|| unsafe {
+        let mut n = 0;
+        let code = clGetPlatformIDs(0, null_mut(), &mut n);
+        assert!(
+            code == CL_SUCCESS && n >= 1,
+            "no OpenCL platform found through the ICD loader (OCL_ICD_VENDORS={:?}): {} n={n}",
+            std::env::var_os("OCL_ICD_VENDORS"),
+            err_name(code)
+        );
+        let mut p = vec![null_mut(); n as usize];
+        check!(clGetPlatformIDs(n, p.as_mut_ptr(), null_mut()));
+        let mut nd = 0;
+        let code = clGetDeviceIDs(p[0], CL_DEVICE_TYPE_ALL, 0, null_mut(), &mut nd);
+        assert!(
+            code == CL_SUCCESS && nd >= 1,
+            "no device on the first platform: {}",
+            err_name(code)
+        );
+        let mut d = vec![null_mut(); nd as usize];
+        check!(clGetDeviceIDs(
+            p[0],
+            CL_DEVICE_TYPE_ALL,
+            nd,
+            d.as_mut_ptr(),
+            null_mut()
+        ));
+        Ids(p[0] as usize, d[0] as usize)
+    })
+}
+
+/// The first platform.
+pub fn platform() -> cl_platform_id {
+    ids().0 as cl_platform_id
+}
+
+/// True when the tests run against pocl (used only to tolerate known pocl bugs,
+/// each one documented at its use; vkcl is always held to the spec).
+pub fn is_pocl() -> bool {
+    platform_str(platform(), CL_PLATFORM_NAME) == "Portable Computing Language"
+}
+
+/// The first device (CL_DEVICE_TYPE_ALL) of the first platform.
+pub fn device() -> cl_device_id {
+    ids().1 as cl_device_id
+}
+
+// ---------------------------------------------------------------- info queries
+
+/// The size/value protocol: asks for the size, then for the value with exactly that size.
+pub fn info_bytes(f: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> Vec<u8> {
+    let mut size = 0usize;
+    let code = f(0, null_mut(), &mut size);
+    assert_eq!(code, CL_SUCCESS, "size query failed: {}", err_name(code));
+    let mut v = vec![0u8; size];
+    let mut size2 = 0usize;
+    let code = f(size, v.as_mut_ptr().cast(), &mut size2);
+    assert_eq!(code, CL_SUCCESS, "value query failed: {}", err_name(code));
+    assert_eq!(
+        size, size2,
+        "size returned by the value query differs from the size query"
+    );
+    v
+}
+
+pub fn bytes_to_string(v: &[u8]) -> String {
+    assert_eq!(
+        v.last(),
+        Some(&0),
+        "string info is not NUL-terminated: {v:?}"
+    );
+    String::from_utf8(v[..v.len() - 1].to_vec()).expect("info string is not UTF-8")
+}
+
+/// Reinterprets info bytes as a Vec<T> (size must be a multiple of size_of::<T>()).
+pub fn bytes_to_vec<T: Copy>(v: &[u8]) -> Vec<T> {
+    let n = std::mem::size_of::<T>();
+    assert_eq!(
+        v.len() % n,
+        0,
+        "info size {} is not a multiple of {}",
+        v.len(),
+        n
+    );
+    (0..v.len() / n)
+        .map(|i| unsafe { std::ptr::read_unaligned(v.as_ptr().add(i * n).cast::<T>()) })
+        .collect()
+}
+
+/// Reads a scalar info value, asserting the returned size is exactly size_of::<T>().
+pub fn bytes_to<T: Copy>(v: &[u8]) -> T {
+    assert_eq!(v.len(), std::mem::size_of::<T>(), "unexpected info size");
+    bytes_to_vec::<T>(v)[0]
+}
+
+macro_rules! info_fn {
+    ($bytes:ident, $str:ident, $val:ident, $f:ident, $h:ty $(, $extra:ident : $et:ty)*) => {
+        pub fn $bytes(h: $h $(, $extra: $et)*, p: cl_uint) -> Vec<u8> {
+            info_bytes(|s, v, r| unsafe { $f(h $(, $extra)*, p, s, v, r) })
+        }
+        pub fn $str(h: $h $(, $extra: $et)*, p: cl_uint) -> String { bytes_to_string(&$bytes(h $(, $extra)*, p)) }
+        pub fn $val<T: Copy>(h: $h $(, $extra: $et)*, p: cl_uint) -> T { bytes_to(&$bytes(h $(, $extra)*, p)) }
+    };
+}
+info_fn!(
+    platform_info,
+    platform_str,
+    platform_val,
+    clGetPlatformInfo,
+    cl_platform_id
+);
+info_fn!(
+    device_info,
+    device_str,
+    device_val,
+    clGetDeviceInfo,
+    cl_device_id
+);
+info_fn!(
+    context_info,
+    context_str,
+    context_val,
+    clGetContextInfo,
+    cl_context
+);
+info_fn!(
+    queue_info,
+    queue_str,
+    queue_val,
+    clGetCommandQueueInfo,
+    cl_command_queue
+);
+info_fn!(mem_info, mem_str, mem_val, clGetMemObjectInfo, cl_mem);
+info_fn!(
+    program_info,
+    program_str,
+    program_val,
+    clGetProgramInfo,
+    cl_program
+);
+info_fn!(
+    kernel_info,
+    kernel_str,
+    kernel_val,
+    clGetKernelInfo,
+    cl_kernel
+);
+info_fn!(event_info, event_str, event_val, clGetEventInfo, cl_event);
+info_fn!(build_info, build_str, build_val, clGetProgramBuildInfo, cl_program, d: cl_device_id);
+info_fn!(wg_info, wg_str, wg_val, clGetKernelWorkGroupInfo, cl_kernel, d: cl_device_id);
+
+// ---------------------------------------------------------------- context + queue fixture
+
+/// A context on `device()` with one in-order queue; released on drop.
+pub struct Env {
+    pub ctx: cl_context,
+    pub queue: cl_command_queue,
+    pub dev: cl_device_id,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dev = device();
+        let mut err = 0;
+        let ctx = unsafe { clCreateContext(null(), 1, &dev, None, null_mut(), &mut err) };
+        assert_eq!(err, CL_SUCCESS, "clCreateContext: {}", err_name(err));
+        let queue = unsafe { clCreateCommandQueueWithProperties(ctx, dev, null(), &mut err) };
+        assert_eq!(
+            err,
+            CL_SUCCESS,
+            "clCreateCommandQueueWithProperties: {}",
+            err_name(err)
+        );
+        Env { ctx, queue, dev }
+    }
+
+    /// clCreateBuffer, asserting success.
+    pub fn buffer(&self, flags: cl_bitfield, size: usize, host: *mut c_void) -> cl_mem {
+        let mut err = 0;
+        let m = unsafe { clCreateBuffer(self.ctx, flags, size, host, &mut err) };
+        assert_eq!(
+            err,
+            CL_SUCCESS,
+            "clCreateBuffer(flags={flags:#x}, size={size}): {}",
+            err_name(err)
+        );
+        assert!(!m.is_null());
+        m
+    }
+
+    /// A READ_WRITE buffer initialised with `data`.
+    pub fn buffer_from<T: Copy>(&self, data: &[T]) -> cl_mem {
+        self.buffer(
+            CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+            std::mem::size_of_val(data).max(1),
+            data.as_ptr() as *mut c_void,
+        )
+    }
+
+    /// Blocking read of `n` elements from offset 0.
+    pub fn read<T: Copy + Default>(&self, m: cl_mem, n: usize) -> Vec<T> {
+        let mut v = vec![T::default(); n];
+        check!(clEnqueueReadBuffer(
+            self.queue,
+            m,
+            CL_TRUE,
+            0,
+            n * std::mem::size_of::<T>(),
+            v.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        ));
+        v
+    }
+
+    /// Blocking write of `data` at offset 0.
+    pub fn write<T: Copy>(&self, m: cl_mem, data: &[T]) {
+        check!(clEnqueueWriteBuffer(
+            self.queue,
+            m,
+            CL_TRUE,
+            0,
+            std::mem::size_of_val(data),
+            data.as_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        ));
+    }
+
+    /// Builds `src` with `opts`, panicking with the build log on failure.
+    pub fn program(&self, src: &str, opts: &str) -> cl_program {
+        build_program(self.ctx, self.dev, src, opts)
+            .unwrap_or_else(|(c, log)| panic!("build failed: {}\n{log}", err_name(c)))
+    }
+
+    /// Enqueues `k` over `gws` (with optional offset/local size) and waits.
+    pub fn run(&self, k: cl_kernel, off: Option<&[usize]>, gws: &[usize], lws: Option<&[usize]>) {
+        let opt = |o: Option<&[usize]>| o.map_or(null(), |s| s.as_ptr());
+        check!(clEnqueueNDRangeKernel(
+            self.queue,
+            k,
+            gws.len() as u32,
+            opt(off),
+            gws.as_ptr(),
+            opt(lws),
+            0,
+            null(),
+            null_mut()
+        ));
+        check!(clFinish(self.queue));
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        unsafe {
+            clFinish(self.queue);
+            clReleaseCommandQueue(self.queue);
+            clReleaseContext(self.ctx);
+        }
+    }
+}
+
+/// clCreateProgramWithSource + clBuildProgram; Err((code, build log)) on failure.
+pub fn build_program(
+    ctx: cl_context,
+    dev: cl_device_id,
+    src: &str,
+    opts: &str,
+) -> Result<cl_program, (cl_int, String)> {
+    let mut err = 0;
+    let ptr = src.as_ptr() as *const c_char;
+    let len = src.len();
+    let p = unsafe { clCreateProgramWithSource(ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(
+        err,
+        CL_SUCCESS,
+        "clCreateProgramWithSource: {}",
+        err_name(err)
+    );
+    let copts = std::ffi::CString::new(opts).unwrap();
+    let code = unsafe { clBuildProgram(p, 1, &dev, copts.as_ptr(), None, null_mut()) };
+    if code == CL_SUCCESS {
+        return Ok(p);
+    }
+    let log = build_str(p, dev, CL_PROGRAM_BUILD_LOG);
+    unsafe { clReleaseProgram(p) };
+    Err((code, log))
+}
+
+/// clCreateKernel, asserting success.
+pub fn kernel(p: cl_program, name: &str) -> cl_kernel {
+    let mut err = 0;
+    let n = std::ffi::CString::new(name).unwrap();
+    let k = unsafe { clCreateKernel(p, n.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS, "clCreateKernel({name}): {}", err_name(err));
+    k
+}
+
+/// clSetKernelArg with a value (POD or cl_mem), asserting success.
+pub fn arg<T>(k: cl_kernel, i: u32, v: &T) {
+    check!(clSetKernelArg(
+        k,
+        i,
+        std::mem::size_of::<T>(),
+        (v as *const T).cast()
+    ));
+}
+
+/// clSetKernelArg for a `__local` argument of `bytes` bytes.
+pub fn arg_local(k: cl_kernel, i: u32, bytes: usize) {
+    check!(clSetKernelArg(k, i, bytes, null()));
+}
+
+/// Host memory aligned to 4096 bytes (for CL_MEM_USE_HOST_PTR).
+pub struct Aligned {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+impl Aligned {
+    pub fn new(len: usize) -> Aligned {
+        let layout = std::alloc::Layout::from_size_align(len, 4096).unwrap();
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!ptr.is_null());
+        Aligned { ptr, len }
+    }
+    pub fn bytes(&mut self) -> &mut [u8] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        unsafe {
+            std::alloc::dealloc(
+                self.ptr,
+                std::alloc::Layout::from_size_align(self.len, 4096).unwrap(),
+            )
+        }
+    }
+}
