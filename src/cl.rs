@@ -43,13 +43,14 @@ aliases!(cl_uint: cl_platform_info, cl_device_info, cl_device_mem_cache_type,
     cl_device_local_mem_type, cl_context_info, cl_command_queue_info, cl_channel_order,
     cl_channel_type, cl_mem_object_type, cl_mem_info, cl_image_info, cl_buffer_create_type,
     cl_addressing_mode, cl_filter_mode, cl_sampler_info, cl_program_info, cl_program_build_info,
-    cl_program_binary_type, cl_build_status, cl_kernel_info, cl_kernel_arg_info,
+    cl_program_binary_type, cl_kernel_info, cl_kernel_arg_info,
     cl_kernel_arg_address_qualifier, cl_kernel_arg_access_qualifier, cl_kernel_work_group_info,
     cl_kernel_sub_group_info, cl_event_info, cl_command_type, cl_profiling_info,
     cl_kernel_exec_info, cl_pipe_info, cl_khronos_vendor_id, cl_mem_info_intel);
 aliases!(cl_intptr: cl_device_partition_property, cl_context_properties, cl_sampler_properties);
 aliases!(cl_properties: cl_queue_properties, cl_mem_properties, cl_pipe_properties);
 pub type cl_intptr = isize;
+pub type cl_build_status = cl_int;
 pub type cl_device_partition_property_ext = cl_ulong;
 pub type cl_device_mem_cache_type_ = cl_uint;
 
@@ -458,7 +459,7 @@ pub const CL_PROGRAM_BINARY_TYPE_NONE: cl_uint = 0x0;
 pub const CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT: cl_uint = 0x1;
 pub const CL_PROGRAM_BINARY_TYPE_LIBRARY: cl_uint = 0x2;
 pub const CL_PROGRAM_BINARY_TYPE_EXECUTABLE: cl_uint = 0x4;
-pub const CL_BUILD_SUCCESS: cl_uint = 0;
+pub const CL_BUILD_SUCCESS: cl_int = 0;
 pub const CL_BUILD_NONE: cl_int = -1;
 pub const CL_BUILD_ERROR: cl_int = -2;
 pub const CL_BUILD_IN_PROGRESS: cl_int = -3;

@@ -59,13 +59,14 @@ aliases!(cl_uint: cl_platform_info, cl_device_info, cl_device_mem_cache_type,
     cl_device_local_mem_type, cl_context_info, cl_command_queue_info, cl_channel_order,
     cl_channel_type, cl_mem_object_type, cl_mem_info, cl_image_info, cl_buffer_create_type,
     cl_addressing_mode, cl_filter_mode, cl_sampler_info, cl_program_info, cl_program_build_info,
-    cl_program_binary_type, cl_build_status, cl_kernel_info, cl_kernel_arg_info,
+    cl_program_binary_type, cl_kernel_info, cl_kernel_arg_info,
     cl_kernel_arg_address_qualifier, cl_kernel_arg_access_qualifier, cl_kernel_work_group_info,
     cl_kernel_sub_group_info, cl_event_info, cl_command_type, cl_profiling_info,
     cl_kernel_exec_info, cl_pipe_info, cl_khronos_vendor_id, cl_mem_info_intel);
 aliases!(cl_intptr: cl_device_partition_property, cl_context_properties, cl_sampler_properties);
 aliases!(cl_properties: cl_queue_properties, cl_mem_properties, cl_pipe_properties);
 pub type cl_intptr = isize;
+pub type cl_build_status = cl_int;
 pub type cl_device_partition_property_ext = cl_ulong;
 pub type cl_device_mem_cache_type_ = cl_uint;
 
@@ -150,7 +151,7 @@ def constants(path, only=None):
             v, ty = "cl_make_version(%s, %s, %s)" % tuple(args[:3]), "cl_version"
         else:
             continue
-        if name == "CL_SUCCESS":
+        if name in ("CL_SUCCESS", "CL_BUILD_SUCCESS"):
             ty = "cl_int"
         if ty == "u64" and name in U64_NAMES:
             ty = "cl_bitfield"

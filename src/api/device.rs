@@ -203,13 +203,17 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => v(&0u32),
         CL_DEVICE_MAX_NUM_SUB_GROUPS => v(&((max_wg as u32) / caps.min_subgroup_size.max(1))),
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => v(&cl_false),
-        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(&(CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)),
-        CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(&(CL_DEVICE_ATOMIC_ORDER_RELAXED
+        // What clspv implements (seq_cst is weakened to acq_rel, so it is not claimed); the
+        // OpenCL C feature macros say the same (__opencl_c_atomic_order_acq_rel, _scope_device).
+        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES | CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(&(CL_DEVICE_ATOMIC_ORDER_RELAXED
             | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
-            | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)),
+            | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+            | CL_DEVICE_ATOMIC_SCOPE_DEVICE)),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => v(&cl_false),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => v(&cl_false),
-        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => v(&cl_false),
+        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => v(&bool_(
+            d.opencl_c_features().iter().any(|f| f.0 == "__opencl_c_generic_address_space"),
+        )),
         CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v(&0u64),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(&(caps.subgroup_size as usize)),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => v("v0000-01-01-00"),

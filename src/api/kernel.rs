@@ -1,1 +1,252 @@
-//! Kernels.
+//! Kernels: creation, arguments, queries and NDRange enqueue.
+
+use super::info::{v, write};
+use super::util::{obj, return_event, slice, wait_list};
+use crate::cl::*;
+use crate::compiler::reflection::ArgKind;
+use crate::core::device::Device;
+use crate::core::kernel::{self, ArgValue, Kernel, NdRange};
+use crate::core::memory::Mem;
+use crate::core::object::{handle, register, release, retain};
+use crate::core::program::Program;
+use crate::core::queue::Queue;
+use crate::core::{check, CLResult, ClError};
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+/// How an argument is passed, from the reflection (or, for arguments clspv dropped, from
+/// the argument's address qualifier).
+enum Slot {
+    Buffer,
+    Local,
+    Value(Option<usize>),
+}
+
+fn slot(k: &Kernel, index: usize) -> Slot {
+    let arg = &k.reflection.args[index];
+    match arg.kind {
+        ArgKind::StorageBuffer { .. } | ArgKind::UniformBuffer { .. } => Slot::Buffer,
+        ArgKind::Local { .. } => Slot::Local,
+        ArgKind::PodPushConstant { size, .. } | ArgKind::PodStorageBuffer { size, .. } | ArgKind::PodUniform { size, .. } => {
+            Slot::Value(Some(size as usize))
+        }
+        _ => match arg.info.as_ref().map(|i| i.address_qualifier) {
+            Some(CL_KERNEL_ARG_ADDRESS_LOCAL) => Slot::Local,
+            Some(CL_KERNEL_ARG_ADDRESS_GLOBAL | CL_KERNEL_ARG_ADDRESS_CONSTANT) => Slot::Buffer,
+            _ => Slot::Value(None),
+        },
+    }
+}
+
+fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLResult<()> {
+    let index = index as usize;
+    check(index < k.num_args() as usize, CL_INVALID_ARG_INDEX)?;
+    let arg = match slot(k, index) {
+        Slot::Buffer => {
+            check(size == std::mem::size_of::<cl_mem>(), CL_INVALID_ARG_SIZE)?;
+            // SAFETY: value is NULL or points to a cl_mem.
+            let h = if value.is_null() { std::ptr::null_mut() } else { unsafe { *(value as *const cl_mem) } };
+            if h.is_null() {
+                ArgValue::Mem(None)
+            } else {
+                let m: Arc<Mem> = obj(h)?;
+                check(Arc::ptr_eq(&m.context, &k.program.context), CL_INVALID_MEM_OBJECT)?;
+                ArgValue::Mem(Some(m))
+            }
+        }
+        Slot::Local => {
+            check(value.is_null(), CL_INVALID_ARG_VALUE)?;
+            check(size > 0, CL_INVALID_ARG_SIZE)?;
+            ArgValue::Local(size)
+        }
+        Slot::Value(expected) => {
+            check(!value.is_null(), CL_INVALID_ARG_VALUE)?;
+            check(size > 0 && expected.map_or(true, |e| e == size), CL_INVALID_ARG_SIZE)?;
+            // SAFETY: the application passes `size` bytes at value.
+            ArgValue::Bytes(unsafe { std::slice::from_raw_parts(value as *const u8, size) }.to_vec())
+        }
+    };
+    k.set_arg(index, arg);
+    Ok(())
+}
+
+/// `CL_KERNEL_ATTRIBUTES`: clspv's attribute text without its leading `kernel` keyword.
+fn attributes(k: &Kernel) -> String {
+    let a = k.reflection.attributes.trim();
+    a.strip_prefix("kernel").or_else(|| a.strip_prefix("__kernel")).unwrap_or(a).trim().to_string()
+}
+
+fn dims3(p: *const usize, n: usize, fill: usize) -> [usize; 3] {
+    // SAFETY: the caller checked p points to n (≤ 3) values or is NULL.
+    let s = unsafe { slice(p, n) };
+    std::array::from_fn(|i| s.get(i).copied().unwrap_or(fill))
+}
+
+entry! {
+    fn clCreateKernel(program: cl_program, name: *const c_char) -> cl_kernel, errcode_ret {
+        let p: Arc<Program> = obj(program)?;
+        check(!name.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes a NUL-terminated name.
+        let name = unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| ClError(CL_INVALID_KERNEL_NAME))?;
+        Ok(register(Kernel::new(&p, name)?) as cl_kernel)
+    }
+
+    fn clCreateKernelsInProgram(
+        program: cl_program,
+        num_kernels: cl_uint,
+        kernels: *mut cl_kernel,
+        num_kernels_ret: *mut cl_uint,
+    ) {
+        let p: Arc<Program> = obj(program)?;
+        let exe = p.any_executable().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        let names: Vec<_> = exe.reflection.kernels.iter().map(|k| k.name.clone()).collect();
+        check(kernels.is_null() || num_kernels as usize >= names.len(), CL_INVALID_VALUE)?;
+        if !kernels.is_null() {
+            let created = names.iter().map(|n| Kernel::new(&p, n)).collect::<CLResult<Vec<_>>>()?;
+            for (i, k) in created.into_iter().enumerate() {
+                // SAFETY: the application gives room for num_kernels handles.
+                unsafe { *kernels.add(i) = register(k) as cl_kernel };
+            }
+        }
+        if !num_kernels_ret.is_null() {
+            // SAFETY: NULL or a cl_uint.
+            unsafe { *num_kernels_ret = names.len() as cl_uint };
+        }
+        Ok(())
+    }
+
+    fn clRetainKernel(kernel: cl_kernel) {
+        super::platform::ensure_init();
+        retain::<Kernel>(kernel as *const c_void)
+    }
+
+    fn clReleaseKernel(kernel: cl_kernel) {
+        super::platform::ensure_init();
+        release::<Kernel>(kernel as *const c_void).map(|_| ())
+    }
+
+    fn clSetKernelArg(kernel: cl_kernel, index: cl_uint, size: usize, value: *const c_void) {
+        let k: Arc<Kernel> = obj(kernel)?;
+        set_arg(&k, index, size, value)
+    }
+
+    fn clGetKernelInfo(
+        kernel: cl_kernel,
+        param_name: cl_kernel_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let k: Arc<Kernel> = obj(kernel)?;
+        let value = match param_name {
+            CL_KERNEL_FUNCTION_NAME => v(&k.name),
+            CL_KERNEL_NUM_ARGS => v(&k.num_args()),
+            CL_KERNEL_REFERENCE_COUNT => v(&k.base.api_refs()),
+            CL_KERNEL_CONTEXT => v(&handle(&k.program.context)),
+            CL_KERNEL_PROGRAM => v(&handle(&k.program)),
+            CL_KERNEL_ATTRIBUTES => v(&attributes(&k)),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clGetKernelArgInfo(
+        kernel: cl_kernel,
+        index: cl_uint,
+        param_name: cl_kernel_arg_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let k: Arc<Kernel> = obj(kernel)?;
+        check((index as usize) < k.num_args() as usize, CL_INVALID_ARG_INDEX)?;
+        let info = k.reflection.args[index as usize].info.clone().ok_or(ClError(CL_KERNEL_ARG_INFO_NOT_AVAILABLE))?;
+        let value = match param_name {
+            CL_KERNEL_ARG_ADDRESS_QUALIFIER => v(&info.address_qualifier),
+            CL_KERNEL_ARG_ACCESS_QUALIFIER => v(&info.access_qualifier),
+            CL_KERNEL_ARG_TYPE_NAME => v(&info.type_name),
+            CL_KERNEL_ARG_TYPE_QUALIFIER => v(&(info.type_qualifier as cl_kernel_arg_type_qualifier)),
+            CL_KERNEL_ARG_NAME => v(&info.name),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clGetKernelWorkGroupInfo(
+        kernel: cl_kernel,
+        device: cl_device_id,
+        param_name: cl_kernel_work_group_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let k: Arc<Kernel> = obj(kernel)?;
+        let d: Arc<Device> = if device.is_null() {
+            // NULL is allowed when the kernel's program has a single device.
+            check(k.program.devices.len() == 1, CL_INVALID_DEVICE)?;
+            k.program.devices[0].clone()
+        } else {
+            obj(device)?
+        };
+        check(k.program.device_index(&d).is_some(), CL_INVALID_DEVICE)?;
+        let value = match param_name {
+            CL_KERNEL_WORK_GROUP_SIZE => v(&d.max_work_group_size()),
+            CL_KERNEL_COMPILE_WORK_GROUP_SIZE => {
+                v(&k.reflection.reqd_work_group_size.map_or([0usize; 3], |r| r.map(|x| x as usize)))
+            }
+            CL_KERNEL_LOCAL_MEM_SIZE => v(&k.local_mem_size()),
+            CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(&(d.caps.subgroup_size as usize)),
+            CL_KERNEL_PRIVATE_MEM_SIZE => v(&0u64),
+            // Only for custom devices and built-in kernels.
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clEnqueueNDRangeKernel(
+        queue: cl_command_queue,
+        kernel: cl_kernel,
+        work_dim: cl_uint,
+        global_offset: *const usize,
+        global_size: *const usize,
+        local_size: *const usize,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let q: Arc<Queue> = obj(queue)?;
+        let k: Arc<Kernel> = obj(kernel)?;
+        check(k.program.device_index(&q.device).and_then(|i| k.program.executables()[i].clone()).is_some(), CL_INVALID_PROGRAM_EXECUTABLE)?;
+        check(Arc::ptr_eq(&q.context, &k.program.context), CL_INVALID_CONTEXT)?;
+        check((1..=3).contains(&work_dim), CL_INVALID_WORK_DIMENSION)?;
+        let n = work_dim as usize;
+        // OpenCL 2.1+: a NULL global size (or a 0 in it) is allowed and launches nothing.
+        let global = if global_size.is_null() { [0; 3] } else { dims3(global_size, n, 1) };
+        let offset = dims3(global_offset, n, 0);
+        check((0..n).all(|d| global[d].checked_add(offset[d]).is_some_and(|e| e <= u32::MAX as usize + 1)), CL_INVALID_GLOBAL_OFFSET)?;
+        check(global.iter().all(|&g| g <= u32::MAX as usize), CL_INVALID_GLOBAL_WORK_SIZE)?;
+        let local = (!local_size.is_null()).then(|| dims3(local_size, n, 1));
+        if let Some(l) = local {
+            check(l[..n].iter().all(|&x| x > 0), CL_INVALID_WORK_GROUP_SIZE)?;
+        }
+        let wait = wait_list(num_events, events, &q.context)?;
+        let e = kernel::enqueue(&q, &k, &NdRange { work_dim, offset, global, local }, &wait)?;
+        return_event(e, event);
+        Ok(())
+    }
+
+    fn clEnqueueTask(
+        queue: cl_command_queue,
+        kernel: cl_kernel,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let one = [1usize];
+        // SAFETY: the same arguments, with 1-element sizes that live across the call.
+        let code = unsafe {
+            clEnqueueNDRangeKernel(queue, kernel, 1, std::ptr::null(), one.as_ptr(), one.as_ptr(), num_events, events, event)
+        };
+        if code == CL_SUCCESS { Ok(()) } else { Err(ClError(code)) }
+    }
+}

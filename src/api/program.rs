@@ -1,1 +1,183 @@
 //! Programs.
+
+use super::info::{v, write};
+use super::util::{obj, slice};
+use crate::cl::*;
+use crate::core::context::Context;
+use crate::core::device::Device;
+use crate::core::object::{handle, register, release, retain};
+use crate::core::program::Program;
+use crate::core::{check, CLResult, ClError};
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+pub type BuildCallback = unsafe extern "C" fn(cl_program, *mut c_void);
+
+/// A device list argument: NULL with 0 means "all"; the devices must be the program's.
+fn device_list(program: &Program, num: cl_uint, list: *const cl_device_id) -> CLResult<Vec<Arc<Device>>> {
+    check(list.is_null() == (num == 0), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes `num` handles.
+    let handles = unsafe { slice(list, num as usize) };
+    handles
+        .iter()
+        .map(|&h| {
+            let d: Arc<Device> = obj(h)?;
+            check(program.device_index(&d).is_some(), CL_INVALID_DEVICE)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+fn c_str<'a>(p: *const c_char) -> CLResult<&'a str> {
+    if p.is_null() {
+        return Ok("");
+    }
+    // SAFETY: the application passes a NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ClError(CL_INVALID_VALUE))
+}
+
+entry! {
+    fn clCreateProgramWithSource(
+        context: cl_context,
+        count: cl_uint,
+        strings: *const *const c_char,
+        lengths: *const usize,
+    ) -> cl_program, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        check(count > 0 && !strings.is_null(), CL_INVALID_VALUE)?;
+        let mut source = Vec::new();
+        for i in 0..count as usize {
+            // SAFETY: the application passes `count` string pointers (and lengths, if any).
+            let (s, len) = unsafe { (*strings.add(i), if lengths.is_null() { 0 } else { *lengths.add(i) }) };
+            check(!s.is_null(), CL_INVALID_VALUE)?;
+            // A length of 0 means NUL-terminated.
+            // SAFETY: either `len` bytes or a NUL-terminated string at s.
+            let bytes = unsafe {
+                if len == 0 { CStr::from_ptr(s).to_bytes() } else { std::slice::from_raw_parts(s as *const u8, len) }
+            };
+            source.extend_from_slice(bytes);
+        }
+        let source = String::from_utf8_lossy(&source).into_owned();
+        Ok(register(Program::from_source(&ctx, source)) as cl_program)
+    }
+
+    fn clRetainProgram(program: cl_program) {
+        super::platform::ensure_init();
+        retain::<Program>(program as *const c_void)
+    }
+
+    fn clReleaseProgram(program: cl_program) {
+        super::platform::ensure_init();
+        release::<Program>(program as *const c_void).map(|_| ())
+    }
+
+    fn clBuildProgram(
+        program: cl_program,
+        num_devices: cl_uint,
+        device_list_ptr: *const cl_device_id,
+        options: *const c_char,
+        pfn_notify: Option<BuildCallback>,
+        user_data: *mut c_void,
+    ) {
+        let p: Arc<Program> = obj(program)?;
+        let devices = device_list(&p, num_devices, device_list_ptr)?;
+        check(pfn_notify.is_some() || user_data.is_null(), CL_INVALID_VALUE)?;
+        let result = p.build(&devices, c_str(options)?);
+        if let Some(f) = pfn_notify {
+            // The build is complete when the callback runs (builds are synchronous for now).
+            // SAFETY: the application's callback with its user data.
+            unsafe { f(program, user_data) };
+        }
+        result
+    }
+
+    fn clGetProgramInfo(
+        program: cl_program,
+        param_name: cl_program_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let p: Arc<Program> = obj(program)?;
+        let exes = p.executables();
+        let executable = || p.any_executable().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE));
+        let cl_false: cl_bool = CL_FALSE;
+        let value = match param_name {
+            CL_PROGRAM_REFERENCE_COUNT => v(&p.base.api_refs()),
+            CL_PROGRAM_CONTEXT => v(&handle(&p.context)),
+            CL_PROGRAM_NUM_DEVICES => v(&(p.devices.len() as cl_uint)),
+            CL_PROGRAM_DEVICES => v(&p.devices.iter().map(handle).collect::<Vec<_>>()),
+            CL_PROGRAM_SOURCE => v(&p.source),
+            CL_PROGRAM_IL => Ok(vec![]),
+            CL_PROGRAM_BINARY_SIZES => v(&exes.iter().map(|e| e.as_ref().map_or(0, |e| e.spirv.len() * 4)).collect::<Vec<usize>>()),
+            CL_PROGRAM_BINARIES => {
+                // The application passes one pointer per device; write each device's binary
+                // where its pointer is not NULL.
+                let n = p.devices.len();
+                let size = n * std::mem::size_of::<*mut u8>();
+                if !param_value.is_null() {
+                    check(param_value_size >= size, CL_INVALID_VALUE)?;
+                    // SAFETY: the application passes an array of n pointers.
+                    let ptrs = unsafe { std::slice::from_raw_parts(param_value as *const *mut u8, n) };
+                    for (dst, exe) in ptrs.iter().zip(&exes) {
+                        if let (false, Some(exe)) = (dst.is_null(), exe) {
+                            // SAFETY: the application sized each buffer from CL_PROGRAM_BINARY_SIZES.
+                            unsafe { std::ptr::copy_nonoverlapping(exe.spirv.as_ptr() as *const u8, *dst, exe.spirv.len() * 4) };
+                        }
+                    }
+                }
+                if !param_value_size_ret.is_null() {
+                    // SAFETY: NULL or a size_t.
+                    unsafe { *param_value_size_ret = size };
+                }
+                return Ok(());
+            }
+            CL_PROGRAM_NUM_KERNELS => v(&executable()?.reflection.kernels.len()),
+            CL_PROGRAM_KERNEL_NAMES => {
+                v(&executable()?.reflection.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(";"))
+            }
+            CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT | CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT => v(&cl_false),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clGetProgramBuildInfo(
+        program: cl_program,
+        device: cl_device_id,
+        param_name: cl_program_build_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let p: Arc<Program> = obj(program)?;
+        let d: Arc<Device> = obj(device)?;
+        let build = p.build_of(p.device_index(&d).ok_or(ClError(CL_INVALID_DEVICE))?);
+        let value = match param_name {
+            CL_PROGRAM_BUILD_STATUS => v(&build.status),
+            CL_PROGRAM_BUILD_OPTIONS => v(&build.options),
+            CL_PROGRAM_BUILD_LOG => v(&build.log),
+            CL_PROGRAM_BINARY_TYPE => v(&build.binary_type),
+            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => v(&0usize),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clCreateProgramWithBuiltInKernels(
+        context: cl_context,
+        num_devices: cl_uint,
+        device_list_ptr: *const cl_device_id,
+        kernel_names: *const c_char,
+    ) -> cl_program, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        check(!device_list_ptr.is_null() && num_devices > 0 && !kernel_names.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes num_devices handles.
+        for &h in unsafe { slice(device_list_ptr, num_devices as usize) } {
+            let d: Arc<Device> = obj(h)?;
+            check(ctx.has_device(&d), CL_INVALID_DEVICE)?;
+        }
+        // vkcl has no built-in kernels: every name is unknown.
+        Err(ClError(CL_INVALID_VALUE))
+    }
+}

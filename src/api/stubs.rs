@@ -61,16 +61,6 @@ pub extern "C" fn clGetSamplerInfo(a0: cl_sampler, a1: cl_sampler_info, a2: usiz
 }
 
 #[no_mangle]
-pub extern "C" fn clCreateProgramWithSource(a0: cl_context, a1: cl_uint, a2: *mut *mut c_char, a3: *mut usize, a4: *mut cl_int) -> cl_program {
-    let e = super::unimplemented("clCreateProgramWithSource", CL_INVALID_OPERATION);
-    if !a4.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a4 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
 pub extern "C" fn clCreateProgramWithBinary(a0: cl_context, a1: cl_uint, a2: *mut cl_device_id, a3: *mut usize, a4: *mut *mut u8, a5: *mut cl_int, a6: *mut cl_int) -> cl_program {
     let e = super::unimplemented("clCreateProgramWithBinary", CL_INVALID_OPERATION);
     if !a6.is_null() {
@@ -78,71 +68,6 @@ pub extern "C" fn clCreateProgramWithBinary(a0: cl_context, a1: cl_uint, a2: *mu
         unsafe { *a6 = e };
     }
     std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clRetainProgram(a0: cl_program) -> cl_int {
-    super::unimplemented("clRetainProgram", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clReleaseProgram(a0: cl_program) -> cl_int {
-    super::unimplemented("clReleaseProgram", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clBuildProgram(a0: cl_program, a1: cl_uint, a2: *mut cl_device_id, a3: *mut c_char, a4: *mut c_void, a5: *mut c_void) -> cl_int {
-    super::unimplemented("clBuildProgram", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clGetProgramInfo(a0: cl_program, a1: cl_program_info, a2: usize, a3: *mut c_void, a4: *mut usize) -> cl_int {
-    super::unimplemented("clGetProgramInfo", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clGetProgramBuildInfo(a0: cl_program, a1: cl_device_id, a2: cl_program_build_info, a3: usize, a4: *mut c_void, a5: *mut usize) -> cl_int {
-    super::unimplemented("clGetProgramBuildInfo", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clCreateKernel(a0: cl_program, a1: *mut c_char, a2: *mut cl_int) -> cl_kernel {
-    let e = super::unimplemented("clCreateKernel", CL_INVALID_OPERATION);
-    if !a2.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a2 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clCreateKernelsInProgram(a0: cl_program, a1: cl_uint, a2: *mut cl_kernel, a3: *mut cl_uint) -> cl_int {
-    super::unimplemented("clCreateKernelsInProgram", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clRetainKernel(a0: cl_kernel) -> cl_int {
-    super::unimplemented("clRetainKernel", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clReleaseKernel(a0: cl_kernel) -> cl_int {
-    super::unimplemented("clReleaseKernel", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clSetKernelArg(a0: cl_kernel, a1: cl_uint, a2: usize, a3: *mut c_void) -> cl_int {
-    super::unimplemented("clSetKernelArg", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clGetKernelInfo(a0: cl_kernel, a1: cl_kernel_info, a2: usize, a3: *mut c_void, a4: *mut usize) -> cl_int {
-    super::unimplemented("clGetKernelInfo", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clGetKernelWorkGroupInfo(a0: cl_kernel, a1: cl_device_id, a2: cl_kernel_work_group_info, a3: usize, a4: *mut c_void, a5: *mut usize) -> cl_int {
-    super::unimplemented("clGetKernelWorkGroupInfo", CL_INVALID_OPERATION)
 }
 
 #[no_mangle]
@@ -174,16 +99,6 @@ pub extern "C" fn clEnqueueCopyBufferToImage(a0: cl_command_queue, a1: cl_mem, a
 pub extern "C" fn clEnqueueMapImage(a0: cl_command_queue, a1: cl_mem, a2: cl_bool, a3: cl_map_flags, a4: *mut usize, a5: *mut usize, a6: *mut usize, a7: *mut usize, a8: cl_uint, a9: *mut cl_event, a10: *mut cl_event, a11: *mut cl_int) -> *mut c_void {
     super::unimplemented("clEnqueueMapImage", CL_INVALID_OPERATION);
     std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueNDRangeKernel(a0: cl_command_queue, a1: cl_kernel, a2: cl_uint, a3: *mut usize, a4: *mut usize, a5: *mut usize, a6: cl_uint, a7: *mut cl_event, a8: *mut cl_event) -> cl_int {
-    super::unimplemented("clEnqueueNDRangeKernel", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueTask(a0: cl_command_queue, a1: cl_kernel, a2: cl_uint, a3: *mut cl_event, a4: *mut cl_event) -> cl_int {
-    super::unimplemented("clEnqueueTask", CL_INVALID_OPERATION)
 }
 
 #[no_mangle]
@@ -383,16 +298,6 @@ pub extern "C" fn clCreateImage(a0: cl_context, a1: cl_mem_flags, a2: *mut cl_im
 }
 
 #[no_mangle]
-pub extern "C" fn clCreateProgramWithBuiltInKernels(a0: cl_context, a1: cl_uint, a2: *mut cl_device_id, a3: *mut c_char, a4: *mut cl_int) -> cl_program {
-    let e = super::unimplemented("clCreateProgramWithBuiltInKernels", CL_INVALID_OPERATION);
-    if !a4.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a4 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
 pub extern "C" fn clCompileProgram(a0: cl_program, a1: cl_uint, a2: *mut cl_device_id, a3: *mut c_char, a4: cl_uint, a5: *mut cl_program, a6: *mut *mut c_char, a7: *mut c_void, a8: *mut c_void) -> cl_int {
     super::unimplemented("clCompileProgram", CL_INVALID_OPERATION)
 }
@@ -405,11 +310,6 @@ pub extern "C" fn clLinkProgram(a0: cl_context, a1: cl_uint, a2: *mut cl_device_
         unsafe { *a8 = e };
     }
     std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clGetKernelArgInfo(a0: cl_kernel, a1: cl_uint, a2: cl_kernel_arg_info, a3: usize, a4: *mut c_void, a5: *mut usize) -> cl_int {
-    super::unimplemented("clGetKernelArgInfo", CL_INVALID_OPERATION)
 }
 
 #[no_mangle]

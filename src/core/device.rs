@@ -4,7 +4,7 @@
 use super::error::{CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
-// use crate::compiler::options::Target;
+use crate::compiler::options::{self, StorageClasses, Target};
 use crate::vk::device::Device as VkDevice;
 use crate::vk::instance::Instance;
 use crate::vk::probe::Caps;
@@ -136,31 +136,22 @@ impl Device {
         self.extensions().iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" ")
     }
 
-    /// OpenCL C 3.0 optional features vkcl supports on this device.
+    /// OpenCL C 3.0 optional features vkcl supports on this device (what clspv is told).
     pub fn opencl_c_features(&self) -> Vec<(&'static str, cl_version)> {
         let v30 = cl_make_version(3, 0, 0);
-        let mut f = vec![("__opencl_c_int64", v30)];
-        if !self.has_int64() {
-            f.clear();
-        }
-        if self.has_fp16() {
-            f.push(("__opencl_c_fp16", v30));
-        }
-        f
+        options::opencl_c_features(&self.clspv_target()).into_iter().map(|f| (f, v30)).collect()
     }
 
-    #[cfg(any())]
     /// What clspv may assume about this device.
     pub fn clspv_target(&self) -> Target {
         let f = &self.caps.features;
         let l = &self.caps.limits;
         Target {
             int8: f.int8,
-            int16: f.int16,
             int64: f.int64,
             fp16: self.has_fp16(),
-            storage8: (f.storage_buffer8, f.uniform8, f.push_constant8),
-            storage16: (f.storage_buffer16, f.uniform16, f.push_constant16),
+            storage8: StorageClasses { ssbo: f.storage_buffer8, ubo: f.uniform8, push_constant: f.push_constant8 },
+            storage16: StorageClasses { ssbo: f.storage_buffer16, ubo: f.uniform16, push_constant: f.push_constant16 },
             max_push_constant_size: l.max_push_constants_size,
             max_ubo_size: l.max_uniform_buffer_range,
             spirv_version: if self.caps.api_version >= vk::API_VERSION_1_3 {
@@ -169,6 +160,9 @@ impl Device {
                 (1, 5)
             },
             images: false,
+            read_write_images: false,
+            subgroups: false,
+            integer_dot_product: false,
         }
     }
 

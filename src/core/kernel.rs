@@ -1,1 +1,350 @@
-//! Kernels.
+//! Kernels: arguments, the Vulkan layout and pipelines per device, and NDRange enqueue.
+
+use super::device::Device;
+use super::error::{check, CLResult, ClError};
+use super::event::Event;
+use super::memory::Mem;
+use super::object::{Base, ClObject, Kind};
+use super::program::{Executable, Program};
+use super::queue::{Keep, Queue, Recorded};
+use crate::cl::*;
+use crate::compiler::reflection::{ArgKind, KernelReflection, PushRange};
+use crate::vk::memory::{Buffer, Placement};
+use crate::vk::pipeline::{KernelLayout, Pipeline, SetBindings, ShaderModule};
+use crate::vk::submit::BufferBinding;
+use crate::vk::vk;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// A kernel argument's value as set by clSetKernelArg.
+#[derive(Clone)]
+pub enum ArgValue {
+    /// A buffer, or NULL.
+    Mem(Option<Arc<Mem>>),
+    /// The bytes of a by-value argument.
+    Bytes(Vec<u8>),
+    /// The size of a `__local` argument.
+    Local(usize),
+}
+
+/// The Vulkan objects of a kernel on one device.
+pub struct KernelDevice {
+    pub device: Arc<Device>,
+    exe: Arc<Executable>,
+    module: ShaderModule,
+    layout: KernelLayout,
+    pipelines: Mutex<HashMap<Vec<(u32, u32)>, Arc<Pipeline>>>,
+    /// Module-scope `__constant` data, filled once.
+    constant_data: Option<Arc<Buffer>>,
+    /// Bound where a kernel has a NULL buffer argument, and as the printf buffer.
+    scratch: Arc<Buffer>,
+}
+
+#[repr(C)]
+pub struct Kernel {
+    pub base: Base,
+    pub program: Arc<Program>,
+    pub name: String,
+    /// The reflection of the kernel (the same on every device: same source and options).
+    pub reflection: KernelReflection,
+    /// By device index of the program; None where the program is not built.
+    devices: Vec<Option<Arc<KernelDevice>>>,
+    args: Mutex<Vec<Option<ArgValue>>>,
+}
+
+impl ClObject for Kernel {
+    const KIND: Kind = Kind::Kernel;
+    const INVALID: i32 = CL_INVALID_KERNEL;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        self.program.kernels_attached.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, vk::DescriptorType)>> {
+    Ok(match *kind {
+        ArgKind::StorageBuffer { set, binding } | ArgKind::PodStorageBuffer { set, binding, .. } => {
+            Some((set, binding, vk::DescriptorType::STORAGE_BUFFER))
+        }
+        ArgKind::UniformBuffer { set, binding } | ArgKind::PodUniform { set, binding, .. } => {
+            Some((set, binding, vk::DescriptorType::UNIFORM_BUFFER))
+        }
+        ArgKind::Unused | ArgKind::Local { .. } | ArgKind::PodPushConstant { .. } => None,
+        _ => {
+            log::warn!(target: "api", "kernel argument kind {kind:?} is not supported yet");
+            return Err(ClError(CL_INVALID_KERNEL_DEFINITION));
+        }
+    })
+}
+
+impl KernelDevice {
+    fn new(device: &Arc<Device>, exe: &Arc<Executable>, refl: &KernelReflection) -> CLResult<KernelDevice> {
+        let vkd = device.vk()?;
+        let r = &exe.reflection;
+        let mut sets: BTreeMap<u32, BTreeMap<u32, vk::DescriptorType>> = BTreeMap::new();
+        for arg in &refl.args {
+            if let Some((set, binding, ty)) = descriptor_type(&arg.kind)? {
+                sets.entry(set).or_default().insert(binding, ty);
+            }
+        }
+        if let Some(c) = &r.constant_data {
+            let ty = if c.is_uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER };
+            sets.entry(c.set).or_default().insert(c.binding, ty);
+        }
+        if let Some((set, binding, _)) = r.printf.as_ref().and_then(|p| p.buffer) {
+            sets.entry(set).or_default().insert(binding, vk::DescriptorType::STORAGE_BUFFER);
+        }
+        check(r.literal_samplers.is_empty(), CL_INVALID_KERNEL_DEFINITION)?;
+        let count = sets.keys().next_back().map_or(0, |&s| s + 1);
+        let layout_sets: Vec<SetBindings> =
+            (0..count).map(|s| sets.get(&s).map(|b| b.iter().map(|(&k, &v)| (k, v)).collect()).unwrap_or_default()).collect();
+        let push_size = r.push_constant_size.next_multiple_of(4);
+        let layout = KernelLayout::new(&vkd, layout_sets, push_size)?;
+        let module = ShaderModule::new(&vkd, &exe.spirv)?;
+        let constant_data = match &r.constant_data {
+            Some(c) => {
+                let b = Buffer::new(&vkd, c.data.len() as u64, Placement::Upload, "constant data")?;
+                // SAFETY: the buffer is new; no GPU work uses it yet.
+                unsafe { b.write(0, &c.data) };
+                Some(Arc::new(b))
+            }
+            None => None,
+        };
+        let scratch_size = r.printf.as_ref().and_then(|p| p.buffer).map_or(256, |(_, _, size)| size.max(256));
+        let scratch = Arc::new(Buffer::new(&vkd, scratch_size as u64, Placement::Upload, "scratch")?);
+        Ok(KernelDevice {
+            device: device.clone(),
+            exe: exe.clone(),
+            module,
+            layout,
+            pipelines: Mutex::new(HashMap::new()),
+            constant_data,
+            scratch,
+        })
+    }
+
+    fn pipeline(&self, name: &str, spec: Vec<(u32, u32)>) -> CLResult<Arc<Pipeline>> {
+        if let Some(p) = self.pipelines.lock().get(&spec) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(self.layout.pipeline(&self.module, name, &spec)?);
+        self.pipelines.lock().insert(spec, p.clone());
+        Ok(p)
+    }
+}
+
+impl Kernel {
+    pub fn new(program: &Arc<Program>, name: &str) -> CLResult<Arc<Kernel>> {
+        let exes = program.executables();
+        check(exes.iter().any(|e| e.is_some()), CL_INVALID_PROGRAM_EXECUTABLE)?;
+        let mut reflection = None;
+        let mut devices = vec![];
+        for (i, exe) in exes.iter().enumerate() {
+            let Some(exe) = exe else {
+                devices.push(None);
+                continue;
+            };
+            let refl = exe.reflection.kernels.iter().find(|k| k.name == name).ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
+            devices.push(Some(Arc::new(KernelDevice::new(&program.devices[i], exe, refl)?)));
+            reflection.get_or_insert_with(|| refl.clone());
+        }
+        let reflection = reflection.ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
+        program.kernels_attached.fetch_add(1, Ordering::AcqRel);
+        Ok(Arc::new(Kernel {
+            base: Base::new(Kind::Kernel),
+            program: program.clone(),
+            name: name.to_string(),
+            args: Mutex::new(vec![None; reflection.num_args as usize]),
+            reflection,
+            devices,
+        }))
+    }
+
+    pub fn num_args(&self) -> u32 {
+        self.reflection.num_args
+    }
+
+    pub fn set_arg(&self, index: usize, value: ArgValue) {
+        self.args.lock()[index] = Some(value);
+    }
+
+    /// The `__local` bytes a launch uses: static `__local` variables plus `__local` arguments.
+    pub fn local_mem_size(&self) -> u64 {
+        let dynamic: usize = self.args.lock().iter().flatten().map(|a| if let ArgValue::Local(s) = a { *s } else { 0 }).sum();
+        self.reflection.static_local_mem + dynamic as u64
+    }
+
+    fn on(&self, device: &Arc<Device>) -> CLResult<Arc<KernelDevice>> {
+        let i = self.program.device_index(device).ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        self.devices[i].clone().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))
+    }
+}
+
+/// A launch's geometry, validated by the API layer except for what needs the device.
+pub struct NdRange {
+    pub work_dim: u32,
+    pub offset: [usize; 3],
+    pub global: [usize; 3],
+    pub local: Option<[usize; 3]>,
+}
+
+/// A work-group size for a launch with a NULL local size: as large as the device allows,
+/// dividing the global size (launches are uniform), filling dimension 0 first.
+fn choose_local(global: &[usize; 3], work_dim: u32, device: &Device) -> [usize; 3] {
+    let max_items = device.max_work_item_sizes();
+    let mut budget = device.max_work_group_size().min(256);
+    let mut local = [1usize; 3];
+    for d in 0..work_dim as usize {
+        let mut l = budget.min(max_items[d]).min(global[d].max(1));
+        while l > 1 && global[d] % l != 0 {
+            l -= 1;
+        }
+        local[d] = l;
+        budget /= l;
+    }
+    local
+}
+
+fn put(push: &mut [u8], range: Option<PushRange>, values: &[u32]) {
+    if let Some(r) = range {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let n = (r.size as usize).min(bytes.len());
+        push[r.offset as usize..r.offset as usize + n].copy_from_slice(&bytes[..n]);
+    }
+}
+
+/// clEnqueueNDRangeKernel after argument validation.
+pub fn enqueue(queue: &Arc<Queue>, kernel: &Arc<Kernel>, nd: &NdRange, wait: &[Arc<Event>]) -> CLResult<Arc<Event>> {
+    let kd = kernel.on(&queue.device)?;
+    let args: Vec<ArgValue> = kernel.args.lock().iter().cloned().collect::<Option<_>>().ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
+    let refl = &kernel.reflection;
+    let dims = nd.work_dim as usize;
+    let device = &queue.device;
+
+    let local = match (nd.local, refl.reqd_work_group_size) {
+        (Some(l), Some(r)) => {
+            check((0..3).all(|d| l[d] == r[d] as usize), CL_INVALID_WORK_GROUP_SIZE)?;
+            l
+        }
+        (Some(l), None) => l,
+        (None, Some(r)) => r.map(|x| x as usize),
+        (None, None) => choose_local(&nd.global, nd.work_dim, device),
+    };
+    let max_items = device.max_work_item_sizes();
+    check((0..3).all(|d| local[d] >= 1 && local[d] <= max_items[d]), CL_INVALID_WORK_ITEM_SIZE)?;
+    check(local.iter().product::<usize>() <= device.max_work_group_size(), CL_INVALID_WORK_GROUP_SIZE)?;
+    // Non-uniform work-groups are not supported (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT).
+    check((0..dims).all(|d| nd.global[d] % local[d] == 0), CL_INVALID_WORK_GROUP_SIZE)?;
+    check(kernel.local_mem_size() <= device.local_mem_size(), CL_OUT_OF_RESOURCES)?;
+
+    if nd.global[..dims].contains(&0) {
+        return queue.enqueue(CL_COMMAND_NDRANGE_KERNEL, wait, |rec| {
+            rec.marker();
+            Ok(Recorded { host: None, keep: vec![] })
+        });
+    }
+    let groups: [usize; 3] = std::array::from_fn(|d| if d < dims { nd.global[d] / local[d] } else { 1 });
+    let max_groups = device.caps.limits.max_compute_work_group_count;
+    if (0..3).any(|d| groups[d] > max_groups[d] as usize) {
+        log::warn!(target: "api", "{} work-groups exceed the device's limit {:?}", groups.iter().product::<usize>(), max_groups);
+        return Err(ClError(CL_INVALID_GLOBAL_WORK_SIZE));
+    }
+
+    let r = &kd.exe.reflection;
+    let mut spec = vec![];
+    if let Some(ids) = r.spec_constants.workgroup_size {
+        spec.extend((0..3).map(|d| (ids[d], local[d] as u32)));
+    }
+    if let Some(id) = r.spec_constants.work_dim {
+        spec.push((id, nd.work_dim));
+    }
+    if let Some(ids) = r.spec_constants.global_offset {
+        spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
+    }
+
+    let mut push = vec![0u8; kd.layout.push_constant_size as usize];
+    let pc = &r.push_constants;
+    let u = |a: [usize; 3]| a.map(|x| x as u32);
+    put(&mut push, pc.global_offset, &u(nd.offset));
+    put(&mut push, pc.region_offset, &u(nd.offset));
+    put(&mut push, pc.enqueued_local_size, &u(local));
+    put(&mut push, pc.global_size, &u(std::array::from_fn(|d| if d < dims { nd.global[d] } else { 1 })));
+    put(&mut push, pc.num_workgroups, &u(groups));
+    put(&mut push, pc.region_group_offset, &[0, 0, 0]);
+
+    let mut bindings: BTreeMap<u32, Vec<(u32, BufferBinding)>> = BTreeMap::new();
+    let mut pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>> = BTreeMap::new();
+    let mut keep: Keep = vec![kd.clone()];
+    for (arg, value) in refl.args.iter().zip(&args) {
+        match (&arg.kind, value) {
+            (ArgKind::StorageBuffer { set, binding } | ArgKind::UniformBuffer { set, binding }, ArgValue::Mem(m)) => {
+                let ty = descriptor_type(&arg.kind)?.map(|t| t.2).expect("buffer kinds have a descriptor");
+                let b = match m {
+                    Some(m) => {
+                        keep.push(m.clone());
+                        BufferBinding { ty, buffer: m.storage.raw, offset: m.offset, range: m.size as u64 }
+                    }
+                    None => BufferBinding { ty, buffer: kd.scratch.raw, offset: 0, range: vk::WHOLE_SIZE },
+                };
+                bindings.entry(*set).or_default().push((*binding, b));
+            }
+            (ArgKind::PodPushConstant { offset, size }, ArgValue::Bytes(bytes)) => {
+                let n = (*size as usize).min(bytes.len());
+                push[*offset as usize..*offset as usize + n].copy_from_slice(&bytes[..n]);
+            }
+            (
+                ArgKind::PodStorageBuffer { set, binding, offset, size } | ArgKind::PodUniform { set, binding, offset, size },
+                ArgValue::Bytes(bytes),
+            ) => {
+                let uniform = matches!(arg.kind, ArgKind::PodUniform { .. });
+                let data = pod_buffers.entry((*set, *binding, uniform)).or_default();
+                let end = (*offset + *size) as usize;
+                if data.len() < end {
+                    data.resize(end, 0);
+                }
+                let n = (*size as usize).min(bytes.len());
+                data[*offset as usize..*offset as usize + n].copy_from_slice(&bytes[..n]);
+            }
+            (ArgKind::Local { spec_id, elem_size }, ArgValue::Local(size)) => {
+                spec.push((*spec_id, (*size as u32).div_ceil((*elem_size).max(1))));
+            }
+            (ArgKind::Unused, _) => {}
+            _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
+        }
+    }
+    let vkd = &queue.vk;
+    for ((set, binding, uniform), mut data) in pod_buffers {
+        data.resize(data.len().next_multiple_of(16), 0);
+        let b = Arc::new(Buffer::new(vkd, data.len() as u64, Placement::Upload, "pod args")?);
+        // SAFETY: the buffer is new; no GPU work uses it yet.
+        unsafe { b.write(0, &data) };
+        let ty = if uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER };
+        bindings.entry(set).or_default().push((binding, BufferBinding { ty, buffer: b.raw, offset: 0, range: data.len() as u64 }));
+        keep.push(b);
+    }
+    if let (Some(c), Some(buf)) = (&r.constant_data, &kd.constant_data) {
+        let ty = if c.is_uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER };
+        bindings.entry(c.set).or_default().push((c.binding, BufferBinding { ty, buffer: buf.raw, offset: 0, range: vk::WHOLE_SIZE }));
+    }
+    if let Some((set, binding, _)) = r.printf.as_ref().and_then(|p| p.buffer) {
+        let b = BufferBinding { ty: vk::DescriptorType::STORAGE_BUFFER, buffer: kd.scratch.raw, offset: 0, range: vk::WHOLE_SIZE };
+        bindings.entry(set).or_default().push((binding, b));
+    }
+    let set_bindings: Vec<Vec<(u32, BufferBinding)>> =
+        (0..kd.layout.set_layouts.len() as u32).map(|s| bindings.remove(&s).unwrap_or_default()).collect();
+
+    let pipeline = kd.pipeline(&kernel.name, spec)?;
+    keep.push(pipeline.clone());
+    let groups = groups.map(|g| g as u32);
+    queue.enqueue(CL_COMMAND_NDRANGE_KERNEL, wait, |rec| {
+        rec.dispatch(&kd.layout, &pipeline, &set_bindings, &push, groups)?;
+        Ok(Recorded { host: None, keep })
+    })
+}
