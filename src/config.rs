@@ -46,7 +46,7 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_VALIDATION",
         default: "0",
-        doc: "1: enable VK_LAYER_KHRONOS_validation and log its messages (errors at level error)",
+        doc: "1: enable VK_LAYER_KHRONOS_validation and log its messages (errors at level error); fatal: also abort the process on a validation error (the tests use this)",
     },
 ];
 
@@ -60,6 +60,7 @@ pub struct Config {
     pub clspv_helper: Option<String>,
     pub batch_commands: usize,
     pub validation: bool,
+    pub validation_fatal: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -71,7 +72,12 @@ impl Config {
         Config {
             log: var("VKCL_LOG").unwrap_or_else(|| "off".into()),
             devices: var("VKCL_DEVICES")
-                .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
                 .unwrap_or_default(),
             device_type: var("VKCL_DEVICE_TYPE").map(|s| s.to_ascii_lowercase()),
             clspv_library: var("VKCL_CLSPV_LIBRARY"),
@@ -81,6 +87,7 @@ impl Config {
                 .filter(|&n| n > 0)
                 .unwrap_or(64),
             validation: var("VKCL_VALIDATION").is_some_and(|v| v != "0"),
+            validation_fatal: var("VKCL_VALIDATION").is_some_and(|v| v == "fatal"),
         }
     }
 }
@@ -89,4 +96,19 @@ impl Config {
 pub fn get() -> &'static Config {
     static CONFIG: OnceLock<Config> = OnceLock::new();
     CONFIG.get_or_init(Config::from_env)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn readme_lists_every_option() {
+        let readme = include_str!("../README.md");
+        for o in super::OPTIONS {
+            assert!(
+                readme.contains(&format!("`{}`", o.name)),
+                "README.md does not document {}",
+                o.name
+            );
+        }
+    }
 }

@@ -5,6 +5,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod api;
+#[rustfmt::skip]
 pub mod cl;
 pub mod compiler;
 pub mod config;

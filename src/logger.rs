@@ -16,10 +16,15 @@ fn level(s: &str) -> Option<LevelFilter> {
 
 impl Logger {
     fn from_spec(spec: &str) -> Logger {
-        let mut l = Logger { default: LevelFilter::Off, targets: vec![] };
+        let mut l = Logger {
+            default: LevelFilter::Off,
+            targets: vec![],
+        };
         for part in spec.split(',').filter(|p| !p.trim().is_empty()) {
             match part.split_once('=') {
-                Some((t, lv)) => l.targets.push((t.trim().to_string(), level(lv).unwrap_or(LevelFilter::Off))),
+                Some((t, lv)) => l
+                    .targets
+                    .push((t.trim().to_string(), level(lv).unwrap_or(LevelFilter::Off))),
                 None => l.default = level(part).unwrap_or(LevelFilter::Off),
             }
         }
@@ -27,11 +32,19 @@ impl Logger {
     }
 
     fn max(&self) -> LevelFilter {
-        self.targets.iter().map(|t| t.1).chain([self.default]).max().unwrap_or(LevelFilter::Off)
+        self.targets
+            .iter()
+            .map(|t| t.1)
+            .chain([self.default])
+            .max()
+            .unwrap_or(LevelFilter::Off)
     }
 
     fn filter(&self, target: &str) -> LevelFilter {
-        self.targets.iter().find(|t| t.0 == target).map_or(self.default, |t| t.1)
+        self.targets
+            .iter()
+            .find(|t| t.0 == target)
+            .map_or(self.default, |t| t.1)
     }
 }
 
@@ -49,7 +62,12 @@ impl Log for Logger {
                 Level::Debug => "debug",
                 Level::Trace => "trace",
             };
-            let _ = writeln!(std::io::stderr(), "vkcl {tag} [{}] {}", r.target(), r.args());
+            let _ = writeln!(
+                std::io::stderr(),
+                "vkcl {tag} [{}] {}",
+                r.target(),
+                r.args()
+            );
         }
     }
 

@@ -159,7 +159,7 @@ def constants(path, only=None):
     return out
 
 def write_constants():
-    seen, lines = set(), [HEADER, "#![allow(non_camel_case_types, dead_code, clippy::all)]", TYPES]
+    seen, lines = set(), [HEADER, "#![allow(non_camel_case_types, non_upper_case_globals, dead_code, clippy::all)]", TYPES]
     groups = [(f, None) for f in ("cl.h",)] + [("cl_ext.h", EXT_PREFIXES)]
     for f, only in groups:
         for name, ty, v in constants(os.path.join(INC, f), only):
@@ -290,7 +290,21 @@ def write_entries():
         stubs.append(f"{export}pub extern \"C\" fn {n}({', '.join(rparams)}){rty} {{\n    {body}\n}}\n")
     open(os.path.join(API, "stubs.rs"), "w").write("\n".join(stubs))
 
+OUTPUTS = [os.path.join(ROOT, "src", "cl.rs"), os.path.join(API, "dispatch.rs"), os.path.join(API, "stubs.rs")]
+
 if __name__ == "__main__":
-    write_constants()
-    write_entries()
-    print("generated cl_h.rs, dispatch.rs, stubs.rs")
+    if "--check" in sys.argv:
+        # Regenerate, compare with what was committed, and restore it.
+        before = {p: open(p).read() for p in OUTPUTS}
+        write_constants()
+        write_entries()
+        stale = [os.path.relpath(p, ROOT) for p in OUTPUTS if open(p).read() != before[p]]
+        for p, text in before.items():
+            open(p, "w").write(text)
+        if stale:
+            sys.exit("stale generated files (run python3 tools/gen_cl.py): " + ", ".join(stale))
+        print("generated files are current")
+    else:
+        write_constants()
+        write_entries()
+        print("generated src/cl.rs, src/api/dispatch.rs, src/api/stubs.rs")

@@ -20,7 +20,8 @@ fn check_properties(props: &[cl_context_properties]) -> CLResult<()> {
         seen.push(name);
         match name as cl_uint {
             CL_CONTEXT_PLATFORM => {
-                super::platform::platform_arg(value as cl_platform_id, false).map_err(|_| ClError(CL_INVALID_PLATFORM))?;
+                super::platform::platform_arg(value as cl_platform_id, false)
+                    .map_err(|_| ClError(CL_INVALID_PLATFORM))?;
             }
             CL_CONTEXT_INTEROP_USER_SYNC => {}
             _ => return Err(ClError(CL_INVALID_PROPERTY)),
@@ -38,7 +39,10 @@ fn create(
     // SAFETY: properties is NULL or a 0-terminated list.
     let props = unsafe { property_list(properties) };
     check_properties(&props)?;
-    check(pfn_notify.is_some() || user_data.is_null(), CL_INVALID_VALUE)?;
+    check(
+        pfn_notify.is_some() || user_data.is_null(),
+        CL_INVALID_VALUE,
+    )?;
     let ctx = Context::new(devices, props, pfn_notify.map(|f| (f, user_data)))?;
     Ok(register(ctx) as cl_context)
 }

@@ -10,19 +10,28 @@ use crate::vk::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-const ALL_TYPES: cl_device_type =
-    CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
+const ALL_TYPES: cl_device_type = CL_DEVICE_TYPE_DEFAULT
+    | CL_DEVICE_TYPE_CPU
+    | CL_DEVICE_TYPE_GPU
+    | CL_DEVICE_TYPE_ACCELERATOR
+    | CL_DEVICE_TYPE_CUSTOM;
 
 /// The devices of `device_type` (CL_DEVICE_TYPE_DEFAULT: the first device).
 pub fn devices_of_type(device_type: cl_device_type) -> CLResult<Vec<Arc<Device>>> {
-    check(device_type != 0 && (device_type == CL_DEVICE_TYPE_ALL || device_type & !ALL_TYPES == 0), CL_INVALID_DEVICE_TYPE)?;
+    check(
+        device_type != 0 && (device_type == CL_DEVICE_TYPE_ALL || device_type & !ALL_TYPES == 0),
+        CL_INVALID_DEVICE_TYPE,
+    )?;
     let all = &super::platform::ensure_init().devices;
     let found: Vec<_> = if device_type == CL_DEVICE_TYPE_ALL {
         all.clone()
     } else {
         all.iter()
             .enumerate()
-            .filter(|(i, d)| d.device_type() & device_type != 0 || (device_type & CL_DEVICE_TYPE_DEFAULT != 0 && *i == 0))
+            .filter(|(i, d)| {
+                d.device_type() & device_type != 0
+                    || (device_type & CL_DEVICE_TYPE_DEFAULT != 0 && *i == 0)
+            })
             .map(|(_, d)| d.clone())
             .collect()
     };
@@ -123,7 +132,9 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_NATIVE_VECTOR_WIDTH_INT
         | CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG
         | CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT => v(&1u32),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => v(&(d.has_fp16() as u32)),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => {
+            v(&(d.has_fp16() as u32))
+        }
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => v(&0u32),
         CL_DEVICE_MAX_CLOCK_FREQUENCY => v(&0u32),
         CL_DEVICE_ADDRESS_BITS => v(&d.address_bits()),
@@ -147,21 +158,31 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => v(&128u32),
         CL_DEVICE_SINGLE_FP_CONFIG => v(&fp_config(d)),
         CL_DEVICE_DOUBLE_FP_CONFIG => v(&0u64),
-        CL_DEVICE_HALF_FP_CONFIG => v(&if d.has_fp16() { CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST } else { 0 }),
+        CL_DEVICE_HALF_FP_CONFIG => v(&if d.has_fp16() {
+            CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST
+        } else {
+            0
+        }),
         CL_DEVICE_GLOBAL_MEM_CACHE_TYPE => v(&CL_READ_WRITE_CACHE),
         CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE => v(&64u32),
         CL_DEVICE_GLOBAL_MEM_CACHE_SIZE => v(&0u64),
         CL_DEVICE_GLOBAL_MEM_SIZE => v(&d.global_mem_size()),
         CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE => v(&d.max_constant_buffer_size()),
         CL_DEVICE_MAX_CONSTANT_ARGS => v(&8u32),
-        CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => v(&0usize),
+        CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
+            v(&0usize)
+        }
         CL_DEVICE_LOCAL_MEM_TYPE => v(&CL_LOCAL),
         CL_DEVICE_LOCAL_MEM_SIZE => v(&d.local_mem_size()),
         CL_DEVICE_ERROR_CORRECTION_SUPPORT => v(&cl_false),
         CL_DEVICE_HOST_UNIFIED_MEMORY => v(&bool_(caps.unified_memory())),
-        CL_DEVICE_PROFILING_TIMER_RESOLUTION => v(&(caps.limits.timestamp_period.max(1.0) as usize)),
+        CL_DEVICE_PROFILING_TIMER_RESOLUTION => {
+            v(&(caps.limits.timestamp_period.max(1.0) as usize))
+        }
         CL_DEVICE_ENDIAN_LITTLE => v(&cl_true),
-        CL_DEVICE_AVAILABLE | CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => v(&cl_true),
+        CL_DEVICE_AVAILABLE | CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => {
+            v(&cl_true)
+        }
         CL_DEVICE_EXECUTION_CAPABILITIES => v(&CL_EXEC_KERNEL),
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => v(&CL_QUEUE_PROFILING_ENABLE),
         CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v(&0u64),
@@ -180,7 +201,10 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_NUMERIC_VERSION => v(&v30),
         CL_DEVICE_OPENCL_C_VERSION => v("OpenCL C 1.2 "),
         CL_DEVICE_OPENCL_C_ALL_VERSIONS => v(&name_versions(
-            &OPENCL_C_VERSIONS.iter().map(|&(a, b)| ("OpenCL C", cl_make_version(a, b, 0))).collect::<Vec<_>>(),
+            &OPENCL_C_VERSIONS
+                .iter()
+                .map(|&(a, b)| ("OpenCL C", cl_make_version(a, b, 0)))
+                .collect::<Vec<_>>(),
         )),
         CL_DEVICE_OPENCL_C_FEATURES => v(&name_versions(&d.opencl_c_features())),
         CL_DEVICE_EXTENSIONS => v(&d.extensions_string()),
@@ -195,7 +219,9 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_REFERENCE_COUNT => v(&1u32),
         CL_DEVICE_IL_VERSION => v(""),
         CL_DEVICE_ILS_WITH_VERSION => v(&Vec::<cl_name_version>::new()),
-        CL_DEVICE_MAX_PIPE_ARGS | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS | CL_DEVICE_PIPE_MAX_PACKET_SIZE => v(&0u32),
+        CL_DEVICE_MAX_PIPE_ARGS
+        | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
+        | CL_DEVICE_PIPE_MAX_PACKET_SIZE => v(&0u32),
         CL_DEVICE_PIPE_SUPPORT => v(&cl_false),
         CL_DEVICE_SVM_CAPABILITIES => v(&0u64),
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
@@ -205,14 +231,18 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => v(&cl_false),
         // What clspv implements (seq_cst is weakened to acq_rel, so it is not claimed); the
         // OpenCL C feature macros say the same (__opencl_c_atomic_order_acq_rel, _scope_device).
-        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES | CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(&(CL_DEVICE_ATOMIC_ORDER_RELAXED
-            | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
-            | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
-            | CL_DEVICE_ATOMIC_SCOPE_DEVICE)),
+        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES | CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => {
+            v(&(CL_DEVICE_ATOMIC_ORDER_RELAXED
+                | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
+                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+                | CL_DEVICE_ATOMIC_SCOPE_DEVICE))
+        }
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => v(&cl_false),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => v(&cl_false),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => v(&bool_(
-            d.opencl_c_features().iter().any(|f| f.0 == "__opencl_c_generic_address_space"),
+            d.opencl_c_features()
+                .iter()
+                .any(|f| f.0 == "__opencl_c_generic_address_space"),
         )),
         CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v(&0u64),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(&(caps.subgroup_size as usize)),

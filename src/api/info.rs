@@ -7,7 +7,12 @@ use std::ffi::c_void;
 /// Writes `value` as the spec's info queries require: its size to `size_ret` (if not NULL);
 /// the bytes to `out` (if not NULL), which must have room for them (CL_INVALID_VALUE
 /// otherwise).
-pub fn write(value: &[u8], out_size: usize, out: *mut c_void, size_ret: *mut usize) -> CLResult<()> {
+pub fn write(
+    value: &[u8],
+    out_size: usize,
+    out: *mut c_void,
+    size_ret: *mut usize,
+) -> CLResult<()> {
     if !out.is_null() {
         if out_size < value.len() {
             return Err(ClError(CL_INVALID_VALUE));
@@ -88,7 +93,10 @@ impl InfoValue for cl_name_version {
 pub fn name_versions(list: &[(&str, cl_version)]) -> Vec<cl_name_version> {
     list.iter()
         .map(|&(name, version)| {
-            let mut nv = cl_name_version { version, name: [0; CL_NAME_VERSION_MAX_NAME_SIZE] };
+            let mut nv = cl_name_version {
+                version,
+                name: [0; CL_NAME_VERSION_MAX_NAME_SIZE],
+            };
             let n = name.len().min(CL_NAME_VERSION_MAX_NAME_SIZE - 1);
             nv.name[..n].copy_from_slice(&name.as_bytes()[..n]);
             nv

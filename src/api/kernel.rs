@@ -27,9 +27,9 @@ fn slot(k: &Kernel, index: usize) -> Slot {
     match arg.kind {
         ArgKind::StorageBuffer { .. } | ArgKind::UniformBuffer { .. } => Slot::Buffer,
         ArgKind::Local { .. } => Slot::Local,
-        ArgKind::PodPushConstant { size, .. } | ArgKind::PodStorageBuffer { size, .. } | ArgKind::PodUniform { size, .. } => {
-            Slot::Value(Some(size as usize))
-        }
+        ArgKind::PodPushConstant { size, .. }
+        | ArgKind::PodStorageBuffer { size, .. }
+        | ArgKind::PodUniform { size, .. } => Slot::Value(Some(size as usize)),
         _ => match arg.info.as_ref().map(|i| i.address_qualifier) {
             Some(CL_KERNEL_ARG_ADDRESS_LOCAL) => Slot::Local,
             Some(CL_KERNEL_ARG_ADDRESS_GLOBAL | CL_KERNEL_ARG_ADDRESS_CONSTANT) => Slot::Buffer,
@@ -45,12 +45,19 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
         Slot::Buffer => {
             check(size == std::mem::size_of::<cl_mem>(), CL_INVALID_ARG_SIZE)?;
             // SAFETY: value is NULL or points to a cl_mem.
-            let h = if value.is_null() { std::ptr::null_mut() } else { unsafe { *(value as *const cl_mem) } };
+            let h = if value.is_null() {
+                std::ptr::null_mut()
+            } else {
+                unsafe { *(value as *const cl_mem) }
+            };
             if h.is_null() {
                 ArgValue::Mem(None)
             } else {
                 let m: Arc<Mem> = obj(h)?;
-                check(Arc::ptr_eq(&m.context, &k.program.context), CL_INVALID_MEM_OBJECT)?;
+                check(
+                    Arc::ptr_eq(&m.context, &k.program.context),
+                    CL_INVALID_MEM_OBJECT,
+                )?;
                 ArgValue::Mem(Some(m))
             }
         }
@@ -61,9 +68,14 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
         }
         Slot::Value(expected) => {
             check(!value.is_null(), CL_INVALID_ARG_VALUE)?;
-            check(size > 0 && expected.map_or(true, |e| e == size), CL_INVALID_ARG_SIZE)?;
+            check(
+                size > 0 && expected.map_or(true, |e| e == size),
+                CL_INVALID_ARG_SIZE,
+            )?;
             // SAFETY: the application passes `size` bytes at value.
-            ArgValue::Bytes(unsafe { std::slice::from_raw_parts(value as *const u8, size) }.to_vec())
+            ArgValue::Bytes(
+                unsafe { std::slice::from_raw_parts(value as *const u8, size) }.to_vec(),
+            )
         }
     };
     k.set_arg(index, arg);
@@ -73,7 +85,11 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
 /// `CL_KERNEL_ATTRIBUTES`: clspv's attribute text without its leading `kernel` keyword.
 fn attributes(k: &Kernel) -> String {
     let a = k.reflection.attributes.trim();
-    a.strip_prefix("kernel").or_else(|| a.strip_prefix("__kernel")).unwrap_or(a).trim().to_string()
+    a.strip_prefix("kernel")
+        .or_else(|| a.strip_prefix("__kernel"))
+        .unwrap_or(a)
+        .trim()
+        .to_string()
 }
 
 fn dims3(p: *const usize, n: usize, fill: usize) -> [usize; 3] {

@@ -13,17 +13,22 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 const ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY;
-const HOST_ACCESS: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+const HOST_ACCESS: cl_mem_flags =
+    CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 const HOST_PTR: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 
 /// The spec's rules on cl_mem_flags: known bits, at most one access and one host-access
 /// flag, USE_HOST_PTR excluding ALLOC/COPY_HOST_PTR.
 fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
-    check(flags & !(ACCESS | HOST_ACCESS | HOST_PTR | CL_MEM_KERNEL_READ_AND_WRITE) == 0, CL_INVALID_VALUE)?;
+    check(
+        flags & !(ACCESS | HOST_ACCESS | HOST_PTR | CL_MEM_KERNEL_READ_AND_WRITE) == 0,
+        CL_INVALID_VALUE,
+    )?;
     check((flags & ACCESS).count_ones() <= 1, CL_INVALID_VALUE)?;
     check((flags & HOST_ACCESS).count_ones() <= 1, CL_INVALID_VALUE)?;
     check(
-        flags & CL_MEM_USE_HOST_PTR == 0 || flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0,
+        flags & CL_MEM_USE_HOST_PTR == 0
+            || flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0,
         CL_INVALID_VALUE,
     )
 }
@@ -39,7 +44,12 @@ fn create_buffer(
     // OpenCL 3.0 defines no buffer properties: any name is invalid.
     check(properties.len() <= 1, CL_INVALID_PROPERTY)?;
     check_flags(flags)?;
-    let max = ctx.devices.iter().map(|d| d.max_mem_alloc_size()).min().unwrap_or(0);
+    let max = ctx
+        .devices
+        .iter()
+        .map(|d| d.max_mem_alloc_size())
+        .min()
+        .unwrap_or(0);
     check(size > 0 && size as u64 <= max, CL_INVALID_BUFFER_SIZE)?;
     let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
     check(wants_ptr == !host_ptr.is_null(), CL_INVALID_HOST_PTR)?;

@@ -5,6 +5,7 @@
 mod util;
 pub mod context;
 pub mod device;
+#[rustfmt::skip]
 pub mod dispatch;
 pub mod event;
 pub mod icd;
@@ -14,6 +15,7 @@ pub mod memory;
 pub mod platform;
 pub mod program;
 pub mod queue;
+#[rustfmt::skip]
 pub mod stubs;
 
 pub use util::*;

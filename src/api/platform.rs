@@ -12,7 +12,9 @@ use std::sync::{Arc, Once};
 pub fn ensure_init() -> &'static Arc<Platform> {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
-        crate::core::object::set_dispatch_table(&super::dispatch::DISPATCH as *const _ as *const c_void)
+        crate::core::object::set_dispatch_table(
+            &super::dispatch::DISPATCH as *const _ as *const c_void,
+        )
     });
     platform::get()
 }
@@ -27,9 +29,19 @@ pub fn platform_arg(p: cl_platform_id, null_ok: bool) -> CLResult<&'static Arc<P
     }
 }
 
-pub fn get_platform_ids(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) -> CLResult<()> {
-    check(!(num_entries == 0 && !platforms.is_null()), CL_INVALID_VALUE)?;
-    check(!(platforms.is_null() && num_platforms.is_null()), CL_INVALID_VALUE)?;
+pub fn get_platform_ids(
+    num_entries: cl_uint,
+    platforms: *mut cl_platform_id,
+    num_platforms: *mut cl_uint,
+) -> CLResult<()> {
+    check(
+        !(num_entries == 0 && !platforms.is_null()),
+        CL_INVALID_VALUE,
+    )?;
+    check(
+        !(platforms.is_null() && num_platforms.is_null()),
+        CL_INVALID_VALUE,
+    )?;
     let plat = ensure_init();
     if !platforms.is_null() {
         // SAFETY: the application gives room for num_entries (≥ 1) handles.

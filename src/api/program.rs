@@ -14,7 +14,11 @@ use std::sync::Arc;
 pub type BuildCallback = unsafe extern "C" fn(cl_program, *mut c_void);
 
 /// A device list argument: NULL with 0 means "all"; the devices must be the program's.
-fn device_list(program: &Program, num: cl_uint, list: *const cl_device_id) -> CLResult<Vec<Arc<Device>>> {
+fn device_list(
+    program: &Program,
+    num: cl_uint,
+    list: *const cl_device_id,
+) -> CLResult<Vec<Arc<Device>>> {
     check(list.is_null() == (num == 0), CL_INVALID_VALUE)?;
     // SAFETY: the application passes `num` handles.
     let handles = unsafe { slice(list, num as usize) };
@@ -33,7 +37,9 @@ fn c_str<'a>(p: *const c_char) -> CLResult<&'a str> {
         return Ok("");
     }
     // SAFETY: the application passes a NUL-terminated string.
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ClError(CL_INVALID_VALUE))
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| ClError(CL_INVALID_VALUE))
 }
 
 entry! {

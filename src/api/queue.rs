@@ -12,8 +12,10 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 const SUPPORTED: cl_command_queue_properties = CL_QUEUE_PROFILING_ENABLE;
-const KNOWN: cl_command_queue_properties =
-    CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
+const KNOWN: cl_command_queue_properties = CL_QUEUE_PROFILING_ENABLE
+    | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
+    | CL_QUEUE_ON_DEVICE
+    | CL_QUEUE_ON_DEVICE_DEFAULT;
 
 fn create(
     context: cl_context,
@@ -26,8 +28,15 @@ fn create(
     check(ctx.has_device(&dev), CL_INVALID_DEVICE)?;
     check(properties & !KNOWN == 0, CL_INVALID_VALUE)?;
     // On-device queues need CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE (else the value is invalid).
-    check(properties & CL_QUEUE_ON_DEVICE == 0 || properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0, CL_INVALID_VALUE)?;
-    check(properties & CL_QUEUE_ON_DEVICE_DEFAULT == 0 || properties & CL_QUEUE_ON_DEVICE != 0, CL_INVALID_VALUE)?;
+    check(
+        properties & CL_QUEUE_ON_DEVICE == 0
+            || properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
+        CL_INVALID_VALUE,
+    )?;
+    check(
+        properties & CL_QUEUE_ON_DEVICE_DEFAULT == 0 || properties & CL_QUEUE_ON_DEVICE != 0,
+        CL_INVALID_VALUE,
+    )?;
     check(properties & !SUPPORTED == 0, CL_INVALID_QUEUE_PROPERTIES)?;
     let q = Queue::new(&ctx, &dev, properties, array)?;
     Ok(register(q) as cl_command_queue)

@@ -16,6 +16,7 @@ macro_rules! entry {
     ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block $($rest:tt)*) => {
         $(#[$m])*
         #[no_mangle]
+        #[allow(unused_variables)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> cl_int {
             $crate::api::run_int(stringify!($name), || -> $crate::core::CLResult<()> { $body })
         }
@@ -24,6 +25,7 @@ macro_rules! entry {
     ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty, errcode_ret $body:block $($rest:tt)*) => {
         $(#[$m])*
         #[no_mangle]
+        #[allow(unused_variables)]
         pub unsafe extern "C" fn $name($($arg: $ty,)* errcode_ret: *mut cl_int) -> $ret {
             $crate::api::run_obj(stringify!($name), errcode_ret, || -> $crate::core::CLResult<$ret> { $body })
         }
@@ -56,7 +58,11 @@ pub fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
 }
 
 /// Runs an object-returning entry point's body and writes `errcode_ret`.
-pub fn run_obj<T: Null>(name: &str, errcode_ret: *mut cl_int, body: impl FnOnce() -> CLResult<T>) -> T {
+pub fn run_obj<T: Null>(
+    name: &str,
+    errcode_ret: *mut cl_int,
+    body: impl FnOnce() -> CLResult<T>,
+) -> T {
     crate::logger::init();
     log::trace!(target: "api", "{name}");
     let (value, code) = match catch_unwind(AssertUnwindSafe(body)) {

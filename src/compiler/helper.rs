@@ -48,13 +48,19 @@ fn len32(n: usize) -> io::Result<u32> {
 pub(crate) fn read_frame(r: &mut impl Read) -> io::Result<Vec<Vec<u8>>> {
     let count = read_u32(r)? as usize;
     if count > MAX_PARTS {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "too many frame parts"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "too many frame parts",
+        ));
     }
     let mut parts = Vec::with_capacity(count);
     for _ in 0..count {
         let len = read_u32(r)? as usize;
         if len > MAX_PART {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "frame part too large"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "frame part too large",
+            ));
         }
         let mut part = vec![0; len];
         r.read_exact(&mut part)?;
@@ -107,7 +113,8 @@ impl Clspv {
             use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
             // SAFETY: loading runs clspv's static constructors (LLVM option registration),
             // which have no preconditions on our side.
-            unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map(libloading::Library::from)
+            unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }
+                .map(libloading::Library::from)
         };
         #[cfg(not(unix))]
         // SAFETY: as above.
@@ -184,7 +191,9 @@ pub fn serve() -> i32 {
     let lib = match args.as_slice() {
         [flag, lib] if flag == "--serve" => lib.clone(),
         _ => {
-            eprintln!("usage: vkcl-clspv --serve <path of libclspv>\n(started by the vkcl OpenCL ICD)");
+            eprintln!(
+                "usage: vkcl-clspv --serve <path of libclspv>\n(started by the vkcl OpenCL ICD)"
+            );
             return 2;
         }
     };
@@ -285,7 +294,8 @@ impl Client {
     /// available (the text says why).
     pub(crate) fn spawn(helper: &std::path::Path, lib: &std::path::Path) -> Result<Client, String> {
         use std::process::{Command, Stdio};
-        let (sock, theirs) = std::os::unix::net::UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+        let (sock, theirs) =
+            std::os::unix::net::UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
         let theirs_out = theirs.try_clone().map_err(|e| format!("socketpair: {e}"))?;
         let mut child = Command::new(helper)
             .arg("--serve")
@@ -296,17 +306,35 @@ impl Client {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", helper.display()))?;
         let stderr = std::sync::Arc::new(Captured::default());
-        let stderr_reader = child.stderr.take().map(|pipe| spawn_stderr_reader(pipe, stderr.clone()));
-        let mut client = Client { child, sock, stderr, stderr_reader };
+        let stderr_reader = child
+            .stderr
+            .take()
+            .map(|pipe| spawn_stderr_reader(pipe, stderr.clone()));
+        let mut client = Client {
+            child,
+            sock,
+            stderr,
+            stderr_reader,
+        };
         match read_frame(&mut client.sock) {
             Ok(f) if f.first().is_some_and(|c| c == b"ok") => Ok(client),
-            Ok(f) => Err(String::from_utf8_lossy(f.get(1).map_or(&[][..], Vec::as_slice)).into_owned()),
-            Err(_) => Err(format!("{} failed to start: {}", helper.display(), client.died())),
+            Ok(f) => {
+                Err(String::from_utf8_lossy(f.get(1).map_or(&[][..], Vec::as_slice)).into_owned())
+            }
+            Err(_) => Err(format!(
+                "{} failed to start: {}",
+                helper.display(),
+                client.died()
+            )),
         }
     }
 
     /// Sends one compile request and waits for the answer: (status, log, spirv bytes).
-    pub(crate) fn compile(&mut self, options: &str, sources: &[&[u8]]) -> Result<(i32, Vec<u8>, Vec<u8>), Lost> {
+    pub(crate) fn compile(
+        &mut self,
+        options: &str,
+        sources: &[&[u8]],
+    ) -> Result<(i32, Vec<u8>, Vec<u8>), Lost> {
         self.stderr.buf.lock().clear();
         let mut parts: Vec<&[u8]> = vec![b"compile", options.as_bytes()];
         parts.extend_from_slice(sources);
@@ -328,7 +356,10 @@ impl Client {
                 }
                 Ok((status, log, spirv.clone()))
             }
-            _ => Err(Lost::During(format!("vkcl-clspv sent a malformed answer\n{}", self.died()))),
+            _ => Err(Lost::During(format!(
+                "vkcl-clspv sent a malformed answer\n{}",
+                self.died()
+            ))),
         }
     }
 
@@ -474,7 +505,14 @@ impl Write for NoSigPipe<'_> {
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         const MSG_NOSIGNAL: c_int = 0;
         // SAFETY: `buf` is valid for `buf.len()` bytes and the descriptor is our open socket.
-        let n = unsafe { send(self.0.as_raw_fd(), buf.as_ptr().cast(), buf.len(), MSG_NOSIGNAL) };
+        let n = unsafe {
+            send(
+                self.0.as_raw_fd(),
+                buf.as_ptr().cast(),
+                buf.len(),
+                MSG_NOSIGNAL,
+            )
+        };
         if n < 0 {
             Err(io::Error::last_os_error())
         } else {

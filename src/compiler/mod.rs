@@ -48,7 +48,9 @@ impl std::fmt::Display for CompileError {
 /// during this compile is `Failed` with a log saying how it died.
 pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
     if let Some(bad) = clspv_args.iter().find(|a| a.contains('\0')) {
-        return Err(CompileError::Failed { log: format!("invalid compiler argument {bad:?}") });
+        return Err(CompileError::Failed {
+            log: format!("invalid compiler argument {bad:?}"),
+        });
     }
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
@@ -79,12 +81,16 @@ fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<CompileOutput, 
             }
         }
     }
-    Err(CompileError::Unavailable("vkcl-clspv helper keeps exiting".into()))
+    Err(CompileError::Unavailable(
+        "vkcl-clspv helper keeps exiting".into(),
+    ))
 }
 
 #[cfg(not(unix))]
 fn compile_in_helper(_: &[&[u8]], _: &str) -> Result<CompileOutput, CompileError> {
-    Err(CompileError::Unavailable("the clspv helper is only implemented for Unix".into()))
+    Err(CompileError::Unavailable(
+        "the clspv helper is only implemented for Unix".into(),
+    ))
 }
 
 /// Turns clspv's answer into the result.
@@ -95,7 +101,9 @@ fn finish(status: i32, log: Vec<u8>, spirv: Vec<u8>) -> Result<CompileOutput, Co
     }
     match words(&spirv) {
         Some(spirv) => Ok(CompileOutput { spirv, log }),
-        None => Err(CompileError::Failed { log: format!("{log}\nclspv produced no valid SPIR-V") }),
+        None => Err(CompileError::Failed {
+            log: format!("{log}\nclspv produced no valid SPIR-V"),
+        }),
     }
 }
 
@@ -104,15 +112,26 @@ pub fn words(bytes: &[u8]) -> Option<Vec<u32>> {
     if bytes.len() < 20 || bytes.len() % 4 != 0 {
         return None;
     }
-    let w: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let w: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     (w[0] == 0x0723_0203).then_some(w)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Finding the helper and the library.
 
-const HELPER_NAME: &str = if cfg!(windows) { "vkcl-clspv.exe" } else { "vkcl-clspv" };
-const LIBRARY_NAME: &str = if cfg!(windows) { "clspv.dll" } else { "libclspv.so" };
+const HELPER_NAME: &str = if cfg!(windows) {
+    "vkcl-clspv.exe"
+} else {
+    "vkcl-clspv"
+};
+const LIBRARY_NAME: &str = if cfg!(windows) {
+    "clspv.dll"
+} else {
+    "libclspv.so"
+};
 
 /// The helper executable and the clspv library to give it, or a message naming what was
 /// searched.
@@ -124,13 +143,22 @@ pub fn locate() -> Result<(PathBuf, PathBuf), String> {
     match (helper, library) {
         (Some(h), Some(l)) => Ok((h, l)),
         (h, l) => {
-            let list = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+            let list = |v: &[PathBuf]| {
+                v.iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             let mut msg = String::new();
             if h.is_none() {
                 msg += &format!("no {HELPER_NAME} found (searched {})", list(&helpers));
             }
             if l.is_none() {
-                msg += &format!("{}no clspv library found (searched {})", if msg.is_empty() { "" } else { "; " }, list(&libraries));
+                msg += &format!(
+                    "{}no clspv library found (searched {})",
+                    if msg.is_empty() { "" } else { "; " },
+                    list(&libraries)
+                );
             }
             Err(msg)
         }
@@ -174,7 +202,10 @@ fn library_candidates(helper: Option<&Path>) -> Vec<PathBuf> {
     if let Some(data) = data {
         v.push(data.join("vkcl").join(LIBRARY_NAME));
     }
-    v.push(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.clspv/libclspv.so")));
+    v.push(PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/.clspv/libclspv.so"
+    )));
     v
 }
 

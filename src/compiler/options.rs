@@ -85,14 +85,27 @@ pub fn clspv_args(user_options: &str, target: &Target) -> Result<Vec<String>, St
     let mut it = words.into_iter();
     while let Some(w) = it.next() {
         if let Some(rest) = w.strip_prefix("-D") {
-            let def = if rest.is_empty() { it.next().ok_or("-D needs a macro name")? } else { rest.to_string() };
+            let def = if rest.is_empty() {
+                it.next().ok_or("-D needs a macro name")?
+            } else {
+                rest.to_string()
+            };
             check_define(&def)?;
             args.push(format!("-D{def}"));
         } else if let Some(rest) = w.strip_prefix("-I") {
-            let dir = if rest.is_empty() { it.next().ok_or("-I needs a directory")? } else { rest.to_string() };
+            let dir = if rest.is_empty() {
+                it.next().ok_or("-I needs a directory")?
+            } else {
+                rest.to_string()
+            };
             args.push(format!("-I{dir}"));
         } else if let Some(v) = w.strip_prefix("-cl-std=") {
-            std = Some(*STANDARDS.iter().find(|s| **s == v).ok_or_else(|| format!("unsupported -cl-std={v}"))?);
+            std = Some(
+                *STANDARDS
+                    .iter()
+                    .find(|s| **s == v)
+                    .ok_or_else(|| format!("unsupported -cl-std={v}"))?,
+            );
         } else if PASS_THROUGH.contains(&w.as_str()) {
             if !args.contains(&w) {
                 args.push(w);
@@ -141,11 +154,20 @@ fn fixed_args(std: &str, target: &Target) -> Vec<String> {
         a.push("-Dget_enqueued_local_size=get_local_size".into());
     }
     if std == "CL3.0" {
-        a.push(format!("-enable-feature-macros={}", opencl_c_features(target).join(",")));
+        a.push(format!(
+            "-enable-feature-macros={}",
+            opencl_c_features(target).join(",")
+        ));
     }
-    a.push(format!("-max-pushconstant-size={}", target.max_push_constant_size));
+    a.push(format!(
+        "-max-pushconstant-size={}",
+        target.max_push_constant_size
+    ));
     a.push(format!("-max-ubo-size={}", target.max_ubo_size));
-    a.push(format!("-spv-version={}", spirv_version(target.spirv_version)));
+    a.push(format!(
+        "-spv-version={}",
+        spirv_version(target.spirv_version)
+    ));
     if target.int8 {
         a.push("-rewrite-packed-structs".into());
     } else {
@@ -186,7 +208,10 @@ pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
         f.push("__opencl_c_subgroups");
     }
     if target.integer_dot_product {
-        f.extend(["__opencl_c_integer_dot_product_input_4x8bit", "__opencl_c_integer_dot_product_input_4x8bit_packed"]);
+        f.extend([
+            "__opencl_c_integer_dot_product_input_4x8bit",
+            "__opencl_c_integer_dot_product_input_4x8bit_packed",
+        ]);
     }
     f
 }
@@ -203,18 +228,25 @@ fn spirv_version((major, minor): (u32, u32)) -> &'static str {
 }
 
 fn no_storage(flag: &str, s: StorageClasses) -> Option<String> {
-    let missing: Vec<&str> = [(s.ssbo, "ssbo"), (s.ubo, "ubo"), (s.push_constant, "pushconstant")]
-        .iter()
-        .filter(|(have, _)| !have)
-        .map(|(_, name)| *name)
-        .collect();
+    let missing: Vec<&str> = [
+        (s.ssbo, "ssbo"),
+        (s.ubo, "ubo"),
+        (s.push_constant, "pushconstant"),
+    ]
+    .iter()
+    .filter(|(have, _)| !have)
+    .map(|(_, name)| *name)
+    .collect();
     (!missing.is_empty()).then(|| format!("{flag}={}", missing.join(",")))
 }
 
 /// `NAME` or `NAME=VALUE` with a C identifier for NAME.
 fn check_define(def: &str) -> Result<(), String> {
     let name = def.split('=').next().unwrap_or("");
-    let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if ident {
         Ok(())
@@ -284,7 +316,10 @@ mod tests {
     #[test]
     fn tokenizes_like_a_shell() {
         let w = tokenize(r#" -DA="x y"  -D 'B=c d' -DC=a\ b -I"/p q" "a\"b" '' "#).unwrap();
-        assert_eq!(w, ["-DA=x y", "-D", "B=c d", "-DC=a b", "-I/p q", "a\"b", ""]);
+        assert_eq!(
+            w,
+            ["-DA=x y", "-D", "B=c d", "-DC=a b", "-I/p q", "a\"b", ""]
+        );
         assert!(tokenize("-DA='x").is_err());
         assert!(tokenize("-DA=\"x").is_err());
     }
@@ -293,10 +328,16 @@ mod tests {
     fn maps_user_options() {
         let mut t = target();
         t.storage16.push_constant = false;
-        let a = clspv_args("-D X=1 -DY -I /inc -cl-mad-enable -cl-mad-enable -cl-strict-aliasing -w", &t).unwrap();
+        let a = clspv_args(
+            "-D X=1 -DY -I /inc -cl-mad-enable -cl-mad-enable -cl-strict-aliasing -w",
+            &t,
+        )
+        .unwrap();
         assert_eq!(&a[..5], ["-DX=1", "-DY", "-I/inc", "-cl-mad-enable", "-w"]);
         assert!(a.contains(&"-cl-std=CL1.2".to_string()));
-        assert!(!a.iter().any(|s| s.starts_with("-inline") || s.starts_with("-enable-feature")));
+        assert!(!a
+            .iter()
+            .any(|s| s.starts_with("-inline") || s.starts_with("-enable-feature")));
         assert!(a.contains(&"-no-16bit-storage=pushconstant".to_string()));
         assert!(!a.iter().any(|s| s.starts_with("-no-8bit")));
     }
@@ -305,13 +346,25 @@ mod tests {
     fn cl3_adds_features() {
         let a = clspv_args("-cl-std=CL3.0", &target()).unwrap();
         assert!(a.contains(&"-inline-entry-points".to_string()));
-        let f = a.iter().find(|s| s.starts_with("-enable-feature-macros=")).unwrap();
+        let f = a
+            .iter()
+            .find(|s| s.starts_with("-enable-feature-macros="))
+            .unwrap();
         assert!(f.contains("__opencl_c_int64") && f.contains("__opencl_c_read_write_images"));
     }
 
     #[test]
     fn rejects_unknown_and_bad() {
-        for bad in ["-bogus", "-cl-std=CLC++", "-D", "-D1X=2", "-I", "-cl-ext=+all", "-x spir", "--help"] {
+        for bad in [
+            "-bogus",
+            "-cl-std=CLC++",
+            "-D",
+            "-D1X=2",
+            "-I",
+            "-cl-ext=+all",
+            "-x spir",
+            "--help",
+        ] {
             assert!(clspv_args(bad, &target()).is_err(), "{bad}");
         }
     }

@@ -132,20 +132,65 @@ const CL_KERNEL_ARG_ACCESS_NONE: u32 = 0x11A3;
 pub enum ArgKind {
     #[default]
     Unused,
-    StorageBuffer { set: u32, binding: u32 },
-    UniformBuffer { set: u32, binding: u32 },
-    PodStorageBuffer { set: u32, binding: u32, offset: u32, size: u32 },
-    PodUniform { set: u32, binding: u32, offset: u32, size: u32 },
-    PodPushConstant { offset: u32, size: u32 },
+    StorageBuffer {
+        set: u32,
+        binding: u32,
+    },
+    UniformBuffer {
+        set: u32,
+        binding: u32,
+    },
+    PodStorageBuffer {
+        set: u32,
+        binding: u32,
+        offset: u32,
+        size: u32,
+    },
+    PodUniform {
+        set: u32,
+        binding: u32,
+        offset: u32,
+        size: u32,
+    },
+    PodPushConstant {
+        offset: u32,
+        size: u32,
+    },
     /// `__local` pointer: spec constant `spec_id` = argument size / `elem_size`.
-    Local { spec_id: u32, elem_size: u32 },
-    SampledImage { set: u32, binding: u32 },
-    StorageImage { set: u32, binding: u32 },
-    Sampler { set: u32, binding: u32 },
-    StorageTexelBuffer { set: u32, binding: u32 },
-    UniformTexelBuffer { set: u32, binding: u32 },
-    PointerPushConstant { offset: u32, size: u32 },
-    PointerUniform { set: u32, binding: u32, offset: u32, size: u32 },
+    Local {
+        spec_id: u32,
+        elem_size: u32,
+    },
+    SampledImage {
+        set: u32,
+        binding: u32,
+    },
+    StorageImage {
+        set: u32,
+        binding: u32,
+    },
+    Sampler {
+        set: u32,
+        binding: u32,
+    },
+    StorageTexelBuffer {
+        set: u32,
+        binding: u32,
+    },
+    UniformTexelBuffer {
+        set: u32,
+        binding: u32,
+    },
+    PointerPushConstant {
+        offset: u32,
+        size: u32,
+    },
+    PointerUniform {
+        set: u32,
+        binding: u32,
+        offset: u32,
+        size: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,7 +287,9 @@ impl Collected {
                 }
             }
             Op::Constant => match inst.operands.first() {
-                Some(Operand::LiteralBit32(v)) => drop(self.constants.insert(result, u64::from(*v))),
+                Some(Operand::LiteralBit32(v)) => {
+                    drop(self.constants.insert(result, u64::from(*v)))
+                }
                 Some(Operand::LiteralBit64(v)) => drop(self.constants.insert(result, *v)),
                 _ => {}
             },
@@ -277,12 +324,18 @@ impl Collected {
             match op {
                 Operand::IdRef(id) => args.push(*id),
                 _ => {
-                    self.error.get_or_insert_with(|| format!("reflection instruction {number} has a non-id operand"));
+                    self.error.get_or_insert_with(|| {
+                        format!("reflection instruction {number} has a non-id operand")
+                    });
                     return;
                 }
             }
         }
-        self.insts.push(ExtInst { id: result, number: *number, args });
+        self.insts.push(ExtInst {
+            id: result,
+            number: *number,
+            args,
+        });
     }
 }
 
@@ -295,7 +348,8 @@ pub fn parse(spirv: &[u32]) -> Result<Reflection> {
     let mut c = Collected::default();
     // rspirv's decoder can still index out of bounds on some malformed operands; a module the
     // application handed us (clCreateProgramWithBinary) must not take the process down.
-    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_words(spirv, &mut c)));
+    let parsed =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_words(spirv, &mut c)));
     match parsed {
         Ok(r) => r.map_err(|e| ReflectionError(format!("{e:?}")))?,
         Err(_) => return err("the SPIR-V parser failed"),
@@ -303,7 +357,13 @@ pub fn parse(spirv: &[u32]) -> Result<Reflection> {
     if let Some(e) = c.error.take() {
         return err(e);
     }
-    let mut b = Builder { c: &c, r: Reflection::default(), kernels: HashMap::new(), infos: HashMap::new(), wg_vars: Vec::new() };
+    let mut b = Builder {
+        c: &c,
+        r: Reflection::default(),
+        kernels: HashMap::new(),
+        infos: HashMap::new(),
+        wg_vars: Vec::new(),
+    };
     b.r.version = c.reflection_sets.values().copied().max().unwrap_or(0);
     // Kernels and argument infos first: the other instructions refer to them.
     for inst in c.insts.iter().filter(|i| i.number <= 2) {
@@ -333,7 +393,10 @@ impl Builder<'_> {
         let id = self.operand(inst, i)?;
         match self.c.constants.get(&id) {
             Some(&v) => u32::try_from(v).or_else(|_| err(format!("constant %{id} out of range"))),
-            None => err(format!("operand {i} of reflection instruction {} is not a constant", inst.number)),
+            None => err(format!(
+                "operand {i} of reflection instruction {} is not a constant",
+                inst.number
+            )),
         }
     }
 
@@ -341,32 +404,55 @@ impl Builder<'_> {
         let id = self.operand(inst, i)?;
         match self.c.strings.get(&id) {
             Some(s) => Ok(s.clone()),
-            None => err(format!("operand {i} of reflection instruction {} is not a string", inst.number)),
+            None => err(format!(
+                "operand {i} of reflection instruction {} is not a string",
+                inst.number
+            )),
         }
     }
 
     fn operand(&self, inst: &ExtInst, i: usize) -> Result<u32> {
         match inst.args.get(i) {
             Some(&id) => Ok(id),
-            None => err(format!("reflection instruction {} has too few operands", inst.number)),
+            None => err(format!(
+                "reflection instruction {} has too few operands",
+                inst.number
+            )),
         }
     }
 
     fn range(&self, inst: &ExtInst, i: usize) -> Result<PushRange> {
-        Ok(PushRange { offset: self.num(inst, i)?, size: self.num(inst, i + 1)? })
+        Ok(PushRange {
+            offset: self.num(inst, i)?,
+            size: self.num(inst, i + 1)?,
+        })
     }
 
     fn xyz(&self, inst: &ExtInst, i: usize) -> Result<[u32; 3]> {
-        Ok([self.num(inst, i)?, self.num(inst, i + 1)?, self.num(inst, i + 2)?])
+        Ok([
+            self.num(inst, i)?,
+            self.num(inst, i + 1)?,
+            self.num(inst, i + 2)?,
+        ])
     }
 
     /// Kernel (1) and ArgumentInfo (2).
     fn declare(&mut self, inst: &ExtInst) -> Result<()> {
         if inst.number == 2 {
-            let opt = |i| if inst.args.len() > i { self.num(inst, i).map(Some) } else { Ok(None) };
+            let opt = |i| {
+                if inst.args.len() > i {
+                    self.num(inst, i).map(Some)
+                } else {
+                    Ok(None)
+                }
+            };
             let info = ArgInfo {
                 name: self.string(inst, 0)?,
-                type_name: if inst.args.len() > 1 { self.string(inst, 1)? } else { String::new() },
+                type_name: if inst.args.len() > 1 {
+                    self.string(inst, 1)?
+                } else {
+                    String::new()
+                },
                 address_qualifier: opt(2)?.unwrap_or(CL_KERNEL_ARG_ADDRESS_PRIVATE),
                 access_qualifier: opt(3)?.unwrap_or(CL_KERNEL_ARG_ACCESS_NONE),
                 type_qualifier: opt(4)?.unwrap_or(0),
@@ -374,20 +460,33 @@ impl Builder<'_> {
             self.infos.insert(inst.id, info);
             return Ok(());
         }
-        let num_args = if inst.args.len() > 2 { self.num(inst, 2)? } else { 0 };
+        let num_args = if inst.args.len() > 2 {
+            self.num(inst, 2)?
+        } else {
+            0
+        };
         if num_args > MAX_ARGS {
             return err(format!("kernel with {num_args} arguments"));
         }
-        let flags = if inst.args.len() > 3 { self.num(inst, 3)? } else { 0 };
+        let flags = if inst.args.len() > 3 {
+            self.num(inst, 3)?
+        } else {
+            0
+        };
         let kernel = KernelReflection {
             name: self.string(inst, 1)?,
             num_args,
-            attributes: if inst.args.len() > 4 { self.string(inst, 4)? } else { String::new() },
+            attributes: if inst.args.len() > 4 {
+                self.string(inst, 4)?
+            } else {
+                String::new()
+            },
             args: vec![ArgReflection::default(); num_args as usize],
             may_use_printf: flags & 1 != 0,
             ..KernelReflection::default()
         };
-        self.kernels.insert(inst.id, (self.r.kernels.len(), self.operand(inst, 0)?));
+        self.kernels
+            .insert(inst.id, (self.r.kernels.len(), self.operand(inst, 0)?));
         self.r.kernels.push(kernel);
         Ok(())
     }
@@ -400,7 +499,10 @@ impl Builder<'_> {
                 Some(kernel) => Ok(kernel),
                 None => err("kernel index out of range"),
             },
-            None => err(format!("reflection instruction {} names no kernel", inst.number)),
+            None => err(format!(
+                "reflection instruction {} names no kernel",
+                inst.number
+            )),
         }
     }
 }
@@ -412,7 +514,11 @@ impl Builder<'_> {
             return self.set_arg(inst, kind, info_at);
         }
         let is_pc = (15..=20).contains(&inst.number);
-        let range = if is_pc { Some(self.range(inst, 0)?) } else { None };
+        let range = if is_pc {
+            Some(self.range(inst, 0)?)
+        } else {
+            None
+        };
         let pc = &mut self.r.push_constants;
         let slot = match inst.number {
             15 => Some(&mut pc.global_offset),
@@ -435,10 +541,19 @@ impl Builder<'_> {
             21 | 22 => {
                 let data = decode_hex(&self.string(inst, 2)?)?;
                 let (set, binding) = (self.num(inst, 0)?, self.num(inst, 1)?);
-                self.r.constant_data = Some(ConstantData { set, binding, data, is_uniform: inst.number == 22 });
+                self.r.constant_data = Some(ConstantData {
+                    set,
+                    binding,
+                    data,
+                    is_uniform: inst.number == 22,
+                });
             }
             23 => {
-                let s = LiteralSampler { set: self.num(inst, 0)?, binding: self.num(inst, 1)?, mask: self.num(inst, 2)? };
+                let s = LiteralSampler {
+                    set: self.num(inst, 0)?,
+                    binding: self.num(inst, 1)?,
+                    mask: self.num(inst, 2)?,
+                };
                 self.r.literal_samplers.push(s);
             }
             24 => {
@@ -448,13 +563,22 @@ impl Builder<'_> {
             30..=33 | 41 => self.image_metadata(inst)?,
             38 => {
                 let (id, format) = (self.num(inst, 0)?, self.string(inst, 1)?);
-                let arg_sizes = (2..inst.args.len()).map(|i| self.num(inst, i)).collect::<Result<_>>()?;
+                let arg_sizes = (2..inst.args.len())
+                    .map(|i| self.num(inst, i))
+                    .collect::<Result<_>>()?;
                 let printf = self.r.printf.get_or_insert_with(PrintfReflection::default);
-                printf.formats.push(PrintfFormat { id, format, arg_sizes });
+                printf.formats.push(PrintfFormat {
+                    id,
+                    format,
+                    arg_sizes,
+                });
             }
             39 => {
                 let buffer = (self.num(inst, 0)?, self.num(inst, 1)?, self.num(inst, 2)?);
-                self.r.printf.get_or_insert_with(PrintfReflection::default).buffer = Some(buffer);
+                self.r
+                    .printf
+                    .get_or_insert_with(PrintfReflection::default)
+                    .buffer = Some(buffer);
             }
             42 => {
                 let (var, size) = (self.operand(inst, 0)?, self.num(inst, 1)?);
@@ -469,19 +593,103 @@ impl Builder<'_> {
     fn arg_kind(&self, inst: &ExtInst) -> Result<Option<(ArgKind, usize)>> {
         let n = |i| self.num(inst, i);
         let kind = match inst.number {
-            3 => (ArgKind::StorageBuffer { set: n(2)?, binding: n(3)? }, 4),
-            4 => (ArgKind::UniformBuffer { set: n(2)?, binding: n(3)? }, 4),
-            5 => (ArgKind::PodStorageBuffer { set: n(2)?, binding: n(3)?, offset: n(4)?, size: n(5)? }, 6),
-            6 => (ArgKind::PodUniform { set: n(2)?, binding: n(3)?, offset: n(4)?, size: n(5)? }, 6),
-            7 => (ArgKind::PodPushConstant { offset: n(2)?, size: n(3)? }, 4),
-            8 => (ArgKind::SampledImage { set: n(2)?, binding: n(3)? }, 4),
-            9 => (ArgKind::StorageImage { set: n(2)?, binding: n(3)? }, 4),
-            10 => (ArgKind::Sampler { set: n(2)?, binding: n(3)? }, 4),
-            11 => (ArgKind::Local { spec_id: n(2)?, elem_size: n(3)? }, 4),
-            26 => (ArgKind::PointerPushConstant { offset: n(2)?, size: n(3)? }, 4),
-            27 => (ArgKind::PointerUniform { set: n(2)?, binding: n(3)?, offset: n(4)?, size: n(5)? }, 6),
-            34 => (ArgKind::StorageTexelBuffer { set: n(2)?, binding: n(3)? }, 4),
-            35 => (ArgKind::UniformTexelBuffer { set: n(2)?, binding: n(3)? }, 4),
+            3 => (
+                ArgKind::StorageBuffer {
+                    set: n(2)?,
+                    binding: n(3)?,
+                },
+                4,
+            ),
+            4 => (
+                ArgKind::UniformBuffer {
+                    set: n(2)?,
+                    binding: n(3)?,
+                },
+                4,
+            ),
+            5 => (
+                ArgKind::PodStorageBuffer {
+                    set: n(2)?,
+                    binding: n(3)?,
+                    offset: n(4)?,
+                    size: n(5)?,
+                },
+                6,
+            ),
+            6 => (
+                ArgKind::PodUniform {
+                    set: n(2)?,
+                    binding: n(3)?,
+                    offset: n(4)?,
+                    size: n(5)?,
+                },
+                6,
+            ),
+            7 => (
+                ArgKind::PodPushConstant {
+                    offset: n(2)?,
+                    size: n(3)?,
+                },
+                4,
+            ),
+            8 => (
+                ArgKind::SampledImage {
+                    set: n(2)?,
+                    binding: n(3)?,
+                },
+                4,
+            ),
+            9 => (
+                ArgKind::StorageImage {
+                    set: n(2)?,
+                    binding: n(3)?,
+                },
+                4,
+            ),
+            10 => (
+                ArgKind::Sampler {
+                    set: n(2)?,
+                    binding: n(3)?,
+                },
+                4,
+            ),
+            11 => (
+                ArgKind::Local {
+                    spec_id: n(2)?,
+                    elem_size: n(3)?,
+                },
+                4,
+            ),
+            26 => (
+                ArgKind::PointerPushConstant {
+                    offset: n(2)?,
+                    size: n(3)?,
+                },
+                4,
+            ),
+            27 => (
+                ArgKind::PointerUniform {
+                    set: n(2)?,
+                    binding: n(3)?,
+                    offset: n(4)?,
+                    size: n(5)?,
+                },
+                6,
+            ),
+            34 => (
+                ArgKind::StorageTexelBuffer {
+                    set: n(2)?,
+                    binding: n(3)?,
+                },
+                4,
+            ),
+            35 => (
+                ArgKind::UniformTexelBuffer {
+                    set: n(2)?,
+                    binding: n(3)?,
+                },
+                4,
+            ),
             _ => return Ok(None),
         };
         Ok(Some(kind))
@@ -490,7 +698,12 @@ impl Builder<'_> {
     fn set_arg(&mut self, inst: &ExtInst, kind: ArgKind, info_at: usize) -> Result<()> {
         let ordinal = self.num(inst, 1)?;
         let info = match inst.args.get(info_at) {
-            Some(id) => Some(self.infos.get(id).cloned().ok_or_else(|| ReflectionError("bad ArgumentInfo operand".into()))?),
+            Some(id) => Some(
+                self.infos
+                    .get(id)
+                    .cloned()
+                    .ok_or_else(|| ReflectionError("bad ArgumentInfo operand".into()))?,
+            ),
             None => None,
         };
         let kernel = self.kernel(inst)?;
@@ -500,7 +713,9 @@ impl Builder<'_> {
                 return err(format!("argument ordinal {ordinal}"));
             }
             kernel.num_args = ordinal + 1;
-            kernel.args.resize(kernel.num_args as usize, ArgReflection::default());
+            kernel
+                .args
+                .resize(kernel.num_args as usize, ArgReflection::default());
         }
         if let Some(arg) = kernel.args.get_mut(ordinal as usize) {
             *arg = ArgReflection { kind, info };
@@ -516,11 +731,19 @@ impl Builder<'_> {
         };
         let ordinal = self.num(inst, 1)?;
         let (push_constant, uniform) = if matches!(inst.number, 32 | 33) {
-            (None, Some((self.num(inst, 2)?, self.num(inst, 3)?, self.range(inst, 4)?)))
+            (
+                None,
+                Some((self.num(inst, 2)?, self.num(inst, 3)?, self.range(inst, 4)?)),
+            )
         } else {
             (Some(self.range(inst, 2)?), None)
         };
-        let m = ImageMetadata { ordinal, kind, push_constant, uniform };
+        let m = ImageMetadata {
+            ordinal,
+            kind,
+            push_constant,
+            uniform,
+        };
         self.kernel(inst)?.image_metadata.push(m);
         Ok(())
     }
@@ -542,7 +765,12 @@ impl Builder<'_> {
                     used.insert(id);
                 }
             }
-            let bytes = self.wg_vars.iter().filter(|(v, _)| used.contains(v)).map(|(_, s)| s).sum();
+            let bytes = self
+                .wg_vars
+                .iter()
+                .filter(|(v, _)| used.contains(v))
+                .map(|(_, s)| s)
+                .sum();
             if let Some(kernel) = self.r.kernels.get_mut(k) {
                 kernel.static_local_mem = bytes;
             }
@@ -553,13 +781,36 @@ impl Builder<'_> {
 /// The end of the furthest push-constant range any kernel uses.
 fn push_constant_size(r: &Reflection) -> u32 {
     let pc = &r.push_constants;
-    let module = [pc.global_offset, pc.enqueued_local_size, pc.global_size, pc.region_offset, pc.num_workgroups, pc.region_group_offset];
-    let args = r.kernels.iter().flat_map(|k| k.args.iter()).filter_map(|a| match a.kind {
-        ArgKind::PodPushConstant { offset, size } | ArgKind::PointerPushConstant { offset, size } => Some(PushRange { offset, size }),
-        _ => None,
-    });
-    let images = r.kernels.iter().flat_map(|k| k.image_metadata.iter()).filter_map(|m| m.push_constant);
-    module.into_iter().flatten().chain(args).chain(images).map(|p| p.offset.saturating_add(p.size)).max().unwrap_or(0)
+    let module = [
+        pc.global_offset,
+        pc.enqueued_local_size,
+        pc.global_size,
+        pc.region_offset,
+        pc.num_workgroups,
+        pc.region_group_offset,
+    ];
+    let args = r
+        .kernels
+        .iter()
+        .flat_map(|k| k.args.iter())
+        .filter_map(|a| match a.kind {
+            ArgKind::PodPushConstant { offset, size }
+            | ArgKind::PointerPushConstant { offset, size } => Some(PushRange { offset, size }),
+            _ => None,
+        });
+    let images = r
+        .kernels
+        .iter()
+        .flat_map(|k| k.image_metadata.iter())
+        .filter_map(|m| m.push_constant);
+    module
+        .into_iter()
+        .flatten()
+        .chain(args)
+        .chain(images)
+        .map(|p| p.offset.saturating_add(p.size))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Checks the header and that every instruction's word count stays inside the module (rspirv
@@ -590,5 +841,8 @@ fn decode_hex(s: &str) -> Result<Vec<u8>> {
     if s.len() % 2 != 0 {
         return err("constant data has an odd number of digits");
     }
-    s.as_bytes().chunks_exact(2).map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?)).collect()
+    s.as_bytes()
+        .chunks_exact(2)
+        .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
+        .collect()
 }

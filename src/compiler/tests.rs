@@ -7,7 +7,11 @@ use super::reflection::{parse, ArgKind, ImageMetadataKind, PushRange, Reflection
 use super::{compile, words, CompileError};
 
 pub(crate) fn target() -> Target {
-    let all = StorageClasses { ssbo: true, ubo: true, push_constant: true };
+    let all = StorageClasses {
+        ssbo: true,
+        ubo: true,
+        push_constant: true,
+    };
     Target {
         int8: true,
         int64: true,
@@ -47,20 +51,54 @@ fn reflects_buffers_pods_and_locals() {
         [
             ArgKind::StorageBuffer { set: 0, binding: 0 },
             ArgKind::StorageBuffer { set: 0, binding: 1 },
-            ArgKind::PodPushConstant { offset: 16, size: 4 },
-            ArgKind::PodPushConstant { offset: 20, size: 4 },
-            ArgKind::Local { spec_id: 3, elem_size: 4 },
-            ArgKind::Local { spec_id: 4, elem_size: 16 },
+            ArgKind::PodPushConstant {
+                offset: 16,
+                size: 4
+            },
+            ArgKind::PodPushConstant {
+                offset: 20,
+                size: 4
+            },
+            ArgKind::Local {
+                spec_id: 3,
+                elem_size: 4
+            },
+            ArgKind::Local {
+                spec_id: 4,
+                elem_size: 16
+            },
         ]
     );
     let info = k.args[1].info.as_ref().unwrap();
-    assert_eq!((info.name.as_str(), info.type_name.as_str()), ("in", "float*"));
-    assert_eq!((info.address_qualifier, info.access_qualifier, info.type_qualifier), (0x119B, 0x11A3, 1));
-    assert_eq!(r.push_constants.global_offset, Some(PushRange { offset: 0, size: 12 }));
+    assert_eq!(
+        (info.name.as_str(), info.type_name.as_str()),
+        ("in", "float*")
+    );
+    assert_eq!(
+        (
+            info.address_qualifier,
+            info.access_qualifier,
+            info.type_qualifier
+        ),
+        (0x119B, 0x11A3, 1)
+    );
+    assert_eq!(
+        r.push_constants.global_offset,
+        Some(PushRange {
+            offset: 0,
+            size: 12
+        })
+    );
     assert_eq!(r.spec_constants.workgroup_size, Some([0, 1, 2]));
     assert_eq!(r.push_constant_size, 24);
     assert_eq!(r.kernels[1].name, "unused_arg");
-    assert_eq!(r.kernels[1].args[1].kind, ArgKind::PodPushConstant { offset: 16, size: 4 });
+    assert_eq!(
+        r.kernels[1].args[1].kind,
+        ArgKind::PodPushConstant {
+            offset: 16,
+            size: 4
+        }
+    );
 }
 
 // constant int table[4] = {1, 2, 3, 4}; constant float4 ftab[2] = ...;
@@ -71,8 +109,18 @@ fn reflects_module_constants() {
     let c = r.constant_data.as_ref().unwrap();
     assert_eq!((c.set, c.binding, c.is_uniform), (1, 0, false));
     assert_eq!(c.data, [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0]);
-    assert_eq!(r.kernels[0].args[1].kind, ArgKind::StorageBuffer { set: 0, binding: 1 });
-    assert_eq!(r.kernels[0].args[1].info.as_ref().unwrap().address_qualifier, 0x119D); // constant
+    assert_eq!(
+        r.kernels[0].args[1].kind,
+        ArgKind::StorageBuffer { set: 0, binding: 1 }
+    );
+    assert_eq!(
+        r.kernels[0].args[1]
+            .info
+            .as_ref()
+            .unwrap()
+            .address_qualifier,
+        0x119D
+    ); // constant
 }
 
 // reqd_work_group_size(8, 4, 1) with `local int buf[32]`; work_group_size_hint + vec_type_hint
@@ -81,7 +129,13 @@ fn reflects_work_group_attributes_and_static_local() {
     let r = fixture(include_bytes!("testdata/reqd.spv"));
     assert_eq!(r.kernels[0].reqd_work_group_size, Some([8, 4, 1]));
     assert_eq!(r.kernels[0].static_local_mem, 128);
-    assert!(r.kernels[0].attributes.contains("reqd_work_group_size(8, 4, 1)"), "{}", r.kernels[0].attributes);
+    assert!(
+        r.kernels[0]
+            .attributes
+            .contains("reqd_work_group_size(8, 4, 1)"),
+        "{}",
+        r.kernels[0].attributes
+    );
     assert_eq!(r.kernels[1].reqd_work_group_size, None);
     assert_eq!(r.kernels[1].static_local_mem, 0);
     assert!(r.kernels[1].attributes.contains("vec_type_hint(float4)"));
@@ -92,7 +146,13 @@ fn reflects_work_group_attributes_and_static_local() {
 #[test]
 fn reflects_global_offset_and_work_dim() {
     let r = fixture(include_bytes!("testdata/offset_cl30.spv"));
-    assert_eq!(r.push_constants.global_offset, Some(PushRange { offset: 0, size: 12 }));
+    assert_eq!(
+        r.push_constants.global_offset,
+        Some(PushRange {
+            offset: 0,
+            size: 12
+        })
+    );
     assert_eq!(r.push_constants.region_offset, None);
     assert_eq!(r.push_constants.enqueued_local_size, None);
     assert_eq!(r.spec_constants.work_dim, Some(3));
@@ -105,7 +165,14 @@ fn reflects_global_offset_and_work_dim() {
 fn reflects_images_and_samplers() {
     let r = fixture(include_bytes!("testdata/image.spv"));
     assert_eq!(r.literal_samplers.len(), 1);
-    assert_eq!((r.literal_samplers[0].set, r.literal_samplers[0].binding, r.literal_samplers[0].mask), (0, 0, 0x12));
+    assert_eq!(
+        (
+            r.literal_samplers[0].set,
+            r.literal_samplers[0].binding,
+            r.literal_samplers[0].mask
+        ),
+        (0, 0, 0x12)
+    );
     assert_eq!(
         kinds(&r, 0),
         [
@@ -118,8 +185,15 @@ fn reflects_images_and_samplers() {
     );
     let m = fixture(include_bytes!("testdata/imgmeta.spv"));
     let k = m.kernels.iter().find(|k| k.name == "imgmeta").unwrap();
-    let order = k.image_metadata.iter().find(|i| i.kind == ImageMetadataKind::ChannelOrder).unwrap();
-    assert_eq!((order.ordinal, order.push_constant), (0, Some(PushRange { offset: 0, size: 4 })));
+    let order = k
+        .image_metadata
+        .iter()
+        .find(|i| i.kind == ImageMetadataKind::ChannelOrder)
+        .unwrap();
+    assert_eq!(
+        (order.ordinal, order.push_constant),
+        (0, Some(PushRange { offset: 0, size: 4 }))
+    );
     assert_eq!(m.push_constant_size, 8);
     let local = m.kernels.iter().find(|k| k.name == "localstatic").unwrap();
     assert_eq!(local.static_local_mem, 64 * 4); // f2 is folded away
@@ -132,7 +206,11 @@ fn reflects_printf() {
     assert!(r.kernels[0].may_use_printf);
     let p = r.printf.as_ref().unwrap();
     assert_eq!(p.buffer, Some((1, 0, 1 << 20)));
-    let f = p.formats.iter().find(|f| f.format.starts_with("x=")).unwrap();
+    let f = p
+        .formats
+        .iter()
+        .find(|f| f.format.starts_with("x="))
+        .unwrap();
     assert_eq!(f.arg_sizes, [4, 4, 4]);
     assert!(p.formats.iter().any(|f| f.format == "str"));
 }
@@ -148,7 +226,10 @@ fn reflects_pod_layout() {
             k => panic!("{k:?}"),
         })
         .collect();
-    assert_eq!(pods, [(0, 12), (16, 16), (32, 1), (34, 2), (40, 8), (48, 2)]);
+    assert_eq!(
+        pods,
+        [(0, 12), (16, 16), (32, 1), (34, 2), (40, 8), (48, 2)]
+    );
     assert_eq!(r.push_constant_size, 50);
 }
 
@@ -179,7 +260,13 @@ fn compile_builds_and_reflects() {
     let args = clspv_args("-DX=\"1 + 2\"", &target()).unwrap();
     let out = compile(&[KERNEL], &args).unwrap();
     let r = parse(&out.spirv).unwrap();
-    assert_eq!(r.kernels[0].args[1].kind, ArgKind::PodPushConstant { offset: 16, size: 4 });
+    assert_eq!(
+        r.kernels[0].args[1].kind,
+        ArgKind::PodPushConstant {
+            offset: 16,
+            size: 4
+        }
+    );
 }
 
 #[test]
@@ -198,13 +285,18 @@ fn compile_survives_clspv_crashes_and_exits() {
     let args = clspv_args("-cl-std=CL2.0", &target()).unwrap();
     let crash = b"kernel void k(global int* a) { a[0] = work_group_reduce_add(a[1]); }\n";
     match compile(&[crash], &args) {
-        Err(CompileError::Failed { log }) => assert!(log.contains("clspv crashed: killed by signal 11"), "{log}"),
+        Err(CompileError::Failed { log }) => {
+            assert!(log.contains("clspv crashed: killed by signal 11"), "{log}")
+        }
         other => panic!("{other:?}"),
     }
     // An option clspv does not know makes it exit; what it printed ends up in the log.
     match compile(&[KERNEL], &["-bogus-option".to_string()]) {
         Err(CompileError::Failed { log }) => {
-            assert!(log.contains("exited with status 1") && log.contains("bogus-option"), "{log}")
+            assert!(
+                log.contains("exited with status 1") && log.contains("bogus-option"),
+                "{log}"
+            )
         }
         other => panic!("{other:?}"),
     }

@@ -33,7 +33,12 @@ pub const OPENCL_C_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (3, 0)];
 
 impl Device {
     pub fn new(instance: Arc<Instance>, caps: Caps) -> Device {
-        Device { base: Base::new(Kind::Device), caps: Arc::new(caps), instance, logical: Mutex::new(None) }
+        Device {
+            base: Base::new(Kind::Device),
+            caps: Arc::new(caps),
+            instance,
+            logical: Mutex::new(None),
+        }
     }
 
     /// The logical device, opened on first use and kept for the life of the process.
@@ -65,11 +70,15 @@ impl Device {
 
     pub fn max_work_group_size(&self) -> usize {
         let l = &self.caps.limits;
-        l.max_compute_work_group_invocations.min(l.max_compute_work_group_size[0]) as usize
+        l.max_compute_work_group_invocations
+            .min(l.max_compute_work_group_size[0]) as usize
     }
 
     pub fn max_work_item_sizes(&self) -> [usize; 3] {
-        self.caps.limits.max_compute_work_group_size.map(|s| s as usize)
+        self.caps
+            .limits
+            .max_compute_work_group_size
+            .map(|s| s as usize)
     }
 
     /// The largest buffer a kernel can address: one allocation bound as one storage buffer.
@@ -88,7 +97,10 @@ impl Device {
 
     /// Alignment of sub-buffer origins and of buffers bound at an offset, in bytes.
     pub fn mem_base_addr_align(&self) -> u64 {
-        self.caps.limits.min_storage_buffer_offset_alignment.max(128)
+        self.caps
+            .limits
+            .min_storage_buffer_offset_alignment
+            .max(128)
     }
 
     pub fn local_mem_size(&self) -> u64 {
@@ -98,7 +110,9 @@ impl Device {
     pub fn max_constant_buffer_size(&self) -> u64 {
         // `__constant` arguments are storage buffers (clspv's default), so the storage-buffer
         // range bounds them; the spec's minimum is 64 KiB.
-        (self.caps.limits.max_storage_buffer_range as u64).max(64 * 1024).min(self.max_mem_alloc_size())
+        (self.caps.limits.max_storage_buffer_range as u64)
+            .max(64 * 1024)
+            .min(self.max_mem_alloc_size())
     }
 
     pub fn address_bits(&self) -> u32 {
@@ -133,13 +147,20 @@ impl Device {
     }
 
     pub fn extensions_string(&self) -> String {
-        self.extensions().iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" ")
+        self.extensions()
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// OpenCL C 3.0 optional features vkcl supports on this device (what clspv is told).
     pub fn opencl_c_features(&self) -> Vec<(&'static str, cl_version)> {
         let v30 = cl_make_version(3, 0, 0);
-        options::opencl_c_features(&self.clspv_target()).into_iter().map(|f| (f, v30)).collect()
+        options::opencl_c_features(&self.clspv_target())
+            .into_iter()
+            .map(|f| (f, v30))
+            .collect()
     }
 
     /// What clspv may assume about this device.
@@ -150,8 +171,16 @@ impl Device {
             int8: f.int8,
             int64: f.int64,
             fp16: self.has_fp16(),
-            storage8: StorageClasses { ssbo: f.storage_buffer8, ubo: f.uniform8, push_constant: f.push_constant8 },
-            storage16: StorageClasses { ssbo: f.storage_buffer16, ubo: f.uniform16, push_constant: f.push_constant16 },
+            storage8: StorageClasses {
+                ssbo: f.storage_buffer8,
+                ubo: f.uniform8,
+                push_constant: f.push_constant8,
+            },
+            storage16: StorageClasses {
+                ssbo: f.storage_buffer16,
+                ubo: f.uniform16,
+                push_constant: f.push_constant16,
+            },
             max_push_constant_size: l.max_push_constants_size,
             max_ubo_size: l.max_uniform_buffer_range,
             spirv_version: if self.caps.api_version >= vk::API_VERSION_1_3 {
@@ -167,14 +196,23 @@ impl Device {
     }
 
     pub fn version_string(&self) -> String {
-        format!("OpenCL 3.0 vkcl {} ({})", env!("CARGO_PKG_VERSION"), self.caps.driver_name)
+        format!(
+            "OpenCL 3.0 vkcl {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            self.caps.driver_name
+        )
     }
 
     pub fn driver_version_string(&self) -> String {
         let v = self.caps.driver_version;
         let info = &self.caps.driver_info;
         if info.is_empty() {
-            format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+            format!(
+                "{}.{}.{}",
+                vk::api_version_major(v),
+                vk::api_version_minor(v),
+                vk::api_version_patch(v)
+            )
         } else {
             info.clone()
         }

@@ -70,7 +70,8 @@ impl Drop for Kernel {
 
 fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, vk::DescriptorType)>> {
     Ok(match *kind {
-        ArgKind::StorageBuffer { set, binding } | ArgKind::PodStorageBuffer { set, binding, .. } => {
+        ArgKind::StorageBuffer { set, binding }
+        | ArgKind::PodStorageBuffer { set, binding, .. } => {
             Some((set, binding, vk::DescriptorType::STORAGE_BUFFER))
         }
         ArgKind::UniformBuffer { set, binding } | ArgKind::PodUniform { set, binding, .. } => {
@@ -85,7 +86,11 @@ fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, vk::DescriptorT
 }
 
 impl KernelDevice {
-    fn new(device: &Arc<Device>, exe: &Arc<Executable>, refl: &KernelReflection) -> CLResult<KernelDevice> {
+    fn new(
+        device: &Arc<Device>,
+        exe: &Arc<Executable>,
+        refl: &KernelReflection,
+    ) -> CLResult<KernelDevice> {
         let vkd = device.vk()?;
         let r = &exe.reflection;
         let mut sets: BTreeMap<u32, BTreeMap<u32, vk::DescriptorType>> = BTreeMap::new();
@@ -95,30 +100,55 @@ impl KernelDevice {
             }
         }
         if let Some(c) = &r.constant_data {
-            let ty = if c.is_uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER };
+            let ty = if c.is_uniform {
+                vk::DescriptorType::UNIFORM_BUFFER
+            } else {
+                vk::DescriptorType::STORAGE_BUFFER
+            };
             sets.entry(c.set).or_default().insert(c.binding, ty);
         }
         if let Some((set, binding, _)) = r.printf.as_ref().and_then(|p| p.buffer) {
-            sets.entry(set).or_default().insert(binding, vk::DescriptorType::STORAGE_BUFFER);
+            sets.entry(set)
+                .or_default()
+                .insert(binding, vk::DescriptorType::STORAGE_BUFFER);
         }
         check(r.literal_samplers.is_empty(), CL_INVALID_KERNEL_DEFINITION)?;
         let count = sets.keys().next_back().map_or(0, |&s| s + 1);
-        let layout_sets: Vec<SetBindings> =
-            (0..count).map(|s| sets.get(&s).map(|b| b.iter().map(|(&k, &v)| (k, v)).collect()).unwrap_or_default()).collect();
+        let layout_sets: Vec<SetBindings> = (0..count)
+            .map(|s| {
+                sets.get(&s)
+                    .map(|b| b.iter().map(|(&k, &v)| (k, v)).collect())
+                    .unwrap_or_default()
+            })
+            .collect();
         let push_size = r.push_constant_size.next_multiple_of(4);
         let layout = KernelLayout::new(&vkd, layout_sets, push_size)?;
         let module = ShaderModule::new(&vkd, &exe.spirv)?;
         let constant_data = match &r.constant_data {
             Some(c) => {
-                let b = Buffer::new(&vkd, c.data.len() as u64, Placement::Upload, "constant data")?;
+                let b = Buffer::new(
+                    &vkd,
+                    c.data.len() as u64,
+                    Placement::Upload,
+                    "constant data",
+                )?;
                 // SAFETY: the buffer is new; no GPU work uses it yet.
                 unsafe { b.write(0, &c.data) };
                 Some(Arc::new(b))
             }
             None => None,
         };
-        let scratch_size = r.printf.as_ref().and_then(|p| p.buffer).map_or(256, |(_, _, size)| size.max(256));
-        let scratch = Arc::new(Buffer::new(&vkd, scratch_size as u64, Placement::Upload, "scratch")?);
+        let scratch_size = r
+            .printf
+            .as_ref()
+            .and_then(|p| p.buffer)
+            .map_or(256, |(_, _, size)| size.max(256));
+        let scratch = Arc::new(Buffer::new(
+            &vkd,
+            scratch_size as u64,
+            Placement::Upload,
+            "scratch",
+        )?);
         Ok(KernelDevice {
             device: device.clone(),
             exe: exe.clone(),
@@ -143,7 +173,10 @@ impl KernelDevice {
 impl Kernel {
     pub fn new(program: &Arc<Program>, name: &str) -> CLResult<Arc<Kernel>> {
         let exes = program.executables();
-        check(exes.iter().any(|e| e.is_some()), CL_INVALID_PROGRAM_EXECUTABLE)?;
+        check(
+            exes.iter().any(|e| e.is_some()),
+            CL_INVALID_PROGRAM_EXECUTABLE,
+        )?;
         let mut reflection = None;
         let mut devices = vec![];
         for (i, exe) in exes.iter().enumerate() {
@@ -151,8 +184,17 @@ impl Kernel {
                 devices.push(None);
                 continue;
             };
-            let refl = exe.reflection.kernels.iter().find(|k| k.name == name).ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
-            devices.push(Some(Arc::new(KernelDevice::new(&program.devices[i], exe, refl)?)));
+            let refl = exe
+                .reflection
+                .kernels
+                .iter()
+                .find(|k| k.name == name)
+                .ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
+            devices.push(Some(Arc::new(KernelDevice::new(
+                &program.devices[i],
+                exe,
+                refl,
+            )?)));
             reflection.get_or_insert_with(|| refl.clone());
         }
         let reflection = reflection.ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
@@ -177,13 +219,24 @@ impl Kernel {
 
     /// The `__local` bytes a launch uses: static `__local` variables plus `__local` arguments.
     pub fn local_mem_size(&self) -> u64 {
-        let dynamic: usize = self.args.lock().iter().flatten().map(|a| if let ArgValue::Local(s) = a { *s } else { 0 }).sum();
+        let dynamic: usize = self
+            .args
+            .lock()
+            .iter()
+            .flatten()
+            .map(|a| if let ArgValue::Local(s) = a { *s } else { 0 })
+            .sum();
         self.reflection.static_local_mem + dynamic as u64
     }
 
     fn on(&self, device: &Arc<Device>) -> CLResult<Arc<KernelDevice>> {
-        let i = self.program.device_index(device).ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
-        self.devices[i].clone().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))
+        let i = self
+            .program
+            .device_index(device)
+            .ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        self.devices[i]
+            .clone()
+            .ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))
     }
 }
 
@@ -221,16 +274,30 @@ fn put(push: &mut [u8], range: Option<PushRange>, values: &[u32]) {
 }
 
 /// clEnqueueNDRangeKernel after argument validation.
-pub fn enqueue(queue: &Arc<Queue>, kernel: &Arc<Kernel>, nd: &NdRange, wait: &[Arc<Event>]) -> CLResult<Arc<Event>> {
+pub fn enqueue(
+    queue: &Arc<Queue>,
+    kernel: &Arc<Kernel>,
+    nd: &NdRange,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
     let kd = kernel.on(&queue.device)?;
-    let args: Vec<ArgValue> = kernel.args.lock().iter().cloned().collect::<Option<_>>().ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
+    let args: Vec<ArgValue> = kernel
+        .args
+        .lock()
+        .iter()
+        .cloned()
+        .collect::<Option<_>>()
+        .ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
     let refl = &kernel.reflection;
     let dims = nd.work_dim as usize;
     let device = &queue.device;
 
     let local = match (nd.local, refl.reqd_work_group_size) {
         (Some(l), Some(r)) => {
-            check((0..3).all(|d| l[d] == r[d] as usize), CL_INVALID_WORK_GROUP_SIZE)?;
+            check(
+                (0..3).all(|d| l[d] == r[d] as usize),
+                CL_INVALID_WORK_GROUP_SIZE,
+            )?;
             l
         }
         (Some(l), None) => l,
@@ -238,19 +305,35 @@ pub fn enqueue(queue: &Arc<Queue>, kernel: &Arc<Kernel>, nd: &NdRange, wait: &[A
         (None, None) => choose_local(&nd.global, nd.work_dim, device),
     };
     let max_items = device.max_work_item_sizes();
-    check((0..3).all(|d| local[d] >= 1 && local[d] <= max_items[d]), CL_INVALID_WORK_ITEM_SIZE)?;
-    check(local.iter().product::<usize>() <= device.max_work_group_size(), CL_INVALID_WORK_GROUP_SIZE)?;
+    check(
+        (0..3).all(|d| local[d] >= 1 && local[d] <= max_items[d]),
+        CL_INVALID_WORK_ITEM_SIZE,
+    )?;
+    check(
+        local.iter().product::<usize>() <= device.max_work_group_size(),
+        CL_INVALID_WORK_GROUP_SIZE,
+    )?;
     // Non-uniform work-groups are not supported (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT).
-    check((0..dims).all(|d| nd.global[d] % local[d] == 0), CL_INVALID_WORK_GROUP_SIZE)?;
-    check(kernel.local_mem_size() <= device.local_mem_size(), CL_OUT_OF_RESOURCES)?;
+    check(
+        (0..dims).all(|d| nd.global[d] % local[d] == 0),
+        CL_INVALID_WORK_GROUP_SIZE,
+    )?;
+    check(
+        kernel.local_mem_size() <= device.local_mem_size(),
+        CL_OUT_OF_RESOURCES,
+    )?;
 
     if nd.global[..dims].contains(&0) {
         return queue.enqueue(CL_COMMAND_NDRANGE_KERNEL, wait, |rec| {
             rec.marker();
-            Ok(Recorded { host: None, keep: vec![] })
+            Ok(Recorded {
+                host: None,
+                keep: vec![],
+            })
         });
     }
-    let groups: [usize; 3] = std::array::from_fn(|d| if d < dims { nd.global[d] / local[d] } else { 1 });
+    let groups: [usize; 3] =
+        std::array::from_fn(|d| if d < dims { nd.global[d] / local[d] } else { 1 });
     let max_groups = device.caps.limits.max_compute_work_group_count;
     if (0..3).any(|d| groups[d] > max_groups[d] as usize) {
         log::warn!(target: "api", "{} work-groups exceed the device's limit {:?}", groups.iter().product::<usize>(), max_groups);
@@ -275,7 +358,13 @@ pub fn enqueue(queue: &Arc<Queue>, kernel: &Arc<Kernel>, nd: &NdRange, wait: &[A
     put(&mut push, pc.global_offset, &u(nd.offset));
     put(&mut push, pc.region_offset, &u(nd.offset));
     put(&mut push, pc.enqueued_local_size, &u(local));
-    put(&mut push, pc.global_size, &u(std::array::from_fn(|d| if d < dims { nd.global[d] } else { 1 })));
+    put(
+        &mut push,
+        pc.global_size,
+        &u(std::array::from_fn(
+            |d| if d < dims { nd.global[d] } else { 1 },
+        )),
+    );
     put(&mut push, pc.num_workgroups, &u(groups));
     put(&mut push, pc.region_group_offset, &[0, 0, 0]);
 
@@ -284,14 +373,29 @@ pub fn enqueue(queue: &Arc<Queue>, kernel: &Arc<Kernel>, nd: &NdRange, wait: &[A
     let mut keep: Keep = vec![kd.clone()];
     for (arg, value) in refl.args.iter().zip(&args) {
         match (&arg.kind, value) {
-            (ArgKind::StorageBuffer { set, binding } | ArgKind::UniformBuffer { set, binding }, ArgValue::Mem(m)) => {
-                let ty = descriptor_type(&arg.kind)?.map(|t| t.2).expect("buffer kinds have a descriptor");
+            (
+                ArgKind::StorageBuffer { set, binding } | ArgKind::UniformBuffer { set, binding },
+                ArgValue::Mem(m),
+            ) => {
+                let ty = descriptor_type(&arg.kind)?
+                    .map(|t| t.2)
+                    .expect("buffer kinds have a descriptor");
                 let b = match m {
                     Some(m) => {
                         keep.push(m.clone());
-                        BufferBinding { ty, buffer: m.storage.raw, offset: m.offset, range: m.size as u64 }
+                        BufferBinding {
+                            ty,
+                            buffer: m.storage.raw,
+                            offset: m.offset,
+                            range: m.size as u64,
+                        }
                     }
-                    None => BufferBinding { ty, buffer: kd.scratch.raw, offset: 0, range: vk::WHOLE_SIZE },
+                    None => BufferBinding {
+                        ty,
+                        buffer: kd.scratch.raw,
+                        offset: 0,
+                        range: vk::WHOLE_SIZE,
+                    },
                 };
                 bindings.entry(*set).or_default().push((*binding, b));
             }
@@ -300,7 +404,18 @@ pub fn enqueue(queue: &Arc<Queue>, kernel: &Arc<Kernel>, nd: &NdRange, wait: &[A
                 push[*offset as usize..*offset as usize + n].copy_from_slice(&bytes[..n]);
             }
             (
-                ArgKind::PodStorageBuffer { set, binding, offset, size } | ArgKind::PodUniform { set, binding, offset, size },
+                ArgKind::PodStorageBuffer {
+                    set,
+                    binding,
+                    offset,
+                    size,
+                }
+                | ArgKind::PodUniform {
+                    set,
+                    binding,
+                    offset,
+                    size,
+                },
                 ArgValue::Bytes(bytes),
             ) => {
                 let uniform = matches!(arg.kind, ArgKind::PodUniform { .. });
@@ -322,23 +437,58 @@ pub fn enqueue(queue: &Arc<Queue>, kernel: &Arc<Kernel>, nd: &NdRange, wait: &[A
     let vkd = &queue.vk;
     for ((set, binding, uniform), mut data) in pod_buffers {
         data.resize(data.len().next_multiple_of(16), 0);
-        let b = Arc::new(Buffer::new(vkd, data.len() as u64, Placement::Upload, "pod args")?);
+        let b = Arc::new(Buffer::new(
+            vkd,
+            data.len() as u64,
+            Placement::Upload,
+            "pod args",
+        )?);
         // SAFETY: the buffer is new; no GPU work uses it yet.
         unsafe { b.write(0, &data) };
-        let ty = if uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER };
-        bindings.entry(set).or_default().push((binding, BufferBinding { ty, buffer: b.raw, offset: 0, range: data.len() as u64 }));
+        let ty = if uniform {
+            vk::DescriptorType::UNIFORM_BUFFER
+        } else {
+            vk::DescriptorType::STORAGE_BUFFER
+        };
+        bindings.entry(set).or_default().push((
+            binding,
+            BufferBinding {
+                ty,
+                buffer: b.raw,
+                offset: 0,
+                range: data.len() as u64,
+            },
+        ));
         keep.push(b);
     }
     if let (Some(c), Some(buf)) = (&r.constant_data, &kd.constant_data) {
-        let ty = if c.is_uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER };
-        bindings.entry(c.set).or_default().push((c.binding, BufferBinding { ty, buffer: buf.raw, offset: 0, range: vk::WHOLE_SIZE }));
+        let ty = if c.is_uniform {
+            vk::DescriptorType::UNIFORM_BUFFER
+        } else {
+            vk::DescriptorType::STORAGE_BUFFER
+        };
+        bindings.entry(c.set).or_default().push((
+            c.binding,
+            BufferBinding {
+                ty,
+                buffer: buf.raw,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            },
+        ));
     }
     if let Some((set, binding, _)) = r.printf.as_ref().and_then(|p| p.buffer) {
-        let b = BufferBinding { ty: vk::DescriptorType::STORAGE_BUFFER, buffer: kd.scratch.raw, offset: 0, range: vk::WHOLE_SIZE };
+        let b = BufferBinding {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            buffer: kd.scratch.raw,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        };
         bindings.entry(set).or_default().push((binding, b));
     }
-    let set_bindings: Vec<Vec<(u32, BufferBinding)>> =
-        (0..kd.layout.set_layouts.len() as u32).map(|s| bindings.remove(&s).unwrap_or_default()).collect();
+    let set_bindings: Vec<Vec<(u32, BufferBinding)>> = (0..kd.layout.set_layouts.len() as u32)
+        .map(|s| bindings.remove(&s).unwrap_or_default())
+        .collect();
 
     let pipeline = kd.pipeline(&kernel.name, spec)?;
     keep.push(pipeline.clone());

@@ -103,7 +103,10 @@ impl Mem {
 
     /// `[offset, offset + size)` lies inside the buffer.
     pub fn check_range(&self, offset: usize, size: usize) -> CLResult<()> {
-        check(offset.checked_add(size).is_some_and(|end| end <= self.size), CL_INVALID_VALUE)
+        check(
+            offset.checked_add(size).is_some_and(|end| end <= self.size),
+            CL_INVALID_VALUE,
+        )
     }
 
     fn at(&self, offset: usize) -> u64 {
@@ -116,22 +119,49 @@ impl Mem {
 }
 
 fn staging(queue: &Queue, size: usize, placement: Placement) -> CLResult<Arc<Buffer>> {
-    Ok(Arc::new(Buffer::new(&queue.vk, size as u64, placement, "staging")?))
+    Ok(Arc::new(Buffer::new(
+        &queue.vk,
+        size as u64,
+        placement,
+        "staging",
+    )?))
 }
 
 /// clEnqueueWriteBuffer: the data is copied at enqueue, so `data` may be reused at once.
-pub fn write(queue: &Arc<Queue>, mem: &Arc<Mem>, offset: usize, data: &[u8], wait: &[Arc<Event>]) -> CLResult<Arc<Event>> {
+pub fn write(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    offset: usize,
+    data: &[u8],
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
     let stage = staging(queue, data.len(), Placement::Upload)?;
     // SAFETY: the staging buffer is new and unused by the GPU.
     unsafe { stage.write(0, data) };
     queue.enqueue(CL_COMMAND_WRITE_BUFFER, wait, |rec| {
-        rec.copy_buffer(stage.raw, 0, mem.storage.raw, mem.at(offset), data.len() as u64);
-        Ok(Recorded { host: None, keep: vec![stage.clone(), mem.keep()] })
+        rec.copy_buffer(
+            stage.raw,
+            0,
+            mem.storage.raw,
+            mem.at(offset),
+            data.len() as u64,
+        );
+        Ok(Recorded {
+            host: None,
+            keep: vec![stage.clone(), mem.keep()],
+        })
     })
 }
 
 /// clEnqueueReadBuffer: `dst` is written on the completion thread.
-pub fn read(queue: &Arc<Queue>, mem: &Arc<Mem>, offset: usize, size: usize, dst: HostPtr, wait: &[Arc<Event>]) -> CLResult<Arc<Event>> {
+pub fn read(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    offset: usize,
+    size: usize,
+    dst: HostPtr,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
     let stage = staging(queue, size, Placement::Readback)?;
     queue.enqueue(CL_COMMAND_READ_BUFFER, wait, |rec| {
         rec.copy_buffer(mem.storage.raw, mem.at(offset), stage.raw, 0, size as u64);
@@ -142,7 +172,10 @@ pub fn read(queue: &Arc<Queue>, mem: &Arc<Mem>, offset: usize, size: usize, dst:
             unsafe { s.read(0, std::slice::from_raw_parts_mut(dst.get(), size)) };
             Ok(())
         });
-        Ok(Recorded { host: Some(host), keep: vec![stage.clone(), mem.keep()] })
+        Ok(Recorded {
+            host: Some(host),
+            keep: vec![stage.clone(), mem.keep()],
+        })
     })
 }
 
@@ -156,8 +189,17 @@ pub fn copy(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     queue.enqueue(CL_COMMAND_COPY_BUFFER, wait, |rec| {
-        rec.copy_buffer(src.storage.raw, src.at(src_offset), dst.storage.raw, dst.at(dst_offset), size as u64);
-        Ok(Recorded { host: None, keep: vec![src.keep(), dst.keep()] })
+        rec.copy_buffer(
+            src.storage.raw,
+            src.at(src_offset),
+            dst.storage.raw,
+            dst.at(dst_offset),
+            size as u64,
+        );
+        Ok(Recorded {
+            host: None,
+            keep: vec![src.keep(), dst.keep()],
+        })
     })
 }
 
@@ -184,7 +226,10 @@ pub fn fill(
     if let Some(word) = pattern_word(pattern).filter(|_| at % 4 == 0 && size % 4 == 0) {
         return queue.enqueue(CL_COMMAND_FILL_BUFFER, wait, |rec| {
             rec.fill_buffer(mem.storage.raw, at, size as u64, word);
-            Ok(Recorded { host: None, keep: vec![mem.keep()] })
+            Ok(Recorded {
+                host: None,
+                keep: vec![mem.keep()],
+            })
         });
     }
     let data = pattern.repeat(size / pattern.len());
@@ -193,7 +238,10 @@ pub fn fill(
     unsafe { stage.write(0, &data) };
     queue.enqueue(CL_COMMAND_FILL_BUFFER, wait, |rec| {
         rec.copy_buffer(stage.raw, 0, mem.storage.raw, at, size as u64);
-        Ok(Recorded { host: None, keep: vec![stage.clone(), mem.keep()] })
+        Ok(Recorded {
+            host: None,
+            keep: vec![stage.clone(), mem.keep()],
+        })
     })
 }
 
@@ -211,11 +259,18 @@ pub fn map(
         // contents must be current once the map completes.
         let ptr = (mem.host_ptr + offset) as *mut u8;
         let refresh = flags & CL_MAP_WRITE_INVALIDATE_REGION == 0 && size > 0;
-        let stage = if refresh { Some(staging(queue, size, Placement::Readback)?) } else { None };
+        let stage = if refresh {
+            Some(staging(queue, size, Placement::Readback)?)
+        } else {
+            None
+        };
         let event = queue.enqueue(CL_COMMAND_MAP_BUFFER, wait, |rec| {
             let Some(stage) = stage else {
                 rec.marker();
-                return Ok(Recorded { host: None, keep: vec![mem.keep()] });
+                return Ok(Recorded {
+                    host: None,
+                    keep: vec![mem.keep()],
+                });
             };
             rec.copy_buffer(mem.storage.raw, mem.at(offset), stage.raw, 0, size as u64);
             let (s, dst) = (stage.clone(), HostPtr(ptr));
@@ -225,7 +280,10 @@ pub fn map(
                 unsafe { s.read(0, std::slice::from_raw_parts_mut(dst.get(), size)) };
                 Ok(())
             });
-            Ok(Recorded { host: Some(host), keep: vec![stage, mem.keep()] })
+            Ok(Recorded {
+                host: Some(host),
+                keep: vec![stage, mem.keep()],
+            })
         })?;
         (ptr as *mut c_void, event)
     } else {
@@ -235,12 +293,20 @@ pub fn map(
         let ptr = unsafe { base.as_ptr().add(mem.at(offset) as usize) };
         let event = queue.enqueue(CL_COMMAND_MAP_BUFFER, wait, |rec| {
             rec.marker();
-            Ok(Recorded { host: None, keep: vec![mem.keep()] })
+            Ok(Recorded {
+                host: None,
+                keep: vec![mem.keep()],
+            })
         })?;
         (ptr as *mut c_void, event)
     };
     let mut maps = mem.maps.lock();
-    let m = maps.entry(ptr as usize).or_insert(Mapping { offset, size, flags, count: 0 });
+    let m = maps.entry(ptr as usize).or_insert(Mapping {
+        offset,
+        size,
+        flags,
+        count: 0,
+    });
     m.count += 1;
     m.flags |= flags;
     m.size = m.size.max(size);
@@ -248,10 +314,17 @@ pub fn map(
 }
 
 /// clEnqueueUnmapMemObject.
-pub fn unmap(queue: &Arc<Queue>, mem: &Arc<Mem>, ptr: *mut c_void, wait: &[Arc<Event>]) -> CLResult<Arc<Event>> {
+pub fn unmap(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    ptr: *mut c_void,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
     let mapping = {
         let mut maps = mem.maps.lock();
-        let m = maps.get_mut(&(ptr as usize)).ok_or(ClError(CL_INVALID_VALUE))?;
+        let m = maps
+            .get_mut(&(ptr as usize))
+            .ok_or(ClError(CL_INVALID_VALUE))?;
         m.count -= 1;
         let m = *m;
         if m.count == 0 {
@@ -265,14 +338,31 @@ pub fn unmap(queue: &Arc<Queue>, mem: &Arc<Mem>, ptr: *mut c_void, wait: &[Arc<E
         let stage = staging(queue, mapping.size, Placement::Upload)?;
         // SAFETY: the mapped region is the application's memory of `size` bytes, finished
         // with by the time it unmaps; the staging buffer is new.
-        unsafe { stage.write(0, std::slice::from_raw_parts(ptr as *const u8, mapping.size)) };
+        unsafe {
+            stage.write(
+                0,
+                std::slice::from_raw_parts(ptr as *const u8, mapping.size),
+            )
+        };
         return queue.enqueue(CL_COMMAND_UNMAP_MEM_OBJECT, wait, |rec| {
-            rec.copy_buffer(stage.raw, 0, mem.storage.raw, mem.at(mapping.offset), mapping.size as u64);
-            Ok(Recorded { host: None, keep: vec![stage.clone(), mem.keep()] })
+            rec.copy_buffer(
+                stage.raw,
+                0,
+                mem.storage.raw,
+                mem.at(mapping.offset),
+                mapping.size as u64,
+            );
+            Ok(Recorded {
+                host: None,
+                keep: vec![stage.clone(), mem.keep()],
+            })
         });
     }
     queue.enqueue(CL_COMMAND_UNMAP_MEM_OBJECT, wait, |rec| {
         rec.marker();
-        Ok(Recorded { host: None, keep: vec![mem.keep()] })
+        Ok(Recorded {
+            host: None,
+            keep: vec![mem.keep()],
+        })
     })
 }

@@ -48,7 +48,11 @@ pub fn set_dispatch_table(table: *const c_void) {
 
 impl Base {
     pub fn new(kind: Kind) -> Base {
-        Base { dispatch: DISPATCH.load(Ordering::Acquire), kind, api_refs: AtomicU32::new(1) }
+        Base {
+            dispatch: DISPATCH.load(Ordering::Acquire),
+            kind,
+            api_refs: AtomicU32::new(1),
+        }
     }
 
     /// The application's reference count (`CL_*_REFERENCE_COUNT`).
@@ -81,7 +85,13 @@ unsafe fn drop_arc<T: ClObject>(addr: usize) {
 /// Gives `obj` a handle with application reference count 1.
 pub fn register<T: ClObject>(obj: Arc<T>) -> *mut c_void {
     let ptr = Arc::into_raw(obj) as *mut c_void;
-    LIVE.lock().insert(ptr as usize, Entry { kind: T::KIND, drop_ref: drop_arc::<T> });
+    LIVE.lock().insert(
+        ptr as usize,
+        Entry {
+            kind: T::KIND,
+            drop_ref: drop_arc::<T>,
+        },
+    );
     ptr
 }
 

@@ -34,14 +34,25 @@ pub fn get() -> &'static Arc<Platform> {
         let caps = instance.as_ref().map(|i| i.devices()).unwrap_or_default();
         let devices: Vec<Arc<Device>> = caps
             .into_iter()
-            .filter(|c| config.devices.is_empty() || config.devices.iter().any(|f| c.name.contains(f.as_str())))
-            .map(|c| Arc::new(Device::new(instance.clone().expect("devices imply an instance"), c)))
+            .filter(|c| {
+                config.devices.is_empty()
+                    || config.devices.iter().any(|f| c.name.contains(f.as_str()))
+            })
+            .map(|c| {
+                Arc::new(Device::new(
+                    instance.clone().expect("devices imply an instance"),
+                    c,
+                ))
+            })
             .collect();
         log::info!(target: "api", "platform with {} device(s)", devices.len());
         for d in &devices {
             register_static(d);
         }
-        let p = Arc::new(Platform { base: Base::new(Kind::Platform), devices });
+        let p = Arc::new(Platform {
+            base: Base::new(Kind::Platform),
+            devices,
+        });
         register_static(&p);
         p
     })

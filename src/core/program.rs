@@ -30,7 +30,13 @@ pub struct DeviceBuild {
 
 impl Default for DeviceBuild {
     fn default() -> Self {
-        DeviceBuild { status: CL_BUILD_NONE, options: String::new(), log: String::new(), binary_type: CL_PROGRAM_BINARY_TYPE_NONE, exe: None }
+        DeviceBuild {
+            status: CL_BUILD_NONE,
+            options: String::new(),
+            log: String::new(),
+            binary_type: CL_PROGRAM_BINARY_TYPE_NONE,
+            exe: None,
+        }
     }
 }
 
@@ -87,16 +93,27 @@ impl Program {
 
     /// clBuildProgram for `devices` (all of the program's when empty).
     pub fn build(&self, devices: &[Arc<Device>], user_options: &str) -> CLResult<()> {
-        check(self.kernels_attached.load(Ordering::Acquire) == 0, CL_INVALID_OPERATION)?;
+        check(
+            self.kernels_attached.load(Ordering::Acquire) == 0,
+            CL_INVALID_OPERATION,
+        )?;
         let indices: Vec<usize> = if devices.is_empty() {
             (0..self.devices.len()).collect()
         } else {
-            devices.iter().map(|d| self.device_index(d).ok_or(ClError(CL_INVALID_DEVICE))).collect::<CLResult<_>>()?
+            devices
+                .iter()
+                .map(|d| self.device_index(d).ok_or(ClError(CL_INVALID_DEVICE)))
+                .collect::<CLResult<_>>()?
         };
         let mut jobs = vec![];
         {
             let mut builds = self.builds.lock();
-            check(indices.iter().all(|&i| builds[i].status != CL_BUILD_IN_PROGRESS), CL_INVALID_OPERATION)?;
+            check(
+                indices
+                    .iter()
+                    .all(|&i| builds[i].status != CL_BUILD_IN_PROGRESS),
+                CL_INVALID_OPERATION,
+            )?;
             for &i in &indices {
                 let args = options::clspv_args(user_options, &self.devices[i].clspv_target()).map_err(|why| {
                     log::info!(target: "compiler", "invalid build options {user_options:?}: {why}");
@@ -105,7 +122,11 @@ impl Program {
                 jobs.push((i, args));
             }
             for &(i, _) in &jobs {
-                builds[i] = DeviceBuild { status: CL_BUILD_IN_PROGRESS, options: user_options.to_string(), ..Default::default() };
+                builds[i] = DeviceBuild {
+                    status: CL_BUILD_IN_PROGRESS,
+                    options: user_options.to_string(),
+                    ..Default::default()
+                };
             }
         }
         // Devices with the same target get the same clspv arguments: compile once for them.
@@ -122,7 +143,11 @@ impl Program {
             };
             if build.status != CL_BUILD_SUCCESS {
                 let unavailable = build.log.starts_with(UNAVAILABLE);
-                result = Err(ClError(if unavailable { CL_COMPILER_NOT_AVAILABLE } else { CL_BUILD_PROGRAM_FAILURE }));
+                result = Err(ClError(if unavailable {
+                    CL_COMPILER_NOT_AVAILABLE
+                } else {
+                    CL_BUILD_PROGRAM_FAILURE
+                }));
             }
             self.builds.lock()[i] = build;
         }
@@ -130,7 +155,12 @@ impl Program {
     }
 
     fn compile(&self, args: &[String], user_options: &str) -> DeviceBuild {
-        let failed = |log: String| DeviceBuild { status: CL_BUILD_ERROR, options: user_options.to_string(), log, ..Default::default() };
+        let failed = |log: String| DeviceBuild {
+            status: CL_BUILD_ERROR,
+            options: user_options.to_string(),
+            log,
+            ..Default::default()
+        };
         let out = match compiler::compile(&[self.source.as_bytes()], args) {
             Ok(out) => out,
             Err(CompileError::Failed { log }) => return failed(log),
@@ -142,7 +172,10 @@ impl Program {
                 options: user_options.to_string(),
                 log: out.log,
                 binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
-                exe: Some(Arc::new(Executable { spirv: out.spirv, reflection })),
+                exe: Some(Arc::new(Executable {
+                    spirv: out.spirv,
+                    reflection,
+                })),
             },
             Err(e) => failed(format!("{}\n{e}", out.log)),
         }

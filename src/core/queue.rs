@@ -91,7 +91,10 @@ impl Queue {
     ) -> CLResult<Arc<Queue>> {
         let vk = device.vk()?;
         let timeline = vk.create_timeline(0)?;
-        let progress = Arc::new(Progress { completed: Mutex::new(0), cond: Condvar::new() });
+        let progress = Arc::new(Progress {
+            completed: Mutex::new(0),
+            cond: Condvar::new(),
+        });
         let (tx, rx) = channel::<Pending>();
         let (vk2, progress2) = (vk.clone(), progress.clone());
         let spawned = std::thread::Builder::new()
@@ -110,7 +113,11 @@ impl Queue {
             properties,
             properties_array,
             timeline,
-            state: Mutex::new(State { open: None, last: 0, submitted: 0 }),
+            state: Mutex::new(State {
+                open: None,
+                last: 0,
+                submitted: 0,
+            }),
             progress,
             completion: Mutex::new(Some(tx)),
         }))
@@ -127,7 +134,11 @@ impl Queue {
         let waits = self.resolve_waits(wait_list)?;
         let mut state = self.state.lock();
         if state.open.is_none() {
-            state.open = Some(Batch { rec: Recorder::new(&self.vk)?, items: vec![], keep: vec![] });
+            state.open = Some(Batch {
+                rec: Recorder::new(&self.vk)?,
+                items: vec![],
+                keep: vec![],
+            });
         }
         let batch = state.open.as_mut().expect("opened above");
         for (sem, value) in waits {
@@ -138,7 +149,10 @@ impl Queue {
         state.last = value;
         let event = Event::new(self, command_type, value);
         let batch = state.open.as_mut().expect("opened above");
-        batch.items.push(Item { event: event.clone(), host: recorded.host });
+        batch.items.push(Item {
+            event: event.clone(),
+            host: recorded.host,
+        });
         batch.keep.extend(recorded.keep);
         if batch.rec.commands >= crate::config::get().batch_commands {
             self.submit(&mut state)?;
@@ -169,7 +183,9 @@ impl Queue {
     }
 
     fn submit(&self, state: &mut State) -> CLResult<()> {
-        let Some(batch) = state.open.take() else { return Ok(()) };
+        let Some(batch) = state.open.take() else {
+            return Ok(());
+        };
         let value = state.last;
         let events: Vec<_> = batch.items.iter().map(|i| i.event.clone()).collect();
         let sender = self.completion.lock().clone();
@@ -182,11 +198,18 @@ impl Queue {
         for e in &events {
             e.set_status(failed.map_or(CL_SUBMITTED as cl_int, |e| e.0));
         }
-        let pending = Pending { value, retired, items: batch.items, keep: batch.keep };
+        let pending = Pending {
+            value,
+            retired,
+            items: batch.items,
+            keep: batch.keep,
+        };
         if let Some(tx) = sender {
             if failed.is_some() {
                 // Nothing will signal the timeline: signal it from the host so later waits end.
-                let info = vk::SemaphoreSignalInfo::default().semaphore(self.timeline).value(value);
+                let info = vk::SemaphoreSignalInfo::default()
+                    .semaphore(self.timeline)
+                    .value(value);
                 // SAFETY: valid semaphore; value is greater than any signalled before.
                 let _ = unsafe { self.vk.raw.signal_semaphore(&info) };
             }
@@ -258,11 +281,13 @@ fn complete_batches(
             let status = match (failed, item.host) {
                 (Some(e), _) => e.0,
                 (None, None) => CL_COMPLETE as cl_int,
-                (None, Some(host)) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(host)) {
-                    Ok(Ok(())) => CL_COMPLETE as cl_int,
-                    Ok(Err(e)) => e.0,
-                    Err(_) => CL_OUT_OF_RESOURCES,
-                },
+                (None, Some(host)) => {
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(host)) {
+                        Ok(Ok(())) => CL_COMPLETE as cl_int,
+                        Ok(Err(e)) => e.0,
+                        Err(_) => CL_OUT_OF_RESOURCES,
+                    }
+                }
             };
             item.event.set_status(status);
         }

@@ -45,7 +45,8 @@ impl Device {
             .uniform_and_storage_buffer8_bit_access(fs.uniform8)
             .storage_push_constant8(fs.push_constant8)
             .buffer_device_address(fs.buffer_device_address);
-        let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default().subgroup_size_control(true);
+        let mut fsg =
+            vk::PhysicalDeviceSubgroupSizeControlFeatures::default().subgroup_size_control(true);
         let mut exts = vec![];
         if caps.api_version < vk::API_VERSION_1_3 {
             exts.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
@@ -112,7 +113,9 @@ impl Device {
     pub fn wait_timeline(&self, sem: vk::Semaphore, value: u64, timeout_ns: u64) -> CLResult<bool> {
         let sems = [sem];
         let values = [value];
-        let info = vk::SemaphoreWaitInfo::default().semaphores(&sems).values(&values);
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&values);
         // SAFETY: valid semaphore of this device.
         match unsafe { self.raw.wait_semaphores(&info, timeout_ns) } {
             Ok(()) => Ok(true),

@@ -23,7 +23,11 @@ unsafe extern "system" fn debug_callback(
     let msg = msg.map(|m| m.to_string_lossy()).unwrap_or_default();
     if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
         log::error!(target: "vk", "validation: {msg}");
-        crate::vk::instance::VALIDATION_ERRORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if crate::config::get().validation_fatal {
+            // Tests run with VKCL_VALIDATION=fatal: a validation error must fail them loudly.
+            eprintln!("vkcl: Vulkan validation error (VKCL_VALIDATION=fatal): {msg}");
+            std::process::abort();
+        }
     } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
         log::warn!(target: "vk", "validation: {msg}");
     } else {
@@ -31,9 +35,6 @@ unsafe extern "system" fn debug_callback(
     }
     vk::FALSE
 }
-
-/// Validation errors seen in this process (tests assert it stays 0).
-pub static VALIDATION_ERRORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Instance {
     /// Loads Vulkan and creates an instance; None when there is no usable Vulkan.
@@ -48,8 +49,10 @@ impl Instance {
         };
         // SAFETY: entry is a loaded Vulkan entry.
         let layers = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
-        let have_validation =
-            validation && layers.iter().any(|l| l.layer_name_as_c_str() == Ok(VALIDATION));
+        let have_validation = validation
+            && layers
+                .iter()
+                .any(|l| l.layer_name_as_c_str() == Ok(VALIDATION));
         if validation && !have_validation {
             log::warn!(target: "vk", "VKCL_VALIDATION=1 but the validation layer is not installed");
         }
@@ -61,7 +64,9 @@ impl Instance {
         let ext_names = [ash::ext::debug_utils::NAME.as_ptr()];
         let mut info = vk::InstanceCreateInfo::default().application_info(&app);
         if have_validation {
-            info = info.enabled_layer_names(&layer_names).enabled_extension_names(&ext_names);
+            info = info
+                .enabled_layer_names(&layer_names)
+                .enabled_extension_names(&ext_names);
         }
         // SAFETY: valid create info; the instance is destroyed in Drop.
         let raw = match unsafe { entry.create_instance(&info, None) } {
@@ -71,6 +76,9 @@ impl Instance {
                 return None;
             }
         };
+        if have_validation {
+            log::info!(target: "vk", "validation layer enabled");
+        }
         let debug = have_validation.then(|| {
             let utils = ash::ext::debug_utils::Instance::new(&entry, &raw);
             let info = vk::DebugUtilsMessengerCreateInfoEXT::default()

@@ -38,7 +38,12 @@ pub const BUFFER_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
 );
 
 impl Buffer {
-    pub fn new(device: &Arc<Device>, size: u64, placement: Placement, name: &str) -> CLResult<Buffer> {
+    pub fn new(
+        device: &Arc<Device>,
+        size: u64,
+        placement: Placement,
+        name: &str,
+    ) -> CLResult<Buffer> {
         let info = vk::BufferCreateInfo::default()
             .size(size.max(4))
             .usage(BUFFER_USAGE)
@@ -53,7 +58,9 @@ impl Buffer {
         };
         let alloc = {
             let mut guard = device.allocator.lock();
-            let allocator = guard.as_mut().ok_or(ClError(crate::cl::CL_OUT_OF_RESOURCES))?;
+            let allocator = guard
+                .as_mut()
+                .ok_or(ClError(crate::cl::CL_OUT_OF_RESOURCES))?;
             allocator.allocate(&AllocationCreateDesc {
                 name,
                 requirements,
@@ -71,7 +78,11 @@ impl Buffer {
             }
         };
         // SAFETY: the allocation satisfies raw's requirements and is not bound elsewhere.
-        if let Err(e) = unsafe { device.raw.bind_buffer_memory(raw, alloc.memory(), alloc.offset()) } {
+        if let Err(e) = unsafe {
+            device
+                .raw
+                .bind_buffer_memory(raw, alloc.memory(), alloc.offset())
+        } {
             // SAFETY: raw is unused.
             unsafe { device.raw.destroy_buffer(raw, None) };
             if let Some(a) = device.allocator.lock().as_mut() {
@@ -79,7 +90,12 @@ impl Buffer {
             }
             return Err(e.into());
         }
-        Ok(Buffer { device: device.clone(), raw, size, allocation: Some(alloc) })
+        Ok(Buffer {
+            device: device.clone(),
+            raw,
+            size,
+            allocation: Some(alloc),
+        })
     }
 
     /// The host address of byte 0, for host-visible buffers.
@@ -93,9 +109,17 @@ impl Buffer {
     /// No GPU work may access the range concurrently.
     pub unsafe fn write(&self, offset: u64, data: &[u8]) {
         assert!(offset + data.len() as u64 <= self.size);
-        let dst = self.mapped().expect("write to a buffer that is not host-visible");
+        let dst = self
+            .mapped()
+            .expect("write to a buffer that is not host-visible");
         // SAFETY: in bounds (checked above); the caller guarantees no concurrent GPU access.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst.as_ptr().add(offset as usize), data.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                dst.as_ptr().add(offset as usize),
+                data.len(),
+            )
+        };
     }
 
     /// Copies from the buffer at `offset` into `out`.
@@ -104,9 +128,17 @@ impl Buffer {
     /// No GPU work may write the range concurrently.
     pub unsafe fn read(&self, offset: u64, out: &mut [u8]) {
         assert!(offset + out.len() as u64 <= self.size);
-        let src = self.mapped().expect("read from a buffer that is not host-visible");
+        let src = self
+            .mapped()
+            .expect("read from a buffer that is not host-visible");
         // SAFETY: in bounds; the caller guarantees no concurrent GPU writes.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr().add(offset as usize), out.as_mut_ptr(), out.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.as_ptr().add(offset as usize),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        };
     }
 }
 
@@ -114,7 +146,10 @@ impl Drop for Buffer {
     fn drop(&mut self) {
         // SAFETY: the last user of the buffer is gone (commands hold an Arc until complete).
         unsafe { self.device.raw.destroy_buffer(self.raw, None) };
-        if let (Some(a), Some(alloc)) = (self.device.allocator.lock().as_mut(), self.allocation.take()) {
+        if let (Some(a), Some(alloc)) = (
+            self.device.allocator.lock().as_mut(),
+            self.allocation.take(),
+        ) {
             let _ = a.free(alloc);
         }
     }

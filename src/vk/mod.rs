@@ -30,7 +30,9 @@ impl From<gpu_allocator::AllocationError> for ClError {
     fn from(e: gpu_allocator::AllocationError) -> ClError {
         log::warn!(target: "memory", "allocation failed: {e}");
         match e {
-            gpu_allocator::AllocationError::OutOfMemory => ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE),
+            gpu_allocator::AllocationError::OutOfMemory => {
+                ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+            }
             _ => ClError(CL_OUT_OF_RESOURCES),
         }
     }

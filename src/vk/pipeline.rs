@@ -16,7 +16,10 @@ impl ShaderModule {
         let info = vk::ShaderModuleCreateInfo::default().code(spirv);
         // SAFETY: valid device; the code is clspv output (validated SPIR-V).
         let raw = unsafe { device.raw.create_shader_module(&info, None) }?;
-        Ok(ShaderModule { device: device.clone(), raw })
+        Ok(ShaderModule {
+            device: device.clone(),
+            raw,
+        })
     }
 }
 
@@ -40,7 +43,11 @@ pub struct KernelLayout {
 }
 
 impl KernelLayout {
-    pub fn new(device: &Arc<Device>, sets: Vec<SetBindings>, push_constant_size: u32) -> CLResult<KernelLayout> {
+    pub fn new(
+        device: &Arc<Device>,
+        sets: Vec<SetBindings>,
+        push_constant_size: u32,
+    ) -> CLResult<KernelLayout> {
         let mut layout = KernelLayout {
             device: device.clone(),
             sets: vec![],
@@ -61,7 +68,9 @@ impl KernelLayout {
                 .collect();
             let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
             // SAFETY: valid device and create info; destroyed in Drop (also on error below).
-            layout.set_layouts.push(unsafe { device.raw.create_descriptor_set_layout(&info, None) }?);
+            layout
+                .set_layouts
+                .push(unsafe { device.raw.create_descriptor_set_layout(&info, None) }?);
         }
         let ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
@@ -78,25 +87,45 @@ impl KernelLayout {
     }
 
     /// A compute pipeline for `entry` with these specialisation constants (id, value).
-    pub fn pipeline(&self, module: &ShaderModule, entry: &str, spec: &[(u32, u32)]) -> CLResult<Pipeline> {
+    pub fn pipeline(
+        &self,
+        module: &ShaderModule,
+        entry: &str,
+        spec: &[(u32, u32)],
+    ) -> CLResult<Pipeline> {
         let entries: Vec<_> = spec
             .iter()
             .enumerate()
-            .map(|(i, &(id, _))| vk::SpecializationMapEntry { constant_id: id, offset: 4 * i as u32, size: 4 })
+            .map(|(i, &(id, _))| vk::SpecializationMapEntry {
+                constant_id: id,
+                offset: 4 * i as u32,
+                size: 4,
+            })
             .collect();
         let data: Vec<u8> = spec.iter().flat_map(|&(_, v)| v.to_ne_bytes()).collect();
-        let spec_info = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+        let spec_info = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(&data);
         let name = CString::new(entry).unwrap_or_default();
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module.raw)
             .name(&name)
             .specialization_info(&spec_info);
-        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.pipeline_layout);
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(self.pipeline_layout);
         // SAFETY: valid module, layout and cache of this device.
-        let raw = unsafe { self.device.raw.create_compute_pipelines(self.device.pipeline_cache, &[info], None) }
-            .map_err(|(_, e)| e)?;
-        Ok(Pipeline { device: self.device.clone(), raw: raw[0] })
+        let raw = unsafe {
+            self.device
+                .raw
+                .create_compute_pipelines(self.device.pipeline_cache, &[info], None)
+        }
+        .map_err(|(_, e)| e)?;
+        Ok(Pipeline {
+            device: self.device.clone(),
+            raw: raw[0],
+        })
     }
 }
 
@@ -104,7 +133,9 @@ impl Drop for KernelLayout {
     fn drop(&mut self) {
         // SAFETY: no pipeline or command using the layouts is still alive (they hold Arcs).
         unsafe {
-            self.device.raw.destroy_pipeline_layout(self.pipeline_layout, None);
+            self.device
+                .raw
+                .destroy_pipeline_layout(self.pipeline_layout, None);
             for &l in &self.set_layouts {
                 self.device.raw.destroy_descriptor_set_layout(l, None);
             }

@@ -140,7 +140,9 @@ impl Caps {
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
-        let mut feats2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f11).push_next(&mut f12);
+        let mut feats2 = vk::PhysicalDeviceFeatures2::default()
+            .push_next(&mut f11)
+            .push_next(&mut f12);
         if sgsc {
             feats2 = feats2.push_next(&mut fsg);
         }
@@ -197,10 +199,14 @@ impl Caps {
         let compute_units = if has_sm {
             sm.shader_sm_count
         } else if has_amd {
-            amd.shader_engine_count * amd.shader_arrays_per_engine_count * amd.compute_units_per_shader_array
+            amd.shader_engine_count
+                * amd.shader_arrays_per_engine_count
+                * amd.compute_units_per_shader_array
         } else if device_type == vk::PhysicalDeviceType::CPU {
             // lavapipe runs one thread per CPU.
-            std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+            std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(1)
         } else {
             // A sound floor: a GPU runs at least as many groups at once as it has
             // subgroups per maximal work-group.
@@ -208,11 +214,18 @@ impl Caps {
         }
         .max(1);
 
-        let name = props.device_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let driver_name =
-            p12.driver_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let driver_info =
-            p12.driver_info_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = props
+            .device_name_as_c_str()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let driver_name = p12
+            .driver_name_as_c_str()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let driver_info = p12
+            .driver_info_as_c_str()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         Ok(Caps {
             physical: pd,
             name,
@@ -230,8 +243,16 @@ impl Caps {
             limits: props.limits,
             max_memory_allocation_size: m3.max_memory_allocation_size,
             subgroup_size: p11.subgroup_size,
-            min_subgroup_size: if sgsc { p13.min_subgroup_size } else { p11.subgroup_size },
-            max_subgroup_size: if sgsc { p13.max_subgroup_size } else { p11.subgroup_size },
+            min_subgroup_size: if sgsc {
+                p13.min_subgroup_size
+            } else {
+                p11.subgroup_size
+            },
+            max_subgroup_size: if sgsc {
+                p13.max_subgroup_size
+            } else {
+                p11.subgroup_size
+            },
             subgroup_ops: p11.subgroup_supported_operations,
             memory,
             queue_family: queue_family as u32,

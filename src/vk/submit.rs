@@ -36,14 +36,22 @@ impl Recorder {
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
         // SAFETY: valid device; destroyed by Drop of Recorder / Retired.
         let pool = unsafe { device.raw.create_command_pool(&info, None) }?;
-        let mut rec = Recorder { device: device.clone(), pool, cmd: vk::CommandBuffer::null(), desc_pools: vec![], waits: vec![], commands: 0 };
+        let mut rec = Recorder {
+            device: device.clone(),
+            pool,
+            cmd: vk::CommandBuffer::null(),
+            desc_pools: vec![],
+            waits: vec![],
+            commands: 0,
+        };
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
         // SAFETY: valid pool.
         rec.cmd = unsafe { device.raw.allocate_command_buffers(&alloc) }?[0];
-        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: a fresh command buffer.
         unsafe { device.raw.begin_command_buffer(rec.cmd, &begin) }?;
         Ok(rec)
@@ -76,21 +84,40 @@ impl Recorder {
         self.commands += 1;
     }
 
-    pub fn copy_buffer(&mut self, src: vk::Buffer, src_offset: u64, dst: vk::Buffer, dst_offset: u64, size: u64) {
+    pub fn copy_buffer(
+        &mut self,
+        src: vk::Buffer,
+        src_offset: u64,
+        dst: vk::Buffer,
+        dst_offset: u64,
+        size: u64,
+    ) {
         if size == 0 {
             return;
         }
         self.begin_command();
-        let region = vk::BufferCopy { src_offset, dst_offset, size };
+        let region = vk::BufferCopy {
+            src_offset,
+            dst_offset,
+            size,
+        };
         // SAFETY: cmd is recording; the caller keeps both buffers alive until completion.
-        unsafe { self.device.raw.cmd_copy_buffer(self.cmd, src, dst, &[region]) };
+        unsafe {
+            self.device
+                .raw
+                .cmd_copy_buffer(self.cmd, src, dst, &[region])
+        };
     }
 
     /// Fills with a 32-bit pattern; offset and size must be multiples of 4.
     pub fn fill_buffer(&mut self, dst: vk::Buffer, offset: u64, size: u64, data: u32) {
         self.begin_command();
         // SAFETY: cmd is recording; the caller keeps dst alive until completion.
-        unsafe { self.device.raw.cmd_fill_buffer(self.cmd, dst, offset, size, data) };
+        unsafe {
+            self.device
+                .raw
+                .cmd_fill_buffer(self.cmd, dst, offset, size, data)
+        };
     }
 
     /// An empty command (marker, barrier): ordering only.
@@ -101,26 +128,48 @@ impl Recorder {
     fn allocate_set(&mut self, layout: vk::DescriptorSetLayout) -> CLResult<vk::DescriptorSet> {
         let layouts = [layout];
         if let Some(&pool) = self.desc_pools.last() {
-            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+            let info = vk::DescriptorSetAllocateInfo::default()
+                .descriptor_pool(pool)
+                .set_layouts(&layouts);
             // SAFETY: valid pool and layout.
             match unsafe { self.device.raw.allocate_descriptor_sets(&info) } {
                 Ok(sets) => return Ok(sets[0]),
-                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY) | Err(vk::Result::ERROR_FRAGMENTED_POOL) => {}
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY)
+                | Err(vk::Result::ERROR_FRAGMENTED_POOL) => {}
                 Err(e) => return Err(e.into()),
             }
         }
         let sizes = [
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: SETS_PER_POOL * 8 },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_BUFFER, descriptor_count: SETS_PER_POOL * 4 },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: SETS_PER_POOL },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_IMAGE, descriptor_count: SETS_PER_POOL },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLER, descriptor_count: SETS_PER_POOL },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER,
+                descriptor_count: SETS_PER_POOL * 8,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::UNIFORM_BUFFER,
+                descriptor_count: SETS_PER_POOL * 4,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::SAMPLED_IMAGE,
+                descriptor_count: SETS_PER_POOL,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_IMAGE,
+                descriptor_count: SETS_PER_POOL,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::SAMPLER,
+                descriptor_count: SETS_PER_POOL,
+            },
         ];
-        let info = vk::DescriptorPoolCreateInfo::default().max_sets(SETS_PER_POOL).pool_sizes(&sizes);
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(SETS_PER_POOL)
+            .pool_sizes(&sizes);
         // SAFETY: valid device; destroyed with the batch.
         let pool = unsafe { self.device.raw.create_descriptor_pool(&info, None) }?;
         self.desc_pools.push(pool);
-        let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+        let info = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(pool)
+            .set_layouts(&layouts);
         // SAFETY: fresh pool sized for several sets.
         Ok(unsafe { self.device.raw.allocate_descriptor_sets(&info) }?[0])
     }
@@ -141,7 +190,13 @@ impl Recorder {
             let slots = bindings.get(i).map(|b| b.as_slice()).unwrap_or(&[]);
             let infos: Vec<[vk::DescriptorBufferInfo; 1]> = slots
                 .iter()
-                .map(|(_, b)| [vk::DescriptorBufferInfo { buffer: b.buffer, offset: b.offset, range: b.range }])
+                .map(|(_, b)| {
+                    [vk::DescriptorBufferInfo {
+                        buffer: b.buffer,
+                        offset: b.offset,
+                        range: b.range,
+                    }]
+                })
                 .collect();
             let writes: Vec<_> = slots
                 .iter()
@@ -165,10 +220,23 @@ impl Recorder {
         unsafe {
             d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, pipeline.raw);
             if !sets.is_empty() {
-                d.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::COMPUTE, layout.pipeline_layout, 0, &sets, &[]);
+                d.cmd_bind_descriptor_sets(
+                    self.cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    layout.pipeline_layout,
+                    0,
+                    &sets,
+                    &[],
+                );
             }
             if !push.is_empty() {
-                d.cmd_push_constants(self.cmd, layout.pipeline_layout, vk::ShaderStageFlags::COMPUTE, 0, push);
+                d.cmd_push_constants(
+                    self.cmd,
+                    layout.pipeline_layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    push,
+                );
             }
             d.cmd_dispatch(self.cmd, groups[0], groups[1], groups[2]);
         }
@@ -209,18 +277,30 @@ impl Recorder {
             let queue = self.device.queue.lock();
             // SAFETY: the queue is externally synchronised by its mutex; everything the
             // command buffer references is kept alive by the batch until completion.
-            unsafe { self.device.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }?;
+            unsafe {
+                self.device
+                    .raw
+                    .queue_submit(*queue, &[submit], vk::Fence::null())
+            }?;
         }
         let pools = std::mem::take(&mut self.desc_pools);
         let pool = std::mem::replace(&mut self.pool, vk::CommandPool::null());
-        Ok(Retired { device: self.device.clone(), pool, desc_pools: pools })
+        Ok(Retired {
+            device: self.device.clone(),
+            pool,
+            desc_pools: pools,
+        })
     }
 }
 
 impl Drop for Recorder {
     fn drop(&mut self) {
         // A recorder dropped without submitting: nothing of it reached the GPU.
-        Retired { device: self.device.clone(), pool: self.pool, desc_pools: std::mem::take(&mut self.desc_pools) };
+        Retired {
+            device: self.device.clone(),
+            pool: self.pool,
+            desc_pools: std::mem::take(&mut self.desc_pools),
+        };
     }
 }
 
