@@ -10,6 +10,8 @@ use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
 
+pub type ContextCallback = unsafe extern "C" fn(cl_context, *mut c_void);
+
 /// Validates a context property list: only CL_CONTEXT_PLATFORM (our platform) and
 /// CL_CONTEXT_INTEROP_USER_SYNC, each at most once.
 fn check_properties(props: &[cl_context_properties]) -> CLResult<()> {
@@ -90,6 +92,15 @@ entry! {
     fn clReleaseContext(context: cl_context) {
         super::platform::ensure_init();
         release::<Context>(context as *const c_void).map(|_| ())
+    }
+
+    fn clSetContextDestructorCallback(context: cl_context, pfn_notify: Option<ContextCallback>, user_data: *mut c_void) {
+        let ctx: Arc<Context> = obj(context)?;
+        let f = pfn_notify.ok_or(ClError(CL_INVALID_VALUE))?;
+        let user = user_data as usize;
+        // SAFETY: the application's callback with its user data, called once.
+        ctx.on_destroy(Box::new(move |h| unsafe { f(h as cl_context, user as *mut c_void) }));
+        Ok(())
     }
 
     fn clGetContextInfo(

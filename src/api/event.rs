@@ -9,6 +9,8 @@ use crate::core::{check, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
 
+pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
+
 entry! {
     fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) {
         check(num_events > 0 && !event_list.is_null(), CL_INVALID_VALUE)?;
@@ -58,6 +60,31 @@ entry! {
     fn clReleaseEvent(event: cl_event) {
         super::platform::ensure_init();
         release::<Event>(event as *const c_void).map(|_| ())
+    }
+
+    fn clSetEventCallback(
+        event: cl_event,
+        command_exec_callback_type: cl_int,
+        pfn_notify: Option<EventCallback>,
+        user_data: *mut c_void,
+    ) {
+        let e: Arc<Event> = obj(event)?;
+        let f = pfn_notify.ok_or(ClError(CL_INVALID_VALUE))?;
+        let known = [CL_SUBMITTED, CL_RUNNING, CL_COMPLETE].map(|s| s as cl_int);
+        check(known.contains(&command_exec_callback_type), CL_INVALID_VALUE)?;
+        // The handle stays valid for the callback even if the application releases the event
+        // first: the callback holds an application reference, given back after it ran.
+        retain::<Event>(event as *const c_void)?;
+        let (h, user) = (event as usize, user_data as usize);
+        e.on_status(
+            command_exec_callback_type,
+            Box::new(move |status| {
+                // SAFETY: the application's callback, with its own user data.
+                unsafe { f(h as cl_event, status, user as *mut c_void) };
+                let _ = release::<Event>(h as *const c_void);
+            }),
+        );
+        Ok(())
     }
 
     fn clGetEventProfilingInfo(

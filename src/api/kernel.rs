@@ -131,6 +131,20 @@ entry! {
         Ok(())
     }
 
+    fn clCloneKernel(source_kernel: cl_kernel) -> cl_kernel, errcode_ret {
+        let k: Arc<Kernel> = obj(source_kernel)?;
+        Ok(register(k.duplicate()) as cl_kernel)
+    }
+
+    fn clSetKernelExecInfo(kernel: cl_kernel, param_name: cl_kernel_exec_info, param_value_size: usize, param_value: *const c_void) {
+        obj::<Kernel, _>(kernel)?;
+        match param_name {
+            // No device of vkcl supports SVM yet.
+            CL_KERNEL_EXEC_INFO_SVM_PTRS | CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => Err(ClError(CL_INVALID_OPERATION)),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }
+    }
+
     fn clRetainKernel(kernel: cl_kernel) {
         super::platform::ensure_init();
         retain::<Kernel>(kernel as *const c_void)

@@ -7,7 +7,7 @@ use crate::core::context::Context;
 use crate::core::event::Event;
 use crate::core::memory::{self, HostPtr, Mem};
 use crate::core::object::{handle, register, release, retain};
-use crate::core::queue::Queue;
+use crate::core::queue::{Queue, Recorded};
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -58,6 +58,37 @@ fn create_buffer(
     }
     let mem = Mem::new_buffer(&ctx, flags, size, host_ptr, properties)?;
     Ok(register(mem) as cl_mem)
+}
+
+pub type MemCallback = unsafe extern "C" fn(cl_mem, *mut c_void);
+
+/// A sub-buffer's flags: the spec's rules against its parent's, with access and host-access
+/// flags inherited when not given.
+fn sub_buffer_flags(parent: cl_mem_flags, mut flags: cl_mem_flags) -> CLResult<cl_mem_flags> {
+    check_flags(flags)?;
+    check(flags & HOST_PTR == 0, CL_INVALID_VALUE)?;
+    let p_access = parent & ACCESS;
+    let access_ok = match flags & ACCESS {
+        0 => true,
+        CL_MEM_READ_WRITE => p_access == CL_MEM_READ_WRITE,
+        CL_MEM_READ_ONLY => p_access != CL_MEM_WRITE_ONLY,
+        _ => p_access != CL_MEM_READ_ONLY,
+    };
+    check(access_ok, CL_INVALID_VALUE)?;
+    let p_host = parent & HOST_ACCESS;
+    let host_ok = match flags & HOST_ACCESS {
+        CL_MEM_HOST_READ_ONLY => p_host & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0,
+        CL_MEM_HOST_WRITE_ONLY => p_host & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0,
+        _ => true,
+    };
+    check(host_ok, CL_INVALID_VALUE)?;
+    if flags & ACCESS == 0 {
+        flags |= p_access;
+    }
+    if flags & HOST_ACCESS == 0 {
+        flags |= p_host;
+    }
+    Ok(flags | (parent & HOST_PTR))
 }
 
 /// The queue, and the memory object checked to be of its context.
@@ -122,13 +153,69 @@ entry! {
             CL_MEM_MAP_COUNT => v(&m.map_count()),
             CL_MEM_REFERENCE_COUNT => v(&m.base.api_refs()),
             CL_MEM_CONTEXT => v(&handle(&m.context)),
-            CL_MEM_ASSOCIATED_MEMOBJECT => v(&std::ptr::null_mut::<c_void>()),
-            CL_MEM_OFFSET => v(&0usize),
+            CL_MEM_ASSOCIATED_MEMOBJECT => v(&m.parent.as_ref().map_or(std::ptr::null_mut(), |p| handle(&p.0))),
+            CL_MEM_OFFSET => v(&m.parent.as_ref().map_or(0, |p| p.1)),
             CL_MEM_USES_SVM_POINTER => v(&cl_false),
             CL_MEM_PROPERTIES => v(&m.properties),
             _ => Err(ClError(CL_INVALID_VALUE)),
         }?;
         write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clCreateSubBuffer(
+        buffer: cl_mem,
+        flags: cl_mem_flags,
+        create_type: cl_buffer_create_type,
+        create_info: *const c_void,
+    ) -> cl_mem, errcode_ret {
+        let parent: Arc<Mem> = obj(buffer)?;
+        check(parent.mem_type == CL_MEM_OBJECT_BUFFER && parent.parent.is_none(), CL_INVALID_MEM_OBJECT)?;
+        let flags = sub_buffer_flags(parent.flags, flags)?;
+        check(create_type == CL_BUFFER_CREATE_TYPE_REGION && !create_info.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: CL_BUFFER_CREATE_TYPE_REGION passes a cl_buffer_region.
+        let region = unsafe { *(create_info as *const cl_buffer_region) };
+        check(region.size > 0, CL_INVALID_BUFFER_SIZE)?;
+        parent.check_range(region.origin, region.size)?;
+        let aligned = parent.context.devices.iter().all(|d| region.origin as u64 % d.mem_base_addr_align() == 0);
+        check(aligned, CL_MISALIGNED_SUB_BUFFER_OFFSET)?;
+        Ok(register(Mem::new_sub_buffer(&parent, flags, region.origin, region.size)) as cl_mem)
+    }
+
+    fn clSetMemObjectDestructorCallback(mem: cl_mem, pfn_notify: Option<MemCallback>, user_data: *mut c_void) {
+        let m: Arc<Mem> = obj(mem)?;
+        let f = pfn_notify.ok_or(ClError(CL_INVALID_VALUE))?;
+        let user = user_data as usize;
+        // SAFETY: the application's callback with its user data, called once.
+        m.on_destroy(Box::new(move |h| unsafe { f(h as cl_mem, user as *mut c_void) }));
+        Ok(())
+    }
+
+    fn clEnqueueMigrateMemObjects(
+        queue: cl_command_queue,
+        num_mem_objects: cl_uint,
+        mem_objects: *const cl_mem,
+        flags: cl_mem_migration_flags,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let q: Arc<Queue> = obj(queue)?;
+        check(num_mem_objects > 0 && !mem_objects.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes num_mem_objects handles.
+        let handles = unsafe { super::util::slice(mem_objects, num_mem_objects as usize) };
+        let mems = handles.iter().map(|&h| obj::<Mem, _>(h)).collect::<CLResult<Vec<_>>>()?;
+        check(mems.iter().all(|m| Arc::ptr_eq(&m.context, &q.context)), CL_INVALID_CONTEXT)?;
+        let known = CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
+        check(flags & !known == 0, CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        // Every buffer lives in memory the context's device reaches: nothing moves; the command
+        // still orders like any other.
+        let e = q.enqueue(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, |rec| {
+            rec.marker();
+            let keep = mems.iter().map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>).collect();
+            Ok(Recorded { host: None, keep })
+        })?;
+        finish(e, false, event)
     }
 
     fn clEnqueueReadBuffer(

@@ -1,12 +1,14 @@
 //! Command queues.
 
 use super::info::{v, write};
-use super::util::{obj, property_list};
+use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
 use crate::core::device::Device;
+use crate::core::event::Event;
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
+use crate::core::queue::Recorded;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -122,6 +124,45 @@ entry! {
         Err(ClError(CL_INVALID_OPERATION))
     }
 
+    fn clEnqueueMarkerWithWaitList(
+        queue: cl_command_queue,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        marker(queue, CL_COMMAND_MARKER, num_events, events, event)
+    }
+
+    fn clEnqueueBarrierWithWaitList(
+        queue: cl_command_queue,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        marker(queue, CL_COMMAND_BARRIER, num_events, events, event)
+    }
+
+    fn clEnqueueMarker(queue: cl_command_queue, event: *mut cl_event) {
+        obj::<Queue, _>(queue)?;
+        check(!event.is_null(), CL_INVALID_VALUE)?;
+        marker(queue, CL_COMMAND_MARKER, 0, std::ptr::null(), event)
+    }
+
+    fn clEnqueueBarrier(queue: cl_command_queue) {
+        marker(queue, CL_COMMAND_BARRIER, 0, std::ptr::null(), std::ptr::null_mut())
+    }
+
+    fn clEnqueueWaitForEvents(queue: cl_command_queue, num_events: cl_uint, events: *const cl_event) {
+        let q: Arc<Queue> = obj(queue)?;
+        check(num_events > 0 && !events.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes num_events handles.
+        for &h in unsafe { slice(events, num_events as usize) } {
+            let e: Arc<Event> = obj(h)?;
+            check(Arc::ptr_eq(&e.context, &q.context), CL_INVALID_CONTEXT)?;
+        }
+        marker(queue, CL_COMMAND_BARRIER, num_events, events, std::ptr::null_mut())
+    }
+
     fn clFlush(queue: cl_command_queue) {
         obj::<Queue, _>(queue)?.flush()
     }
@@ -129,4 +170,26 @@ entry! {
     fn clFinish(queue: cl_command_queue) {
         obj::<Queue, _>(queue)?.finish()
     }
+}
+
+/// Markers and barriers: on an in-order queue both complete after every earlier command and
+/// the events in their wait list, and order every later command after them.
+fn marker(
+    queue: cl_command_queue,
+    command: cl_command_type,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    let wait = wait_list(num_events, events, &q.context)?;
+    let e = q.enqueue(command, &wait, |rec| {
+        rec.marker();
+        Ok(Recorded {
+            host: None,
+            keep: vec![],
+        })
+    })?;
+    return_event(e, event);
+    Ok(())
 }

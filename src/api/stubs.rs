@@ -106,21 +106,6 @@ pub extern "C" fn clEnqueueNativeKernel(a0: cl_command_queue, a1: *mut c_void, a
     super::unimplemented("clEnqueueNativeKernel", CL_INVALID_OPERATION)
 }
 
-#[no_mangle]
-pub extern "C" fn clEnqueueMarker(a0: cl_command_queue, a1: *mut cl_event) -> cl_int {
-    super::unimplemented("clEnqueueMarker", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueWaitForEvents(a0: cl_command_queue, a1: cl_uint, a2: *mut cl_event) -> cl_int {
-    super::unimplemented("clEnqueueWaitForEvents", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueBarrier(a0: cl_command_queue) -> cl_int {
-    super::unimplemented("clEnqueueBarrier", CL_INVALID_OPERATION)
-}
-
 pub extern "C" fn clCreateFromGLBuffer(a0: cl_context, a1: cl_mem_flags, a2: u32, a3: *mut i32) -> cl_mem {
     let e = super::unimplemented("clCreateFromGLBuffer", CL_INVALID_OPERATION);
     if !a3.is_null() {
@@ -217,26 +202,6 @@ pub extern "C" fn clEnqueueReleaseD3D10ObjectsKHR(a0: cl_command_queue, a1: cl_u
 }
 
 #[no_mangle]
-pub extern "C" fn clSetEventCallback(a0: cl_event, a1: cl_int, a2: *mut c_void, a3: *mut c_void) -> cl_int {
-    super::unimplemented("clSetEventCallback", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clCreateSubBuffer(a0: cl_mem, a1: cl_mem_flags, a2: cl_buffer_create_type, a3: *mut c_void, a4: *mut cl_int) -> cl_mem {
-    let e = super::unimplemented("clCreateSubBuffer", CL_INVALID_OPERATION);
-    if !a4.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a4 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clSetMemObjectDestructorCallback(a0: cl_mem, a1: *mut c_void, a2: *mut c_void) -> cl_int {
-    super::unimplemented("clSetMemObjectDestructorCallback", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
 pub extern "C" fn clCreateUserEvent(a0: cl_context, a1: *mut cl_int) -> cl_event {
     let e = super::unimplemented("clCreateUserEvent", CL_INVALID_OPERATION);
     if !a1.is_null() {
@@ -315,21 +280,6 @@ pub extern "C" fn clLinkProgram(a0: cl_context, a1: cl_uint, a2: *mut cl_device_
 #[no_mangle]
 pub extern "C" fn clEnqueueFillImage(a0: cl_command_queue, a1: cl_mem, a2: *mut c_void, a3: *mut usize, a4: *mut usize, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
     super::unimplemented("clEnqueueFillImage", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueMigrateMemObjects(a0: cl_command_queue, a1: cl_uint, a2: *mut cl_mem, a3: cl_mem_migration_flags, a4: cl_uint, a5: *mut cl_event, a6: *mut cl_event) -> cl_int {
-    super::unimplemented("clEnqueueMigrateMemObjects", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueMarkerWithWaitList(a0: cl_command_queue, a1: cl_uint, a2: *mut cl_event, a3: *mut cl_event) -> cl_int {
-    super::unimplemented("clEnqueueMarkerWithWaitList", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueBarrierWithWaitList(a0: cl_command_queue, a1: cl_uint, a2: *mut cl_event, a3: *mut cl_event) -> cl_int {
-    super::unimplemented("clEnqueueBarrierWithWaitList", CL_INVALID_OPERATION)
 }
 
 pub extern "C" fn clCreateFromGLTexture(a0: cl_context, a1: cl_mem_flags, a2: u32, a3: i32, a4: u32, a5: *mut cl_int) -> cl_mem {
@@ -493,23 +443,8 @@ pub extern "C" fn clSetKernelArgSVMPointer(a0: cl_kernel, a1: cl_uint, a2: *mut 
     super::unimplemented("clSetKernelArgSVMPointer", CL_INVALID_OPERATION)
 }
 
-#[no_mangle]
-pub extern "C" fn clSetKernelExecInfo(a0: cl_kernel, a1: cl_kernel_exec_info, a2: usize, a3: *mut c_void) -> cl_int {
-    super::unimplemented("clSetKernelExecInfo", CL_INVALID_OPERATION)
-}
-
 pub extern "C" fn clGetKernelSubGroupInfoKHR(a0: cl_kernel, a1: cl_device_id, a2: cl_kernel_sub_group_info, a3: usize, a4: *mut c_void, a5: usize, a6: *mut c_void, a7: *mut usize) -> cl_int {
     super::unimplemented("clGetKernelSubGroupInfoKHR", CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clCloneKernel(a0: cl_kernel, a1: *mut cl_int) -> cl_kernel {
-    let e = super::unimplemented("clCloneKernel", CL_INVALID_OPERATION);
-    if !a1.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a1 = e };
-    }
-    std::ptr::null_mut()
 }
 
 #[no_mangle]
@@ -565,9 +500,4 @@ pub extern "C" fn clCreateImageWithProperties(a0: cl_context, a1: *mut cl_mem_pr
         unsafe { *a6 = e };
     }
     std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clSetContextDestructorCallback(a0: cl_context, a1: *mut c_void, a2: *mut c_void) -> cl_int {
-    super::unimplemented("clSetContextDestructorCallback", CL_INVALID_OPERATION)
 }

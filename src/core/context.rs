@@ -4,6 +4,7 @@ use super::device::Device;
 use super::error::CLResult;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
+use parking_lot::Mutex;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
@@ -16,6 +17,20 @@ pub struct Context {
     /// The properties as given, with the terminating 0 (empty if none were given).
     pub properties: Vec<cl_context_properties>,
     notify: Option<(ErrorCallback, usize)>,
+    destructors: Mutex<Vec<Box<dyn FnOnce(*mut c_void) + Send>>>,
+}
+
+impl Drop for Context {
+    /// clSetContextDestructorCallback callbacks, in reverse order of registration.
+    fn drop(&mut self) {
+        let handle = self as *mut Context as *mut c_void;
+        for f in std::mem::take(&mut *self.destructors.lock())
+            .into_iter()
+            .rev()
+        {
+            f(handle);
+        }
+    }
 }
 
 impl ClObject for Context {
@@ -40,11 +55,16 @@ impl Context {
             devices,
             properties,
             notify: notify.map(|(f, u)| (f, u as usize)),
+            destructors: Mutex::new(vec![]),
         }))
     }
 
     pub fn has_device(&self, dev: &Arc<Device>) -> bool {
         self.devices.iter().any(|d| Arc::ptr_eq(d, dev))
+    }
+
+    pub fn on_destroy(&self, f: Box<dyn FnOnce(*mut c_void) + Send>) {
+        self.destructors.lock().push(f);
     }
 
     /// Reports an error to the application's callback, if it gave one.

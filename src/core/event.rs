@@ -20,7 +20,12 @@ pub struct Event {
     pub value: u64,
     status: Mutex<cl_int>,
     cond: Condvar,
+    /// Callbacks waiting for a status (CL_SUBMITTED, CL_RUNNING or CL_COMPLETE).
+    callbacks: Mutex<Vec<(cl_int, Callback)>>,
 }
+
+/// An event callback, given the status that triggered it (negative on error).
+pub type Callback = Box<dyn FnOnce(cl_int) + Send>;
 
 impl ClObject for Event {
     const KIND: Kind = Kind::Event;
@@ -40,6 +45,7 @@ impl Event {
             value,
             status: Mutex::new(CL_QUEUED as cl_int),
             cond: Condvar::new(),
+            callbacks: Mutex::new(vec![]),
         })
     }
 
@@ -49,12 +55,42 @@ impl Event {
 
     /// Moves the status forward (never back, never out of an error).
     pub fn set_status(&self, status: cl_int) {
-        let mut s = self.status.lock();
-        if *s > status || status < 0 {
-            if *s >= 0 {
-                *s = status;
+        let now = {
+            let mut s = self.status.lock();
+            if (*s <= status && status >= 0) || *s < 0 {
+                return;
             }
+            *s = status;
             self.cond.notify_all();
+            status
+        };
+        self.run_callbacks(now);
+    }
+
+    /// Runs, outside every lock and in status order, the callbacks whose status was reached.
+    fn run_callbacks(&self, status: cl_int) {
+        let due: Vec<(cl_int, Callback)> = {
+            let mut cbs = self.callbacks.lock();
+            let (due, wait) = cbs
+                .drain(..)
+                .partition(|(on, _)| status < 0 || *on >= status);
+            *cbs = wait;
+            due
+        };
+        let mut due = due;
+        // SUBMITTED (2) before RUNNING (1) before COMPLETE (0), each in registration order.
+        due.sort_by_key(|(on, _)| -on);
+        for (on, f) in due {
+            f(if status < 0 { status } else { on });
+        }
+    }
+
+    /// clSetEventCallback: `f` runs once the event reaches `on` (at once if it has).
+    pub fn on_status(&self, on: cl_int, f: Callback) {
+        self.callbacks.lock().push((on, f));
+        let status = self.status();
+        if status < 0 || status <= on {
+            self.run_callbacks(status);
         }
     }
 

@@ -209,6 +209,19 @@ impl Kernel {
         }))
     }
 
+    /// clCloneKernel: the same kernel with a copy of the arguments set so far.
+    pub fn duplicate(&self) -> Arc<Kernel> {
+        self.program.kernels_attached.fetch_add(1, Ordering::AcqRel);
+        Arc::new(Kernel {
+            base: Base::new(Kind::Kernel),
+            program: self.program.clone(),
+            name: self.name.clone(),
+            reflection: self.reflection.clone(),
+            devices: self.devices.clone(),
+            args: Mutex::new(self.args.lock().clone()),
+        })
+    }
+
     pub fn num_args(&self) -> u32 {
         self.reflection.num_args
     }

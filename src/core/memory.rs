@@ -30,7 +30,27 @@ pub struct Mem {
     pub storage: Arc<Buffer>,
     /// Offset of byte 0 of this object in `storage`.
     pub offset: u64,
+    /// A sub-buffer's parent, and its origin in the parent.
+    pub parent: Option<(Arc<Mem>, usize)>,
     maps: Mutex<HashMap<usize, Mapping>>,
+    destructors: Mutex<Vec<Destructor>>,
+}
+
+/// A clSetMemObjectDestructorCallback callback, given the object's handle.
+pub type Destructor = Box<dyn FnOnce(*mut c_void) + Send>;
+
+impl Drop for Mem {
+    /// The destructor callbacks run when the object is deleted, after its last use, in
+    /// reverse order of registration.
+    fn drop(&mut self) {
+        let handle = self as *mut Mem as *mut c_void;
+        for f in std::mem::take(&mut *self.destructors.lock())
+            .into_iter()
+            .rev()
+        {
+            f(handle);
+        }
+    }
 }
 
 impl ClObject for Mem {
@@ -93,8 +113,41 @@ impl Mem {
             properties,
             storage: Arc::new(storage),
             offset: 0,
+            parent: None,
             maps: Mutex::new(HashMap::new()),
+            destructors: Mutex::new(vec![]),
         }))
+    }
+
+    /// clCreateSubBuffer: `size` bytes of `parent` from `origin` (checked by the caller).
+    pub fn new_sub_buffer(
+        parent: &Arc<Mem>,
+        flags: cl_mem_flags,
+        origin: usize,
+        size: usize,
+    ) -> Arc<Mem> {
+        Arc::new(Mem {
+            base: Base::new(Kind::Mem),
+            context: parent.context.clone(),
+            mem_type: CL_MEM_OBJECT_BUFFER,
+            flags,
+            size,
+            host_ptr: if parent.host_ptr != 0 {
+                parent.host_ptr + origin
+            } else {
+                0
+            },
+            properties: vec![],
+            storage: parent.storage.clone(),
+            offset: parent.offset + origin as u64,
+            parent: Some((parent.clone(), origin)),
+            maps: Mutex::new(HashMap::new()),
+            destructors: Mutex::new(vec![]),
+        })
+    }
+
+    pub fn on_destroy(&self, f: Destructor) {
+        self.destructors.lock().push(f);
     }
 
     pub fn map_count(&self) -> u32 {

@@ -1,0 +1,502 @@
+//! Markers and barriers, event callbacks, sub-buffers, destructor callbacks, migration and
+//! kernel cloning.
+#[macro_use]
+mod common;
+use common::*;
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::Mutex;
+
+type EventNotify = Option<unsafe extern "C" fn(cl_event, cl_int, *mut c_void)>;
+type MemNotify = Option<unsafe extern "C" fn(cl_mem, *mut c_void)>;
+type ContextNotify = Option<unsafe extern "C" fn(cl_context, *mut c_void)>;
+
+#[repr(C)]
+struct BufferRegion {
+    origin: usize,
+    size: usize,
+}
+
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clEnqueueMarkerWithWaitList(
+        q: cl_command_queue,
+        n: cl_uint,
+        l: *const cl_event,
+        e: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueBarrierWithWaitList(
+        q: cl_command_queue,
+        n: cl_uint,
+        l: *const cl_event,
+        e: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueMarker(q: cl_command_queue, e: *mut cl_event) -> cl_int;
+    fn clEnqueueBarrier(q: cl_command_queue) -> cl_int;
+    fn clEnqueueWaitForEvents(q: cl_command_queue, n: cl_uint, l: *const cl_event) -> cl_int;
+    fn clSetEventCallback(e: cl_event, ty: cl_int, f: EventNotify, ud: *mut c_void) -> cl_int;
+    fn clCreateSubBuffer(
+        m: cl_mem,
+        flags: cl_bitfield,
+        ty: cl_uint,
+        info: *const c_void,
+        err: *mut cl_int,
+    ) -> cl_mem;
+    fn clSetMemObjectDestructorCallback(m: cl_mem, f: MemNotify, ud: *mut c_void) -> cl_int;
+    fn clSetContextDestructorCallback(c: cl_context, f: ContextNotify, ud: *mut c_void) -> cl_int;
+    fn clEnqueueMigrateMemObjects(
+        q: cl_command_queue,
+        n: cl_uint,
+        m: *const cl_mem,
+        flags: cl_bitfield,
+        nw: cl_uint,
+        wl: *const cl_event,
+        e: *mut cl_event,
+    ) -> cl_int;
+    fn clCloneKernel(k: cl_kernel, err: *mut cl_int) -> cl_kernel;
+}
+
+const CL_COMMAND_MARKER: cl_uint = 0x11FE;
+const CL_COMMAND_BARRIER: cl_uint = 0x1205;
+const CL_COMMAND_MIGRATE_MEM_OBJECTS: cl_uint = 0x1206;
+const CL_EVENT_COMMAND_TYPE: cl_uint = 0x11D1;
+const CL_EVENT_COMMAND_EXECUTION_STATUS: cl_uint = 0x11D3;
+const CL_SUBMITTED_: cl_int = 2;
+const CL_RUNNING_: cl_int = 1;
+const CL_BUFFER_CREATE_TYPE_REGION: cl_uint = 0x1220;
+const CL_MIGRATE_MEM_OBJECT_HOST: cl_bitfield = 1;
+
+fn event_status(e: cl_event) -> cl_int {
+    let mut s: cl_int = -1;
+    check!(clGetEventInfo(
+        e,
+        CL_EVENT_COMMAND_EXECUTION_STATUS,
+        4,
+        (&mut s as *mut cl_int).cast(),
+        null_mut()
+    ));
+    s
+}
+
+fn command_type(e: cl_event) -> cl_uint {
+    let mut t: cl_uint = 0;
+    check!(clGetEventInfo(
+        e,
+        CL_EVENT_COMMAND_TYPE,
+        4,
+        (&mut t as *mut cl_uint).cast(),
+        null_mut()
+    ));
+    t
+}
+
+#[test]
+fn markers_and_barriers_complete_after_earlier_commands() {
+    let e = Env::new();
+    let n = 1 << 16;
+    let m = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let v: u32 = 0x1234_5678;
+    check!(clEnqueueFillBuffer(
+        e.queue,
+        m,
+        (&v as *const u32).cast(),
+        4,
+        0,
+        n * 4,
+        0,
+        null(),
+        null_mut()
+    ));
+    let mut marker = null_mut();
+    check!(clEnqueueMarkerWithWaitList(e.queue, 0, null(), &mut marker));
+    assert_eq!(command_type(marker), CL_COMMAND_MARKER);
+    let mut barrier = null_mut();
+    check!(clEnqueueBarrierWithWaitList(
+        e.queue,
+        1,
+        &marker,
+        &mut barrier
+    ));
+    assert_eq!(command_type(barrier), CL_COMMAND_BARRIER);
+    check!(clWaitForEvents(1, &barrier));
+    assert_eq!(event_status(marker), CL_COMPLETE);
+    assert_eq!(e.read::<u32>(m, n), vec![v; n]);
+    // 1.x variants.
+    let mut old = null_mut();
+    check!(clEnqueueMarker(e.queue, &mut old));
+    check!(clEnqueueBarrier(e.queue));
+    check!(clEnqueueWaitForEvents(e.queue, 1, &old));
+    check_err!(clEnqueueMarker(e.queue, null_mut()), CL_INVALID_VALUE);
+    check_err!(clEnqueueWaitForEvents(e.queue, 0, null()), CL_INVALID_VALUE);
+    check_err!(
+        clEnqueueMarkerWithWaitList(e.queue, 1, null(), null_mut()),
+        CL_INVALID_EVENT_WAIT_LIST
+    );
+    check!(clFinish(e.queue));
+    for ev in [marker, barrier, old] {
+        check!(clReleaseEvent(ev));
+    }
+    check!(clReleaseMemObject(m));
+}
+
+#[test]
+fn a_wait_list_orders_commands_across_queues() {
+    let e = Env::new();
+    let mut err = 0;
+    let q2 = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let n = 1 << 18;
+    let m = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let v: u32 = 7;
+    let mut filled = null_mut();
+    check!(clEnqueueFillBuffer(
+        e.queue,
+        m,
+        (&v as *const u32).cast(),
+        4,
+        0,
+        n * 4,
+        0,
+        null(),
+        &mut filled
+    ));
+    // The read on the second queue waits (GPU-side) for the fill on the first.
+    let mut out = vec![0u32; n];
+    check!(clEnqueueReadBuffer(
+        q2,
+        m,
+        CL_TRUE,
+        0,
+        n * 4,
+        out.as_mut_ptr().cast(),
+        1,
+        &filled,
+        null_mut()
+    ));
+    assert!(out.iter().all(|&x| x == v));
+    check!(clReleaseEvent(filled));
+    check!(clReleaseMemObject(m));
+    check!(clReleaseCommandQueue(q2));
+}
+
+static CALLS: Mutex<Vec<(usize, cl_int)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn record(_e: cl_event, status: cl_int, user: *mut c_void) {
+    CALLS.lock().unwrap().push((user as usize, status));
+}
+
+#[test]
+fn event_callbacks_run_once_each_in_status_order() {
+    let e = Env::new();
+    let m = e.buffer(CL_MEM_READ_WRITE, 4096, null_mut());
+    let data = vec![1u8; 4096];
+    let mut ev = null_mut();
+    check!(clEnqueueWriteBuffer(
+        e.queue,
+        m,
+        CL_FALSE,
+        0,
+        4096,
+        data.as_ptr().cast(),
+        0,
+        null(),
+        &mut ev
+    ));
+    let tag = 0x5eed_0000usize;
+    check!(clSetEventCallback(
+        ev,
+        CL_COMPLETE,
+        Some(record),
+        (tag + 3) as *mut c_void
+    ));
+    check!(clSetEventCallback(
+        ev,
+        CL_RUNNING_,
+        Some(record),
+        (tag + 2) as *mut c_void
+    ));
+    check!(clSetEventCallback(
+        ev,
+        CL_SUBMITTED_,
+        Some(record),
+        (tag + 1) as *mut c_void
+    ));
+    check_err!(
+        clSetEventCallback(ev, CL_SUBMITTED_, None, null_mut()),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clSetEventCallback(ev, 3, Some(record), null_mut()),
+        CL_INVALID_VALUE
+    );
+    // Released before it completes: the callbacks still run, with a valid handle.
+    check!(clReleaseEvent(ev));
+    check!(clFinish(e.queue));
+    // Callbacks run on vkcl's completion thread: give it a moment after clFinish.
+    let mine = || {
+        CALLS
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.0 & !0xff == tag)
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    for _ in 0..200 {
+        if mine().len() == 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(
+        mine(),
+        vec![
+            (tag + 1, CL_SUBMITTED_),
+            (tag + 2, CL_RUNNING_),
+            (tag + 3, CL_COMPLETE)
+        ]
+    );
+    // A callback registered on a complete event runs at once.
+    let mut ev2 = null_mut();
+    check!(clEnqueueMarkerWithWaitList(e.queue, 0, null(), &mut ev2));
+    check!(clWaitForEvents(1, &ev2));
+    check!(clSetEventCallback(
+        ev2,
+        CL_COMPLETE,
+        Some(record),
+        (tag + 4) as *mut c_void
+    ));
+    assert_eq!(mine().last(), Some(&(tag + 4, CL_COMPLETE)));
+    check!(clReleaseEvent(ev2));
+    check!(clReleaseMemObject(m));
+}
+
+fn sub_buffer(m: cl_mem, flags: cl_bitfield, origin: usize, size: usize) -> Result<cl_mem, cl_int> {
+    let region = BufferRegion { origin, size };
+    let mut err = 0;
+    let s = unsafe {
+        clCreateSubBuffer(
+            m,
+            flags,
+            CL_BUFFER_CREATE_TYPE_REGION,
+            (&region as *const BufferRegion).cast(),
+            &mut err,
+        )
+    };
+    if err == CL_SUCCESS {
+        Ok(s)
+    } else {
+        assert!(s.is_null());
+        Err(err)
+    }
+}
+
+#[test]
+fn sub_buffers_alias_their_parent() {
+    let e = Env::new();
+    let align = {
+        let mut bits: cl_uint = 0;
+        check!(clGetDeviceInfo(
+            e.dev,
+            0x1019, /* MEM_BASE_ADDR_ALIGN */
+            4,
+            (&mut bits as *mut u32).cast(),
+            null_mut()
+        ));
+        bits as usize / 8
+    };
+    let n = 4 * align;
+    let data: Vec<u8> = (0..n).map(|i| i as u8).collect();
+    let parent = e.buffer_from(&data);
+    let sub = sub_buffer(parent, 0, align, align).expect("aligned sub-buffer");
+    assert_eq!(e.read::<u8>(sub, align), data[align..2 * align].to_vec());
+    // Writes through the sub-buffer land in the parent.
+    e.write(sub, &vec![0xAAu8; align]);
+    let all = e.read::<u8>(parent, n);
+    assert!(all[align..2 * align].iter().all(|&b| b == 0xAA));
+    assert_eq!(all[..align], data[..align]);
+    // A kernel sees the sub-buffer from its origin.
+    let p = e.program(
+        "kernel void inc(global uchar* b) { b[get_global_id(0)] += 1; }",
+        "",
+    );
+    let k = kernel(p, "inc");
+    arg(k, 0, &sub);
+    e.run(k, None, &[align], None);
+    let all = e.read::<u8>(parent, n);
+    assert!(all[align..2 * align].iter().all(|&b| b == 0xAB));
+    assert_eq!(all[2 * align..], data[2 * align..]);
+    // Info: associated object and offset.
+    let mut assoc: cl_mem = null_mut();
+    check!(clGetMemObjectInfo(
+        sub,
+        CL_MEM_ASSOCIATED_MEMOBJECT,
+        8,
+        (&mut assoc as *mut cl_mem).cast(),
+        null_mut()
+    ));
+    assert_eq!(assoc, parent);
+    let mut off = 0usize;
+    check!(clGetMemObjectInfo(
+        sub,
+        CL_MEM_OFFSET,
+        8,
+        (&mut off as *mut usize).cast(),
+        null_mut()
+    ));
+    assert_eq!(off, align);
+    // Errors.
+    if align > 1 {
+        assert_eq!(
+            sub_buffer(parent, 0, 1, 16),
+            Err(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        );
+    }
+    assert_eq!(sub_buffer(parent, 0, 0, 0), Err(CL_INVALID_BUFFER_SIZE));
+    assert_eq!(sub_buffer(parent, 0, 0, n + 1), Err(CL_INVALID_VALUE));
+    assert_eq!(sub_buffer(sub, 0, 0, 16), Err(CL_INVALID_MEM_OBJECT));
+    assert_eq!(
+        sub_buffer(parent, CL_MEM_COPY_HOST_PTR, 0, 16),
+        Err(CL_INVALID_VALUE)
+    );
+    let ro = e.buffer(CL_MEM_READ_ONLY, n, null_mut());
+    assert_eq!(
+        sub_buffer(ro, CL_MEM_WRITE_ONLY, 0, 16),
+        Err(CL_INVALID_VALUE)
+    );
+    let ro_sub = sub_buffer(ro, 0, 0, 16).unwrap();
+    let mut flags: cl_bitfield = 0;
+    check!(clGetMemObjectInfo(
+        ro_sub,
+        CL_MEM_FLAGS,
+        8,
+        (&mut flags as *mut u64).cast(),
+        null_mut()
+    ));
+    assert_eq!(
+        flags & CL_MEM_READ_ONLY,
+        CL_MEM_READ_ONLY,
+        "access flags are inherited"
+    );
+    for m in [ro_sub, ro, sub, parent] {
+        check!(clReleaseMemObject(m));
+    }
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}
+
+static DESTROYED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn mem_destroyed(_m: cl_mem, user: *mut c_void) {
+    DESTROYED.lock().unwrap().push(user as usize);
+}
+
+unsafe extern "C" fn context_destroyed(_c: cl_context, user: *mut c_void) {
+    DESTROYED.lock().unwrap().push(user as usize);
+}
+
+#[test]
+fn destructor_callbacks_run_after_the_last_use_in_reverse_order() {
+    let dev = device();
+    let mut err = 0;
+    let ctx = unsafe { clCreateContext(null(), 1, &dev, None, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let m = unsafe { clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let base = 0xd00d_0000usize;
+    check!(clSetMemObjectDestructorCallback(
+        m,
+        Some(mem_destroyed),
+        (base + 1) as *mut c_void
+    ));
+    check!(clSetMemObjectDestructorCallback(
+        m,
+        Some(mem_destroyed),
+        (base + 2) as *mut c_void
+    ));
+    check!(clSetContextDestructorCallback(
+        ctx,
+        Some(context_destroyed),
+        (base + 3) as *mut c_void
+    ));
+    check_err!(
+        clSetMemObjectDestructorCallback(m, None, null_mut()),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clSetContextDestructorCallback(ctx, None, null_mut()),
+        CL_INVALID_VALUE
+    );
+    let mine = || {
+        DESTROYED
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|&&x| x & !0xff == base)
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    check!(clReleaseMemObject(m));
+    assert_eq!(mine(), vec![base + 2, base + 1]);
+    check!(clReleaseContext(ctx));
+    assert_eq!(mine(), vec![base + 2, base + 1, base + 3]);
+}
+
+#[test]
+fn migrate_mem_objects_orders_like_a_command() {
+    let e = Env::new();
+    let m = e.buffer_from(&[1u32, 2, 3, 4]);
+    let mut ev = null_mut();
+    check!(clEnqueueMigrateMemObjects(
+        e.queue,
+        1,
+        &m,
+        CL_MIGRATE_MEM_OBJECT_HOST,
+        0,
+        null(),
+        &mut ev
+    ));
+    check!(clWaitForEvents(1, &ev));
+    assert_eq!(command_type(ev), CL_COMMAND_MIGRATE_MEM_OBJECTS);
+    check_err!(
+        clEnqueueMigrateMemObjects(e.queue, 0, null(), 0, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clEnqueueMigrateMemObjects(e.queue, 1, &m, 1 << 7, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(e.read::<u32>(m, 4), vec![1, 2, 3, 4]);
+    check!(clReleaseEvent(ev));
+    check!(clReleaseMemObject(m));
+}
+
+#[test]
+fn cloned_kernels_keep_the_arguments_set_so_far() {
+    let e = Env::new();
+    let p = e.program(
+        "kernel void fill(global int* b, int v) { b[get_global_id(0)] = v; }",
+        "",
+    );
+    let k = kernel(p, "fill");
+    let a = e.buffer(CL_MEM_READ_WRITE, 64 * 4, null_mut());
+    arg(k, 0, &a);
+    arg(k, 1, &5i32);
+    let mut err = 0;
+    let c = unsafe { clCloneKernel(k, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    // Changing the original does not change the clone.
+    arg(k, 1, &9i32);
+    e.run(c, None, &[64], None);
+    assert_eq!(e.read::<i32>(a, 64), vec![5; 64]);
+    e.run(k, None, &[64], None);
+    assert_eq!(e.read::<i32>(a, 64), vec![9; 64]);
+    unsafe {
+        clReleaseKernel(c);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(a);
+    }
+}
