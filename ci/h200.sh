@@ -1,0 +1,26 @@
+#!/bin/bash
+# vkcl on the H200 (the device tool's machine): clinfo, the examples, the integration tests, and
+# clpeak side by side with NVIDIA's own OpenCL. Runs there from the repository root, with
+#   .gl/   the Debian .debs of the Vulkan loader and its deps, ocl-icd, clinfo, clpeak
+#          (see ../shared/GPU.md for the apt-get download line; add ocl-icd-libopencl1 clinfo clpeak)
+#   .dev/  a release build: libvkcl.so, vkcl-clspv, the pyclspv wheel, the examples built with cc,
+#          and the integration-test executables in .dev/deps/ (cargo test --release --no-run)
+# both carried (git-ignored). Results go to $OUT. See docs/GPU.md for the last figures.
+set -u
+for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+D=$PWD/.dev
+python3 -c "import zipfile,glob;z=zipfile.ZipFile(glob.glob('$D/*.whl')[0]);n=[x for x in z.namelist() if x.endswith('.so')][0];open('$D/libclspv.so','wb').write(z.read(n))"
+# Debian's ocl-icd first (CUDA ships its own libOpenCL.so.1 that ignores OCL_ICD_VENDORS).
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+mkdir -p /tmp/nv; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv/nvidia.icd
+export OCL_ICD_VENDORS=$D/libvkcl.so
+echo "== vulkan"; vulkaninfo --summary 2>&1 | grep -E "deviceName|driverName|apiVersion" | head; VKCL_LOG=info clinfo -l 2>&1 | head
+echo "== clinfo vkcl"; clinfo 2>&1 | tee $OUT/clinfo-vkcl.txt | grep -E "Device Name|Max compute|Global memory size|Max memory alloc|error|Invalid" | head
+echo "== examples"; $D/vector_add; $D/reduction
+echo "== tests"
+cd $D/deps && for t in *; do VKCL_VALIDATION=0 ./$t --test-threads=2 2>&1 | tail -4 | tee -a $OUT/tests.txt; done; cd - >/dev/null
+echo "== clpeak vkcl"
+timeout 240 clpeak --global-bandwidth --compute-sp --transfer-bandwidth --kernel-latency 2>&1 | tee $OUT/clpeak-vkcl.txt | tail -40
+echo "== clpeak nvidia"
+OCL_ICD_VENDORS=/tmp/nv timeout 120 clpeak -p 0 --global-bandwidth --compute-sp --transfer-bandwidth --kernel-latency 2>&1 | tee $OUT/clpeak-nv.txt | tail -30
