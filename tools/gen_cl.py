@@ -240,6 +240,20 @@ STUB_ERRORS = [
     (r".*", "CL_INVALID_OPERATION"),
 ]
 
+# How a stub checks a handle argument of each type, before anything else.
+HANDLE_CHECKS = {
+    "cl_context": "super::obj::<Context, _>({a})?;",
+    "cl_command_queue": "super::obj::<Queue, _>({a})?;",
+    "cl_mem": "super::obj::<Mem, _>({a})?;",
+    "cl_program": "super::obj::<Program, _>({a})?;",
+    "cl_kernel": "super::obj::<Kernel, _>({a})?;",
+    "cl_event": "super::obj::<Event, _>({a})?;",
+    "cl_device_id": "super::obj::<Device, _>({a})?;",
+    "cl_platform_id": "super::platform::platform_arg({a}, false)?;",
+    # vkcl creates no samplers yet, so no sampler handle is valid.
+    "cl_sampler": "return Err(crate::core::ClError(CL_INVALID_SAMPLER));",
+}
+
 def core_name(n):
     return not re.search(r"(KHR|EXT)$|GL|D3D|DX9|EGL", n)
 
@@ -262,31 +276,39 @@ def write_entries():
     disp.append("];")
     open(os.path.join(API, "dispatch.rs"), "w").write("\n".join(disp) + "\n")
 
-    stubs = [HEADER, "//! Entry points vkcl does not implement yet: each logs and returns a spec error.",
-             "#![allow(non_snake_case, unused_variables, clippy::all)]",
-             "use crate::cl::*;", "use std::ffi::{c_char, c_void};\n"]
+    stubs = [HEADER, "//! Entry points vkcl does not implement yet: each checks its handle arguments (the spec's",
+             "//! CL_INVALID_<OBJECT> errors come first), then logs and returns a spec error.",
+             "#![allow(non_snake_case, unused_variables, unused_imports, unreachable_code, clippy::all)]",
+             "use super::util::unimplemented_after;",
+             "use crate::cl::*;",
+             "use crate::core::{context::Context, device::Device, event::Event, kernel::Kernel, memory::Mem, program::Program, queue::Queue};",
+             "use std::ffi::{c_char, c_void};\n"]
     for n in order:
         if n in impl:
             continue
         ret, params = sigs[n]
-        rparams = []
+        rparams, checks = [], []
         for i, p in enumerate(params):
-            rparams.append(f"a{i}: {rust_type(p)}")
+            t = rust_type(p)
+            rparams.append(f"a{i}: {t}")
+            if t in HANDLE_CHECKS:
+                checks.append(HANDLE_CHECKS[t].format(a=f"a{i}"))
         err = next(e for pat, e in STUB_ERRORS if re.search(pat, n))
         export = "#[no_mangle]\n" if core_name(n) else ""
+        call = f"unimplemented_after(\"{n}\", || {{ {' '.join(checks)} Ok(()) }}, {err})"
         r = ret.replace(" ", "")
         if r == "cl_int":
-            body, rty = f"super::unimplemented(\"{n}\", {err})", " -> cl_int"
+            body, rty = call, " -> cl_int"
         elif r == "void":
-            body, rty = f"super::unimplemented(\"{n}\", {err});", ""
-        elif params and rust_type(params[-1]) in ("*mut cl_int", "*mut i32") and r != "void*":
+            body, rty = f"{call};", ""
+        elif params and rust_type(params[-1]) in ("*mut cl_int", "*mut i32"):
             last = len(params) - 1
-            body = (f"let e = super::unimplemented(\"{n}\", {err});\n"
+            body = (f"let e = {call};\n"
                     f"    if !a{last}.is_null() {{\n        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.\n"
                     f"        unsafe {{ *a{last} = e }};\n    }}\n    std::ptr::null_mut()")
             rty = f" -> {rust_type(ret)}"
         else:
-            body, rty = f"super::unimplemented(\"{n}\", {err});\n    std::ptr::null_mut()", f" -> {rust_type(ret)}"
+            body, rty = f"{call};\n    std::ptr::null_mut()", f" -> {rust_type(ret)}"
         stubs.append(f"{export}pub extern \"C\" fn {n}({', '.join(rparams)}){rty} {{\n    {body}\n}}\n")
     open(os.path.join(API, "stubs.rs"), "w").write("\n".join(stubs))
 

@@ -95,7 +95,17 @@ entry! {
         param_value_size_ret: *mut usize,
     ) {
         obj::<Event, _>(event)?;
-        // Timestamps come with the asynchronous-engine work; until then no event has them.
+        let known = [CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT, CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END, CL_PROFILING_COMMAND_COMPLETE];
+        check(known.contains(&param_name), CL_INVALID_VALUE)?;
+        check(param_value.is_null() || param_value_size >= 8, CL_INVALID_VALUE)?;
+        // Timestamps come with the asynchronous-engine work (issue 6); until then no event
+        // has them.
         Err(ClError(CL_PROFILING_INFO_NOT_AVAILABLE))
+    }
+
+    fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) {
+        obj::<Event, _>(event)?;
+        // clCreateUserEvent is not implemented yet, so no event is a user event.
+        Err(ClError(CL_INVALID_EVENT))
     }
 }

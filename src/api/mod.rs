@@ -9,6 +9,7 @@ pub mod device;
 pub mod dispatch;
 pub mod event;
 pub mod icd;
+pub mod image;
 pub mod info;
 pub mod kernel;
 pub mod memory;

@@ -90,11 +90,21 @@ impl<T> Null for *mut T {
     }
 }
 
-/// Logs an entry point vkcl does not implement yet and returns its error.
-pub fn unimplemented(name: &str, code: cl_int) -> cl_int {
+/// An entry point vkcl does not implement yet: the error of its handle checks, else `code`
+/// (logged as unimplemented).
+pub fn unimplemented_after(
+    name: &str,
+    checks: impl FnOnce() -> CLResult<()>,
+    code: cl_int,
+) -> cl_int {
     crate::logger::init();
-    log::warn!(target: "api", "{name} is not implemented yet; returning {}", ClError(code));
-    code
+    match catch_unwind(AssertUnwindSafe(checks)) {
+        Ok(Err(e)) => e.0,
+        _ => {
+            log::warn!(target: "api", "{name} is not implemented yet; returning {}", ClError(code));
+            code
+        }
+    }
 }
 
 /// The object behind a handle of type `T` (the spec's CL_INVALID_<OBJECT> otherwise).

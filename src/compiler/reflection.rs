@@ -288,7 +288,7 @@ impl Collected {
             }
             Op::Constant => match inst.operands.first() {
                 Some(Operand::LiteralBit32(v)) => {
-                    drop(self.constants.insert(result, u64::from(*v)))
+                    let _ = self.constants.insert(result, u64::from(*v));
                 }
                 Some(Operand::LiteralBit64(v)) => drop(self.constants.insert(result, *v)),
                 _ => {}

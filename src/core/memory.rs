@@ -276,6 +276,15 @@ pub fn fill(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let at = mem.at(offset);
+    if size == 0 {
+        return queue.enqueue(CL_COMMAND_FILL_BUFFER, wait, |rec| {
+            rec.marker();
+            Ok(Recorded {
+                host: None,
+                keep: vec![],
+            })
+        });
+    }
     if let Some(word) = pattern_word(pattern).filter(|_| at % 4 == 0 && size % 4 == 0) {
         return queue.enqueue(CL_COMMAND_FILL_BUFFER, wait, |rec| {
             rec.fill_buffer(mem.storage.raw, at, size as u64, word);

@@ -111,6 +111,9 @@ impl Recorder {
 
     /// Fills with a 32-bit pattern; offset and size must be multiples of 4.
     pub fn fill_buffer(&mut self, dst: vk::Buffer, offset: u64, size: u64, data: u32) {
+        if size == 0 {
+            return;
+        }
         self.begin_command();
         // SAFETY: cmd is recording; the caller keeps dst alive until completion.
         unsafe {

@@ -656,3 +656,184 @@ impl Drop for Aligned {
         }
     }
 }
+
+// ---------------------------------------------------------------- the rest of the OpenCL 3.0 API
+// (added for tests/robustness.rs and tests/fuzz.rs: every core entry point, implemented or not)
+pub type cl_sampler = *mut c_void;
+pub type cl_mem_properties = u64;
+pub type cl_sampler_properties = u64;
+pub type cl_device_partition_property = isize;
+pub type cl_pipe_properties = isize;
+pub type MemNotify = Option<unsafe extern "C" fn(cl_mem, *mut c_void)>;
+pub type ContextNotify = Option<unsafe extern "C" fn(cl_context, *mut c_void)>;
+pub type ProgramNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
+pub type EventNotify = Option<unsafe extern "C" fn(cl_event, cl_int, *mut c_void)>;
+pub type SvmFreeNotify =
+    Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>;
+pub type NativeFn = Option<unsafe extern "C" fn(*mut c_void)>;
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct cl_image_format {
+    pub image_channel_order: cl_uint,
+    pub image_channel_data_type: cl_uint,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cl_image_desc {
+    pub image_type: cl_uint,
+    pub image_width: usize,
+    pub image_height: usize,
+    pub image_depth: usize,
+    pub image_array_size: usize,
+    pub image_row_pitch: usize,
+    pub image_slice_pitch: usize,
+    pub num_mip_levels: cl_uint,
+    pub num_samples: cl_uint,
+    pub mem_object: cl_mem,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cl_buffer_region {
+    pub origin: usize,
+    pub size: usize,
+}
+
+#[rustfmt::skip]
+#[link(name = "OpenCL")]
+extern "C" {
+    pub fn clCreateSubDevices(d: cl_device_id, props: *const cl_device_partition_property, n: cl_uint, out: *mut cl_device_id, num: *mut cl_uint) -> cl_int;
+    pub fn clRetainDevice(d: cl_device_id) -> cl_int;
+    pub fn clReleaseDevice(d: cl_device_id) -> cl_int;
+    pub fn clSetDefaultDeviceCommandQueue(c: cl_context, d: cl_device_id, q: cl_command_queue) -> cl_int;
+    pub fn clGetDeviceAndHostTimer(d: cl_device_id, dev_ts: *mut cl_ulong, host_ts: *mut cl_ulong) -> cl_int;
+    pub fn clGetHostTimer(d: cl_device_id, host_ts: *mut cl_ulong) -> cl_int;
+    pub fn clSetContextDestructorCallback(c: cl_context, f: ContextNotify, ud: *mut c_void) -> cl_int;
+    pub fn clSetCommandQueueProperty(q: cl_command_queue, props: cl_bitfield, enable: cl_bool, old: *mut cl_bitfield) -> cl_int;
+    pub fn clCreateBufferWithProperties(c: cl_context, props: *const cl_mem_properties, flags: cl_bitfield, size: usize, host: *mut c_void, err: *mut cl_int) -> cl_mem;
+    pub fn clCreateSubBuffer(m: cl_mem, flags: cl_bitfield, ty: cl_uint, info: *const c_void, err: *mut cl_int) -> cl_mem;
+    pub fn clCreateImage(c: cl_context, flags: cl_bitfield, fmt: *const cl_image_format, desc: *const cl_image_desc, host: *mut c_void, err: *mut cl_int) -> cl_mem;
+    pub fn clCreateImageWithProperties(c: cl_context, props: *const cl_mem_properties, flags: cl_bitfield, fmt: *const cl_image_format, desc: *const cl_image_desc, host: *mut c_void, err: *mut cl_int) -> cl_mem;
+    pub fn clCreateImage2D(c: cl_context, flags: cl_bitfield, fmt: *const cl_image_format, w: usize, h: usize, pitch: usize, host: *mut c_void, err: *mut cl_int) -> cl_mem;
+    pub fn clCreateImage3D(c: cl_context, flags: cl_bitfield, fmt: *const cl_image_format, w: usize, h: usize, d: usize, rp: usize, sp: usize, host: *mut c_void, err: *mut cl_int) -> cl_mem;
+    pub fn clCreatePipe(c: cl_context, flags: cl_bitfield, packet: cl_uint, max: cl_uint, props: *const cl_pipe_properties, err: *mut cl_int) -> cl_mem;
+    pub fn clGetSupportedImageFormats(c: cl_context, flags: cl_bitfield, ty: cl_uint, n: cl_uint, fmts: *mut cl_image_format, num: *mut cl_uint) -> cl_int;
+    pub fn clGetImageInfo(m: cl_mem, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clGetPipeInfo(m: cl_mem, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clSetMemObjectDestructorCallback(m: cl_mem, f: MemNotify, ud: *mut c_void) -> cl_int;
+    pub fn clSVMAlloc(c: cl_context, flags: cl_bitfield, size: usize, align: cl_uint) -> *mut c_void;
+    pub fn clSVMFree(c: cl_context, p: *mut c_void);
+    pub fn clCreateSamplerWithProperties(c: cl_context, props: *const cl_sampler_properties, err: *mut cl_int) -> cl_sampler;
+    pub fn clCreateSampler(c: cl_context, norm: cl_bool, addr: cl_uint, filter: cl_uint, err: *mut cl_int) -> cl_sampler;
+    pub fn clRetainSampler(s: cl_sampler) -> cl_int;
+    pub fn clReleaseSampler(s: cl_sampler) -> cl_int;
+    pub fn clGetSamplerInfo(s: cl_sampler, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clCreateProgramWithBinary(c: cl_context, n: cl_uint, d: *const cl_device_id, lens: *const usize, bins: *const *const u8, status: *mut cl_int, err: *mut cl_int) -> cl_program;
+    pub fn clCreateProgramWithBuiltInKernels(c: cl_context, n: cl_uint, d: *const cl_device_id, names: *const c_char, err: *mut cl_int) -> cl_program;
+    pub fn clCreateProgramWithIL(c: cl_context, il: *const c_void, len: usize, err: *mut cl_int) -> cl_program;
+    pub fn clSetProgramReleaseCallback(p: cl_program, f: ProgramNotify, ud: *mut c_void) -> cl_int;
+    pub fn clSetProgramSpecializationConstant(p: cl_program, id: cl_uint, sz: usize, v: *const c_void) -> cl_int;
+    pub fn clCompileProgram(p: cl_program, n: cl_uint, d: *const cl_device_id, opts: *const c_char, nh: cl_uint, headers: *const cl_program, names: *const *const c_char, f: BuildNotify, ud: *mut c_void) -> cl_int;
+    pub fn clLinkProgram(c: cl_context, n: cl_uint, d: *const cl_device_id, opts: *const c_char, np: cl_uint, progs: *const cl_program, f: BuildNotify, ud: *mut c_void, err: *mut cl_int) -> cl_program;
+    pub fn clUnloadPlatformCompiler(p: cl_platform_id) -> cl_int;
+    pub fn clUnloadCompiler() -> cl_int;
+    pub fn clCloneKernel(k: cl_kernel, err: *mut cl_int) -> cl_kernel;
+    pub fn clSetKernelArgSVMPointer(k: cl_kernel, i: cl_uint, v: *const c_void) -> cl_int;
+    pub fn clSetKernelExecInfo(k: cl_kernel, name: cl_uint, sz: usize, v: *const c_void) -> cl_int;
+    pub fn clGetKernelArgInfo(k: cl_kernel, i: cl_uint, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clGetKernelSubGroupInfo(k: cl_kernel, d: cl_device_id, name: cl_uint, isz: usize, iv: *const c_void, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clCreateUserEvent(c: cl_context, err: *mut cl_int) -> cl_event;
+    pub fn clSetUserEventStatus(e: cl_event, status: cl_int) -> cl_int;
+    pub fn clSetEventCallback(e: cl_event, ty: cl_int, f: EventNotify, ud: *mut c_void) -> cl_int;
+    pub fn clGetEventProfilingInfo(e: cl_event, name: cl_uint, sz: usize, v: *mut c_void, ret: *mut usize) -> cl_int;
+    pub fn clEnqueueReadBufferRect(q: cl_command_queue, m: cl_mem, blocking: cl_bool, bo: *const usize, ho: *const usize, region: *const usize, brp: usize, bsp: usize, hrp: usize, hsp: usize, ptr: *mut c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueWriteBufferRect(q: cl_command_queue, m: cl_mem, blocking: cl_bool, bo: *const usize, ho: *const usize, region: *const usize, brp: usize, bsp: usize, hrp: usize, hsp: usize, ptr: *const c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueCopyBufferRect(q: cl_command_queue, src: cl_mem, dst: cl_mem, so: *const usize, dof: *const usize, region: *const usize, srp: usize, ssp: usize, drp: usize, dsp: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueReadImage(q: cl_command_queue, m: cl_mem, blocking: cl_bool, origin: *const usize, region: *const usize, rp: usize, sp: usize, ptr: *mut c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueWriteImage(q: cl_command_queue, m: cl_mem, blocking: cl_bool, origin: *const usize, region: *const usize, rp: usize, sp: usize, ptr: *const c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueFillImage(q: cl_command_queue, m: cl_mem, color: *const c_void, origin: *const usize, region: *const usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueCopyImage(q: cl_command_queue, src: cl_mem, dst: cl_mem, so: *const usize, dof: *const usize, region: *const usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueCopyImageToBuffer(q: cl_command_queue, src: cl_mem, dst: cl_mem, so: *const usize, region: *const usize, dof: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueCopyBufferToImage(q: cl_command_queue, src: cl_mem, dst: cl_mem, so: usize, dof: *const usize, region: *const usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueMapImage(q: cl_command_queue, m: cl_mem, blocking: cl_bool, flags: cl_bitfield, origin: *const usize, region: *const usize, rp: *mut usize, sp: *mut usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event, err: *mut cl_int) -> *mut c_void;
+    pub fn clEnqueueMigrateMemObjects(q: cl_command_queue, n: cl_uint, mems: *const cl_mem, flags: cl_bitfield, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueTask(q: cl_command_queue, k: cl_kernel, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueNativeKernel(q: cl_command_queue, f: NativeFn, args: *mut c_void, cb: usize, nm: cl_uint, mems: *const cl_mem, locs: *const *const c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueMarkerWithWaitList(q: cl_command_queue, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueBarrierWithWaitList(q: cl_command_queue, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueSVMFree(q: cl_command_queue, n: cl_uint, ptrs: *mut *mut c_void, f: SvmFreeNotify, ud: *mut c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueSVMMemcpy(q: cl_command_queue, blocking: cl_bool, dst: *mut c_void, src: *const c_void, size: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueSVMMemFill(q: cl_command_queue, p: *mut c_void, pat: *const c_void, psz: usize, size: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueSVMMap(q: cl_command_queue, blocking: cl_bool, flags: cl_bitfield, p: *mut c_void, size: usize, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueSVMUnmap(q: cl_command_queue, p: *mut c_void, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueSVMMigrateMem(q: cl_command_queue, n: cl_uint, ptrs: *const *const c_void, sizes: *const usize, flags: cl_bitfield, nw: cl_uint, wl: *const cl_event, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueMarker(q: cl_command_queue, ev: *mut cl_event) -> cl_int;
+    pub fn clEnqueueWaitForEvents(q: cl_command_queue, n: cl_uint, l: *const cl_event) -> cl_int;
+    pub fn clEnqueueBarrier(q: cl_command_queue) -> cl_int;
+    pub fn clGetExtensionFunctionAddressForPlatform(p: cl_platform_id, name: *const c_char) -> *mut c_void;
+    pub fn clGetExtensionFunctionAddress(name: *const c_char) -> *mut c_void;
+}
+
+// image / sampler / pipe / SVM / misc constants
+pub const CL_MEM_OBJECT_IMAGE2D: cl_uint = 0x10F1;
+pub const CL_MEM_OBJECT_IMAGE3D: cl_uint = 0x10F2;
+pub const CL_MEM_OBJECT_IMAGE1D: cl_uint = 0x10F4;
+pub const CL_MEM_OBJECT_PIPE: cl_uint = 0x10F7;
+pub const CL_RGBA: cl_uint = 0x10B5;
+pub const CL_UNORM_INT8: cl_uint = 0x10D2;
+pub const CL_FLOAT: cl_uint = 0x10DE;
+pub const CL_IMAGE_FORMAT: cl_uint = 0x1110;
+pub const CL_IMAGE_WIDTH: cl_uint = 0x1114;
+pub const CL_PIPE_PACKET_SIZE: cl_uint = 0x1120;
+pub const CL_MEM_HOST_WRITE_ONLY: cl_bitfield = 1 << 7;
+pub const CL_MEM_HOST_READ_ONLY: cl_bitfield = 1 << 8;
+pub const CL_MEM_HOST_NO_ACCESS: cl_bitfield = 1 << 9;
+pub const CL_MEM_SVM_FINE_GRAIN_BUFFER: cl_bitfield = 1 << 10;
+pub const CL_MEM_KERNEL_READ_AND_WRITE: cl_bitfield = 1 << 12;
+pub const CL_MIGRATE_MEM_OBJECT_HOST: cl_bitfield = 1 << 0;
+pub const CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED: cl_bitfield = 1 << 1;
+pub const CL_BUFFER_CREATE_TYPE_REGION: cl_uint = 0x1220;
+pub const CL_ADDRESS_NONE: cl_uint = 0x1130;
+pub const CL_ADDRESS_CLAMP_TO_EDGE: cl_uint = 0x1131;
+pub const CL_FILTER_NEAREST: cl_uint = 0x1140;
+pub const CL_SAMPLER_REFERENCE_COUNT: cl_uint = 0x1150;
+pub const CL_SAMPLER_NORMALIZED_COORDS: cl_uint = 0x1152;
+pub const CL_SAMPLER_ADDRESSING_MODE: cl_uint = 0x1153;
+pub const CL_SAMPLER_FILTER_MODE: cl_uint = 0x1154;
+pub const CL_DEVICE_PARTITION_EQUALLY: isize = 0x1086;
+pub const CL_DEVICE_PARTITION_BY_COUNTS: isize = 0x1087;
+pub const CL_DEVICE_PARTITION_BY_COUNTS_LIST_END: isize = 0;
+pub const CL_DEVICE_PARTITION_MAX_SUB_DEVICES: cl_uint = 0x1043;
+pub const CL_DEVICE_PARTITION_PROPERTIES: cl_uint = 0x1044;
+pub const CL_DEVICE_IMAGE_SUPPORT: cl_uint = 0x1016;
+pub const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+pub const CL_DEVICE_MAX_NUM_SUB_GROUPS: cl_uint = 0x105C;
+pub const CL_DEVICE_IL_VERSION: cl_uint = 0x105B;
+pub const CL_DEVICE_PIPE_SUPPORT: cl_uint = 0x1071;
+pub const CL_DEVICE_BUILT_IN_KERNELS: cl_uint = 0x103F;
+pub const CL_DEVICE_REFERENCE_COUNT: cl_uint = 0x1047;
+pub const CL_DEVICE_EXECUTION_CAPABILITIES: cl_uint = 0x1029;
+pub const CL_EXEC_NATIVE_KERNEL: cl_bitfield = 1 << 1;
+pub const CL_PROGRAM_BINARY_SIZES: cl_uint = 0x1165;
+pub const CL_PROGRAM_BINARIES: cl_uint = 0x1166;
+pub const CL_PROGRAM_IL: cl_uint = 0x1169;
+pub const CL_KERNEL_ARG_ADDRESS_QUALIFIER: cl_uint = 0x1196;
+pub const CL_KERNEL_ARG_NAME: cl_uint = 0x119A;
+pub const CL_KERNEL_GLOBAL_WORK_SIZE: cl_uint = 0x11B5;
+pub const CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE: cl_uint = 0x2033;
+pub const CL_KERNEL_MAX_NUM_SUB_GROUPS: cl_uint = 0x11B9;
+pub const CL_KERNEL_EXEC_INFO_SVM_PTRS: cl_uint = 0x11B6;
+pub const CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM: cl_uint = 0x11B7;
+pub const CL_PROFILING_COMMAND_QUEUED: cl_uint = 0x1280;
+pub const CL_PROFILING_COMMAND_START: cl_uint = 0x1282;
+pub const CL_PROFILING_COMMAND_END: cl_uint = 0x1283;
+pub const CL_SUBMITTED: cl_int = 2;
+pub const CL_RUNNING: cl_int = 1;
+pub const CL_QUEUED: cl_int = 3;
+pub const CL_COMMAND_USER: cl_uint = 0x1204;
+pub const CL_QUEUE_SIZE: cl_uint = 0x1094;
+pub const CL_QUEUE_PRIORITY_KHR: cl_uint = 0x1096;
+pub const CL_CONTEXT_INTEROP_USER_SYNC: cl_context_properties = 0x1085;
+pub const CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: cl_uint = 0x1185;
