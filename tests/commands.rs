@@ -54,6 +54,13 @@ extern "C" {
         e: *mut cl_event,
     ) -> cl_int;
     fn clCloneKernel(k: cl_kernel, err: *mut cl_int) -> cl_kernel;
+    fn clGetEventProfilingInfo(
+        e: cl_event,
+        name: cl_uint,
+        sz: usize,
+        v: *mut c_void,
+        ret: *mut usize,
+    ) -> cl_int;
 }
 
 const CL_COMMAND_MARKER: cl_uint = 0x11FE;
@@ -498,5 +505,116 @@ fn cloned_kernels_keep_the_arguments_set_so_far() {
         clReleaseKernel(k);
         clReleaseProgram(p);
         clReleaseMemObject(a);
+    }
+}
+
+const CL_QUEUE_PROPERTIES: cl_queue_properties = 0x1093;
+const CL_QUEUE_PROFILING_ENABLE: cl_queue_properties = 1 << 1;
+const CL_PROFILING_INFO_NOT_AVAILABLE_: cl_int = -7;
+
+fn profile(e: cl_event) -> Vec<u64> {
+    (0x1280..=0x1284)
+        .map(|name| {
+            let mut t = 0u64;
+            check!(clGetEventProfilingInfo(
+                e,
+                name,
+                8,
+                (&mut t as *mut u64).cast(),
+                null_mut()
+            ));
+            t
+        })
+        .collect()
+}
+
+#[test]
+fn profiling_times_are_ordered_and_measure_the_command() {
+    let e = Env::new();
+    let props = [CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0];
+    let mut err = 0;
+    let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let p = e.program(
+        "kernel void spin(global float* b, int n) { float x = b[get_global_id(0)]; \
+         for (int i = 0; i < n; i++) x = x * 0.999f + 1.0f; b[get_global_id(0)] = x; }",
+        "",
+    );
+    let k = kernel(p, "spin");
+    let m = e.buffer(CL_MEM_READ_WRITE, 4096 * 4, null_mut());
+    arg(k, 0, &m);
+    let mut events = vec![];
+    // Enough work in the second that scheduling noise on a loaded CPU cannot hide it.
+    for n in [1i32, 200_000] {
+        arg(k, 1, &n);
+        let mut ev = null_mut();
+        let g = [1024usize];
+        check!(clEnqueueNDRangeKernel(
+            q,
+            k,
+            1,
+            null(),
+            g.as_ptr(),
+            null(),
+            0,
+            null(),
+            &mut ev
+        ));
+        events.push(ev);
+    }
+    let mut marker = null_mut();
+    check!(clEnqueueMarkerWithWaitList(q, 0, null(), &mut marker));
+    check!(clWaitForEvents(1, &marker));
+    let short = profile(events[0]);
+    let long = profile(events[1]);
+    for t in [&short, &long] {
+        assert!(
+            t.windows(2).all(|w| w[0] <= w[1]),
+            "QUEUED <= SUBMIT <= START <= END <= COMPLETE: {t:?}"
+        );
+    }
+    // In-order: the second kernel starts after the first ends, and runs longer.
+    assert!(long[2] >= short[3], "{short:?} {long:?}");
+    assert!(
+        long[3] - long[2] > short[3] - short[2],
+        "{short:?} {long:?}"
+    );
+    // Not available: unknown name, short buffer, a queue without profiling.
+    let mut t = 0u64;
+    check_err!(
+        clGetEventProfilingInfo(
+            events[0],
+            0x7777,
+            8,
+            (&mut t as *mut u64).cast(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clGetEventProfilingInfo(
+            events[0],
+            0x1283,
+            4,
+            (&mut t as *mut u64).cast(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    let mut plain = null_mut();
+    check!(clEnqueueMarkerWithWaitList(e.queue, 0, null(), &mut plain));
+    check!(clWaitForEvents(1, &plain));
+    check_err!(
+        clGetEventProfilingInfo(plain, 0x1283, 8, (&mut t as *mut u64).cast(), null_mut()),
+        CL_PROFILING_INFO_NOT_AVAILABLE_
+    );
+    for ev in events.into_iter().chain([marker, plain]) {
+        check!(clReleaseEvent(ev));
+    }
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(m);
+        clReleaseCommandQueue(q);
     }
 }

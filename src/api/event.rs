@@ -94,13 +94,20 @@ entry! {
         param_value: *mut c_void,
         param_value_size_ret: *mut usize,
     ) {
-        obj::<Event, _>(event)?;
-        let known = [CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT, CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END, CL_PROFILING_COMMAND_COMPLETE];
-        check(known.contains(&param_name), CL_INVALID_VALUE)?;
-        check(param_value.is_null() || param_value_size >= 8, CL_INVALID_VALUE)?;
-        // Timestamps come with the asynchronous-engine work (issue 6); until then no event
-        // has them.
-        Err(ClError(CL_PROFILING_INFO_NOT_AVAILABLE))
+        let e: Arc<Event> = obj(event)?;
+        let known = [
+            CL_PROFILING_COMMAND_QUEUED,
+            CL_PROFILING_COMMAND_SUBMIT,
+            CL_PROFILING_COMMAND_START,
+            CL_PROFILING_COMMAND_END,
+            CL_PROFILING_COMMAND_COMPLETE,
+        ];
+        let i = known.iter().position(|&k| k == param_name).ok_or(ClError(CL_INVALID_VALUE))?;
+        let profiled = e.queue.as_ref().is_some_and(|q| q.properties & CL_QUEUE_PROFILING_ENABLE != 0);
+        check(profiled && e.status() == CL_COMPLETE as cl_int, CL_PROFILING_INFO_NOT_AVAILABLE)?;
+        let t = e.times.lock()[i];
+        check(t != 0, CL_PROFILING_INFO_NOT_AVAILABLE)?;
+        write(&t.to_ne_bytes(), param_value_size, param_value, param_value_size_ret)
     }
 
     fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) {

@@ -22,6 +22,19 @@ pub struct Event {
     cond: Condvar,
     /// Callbacks waiting for a status (CL_SUBMITTED, CL_RUNNING or CL_COMPLETE).
     callbacks: Mutex<Vec<(cl_int, Callback)>>,
+    /// CL_PROFILING_COMMAND_QUEUED, _SUBMIT, _START, _END, _COMPLETE, in host nanoseconds.
+    pub times: Mutex<[u64; 5]>,
+}
+
+/// Nanoseconds on the host's monotonic clock (the time base of profiling information).
+pub fn host_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    // Offset by one second so that no timestamp is 0.
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+        + 1_000_000_000
 }
 
 /// An event callback, given the status that triggered it (negative on error).
@@ -46,6 +59,7 @@ impl Event {
             status: Mutex::new(CL_QUEUED as cl_int),
             cond: Condvar::new(),
             callbacks: Mutex::new(vec![]),
+            times: Mutex::new([host_ns(), 0, 0, 0, 0]),
         })
     }
 

@@ -25,6 +25,8 @@ pub type Keep = Vec<Arc<dyn Any + Send + Sync>>;
 struct Item {
     event: Arc<Event>,
     host: Option<HostPart>,
+    /// The command's index in its batch (for its timestamps).
+    index: usize,
 }
 
 struct Batch {
@@ -35,6 +37,8 @@ struct Batch {
 
 struct Pending {
     value: u64,
+    /// Host time of the submission, when the queue profiles.
+    profiled_at: Option<u64>,
     retired: Option<Retired>,
     items: Vec<Item>,
     keep: Keep,
@@ -135,7 +139,7 @@ impl Queue {
         let mut state = self.state.lock();
         if state.open.is_none() {
             state.open = Some(Batch {
-                rec: Recorder::new(&self.vk)?,
+                rec: Recorder::new(&self.vk, self.profiled_commands())?,
                 items: vec![],
                 keep: vec![],
             });
@@ -149,15 +153,25 @@ impl Queue {
         state.last = value;
         let event = Event::new(self, command_type, value);
         let batch = state.open.as_mut().expect("opened above");
+        let index = batch.rec.commands.saturating_sub(1);
         batch.items.push(Item {
             event: event.clone(),
             host: recorded.host,
+            index,
         });
         batch.keep.extend(recorded.keep);
         if batch.rec.commands >= crate::config::get().batch_commands {
             self.submit(&mut state)?;
         }
         Ok(event)
+    }
+
+    fn profiled_commands(&self) -> u32 {
+        if self.properties & CL_QUEUE_PROFILING_ENABLE != 0 {
+            crate::config::get().batch_commands as u32 + 1
+        } else {
+            0
+        }
     }
 
     /// GPU-side waits for events of other queues; events of this queue are already ordered.
@@ -195,11 +209,14 @@ impl Queue {
             Err(e) => (None, Some(e)),
         };
         state.submitted = value;
+        let now = super::event::host_ns();
         for e in &events {
+            e.times.lock()[1] = now;
             e.set_status(failed.map_or(CL_SUBMITTED as cl_int, |e| e.0));
         }
         let pending = Pending {
             value,
+            profiled_at: (self.profiled_commands() > 0).then_some(now),
             retired,
             items: batch.items,
             keep: batch.keep,
@@ -258,6 +275,20 @@ impl Drop for Queue {
     }
 }
 
+/// Profiling: the command's device start/end mapped onto the host clock. The batch's first
+/// timestamp is placed at its submission, so QUEUED ≤ SUBMIT ≤ START ≤ END ≤ COMPLETE holds and
+/// durations are the device's own.
+fn record_times(event: &Event, submitted: u64, device: &[(u64, u64)], index: usize) {
+    let Some(&(start, end)) = device.get(index) else {
+        return;
+    };
+    let t0 = device.iter().map(|t| t.0).min().unwrap_or(start);
+    let mut times = event.times.lock();
+    times[2] = submitted + start.saturating_sub(t0);
+    times[3] = submitted + end.saturating_sub(t0);
+    times[4] = times[3].max(super::event::host_ns());
+}
+
 fn complete_batches(
     vk: Arc<VkDevice>,
     timeline: vk::Semaphore,
@@ -275,6 +306,14 @@ fn complete_batches(
                     failed = Some(e);
                     break;
                 }
+            }
+        }
+        let times = p
+            .profiled_at
+            .zip(p.retired.as_ref().and_then(|r| r.command_times()));
+        for item in &p.items {
+            if let Some((submitted, t)) = &times {
+                record_times(&item.event, *submitted, t, item.index);
             }
         }
         for item in p.items {

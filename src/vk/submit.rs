@@ -25,12 +25,15 @@ pub struct Recorder {
     desc_pools: Vec<vk::DescriptorPool>,
     waits: Vec<(vk::Semaphore, u64)>,
     pub commands: usize,
+    /// With profiling: timestamps before and after each command (2 per command).
+    timestamps: Option<(vk::QueryPool, u32)>,
 }
 
 const SETS_PER_POOL: u32 = 64;
 
 impl Recorder {
-    pub fn new(device: &Arc<Device>) -> CLResult<Recorder> {
+    /// A recorder; with `profiled_commands > 0`, room for that many commands' timestamps.
+    pub fn new(device: &Arc<Device>, profiled_commands: u32) -> CLResult<Recorder> {
         let info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(device.caps.queue_family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
@@ -43,6 +46,7 @@ impl Recorder {
             desc_pools: vec![],
             waits: vec![],
             commands: 0,
+            timestamps: None,
         };
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
@@ -54,6 +58,17 @@ impl Recorder {
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: a fresh command buffer.
         unsafe { device.raw.begin_command_buffer(rec.cmd, &begin) }?;
+        if profiled_commands > 0 {
+            let count = 2 * profiled_commands;
+            let info = vk::QueryPoolCreateInfo::default()
+                .query_type(vk::QueryType::TIMESTAMP)
+                .query_count(count);
+            // SAFETY: valid device; destroyed with the batch (Retired).
+            let qp = unsafe { device.raw.create_query_pool(&info, None) }?;
+            // SAFETY: cmd is recording; the pool is new.
+            unsafe { device.raw.cmd_reset_query_pool(rec.cmd, qp, 0, count) };
+            rec.timestamps = Some((qp, count));
+        }
         Ok(rec)
     }
 
@@ -75,13 +90,36 @@ impl Recorder {
         };
     }
 
-    /// Orders the next command after everything recorded or submitted before it.
+    /// Orders the next command after everything recorded or submitted before it (and stamps
+    /// its start when profiling).
     fn begin_command(&mut self) {
         self.memory_barrier(
             vk::PipelineStageFlags::ALL_COMMANDS,
             vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
         );
+        self.stamp(2 * self.commands, vk::PipelineStageFlags::TOP_OF_PIPE);
         self.commands += 1;
+    }
+
+    /// Stamps the end of the command begun last.
+    fn end_command(&mut self) {
+        self.stamp(
+            2 * self.commands - 1,
+            vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+        );
+    }
+
+    fn stamp(&mut self, slot: usize, stage: vk::PipelineStageFlags) {
+        if let Some((qp, count)) = self.timestamps {
+            if (slot as u32) < count {
+                // SAFETY: cmd is recording; the slot is in the pool and was reset.
+                unsafe {
+                    self.device
+                        .raw
+                        .cmd_write_timestamp(self.cmd, stage, qp, slot as u32)
+                };
+            }
+        }
     }
 
     pub fn copy_buffer(
@@ -93,7 +131,7 @@ impl Recorder {
         size: u64,
     ) {
         if size == 0 {
-            return;
+            return self.marker();
         }
         self.begin_command();
         let region = vk::BufferCopy {
@@ -107,12 +145,13 @@ impl Recorder {
                 .raw
                 .cmd_copy_buffer(self.cmd, src, dst, &[region])
         };
+        self.end_command();
     }
 
     /// Fills with a 32-bit pattern; offset and size must be multiples of 4.
     pub fn fill_buffer(&mut self, dst: vk::Buffer, offset: u64, size: u64, data: u32) {
         if size == 0 {
-            return;
+            return self.marker();
         }
         self.begin_command();
         // SAFETY: cmd is recording; the caller keeps dst alive until completion.
@@ -121,11 +160,14 @@ impl Recorder {
                 .raw
                 .cmd_fill_buffer(self.cmd, dst, offset, size, data)
         };
+        self.end_command();
     }
 
     /// An empty command (marker, barrier): ordering only.
     pub fn marker(&mut self) {
+        self.stamp(2 * self.commands, vk::PipelineStageFlags::BOTTOM_OF_PIPE);
         self.commands += 1;
+        self.end_command();
     }
 
     fn allocate_set(&mut self, layout: vk::DescriptorSetLayout) -> CLResult<vk::DescriptorSet> {
@@ -243,6 +285,7 @@ impl Recorder {
             }
             d.cmd_dispatch(self.cmd, groups[0], groups[1], groups[2]);
         }
+        self.end_command();
         Ok(())
     }
 
@@ -288,10 +331,13 @@ impl Recorder {
         }
         let pools = std::mem::take(&mut self.desc_pools);
         let pool = std::mem::replace(&mut self.pool, vk::CommandPool::null());
+        let timestamps = self.timestamps.take();
         Ok(Retired {
             device: self.device.clone(),
             pool,
             desc_pools: pools,
+            timestamps,
+            commands: self.commands,
         })
     }
 }
@@ -303,6 +349,8 @@ impl Drop for Recorder {
             device: self.device.clone(),
             pool: self.pool,
             desc_pools: std::mem::take(&mut self.desc_pools),
+            timestamps: self.timestamps.take(),
+            commands: 0,
         };
     }
 }
@@ -312,6 +360,38 @@ pub struct Retired {
     device: Arc<Device>,
     pool: vk::CommandPool,
     desc_pools: Vec<vk::DescriptorPool>,
+    timestamps: Option<(vk::QueryPool, u32)>,
+    commands: usize,
+}
+
+impl Retired {
+    /// After completion: (start, end) of each command in nanoseconds of the device's clock.
+    pub fn command_times(&self) -> Option<Vec<(u64, u64)>> {
+        let (qp, count) = self.timestamps?;
+        let n = (2 * self.commands).min(count as usize);
+        let mut ticks = vec![0u64; n];
+        // SAFETY: the batch has completed, so every written query is available.
+        unsafe {
+            self.device
+                .raw
+                .get_query_pool_results(qp, 0, &mut ticks, vk::QueryResultFlags::TYPE_64)
+        }
+        .ok()?;
+        let bits = self.device.caps.timestamp_valid_bits;
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        let period = self.device.caps.limits.timestamp_period as f64;
+        let ns = |t: u64| ((t & mask) as f64 * period) as u64;
+        Some(
+            ticks
+                .chunks(2)
+                .map(|c| (ns(c[0]), ns(c[1]).max(ns(c[0]))))
+                .collect(),
+        )
+    }
 }
 
 impl Drop for Retired {
@@ -323,6 +403,9 @@ impl Drop for Retired {
             }
             if self.pool != vk::CommandPool::null() {
                 self.device.raw.destroy_command_pool(self.pool, None);
+            }
+            if let Some((qp, _)) = self.timestamps {
+                self.device.raw.destroy_query_pool(qp, None);
             }
         }
     }
