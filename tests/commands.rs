@@ -618,3 +618,47 @@ fn profiling_times_are_ordered_and_measure_the_command() {
         clReleaseCommandQueue(q);
     }
 }
+
+#[test]
+fn launches_beyond_the_dispatch_limit_are_split() {
+    let e = Env::new();
+    let p = e.program(
+        "kernel void ids(global uint* b) { b[get_global_id(0)] = get_global_id(0) * 2 + get_group_id(0); }\n\
+         kernel void count(global uint* b) { b[get_global_id(0)] = get_num_groups(0); }",
+        "",
+    );
+    // 140000 groups of 1: more than lavapipe's (and most GPUs') 65535 per dispatch.
+    let n = 140_000usize;
+    let m = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let k = kernel(p, "ids");
+    arg(k, 0, &m);
+    e.run(k, None, &[n], Some(&[1]));
+    let out = e.read::<u32>(m, n);
+    for (i, &v) in out.iter().enumerate() {
+        assert_eq!(v, 3 * i as u32, "work-item {i}");
+    }
+    // A kernel that reads the group count cannot be split: it is refused, not run wrongly.
+    let c = kernel(p, "count");
+    arg(c, 0, &m);
+    let (g, l) = ([n], [1usize]);
+    check_err!(
+        clEnqueueNDRangeKernel(
+            e.queue,
+            c,
+            1,
+            null(),
+            g.as_ptr(),
+            l.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_OUT_OF_RESOURCES
+    );
+    unsafe {
+        clReleaseKernel(c);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(m);
+    }
+}

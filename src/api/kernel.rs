@@ -83,13 +83,38 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
 }
 
 /// `CL_KERNEL_ATTRIBUTES`: clspv's attribute text without its leading `kernel` keyword.
+///
+/// The spec: attributes "are returned as they were declared inside __attribute__((...)), with
+/// any surrounding whitespace and embedded newlines removed. When multiple attributes are
+/// present, they are returned as a single, space delimited string."
 fn attributes(k: &Kernel) -> String {
-    let a = k.reflection.attributes.trim();
-    a.strip_prefix("kernel")
-        .or_else(|| a.strip_prefix("__kernel"))
-        .unwrap_or(a)
-        .trim()
-        .to_string()
+    let mut rest = k.reflection.attributes.as_str();
+    let mut out = vec![];
+    while let Some(start) = rest.find("__attribute__((") {
+        let inner = &rest[start + "__attribute__((".len()..];
+        // The matching "))": track parentheses inside the attribute.
+        let mut depth = 0i32;
+        let mut end = inner.len();
+        for (i, c) in inner.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        out.push(
+            inner[..end]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>(),
+        );
+        rest = inner.get(end + 2..).unwrap_or("");
+    }
+    out.join(" ")
 }
 
 fn dims3(p: *const usize, n: usize, fill: usize) -> [usize; 3] {
@@ -190,7 +215,13 @@ entry! {
     ) {
         let k: Arc<Kernel> = obj(kernel)?;
         check((index as usize) < k.num_args() as usize, CL_INVALID_ARG_INDEX)?;
-        let info = k.reflection.args[index as usize].info.clone().ok_or(ClError(CL_KERNEL_ARG_INFO_NOT_AVAILABLE))?;
+        // Only for programs built with -cl-kernel-arg-info, as the spec says.
+        let built_with_info = k.program.any_executable().is_some_and(|e| e.arg_info);
+        let info = k.reflection.args[index as usize]
+            .info
+            .clone()
+            .filter(|_| built_with_info)
+            .ok_or(ClError(CL_KERNEL_ARG_INFO_NOT_AVAILABLE))?;
         let value = match param_name {
             CL_KERNEL_ARG_ADDRESS_QUALIFIER => v(&info.address_qualifier),
             CL_KERNEL_ARG_ACCESS_QUALIFIER => v(&info.access_qualifier),

@@ -83,16 +83,25 @@ impl Device {
 
     /// The largest buffer a kernel can address: one allocation bound as one storage buffer.
     pub fn max_mem_alloc_size(&self) -> u64 {
+        self.addressable_size(self.caps.global_mem_size())
+    }
+
+    fn addressable_size(&self, heap: u64) -> u64 {
         let c = &self.caps;
         let mut size = c.limits.max_storage_buffer_range as u64;
         if c.max_memory_allocation_size > 0 {
             size = size.min(c.max_memory_allocation_size);
         }
-        size.min(self.global_mem_size())
+        // Descriptor ranges are padded to 16 bytes (vector loads at a buffer's end).
+        (size & !15).min(heap)
     }
 
+    /// The device's memory, capped at 4 × the largest allocation: OpenCL requires
+    /// CL_DEVICE_MAX_MEM_ALLOC_SIZE ≥ min(1 GiB, global memory / 4), and one buffer is one
+    /// storage-buffer binding (lavapipe: 128 MiB, so 512 MiB are reported).
     pub fn global_mem_size(&self) -> u64 {
-        self.caps.global_mem_size()
+        let heap = self.caps.global_mem_size();
+        heap.min(4 * self.addressable_size(heap))
     }
 
     /// Alignment of sub-buffer origins and of buffers bound at an offset, in bytes.

@@ -9,7 +9,7 @@ use super::program::{Executable, Program};
 use super::queue::{Keep, Queue, Recorded};
 use crate::cl::*;
 use crate::compiler::reflection::{ArgKind, KernelReflection, PushRange};
-use crate::vk::memory::{Buffer, Placement};
+use crate::vk::memory::{padded, Buffer, Placement};
 use crate::vk::pipeline::{KernelLayout, Pipeline, SetBindings, ShaderModule};
 use crate::vk::submit::BufferBinding;
 use crate::vk::vk;
@@ -348,9 +348,13 @@ pub fn enqueue(
     let groups: [usize; 3] =
         std::array::from_fn(|d| if d < dims { nd.global[d] / local[d] } else { 1 });
     let max_groups = device.caps.limits.max_compute_work_group_count;
-    if (0..3).any(|d| groups[d] > max_groups[d] as usize) {
-        log::warn!(target: "api", "{} work-groups exceed the device's limit {:?}", groups.iter().product::<usize>(), max_groups);
-        return Err(ClError(CL_INVALID_GLOBAL_WORK_SIZE));
+    if (0..3).any(|d| groups[d] > max_groups[d] as usize)
+        && kd.exe.num_workgroups_users.contains(&kernel.name)
+    {
+        // The launch is split into several dispatches, and this kernel reads the group count
+        // (get_num_groups / get_global_size), which each dispatch would see as its own.
+        log::warn!(target: "api", "{:?} work-groups exceed the device's limit {max_groups:?} and {} needs the group count", groups, kernel.name);
+        return Err(ClError(CL_OUT_OF_RESOURCES));
     }
 
     let r = &kd.exe.reflection;
@@ -400,7 +404,8 @@ pub fn enqueue(
                             ty,
                             buffer: m.storage.raw,
                             offset: m.offset,
-                            range: m.size as u64,
+                            // Padded like the allocation, so vector loads at the end work.
+                            range: padded(m.size as u64).min(padded(m.storage.size) - m.offset),
                         }
                     }
                     None => BufferBinding {

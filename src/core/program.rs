@@ -16,6 +16,87 @@ use std::sync::Arc;
 pub struct Executable {
     pub spirv: Vec<u32>,
     pub reflection: Reflection,
+    /// Built with -cl-kernel-arg-info: clGetKernelArgInfo answers (clspv always emits it).
+    pub arg_info: bool,
+    /// Kernels that read the NumWorkgroups built-in (their launches cannot be split).
+    pub num_workgroups_users: Vec<String>,
+}
+
+/// The entry points that read the NumWorkgroups built-in, directly or through the functions
+/// they call. (clspv lists every built-in in every entry point's interface, so the interface
+/// does not tell.)
+fn num_workgroups_users(spirv: &[u32]) -> Vec<String> {
+    const OP_ENTRY_POINT: u32 = 15;
+    const OP_FUNCTION: u32 = 54;
+    const OP_FUNCTION_CALL: u32 = 57;
+    const OP_LOAD: u32 = 61;
+    const OP_ACCESS_CHAINS: [u32; 3] = [65, 66, 67];
+    const OP_DECORATE: u32 = 71;
+    const DECORATION_BUILTIN: u32 = 11;
+    const BUILTIN_NUM_WORKGROUPS: u32 = 24;
+    let mut var = None;
+    let mut entries: Vec<(String, u32)> = vec![];
+    // Per function: does it read the variable, and which functions does it call.
+    let mut functions: HashMap<u32, (bool, Vec<u32>)> = HashMap::new();
+    let mut current = None;
+    let mut i = 5;
+    while i < spirv.len() {
+        let (count, op) = ((spirv[i] >> 16) as usize, spirv[i] & 0xffff);
+        let Some(inst) = spirv.get(i..i + count.max(1)) else {
+            break;
+        };
+        match op {
+            OP_DECORATE
+                if inst.get(2..4) == Some(&[DECORATION_BUILTIN, BUILTIN_NUM_WORKGROUPS]) =>
+            {
+                var = Some(inst[1])
+            }
+            OP_ENTRY_POINT if inst.len() > 3 => {
+                let bytes: Vec<u8> = inst[3..].iter().flat_map(|w| w.to_le_bytes()).collect();
+                let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                entries.push((String::from_utf8_lossy(&bytes[..len]).into_owned(), inst[2]));
+            }
+            OP_FUNCTION if inst.len() > 2 => {
+                current = Some(inst[2]);
+                functions.entry(inst[2]).or_default();
+            }
+            OP_FUNCTION_CALL if inst.len() > 3 => {
+                if let Some(f) = current.and_then(|f| functions.get_mut(&f)) {
+                    f.1.push(inst[3]);
+                }
+            }
+            _ if (op == OP_LOAD || OP_ACCESS_CHAINS.contains(&op))
+                && inst.get(3).is_some()
+                && Some(inst[3]) == var =>
+            {
+                if let Some(f) = current.and_then(|f| functions.get_mut(&f)) {
+                    f.0 = true;
+                }
+            }
+            _ => {}
+        }
+        i += count.max(1);
+    }
+    let reads = |root: u32| {
+        let (mut todo, mut seen) = (vec![root], vec![]);
+        while let Some(f) = todo.pop() {
+            if seen.contains(&f) {
+                continue;
+            }
+            seen.push(f);
+            match functions.get(&f) {
+                Some((true, _)) => return true,
+                Some((false, calls)) => todo.extend(calls),
+                None => {}
+            }
+        }
+        false
+    };
+    entries
+        .into_iter()
+        .filter(|(_, f)| reads(*f))
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// The build state of one device of the program (spec Table 44).
@@ -161,7 +242,13 @@ impl Program {
             log,
             ..Default::default()
         };
-        let out = match compiler::compile(&[self.source.as_bytes()], args) {
+        // clspv crashes on an empty module; a blank line compiles to a program with no kernel.
+        let source = if self.source.trim().is_empty() {
+            "\n"
+        } else {
+            self.source.as_str()
+        };
+        let out = match compiler::compile(&[source.as_bytes()], args) {
             Ok(out) => out,
             Err(CompileError::Failed { log }) => return failed(log),
             Err(CompileError::Unavailable(why)) => return failed(format!("{UNAVAILABLE}: {why}")),
@@ -173,8 +260,12 @@ impl Program {
                 log: out.log,
                 binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
                 exe: Some(Arc::new(Executable {
+                    num_workgroups_users: num_workgroups_users(&out.spirv),
                     spirv: out.spirv,
                     reflection,
+                    arg_info: user_options
+                        .split_whitespace()
+                        .any(|o| o == "-cl-kernel-arg-info"),
                 })),
             },
             Err(e) => failed(format!("{}\n{e}", out.log)),

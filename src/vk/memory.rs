@@ -20,6 +20,7 @@ pub enum Placement {
 pub struct Buffer {
     pub device: Arc<Device>,
     pub raw: vk::Buffer,
+    /// The size asked for (the allocation is `padded(size)`).
     pub size: u64,
     allocation: Option<Allocation>,
 }
@@ -37,6 +38,12 @@ pub const BUFFER_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
         | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
 );
 
+/// Allocation sizes are padded to 16 bytes: clspv loads vectors whole (a `half3` is read as
+/// 8 bytes), and robust buffer access would zero a load that crosses the bound range's end.
+pub fn padded(size: u64) -> u64 {
+    size.max(16).next_multiple_of(16)
+}
+
 impl Buffer {
     pub fn new(
         device: &Arc<Device>,
@@ -45,7 +52,7 @@ impl Buffer {
         name: &str,
     ) -> CLResult<Buffer> {
         let info = vk::BufferCreateInfo::default()
-            .size(size.max(4))
+            .size(padded(size))
             .usage(BUFFER_USAGE)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid device and create info.

@@ -113,6 +113,7 @@ impl KernelLayout {
             .name(&name)
             .specialization_info(&spec_info);
         let info = vk::ComputePipelineCreateInfo::default()
+            .flags(vk::PipelineCreateFlags::DISPATCH_BASE)
             .stage(stage)
             .layout(self.pipeline_layout);
         // SAFETY: valid module, layout and cache of this device.

@@ -130,20 +130,26 @@ impl Recorder {
         dst_offset: u64,
         size: u64,
     ) {
-        if size == 0 {
-            return self.marker();
-        }
-        self.begin_command();
         let region = vk::BufferCopy {
             src_offset,
             dst_offset,
             size,
         };
+        self.copy_regions(src, dst, &[region]);
+    }
+
+    /// One command copying several regions (rows of a rect transfer); empty regions skipped.
+    pub fn copy_regions(&mut self, src: vk::Buffer, dst: vk::Buffer, regions: &[vk::BufferCopy]) {
+        let regions: Vec<vk::BufferCopy> = regions.iter().filter(|r| r.size > 0).copied().collect();
+        if regions.is_empty() {
+            return self.marker();
+        }
+        self.begin_command();
         // SAFETY: cmd is recording; the caller keeps both buffers alive until completion.
         unsafe {
             self.device
                 .raw
-                .cmd_copy_buffer(self.cmd, src, dst, &[region])
+                .cmd_copy_buffer(self.cmd, src, dst, &regions)
         };
         self.end_command();
     }
@@ -283,7 +289,21 @@ impl Recorder {
                     push,
                 );
             }
-            d.cmd_dispatch(self.cmd, groups[0], groups[1], groups[2]);
+            // More groups than the device dispatches at once: several dispatches with a base
+            // group (the pipeline is created with DISPATCH_BASE; WorkgroupId includes the base).
+            let max = self.device.caps.limits.max_compute_work_group_count;
+            for z in (0..groups[2]).step_by(max[2] as usize) {
+                for y in (0..groups[1]).step_by(max[1] as usize) {
+                    for x in (0..groups[0]).step_by(max[0] as usize) {
+                        let n = [
+                            (groups[0] - x).min(max[0]),
+                            (groups[1] - y).min(max[1]),
+                            (groups[2] - z).min(max[2]),
+                        ];
+                        d.cmd_dispatch_base(self.cmd, x, y, z, n[0], n[1], n[2]);
+                    }
+                }
+            }
         }
         self.end_command();
         Ok(())
