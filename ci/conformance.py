@@ -3,6 +3,7 @@
 
   ci/conformance.py check SUITE RESULTS   compare; exit 1 on a regression or an unexpected pass
   ci/conformance.py table [RESULTS_DIR]   print the markdown table of every suite's results
+  ci/conformance.py doc-check TABLE DOC   exit 1 unless DOC contains TABLE verbatim
 
 RESULTS (written by the suite's runner, e.g. ci/piglit.sh): one line per test,
   <status> <test id>
@@ -90,6 +91,12 @@ def table(results_dir):
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "doc-check":
+        table_text, doc = open(sys.argv[2]).read().strip(), open(sys.argv[3]).read()
+        if table_text not in doc:
+            print(f"{sys.argv[3]} does not hold the current table; replace it with:\n{table_text}")
+            sys.exit(1)
+        print(f"{sys.argv[3]} holds the current table")
     elif len(sys.argv) >= 2 and sys.argv[1] == "table":
         table(sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "target", "conformance"))
     else:

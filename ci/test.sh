@@ -1,14 +1,41 @@
 #!/usr/bin/env bash
-# README command (2): set up, build and run every test: the unit tests, and the integration
-# tests through the ocl-icd loader on lavapipe with Vulkan validation errors fatal.
-set -euo pipefail
+# README command (2): set up, build and run every test:
+#  1. the unit tests and the integration tests (through the ocl-icd loader on lavapipe, with
+#     Vulkan validation errors fatal): cargo test;
+#  2. other people's suites against vkcl, each compared with its ci/expectations file:
+#     piglit's OpenCL tests, pyopencl's test suite, and a clpeak smoke run;
+#  3. the pass table (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
+# Every part runs even when an earlier one fails; the exit status is non-zero if any failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-bash ci/setup.sh
+bash ci/setup.sh || exit 1
 source ci/env.sh
-python3 tools/gen_cl.py --check
-cargo build --all-targets
+python3 tools/gen_cl.py --check || exit 1
+cargo build --all-targets || exit 1
+
+failed=()
+part() {
+  local name=$1; shift
+  local t0=$(date +%s)
+  echo "=== $name"
+  "$@" || failed+=("$name")
+  echo "=== $name: $(( $(date +%s) - t0 )) s"
+}
+
+mkdir -p target/conformance
+rm -f target/conformance/*.results
 # Every Vulkan validation error aborts the test process that caused it.
-export VKCL_VALIDATION=fatal
-cargo test --no-fail-fast 2>&1 | tee target/test.log
+part "cargo test" env VKCL_VALIDATION=fatal cargo test --no-fail-fast
+part "piglit" bash ci/piglit.sh
+part "pyopencl" bash ci/pyopencl.sh
+part "clpeak" bash ci/clpeak.sh
+python3 ci/conformance.py table > target/conformance/table.md
+part "docs/CONFORMANCE.md is current" python3 ci/conformance.py doc-check target/conformance/table.md docs/CONFORMANCE.md
+
 echo "ci/test.sh: $(( $(date +%s) - start )) s"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "ci/test.sh: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "ci/test.sh: all parts passed"

@@ -273,6 +273,7 @@ macro_rules! check {
 }
 
 /// Asserts that an OpenCL call (or an error code) equals the expected error.
+#[allow(unused_macros)]
 macro_rules! check_err {
     ($call:expr, $expected:expr) => {{
         #[allow(unused_unsafe)]
