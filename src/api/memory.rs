@@ -5,7 +5,7 @@ use super::util::{obj, property_list, return_event, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
 use crate::core::event::Event;
-use crate::core::memory::{self, HostPtr, Mem};
+use crate::core::memory::{self, HostPtr, Mem, Rect};
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::{Queue, Recorded};
 use crate::core::{check, CLResult, ClError};
@@ -89,6 +89,38 @@ fn sub_buffer_flags(parent: cl_mem_flags, mut flags: cl_mem_flags) -> CLResult<c
         flags |= p_host;
     }
     Ok(flags | (parent & HOST_PTR))
+}
+
+/// The two sides of a rect transfer on `mem`: the buffer side (checked to lie inside it) and
+/// the host side, from the C arguments (pitches: buffer row, slice, host row, slice).
+fn rects(
+    mem: &Mem,
+    buffer_origin: *const usize,
+    host_origin: *const usize,
+    region: *const usize,
+    pitches: [usize; 4],
+) -> CLResult<(Rect, Rect, [usize; 3])> {
+    check(
+        !buffer_origin.is_null() && !host_origin.is_null() && !region.is_null(),
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: each points to three size_t values, as the spec requires.
+    let (bo, ho, region) = unsafe {
+        (
+            *(buffer_origin as *const [usize; 3]),
+            *(host_origin as *const [usize; 3]),
+            *(region as *const [usize; 3]),
+        )
+    };
+    check(region.iter().all(|&r| r > 0), CL_INVALID_VALUE)?;
+    let buf = Rect::new(bo, region, pitches[0], pitches[1])?;
+    let host = Rect::new(ho, region, pitches[2], pitches[3])?;
+    check(
+        buf.end(region).is_some_and(|end| end <= mem.size),
+        CL_INVALID_VALUE,
+    )?;
+    check(host.end(region).is_some(), CL_INVALID_VALUE)?;
+    Ok((buf, host, region))
 }
 
 /// The queue, and the memory object checked to be of its context.
@@ -215,6 +247,85 @@ entry! {
             let keep = mems.iter().map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>).collect();
             Ok(Recorded { host: None, keep })
         })?;
+        finish(e, false, event)
+    }
+
+    fn clEnqueueReadBufferRect(
+        queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking: cl_bool,
+        buffer_origin: *const usize,
+        host_origin: *const usize,
+        region: *const usize,
+        buffer_row_pitch: usize,
+        buffer_slice_pitch: usize,
+        host_row_pitch: usize,
+        host_slice_pitch: usize,
+        ptr: *mut c_void,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_mem(queue, buffer)?;
+        let (buf, host, region) = rects(&m, buffer_origin, host_origin, region, [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch])?;
+        check(!ptr.is_null(), CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        let e = memory::read_rect(&q, &m, buf, host, region, HostPtr(ptr as *mut u8), &wait)?;
+        finish(e, blocking != 0, event)
+    }
+
+    fn clEnqueueWriteBufferRect(
+        queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking: cl_bool,
+        buffer_origin: *const usize,
+        host_origin: *const usize,
+        region: *const usize,
+        buffer_row_pitch: usize,
+        buffer_slice_pitch: usize,
+        host_row_pitch: usize,
+        host_slice_pitch: usize,
+        ptr: *const c_void,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_mem(queue, buffer)?;
+        let (buf, host, region) = rects(&m, buffer_origin, host_origin, region, [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch])?;
+        check(!ptr.is_null(), CL_INVALID_VALUE)?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        let e = memory::write_rect(&q, &m, buf, host, region, ptr as *const u8, &wait)?;
+        finish(e, blocking != 0, event)
+    }
+
+    fn clEnqueueCopyBufferRect(
+        queue: cl_command_queue,
+        src: cl_mem,
+        dst: cl_mem,
+        src_origin: *const usize,
+        dst_origin: *const usize,
+        region: *const usize,
+        src_row_pitch: usize,
+        src_slice_pitch: usize,
+        dst_row_pitch: usize,
+        dst_slice_pitch: usize,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, s) = queue_and_mem(queue, src)?;
+        let (_, d) = queue_and_mem(queue, dst)?;
+        let (sr, _, region3) = rects(&s, src_origin, src_origin, region, [src_row_pitch, src_slice_pitch, src_row_pitch, src_slice_pitch])?;
+        let (dr, _, _) = rects(&d, dst_origin, dst_origin, region, [dst_row_pitch, dst_slice_pitch, dst_row_pitch, dst_slice_pitch])?;
+        let wait = wait_list(num_events, events, &q.context)?;
+        if Arc::ptr_eq(&s.storage, &d.storage) {
+            check(sr.slice_pitch == dr.slice_pitch || sr.row_pitch == dr.row_pitch, CL_INVALID_VALUE)?;
+            let overlap = memory::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
+            check(!overlap, CL_MEM_COPY_OVERLAP)?;
+        }
+        let e = memory::copy_rect(&q, &s, &d, sr, dr, region3, &wait)?;
         finish(e, false, event)
     }
 

@@ -213,21 +213,6 @@ pub extern "C" fn clCreateUserEvent(a0: cl_context, a1: *mut cl_int) -> cl_event
     std::ptr::null_mut()
 }
 
-#[no_mangle]
-pub extern "C" fn clEnqueueReadBufferRect(a0: cl_command_queue, a1: cl_mem, a2: cl_bool, a3: *mut usize, a4: *mut usize, a5: *mut usize, a6: usize, a7: usize, a8: usize, a9: usize, a10: *mut c_void, a11: cl_uint, a12: *mut cl_event, a13: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueReadBufferRect", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueWriteBufferRect(a0: cl_command_queue, a1: cl_mem, a2: cl_bool, a3: *mut usize, a4: *mut usize, a5: *mut usize, a6: usize, a7: usize, a8: usize, a9: usize, a10: *mut c_void, a11: cl_uint, a12: *mut cl_event, a13: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueWriteBufferRect", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueCopyBufferRect(a0: cl_command_queue, a1: cl_mem, a2: cl_mem, a3: *mut usize, a4: *mut usize, a5: *mut usize, a6: usize, a7: usize, a8: usize, a9: usize, a10: cl_uint, a11: *mut cl_event, a12: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueCopyBufferRect", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; super::obj::<Mem, _>(a2)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
 pub extern "C" fn clCreateSubDevicesEXT(a0: cl_device_id, a1: *mut cl_device_partition_property_ext, a2: cl_uint, a3: *mut cl_device_id, a4: *mut cl_uint) -> cl_int {
     unimplemented_after("clCreateSubDevicesEXT", || { super::obj::<Device, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }

@@ -12,6 +12,7 @@ use super::object::{Base, ClObject, Kind};
 use super::queue::{Queue, Recorded};
 use crate::cl::*;
 use crate::vk::memory::{Buffer, Placement};
+use crate::vk::vk;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -427,4 +428,209 @@ pub fn unmap(
             keep: vec![mem.keep()],
         })
     })
+}
+
+/// The geometry of a rect transfer: origins in bytes/rows/slices, region in bytes × rows ×
+/// slices, and pitches (0 already replaced by the spec's defaults).
+#[derive(Clone, Copy, Debug)]
+pub struct Rect {
+    pub origin: [usize; 3],
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+}
+
+impl Rect {
+    /// With the spec's defaults for 0 pitches; CL_INVALID_VALUE for pitches too small or a
+    /// slice pitch that is not a multiple of the row pitch.
+    pub fn new(
+        origin: [usize; 3],
+        region: [usize; 3],
+        row_pitch: usize,
+        slice_pitch: usize,
+    ) -> CLResult<Rect> {
+        let row_pitch = if row_pitch == 0 { region[0] } else { row_pitch };
+        check(row_pitch >= region[0], CL_INVALID_VALUE)?;
+        let slice_pitch = if slice_pitch == 0 {
+            region[1] * row_pitch
+        } else {
+            slice_pitch
+        };
+        check(
+            slice_pitch >= region[1] * row_pitch && slice_pitch % row_pitch == 0,
+            CL_INVALID_VALUE,
+        )?;
+        Ok(Rect {
+            origin,
+            row_pitch,
+            slice_pitch,
+        })
+    }
+
+    /// Offset of the first byte of row `y` of slice `z` of the region.
+    pub fn row(&self, y: usize, z: usize) -> usize {
+        (self.origin[2] + z) * self.slice_pitch
+            + (self.origin[1] + y) * self.row_pitch
+            + self.origin[0]
+    }
+
+    /// One past the last byte the region touches.
+    pub fn end(&self, region: [usize; 3]) -> Option<usize> {
+        let last = (self.origin[2] + region[2] - 1)
+            .checked_mul(self.slice_pitch)?
+            .checked_add((self.origin[1] + region[1] - 1).checked_mul(self.row_pitch)?)?;
+        last.checked_add(self.origin[0] + region[0])
+    }
+}
+
+/// Every row of a region: (offset in `a`, offset in `b`).
+fn rows(a: Rect, b: Rect, region: [usize; 3]) -> impl Iterator<Item = (usize, usize)> {
+    (0..region[2]).flat_map(move |z| (0..region[1]).map(move |y| (a.row(y, z), b.row(y, z))))
+}
+
+/// The packed layout of a region in a staging buffer.
+fn packed(region: [usize; 3]) -> Rect {
+    Rect {
+        origin: [0; 3],
+        row_pitch: region[0],
+        slice_pitch: region[0] * region[1],
+    }
+}
+
+fn copies(
+    src: &Rect,
+    src_base: u64,
+    dst: &Rect,
+    dst_base: u64,
+    region: [usize; 3],
+) -> Vec<vk::BufferCopy> {
+    rows(*src, *dst, region)
+        .map(|(s, d)| vk::BufferCopy {
+            src_offset: src_base + s as u64,
+            dst_offset: dst_base + d as u64,
+            size: region[0] as u64,
+        })
+        .collect()
+}
+
+/// clEnqueueReadBufferRect: rows are copied into a packed staging buffer on the GPU, then
+/// scattered into the application's memory on the completion thread.
+pub fn read_rect(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    buf: Rect,
+    host: Rect,
+    region: [usize; 3],
+    dst: HostPtr,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let size = region.iter().product::<usize>();
+    let stage = staging(queue, size, Placement::Readback)?;
+    let pack = packed(region);
+    queue.enqueue(CL_COMMAND_READ_BUFFER_RECT, wait, |rec| {
+        rec.copy_regions(
+            mem.storage.raw,
+            stage.raw,
+            &copies(&buf, mem.at(0), &pack, 0, region),
+        );
+        let s = stage.clone();
+        let host_part = Box::new(move || {
+            let mut data = vec![0u8; size];
+            // SAFETY: the copy into the staging buffer has completed.
+            unsafe { s.read(0, &mut data) };
+            for (p, h) in rows(pack, host, region) {
+                // SAFETY: the application's memory holds the region at its pitches (the
+                // spec's contract for ptr); rows do not overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(data.as_ptr().add(p), dst.get().add(h), region[0])
+                };
+            }
+            Ok(())
+        });
+        Ok(Recorded {
+            host: Some(host_part),
+            keep: vec![stage.clone(), mem.keep()],
+        })
+    })
+}
+
+/// clEnqueueWriteBufferRect: rows are gathered from the application's memory at enqueue.
+pub fn write_rect(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    buf: Rect,
+    host: Rect,
+    region: [usize; 3],
+    src: *const u8,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let size = region.iter().product::<usize>();
+    let pack = packed(region);
+    let mut data = vec![0u8; size];
+    for (p, h) in rows(pack, host, region) {
+        // SAFETY: the application's memory holds the region at its pitches.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(h), data.as_mut_ptr().add(p), region[0]) };
+    }
+    let stage = staging(queue, size, Placement::Upload)?;
+    // SAFETY: the staging buffer is new and unused by the GPU.
+    unsafe { stage.write(0, &data) };
+    queue.enqueue(CL_COMMAND_WRITE_BUFFER_RECT, wait, |rec| {
+        rec.copy_regions(
+            stage.raw,
+            mem.storage.raw,
+            &copies(&pack, 0, &buf, mem.at(0), region),
+        );
+        Ok(Recorded {
+            host: None,
+            keep: vec![stage.clone(), mem.keep()],
+        })
+    })
+}
+
+/// clEnqueueCopyBufferRect.
+pub fn copy_rect(
+    queue: &Arc<Queue>,
+    src: &Arc<Mem>,
+    dst: &Arc<Mem>,
+    s: Rect,
+    d: Rect,
+    region: [usize; 3],
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    queue.enqueue(CL_COMMAND_COPY_BUFFER_RECT, wait, |rec| {
+        rec.copy_regions(
+            src.storage.raw,
+            dst.storage.raw,
+            &copies(&s, src.at(0), &d, dst.at(0), region),
+        );
+        Ok(Recorded {
+            host: None,
+            keep: vec![src.keep(), dst.keep()],
+        })
+    })
+}
+
+/// Whether two rect regions of the same storage share a byte (the spec's CL_MEM_COPY_OVERLAP).
+pub fn rects_overlap(a: &Rect, a_base: usize, b: &Rect, b_base: usize, region: [usize; 3]) -> bool {
+    let mut spans: Vec<(usize, usize, bool)> = rows(*a, *b, region)
+        .flat_map(|(x, y)| {
+            [
+                (a_base + x, a_base + x + region[0], false),
+                (b_base + y, b_base + y + region[0], true),
+            ]
+        })
+        .collect();
+    spans.sort_unstable();
+    // Sweep: a span of one side starting before the furthest end of the other side overlaps.
+    let (mut end_a, mut end_b) = (0usize, 0usize);
+    for (start, end, is_b) in spans {
+        if (is_b && start < end_a) || (!is_b && start < end_b) {
+            return true;
+        }
+        if is_b {
+            end_b = end_b.max(end);
+        } else {
+            end_a = end_a.max(end);
+        }
+    }
+    false
 }
