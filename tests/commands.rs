@@ -662,3 +662,135 @@ fn launches_beyond_the_dispatch_limit_are_split() {
         clReleaseMemObject(m);
     }
 }
+
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clCreateUserEvent(c: cl_context, err: *mut cl_int) -> cl_event;
+    fn clSetUserEventStatus(e: cl_event, status: cl_int) -> cl_int;
+}
+
+const CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST_: cl_int = -14;
+
+#[test]
+fn user_events_gate_commands_on_two_queues() {
+    let e = Env::new();
+    let mut err = 0;
+    let q2 = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(command_type(gate), 0x1204 /* CL_COMMAND_USER */);
+    assert_eq!(event_status(gate), CL_SUBMITTED_);
+    let n = 4096;
+    let a = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let b = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let (va, vb) = (11u32, 22u32);
+    // Both fills wait for the user event; a later command on the first queue waits in order.
+    let mut fa = null_mut();
+    let mut fb = null_mut();
+    check!(clEnqueueFillBuffer(
+        e.queue,
+        a,
+        (&va as *const u32).cast(),
+        4,
+        0,
+        n * 4,
+        1,
+        &gate,
+        &mut fa
+    ));
+    check!(clEnqueueFillBuffer(
+        q2,
+        b,
+        (&vb as *const u32).cast(),
+        4,
+        0,
+        n * 4,
+        1,
+        &gate,
+        &mut fb
+    ));
+    let mut out = vec![0u32; n];
+    let mut read = null_mut();
+    check!(clEnqueueReadBuffer(
+        e.queue,
+        a,
+        CL_FALSE,
+        0,
+        n * 4,
+        out.as_mut_ptr().cast(),
+        0,
+        null(),
+        &mut read
+    ));
+    check!(clFlush(e.queue));
+    check!(clFlush(q2));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    for ev in [fa, fb, read] {
+        assert_ne!(
+            event_status(ev),
+            CL_COMPLETE,
+            "a command ran before its user event"
+        );
+    }
+    // Set from another thread while this one waits.
+    let g = gate as usize;
+    let setter =
+        std::thread::spawn(move || unsafe { clSetUserEventStatus(g as cl_event, CL_COMPLETE) });
+    check!(clWaitForEvents(1, &read));
+    assert_eq!(setter.join().unwrap(), CL_SUCCESS);
+    assert!(out.iter().all(|&x| x == va));
+    check!(clWaitForEvents(1, &fb));
+    assert_eq!(e.read::<u32>(b, n), vec![vb; n]);
+    // Status can be set once, to CL_COMPLETE or an error; only on user events.
+    check_err!(
+        clSetUserEventStatus(gate, CL_COMPLETE),
+        CL_INVALID_OPERATION
+    );
+    check_err!(clSetUserEventStatus(fa, CL_COMPLETE), CL_INVALID_EVENT);
+    let g2 = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+    check_err!(clSetUserEventStatus(g2, CL_SUBMITTED_), CL_INVALID_VALUE);
+    for ev in [gate, fa, fb, read, g2] {
+        check!(clReleaseEvent(ev));
+    }
+    check!(clReleaseMemObject(a));
+    check!(clReleaseMemObject(b));
+    check!(clReleaseCommandQueue(q2));
+}
+
+#[test]
+fn a_failed_user_event_fails_the_commands_waiting_for_it() {
+    let e = Env::new();
+    let mut err = 0;
+    let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+    let m = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    let v = 5u32;
+    let mut fill = null_mut();
+    check!(clEnqueueFillBuffer(
+        e.queue,
+        m,
+        (&v as *const u32).cast(),
+        4,
+        0,
+        64,
+        1,
+        &gate,
+        &mut fill
+    ));
+    check!(clSetUserEventStatus(gate, -1234));
+    check_err!(
+        clWaitForEvents(1, &fill),
+        CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST_
+    );
+    assert_eq!(
+        event_status(fill),
+        CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST_
+    );
+    assert_eq!(event_status(gate), -1234);
+    // The queue goes on.
+    check!(clFinish(e.queue));
+    assert_eq!(e.read::<u32>(m, 1).len(), 1);
+    check!(clReleaseEvent(fill));
+    check!(clReleaseEvent(gate));
+    check!(clReleaseMemObject(m));
+}

@@ -93,7 +93,7 @@ pub static DISPATCH: Dispatch = Dispatch([
     super::event::clSetEventCallback as *const c_void,
     super::memory::clCreateSubBuffer as *const c_void,
     super::memory::clSetMemObjectDestructorCallback as *const c_void,
-    super::stubs::clCreateUserEvent as *const c_void,
+    super::event::clCreateUserEvent as *const c_void,
     super::event::clSetUserEventStatus as *const c_void,
     super::memory::clEnqueueReadBufferRect as *const c_void,
     super::memory::clEnqueueWriteBufferRect as *const c_void,

@@ -3,8 +3,9 @@
 use super::info::{v, write};
 use super::util::{obj, slice};
 use crate::cl::*;
+use crate::core::context::Context;
 use crate::core::event::Event;
-use crate::core::object::{handle, release, retain};
+use crate::core::object::{handle, register, release, retain};
 use crate::core::{check, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -110,9 +111,18 @@ entry! {
         write(&t.to_ne_bytes(), param_value_size, param_value, param_value_size_ret)
     }
 
+    fn clCreateUserEvent(context: cl_context) -> cl_event, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        Ok(register(Event::new_user(&ctx)) as cl_event)
+    }
+
     fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) {
-        obj::<Event, _>(event)?;
-        // clCreateUserEvent is not implemented yet, so no event is a user event.
-        Err(ClError(CL_INVALID_EVENT))
+        let e: Arc<Event> = obj(event)?;
+        check(e.is_user(), CL_INVALID_EVENT)?;
+        check(execution_status == CL_COMPLETE as cl_int || execution_status < 0, CL_INVALID_VALUE)?;
+        // The status of a user event can be set once.
+        check(e.status() == CL_SUBMITTED as cl_int, CL_INVALID_OPERATION)?;
+        e.set_status(execution_status);
+        Ok(())
     }
 }

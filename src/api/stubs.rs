@@ -203,16 +203,6 @@ pub extern "C" fn clEnqueueReleaseD3D10ObjectsKHR(a0: cl_command_queue, a1: cl_u
     unimplemented_after("clEnqueueReleaseD3D10ObjectsKHR", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }
 
-#[no_mangle]
-pub extern "C" fn clCreateUserEvent(a0: cl_context, a1: *mut cl_int) -> cl_event {
-    let e = unimplemented_after("clCreateUserEvent", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a1.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a1 = e };
-    }
-    std::ptr::null_mut()
-}
-
 pub extern "C" fn clCreateSubDevicesEXT(a0: cl_device_id, a1: *mut cl_device_partition_property_ext, a2: cl_uint, a3: *mut cl_device_id, a4: *mut cl_uint) -> cl_int {
     unimplemented_after("clCreateSubDevicesEXT", || { super::obj::<Device, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }

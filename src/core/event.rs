@@ -8,7 +8,7 @@ use super::object::{Base, ClObject, Kind};
 use super::queue::Queue;
 use crate::cl::*;
 use parking_lot::{Condvar, Mutex};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 #[repr(C)]
 pub struct Event {
@@ -24,6 +24,8 @@ pub struct Event {
     callbacks: Mutex<Vec<(cl_int, Callback)>>,
     /// CL_PROFILING_COMMAND_QUEUED, _SUBMIT, _START, _END, _COMPLETE, in host nanoseconds.
     pub times: Mutex<[u64; 5]>,
+    /// Queues holding commands back until this event ends (it gates their open batch).
+    waiters: Mutex<Vec<Weak<Queue>>>,
 }
 
 /// Nanoseconds on the host's monotonic clock (the time base of profiling information).
@@ -50,17 +52,59 @@ impl ClObject for Event {
 
 impl Event {
     pub fn new(queue: &Arc<Queue>, command_type: cl_command_type, value: u64) -> Arc<Event> {
-        Arc::new(Event {
-            base: Base::new(Kind::Event),
-            context: queue.context.clone(),
-            queue: Some(queue.clone()),
+        Self::make(
+            queue.context.clone(),
+            Some(queue.clone()),
             command_type,
             value,
-            status: Mutex::new(CL_QUEUED as cl_int),
+            CL_QUEUED as cl_int,
+        )
+    }
+
+    /// clCreateUserEvent: an event the application completes with clSetUserEventStatus.
+    pub fn new_user(context: &Arc<Context>) -> Arc<Event> {
+        Self::make(
+            context.clone(),
+            None,
+            CL_COMMAND_USER,
+            0,
+            CL_SUBMITTED as cl_int,
+        )
+    }
+
+    fn make(
+        context: Arc<Context>,
+        queue: Option<Arc<Queue>>,
+        command_type: cl_command_type,
+        value: u64,
+        status: cl_int,
+    ) -> Arc<Event> {
+        Arc::new(Event {
+            base: Base::new(Kind::Event),
+            context,
+            queue,
+            command_type,
+            value,
+            status: Mutex::new(status),
             cond: Condvar::new(),
             callbacks: Mutex::new(vec![]),
             times: Mutex::new([host_ns(), 0, 0, 0, 0]),
+            waiters: Mutex::new(vec![]),
         })
+    }
+
+    pub fn is_user(&self) -> bool {
+        self.queue.is_none()
+    }
+
+    /// Asks for `queue` to be flushed when this event ends; false if it has already ended.
+    pub fn add_waiter(&self, queue: &Arc<Queue>) -> bool {
+        let mut waiters = self.waiters.lock();
+        if self.status() <= 0 {
+            return false;
+        }
+        waiters.push(Arc::downgrade(queue));
+        true
     }
 
     pub fn status(&self) -> cl_int {
@@ -71,13 +115,23 @@ impl Event {
     pub fn set_status(&self, status: cl_int) {
         let now = {
             let mut s = self.status.lock();
-            if (*s <= status && status >= 0) || *s < 0 {
+            // Ended (complete or failed) is final; otherwise only forward.
+            if *s <= 0 || (status >= 0 && *s <= status) {
                 return;
             }
             *s = status;
             self.cond.notify_all();
             status
         };
+        if now <= 0 {
+            // Commands held back by this event may go now.
+            let waiters = std::mem::take(&mut *self.waiters.lock());
+            for q in waiters.iter().filter_map(Weak::upgrade) {
+                if let Err(e) = q.flush() {
+                    log::error!(target: "queue", "submitting commands released by an event failed: {e}");
+                }
+            }
+        }
         self.run_callbacks(now);
     }
 

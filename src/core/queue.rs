@@ -27,6 +27,8 @@ struct Item {
     host: Option<HostPart>,
     /// The command's index in its batch (for its timestamps).
     index: usize,
+    /// The host-resolved events it waits for: if one fails, so does this command.
+    depends: Vec<Arc<Event>>,
 }
 
 struct Batch {
@@ -49,6 +51,8 @@ struct State {
     /// Value of the newest command enqueued / submitted.
     last: u64,
     submitted: u64,
+    /// Events the open batch must not be submitted before (see `resolve_waits`).
+    gates: Vec<Arc<Event>>,
 }
 
 /// What the completion thread shares with API threads.
@@ -121,6 +125,7 @@ impl Queue {
                 open: None,
                 last: 0,
                 submitted: 0,
+                gates: vec![],
             }),
             progress,
             completion: Mutex::new(Some(tx)),
@@ -135,8 +140,12 @@ impl Queue {
         wait_list: &[Arc<Event>],
         record: impl FnOnce(&mut Recorder) -> CLResult<Recorded>,
     ) -> CLResult<Arc<Event>> {
-        let waits = self.resolve_waits(wait_list)?;
+        let (waits, gates) = self.resolve_waits(wait_list)?;
         let mut state = self.state.lock();
+        if !gates.is_empty() && state.gates.is_empty() {
+            // Only this command and those after it are held back.
+            self.submit(&mut state)?;
+        }
         if state.open.is_none() {
             state.open = Some(Batch {
                 rec: Recorder::new(&self.vk, self.profiled_commands())?,
@@ -158,9 +167,15 @@ impl Queue {
             event: event.clone(),
             host: recorded.host,
             index,
+            depends: gates.clone(),
         });
         batch.keep.extend(recorded.keep);
-        if batch.rec.commands >= crate::config::get().batch_commands {
+        let full = batch.rec.commands >= crate::config::get().batch_commands;
+        for g in &gates {
+            g.add_waiter(self);
+        }
+        state.gates.extend(gates);
+        if full {
             self.submit(&mut state)?;
         }
         Ok(event)
@@ -175,32 +190,59 @@ impl Queue {
     }
 
     /// GPU-side waits for events of other queues; events of this queue are already ordered.
-    fn resolve_waits(&self, wait_list: &[Arc<Event>]) -> CLResult<Vec<(vk::Semaphore, u64)>> {
-        let mut waits = vec![];
+    /// Splits a wait list: events of other queues of this Vulkan device whose commands are
+    /// submitted become GPU-side semaphore waits; user events, events of other devices and of
+    /// commands still held back become gates, resolved on the host (the batch is held until
+    /// they end). Events of this queue are already ordered.
+    fn resolve_waits(
+        &self,
+        wait_list: &[Arc<Event>],
+    ) -> CLResult<(Vec<(vk::Semaphore, u64)>, Vec<Arc<Event>>)> {
+        let (mut waits, mut gates) = (vec![], vec![]);
         for e in wait_list {
-            if e.status() < 0 {
+            let status = e.status();
+            if status < 0 {
                 return Err(ClError(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST));
             }
-            let Some(q) = &e.queue else { continue };
-            if std::ptr::eq(q.as_ref(), self) || e.status() == CL_COMPLETE as cl_int {
+            if status == CL_COMPLETE as cl_int {
                 continue;
             }
-            q.flush_to(e.value)?;
-            if Arc::ptr_eq(&q.vk, &self.vk) {
-                waits.push((q.timeline, e.value));
-            } else {
-                // Another Vulkan device: resolved on the host.
-                e.wait()?;
+            match &e.queue {
+                Some(q) if std::ptr::eq(q.as_ref(), self) => {}
+                Some(q) => {
+                    q.flush_to(e.value)?;
+                    if Arc::ptr_eq(&q.vk, &self.vk) && q.state.lock().submitted >= e.value {
+                        waits.push((q.timeline, e.value));
+                    } else {
+                        gates.push(e.clone());
+                    }
+                }
+                None => gates.push(e.clone()),
             }
         }
-        Ok(waits)
+        Ok((waits, gates))
     }
 
     fn submit(&self, state: &mut State) -> CLResult<()> {
+        if state.gates.iter().any(|g| g.status() > 0) {
+            // Held back: the last gate to end flushes the queue (Event::set_status).
+            return Ok(());
+        }
+        state.gates.clear();
         let Some(batch) = state.open.take() else {
             return Ok(());
         };
         let value = state.last;
+        // The spec: a command whose wait list holds a failed event fails too. (It is still
+        // executed for now; see the asynchronous-engine issue.)
+        for item in batch
+            .items
+            .iter()
+            .filter(|i| i.depends.iter().any(|d| d.status() < 0))
+        {
+            item.event
+                .set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        }
         let events: Vec<_> = batch.items.iter().map(|i| i.event.clone()).collect();
         let sender = self.completion.lock().clone();
         let result = batch.rec.submit(self.timeline, value);
