@@ -5,9 +5,10 @@ use super::util::{obj, property_list, return_event, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
 use crate::core::event::Event;
-use crate::core::memory::{self, HostPtr, Mem, Rect};
+use crate::core::memory::Mem;
 use crate::core::object::{handle, register, release, retain};
-use crate::core::queue::{Queue, Recorded};
+use crate::core::queue::Queue;
+use crate::core::transfer::{self, HostPtr, Rect};
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -242,11 +243,8 @@ entry! {
         let wait = wait_list(num_events, events, &q.context)?;
         // Every buffer lives in memory the context's device reaches: nothing moves; the command
         // still orders like any other.
-        let e = q.enqueue(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, |rec| {
-            rec.marker();
-            let keep = mems.iter().map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>).collect();
-            Ok(Recorded { host: None, keep })
-        })?;
+        let keep = mems.iter().map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>).collect();
+        let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, keep)?;
         finish(e, false, event)
     }
 
@@ -271,7 +269,7 @@ entry! {
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
-        let e = memory::read_rect(&q, &m, buf, host, region, HostPtr(ptr as *mut u8), &wait)?;
+        let e = transfer::read(&q, &m, buf, host, region, HostPtr(ptr as *mut u8), &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -296,7 +294,7 @@ entry! {
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
-        let e = memory::write_rect(&q, &m, buf, host, region, ptr as *const u8, &wait)?;
+        let e = transfer::write(&q, &m, buf, host, region, ptr as *const u8, &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -322,10 +320,10 @@ entry! {
         let wait = wait_list(num_events, events, &q.context)?;
         if Arc::ptr_eq(&s.storage, &d.storage) {
             check(sr.slice_pitch == dr.slice_pitch || sr.row_pitch == dr.row_pitch, CL_INVALID_VALUE)?;
-            let overlap = memory::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
+            let overlap = transfer::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
             check(!overlap, CL_MEM_COPY_OVERLAP)?;
         }
-        let e = memory::copy_rect(&q, &s, &d, sr, dr, region3, &wait)?;
+        let e = transfer::copy(&q, CL_COMMAND_COPY_BUFFER_RECT, &s, &d, sr, dr, region3, &wait)?;
         finish(e, false, event)
     }
 
@@ -345,7 +343,7 @@ entry! {
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
-        let e = memory::read(&q, &m, offset, size, HostPtr(ptr as *mut u8), &wait)?;
+        let e = transfer::read_linear(&q, &m, offset, size, HostPtr(ptr as *mut u8), &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -367,7 +365,7 @@ entry! {
         check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
         // SAFETY: the application passes `size` readable bytes at ptr.
         let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
-        let e = memory::write(&q, &m, offset, data, &wait)?;
+        let e = transfer::write_linear(&q, &m, offset, data, &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -393,7 +391,7 @@ entry! {
             a < b + size && b < a + size
         };
         check(!overlap, CL_MEM_COPY_OVERLAP)?;
-        let e = memory::copy(&q, &s, &d, src_offset, dst_offset, size, &wait)?;
+        let e = transfer::copy_linear(&q, &s, &d, src_offset, dst_offset, size, &wait)?;
         finish(e, false, event)
     }
 
@@ -415,7 +413,7 @@ entry! {
         let wait = wait_list(num_events, events, &q.context)?;
         // SAFETY: the application passes pattern_size bytes at pattern.
         let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
-        let e = memory::fill(&q, &m, pattern, offset, size, &wait)?;
+        let e = transfer::fill(&q, &m, pattern, offset, size, &wait)?;
         finish(e, false, event)
     }
 
@@ -440,7 +438,7 @@ entry! {
         let no_write = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
         check(flags & CL_MAP_READ == 0 || m.flags & no_read == 0, CL_INVALID_OPERATION)?;
         check(flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0 || m.flags & no_write == 0, CL_INVALID_OPERATION)?;
-        let (ptr, e) = memory::map(&q, &m, flags, offset, size, &wait)?;
+        let (ptr, e) = transfer::map(&q, &m, flags, offset, size, &wait)?;
         finish(e, blocking != 0, event)?;
         Ok(ptr)
     }
@@ -457,7 +455,7 @@ entry! {
         let m: Arc<Mem> = obj(mem)?;
         check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
         let wait = wait_list(num_events, events, &q.context)?;
-        let e = memory::unmap(&q, &m, mapped_ptr, &wait)?;
+        let e = transfer::unmap(&q, &m, mapped_ptr, &wait)?;
         finish(e, false, event)
     }
 }

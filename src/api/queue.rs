@@ -8,7 +8,6 @@ use crate::core::device::Device;
 use crate::core::event::Event;
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
-use crate::core::queue::Recorded;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -183,13 +182,7 @@ fn marker(
 ) -> CLResult<()> {
     let q: Arc<Queue> = obj(queue)?;
     let wait = wait_list(num_events, events, &q.context)?;
-    let e = q.enqueue(command, &wait, |rec| {
-        rec.marker();
-        Ok(Recorded {
-            host: None,
-            keep: vec![],
-        })
-    })?;
+    let e = q.enqueue_marker(command, &wait, vec![])?;
     return_event(e, event);
     Ok(())
 }

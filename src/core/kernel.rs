@@ -337,13 +337,7 @@ pub fn enqueue(
     )?;
 
     if nd.global[..dims].contains(&0) {
-        return queue.enqueue(CL_COMMAND_NDRANGE_KERNEL, wait, |rec| {
-            rec.marker();
-            Ok(Recorded {
-                host: None,
-                keep: vec![],
-            })
-        });
+        return queue.enqueue_marker(CL_COMMAND_NDRANGE_KERNEL, wait, vec![]);
     }
     let groups: [usize; 3] =
         std::array::from_fn(|d| if d < dims { nd.global[d] / local[d] } else { 1 });

@@ -10,5 +10,6 @@ pub mod object;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod transfer;
 
 pub use error::{check, CLResult, ClError};

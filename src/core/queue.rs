@@ -181,6 +181,20 @@ impl Queue {
         Ok(event)
     }
 
+    /// A command with no GPU work (marker, barrier, empty launch): it orders like any other
+    /// and keeps `keep` alive until it completes.
+    pub fn enqueue_marker(
+        self: &Arc<Self>,
+        command_type: cl_command_type,
+        wait_list: &[Arc<Event>],
+        keep: Keep,
+    ) -> CLResult<Arc<Event>> {
+        self.enqueue(command_type, wait_list, |rec| {
+            rec.marker();
+            Ok(Recorded { host: None, keep })
+        })
+    }
+
     fn profiled_commands(&self) -> u32 {
         if self.properties & CL_QUEUE_PROFILING_ENABLE != 0 {
             crate::config::get().batch_commands as u32 + 1
