@@ -96,12 +96,17 @@ impl Device {
         (size & !15).min(heap)
     }
 
-    /// The device's memory, capped at 4 × the largest allocation: OpenCL requires
-    /// CL_DEVICE_MAX_MEM_ALLOC_SIZE ≥ min(1 GiB, global memory / 4), and one buffer is one
-    /// storage-buffer binding (lavapipe: 128 MiB, so 512 MiB are reported).
+    /// The device's memory. OpenCL requires CL_DEVICE_MAX_MEM_ALLOC_SIZE ≥ min(1 GiB, global
+    /// memory / 4), and one buffer is one storage-buffer binding: where that binding is under
+    /// 1 GiB (lavapipe: 128 MiB), the reported memory is capped at 4 × its size.
     pub fn global_mem_size(&self) -> u64 {
         let heap = self.caps.global_mem_size();
-        heap.min(4 * self.addressable_size(heap))
+        let alloc = self.addressable_size(heap);
+        if alloc >= 1 << 30 {
+            heap
+        } else {
+            heap.min(4 * alloc)
+        }
     }
 
     /// Alignment of sub-buffer origins and of buffers bound at an offset, in bytes.
