@@ -8,6 +8,15 @@ use std::ptr::{null, null_mut};
 
 #[link(name = "OpenCL")]
 extern "C" {
+    fn clCreateProgramWithBinary(
+        c: cl_context,
+        n: cl_uint,
+        d: *const cl_device_id,
+        lens: *const usize,
+        bins: *const *const u8,
+        status: *mut cl_int,
+        err: *mut cl_int,
+    ) -> cl_program;
     fn clGetKernelArgInfo(
         k: cl_kernel,
         i: cl_uint,
@@ -152,4 +161,81 @@ fn max_mem_alloc_size_meets_the_full_profile_minimum() {
         "CL_DEVICE_MAX_MEM_ALLOC_SIZE {alloc} < {min} (global {global})"
     );
     let _ = null::<u8>();
+}
+
+const CL_PROGRAM_BINARY_SIZES: cl_uint = 0x1165;
+const CL_PROGRAM_BINARIES: cl_uint = 0x1166;
+const CL_INVALID_BINARY: cl_int = -42;
+
+fn binary_of(p: cl_program) -> Vec<u8> {
+    let mut size = 0usize;
+    check!(clGetProgramInfo(
+        p,
+        CL_PROGRAM_BINARY_SIZES,
+        8,
+        (&mut size as *mut usize).cast(),
+        null_mut()
+    ));
+    assert!(size > 0);
+    let mut bin = vec![0u8; size];
+    let mut ptr = bin.as_mut_ptr();
+    check!(clGetProgramInfo(
+        p,
+        CL_PROGRAM_BINARIES,
+        8,
+        (&mut ptr as *mut *mut u8).cast(),
+        null_mut()
+    ));
+    bin
+}
+
+fn from_binary(e: &Env, bin: &[u8]) -> (cl_program, cl_int, cl_int) {
+    let (mut status, mut err) = (1, 1);
+    let ptr = bin.as_ptr();
+    let len = bin.len();
+    let p =
+        unsafe { clCreateProgramWithBinary(e.ctx, 1, &e.dev, &len, &ptr, &mut status, &mut err) };
+    (p, status, err)
+}
+
+#[test]
+fn binaries_round_trip_and_bad_ones_are_refused() {
+    let e = Env::new();
+    let src = "kernel void twice(global int* b) { b[get_global_id(0)] *= 2; }";
+    let p = e.program(src, "-DUNUSED=1");
+    let bin = binary_of(p);
+    let (q, status, err) = from_binary(&e, &bin);
+    assert_eq!((status, err), (CL_SUCCESS, CL_SUCCESS));
+    // Not built yet: no kernel.
+    let mut kerr = 0;
+    let name = c"twice";
+    unsafe { clCreateKernel(q, name.as_ptr(), &mut kerr) };
+    assert_eq!(kerr, CL_INVALID_PROGRAM_EXECUTABLE, "{}", err_name(kerr));
+    check!(clBuildProgram(q, 1, &e.dev, null(), None, null_mut()));
+    assert_eq!(build_str(q, e.dev, CL_PROGRAM_BUILD_OPTIONS), "-DUNUSED=1");
+    let k = kernel(q, "twice");
+    let m = e.buffer_from(&[1i32, 2, 3, 4]);
+    arg(k, 0, &m);
+    e.run(k, None, &[4], None);
+    assert_eq!(e.read::<i32>(m, 4), vec![2, 4, 6, 8]);
+    assert_eq!(
+        binary_of(q),
+        bin,
+        "a binary program gives back the same binary"
+    );
+    // Corrupt, truncated and foreign binaries.
+    let mut flipped = bin.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 1;
+    for bad in [&flipped[..], &bin[..bin.len() - 1], b"not a binary at all"] {
+        let (p2, status, err) = from_binary(&e, bad);
+        assert!(p2.is_null());
+        assert_eq!((status, err), (CL_INVALID_BINARY, CL_INVALID_BINARY));
+    }
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseProgram(q);
+        clReleaseProgram(p);
+        clReleaseMemObject(m);
+    }
 }

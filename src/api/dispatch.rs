@@ -36,7 +36,7 @@ pub static DISPATCH: Dispatch = Dispatch([
     super::stubs::clReleaseSampler as *const c_void,
     super::stubs::clGetSamplerInfo as *const c_void,
     super::program::clCreateProgramWithSource as *const c_void,
-    super::stubs::clCreateProgramWithBinary as *const c_void,
+    super::program::clCreateProgramWithBinary as *const c_void,
     super::program::clRetainProgram as *const c_void,
     super::program::clReleaseProgram as *const c_void,
     super::program::clBuildProgram as *const c_void,

@@ -3,6 +3,7 @@
 use super::info::{v, write};
 use super::util::{obj, slice};
 use crate::cl::*;
+use crate::compiler::binary;
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::object::{handle, register, release, retain};
@@ -105,7 +106,6 @@ entry! {
         param_value_size_ret: *mut usize,
     ) {
         let p: Arc<Program> = obj(program)?;
-        let exes = p.executables();
         let executable = || p.any_executable().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE));
         let cl_false: cl_bool = CL_FALSE;
         let value = match param_name {
@@ -115,7 +115,7 @@ entry! {
             CL_PROGRAM_DEVICES => v(&p.devices.iter().map(handle).collect::<Vec<_>>()),
             CL_PROGRAM_SOURCE => v(&p.source),
             CL_PROGRAM_IL => Ok(vec![]),
-            CL_PROGRAM_BINARY_SIZES => v(&exes.iter().map(|e| e.as_ref().map_or(0, |e| e.spirv.len() * 4)).collect::<Vec<usize>>()),
+            CL_PROGRAM_BINARY_SIZES => v(&(0..p.devices.len()).map(|i| p.binary(i).len()).collect::<Vec<usize>>()),
             CL_PROGRAM_BINARIES => {
                 // The application passes one pointer per device; write each device's binary
                 // where its pointer is not NULL.
@@ -125,11 +125,10 @@ entry! {
                     check(param_value_size >= size, CL_INVALID_VALUE)?;
                     // SAFETY: the application passes an array of n pointers.
                     let ptrs = unsafe { std::slice::from_raw_parts(param_value as *const *mut u8, n) };
-                    for (dst, exe) in ptrs.iter().zip(&exes) {
-                        if let (false, Some(exe)) = (dst.is_null(), exe) {
-                            // SAFETY: the application sized each buffer from CL_PROGRAM_BINARY_SIZES.
-                            unsafe { std::ptr::copy_nonoverlapping(exe.spirv.as_ptr() as *const u8, *dst, exe.spirv.len() * 4) };
-                        }
+                    for (i, dst) in ptrs.iter().enumerate().filter(|(_, d)| !d.is_null()) {
+                        let bin = p.binary(i);
+                        // SAFETY: the application sized each buffer from CL_PROGRAM_BINARY_SIZES.
+                        unsafe { std::ptr::copy_nonoverlapping(bin.as_ptr(), *dst, bin.len()) };
                     }
                 }
                 if !param_value_size_ret.is_null() {
@@ -168,6 +167,63 @@ entry! {
             _ => Err(ClError(CL_INVALID_VALUE)),
         }?;
         write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clCreateProgramWithBinary(
+        context: cl_context,
+        num_devices: cl_uint,
+        device_list_ptr: *const cl_device_id,
+        lengths: *const usize,
+        binaries: *const *const u8,
+        binary_status: *mut cl_int,
+    ) -> cl_program, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        check(!device_list_ptr.is_null() && num_devices > 0, CL_INVALID_VALUE)?;
+        // SAFETY: the application passes num_devices handles.
+        let handles = unsafe { slice(device_list_ptr, num_devices as usize) };
+        let devices = handles
+            .iter()
+            .map(|&h| {
+                let d: Arc<Device> = obj(h)?;
+                check(ctx.has_device(&d), CL_INVALID_DEVICE)?;
+                Ok(d)
+            })
+            .collect::<CLResult<Vec<_>>>()?;
+        check(!lengths.is_null() && !binaries.is_null(), CL_INVALID_VALUE)?;
+        let n = num_devices as usize;
+        // SAFETY: the application passes num_devices lengths and binary pointers.
+        let (lengths, binaries) = unsafe { (slice(lengths, n), slice(binaries, n)) };
+        let mut status = vec![CL_SUCCESS; n];
+        let mut decoded = vec![];
+        for i in 0..n {
+            if lengths[i] == 0 || binaries[i].is_null() {
+                status[i] = CL_INVALID_VALUE;
+                continue;
+            }
+            // SAFETY: lengths[i] bytes at binaries[i].
+            let bytes = unsafe { std::slice::from_raw_parts(binaries[i], lengths[i]) };
+            match binary::decode(bytes, &devices[i].identity()) {
+                Ok(c) => decoded.push(c),
+                Err(why) => {
+                    log::info!(target: "api", "binary {i} refused: {why}");
+                    status[i] = CL_INVALID_BINARY;
+                }
+            }
+        }
+        let write_status = |st: &[cl_int]| {
+            if !binary_status.is_null() {
+                // SAFETY: the application gives room for num_devices statuses.
+                unsafe { std::ptr::copy_nonoverlapping(st.as_ptr(), binary_status, n) };
+            }
+        };
+        if let Some(&bad) = status.iter().find(|&&s| s != CL_SUCCESS) {
+            write_status(&status);
+            return Err(ClError(bad));
+        }
+        let (program, status) = Program::from_binaries(&ctx, devices, decoded);
+        write_status(&status);
+        check(status.iter().all(|&s| s == CL_SUCCESS), CL_INVALID_BINARY)?;
+        Ok(register(program) as cl_program)
     }
 
     fn clCreateProgramWithBuiltInKernels(

@@ -59,16 +59,6 @@ pub extern "C" fn clGetSamplerInfo(a0: cl_sampler, a1: cl_sampler_info, a2: usiz
 }
 
 #[no_mangle]
-pub extern "C" fn clCreateProgramWithBinary(a0: cl_context, a1: cl_uint, a2: *mut cl_device_id, a3: *mut usize, a4: *mut *mut u8, a5: *mut cl_int, a6: *mut cl_int) -> cl_program {
-    let e = unimplemented_after("clCreateProgramWithBinary", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a6.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a6 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
 pub extern "C" fn clEnqueueReadImage(a0: cl_command_queue, a1: cl_mem, a2: cl_bool, a3: *mut usize, a4: *mut usize, a5: usize, a6: usize, a7: *mut c_void, a8: cl_uint, a9: *mut cl_event, a10: *mut cl_event) -> cl_int {
     unimplemented_after("clEnqueueReadImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
 }

@@ -4,6 +4,7 @@
 //! - [`options`]: the application's build options → clspv arguments for a device;
 //! - [`reflection`]: clspv's `NonSemantic.ClspvReflection` instructions → kernel interfaces.
 
+pub mod binary;
 pub mod helper;
 pub mod options;
 pub mod pystubs;

@@ -209,6 +209,15 @@ impl Device {
         }
     }
 
+    /// What a program binary for this device is stamped with.
+    pub fn identity(&self) -> crate::compiler::binary::Identity {
+        crate::compiler::binary::Identity {
+            device_uuid: self.caps.device_uuid,
+            driver_uuid: self.caps.driver_uuid,
+            driver_version: self.caps.driver_version,
+        }
+    }
+
     pub fn version_string(&self) -> String {
         format!(
             "OpenCL 3.0 vkcl {} ({})",

@@ -6,7 +6,7 @@ use super::error::{check, CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::compiler::reflection::{self, Reflection};
-use crate::compiler::{self, options, CompileError};
+use crate::compiler::{self, binary, options, CompileError};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +20,19 @@ pub struct Executable {
     pub arg_info: bool,
     /// Kernels that read the NumWorkgroups built-in (their launches cannot be split).
     pub num_workgroups_users: Vec<String>,
+}
+
+impl Executable {
+    fn new(spirv: Vec<u32>, reflection: Reflection, options: &str) -> Executable {
+        Executable {
+            num_workgroups_users: num_workgroups_users(&spirv),
+            spirv,
+            reflection,
+            arg_info: options
+                .split_whitespace()
+                .any(|o| o == "-cl-kernel-arg-info"),
+        }
+    }
 }
 
 /// The entry points that read the NumWorkgroups built-in, directly or through the functions
@@ -125,8 +138,11 @@ impl Default for DeviceBuild {
 pub struct Program {
     pub base: Base,
     pub context: Arc<Context>,
+    /// The source (empty for a program created from binaries).
     pub source: String,
-    /// The program's devices: those of its context.
+    /// Created by clCreateProgramWithBinary: clBuildProgram has nothing to compile.
+    pub from_binary: bool,
+    /// The program's devices: those of its context, or those given with binaries.
     pub devices: Vec<Arc<Device>>,
     builds: Mutex<Vec<DeviceBuild>>,
     /// Kernel objects alive for this program: a rebuild is refused while there are any.
@@ -148,10 +164,61 @@ impl Program {
             base: Base::new(Kind::Program),
             context: context.clone(),
             source,
+            from_binary: false,
             builds: Mutex::new(vec![DeviceBuild::default(); devices.len()]),
             devices,
             kernels_attached: AtomicUsize::new(0),
         })
+    }
+
+    /// clCreateProgramWithBinary, the binaries already decoded for their devices. The result
+    /// per device is CL_SUCCESS or CL_INVALID_BINARY (its SPIR-V is not a clspv module).
+    pub fn from_binaries(
+        context: &Arc<Context>,
+        devices: Vec<Arc<Device>>,
+        binaries: Vec<binary::Contents>,
+    ) -> (Arc<Program>, Vec<cl_int>) {
+        let mut status = vec![];
+        let builds = binaries
+            .into_iter()
+            .map(|b| match reflection::parse(&b.spirv) {
+                Ok(reflection) => {
+                    status.push(CL_SUCCESS);
+                    let exe = Executable::new(b.spirv, reflection, &b.options);
+                    DeviceBuild {
+                        options: b.options,
+                        binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
+                        exe: Some(Arc::new(exe)),
+                        ..Default::default()
+                    }
+                }
+                Err(_) => {
+                    status.push(CL_INVALID_BINARY);
+                    DeviceBuild::default()
+                }
+            })
+            .collect();
+        let program = Arc::new(Program {
+            base: Base::new(Kind::Program),
+            context: context.clone(),
+            source: String::new(),
+            from_binary: true,
+            builds: Mutex::new(builds),
+            devices,
+            kernels_attached: AtomicUsize::new(0),
+        });
+        (program, status)
+    }
+
+    /// CL_PROGRAM_BINARIES for device `index`: empty unless built.
+    pub fn binary(&self, index: usize) -> Vec<u8> {
+        let b = self.build_of(index);
+        match (&b.exe, b.status == CL_BUILD_SUCCESS) {
+            (Some(exe), true) => {
+                binary::encode(&self.devices[index].identity(), &b.options, &exe.spirv)
+            }
+            _ => vec![],
+        }
     }
 
     pub fn device_index(&self, device: &Arc<Device>) -> Option<usize> {
@@ -164,7 +231,11 @@ impl Program {
 
     /// The executables of the devices where the program is built, by device index.
     pub fn executables(&self) -> Vec<Option<Arc<Executable>>> {
-        self.builds.lock().iter().map(|b| b.exe.clone()).collect()
+        self.builds
+            .lock()
+            .iter()
+            .map(|b| b.exe.clone().filter(|_| b.status == CL_BUILD_SUCCESS))
+            .collect()
     }
 
     /// The first executable, for device-independent facts (kernel names).
@@ -186,6 +257,21 @@ impl Program {
                 .map(|d| self.device_index(d).ok_or(ClError(CL_INVALID_DEVICE)))
                 .collect::<CLResult<_>>()?
         };
+        if self.from_binary {
+            // Nothing to compile: the binaries are executables.
+            let mut builds = self.builds.lock();
+            for &i in &indices {
+                builds[i].status = if builds[i].exe.is_some() {
+                    CL_BUILD_SUCCESS
+                } else {
+                    CL_BUILD_ERROR
+                };
+            }
+            return check(
+                indices.iter().all(|&i| builds[i].exe.is_some()),
+                CL_BUILD_PROGRAM_FAILURE,
+            );
+        }
         let mut jobs = vec![];
         {
             let mut builds = self.builds.lock();

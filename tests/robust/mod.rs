@@ -75,46 +75,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "create(|e| clLinkProgram(ctx, 1, &d, null(), 1, &npg, None, null_mut(), e))",
         "clLinkProgram not implemented (issue 4)",
     ),
-    (
-        "program_creation",
-        "create(|e| clCreateProgramWithBinary(ctx, 0, &d, &len, &bp, &mut st, e))",
-        "program binaries not implemented (issue 4)",
-    ),
-    (
-        "program_creation",
-        "create(|e| clCreateProgramWithBinary(ctx, 1, null(), &len, &bp, &mut st, e))",
-        "program binaries not implemented (issue 4)",
-    ),
-    (
-        "program_creation",
-        "create(|e| clCreateProgramWithBinary(ctx, 1, &d, null(), &bp, &mut st, e))",
-        "program binaries not implemented (issue 4)",
-    ),
-    (
-        "program_creation",
-        "create(|e| clCreateProgramWithBinary(ctx, 1, &d, &len, null(), &mut st, e))",
-        "program binaries not implemented (issue 4)",
-    ),
-    (
-        "program_creation",
-        "create(|e| clCreateProgramWithBinary(ctx, 1, &d, &zero, &bp, &mut st, e))",
-        "program binaries not implemented (issue 4)",
-    ),
-    (
-        "program_creation",
-        "create(|e| clCreateProgramWithBinary(ctx, 1, &d, &len, &nullbin, &mut st, e))",
-        "program binaries not implemented (issue 4)",
-    ),
-    (
-        "program_creation",
-        "clCreateProgramWithBinary(garbage binary)",
-        "program binaries not implemented (issue 4)",
-    ),
-    (
-        "program_creation",
-        "create(|e| clCreateProgramWithBinary(ctx, 1, &nd, &len, &bp, &mut st, e))",
-        "program binaries not implemented (issue 4)",
-    ),
 ];
 
 #[derive(Default)]
