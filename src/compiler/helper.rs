@@ -186,6 +186,22 @@ unsafe fn take_cstr(p: *mut c_char) -> Vec<u8> {
 }
 
 /// The helper binary's main: `vkcl-clspv --serve <libclspv path>`. Returns the exit status.
+/// A compile can run for minutes; when the application goes away meanwhile, the helper must
+/// not go on as an orphan.
+#[cfg(target_os = "linux")]
+fn die_with_parent() {
+    extern "C" {
+        fn prctl(option: i32, arg2: u64, arg3: u64, arg4: u64, arg5: u64) -> i32;
+    }
+    const PR_SET_PDEATHSIG: i32 = 1;
+    const SIGKILL: u64 = 9;
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag of this process.
+    unsafe { prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent() {}
+
 pub fn serve() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let lib = match args.as_slice() {
@@ -197,6 +213,7 @@ pub fn serve() -> i32 {
             return 2;
         }
     };
+    die_with_parent();
     let Some(mut out) = protocol_stdout() else {
         eprintln!("vkcl-clspv: cannot set up stdout");
         return 1;
