@@ -39,6 +39,15 @@ SDIST_SHA256=6cb9544a004609061e86873fe36500da6c2101042e9c7b9c3b804a29a12b98bf
 
 FULL_FILES=(test_wrapper.py test_enqueue_copy.py test_arrays_in_structs.py test_clrandom.py
             test_clmath.py test_algorithm.py test_array.py)
+# CI runs every file: measured with all 7 files on this 2-core machine (vkcl snapshot, lavapipe,
+# -n 2): 712 s wall, of which ~300 s is two test_algorithm.py sort tests hitting the 300 s
+# timeout in parallel (clspv compiling the radix-sort scan kernels); summed test time per file:
+# test_algorithm 97 s, test_array 66 s, test_clrandom 8 s, test_clmath 7 s, test_wrapper 5 s,
+# the other two < 1 s. The per-test timeout is 150 s (PYOPENCL_TIMEOUT): no test that finishes
+# takes more than about 30 s, and the two that never finish then cost 150 s instead of 300 s.
+# That fits the ~20 min budget, so --full is the same set today; if the
+# suite outgrows the budget, move files out of CI_FILES (test_array.py and test_algorithm.py
+# take the most) and run them with --full.
 CI_FILES=("${FULL_FILES[@]}")
 if [ "$mode" = full ]; then files=("${FULL_FILES[@]}"); else files=("${CI_FILES[@]}"); fi
 
@@ -153,7 +162,7 @@ paths=("${files[@]/#/test/}")
 "$py" -m pytest --collect-only -q -p no:cacheprovider "${paths[@]}" > collected.txt 2>&1 || true
 rm -f junit.xml
 set +e
-"$py" -m pytest -p no:cacheprovider -p vkcl_ci_plugin -n 2 --timeout=300 -rfEs --junitxml=junit.xml "${paths[@]}" \
+"$py" -m pytest -p no:cacheprovider -p vkcl_ci_plugin -n 2 --timeout="${PYOPENCL_TIMEOUT:-150}" -rfEs --junitxml=junit.xml "${paths[@]}" \
   > pytest.log 2>&1
 rc=$?
 set -e

@@ -6,8 +6,32 @@ use common::*;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
+type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
+
 #[link(name = "OpenCL")]
 extern "C" {
+    fn clCompileProgram(
+        p: cl_program,
+        n: cl_uint,
+        d: *const cl_device_id,
+        opts: *const std::ffi::c_char,
+        nh: cl_uint,
+        headers: *const cl_program,
+        names: *const *const std::ffi::c_char,
+        f: BuildNotify,
+        ud: *mut c_void,
+    ) -> cl_int;
+    fn clLinkProgram(
+        c: cl_context,
+        n: cl_uint,
+        d: *const cl_device_id,
+        opts: *const std::ffi::c_char,
+        ni: cl_uint,
+        inputs: *const cl_program,
+        f: BuildNotify,
+        ud: *mut c_void,
+        err: *mut cl_int,
+    ) -> cl_program;
     fn clCreateProgramWithBinary(
         c: cl_context,
         n: cl_uint,
@@ -237,5 +261,161 @@ fn binaries_round_trip_and_bad_ones_are_refused() {
         clReleaseProgram(q);
         clReleaseProgram(p);
         clReleaseMemObject(m);
+    }
+}
+
+const CL_PROGRAM_BINARY_TYPE: cl_uint = 0x1184;
+
+fn source_program(e: &Env, src: &str) -> cl_program {
+    let mut err = 0;
+    let ptr = src.as_ptr() as *const std::ffi::c_char;
+    let len = src.len();
+    let p = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    p
+}
+
+fn binary_type(p: cl_program, d: cl_device_id) -> u32 {
+    let mut t = 0u32;
+    check!(clGetProgramBuildInfo(
+        p,
+        d,
+        CL_PROGRAM_BINARY_TYPE,
+        4,
+        (&mut t as *mut u32).cast(),
+        null_mut()
+    ));
+    t
+}
+
+#[test]
+fn compile_with_an_embedded_header_then_link_through_a_library() {
+    let e = Env::new();
+    let header = source_program(&e, "#define FACTOR 7\nint scale(int x);\n");
+    let main = source_program(&e, "#include \"inc/scale.h\"\nkernel void k(global int* b) { b[get_global_id(0)] = scale(b[get_global_id(0)]) + FACTOR; }\n");
+    let lib = source_program(&e, "int scale(int x) { return x * 3; }\n");
+    let name = c"inc/scale.h";
+    check!(clCompileProgram(
+        main,
+        1,
+        &e.dev,
+        null(),
+        1,
+        &header,
+        &name.as_ptr(),
+        None,
+        null_mut()
+    ));
+    check!(clCompileProgram(
+        lib,
+        1,
+        &e.dev,
+        null(),
+        0,
+        null(),
+        null(),
+        None,
+        null_mut()
+    ));
+    assert_eq!(binary_type(main, e.dev), 0x1 /* COMPILED_OBJECT */);
+    // The object cannot make kernels.
+    let mut err = 0;
+    unsafe { clCreateKernel(main, c"k".as_ptr(), &mut err) };
+    assert_eq!(err, CL_INVALID_PROGRAM_EXECUTABLE);
+    // A library of the helper, then an executable of both.
+    let library = unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            c"-create-library".as_ptr(),
+            1,
+            &lib,
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    assert_eq!(binary_type(library, e.dev), 0x2 /* LIBRARY */);
+    let inputs = [main, library];
+    let exe = unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            null(),
+            2,
+            inputs.as_ptr(),
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    assert_eq!(binary_type(exe, e.dev), 0x4 /* EXECUTABLE */);
+    let k = kernel(exe, "k");
+    let m = e.buffer_from(&[1i32, 2, 3]);
+    arg(k, 0, &m);
+    e.run(k, None, &[3], None);
+    assert_eq!(e.read::<i32>(m, 3), vec![10, 13, 16]);
+    // Errors.
+    check_err!(
+        clCompileProgram(
+            main,
+            1,
+            &e.dev,
+            c"-bogus".as_ptr(),
+            0,
+            null(),
+            null(),
+            None,
+            null_mut()
+        ),
+        CL_INVALID_COMPILER_OPTIONS
+    );
+    check_err!(
+        clCompileProgram(main, 1, &e.dev, null(), 1, null(), null(), None, null_mut()),
+        CL_INVALID_VALUE
+    );
+    unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            c"-bogus".as_ptr(),
+            1,
+            &lib,
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_INVALID_LINKER_OPTIONS);
+    unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            null(),
+            0,
+            null(),
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_INVALID_VALUE);
+    let bad = source_program(&e, "int broken( {");
+    check_err!(
+        clCompileProgram(bad, 1, &e.dev, null(), 0, null(), null(), None, null_mut()),
+        CL_COMPILE_PROGRAM_FAILURE
+    );
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseMemObject(m);
+        for p in [header, main, lib, library, exe, bad] {
+            clReleaseProgram(p);
+        }
     }
 }

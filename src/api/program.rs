@@ -98,6 +98,76 @@ entry! {
         result
     }
 
+    fn clCompileProgram(
+        program: cl_program,
+        num_devices: cl_uint,
+        device_list_ptr: *const cl_device_id,
+        options: *const c_char,
+        num_input_headers: cl_uint,
+        input_headers: *const cl_program,
+        header_include_names: *const *const c_char,
+        pfn_notify: Option<BuildCallback>,
+        user_data: *mut c_void,
+    ) {
+        let p: Arc<Program> = obj(program)?;
+        let devices = device_list(&p, num_devices, device_list_ptr)?;
+        let n = num_input_headers as usize;
+        check((n == 0) == input_headers.is_null() && (n == 0) == header_include_names.is_null(), CL_INVALID_VALUE)?;
+        check(pfn_notify.is_some() || user_data.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes n header programs and n names.
+        let (programs, names) = unsafe { (slice(input_headers, n), slice(header_include_names, n)) };
+        let mut headers = vec![];
+        for (&h, &name) in programs.iter().zip(names) {
+            let header: Arc<Program> = obj(h)?;
+            check(!name.is_null(), CL_INVALID_VALUE)?;
+            headers.push((c_str(name)?.to_string(), header.source.clone()));
+        }
+        let result = p.compile(&devices, c_str(options)?, &headers);
+        if let Some(f) = pfn_notify {
+            // SAFETY: the application's callback with its user data.
+            unsafe { f(program, user_data) };
+        }
+        result
+    }
+
+    fn clLinkProgram(
+        context: cl_context,
+        num_devices: cl_uint,
+        device_list_ptr: *const cl_device_id,
+        options: *const c_char,
+        num_input_programs: cl_uint,
+        input_programs: *const cl_program,
+        pfn_notify: Option<BuildCallback>,
+        user_data: *mut c_void,
+    ) -> cl_program, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        check(device_list_ptr.is_null() == (num_devices == 0), CL_INVALID_VALUE)?;
+        check(num_input_programs > 0 && !input_programs.is_null(), CL_INVALID_VALUE)?;
+        check(pfn_notify.is_some() || user_data.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes num_devices handles.
+        let devices = unsafe { slice(device_list_ptr, num_devices as usize) }
+            .iter()
+            .map(|&h| {
+                let d: Arc<Device> = obj(h)?;
+                check(ctx.has_device(&d), CL_INVALID_DEVICE)?;
+                Ok(d)
+            })
+            .collect::<CLResult<Vec<_>>>()?;
+        let devices = if devices.is_empty() { ctx.devices.clone() } else { devices };
+        // SAFETY: the application passes num_input_programs handles.
+        let inputs = unsafe { slice(input_programs, num_input_programs as usize) }
+            .iter()
+            .map(|&h| obj::<Program, _>(h))
+            .collect::<CLResult<Vec<_>>>()?;
+        check(inputs.iter().all(|p| Arc::ptr_eq(&p.context, &ctx)), CL_INVALID_CONTEXT)?;
+        let program = register(Program::link(&ctx, devices, c_str(options)?, &inputs)?) as cl_program;
+        if let Some(f) = pfn_notify {
+            // SAFETY: the application's callback with its user data.
+            unsafe { f(program, user_data) };
+        }
+        Ok(program)
+    }
+
     fn clGetProgramInfo(
         program: cl_program,
         param_name: cl_program_info,

@@ -225,21 +225,6 @@ pub extern "C" fn clCreateImage(a0: cl_context, a1: cl_mem_flags, a2: *mut cl_im
 }
 
 #[no_mangle]
-pub extern "C" fn clCompileProgram(a0: cl_program, a1: cl_uint, a2: *mut cl_device_id, a3: *mut c_char, a4: cl_uint, a5: *mut cl_program, a6: *mut *mut c_char, a7: *mut c_void, a8: *mut c_void) -> cl_int {
-    unimplemented_after("clCompileProgram", || { super::obj::<Program, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clLinkProgram(a0: cl_context, a1: cl_uint, a2: *mut cl_device_id, a3: *mut c_char, a4: cl_uint, a5: *mut cl_program, a6: *mut c_void, a7: *mut c_void, a8: *mut cl_int) -> cl_program {
-    let e = unimplemented_after("clLinkProgram", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a8.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a8 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
 pub extern "C" fn clEnqueueFillImage(a0: cl_command_queue, a1: cl_mem, a2: *mut c_void, a3: *mut usize, a4: *mut usize, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
     unimplemented_after("clEnqueueFillImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
 }

@@ -187,19 +187,28 @@ unsafe fn take_cstr(p: *mut c_char) -> Vec<u8> {
 
 /// The helper binary's main: `vkcl-clspv --serve <libclspv path>`. Returns the exit status.
 /// A compile can run for minutes; when the application goes away meanwhile, the helper must
-/// not go on as an orphan.
-#[cfg(target_os = "linux")]
+/// not go on as an orphan. (PR_SET_PDEATHSIG would fire when the application *thread* that
+/// started the helper ends, not the process.) A watcher thread exits once the helper has been
+/// re-parented.
+#[cfg(unix)]
 fn die_with_parent() {
     extern "C" {
-        fn prctl(option: i32, arg2: u64, arg3: u64, arg4: u64, arg5: u64) -> i32;
+        fn getppid() -> i32;
     }
-    const PR_SET_PDEATHSIG: i32 = 1;
-    const SIGKILL: u64 = 9;
-    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag of this process.
-    unsafe { prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) };
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { getppid() };
+    let _ = std::thread::Builder::new()
+        .name("parent-watch".into())
+        .spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            // SAFETY: as above.
+            if unsafe { getppid() } != parent {
+                std::process::exit(0);
+            }
+        });
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(unix))]
 fn die_with_parent() {}
 
 pub fn serve() -> i32 {

@@ -48,6 +48,36 @@ impl std::fmt::Display for CompileError {
 /// helper is started on first use, kept for later builds, and restarted after it dies; a crash
 /// during this compile is `Failed` with a log saying how it died.
 pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
+    let (bytes, log) = compile_bytes(sources, clspv_args)?;
+    match words(&bytes) {
+        Some(spirv) => Ok(CompileOutput { spirv, log }),
+        None => Err(CompileError::Failed {
+            log: format!("{log}\nclspv produced no valid SPIR-V"),
+        }),
+    }
+}
+
+/// Compiles `sources` to an LLVM bitcode object (clCompileProgram): `-output-format=bc`.
+/// Objects are linked by giving their bitcode back to [`compile`] with `-x ir`.
+pub fn compile_object(
+    sources: &[&[u8]],
+    clspv_args: &[String],
+) -> Result<(Vec<u8>, String), CompileError> {
+    let mut args = clspv_args.to_vec();
+    args.push("-output-format=bc".into());
+    let (bytes, log) = compile_bytes(sources, &args)?;
+    if !bytes.starts_with(b"BC\xc0\xde") {
+        return Err(CompileError::Failed {
+            log: format!("{log}\nclspv produced no LLVM bitcode"),
+        });
+    }
+    Ok((bytes, log))
+}
+
+fn compile_bytes(
+    sources: &[&[u8]],
+    clspv_args: &[String],
+) -> Result<(Vec<u8>, String), CompileError> {
     if let Some(bad) = clspv_args.iter().find(|a| a.contains('\0')) {
         return Err(CompileError::Failed {
             log: format!("invalid compiler argument {bad:?}"),
@@ -59,7 +89,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
 }
 
 #[cfg(unix)]
-fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<CompileOutput, CompileError> {
+fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<(Vec<u8>, String), CompileError> {
     use helper::{Client, Lost};
     static HELPER: parking_lot::Mutex<Option<Client>> = parking_lot::const_mutex(None);
     let mut slot = HELPER.lock();
@@ -88,24 +118,19 @@ fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<CompileOutput, 
 }
 
 #[cfg(not(unix))]
-fn compile_in_helper(_: &[&[u8]], _: &str) -> Result<CompileOutput, CompileError> {
+fn compile_in_helper(_: &[&[u8]], _: &str) -> Result<(Vec<u8>, String), CompileError> {
     Err(CompileError::Unavailable(
         "the clspv helper is only implemented for Unix".into(),
     ))
 }
 
 /// Turns clspv's answer into the result.
-fn finish(status: i32, log: Vec<u8>, spirv: Vec<u8>) -> Result<CompileOutput, CompileError> {
+fn finish(status: i32, log: Vec<u8>, output: Vec<u8>) -> Result<(Vec<u8>, String), CompileError> {
     let log = String::from_utf8_lossy(&log).into_owned();
     if status != 0 {
         return Err(CompileError::Failed { log });
     }
-    match words(&spirv) {
-        Some(spirv) => Ok(CompileOutput { spirv, log }),
-        None => Err(CompileError::Failed {
-            log: format!("{log}\nclspv produced no valid SPIR-V"),
-        }),
-    }
+    Ok((output, log))
 }
 
 /// Bytes → SPIR-V words (little-endian, as clspv writes them), checking the magic number.

@@ -120,6 +120,8 @@ pub struct DeviceBuild {
     pub log: String,
     pub binary_type: cl_program_binary_type,
     pub exe: Option<Arc<Executable>>,
+    /// LLVM bitcode modules: one for a compiled object, several for a library.
+    pub objects: Vec<Arc<Vec<u8>>>,
 }
 
 impl Default for DeviceBuild {
@@ -130,6 +132,7 @@ impl Default for DeviceBuild {
             log: String::new(),
             binary_type: CL_PROGRAM_BINARY_TYPE_NONE,
             exe: None,
+            objects: vec![],
         }
     }
 }
@@ -243,22 +246,79 @@ impl Program {
         self.executables().into_iter().flatten().next()
     }
 
-    /// clBuildProgram for `devices` (all of the program's when empty).
-    pub fn build(&self, devices: &[Arc<Device>], user_options: &str) -> CLResult<()> {
+    /// The indices of `devices` in the program (all of them when empty).
+    fn indices(&self, devices: &[Arc<Device>]) -> CLResult<Vec<usize>> {
+        if devices.is_empty() {
+            return Ok((0..self.devices.len()).collect());
+        }
+        devices
+            .iter()
+            .map(|d| self.device_index(d).ok_or(ClError(CL_INVALID_DEVICE)))
+            .collect()
+    }
+
+    /// Runs `job` (which compiles) for each device index, with the spec's bookkeeping: no
+    /// kernel may be attached, no build of these devices may be in progress, each device is
+    /// CL_BUILD_IN_PROGRESS meanwhile. Devices whose jobs have the same key (same clspv
+    /// arguments) share one compile. `failure` is the error when a job fails.
+    fn run_builds(
+        &self,
+        devices: &[Arc<Device>],
+        options: &str,
+        key: impl Fn(usize) -> CLResult<Vec<String>>,
+        job: impl Fn(&[String]) -> DeviceBuild,
+        failure: cl_int,
+    ) -> CLResult<()> {
         check(
             self.kernels_attached.load(Ordering::Acquire) == 0,
             CL_INVALID_OPERATION,
         )?;
-        let indices: Vec<usize> = if devices.is_empty() {
-            (0..self.devices.len()).collect()
-        } else {
-            devices
-                .iter()
-                .map(|d| self.device_index(d).ok_or(ClError(CL_INVALID_DEVICE)))
-                .collect::<CLResult<_>>()?
-        };
+        let indices = self.indices(devices)?;
+        let jobs = indices
+            .iter()
+            .map(|&i| Ok((i, key(i)?)))
+            .collect::<CLResult<Vec<_>>>()?;
+        {
+            let mut builds = self.builds.lock();
+            check(
+                indices
+                    .iter()
+                    .all(|&i| builds[i].status != CL_BUILD_IN_PROGRESS),
+                CL_INVALID_OPERATION,
+            )?;
+            for &i in &indices {
+                builds[i] = DeviceBuild {
+                    status: CL_BUILD_IN_PROGRESS,
+                    options: options.to_string(),
+                    ..Default::default()
+                };
+            }
+        }
+        let mut done: HashMap<Vec<String>, DeviceBuild> = HashMap::new();
+        let mut result = Ok(());
+        for (i, args) in jobs {
+            let build = done
+                .entry(args.clone())
+                .or_insert_with(|| job(&args))
+                .clone();
+            if build.status != CL_BUILD_SUCCESS {
+                let unavailable = build.log.starts_with(UNAVAILABLE);
+                result = Err(ClError(if unavailable {
+                    CL_COMPILER_NOT_AVAILABLE
+                } else {
+                    failure
+                }));
+            }
+            self.builds.lock()[i] = build;
+        }
+        result
+    }
+
+    /// clBuildProgram for `devices` (all of the program's when empty).
+    pub fn build(&self, devices: &[Arc<Device>], user_options: &str) -> CLResult<()> {
         if self.from_binary {
             // Nothing to compile: the binaries are executables.
+            let indices = self.indices(devices)?;
             let mut builds = self.builds.lock();
             for &i in &indices {
                 builds[i].status = if builds[i].exe.is_some() {
@@ -272,90 +332,227 @@ impl Program {
                 CL_BUILD_PROGRAM_FAILURE,
             );
         }
-        let mut jobs = vec![];
-        {
-            let mut builds = self.builds.lock();
-            check(
-                indices
-                    .iter()
-                    .all(|&i| builds[i].status != CL_BUILD_IN_PROGRESS),
-                CL_INVALID_OPERATION,
-            )?;
-            for &i in &indices {
-                let args = options::clspv_args(user_options, &self.devices[i].clspv_target()).map_err(|why| {
-                    log::info!(target: "compiler", "invalid build options {user_options:?}: {why}");
-                    ClError(CL_INVALID_BUILD_OPTIONS)
-                })?;
-                jobs.push((i, args));
-            }
-            for &(i, _) in &jobs {
-                builds[i] = DeviceBuild {
-                    status: CL_BUILD_IN_PROGRESS,
-                    options: user_options.to_string(),
-                    ..Default::default()
-                };
-            }
-        }
-        // Devices with the same target get the same clspv arguments: compile once for them.
-        let mut done: HashMap<Vec<String>, DeviceBuild> = HashMap::new();
-        let mut result = Ok(());
-        for (i, args) in jobs {
-            let build = match done.get(&args) {
-                Some(b) => b.clone(),
-                None => {
-                    let b = self.compile(&args, user_options);
-                    done.insert(args, b.clone());
-                    b
-                }
-            };
-            if build.status != CL_BUILD_SUCCESS {
-                let unavailable = build.log.starts_with(UNAVAILABLE);
-                result = Err(ClError(if unavailable {
-                    CL_COMPILER_NOT_AVAILABLE
-                } else {
-                    CL_BUILD_PROGRAM_FAILURE
-                }));
-            }
-            self.builds.lock()[i] = build;
-        }
-        result
+        let key = |i: usize| self.clspv_args(i, user_options, CL_INVALID_BUILD_OPTIONS);
+        let job = |args: &[String]| {
+            let out = compiler::compile(&[self.source_text()], args);
+            executable(out.map(|o| (o.spirv, o.log)), user_options)
+        };
+        self.run_builds(devices, user_options, key, job, CL_BUILD_PROGRAM_FAILURE)
     }
 
-    fn compile(&self, args: &[String], user_options: &str) -> DeviceBuild {
-        let failed = |log: String| DeviceBuild {
-            status: CL_BUILD_ERROR,
-            options: user_options.to_string(),
-            log,
-            ..Default::default()
+    /// clCompileProgram: the source (with `headers`, (include name, source), reachable by
+    /// #include) compiled to an object per device.
+    pub fn compile(
+        &self,
+        devices: &[Arc<Device>],
+        user_options: &str,
+        headers: &[(String, String)],
+    ) -> CLResult<()> {
+        check(!self.from_binary, CL_INVALID_OPERATION)?;
+        let dir = HeaderDir::new(headers).map_err(|_| ClError(CL_OUT_OF_HOST_MEMORY))?;
+        let with_headers = match &dir {
+            Some(d) => format!(
+                "{user_options} -I {}",
+                options::quote(&d.0.to_string_lossy())
+            ),
+            None => user_options.to_string(),
         };
-        // clspv crashes on an empty module; a blank line compiles to a program with no kernel.
-        let source = if self.source.trim().is_empty() {
-            "\n"
-        } else {
-            self.source.as_str()
-        };
-        let out = match compiler::compile(&[source.as_bytes()], args) {
-            Ok(out) => out,
-            Err(CompileError::Failed { log }) => return failed(log),
-            Err(CompileError::Unavailable(why)) => return failed(format!("{UNAVAILABLE}: {why}")),
-        };
-        match reflection::parse(&out.spirv) {
-            Ok(reflection) => DeviceBuild {
+        let key = |i: usize| self.clspv_args(i, &with_headers, CL_INVALID_COMPILER_OPTIONS);
+        let job = |args: &[String]| match compiler::compile_object(&[self.source_text()], args) {
+            Ok((object, log)) => DeviceBuild {
                 status: CL_BUILD_SUCCESS,
                 options: user_options.to_string(),
-                log: out.log,
-                binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
-                exe: Some(Arc::new(Executable {
-                    num_workgroups_users: num_workgroups_users(&out.spirv),
-                    spirv: out.spirv,
-                    reflection,
-                    arg_info: user_options
-                        .split_whitespace()
-                        .any(|o| o == "-cl-kernel-arg-info"),
-                })),
+                log,
+                binary_type: CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT,
+                objects: vec![Arc::new(object)],
+                exe: None,
             },
-            Err(e) => failed(format!("{}\n{e}", out.log)),
+            Err(e) => failed_build(e, user_options),
+        };
+        self.run_builds(devices, user_options, key, job, CL_COMPILE_PROGRAM_FAILURE)
+    }
+
+    /// clLinkProgram: a new program whose devices link the objects and libraries of `inputs`
+    /// into an executable, or (`-create-library`) collect them into a library.
+    pub fn link(
+        context: &Arc<Context>,
+        devices: Vec<Arc<Device>>,
+        link_options: &str,
+        inputs: &[Arc<Program>],
+    ) -> CLResult<Arc<Program>> {
+        let tokens: Vec<&str> = link_options.split_whitespace().collect();
+        let library = tokens.contains(&"-create-library");
+        const ALLOWED: [&str; 8] = [
+            "-create-library",
+            "-enable-link-options",
+            "-cl-denorms-are-zero",
+            "-cl-no-signed-zeros",
+            "-cl-unsafe-math-optimizations",
+            "-cl-finite-math-only",
+            "-cl-fast-relaxed-math",
+            "-cl-no-subgroup-ifp",
+        ];
+        check(
+            tokens.iter().all(|t| ALLOWED.contains(t)),
+            CL_INVALID_LINKER_OPTIONS,
+        )?;
+        let math: Vec<&str> = tokens
+            .iter()
+            .copied()
+            .filter(|t| t.starts_with("-cl-"))
+            .collect();
+        // Every input must hold an object or a library for every device.
+        let mut objects = vec![];
+        for d in &devices {
+            let mut modules = vec![];
+            for p in inputs {
+                let b = p
+                    .device_index(d)
+                    .map(|i| p.build_of(i))
+                    .ok_or(ClError(CL_INVALID_OPERATION))?;
+                let linkable = [
+                    CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT,
+                    CL_PROGRAM_BINARY_TYPE_LIBRARY,
+                ];
+                check(
+                    b.status == CL_BUILD_SUCCESS && linkable.contains(&b.binary_type),
+                    CL_INVALID_OPERATION,
+                )?;
+                modules.extend(b.objects);
+            }
+            objects.push(modules);
         }
+        let program = Arc::new(Program {
+            base: Base::new(Kind::Program),
+            context: context.clone(),
+            source: String::new(),
+            from_binary: false,
+            builds: Mutex::new(vec![DeviceBuild::default(); devices.len()]),
+            devices,
+            kernels_attached: AtomicUsize::new(0),
+        });
+        let mut result = Ok(());
+        for (i, modules) in objects.into_iter().enumerate() {
+            let build = if library {
+                DeviceBuild {
+                    status: CL_BUILD_SUCCESS,
+                    options: link_options.to_string(),
+                    binary_type: CL_PROGRAM_BINARY_TYPE_LIBRARY,
+                    objects: modules,
+                    ..Default::default()
+                }
+            } else {
+                let mut args =
+                    options::clspv_args(&math.join(" "), &program.devices[i].clspv_target())
+                        .map_err(|_| ClError(CL_INVALID_LINKER_OPTIONS))?;
+                args.extend(["-x".to_string(), "ir".to_string()]);
+                let sources: Vec<&[u8]> = modules.iter().map(|m| m.as_slice()).collect();
+                let out = compiler::compile(&sources, &args);
+                executable(out.map(|o| (o.spirv, o.log)), link_options)
+            };
+            if build.status != CL_BUILD_SUCCESS {
+                result = Err(ClError(CL_LINK_PROGRAM_FAILURE));
+            }
+            program.builds.lock()[i] = build;
+        }
+        result.map(|()| program)
+    }
+
+    fn clspv_args(
+        &self,
+        index: usize,
+        user_options: &str,
+        invalid: cl_int,
+    ) -> CLResult<Vec<String>> {
+        options::clspv_args(user_options, &self.devices[index].clspv_target()).map_err(|why| {
+            log::info!(target: "compiler", "invalid options {user_options:?}: {why}");
+            ClError(invalid)
+        })
+    }
+
+    /// The source as clspv gets it: clspv crashes on an empty module, so a blank line.
+    fn source_text(&self) -> &[u8] {
+        if self.source.trim().is_empty() {
+            b"\n"
+        } else {
+            self.source.as_bytes()
+        }
+    }
+}
+
+fn failed_build(e: CompileError, options: &str) -> DeviceBuild {
+    let log = match e {
+        CompileError::Failed { log } => log,
+        CompileError::Unavailable(why) => format!("{UNAVAILABLE}: {why}"),
+    };
+    DeviceBuild {
+        status: CL_BUILD_ERROR,
+        options: options.to_string(),
+        log,
+        ..Default::default()
+    }
+}
+
+/// The build of a device from clspv's output: an executable, or the failure with its log.
+fn executable(out: Result<(Vec<u32>, String), CompileError>, options: &str) -> DeviceBuild {
+    let (spirv, log) = match out {
+        Ok(o) => o,
+        Err(e) => return failed_build(e, options),
+    };
+    match reflection::parse(&spirv) {
+        Ok(reflection) => DeviceBuild {
+            status: CL_BUILD_SUCCESS,
+            options: options.to_string(),
+            log,
+            binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
+            exe: Some(Arc::new(Executable::new(spirv, reflection, options))),
+            objects: vec![],
+        },
+        Err(e) => failed_build(
+            CompileError::Failed {
+                log: format!("{log}\n{e}"),
+            },
+            options,
+        ),
+    }
+}
+
+/// A temporary folder holding clCompileProgram's embedded headers under their include names.
+struct HeaderDir(std::path::PathBuf);
+
+impl HeaderDir {
+    fn new(headers: &[(String, String)]) -> std::io::Result<Option<HeaderDir>> {
+        if headers.is_empty() {
+            return Ok(None);
+        }
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("vkcl-headers-{}-{n}", std::process::id()));
+        let made = HeaderDir(dir.clone());
+        for (name, text) in headers {
+            // Include names are relative paths; refuse anything that would leave the folder.
+            let rel = std::path::Path::new(name);
+            if rel.is_absolute()
+                || rel
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+            {
+                continue;
+            }
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, text)?;
+        }
+        std::fs::create_dir_all(&dir)?;
+        Ok(Some(made))
+    }
+}
+
+impl Drop for HeaderDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
