@@ -29,53 +29,7 @@ use std::ptr::{null, null_mut};
 /// Mismatches vkcl is known to have today: (test, the call's text, reason and the issue that
 /// will remove it). A listed call that no longer mismatches fails its test too, so the list
 /// stays current.
-pub const KNOWN: &[(&str, &str, &str)] = &[
-    (
-        "program_build_compile_link",
-        "clCompileProgram(p, 1, null(), null(), 0, null(), null(), None, null_mut())",
-        "clCompileProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "clCompileProgram(p, 0, &d, null(), 0, null(), null(), None, null_mut())",
-        "clCompileProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "clCompileProgram(p, 1, &d, null(), 1, null(), null(), None, null_mut())",
-        "clCompileProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "clCompileProgram(p, 1, &d, null(), 0, null(), null(), None, udp)",
-        "clCompileProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "create(|e| clLinkProgram(ctx, 1, &d, null(), 0, null(), None, null_mut(), e))",
-        "clLinkProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "create(|e| clLinkProgram(ctx, 1, &d, null(), 1, null(), None, null_mut(), e))",
-        "clLinkProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "create(|e| clLinkProgram(ctx, 1, &d, null(), 1, &np, None, null_mut(), e))",
-        "clLinkProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "create(|e| clLinkProgram(ctx, 1, null(), null(), 1, &p, None, null_mut(), e))",
-        "clLinkProgram not implemented (issue 4)",
-    ),
-    (
-        "program_build_compile_link",
-        "create(|e| clLinkProgram(ctx, 1, &d, null(), 1, &npg, None, null_mut(), e))",
-        "clLinkProgram not implemented (issue 4)",
-    ),
-];
+pub const KNOWN: &[(&str, &str, &str)] = &[];
 
 #[derive(Default)]
 pub struct Check {
