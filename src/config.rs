@@ -44,6 +44,11 @@ pub const OPTIONS: &[OptionDoc] = &[
         doc: "commands recorded into one command buffer before it is submitted",
     },
     OptionDoc {
+        name: "VKCL_FP64",
+        default: "0",
+        doc: "1: expose cl_khr_fp64 on devices with shaderFloat64 and shaderInt64 (experimental: on lavapipe double sin/cos return wrong values)",
+    },
+    OptionDoc {
         name: "VKCL_VALIDATION",
         default: "0",
         doc: "1: enable VK_LAYER_KHRONOS_validation and log its messages (errors at level error); fatal: also abort the process on a validation error (the tests use this)",
@@ -61,6 +66,7 @@ pub struct Config {
     pub batch_commands: usize,
     pub validation: bool,
     pub validation_fatal: bool,
+    pub fp64: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -88,6 +94,7 @@ impl Config {
                 .unwrap_or(64),
             validation: var("VKCL_VALIDATION").is_some_and(|v| v != "0"),
             validation_fatal: var("VKCL_VALIDATION").is_some_and(|v| v == "fatal"),
+            fp64: var("VKCL_FP64").is_some_and(|v| v != "0"),
         }
     }
 }

@@ -24,6 +24,8 @@ pub struct Target {
     pub int64: bool,
     /// `shaderFloat16` (with 16-bit storage): `half` arithmetic (`cl_khr_fp16`).
     pub fp16: bool,
+    /// `shaderFloat64` (with `shaderInt64`): `double` (`cl_khr_fp64`).
+    pub fp64: bool,
     /// 8-bit storage features (`VK_KHR_8bit_storage`).
     pub storage8: StorageClasses,
     /// 16-bit storage features (`VK_KHR_16bit_storage`).
@@ -63,13 +65,11 @@ const PASS_THROUGH: &[&str] = &[
     "-g",
 ];
 
-/// Accepted and dropped. `-cl-single-precision-constant` and `-cl-kernel-arg-info` are always
-/// on (below); `-cl-uniform-work-group-size` is implied by the always-on
+/// Accepted and dropped. `-cl-kernel-arg-info` is always on (below); `-cl-uniform-work-group-size` is implied by the always-on
 /// `-uniform-workgroup-size` (clspv does not know the OpenCL spelling); `-cl-no-subgroup-ifp`
 /// only relaxes a guarantee and clspv does not know it; `-cl-strict-aliasing` is deprecated
 /// since OpenCL 1.1 and unknown to clspv.
 const DROPPED: &[&str] = &[
-    "-cl-single-precision-constant",
     "-cl-kernel-arg-info",
     "-cl-uniform-work-group-size",
     "-cl-no-subgroup-ifp",
@@ -106,6 +106,11 @@ pub fn clspv_args(user_options: &str, target: &Target) -> Result<Vec<String>, St
                     .find(|s| **s == v)
                     .ok_or_else(|| format!("unsupported -cl-std={v}"))?,
             );
+        } else if w == "-cl-single-precision-constant" {
+            // Always on without fp64 (below); with fp64 it is the application's choice.
+            if target.fp64 && !args.contains(&w) {
+                args.push(w);
+            }
         } else if PASS_THROUGH.contains(&w.as_str()) {
             if !args.contains(&w) {
                 args.push(w);
@@ -124,10 +129,6 @@ pub fn clspv_args(user_options: &str, target: &Target) -> Result<Vec<String>, St
 /// The runtime's own choices, the same for every build on a target.
 fn fixed_args(std: &str, target: &Target) -> Vec<String> {
     let mut a: Vec<String> = [
-        // No fp64 on Vulkan targets: double literals become float rather than errors (clvk does
-        // the same), and `-fp64=0` removes cl_khr_fp64 / __opencl_c_fp64.
-        "-cl-single-precision-constant",
-        "-fp64=0",
         // Always emit ArgumentInfo so clGetKernelArgInfo works; it only adds strings.
         "-cl-kernel-arg-info",
         "-long-vector",
@@ -175,6 +176,12 @@ fn fixed_args(std: &str, target: &Target) -> Vec<String> {
     }
     if !target.fp16 {
         a.push("-fp16=0".into());
+    }
+    if !target.fp64 {
+        // Without fp64, double literals become float rather than errors (clvk does the same),
+        // and `-fp64=0` removes cl_khr_fp64 / __opencl_c_fp64.
+        a.push("-cl-single-precision-constant".into());
+        a.push("-fp64=0".into());
     }
     if !target.images {
         a.push("-images=0".into());

@@ -16,6 +16,7 @@ pub(crate) fn target() -> Target {
         int8: true,
         int64: true,
         fp16: true,
+        fp64: false,
         storage8: all,
         storage16: all,
         max_push_constant_size: 128,

@@ -137,6 +137,12 @@ impl Device {
         self.caps.features.float16 && self.caps.features.storage_buffer16
     }
 
+    /// Doubles: shaderFloat64, and shaderInt64 for the built-ins that take them apart; opt-in
+    /// (VKCL_FP64) while clspv's double trigonometry is wrong on lavapipe (sin(0.5) == 0).
+    pub fn has_fp64(&self) -> bool {
+        crate::config::get().fp64 && self.caps.features.float64 && self.caps.features.int64
+    }
+
     pub fn has_int64(&self) -> bool {
         self.caps.features.int64
     }
@@ -156,6 +162,9 @@ impl Device {
         ];
         if self.has_fp16() {
             e.push(("cl_khr_fp16", v(1, 0, 0)));
+        }
+        if self.has_fp64() {
+            e.push(("cl_khr_fp64", v(1, 0, 0)));
         }
         e
     }
@@ -185,6 +194,7 @@ impl Device {
             int8: f.int8,
             int64: f.int64,
             fp16: self.has_fp16(),
+            fp64: self.has_fp64(),
             storage8: StorageClasses {
                 ssbo: f.storage_buffer8,
                 ubo: f.uniform8,
