@@ -135,7 +135,9 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => {
             v(&(d.has_fp16() as u32))
         }
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => v(&(d.has_fp64() as u32)),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => {
+            v(&(d.has_fp64() as u32))
+        }
         CL_DEVICE_MAX_CLOCK_FREQUENCY => v(&0u32),
         CL_DEVICE_ADDRESS_BITS => v(&d.address_bits()),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => v(&d.max_mem_alloc_size()),
@@ -159,7 +161,12 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_SINGLE_FP_CONFIG => v(&fp_config(d)),
         // The full profile's minimum for devices with doubles.
         CL_DEVICE_DOUBLE_FP_CONFIG => v(&if d.has_fp64() {
-            CL_FP_FMA | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_INF_NAN | CL_FP_DENORM
+            CL_FP_FMA
+                | CL_FP_ROUND_TO_NEAREST
+                | CL_FP_ROUND_TO_ZERO
+                | CL_FP_ROUND_TO_INF
+                | CL_FP_INF_NAN
+                | CL_FP_DENORM
         } else {
             0
         }),

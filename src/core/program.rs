@@ -189,6 +189,9 @@ impl Program {
                     status.push(CL_SUCCESS);
                     let exe = Executable::new(b.spirv, reflection, &b.options);
                     DeviceBuild {
+                        // An executable binary is ready to use (as on other implementations);
+                        // clBuildProgram then has nothing to do.
+                        status: CL_BUILD_SUCCESS,
                         options: b.options,
                         binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
                         exe: Some(Arc::new(exe)),
