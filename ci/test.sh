@@ -15,11 +15,12 @@ python3 tools/gen_cl.py --check || exit 1
 cargo build --all-targets || exit 1
 
 failed=()
+passed=0
 part() {
   local name=$1; shift
   local t0=$(date +%s)
   echo "=== $name"
-  "$@" || failed+=("$name")
+  if "$@"; then passed=$((passed + 1)); else failed+=("$name"); fi
   echo "=== $name: $(( $(date +%s) - t0 )) s"
 }
 
@@ -34,8 +35,7 @@ python3 ci/conformance.py table > target/conformance/table.md
 part "docs/CONFORMANCE.md is current" python3 ci/conformance.py doc-check target/conformance/table.md docs/CONFORMANCE.md
 
 echo "ci/test.sh: $(( $(date +%s) - start )) s"
-if [ ${#failed[@]} -gt 0 ]; then
-  echo "ci/test.sh: FAILED: ${failed[*]}"
-  exit 1
-fi
-echo "ci/test.sh: all parts passed"
+[ ${#failed[@]} -eq 0 ] || echo "ci/test.sh: FAILED: ${failed[*]}"
+# The plain summary line CI reads: the parts above, each a suite with its own verdict.
+echo "parts: $passed passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]
