@@ -294,7 +294,8 @@ entry! {
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
-        let e = transfer::write(&q, &m, buf, host, region, ptr as *const u8, &wait)?;
+        // SAFETY: the application passes the region at its pitches in ptr.
+        let e = unsafe { transfer::write(&q, &m, buf, host, region, ptr as *const u8, &wait) }?;
         finish(e, blocking != 0, event)
     }
 

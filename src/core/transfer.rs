@@ -229,7 +229,10 @@ fn download(
 }
 
 /// clEnqueueWriteBufferRect: the data is read at enqueue.
-pub fn write(
+///
+/// # Safety
+/// `src` must hold the region laid out as `host` (the spec's contract for the pointer).
+pub unsafe fn write(
     queue: &Arc<Queue>,
     mem: &Arc<Mem>,
     to: Rect,
