@@ -794,3 +794,64 @@ fn a_failed_user_event_fails_the_commands_waiting_for_it() {
     check!(clReleaseEvent(gate));
     check!(clReleaseMemObject(m));
 }
+
+#[test]
+fn out_of_order_queues_honour_wait_lists_and_barriers() {
+    let e = Env::new();
+    let props = [
+        CL_QUEUE_PROPERTIES,
+        1, /* OUT_OF_ORDER_EXEC_MODE_ENABLE */
+        0,
+    ];
+    let mut err = 0;
+    let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    let n = 1 << 14;
+    let a = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let b = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let v = 77u32;
+    let mut filled = null_mut();
+    check!(clEnqueueFillBuffer(
+        q,
+        a,
+        (&v as *const u32).cast(),
+        4,
+        0,
+        n * 4,
+        0,
+        null(),
+        &mut filled
+    ));
+    let mut copied = null_mut();
+    check!(clEnqueueCopyBuffer(
+        q,
+        a,
+        b,
+        0,
+        0,
+        n * 4,
+        1,
+        &filled,
+        &mut copied
+    ));
+    check!(clEnqueueBarrierWithWaitList(q, 0, null(), null_mut()));
+    let mut out = vec![0u32; n];
+    check!(clEnqueueReadBuffer(
+        q,
+        b,
+        CL_TRUE,
+        0,
+        n * 4,
+        out.as_mut_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    ));
+    assert!(out.iter().all(|&x| x == v));
+    for ev in [filled, copied] {
+        check!(clReleaseEvent(ev));
+    }
+    check!(clReleaseMemObject(a));
+    check!(clReleaseMemObject(b));
+    check!(clReleaseCommandQueue(q));
+}

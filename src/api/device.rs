@@ -196,7 +196,9 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
             v(&cl_true)
         }
         CL_DEVICE_EXECUTION_CAPABILITIES => v(&CL_EXEC_KERNEL),
-        CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => v(&CL_QUEUE_PROFILING_ENABLE),
+        CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => {
+            v(&(CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+        }
         CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v(&0u64),
         CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE

@@ -12,7 +12,11 @@ use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-const SUPPORTED: cl_command_queue_properties = CL_QUEUE_PROFILING_ENABLE;
+/// Out-of-order queues are accepted and run their commands in order, which the spec allows
+/// (out-of-order execution is permitted, not required); overlapping independent commands is
+/// the asynchronous-engine issue's work.
+const SUPPORTED: cl_command_queue_properties =
+    CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
 const KNOWN: cl_command_queue_properties = CL_QUEUE_PROFILING_ENABLE
     | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
     | CL_QUEUE_ON_DEVICE
