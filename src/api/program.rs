@@ -33,6 +33,32 @@ fn device_list(
         .collect()
 }
 
+/// Calls a build callback: builds are synchronous for now, so the build is complete when it runs.
+fn notify(pfn_notify: Option<BuildCallback>, program: cl_program, user_data: *mut c_void) {
+    if let Some(f) = pfn_notify {
+        // SAFETY: the application's callback with its user data.
+        unsafe { f(program, user_data) };
+    }
+}
+
+/// A device list that must be of `ctx` (CL_INVALID_DEVICE otherwise).
+fn context_devices(
+    ctx: &Context,
+    num: cl_uint,
+    list: *const cl_device_id,
+) -> CLResult<Vec<Arc<Device>>> {
+    // SAFETY: the application passes `num` handles.
+    let handles = unsafe { slice(list, num as usize) };
+    handles
+        .iter()
+        .map(|&h| {
+            let d: Arc<Device> = obj(h)?;
+            check(ctx.has_device(&d), CL_INVALID_DEVICE)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 fn c_str<'a>(p: *const c_char) -> CLResult<&'a str> {
     if p.is_null() {
         return Ok("");
@@ -90,11 +116,7 @@ entry! {
         let devices = device_list(&p, num_devices, device_list_ptr)?;
         check(pfn_notify.is_some() || user_data.is_null(), CL_INVALID_VALUE)?;
         let result = p.build(&devices, c_str(options)?);
-        if let Some(f) = pfn_notify {
-            // The build is complete when the callback runs (builds are synchronous for now).
-            // SAFETY: the application's callback with its user data.
-            unsafe { f(program, user_data) };
-        }
+        notify(pfn_notify, program, user_data);
         result
     }
 
@@ -123,10 +145,7 @@ entry! {
             headers.push((c_str(name)?.to_string(), header.source.clone()));
         }
         let result = p.compile(&devices, c_str(options)?, &headers);
-        if let Some(f) = pfn_notify {
-            // SAFETY: the application's callback with its user data.
-            unsafe { f(program, user_data) };
-        }
+        notify(pfn_notify, program, user_data);
         result
     }
 
@@ -144,15 +163,7 @@ entry! {
         check(device_list_ptr.is_null() == (num_devices == 0), CL_INVALID_VALUE)?;
         check(num_input_programs > 0 && !input_programs.is_null(), CL_INVALID_VALUE)?;
         check(pfn_notify.is_some() || user_data.is_null(), CL_INVALID_VALUE)?;
-        // SAFETY: the application passes num_devices handles.
-        let devices = unsafe { slice(device_list_ptr, num_devices as usize) }
-            .iter()
-            .map(|&h| {
-                let d: Arc<Device> = obj(h)?;
-                check(ctx.has_device(&d), CL_INVALID_DEVICE)?;
-                Ok(d)
-            })
-            .collect::<CLResult<Vec<_>>>()?;
+        let devices = context_devices(&ctx, num_devices, device_list_ptr)?;
         let devices = if devices.is_empty() { ctx.devices.clone() } else { devices };
         // SAFETY: the application passes num_input_programs handles.
         let inputs = unsafe { slice(input_programs, num_input_programs as usize) }
@@ -161,10 +172,7 @@ entry! {
             .collect::<CLResult<Vec<_>>>()?;
         check(inputs.iter().all(|p| Arc::ptr_eq(&p.context, &ctx)), CL_INVALID_CONTEXT)?;
         let program = register(Program::link(&ctx, devices, c_str(options)?, &inputs)?) as cl_program;
-        if let Some(f) = pfn_notify {
-            // SAFETY: the application's callback with its user data.
-            unsafe { f(program, user_data) };
-        }
+        notify(pfn_notify, program, user_data);
         Ok(program)
     }
 
@@ -249,16 +257,7 @@ entry! {
     ) -> cl_program, errcode_ret {
         let ctx: Arc<Context> = obj(context)?;
         check(!device_list_ptr.is_null() && num_devices > 0, CL_INVALID_VALUE)?;
-        // SAFETY: the application passes num_devices handles.
-        let handles = unsafe { slice(device_list_ptr, num_devices as usize) };
-        let devices = handles
-            .iter()
-            .map(|&h| {
-                let d: Arc<Device> = obj(h)?;
-                check(ctx.has_device(&d), CL_INVALID_DEVICE)?;
-                Ok(d)
-            })
-            .collect::<CLResult<Vec<_>>>()?;
+        let devices = context_devices(&ctx, num_devices, device_list_ptr)?;
         check(!lengths.is_null() && !binaries.is_null(), CL_INVALID_VALUE)?;
         let n = num_devices as usize;
         // SAFETY: the application passes num_devices lengths and binary pointers.
@@ -304,11 +303,7 @@ entry! {
     ) -> cl_program, errcode_ret {
         let ctx: Arc<Context> = obj(context)?;
         check(!device_list_ptr.is_null() && num_devices > 0 && !kernel_names.is_null(), CL_INVALID_VALUE)?;
-        // SAFETY: the application passes num_devices handles.
-        for &h in unsafe { slice(device_list_ptr, num_devices as usize) } {
-            let d: Arc<Device> = obj(h)?;
-            check(ctx.has_device(&d), CL_INVALID_DEVICE)?;
-        }
+        context_devices(&ctx, num_devices, device_list_ptr)?;
         // vkcl has no built-in kernels: every name is unknown.
         Err(ClError(CL_INVALID_VALUE))
     }
