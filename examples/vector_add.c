@@ -1,20 +1,6 @@
 /* vector_add: c[i] = a[i] + b[i] on the first OpenCL device (or the first whose name contains
  * $VKCL_EXAMPLE_DEVICE).  Build: cc -O2 vector_add.c -o vector_add -lOpenCL */
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        cl_int err_ = (call);                                                        \
-        if (err_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, err_); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
-#define CHECK_ERR(err) CHECK(err)
+#include "common.h"
 
 static const char *source =
     "kernel void vector_add(global const float *a, global const float *b,\n"
@@ -23,61 +9,14 @@ static const char *source =
     "    if (i < n) c[i] = a[i] + b[i];\n"
     "}\n";
 
-/* Picks the first device of the first platform, or the first device (over all platforms)
- * whose name contains $VKCL_EXAMPLE_DEVICE. */
-static void pick_device(cl_platform_id *platform, cl_device_id *device) {
-    const char *want = getenv("VKCL_EXAMPLE_DEVICE");
-    cl_uint np = 0;
-    CHECK(clGetPlatformIDs(0, NULL, &np));
-    cl_platform_id platforms[16];
-    if (np > 16) np = 16;
-    CHECK(clGetPlatformIDs(np, platforms, NULL));
-    for (cl_uint p = 0; p < np; p++) {
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0) continue;
-        cl_device_id devices[16];
-        if (nd > 16) nd = 16;
-        CHECK(clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, nd, devices, NULL));
-        for (cl_uint d = 0; d < nd; d++) {
-            char name[256];
-            CHECK(clGetDeviceInfo(devices[d], CL_DEVICE_NAME, sizeof name, name, NULL));
-            if (!want || !*want || strstr(name, want)) {
-                *platform = platforms[p];
-                *device = devices[d];
-                return;
-            }
-        }
-    }
-    fprintf(stderr, "no OpenCL device found%s%s\n", want ? " matching " : "", want ? want : "");
-    exit(1);
-}
-
 int main(void) {
-    cl_platform_id platform;
     cl_device_id device;
-    pick_device(&platform, &device);
-    char pname[256], dname[256];
-    CHECK(clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL));
-    CHECK(clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof dname, dname, NULL));
-    printf("platform: %s\ndevice:   %s\n", pname, dname);
-
+    cl_context ctx;
+    cl_command_queue queue;
+    setup(&device, &ctx, &queue);
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK_ERR(err);
-    cl_command_queue queue = clCreateCommandQueueWithProperties(ctx, device, NULL, &err);
-    CHECK_ERR(err);
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
-    CHECK_ERR(err);
-    err = clBuildProgram(prog, 1, &device, "", NULL, NULL);
-    if (err != CL_SUCCESS) {
-        size_t len = 0;
-        clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len);
-        char *log = malloc(len + 1);
-        if (log && clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS) {
-            log[len] = 0;
-            fprintf(stderr, "build failed (%d), log:\n%s\n", err, log);
-        }
-        free(log);
+    cl_program prog = build(ctx, device, source);
+    if (!prog) {
         printf("vector_add: FAILED\n");
         return 1;
     }
