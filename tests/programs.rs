@@ -407,6 +407,38 @@ fn compile_with_an_embedded_header_then_link_through_a_library() {
         )
     };
     assert_eq!(err, CL_INVALID_VALUE);
+    // A program that was never compiled cannot be linked; a binary program cannot be compiled.
+    let raw = source_program(&e, "int unused(void) { return 1; }");
+    unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            null(),
+            1,
+            &raw,
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_INVALID_OPERATION, "{}", err_name(err));
+    let bin = binary_of(exe);
+    let (from_bin, _, _) = from_binary(&e, &bin);
+    check_err!(
+        clCompileProgram(
+            from_bin,
+            1,
+            &e.dev,
+            null(),
+            0,
+            null(),
+            null(),
+            None,
+            null_mut()
+        ),
+        CL_INVALID_OPERATION
+    );
     let bad = source_program(&e, "int broken( {");
     check_err!(
         clCompileProgram(bad, 1, &e.dev, null(), 0, null(), null(), None, null_mut()),
@@ -415,7 +447,7 @@ fn compile_with_an_embedded_header_then_link_through_a_library() {
     unsafe {
         clReleaseKernel(k);
         clReleaseMemObject(m);
-        for p in [header, main, lib, library, exe, bad] {
+        for p in [header, main, lib, library, exe, bad, raw, from_bin] {
             clReleaseProgram(p);
         }
     }
