@@ -62,7 +62,7 @@ static void setup(cl_device_id *device, cl_context *ctx, cl_command_queue *queue
 }
 
 /* Builds `source`; on failure prints the build log and returns NULL. */
-static cl_program build(cl_context ctx, cl_device_id device, const char *source) {
+static inline cl_program build(cl_context ctx, cl_device_id device, const char *source) {
     cl_int err;
     cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
     CHECK_ERR(err);

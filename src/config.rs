@@ -49,6 +49,16 @@ pub const OPTIONS: &[OptionDoc] = &[
         doc: "1: expose cl_khr_fp64 on devices with shaderFloat64 and shaderInt64 (experimental: on lavapipe double sin/cos return wrong values)",
     },
     OptionDoc {
+        name: "VKCL_CACHE",
+        default: "1",
+        doc: "0: no persistent cache (compiled programs and Vulkan pipeline caches are then not kept on disk)",
+    },
+    OptionDoc {
+        name: "VKCL_CACHE_DIR",
+        default: "",
+        doc: "directory of the persistent cache (default: $XDG_CACHE_HOME/vkcl, else ~/.cache/vkcl)",
+    },
+    OptionDoc {
         name: "VKCL_VALIDATION",
         default: "0",
         doc: "1: enable VK_LAYER_KHRONOS_validation and log its messages (errors at level error); fatal: also abort the process on a validation error (the tests use this)",
@@ -67,6 +77,8 @@ pub struct Config {
     pub validation: bool,
     pub validation_fatal: bool,
     pub fp64: bool,
+    pub cache: bool,
+    pub cache_dir: Option<String>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -95,6 +107,8 @@ impl Config {
             validation: var("VKCL_VALIDATION").is_some_and(|v| v != "0"),
             validation_fatal: var("VKCL_VALIDATION").is_some_and(|v| v == "fatal"),
             fp64: var("VKCL_FP64").is_some_and(|v| v != "0"),
+            cache: var("VKCL_CACHE").map_or(true, |v| v != "0"),
+            cache_dir: var("VKCL_CACHE_DIR"),
         }
     }
 }

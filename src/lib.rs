@@ -5,6 +5,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod api;
+pub mod cache;
 #[rustfmt::skip]
 pub mod cl;
 pub mod compiler;

@@ -85,7 +85,66 @@ fn compile_bytes(
     }
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
-    compile_in_helper(sources, &options.join(" "))
+    let options = options.join(" ");
+    let cache = crate::cache::get().zip(cache_key(sources, clspv_args, &options));
+    if let Some((cache, key)) = &cache {
+        let entry = cache.load("clspv", key).and_then(|e| {
+            let mut parts = helper::read_frame(&mut e.as_slice()).ok()?;
+            let log = String::from_utf8(parts.pop()?).ok()?;
+            Some((parts.pop()?, log))
+        });
+        if let Some(hit) = entry {
+            log::debug!(target: "cache", "clspv output {key} from the disk cache");
+            return Ok(hit);
+        }
+    }
+    let (output, log) = compile_in_helper(sources, &options)?;
+    if let Some((cache, key)) = &cache {
+        let mut entry = vec![];
+        if helper::write_frame(&mut entry, &[&output, log.as_bytes()]).is_ok() {
+            cache.store("clspv", key, &entry);
+        }
+    }
+    Ok((output, log))
+}
+
+/// The disk-cache key of a compile: clspv's identity, its options and the sources. None (not
+/// cacheable) when the output may depend on files the key cannot see: include directories or
+/// #include lines.
+fn cache_key(sources: &[&[u8]], clspv_args: &[String], options: &str) -> Option<String> {
+    const INCLUDE: &[u8] = b"#include";
+    let includes = sources
+        .iter()
+        .any(|s| s.windows(INCLUDE.len()).any(|w| w == INCLUDE));
+    if includes || clspv_args.iter().any(|a| a.starts_with("-I")) {
+        return None;
+    }
+    let id = clspv_identity()?;
+    let mut parts: Vec<&[u8]> = vec![b"clspv-output-1", id.as_bytes(), options.as_bytes()];
+    parts.extend_from_slice(sources);
+    Some(crate::cache::key(&parts))
+}
+
+/// What identifies the clspv in use for the cache: its library's path, size and modification
+/// time (hashing 110 MiB on every start would cost more than most compiles).
+fn clspv_identity() -> Option<String> {
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let (_, lib) = locate().ok()?;
+        let meta = std::fs::metadata(&lib).ok()?;
+        let mtime = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some(format!(
+            "{}:{}:{}",
+            lib.display(),
+            meta.len(),
+            mtime.as_nanos()
+        ))
+    })
+    .clone()
 }
 
 #[cfg(unix)]

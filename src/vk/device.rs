@@ -17,6 +17,16 @@ pub struct Device {
     /// Dropped (Some → None) before the device is destroyed.
     pub allocator: Mutex<Option<Allocator>>,
     pub pipeline_cache: vk::PipelineCache,
+    /// The pipeline cache's disk-cache key, and when it was last saved.
+    pipeline_cache_key: String,
+    pipeline_cache_saved: Mutex<SaveState>,
+}
+
+#[derive(Default)]
+struct SaveState {
+    last: Option<std::time::Instant>,
+    /// A save is scheduled.
+    pending: bool,
 }
 
 impl Device {
@@ -85,10 +95,23 @@ impl Device {
             unsafe { raw.destroy_device(None) };
             ClError(crate::cl::CL_OUT_OF_RESOURCES)
         })?;
-        // SAFETY: valid device; destroyed in Drop.
+        let pipeline_cache_key = crate::cache::key(&[
+            b"vk-pipeline-cache-1",
+            &caps.vendor_id.to_le_bytes(),
+            &caps.device_id.to_le_bytes(),
+            &caps.driver_version.to_le_bytes(),
+            &caps.pipeline_cache_uuid,
+            &caps.device_uuid,
+        ]);
+        let initial = crate::cache::get()
+            .and_then(|c| c.load("pipelines", &pipeline_cache_key))
+            .filter(|data| pipeline_cache_matches(data, &caps))
+            .unwrap_or_default();
+        let info = vk::PipelineCacheCreateInfo::default().initial_data(&initial);
+        // SAFETY: valid device; the initial data has this device's header (checked above) and
+        // passed the disk cache's checksum. Destroyed in Drop.
         let pipeline_cache =
-            unsafe { raw.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
-                .unwrap_or(vk::PipelineCache::null());
+            unsafe { raw.create_pipeline_cache(&info, None) }.unwrap_or(vk::PipelineCache::null());
         log::info!(target: "vk", "opened {} ({})", caps.name, caps.driver_info);
         Ok(Arc::new(Device {
             instance,
@@ -97,7 +120,52 @@ impl Device {
             queue: Mutex::new(queue),
             allocator: Mutex::new(Some(allocator)),
             pipeline_cache,
+            pipeline_cache_key,
+            pipeline_cache_saved: Mutex::new(SaveState::default()),
         }))
+    }
+
+    /// Called after pipelines were created: saves the pipeline cache to the disk cache, at once
+    /// if the last save is a second old, else a second after it (on a thread), so that a burst
+    /// of new pipelines is one save.
+    pub fn pipelines_added(self: &Arc<Self>) {
+        const EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+        let mut state = self.pipeline_cache_saved.lock();
+        if state.pending {
+            return;
+        }
+        match state.last.map(|t| t.elapsed()) {
+            Some(age) if age < EVERY => {
+                state.pending = true;
+                let device = self.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("vkcl-pipeline-cache".into())
+                    .spawn(move || {
+                        std::thread::sleep(EVERY - age);
+                        let mut state = device.pipeline_cache_saved.lock();
+                        device.save_pipeline_cache();
+                        *state = SaveState {
+                            last: Some(std::time::Instant::now()),
+                            pending: false,
+                        };
+                    });
+                state.pending = spawned.is_ok();
+            }
+            _ => {
+                self.save_pipeline_cache();
+                state.last = Some(std::time::Instant::now());
+            }
+        }
+    }
+
+    fn save_pipeline_cache(&self) {
+        let Some(cache) = crate::cache::get() else {
+            return;
+        };
+        // SAFETY: valid pipeline cache of this device (or null, which fails).
+        if let Ok(data) = unsafe { self.raw.get_pipeline_cache_data(self.pipeline_cache) } {
+            cache.store("pipelines", &self.pipeline_cache_key, &data);
+        }
     }
 
     pub fn create_timeline(&self, initial: u64) -> CLResult<vk::Semaphore> {
@@ -141,4 +209,18 @@ impl Drop for Device {
             self.raw.destroy_device(None);
         }
     }
+}
+
+/// True when `data` starts with a pipeline-cache header (version one) of this device, so that it
+/// may be given to vkCreatePipelineCache.
+fn pipeline_cache_matches(data: &[u8], caps: &Caps) -> bool {
+    let word = |i: usize| {
+        data.get(4 * i..4 * i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    word(0).is_some_and(|size| size >= 32 && size as usize <= data.len())
+        && word(1) == Some(vk::PipelineCacheHeaderVersion::ONE.as_raw() as u32)
+        && word(2) == Some(caps.vendor_id)
+        && word(3) == Some(caps.device_id)
+        && data.get(16..32) == Some(&caps.pipeline_cache_uuid[..])
 }

@@ -123,6 +123,7 @@ impl KernelLayout {
                 .create_compute_pipelines(self.device.pipeline_cache, &[info], None)
         }
         .map_err(|(_, e)| e)?;
+        Device::pipelines_added(&self.device);
         Ok(Pipeline {
             device: self.device.clone(),
             raw: raw[0],
