@@ -39,6 +39,11 @@ pub const OPTIONS: &[OptionDoc] = &[
         doc: "path of the vkcl-clspv compiler helper executable (default: beside the ICD)",
     },
     OptionDoc {
+        name: "VKCL_LLVM_SPIRV",
+        default: "",
+        doc: "path of the SPIR-V → LLVM translator used for clCreateProgramWithIL (default: llvm-spirv-15, then llvm-spirv, on PATH)",
+    },
+    OptionDoc {
         name: "VKCL_BATCH_COMMANDS",
         default: "64",
         doc: "commands recorded into one command buffer before it is submitted",
@@ -73,6 +78,7 @@ pub struct Config {
     pub device_type: Option<String>,
     pub clspv_library: Option<String>,
     pub clspv_helper: Option<String>,
+    pub llvm_spirv: Option<String>,
     pub batch_commands: usize,
     pub validation: bool,
     pub validation_fatal: bool,
@@ -100,6 +106,7 @@ impl Config {
             device_type: var("VKCL_DEVICE_TYPE").map(|s| s.to_ascii_lowercase()),
             clspv_library: var("VKCL_CLSPV_LIBRARY"),
             clspv_helper: var("VKCL_CLSPV_HELPER"),
+            llvm_spirv: var("VKCL_LLVM_SPIRV"),
             batch_commands: var("VKCL_BATCH_COMMANDS")
                 .and_then(|v| v.parse().ok())
                 .filter(|&n| n > 0)

@@ -231,8 +231,13 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_PARTITION_AFFINITY_DOMAIN => v(&0u64),
         CL_DEVICE_PARTITION_TYPE => v(&Vec::<cl_device_partition_property>::new()),
         CL_DEVICE_REFERENCE_COUNT => v(&1u32),
-        CL_DEVICE_IL_VERSION => v(""),
-        CL_DEVICE_ILS_WITH_VERSION => v(&Vec::<cl_name_version>::new()),
+        CL_DEVICE_IL_VERSION => v(&d
+            .ils()
+            .iter()
+            .map(|&(name, ver)| format!("{name}_{}.{}", ver >> 22, (ver >> 12) & 0x3ff))
+            .collect::<Vec<_>>()
+            .join(" ")),
+        CL_DEVICE_ILS_WITH_VERSION => v(&name_versions(&d.ils())),
         CL_DEVICE_MAX_PIPE_ARGS
         | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
         | CL_DEVICE_PIPE_MAX_PACKET_SIZE => v(&0u32),

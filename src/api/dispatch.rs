@@ -147,7 +147,7 @@ pub static DISPATCH: Dispatch = Dispatch([
     super::kernel::clSetKernelExecInfo as *const c_void,
     super::stubs::clGetKernelSubGroupInfoKHR as *const c_void,
     super::kernel::clCloneKernel as *const c_void,
-    super::stubs::clCreateProgramWithIL as *const c_void,
+    super::program::clCreateProgramWithIL as *const c_void,
     super::stubs::clEnqueueSVMMigrateMem as *const c_void,
     super::stubs::clGetDeviceAndHostTimer as *const c_void,
     super::stubs::clGetHostTimer as *const c_void,

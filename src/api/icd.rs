@@ -8,6 +8,8 @@ use std::ffi::{c_char, c_void, CStr};
 fn extension_function(name: &str) -> *mut c_void {
     match name {
         "clIcdGetPlatformIDsKHR" => clIcdGetPlatformIDsKHR as *mut c_void,
+        // cl_khr_il_program's entry point is the core one.
+        "clCreateProgramWithILKHR" => super::program::clCreateProgramWithIL as *mut c_void,
         _ => std::ptr::null_mut(),
     }
 }

@@ -7,7 +7,7 @@ use crate::compiler::binary;
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::object::{handle, register, release, retain};
-use crate::core::program::Program;
+use crate::core::program::{Notify, Program};
 use crate::core::{check, CLResult, ClError};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
@@ -33,12 +33,24 @@ fn device_list(
         .collect()
 }
 
-/// Calls a build callback: builds are synchronous for now, so the build is complete when it runs.
-fn notify(pfn_notify: Option<BuildCallback>, program: cl_program, user_data: *mut c_void) {
-    if let Some(f) = pfn_notify {
-        // SAFETY: the application's callback with its user data.
-        unsafe { f(program, user_data) };
+/// The application's build callback as a [`Notify`], if it gave one.
+fn notify(
+    pfn_notify: Option<BuildCallback>,
+    program: cl_program,
+    user_data: *mut c_void,
+) -> Option<Notify> {
+    struct Callback(BuildCallback, cl_program, *mut c_void);
+    // SAFETY: the spec lets the implementation call pfn_notify from any thread; the program
+    // handle and user data are the application's to share.
+    unsafe impl Send for Callback {}
+    impl Callback {
+        fn call(self) {
+            // SAFETY: the application's callback with its user data.
+            unsafe { (self.0)(self.1, self.2) };
+        }
     }
+    let callback = Callback(pfn_notify?, program, user_data);
+    Some(Box::new(move || callback.call()))
 }
 
 /// A device list that must be of `ctx` (CL_INVALID_DEVICE otherwise).
@@ -115,9 +127,7 @@ entry! {
         let p: Arc<Program> = obj(program)?;
         let devices = device_list(&p, num_devices, device_list_ptr)?;
         check(pfn_notify.is_some() || user_data.is_null(), CL_INVALID_VALUE)?;
-        let result = p.build(&devices, c_str(options)?);
-        notify(pfn_notify, program, user_data);
-        result
+        p.build(&devices, c_str(options)?, notify(pfn_notify, program, user_data))
     }
 
     fn clCompileProgram(
@@ -142,11 +152,9 @@ entry! {
         for (&h, &name) in programs.iter().zip(names) {
             let header: Arc<Program> = obj(h)?;
             check(!name.is_null(), CL_INVALID_VALUE)?;
-            headers.push((c_str(name)?.to_string(), header.source.clone()));
+            headers.push((c_str(name)?.to_string(), header.source().to_string()));
         }
-        let result = p.compile(&devices, c_str(options)?, &headers);
-        notify(pfn_notify, program, user_data);
-        result
+        p.compile(&devices, c_str(options)?, &headers, notify(pfn_notify, program, user_data))
     }
 
     fn clLinkProgram(
@@ -171,9 +179,16 @@ entry! {
             .map(|&h| obj::<Program, _>(h))
             .collect::<CLResult<Vec<_>>>()?;
         check(inputs.iter().all(|p| Arc::ptr_eq(&p.context, &ctx)), CL_INVALID_CONTEXT)?;
-        let program = register(Program::link(&ctx, devices, c_str(options)?, &inputs)?) as cl_program;
-        notify(pfn_notify, program, user_data);
-        Ok(program)
+        let (program, link) = Program::link(&ctx, devices, c_str(options)?, &inputs)?;
+        // The handle exists before the link runs: the callback (maybe on another thread) gets it.
+        let handle = register(program) as cl_program;
+        match link.run(notify(pfn_notify, handle, user_data)) {
+            Ok(()) => Ok(handle),
+            Err(e) => {
+                release::<Program>(handle as *const c_void)?;
+                Err(e)
+            }
+        }
     }
 
     fn clGetProgramInfo(
@@ -191,8 +206,8 @@ entry! {
             CL_PROGRAM_CONTEXT => v(&handle(&p.context)),
             CL_PROGRAM_NUM_DEVICES => v(&(p.devices.len() as cl_uint)),
             CL_PROGRAM_DEVICES => v(&p.devices.iter().map(handle).collect::<Vec<_>>()),
-            CL_PROGRAM_SOURCE => v(&p.source),
-            CL_PROGRAM_IL => Ok(vec![]),
+            CL_PROGRAM_SOURCE => v(p.source()),
+            CL_PROGRAM_IL => Ok(p.il().to_vec()),
             CL_PROGRAM_BINARY_SIZES => v(&(0..p.devices.len()).map(|i| p.binary(i).len()).collect::<Vec<usize>>()),
             CL_PROGRAM_BINARIES => {
                 // The application passes one pointer per device; write each device's binary
@@ -264,6 +279,7 @@ entry! {
         let (lengths, binaries) = unsafe { (slice(lengths, n), slice(binaries, n)) };
         let mut status = vec![CL_SUCCESS; n];
         let mut decoded = vec![];
+        let compiler = crate::compiler::bitcode_identity();
         for i in 0..n {
             if lengths[i] == 0 || binaries[i].is_null() {
                 status[i] = CL_INVALID_VALUE;
@@ -271,7 +287,7 @@ entry! {
             }
             // SAFETY: lengths[i] bytes at binaries[i].
             let bytes = unsafe { std::slice::from_raw_parts(binaries[i], lengths[i]) };
-            match binary::decode(bytes, &devices[i].identity()) {
+            match binary::decode(bytes, &devices[i].identity(), &compiler) {
                 Ok(c) => decoded.push(c),
                 Err(why) => {
                     log::info!(target: "api", "binary {i} refused: {why}");
@@ -306,5 +322,19 @@ entry! {
         context_devices(&ctx, num_devices, device_list_ptr)?;
         // vkcl has no built-in kernels: every name is unknown.
         Err(ClError(CL_INVALID_VALUE))
+    }
+}
+
+entry! {
+    fn clCreateProgramWithIL(
+        context: cl_context,
+        il: *const c_void,
+        length: usize,
+    ) -> cl_program, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        check(!il.is_null() && length > 0, CL_INVALID_VALUE)?;
+        // SAFETY: the application passes `length` bytes at `il`.
+        let il = unsafe { std::slice::from_raw_parts(il as *const u8, length) }.to_vec();
+        Ok(register(Program::from_il(&ctx, il)?) as cl_program)
     }
 }

@@ -395,16 +395,6 @@ pub extern "C" fn clGetKernelSubGroupInfoKHR(a0: cl_kernel, a1: cl_device_id, a2
 }
 
 #[no_mangle]
-pub extern "C" fn clCreateProgramWithIL(a0: cl_context, a1: *mut c_void, a2: usize, a3: *mut cl_int) -> cl_program {
-    let e = unimplemented_after("clCreateProgramWithIL", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a3.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a3 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
 pub extern "C" fn clEnqueueSVMMigrateMem(a0: cl_command_queue, a1: cl_uint, a2: *mut *mut c_void, a3: *mut usize, a4: cl_mem_migration_flags, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
     unimplemented_after("clEnqueueSVMMigrateMem", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }

@@ -11,16 +11,42 @@ pub struct Identity {
     pub driver_version: u32,
 }
 
+/// What a binary holds: an executable (one SPIR-V module), a compiled object (one LLVM bitcode
+/// module) or a library (any number of bitcode modules).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Executable,
+    Object,
+    Library,
+}
+
+impl Kind {
+    /// The CL_PROGRAM_BINARY_TYPE_* value, which is also the type field of the container.
+    pub fn binary_type(self) -> u32 {
+        match self {
+            Kind::Object => 0x1,
+            Kind::Library => 0x2,
+            Kind::Executable => 0x4,
+        }
+    }
+
+    fn from_binary_type(t: u32) -> Option<Kind> {
+        [Kind::Object, Kind::Library, Kind::Executable]
+            .into_iter()
+            .find(|k| k.binary_type() == t)
+    }
+}
+
 /// A decoded binary.
 pub struct Contents {
+    pub kind: Kind,
     pub options: String,
-    pub spirv: Vec<u32>,
+    /// The executable's SPIR-V, or the bitcode modules of an object or library.
+    pub sections: Vec<Vec<u8>>,
 }
 
 const MAGIC: &[u8; 8] = b"VKCLPRG\0";
-const VERSION: u32 = 1;
-/// CL_PROGRAM_BINARY_TYPE_EXECUTABLE: the only type vkcl writes today.
-const TYPE_EXECUTABLE: u32 = 0x4;
+const VERSION: u32 = 2;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -28,18 +54,37 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-pub fn encode(id: &Identity, options: &str, spirv: &[u32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(80 + options.len() + spirv.len() * 4);
+/// A binary of `kind` for the device `id`. `compiler` identifies the compiler that wrote the
+/// bitcode of objects and libraries (bitcode is only linked by the same one).
+pub fn encode(
+    id: &Identity,
+    compiler: &str,
+    kind: Kind,
+    options: &str,
+    sections: &[&[u8]],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        96 + options.len() + compiler.len() + sections.iter().map(|s| s.len() + 4).sum::<usize>(),
+    );
+    let mut bytes = |b: &[u8]| {
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    bytes(options.as_bytes());
+    bytes(compiler.as_bytes());
+    let tail = std::mem::take(&mut out);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&TYPE_EXECUTABLE.to_le_bytes());
+    out.extend_from_slice(&kind.binary_type().to_le_bytes());
     out.extend_from_slice(&id.device_uuid);
     out.extend_from_slice(&id.driver_uuid);
     out.extend_from_slice(&id.driver_version.to_le_bytes());
-    out.extend_from_slice(&(options.len() as u32).to_le_bytes());
-    out.extend_from_slice(options.as_bytes());
-    out.extend_from_slice(&((spirv.len() * 4) as u32).to_le_bytes());
-    out.extend(spirv.iter().flat_map(|w| w.to_le_bytes()));
+    out.extend_from_slice(&tail);
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for s in sections {
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        out.extend_from_slice(s);
+    }
     let sum = fnv1a(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out
@@ -62,10 +107,16 @@ impl<'a> Reader<'a> {
             self.take(4)?.try_into().expect("4 bytes"),
         ))
     }
+
+    /// A length-prefixed byte string.
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let len = self.u32()? as usize;
+        self.take(len)
+    }
 }
 
-/// Decodes a binary for the device `id`; Err says why it is refused.
-pub fn decode(bytes: &[u8], id: &Identity) -> Result<Contents, String> {
+/// Decodes a binary for the device `id` and the compiler `compiler`; Err says why it is refused.
+pub fn decode(bytes: &[u8], id: &Identity, compiler: &str) -> Result<Contents, String> {
     if bytes.len() < 8 || &bytes[..8] != MAGIC {
         return Err("not a vkcl program binary".into());
     }
@@ -78,9 +129,7 @@ pub fn decode(bytes: &[u8], id: &Identity) -> Result<Contents, String> {
     if version != VERSION {
         return Err(format!("container version {version}, vkcl reads {VERSION}"));
     }
-    if r.u32()? != TYPE_EXECUTABLE {
-        return Err("not an executable".into());
-    }
+    let kind = Kind::from_binary_type(r.u32()?).ok_or("unknown binary type")?;
     let device_uuid: [u8; 16] = r.take(16)?.try_into().expect("16 bytes");
     let driver_uuid: [u8; 16] = r.take(16)?.try_into().expect("16 bytes");
     let driver_version = r.u32()?;
@@ -92,19 +141,29 @@ pub fn decode(bytes: &[u8], id: &Identity) -> Result<Contents, String> {
     {
         return Err("built for another device or driver".into());
     }
-    let len = r.u32()? as usize;
-    let options = String::from_utf8(r.take(len)?.to_vec())
-        .map_err(|_| "options are not UTF-8".to_string())?;
-    let len = r.u32()? as usize;
-    let code = r.take(len)?;
-    if len % 4 != 0 || !r.0.is_empty() {
-        return Err("malformed SPIR-V section".into());
+    let options =
+        String::from_utf8(r.bytes()?.to_vec()).map_err(|_| "options are not UTF-8".to_string())?;
+    let written_by = r.bytes()?;
+    if kind != Kind::Executable && written_by != compiler.as_bytes() {
+        return Err("bitcode of another compiler version".into());
     }
-    let spirv = code
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-        .collect();
-    Ok(Contents { options, spirv })
+    let count = r.u32()? as usize;
+    let sections = (0..count)
+        .map(|_| r.bytes().map(<[u8]>::to_vec))
+        .collect::<Result<Vec<_>, _>>()?;
+    let valid = match kind {
+        Kind::Executable => sections.len() == 1 && sections[0].len() % 4 == 0,
+        Kind::Object => sections.len() == 1,
+        Kind::Library => true,
+    };
+    if !valid || !r.0.is_empty() {
+        return Err("malformed sections".into());
+    }
+    Ok(Contents {
+        kind,
+        options,
+        sections,
+    })
 }
 
 #[cfg(test)]
@@ -119,27 +178,49 @@ mod tests {
 
     #[test]
     fn round_trip_and_every_corruption_is_refused() {
-        let bin = encode(&ID, "-DX=1", &[0x0723_0203, 1, 2, 3]);
-        let c = decode(&bin, &ID).unwrap();
-        assert_eq!(
-            (c.options.as_str(), c.spirv.as_slice()),
-            ("-DX=1", &[0x0723_0203, 1, 2, 3][..])
-        );
-        for i in 0..bin.len() {
-            let mut bad = bin.clone();
-            bad[i] ^= 0x40;
-            assert!(decode(&bad, &ID).is_err(), "byte {i} flipped was accepted");
-        }
-        for n in 0..bin.len() {
-            assert!(
-                decode(&bin[..n], &ID).is_err(),
-                "truncated to {n} was accepted"
+        let spirv: Vec<u8> = [0x0723_0203u32, 1, 2, 3]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        for (kind, sections) in [
+            (Kind::Executable, vec![&spirv[..]]),
+            (Kind::Object, vec![&b"BC\xc0\xde1"[..]]),
+            (
+                Kind::Library,
+                vec![&b"BC\xc0\xde1"[..], &b"BC\xc0\xde22"[..]],
+            ),
+        ] {
+            let bin = encode(&ID, "clspv 1", kind, "-DX=1", &sections);
+            let c = decode(&bin, &ID, "clspv 1").unwrap();
+            assert_eq!((c.kind, c.options.as_str()), (kind, "-DX=1"));
+            assert_eq!(
+                c.sections,
+                sections.iter().map(|s| s.to_vec()).collect::<Vec<_>>()
+            );
+            for i in 0..bin.len() {
+                let mut bad = bin.clone();
+                bad[i] ^= 0x40;
+                assert!(
+                    decode(&bad, &ID, "clspv 1").is_err(),
+                    "byte {i} flipped was accepted"
+                );
+            }
+            for n in 0..bin.len() {
+                assert!(
+                    decode(&bin[..n], &ID, "clspv 1").is_err(),
+                    "truncated to {n} was accepted"
+                );
+            }
+            let other = Identity {
+                driver_version: 4,
+                ..ID
+            };
+            assert!(decode(&bin, &other, "clspv 1").is_err());
+            // Bitcode is only for the compiler that wrote it; SPIR-V is for any.
+            assert_eq!(
+                decode(&bin, &ID, "clspv 2").is_ok(),
+                kind == Kind::Executable
             );
         }
-        let other = Identity {
-            driver_version: 4,
-            ..ID
-        };
-        assert!(decode(&bin, &other).is_err());
     }
 }

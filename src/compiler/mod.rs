@@ -6,6 +6,7 @@
 
 pub mod binary;
 pub mod helper;
+pub mod il;
 pub mod options;
 pub mod pystubs;
 pub mod reflection;
@@ -123,6 +124,19 @@ fn cache_key(sources: &[&[u8]], clspv_args: &[String], options: &str) -> Option<
     let mut parts: Vec<&[u8]> = vec![b"clspv-output-1", id.as_bytes(), options.as_bytes()];
     parts.extend_from_slice(sources);
     Some(crate::cache::key(&parts))
+}
+
+/// What identifies the compiler for bitcode (objects and libraries in program binaries): the
+/// clspv library's size, which differs between clspv builds ("none" when there is no clspv).
+pub fn bitcode_identity() -> String {
+    let size = locate()
+        .ok()
+        .and_then(|(_, lib)| std::fs::metadata(lib).ok())
+        .map(|m| m.len());
+    match size {
+        Some(n) => format!("clspv library of {n} bytes"),
+        None => "none".into(),
+    }
 }
 
 /// What identifies the clspv in use for the cache: its library's path, size and modification

@@ -166,7 +166,22 @@ impl Device {
         if self.has_fp64() {
             e.push(("cl_khr_fp64", v(1, 0, 0)));
         }
+        if crate::compiler::il::available() {
+            e.push(("cl_khr_il_program", v(1, 0, 0)));
+        }
         e
+    }
+
+    /// The intermediate languages clCreateProgramWithIL takes: the SPIR-V versions the
+    /// translator reads, when it is installed.
+    pub fn ils(&self) -> Vec<(&'static str, cl_version)> {
+        if !crate::compiler::il::available() {
+            return vec![];
+        }
+        crate::compiler::il::SPIRV_VERSIONS
+            .iter()
+            .map(|&(major, minor)| ("SPIR-V", cl_make_version(major, minor, 0)))
+            .collect()
     }
 
     pub fn extensions_string(&self) -> String {

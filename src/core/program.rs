@@ -137,14 +137,26 @@ impl Default for DeviceBuild {
     }
 }
 
+/// Where a program's code comes from.
+pub enum Input {
+    /// OpenCL C (clCreateProgramWithSource).
+    Source(String),
+    /// SPIR-V (clCreateProgramWithIL), and its translation to LLVM bitcode for clspv.
+    Il { il: Vec<u8>, bitcode: Arc<Vec<u8>> },
+    /// clCreateProgramWithBinary: each device's binary is in its build state.
+    Binaries,
+    /// Made by clLinkProgram.
+    Linked,
+}
+
+/// Called when an asynchronous build is over (the application's pfn_notify).
+pub type Notify = Box<dyn FnOnce() + Send>;
+
 #[repr(C)]
 pub struct Program {
     pub base: Base,
     pub context: Arc<Context>,
-    /// The source (empty for a program created from binaries).
-    pub source: String,
-    /// Created by clCreateProgramWithBinary: clBuildProgram has nothing to compile.
-    pub from_binary: bool,
+    pub input: Input,
     /// The program's devices: those of its context, or those given with binaries.
     pub devices: Vec<Arc<Device>>,
     builds: Mutex<Vec<DeviceBuild>>,
@@ -161,21 +173,58 @@ impl ClObject for Program {
 }
 
 impl Program {
-    pub fn from_source(context: &Arc<Context>, source: String) -> Arc<Program> {
-        let devices = context.devices.clone();
+    fn new(
+        context: &Arc<Context>,
+        input: Input,
+        devices: Vec<Arc<Device>>,
+        builds: Vec<DeviceBuild>,
+    ) -> Arc<Program> {
         Arc::new(Program {
             base: Base::new(Kind::Program),
             context: context.clone(),
-            source,
-            from_binary: false,
-            builds: Mutex::new(vec![DeviceBuild::default(); devices.len()]),
+            input,
             devices,
+            builds: Mutex::new(builds),
             kernels_attached: AtomicUsize::new(0),
         })
     }
 
+    pub fn from_source(context: &Arc<Context>, source: String) -> Arc<Program> {
+        let builds = vec![DeviceBuild::default(); context.devices.len()];
+        Program::new(
+            context,
+            Input::Source(source),
+            context.devices.clone(),
+            builds,
+        )
+    }
+
+    /// clCreateProgramWithIL: the module is translated at once, so that a malformed one is
+    /// CL_INVALID_VALUE here (and no device can take IL without the translator:
+    /// CL_INVALID_OPERATION).
+    pub fn from_il(context: &Arc<Context>, il: Vec<u8>) -> CLResult<Arc<Program>> {
+        check(compiler::il::available(), CL_INVALID_OPERATION)?;
+        check(compiler::il::is_spirv(&il), CL_INVALID_VALUE)?;
+        let bitcode = compiler::il::to_bitcode(&il).map_err(|why| {
+            log::info!(target: "compiler", "IL refused: {why}");
+            ClError(CL_INVALID_VALUE)
+        })?;
+        let input = Input::Il {
+            il,
+            bitcode: Arc::new(bitcode),
+        };
+        let builds = vec![DeviceBuild::default(); context.devices.len()];
+        Ok(Program::new(
+            context,
+            input,
+            context.devices.clone(),
+            builds,
+        ))
+    }
+
     /// clCreateProgramWithBinary, the binaries already decoded for their devices. The result
-    /// per device is CL_SUCCESS or CL_INVALID_BINARY (its SPIR-V is not a clspv module).
+    /// per device is CL_SUCCESS or CL_INVALID_BINARY (an executable whose SPIR-V is not a clspv
+    /// module, or an object that is not LLVM bitcode).
     pub fn from_binaries(
         context: &Arc<Context>,
         devices: Vec<Arc<Device>>,
@@ -184,47 +233,88 @@ impl Program {
         let mut status = vec![];
         let builds = binaries
             .into_iter()
-            .map(|b| match reflection::parse(&b.spirv) {
-                Ok(reflection) => {
-                    status.push(CL_SUCCESS);
-                    let exe = Executable::new(b.spirv, reflection, &b.options);
-                    DeviceBuild {
-                        // An executable binary is ready to use (as on other implementations);
-                        // clBuildProgram then has nothing to do.
-                        status: CL_BUILD_SUCCESS,
-                        options: b.options,
-                        binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
-                        exe: Some(Arc::new(exe)),
-                        ..Default::default()
+            .map(|b| {
+                let build = match b.kind {
+                    binary::Kind::Executable => compiler::words(&b.sections[0])
+                        .and_then(|spirv| {
+                            let reflection = reflection::parse(&spirv).ok()?;
+                            Some(Executable::new(spirv, reflection, &b.options))
+                        })
+                        .map(|exe| DeviceBuild {
+                            exe: Some(Arc::new(exe)),
+                            ..Default::default()
+                        }),
+                    binary::Kind::Object | binary::Kind::Library => b
+                        .sections
+                        .iter()
+                        .all(|m| m.starts_with(b"BC\xc0\xde"))
+                        .then(|| DeviceBuild {
+                            objects: b.sections.into_iter().map(Arc::new).collect(),
+                            ..Default::default()
+                        }),
+                };
+                match build {
+                    // A binary is ready to use (as on other implementations); clBuildProgram
+                    // then only links objects and libraries.
+                    Some(build) => {
+                        status.push(CL_SUCCESS);
+                        DeviceBuild {
+                            status: CL_BUILD_SUCCESS,
+                            options: b.options,
+                            binary_type: b.kind.binary_type(),
+                            ..build
+                        }
                     }
-                }
-                Err(_) => {
-                    status.push(CL_INVALID_BINARY);
-                    DeviceBuild::default()
+                    None => {
+                        status.push(CL_INVALID_BINARY);
+                        DeviceBuild::default()
+                    }
                 }
             })
             .collect();
-        let program = Arc::new(Program {
-            base: Base::new(Kind::Program),
-            context: context.clone(),
-            source: String::new(),
-            from_binary: true,
-            builds: Mutex::new(builds),
-            devices,
-            kernels_attached: AtomicUsize::new(0),
-        });
-        (program, status)
+        (
+            Program::new(context, Input::Binaries, devices, builds),
+            status,
+        )
     }
 
-    /// CL_PROGRAM_BINARIES for device `index`: empty unless built.
+    /// CL_PROGRAM_SOURCE: the source, or empty.
+    pub fn source(&self) -> &str {
+        match &self.input {
+            Input::Source(s) => s,
+            _ => "",
+        }
+    }
+
+    /// CL_PROGRAM_IL: the module, or empty.
+    pub fn il(&self) -> &[u8] {
+        match &self.input {
+            Input::Il { il, .. } => il,
+            _ => &[],
+        }
+    }
+
+    /// CL_PROGRAM_BINARIES for device `index`: empty unless something is built.
     pub fn binary(&self, index: usize) -> Vec<u8> {
         let b = self.build_of(index);
-        match (&b.exe, b.status == CL_BUILD_SUCCESS) {
-            (Some(exe), true) => {
-                binary::encode(&self.devices[index].identity(), &b.options, &exe.spirv)
-            }
-            _ => vec![],
+        if b.status != CL_BUILD_SUCCESS {
+            return vec![];
         }
+        let id = self.devices[index].identity();
+        let (kind, sections): (_, Vec<&[u8]>) = match (&b.exe, b.binary_type) {
+            (Some(exe), _) => (binary::Kind::Executable, vec![bytemuck_words(&exe.spirv)]),
+            (None, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT) => (
+                binary::Kind::Object,
+                b.objects.iter().map(|m| m.as_slice()).collect(),
+            ),
+            (None, CL_PROGRAM_BINARY_TYPE_LIBRARY) => (
+                binary::Kind::Library,
+                b.objects.iter().map(|m| m.as_slice()).collect(),
+            ),
+            _ => return vec![],
+        };
+        let compiler = compiler::bitcode_identity();
+        binary::encode(&id, &compiler, kind, &b.options, &sections)
     }
 
     pub fn device_index(&self, device: &Arc<Device>) -> Option<usize> {
@@ -260,129 +350,218 @@ impl Program {
             .collect()
     }
 
-    /// Runs `job` (which compiles) for each device index, with the spec's bookkeeping: no
-    /// kernel may be attached, no build of these devices may be in progress, each device is
-    /// CL_BUILD_IN_PROGRESS meanwhile. Devices whose jobs have the same key (same clspv
-    /// arguments) share one compile. `failure` is the error when a job fails.
-    fn run_builds(
+    /// The start of a build, compile or link of `devices`, with the spec's bookkeeping: no
+    /// kernel may be attached, no build of these devices may be in progress; each device's
+    /// state becomes CL_BUILD_IN_PROGRESS. Returns the jobs: (device index, clspv arguments
+    /// from `key`).
+    fn start(
         &self,
         devices: &[Arc<Device>],
         options: &str,
         key: impl Fn(usize) -> CLResult<Vec<String>>,
-        job: impl Fn(&[String]) -> DeviceBuild,
-        failure: cl_int,
-    ) -> CLResult<()> {
+    ) -> CLResult<Vec<(usize, Vec<String>)>> {
         check(
             self.kernels_attached.load(Ordering::Acquire) == 0,
             CL_INVALID_OPERATION,
         )?;
-        let indices = self.indices(devices)?;
-        let jobs = indices
-            .iter()
-            .map(|&i| Ok((i, key(i)?)))
+        let jobs = self
+            .indices(devices)?
+            .into_iter()
+            .map(|i| Ok((i, key(i)?)))
             .collect::<CLResult<Vec<_>>>()?;
-        {
-            let mut builds = self.builds.lock();
-            check(
-                indices
-                    .iter()
-                    .all(|&i| builds[i].status != CL_BUILD_IN_PROGRESS),
-                CL_INVALID_OPERATION,
-            )?;
-            for &i in &indices {
-                builds[i] = DeviceBuild {
-                    status: CL_BUILD_IN_PROGRESS,
-                    options: options.to_string(),
-                    ..Default::default()
-                };
-            }
+        let mut builds = self.builds.lock();
+        check(
+            jobs.iter()
+                .all(|&(i, _)| builds[i].status != CL_BUILD_IN_PROGRESS),
+            CL_INVALID_OPERATION,
+        )?;
+        for &(i, _) in &jobs {
+            builds[i] = DeviceBuild {
+                status: CL_BUILD_IN_PROGRESS,
+                options: options.to_string(),
+                ..Default::default()
+            };
         }
-        let mut done: HashMap<Vec<String>, DeviceBuild> = HashMap::new();
-        let mut result = Ok(());
-        for (i, args) in jobs {
-            let build = done
-                .entry(args.clone())
-                .or_insert_with(|| job(&args))
-                .clone();
-            if build.status != CL_BUILD_SUCCESS {
-                let unavailable = build.log.starts_with(UNAVAILABLE);
-                result = Err(ClError(if unavailable {
-                    CL_COMPILER_NOT_AVAILABLE
+        Ok(jobs)
+    }
+
+    /// Runs the jobs from [`Program::start`]: `job(device index, arguments)` builds one
+    /// device; devices with the same arguments share one job when `share` is true. `failure` is
+    /// the error when a job fails. With `notify`, this happens on a thread, the call returns at
+    /// once and `notify` runs when every device is done; else it returns the result.
+    fn finish(
+        self: &Arc<Self>,
+        jobs: Vec<(usize, Vec<String>)>,
+        share: bool,
+        failure: cl_int,
+        notify: Option<Notify>,
+        job: impl Fn(usize, &[String]) -> DeviceBuild + Send + 'static,
+    ) -> CLResult<()> {
+        let indices: Vec<usize> = jobs.iter().map(|j| j.0).collect();
+        let thread_indices = indices.clone();
+        let program = self.clone();
+        let work = move || {
+            let mut done: HashMap<Vec<String>, DeviceBuild> = HashMap::new();
+            let mut result = Ok(());
+            for (i, args) in jobs {
+                let build = if share {
+                    done.entry(args.clone())
+                        .or_insert_with(|| job(i, &args))
+                        .clone()
                 } else {
-                    failure
-                }));
+                    job(i, &args)
+                };
+                if build.status != CL_BUILD_SUCCESS {
+                    let unavailable = build.log.starts_with(UNAVAILABLE);
+                    result = Err(ClError(if unavailable {
+                        CL_COMPILER_NOT_AVAILABLE
+                    } else {
+                        failure
+                    }));
+                }
+                program.builds.lock()[i] = build;
             }
-            self.builds.lock()[i] = build;
+            result
+        };
+        let Some(notify) = notify else {
+            return work();
+        };
+        let program = self.clone();
+        let thread = std::thread::Builder::new()
+            .name("vkcl-build".into())
+            .spawn(move || {
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).is_err() {
+                    program.abandon(&thread_indices, "the build thread panicked");
+                }
+                notify();
+            });
+        if thread.is_err() {
+            self.abandon(&indices, "could not start a build thread");
+            return Err(ClError(CL_OUT_OF_HOST_MEMORY));
         }
-        result
+        Ok(())
+    }
+
+    /// Marks the builds of `indices` that are still in progress as failed with `why`.
+    fn abandon(&self, indices: &[usize], why: &str) {
+        let mut builds = self.builds.lock();
+        for &i in indices {
+            if builds[i].status == CL_BUILD_IN_PROGRESS {
+                builds[i].status = CL_BUILD_ERROR;
+                builds[i].log = why.to_string();
+            }
+        }
     }
 
     /// clBuildProgram for `devices` (all of the program's when empty).
-    pub fn build(&self, devices: &[Arc<Device>], user_options: &str) -> CLResult<()> {
-        if self.from_binary {
-            // Nothing to compile: the binaries are executables.
-            let indices = self.indices(devices)?;
-            let mut builds = self.builds.lock();
-            for &i in &indices {
-                builds[i].status = if builds[i].exe.is_some() {
-                    CL_BUILD_SUCCESS
-                } else {
-                    CL_BUILD_ERROR
-                };
-            }
-            return check(
-                indices.iter().all(|&i| builds[i].exe.is_some()),
-                CL_BUILD_PROGRAM_FAILURE,
-            );
-        }
+    pub fn build(
+        self: &Arc<Self>,
+        devices: &[Arc<Device>],
+        user_options: &str,
+        notify: Option<Notify>,
+    ) -> CLResult<()> {
+        let options = user_options.to_string();
         let key = |i: usize| self.clspv_args(i, user_options, CL_INVALID_BUILD_OPTIONS);
-        let job = |args: &[String]| {
-            let out = compiler::compile(&[self.source_text()], args);
-            executable(out.map(|o| (o.spirv, o.log)), user_options)
-        };
-        self.run_builds(devices, user_options, key, job, CL_BUILD_PROGRAM_FAILURE)
+        let failure = CL_BUILD_PROGRAM_FAILURE;
+        match &self.input {
+            Input::Source(_) => {
+                let jobs = self.start(devices, user_options, key)?;
+                let p = self.clone();
+                self.finish(jobs, true, failure, notify, move |_, args| {
+                    let out = compiler::compile(&[p.source_text()], args);
+                    executable(out.map(|o| (o.spirv, o.log)), &options)
+                })
+            }
+            Input::Il { bitcode, .. } => {
+                let jobs = self.start(devices, user_options, |i| Ok(ir_args(key(i)?)))?;
+                let bitcode = bitcode.clone();
+                self.finish(jobs, true, failure, notify, move |_, args| {
+                    let out = compiler::compile(&[&bitcode], args);
+                    executable(out.map(|o| (o.spirv, o.log)), &options)
+                })
+            }
+            Input::Binaries => {
+                // Executables are ready; objects and libraries are linked into one.
+                let before = self.builds.lock().clone();
+                let jobs = self.start(devices, user_options, |i| Ok(ir_args(key(i)?)))?;
+                self.finish(jobs, false, failure, notify, move |i, args| {
+                    let b = &before[i];
+                    match &b.exe {
+                        Some(_) => b.clone(),
+                        None if b.objects.is_empty() => failed_build(
+                            CompileError::Failed {
+                                log: "no valid binary for this device".into(),
+                            },
+                            &options,
+                        ),
+                        None => {
+                            let sources: Vec<&[u8]> =
+                                b.objects.iter().map(|m| m.as_slice()).collect();
+                            let out = compiler::compile(&sources, args);
+                            executable(out.map(|o| (o.spirv, o.log)), &options)
+                        }
+                    }
+                })
+            }
+            Input::Linked => Err(ClError(CL_INVALID_OPERATION)),
+        }
     }
 
     /// clCompileProgram: the source (with `headers`, (include name, source), reachable by
-    /// #include) compiled to an object per device.
+    /// #include) compiled to an object per device. An IL program's object is its translation.
     pub fn compile(
-        &self,
+        self: &Arc<Self>,
         devices: &[Arc<Device>],
         user_options: &str,
         headers: &[(String, String)],
+        notify: Option<Notify>,
     ) -> CLResult<()> {
-        check(!self.from_binary, CL_INVALID_OPERATION)?;
-        let dir = HeaderDir::new(headers).map_err(|_| ClError(CL_OUT_OF_HOST_MEMORY))?;
-        let with_headers = match &dir {
-            Some(d) => format!(
-                "{user_options} -I {}",
-                options::quote(&d.0.to_string_lossy())
-            ),
-            None => user_options.to_string(),
-        };
-        let key = |i: usize| self.clspv_args(i, &with_headers, CL_INVALID_COMPILER_OPTIONS);
-        let job = |args: &[String]| match compiler::compile_object(&[self.source_text()], args) {
-            Ok((object, log)) => DeviceBuild {
-                status: CL_BUILD_SUCCESS,
-                options: user_options.to_string(),
-                log,
-                binary_type: CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT,
-                objects: vec![Arc::new(object)],
-                exe: None,
-            },
-            Err(e) => failed_build(e, user_options),
-        };
-        self.run_builds(devices, user_options, key, job, CL_COMPILE_PROGRAM_FAILURE)
+        let options = user_options.to_string();
+        let failure = CL_COMPILE_PROGRAM_FAILURE;
+        let invalid = CL_INVALID_COMPILER_OPTIONS;
+        match &self.input {
+            Input::Source(_) => {
+                let dir = HeaderDir::new(headers).map_err(|_| ClError(CL_OUT_OF_HOST_MEMORY))?;
+                let with_headers = match &dir {
+                    Some(d) => format!(
+                        "{user_options} -I {}",
+                        options::quote(&d.0.to_string_lossy())
+                    ),
+                    None => user_options.to_string(),
+                };
+                let key = |i: usize| self.clspv_args(i, &with_headers, invalid);
+                let jobs = self.start(devices, user_options, key)?;
+                let p = self.clone();
+                self.finish(jobs, true, failure, notify, move |_, args| {
+                    let _headers = &dir;
+                    match compiler::compile_object(&[p.source_text()], args) {
+                        Ok((object, log)) => object_build(vec![Arc::new(object)], log, &options),
+                        Err(e) => failed_build(e, &options),
+                    }
+                })
+            }
+            Input::Il { bitcode, .. } => {
+                let key = |i: usize| self.clspv_args(i, user_options, invalid);
+                let jobs = self.start(devices, user_options, key)?;
+                let bitcode = bitcode.clone();
+                self.finish(jobs, true, failure, notify, move |_, _| {
+                    object_build(vec![bitcode.clone()], String::new(), &options)
+                })
+            }
+            Input::Binaries | Input::Linked => Err(ClError(CL_INVALID_OPERATION)),
+        }
     }
 
     /// clLinkProgram: a new program whose devices link the objects and libraries of `inputs`
-    /// into an executable, or (`-create-library`) collect them into a library.
+    /// into an executable, or (`-create-library`) collect them into a library. The options and
+    /// inputs are checked here; the returned [`Link`] does the work (so that the caller can
+    /// make the program's handle first: the application's callback gets it).
     pub fn link(
         context: &Arc<Context>,
         devices: Vec<Arc<Device>>,
         link_options: &str,
         inputs: &[Arc<Program>],
-    ) -> CLResult<Arc<Program>> {
+    ) -> CLResult<(Arc<Program>, Link)> {
         let tokens: Vec<&str> = link_options.split_whitespace().collect();
         let library = tokens.contains(&"-create-library");
         const ALLOWED: [&str; 8] = [
@@ -425,40 +604,36 @@ impl Program {
             }
             objects.push(modules);
         }
-        let program = Arc::new(Program {
-            base: Base::new(Kind::Program),
-            context: context.clone(),
-            source: String::new(),
-            from_binary: false,
-            builds: Mutex::new(vec![DeviceBuild::default(); devices.len()]),
-            devices,
-            kernels_attached: AtomicUsize::new(0),
-        });
-        let mut result = Ok(());
-        for (i, modules) in objects.into_iter().enumerate() {
-            let build = if library {
-                DeviceBuild {
+        let builds = vec![DeviceBuild::default(); devices.len()];
+        let program = Program::new(context, Input::Linked, devices, builds);
+        let key = |i: usize| {
+            options::clspv_args(&math.join(" "), &program.devices[i].clspv_target())
+                .map(ir_args)
+                .map_err(|_| ClError(CL_INVALID_LINKER_OPTIONS))
+        };
+        let jobs = program.start(&[], link_options, key)?;
+        let options = link_options.to_string();
+        let job = move |i: usize, args: &[String]| {
+            let modules: &Vec<Arc<Vec<u8>>> = &objects[i];
+            if library {
+                return DeviceBuild {
                     status: CL_BUILD_SUCCESS,
-                    options: link_options.to_string(),
+                    options: options.clone(),
                     binary_type: CL_PROGRAM_BINARY_TYPE_LIBRARY,
-                    objects: modules,
+                    objects: modules.clone(),
                     ..Default::default()
-                }
-            } else {
-                let mut args =
-                    options::clspv_args(&math.join(" "), &program.devices[i].clspv_target())
-                        .map_err(|_| ClError(CL_INVALID_LINKER_OPTIONS))?;
-                args.extend(["-x".to_string(), "ir".to_string()]);
-                let sources: Vec<&[u8]> = modules.iter().map(|m| m.as_slice()).collect();
-                let out = compiler::compile(&sources, &args);
-                executable(out.map(|o| (o.spirv, o.log)), link_options)
-            };
-            if build.status != CL_BUILD_SUCCESS {
-                result = Err(ClError(CL_LINK_PROGRAM_FAILURE));
+                };
             }
-            program.builds.lock()[i] = build;
-        }
-        result.map(|()| program)
+            let sources: Vec<&[u8]> = modules.iter().map(|m| m.as_slice()).collect();
+            let out = compiler::compile(&sources, args);
+            executable(out.map(|o| (o.spirv, o.log)), &options)
+        };
+        let link = Link {
+            program: program.clone(),
+            jobs,
+            job: Box::new(job),
+        };
+        Ok((program, link))
     }
 
     fn clspv_args(
@@ -475,11 +650,50 @@ impl Program {
 
     /// The source as clspv gets it: clspv crashes on an empty module, so a blank line.
     fn source_text(&self) -> &[u8] {
-        if self.source.trim().is_empty() {
+        if self.source().trim().is_empty() {
             b"\n"
         } else {
-            self.source.as_bytes()
+            self.source().as_bytes()
         }
+    }
+}
+
+/// The linking of a program made by [`Program::link`].
+pub struct Link {
+    program: Arc<Program>,
+    jobs: Vec<(usize, Vec<String>)>,
+    job: Box<dyn Fn(usize, &[String]) -> DeviceBuild + Send>,
+}
+
+impl Link {
+    /// Links every device: now, or on a thread when there is a `notify` (called when done).
+    pub fn run(self, notify: Option<Notify>) -> CLResult<()> {
+        let failure = CL_LINK_PROGRAM_FAILURE;
+        self.program
+            .finish(self.jobs, false, failure, notify, self.job)
+    }
+}
+
+/// clspv arguments for LLVM bitcode input.
+fn ir_args(mut args: Vec<String>) -> Vec<String> {
+    args.extend(["-x".to_string(), "ir".to_string()]);
+    args
+}
+
+/// SPIR-V words as bytes (little-endian hosts only, which is all vkcl builds for).
+fn bytemuck_words(words: &[u32]) -> &[u8] {
+    // SAFETY: u32 has no padding and a stricter alignment than u8; the length is exact.
+    unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, words.len() * 4) }
+}
+
+fn object_build(objects: Vec<Arc<Vec<u8>>>, log: String, options: &str) -> DeviceBuild {
+    DeviceBuild {
+        status: CL_BUILD_SUCCESS,
+        options: options.to_string(),
+        log,
+        binary_type: CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT,
+        objects,
+        exe: None,
     }
 }
 
