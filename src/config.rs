@@ -24,6 +24,11 @@ pub const OPTIONS: &[OptionDoc] = &[
         doc: "comma-separated substrings; only Vulkan devices whose name contains one are exposed",
     },
     OptionDoc {
+        name: "VKCL_DEVICE_COPIES",
+        default: "1",
+        doc: "expose each Vulkan device this many times (each copy its own VkDevice): multi-device contexts on a one-GPU machine, for tests",
+    },
+    OptionDoc {
         name: "VKCL_DEVICE_TYPE",
         default: "",
         doc: "override the reported CL_DEVICE_TYPE of every device: cpu, gpu or accelerator",
@@ -76,6 +81,7 @@ pub struct Config {
     pub log: String,
     pub devices: Vec<String>,
     pub device_type: Option<String>,
+    pub device_copies: usize,
     pub clspv_library: Option<String>,
     pub clspv_helper: Option<String>,
     pub llvm_spirv: Option<String>,
@@ -103,6 +109,10 @@ impl Config {
                         .collect()
                 })
                 .unwrap_or_default(),
+            device_copies: var("VKCL_DEVICE_COPIES")
+                .and_then(|v| v.parse().ok())
+                .filter(|&n| (1..=16).contains(&n))
+                .unwrap_or(1),
             device_type: var("VKCL_DEVICE_TYPE").map(|s| s.to_ascii_lowercase()),
             clspv_library: var("VKCL_CLSPV_LIBRARY"),
             clspv_helper: var("VKCL_CLSPV_HELPER"),

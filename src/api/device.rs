@@ -207,7 +207,7 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_BUILT_IN_KERNELS => v(""),
         CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => v(&Vec::<cl_name_version>::new()),
         CL_DEVICE_PLATFORM => v(&platform),
-        CL_DEVICE_NAME => v(&caps.name),
+        CL_DEVICE_NAME => v(&d.name),
         CL_DEVICE_VENDOR => v(&vendor_name(caps.vendor_id)),
         CL_DRIVER_VERSION => v(&d.driver_version_string()),
         CL_DEVICE_PROFILE => v("FULL_PROFILE"),

@@ -130,6 +130,7 @@ fn queue_and_mem(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, 
     let m: Arc<Mem> = obj(mem)?;
     check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
     check(m.mem_type == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
+    m.check_device(&q.vk)?;
     Ok((q, m))
 }
 
@@ -455,6 +456,7 @@ entry! {
         let q: Arc<Queue> = obj(queue)?;
         let m: Arc<Mem> = obj(mem)?;
         check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
+        m.check_device(&q.vk)?;
         let wait = wait_list(num_events, events, &q.context)?;
         let e = transfer::unmap(&q, &m, mapped_ptr, &wait)?;
         finish(e, false, event)

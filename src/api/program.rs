@@ -100,7 +100,8 @@ entry! {
             let bytes = unsafe {
                 if len == 0 { CStr::from_ptr(s).to_bytes() } else { std::slice::from_raw_parts(s as *const u8, len) }
             };
-            source.extend_from_slice(bytes);
+            // CL_PROGRAM_SOURCE is the concatenation with any NULs stripped.
+            source.extend(bytes.iter().filter(|&&b| b != 0));
         }
         let source = String::from_utf8_lossy(&source).into_owned();
         Ok(register(Program::from_source(&ctx, source)) as cl_program)
@@ -234,7 +235,11 @@ entry! {
             CL_PROGRAM_KERNEL_NAMES => {
                 v(&executable()?.reflection.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(";"))
             }
-            CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT | CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT => v(&cl_false),
+            // OpenCL C programs for vkcl have no program-scope constructors or destructors.
+            CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT | CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT => {
+                executable()?;
+                v(&cl_false)
+            }
             _ => Err(ClError(CL_INVALID_VALUE)),
         }?;
         write(&value, param_value_size, param_value, param_value_size_ret)

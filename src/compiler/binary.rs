@@ -41,6 +41,8 @@ impl Kind {
 pub struct Contents {
     pub kind: Kind,
     pub options: String,
+    /// clspv arguments the bitcode modules need (`-arch=spir64` for modules from 64-bit IL).
+    pub bitcode_args: String,
     /// The executable's SPIR-V, or the bitcode modules of an object or library.
     pub sections: Vec<Vec<u8>>,
 }
@@ -54,17 +56,20 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// A binary of `kind` for the device `id`. `compiler` identifies the compiler that wrote the
-/// bitcode of objects and libraries (bitcode is only linked by the same one).
-pub fn encode(
-    id: &Identity,
-    compiler: &str,
-    kind: Kind,
-    options: &str,
-    sections: &[&[u8]],
-) -> Vec<u8> {
+/// The binary of `contents` for the device `id`. `compiler` identifies the compiler that wrote
+/// the bitcode of objects and libraries (bitcode is only linked by the same one).
+pub fn encode(id: &Identity, compiler: &str, contents: &Contents) -> Vec<u8> {
+    let Contents {
+        kind,
+        options,
+        bitcode_args,
+        sections,
+    } = contents;
     let mut out = Vec::with_capacity(
-        96 + options.len() + compiler.len() + sections.iter().map(|s| s.len() + 4).sum::<usize>(),
+        96 + options.len()
+            + compiler.len()
+            + bitcode_args.len()
+            + sections.iter().map(|s| s.len() + 4).sum::<usize>(),
     );
     let mut bytes = |b: &[u8]| {
         out.extend_from_slice(&(b.len() as u32).to_le_bytes());
@@ -72,6 +77,7 @@ pub fn encode(
     };
     bytes(options.as_bytes());
     bytes(compiler.as_bytes());
+    bytes(bitcode_args.as_bytes());
     let tail = std::mem::take(&mut out);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -147,6 +153,8 @@ pub fn decode(bytes: &[u8], id: &Identity, compiler: &str) -> Result<Contents, S
     if kind != Kind::Executable && written_by != compiler.as_bytes() {
         return Err("bitcode of another compiler version".into());
     }
+    let bitcode_args = String::from_utf8(r.bytes()?.to_vec())
+        .map_err(|_| "bitcode arguments are not UTF-8".to_string())?;
     let count = r.u32()? as usize;
     let sections = (0..count)
         .map(|_| r.bytes().map(<[u8]>::to_vec))
@@ -162,6 +170,7 @@ pub fn decode(bytes: &[u8], id: &Identity, compiler: &str) -> Result<Contents, S
     Ok(Contents {
         kind,
         options,
+        bitcode_args,
         sections,
     })
 }
@@ -190,9 +199,16 @@ mod tests {
                 vec![&b"BC\xc0\xde1"[..], &b"BC\xc0\xde22"[..]],
             ),
         ] {
-            let bin = encode(&ID, "clspv 1", kind, "-DX=1", &sections);
+            let contents = Contents {
+                kind,
+                options: "-DX=1".into(),
+                bitcode_args: "-arch=spir64".into(),
+                sections: sections.iter().map(|s| s.to_vec()).collect(),
+            };
+            let bin = encode(&ID, "clspv 1", &contents);
             let c = decode(&bin, &ID, "clspv 1").unwrap();
             assert_eq!((c.kind, c.options.as_str()), (kind, "-DX=1"));
+            assert_eq!(c.bitcode_args, "-arch=spir64");
             assert_eq!(
                 c.sections,
                 sections.iter().map(|s| s.to_vec()).collect::<Vec<_>>()

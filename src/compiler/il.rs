@@ -38,13 +38,43 @@ pub fn is_spirv(il: &[u8]) -> bool {
         && (il[..4] == [0x03, 0x02, 0x23, 0x07] || il[..4] == [0x07, 0x23, 0x02, 0x03])
 }
 
+/// clspv arguments the module's translation needs: its pointer width (clspv assumes 32-bit
+/// pointers; modules for 64-bit devices use the Physical64 addressing model).
+pub fn arch_args(il: &[u8]) -> Vec<String> {
+    const OP_MEMORY_MODEL: u32 = 14;
+    const PHYSICAL64: u32 = 2;
+    let big_endian = il.get(..4) == Some(&[0x07, 0x23, 0x02, 0x03]);
+    let words: Vec<u32> = il
+        .chunks_exact(4)
+        .map(|c| {
+            let b = [c[0], c[1], c[2], c[3]];
+            if big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        })
+        .collect();
+    let mut i = 5;
+    while let Some(&w) = words.get(i) {
+        let (count, op) = ((w >> 16) as usize, w & 0xffff);
+        if op == OP_MEMORY_MODEL {
+            if words.get(i + 1) == Some(&PHYSICAL64) {
+                return vec!["-arch=spir64".into()];
+            }
+            break;
+        }
+        i += count.max(1);
+    }
+    vec![]
+}
+
 /// Translates an OpenCL SPIR-V module to LLVM bitcode; Err holds the translator's message (the
 /// module is malformed or uses something the translator does not know).
 pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
     let tool = translator().ok_or_else(|| {
-        format!(
-            "no SPIR-V translator found (install Debian's llvm-spirv-15 or set VKCL_LLVM_SPIRV)"
-        )
+        "no SPIR-V translator found (install Debian's llvm-spirv-15 or set VKCL_LLVM_SPIRV)"
+            .to_string()
     })?;
     let cache = crate::cache::get();
     let key = crate::cache::key(&[b"llvm-spirv-1", tool.as_os_str().as_encoded_bytes(), il]);

@@ -16,6 +16,9 @@ use std::sync::Arc;
 pub struct Device {
     pub base: Base,
     pub caps: Arc<Caps>,
+    /// CL_DEVICE_NAME: the Vulkan name, with " (copy N)" for the copies VKCL_DEVICE_COPIES
+    /// makes.
+    pub name: String,
     instance: Arc<Instance>,
     logical: Mutex<Option<Arc<VkDevice>>>,
 }
@@ -32,10 +35,17 @@ impl ClObject for Device {
 pub const OPENCL_C_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (3, 0)];
 
 impl Device {
-    pub fn new(instance: Arc<Instance>, caps: Caps) -> Device {
+    /// The cl_device_id of a Vulkan device; `copy` > 0 for the extra copies of
+    /// VKCL_DEVICE_COPIES (each one has its own VkDevice).
+    pub fn new(instance: Arc<Instance>, caps: Arc<Caps>, copy: usize) -> Device {
+        let name = match copy {
+            0 => caps.name.clone(),
+            n => format!("{} (copy {})", caps.name, n + 1),
+        };
         Device {
             base: Base::new(Kind::Device),
-            caps: Arc::new(caps),
+            name,
+            caps,
             instance,
             logical: Mutex::new(None),
         }

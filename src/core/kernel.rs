@@ -393,6 +393,7 @@ pub fn enqueue(
                     .expect("buffer kinds have a descriptor");
                 let b = match m {
                     Some(m) => {
+                        m.check_device(&queue.vk)?;
                         keep.push(m.clone());
                         BufferBinding {
                             ty,

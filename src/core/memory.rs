@@ -70,6 +70,17 @@ pub struct Mapping {
 }
 
 impl Mem {
+    /// Whether commands of a queue on `device` can use this object. Its storage lives on the
+    /// context's first device and is not migrated yet: elsewhere the data store cannot be made
+    /// available, CL_MEM_OBJECT_ALLOCATION_FAILURE (never a crash).
+    pub fn check_device(&self, device: &Arc<crate::vk::device::Device>) -> CLResult<()> {
+        if Arc::ptr_eq(&self.storage.device, device) {
+            return Ok(());
+        }
+        log::warn!(target: "api", "memory objects are not migrated between devices yet");
+        Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))
+    }
+
     pub fn new_buffer(
         context: &Arc<Context>,
         flags: cl_mem_flags,

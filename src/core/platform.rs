@@ -38,11 +38,11 @@ pub fn get() -> &'static Arc<Platform> {
                 config.devices.is_empty()
                     || config.devices.iter().any(|f| c.name.contains(f.as_str()))
             })
-            .map(|c| {
-                Arc::new(Device::new(
-                    instance.clone().expect("devices imply an instance"),
-                    c,
-                ))
+            .flat_map(|c| {
+                let caps = Arc::new(c);
+                let instance = instance.clone().expect("devices imply an instance");
+                (0..config.device_copies)
+                    .map(move |n| Arc::new(Device::new(instance.clone(), caps.clone(), n)))
             })
             .collect();
         log::info!(target: "api", "platform with {} device(s)", devices.len());

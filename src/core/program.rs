@@ -122,6 +122,8 @@ pub struct DeviceBuild {
     pub exe: Option<Arc<Executable>>,
     /// LLVM bitcode modules: one for a compiled object, several for a library.
     pub objects: Vec<Arc<Vec<u8>>>,
+    /// clspv arguments the objects need to be linked (`-arch=spir64` for 64-bit IL).
+    pub bitcode_args: Vec<String>,
 }
 
 impl Default for DeviceBuild {
@@ -133,6 +135,7 @@ impl Default for DeviceBuild {
             binary_type: CL_PROGRAM_BINARY_TYPE_NONE,
             exe: None,
             objects: vec![],
+            bitcode_args: vec![],
         }
     }
 }
@@ -250,6 +253,11 @@ impl Program {
                         .all(|m| m.starts_with(b"BC\xc0\xde"))
                         .then(|| DeviceBuild {
                             objects: b.sections.into_iter().map(Arc::new).collect(),
+                            bitcode_args: b
+                                .bitcode_args
+                                .split_whitespace()
+                                .map(String::from)
+                                .collect(),
                             ..Default::default()
                         }),
                 };
@@ -301,20 +309,23 @@ impl Program {
             return vec![];
         }
         let id = self.devices[index].identity();
-        let (kind, sections): (_, Vec<&[u8]>) = match (&b.exe, b.binary_type) {
-            (Some(exe), _) => (binary::Kind::Executable, vec![bytemuck_words(&exe.spirv)]),
-            (None, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT) => (
-                binary::Kind::Object,
-                b.objects.iter().map(|m| m.as_slice()).collect(),
+        let modules = || b.objects.iter().map(|m| m.to_vec()).collect();
+        let (kind, sections) = match (&b.exe, b.binary_type) {
+            (Some(exe), _) => (
+                binary::Kind::Executable,
+                vec![exe.spirv.iter().flat_map(|w| w.to_le_bytes()).collect()],
             ),
-            (None, CL_PROGRAM_BINARY_TYPE_LIBRARY) => (
-                binary::Kind::Library,
-                b.objects.iter().map(|m| m.as_slice()).collect(),
-            ),
+            (None, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT) => (binary::Kind::Object, modules()),
+            (None, CL_PROGRAM_BINARY_TYPE_LIBRARY) => (binary::Kind::Library, modules()),
             _ => return vec![],
         };
-        let compiler = compiler::bitcode_identity();
-        binary::encode(&id, &compiler, kind, &b.options, &sections)
+        let contents = binary::Contents {
+            kind,
+            options: b.options,
+            bitcode_args: b.bitcode_args.join(" "),
+            sections,
+        };
+        binary::encode(&id, &compiler::bitcode_identity(), &contents)
     }
 
     pub fn device_index(&self, device: &Arc<Device>) -> Option<usize> {
@@ -472,8 +483,11 @@ impl Program {
                     executable(out.map(|o| (o.spirv, o.log)), &options)
                 })
             }
-            Input::Il { bitcode, .. } => {
-                let jobs = self.start(devices, user_options, |i| Ok(ir_args(key(i)?)))?;
+            Input::Il { il, bitcode } => {
+                let arch = compiler::il::arch_args(il);
+                let jobs = self.start(devices, user_options, |i| {
+                    Ok(ir_args([key(i)?, arch.clone()].concat()))
+                })?;
                 let bitcode = bitcode.clone();
                 self.finish(jobs, true, failure, notify, move |_, args| {
                     let out = compiler::compile(&[&bitcode], args);
@@ -497,7 +511,8 @@ impl Program {
                         None => {
                             let sources: Vec<&[u8]> =
                                 b.objects.iter().map(|m| m.as_slice()).collect();
-                            let out = compiler::compile(&sources, args);
+                            let args = [args, &b.bitcode_args].concat();
+                            let out = compiler::compile(&sources, &args);
                             executable(out.map(|o| (o.spirv, o.log)), &options)
                         }
                     }
@@ -540,12 +555,13 @@ impl Program {
                     }
                 })
             }
-            Input::Il { bitcode, .. } => {
+            Input::Il { il, bitcode } => {
                 let key = |i: usize| self.clspv_args(i, user_options, invalid);
                 let jobs = self.start(devices, user_options, key)?;
-                let bitcode = bitcode.clone();
-                self.finish(jobs, true, failure, notify, move |_, _| {
-                    object_build(vec![bitcode.clone()], String::new(), &options)
+                let (bitcode, arch) = (bitcode.clone(), compiler::il::arch_args(il));
+                self.finish(jobs, true, failure, notify, move |_, _| DeviceBuild {
+                    bitcode_args: arch.clone(),
+                    ..object_build(vec![bitcode.clone()], String::new(), &options)
                 })
             }
             Input::Binaries | Input::Linked => Err(ClError(CL_INVALID_OPERATION)),
@@ -585,6 +601,7 @@ impl Program {
             .collect();
         // Every input must hold an object or a library for every device.
         let mut objects = vec![];
+        let mut bitcode_args = vec![];
         for d in &devices {
             let mut modules = vec![];
             for p in inputs {
@@ -601,6 +618,11 @@ impl Program {
                     CL_INVALID_OPERATION,
                 )?;
                 modules.extend(b.objects);
+                // Modules from 64-bit IL make the whole link 64-bit (clspv refuses a mix, with
+                // a log saying so).
+                if !b.bitcode_args.is_empty() {
+                    bitcode_args = b.bitcode_args;
+                }
             }
             objects.push(modules);
         }
@@ -608,11 +630,12 @@ impl Program {
         let program = Program::new(context, Input::Linked, devices, builds);
         let key = |i: usize| {
             options::clspv_args(&math.join(" "), &program.devices[i].clspv_target())
-                .map(ir_args)
+                .map(|args| ir_args([args, bitcode_args.clone()].concat()))
                 .map_err(|_| ClError(CL_INVALID_LINKER_OPTIONS))
         };
         let jobs = program.start(&[], link_options, key)?;
         let options = link_options.to_string();
+        let library_args = bitcode_args.clone();
         let job = move |i: usize, args: &[String]| {
             let modules: &Vec<Arc<Vec<u8>>> = &objects[i];
             if library {
@@ -621,6 +644,7 @@ impl Program {
                     options: options.clone(),
                     binary_type: CL_PROGRAM_BINARY_TYPE_LIBRARY,
                     objects: modules.clone(),
+                    bitcode_args: library_args.clone(),
                     ..Default::default()
                 };
             }
@@ -662,8 +686,11 @@ impl Program {
 pub struct Link {
     program: Arc<Program>,
     jobs: Vec<(usize, Vec<String>)>,
-    job: Box<dyn Fn(usize, &[String]) -> DeviceBuild + Send>,
+    job: Box<BuildJob>,
 }
+
+/// Builds one device (its index) with these clspv arguments.
+type BuildJob = dyn Fn(usize, &[String]) -> DeviceBuild + Send;
 
 impl Link {
     /// Links every device: now, or on a thread when there is a `notify` (called when done).
@@ -680,12 +707,6 @@ fn ir_args(mut args: Vec<String>) -> Vec<String> {
     args
 }
 
-/// SPIR-V words as bytes (little-endian hosts only, which is all vkcl builds for).
-fn bytemuck_words(words: &[u32]) -> &[u8] {
-    // SAFETY: u32 has no padding and a stricter alignment than u8; the length is exact.
-    unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, words.len() * 4) }
-}
-
 fn object_build(objects: Vec<Arc<Vec<u8>>>, log: String, options: &str) -> DeviceBuild {
     DeviceBuild {
         status: CL_BUILD_SUCCESS,
@@ -694,6 +715,7 @@ fn object_build(objects: Vec<Arc<Vec<u8>>>, log: String, options: &str) -> Devic
         binary_type: CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT,
         objects,
         exe: None,
+        bitcode_args: vec![],
     }
 }
 
@@ -723,7 +745,7 @@ fn executable(out: Result<(Vec<u32>, String), CompileError>, options: &str) -> D
             log,
             binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
             exe: Some(Arc::new(Executable::new(spirv, reflection, options))),
-            objects: vec![],
+            ..Default::default()
         },
         Err(e) => failed_build(
             CompileError::Failed {
