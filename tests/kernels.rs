@@ -799,3 +799,53 @@ fn build_with_null_device_list_and_rebuild() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// printf from kernels: decoded when each launch completes, in the queue's order, on stdout.
+/// The kernels run in a child process (this test again) whose stdout the test reads.
+#[test]
+fn printf_output_reaches_stdout_in_order() {
+    if std::env::var_os("VKCL_TEST_PRINTF_CHILD").is_some() {
+        let e = Env::new();
+        let p = e.program(
+            r#"
+kernel void hello(int n, float x) {
+    int i = get_global_id(0);
+    if (i == 0) printf("launch %d: x=%.3f %s %v4hld %c\n", n, x, "str", (int4)(1, 2, 3, 4), 'z');
+}
+kernel void quiet(global int *o) { o[0] = 1; }
+"#,
+            "",
+        );
+        let k = kernel(p, "hello");
+        for n in 0..3 {
+            arg(k, 0, &n);
+            arg(k, 1, &(n as f32 * 0.5));
+            e.run(k, None, &[64], None);
+        }
+        // A kernel without printf in the same program prints nothing.
+        let q = kernel(p, "quiet");
+        let b = e.buffer_from(&[0i32]);
+        arg(q, 0, &b);
+        e.run(q, None, &[1], None);
+        assert_eq!(e.read::<i32>(b, 1), [1]);
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["printf_output_reaches_stdout_in_order", "--exact", "--nocapture", "--test-threads=1"])
+        .env("VKCL_TEST_PRINTF_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    // (libtest's own "test ... " line may precede the first one on the same line.)
+    let lines: Vec<&str> = text.lines().filter_map(|l| l.find("launch ").map(|i| &l[i..])).collect();
+    assert_eq!(
+        lines,
+        [
+            "launch 0: x=0.000 str 1,2,3,4 z",
+            "launch 1: x=0.500 str 1,2,3,4 z",
+            "launch 2: x=1.000 str 1,2,3,4 z"
+        ],
+        "{text}"
+    );
+}

@@ -490,10 +490,31 @@ pub fn enqueue(
             },
         ));
     }
-    if let Some((set, binding, _)) = r.printf.as_ref().and_then(|p| p.buffer) {
+    // A kernel that prints gets a printf buffer of its own for this launch, decoded and
+    // written to stdout when the launch completes (in the queue's order).
+    let mut host: Option<super::queue::HostPart> = None;
+    if let Some((set, binding, size)) = r.printf.as_ref().and_then(|p| p.buffer) {
+        let mut buffer = kd.scratch.raw;
+        if refl.may_use_printf {
+            let b = Arc::new(Buffer::new(&queue.vk, size.max(8) as u64, Placement::Readback, "printf")?);
+            // SAFETY: the buffer is new; no GPU work uses it yet.
+            unsafe { b.write(0, &[0; 4]) };
+            buffer = b.raw;
+            let formats = r.printf.as_ref().map(|p| p.formats.clone()).unwrap_or_default();
+            host = Some(Box::new(move || {
+                let mut bytes = vec![0u8; size as usize];
+                // SAFETY: the launch that wrote the buffer has completed.
+                unsafe { b.read(0, &mut bytes) };
+                let text = super::printf::decode(&bytes, &formats);
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+                Ok(())
+            }));
+        }
         let b = BufferBinding {
             ty: vk::DescriptorType::STORAGE_BUFFER,
-            buffer: kd.scratch.raw,
+            buffer,
             offset: 0,
             range: vk::WHOLE_SIZE,
         };
@@ -508,6 +529,6 @@ pub fn enqueue(
     let groups = groups.map(|g| g as u32);
     queue.enqueue(CL_COMMAND_NDRANGE_KERNEL, wait, |rec| {
         rec.dispatch(&kd.layout, &pipeline, &set_bindings, &push, groups)?;
-        Ok(Recorded { host: None, keep })
+        Ok(Recorded { host, keep })
     })
 }
