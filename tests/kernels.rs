@@ -831,14 +831,26 @@ kernel void quiet(global int *o) { o[0] = 1; }
         return;
     }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["printf_output_reaches_stdout_in_order", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "printf_output_reaches_stdout_in_order",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("VKCL_TEST_PRINTF_CHILD", "1")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // (libtest's own "test ... " line may precede the first one on the same line.)
-    let lines: Vec<&str> = text.lines().filter_map(|l| l.find("launch ").map(|i| &l[i..])).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.find("launch ").map(|i| &l[i..]))
+        .collect();
     assert_eq!(
         lines,
         [
@@ -848,4 +860,93 @@ kernel void quiet(global int *o) { o[0] = 1; }
         ],
         "{text}"
     );
+}
+
+/// Non-uniform work-groups (OpenCL C 2.0+): the launch is split into regions; every work-item
+/// runs once and sees its global id, local id, group id, local size and enqueued local size.
+#[test]
+fn non_uniform_work_groups_cover_the_range_exactly() {
+    let e = Env::new();
+    assert_eq!(
+        device_val::<cl_bool>(e.dev, 0x1065 /* NON_UNIFORM_WORK_GROUP_SUPPORT */),
+        CL_TRUE
+    );
+    let src = r#"
+kernel void nu(global uint *out, global uint *counts) {
+    size_t gx = get_global_id(0) - get_global_offset(0), gy = get_global_id(1) - get_global_offset(1);
+    size_t i = gy * get_global_size(0) + gx;
+    atomic_inc(&counts[i]);
+    out[i * 6 + 0] = get_local_id(0) + 1000 * get_local_id(1);
+    out[i * 6 + 1] = get_group_id(0) + 1000 * get_group_id(1);
+    out[i * 6 + 2] = get_local_size(0) + 1000 * get_local_size(1);
+    out[i * 6 + 3] = get_enqueued_local_size(0) + 1000 * get_enqueued_local_size(1);
+    out[i * 6 + 4] = get_num_groups(0) + 1000 * get_num_groups(1);
+    out[i * 6 + 5] = get_global_id(0) + 1000 * get_global_id(1);
+}
+"#;
+    let p = e.program(src, "-cl-std=CL3.0");
+    let k = kernel(p, "nu");
+    let (gw, gh, lw, lh, ox, oy) = (37usize, 11usize, 8usize, 4usize, 5usize, 2usize);
+    let n = gw * gh;
+    let out = e.buffer_from(&vec![0u32; n * 6]);
+    let counts = e.buffer_from(&vec![0u32; n]);
+    arg(k, 0, &out);
+    arg(k, 1, &counts);
+    e.run(k, Some(&[ox, oy]), &[gw, gh], Some(&[lw, lh]));
+    assert_eq!(
+        e.read::<u32>(counts, n),
+        vec![1; n],
+        "every work-item runs once"
+    );
+    let got = e.read::<u32>(out, n * 6);
+    let pair = |x: usize, y: usize| (x + 1000 * y) as u32;
+    for y in 0..gh {
+        for x in 0..gw {
+            let i = y * gw + x;
+            let size = |g: usize, l: usize, id: usize| if id / l == g / l { g % l } else { l };
+            let (sx, sy) = (size(gw, lw, x), size(gh, lh, y));
+            let expected = [
+                pair(x % lw, y % lh),
+                pair(x / lw, y / lh),
+                pair(sx, sy),
+                pair(lw, lh),
+                pair(gw.div_ceil(lw), gh.div_ceil(lh)),
+                pair(x + ox, y + oy),
+            ];
+            assert_eq!(&got[i * 6..i * 6 + 6], &expected, "work-item ({x}, {y})");
+        }
+    }
+    // OpenCL C 1.2 programs need uniform work-groups.
+    let p12 = e.program(
+        src.replace("get_enqueued_local_size", "get_local_size")
+            .as_str(),
+        "",
+    );
+    let k12 = kernel(p12, "nu");
+    arg(k12, 0, &out);
+    arg(k12, 1, &counts);
+    let global = [gw, gh];
+    let local = [lw, lh];
+    check_err!(
+        clEnqueueNDRangeKernel(
+            e.queue,
+            k12,
+            2,
+            null(),
+            global.as_ptr(),
+            local.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_WORK_GROUP_SIZE
+    );
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseKernel(k12);
+        clReleaseProgram(p);
+        clReleaseProgram(p12);
+        clReleaseMemObject(out);
+        clReleaseMemObject(counts);
+    }
 }

@@ -257,7 +257,7 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
                 | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
                 | CL_DEVICE_ATOMIC_SCOPE_DEVICE))
         }
-        CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => v(&cl_false),
+        CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => v(&cl_true),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => v(&cl_false),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => v(&bool_(
             d.opencl_c_features()

@@ -122,12 +122,26 @@ pub fn clspv_args(user_options: &str, target: &Target) -> Result<Vec<String>, St
     // OpenCL 3.0 §5.8.4.5: without -cl-std the compiler uses the highest OpenCL C 1.x version.
     let std = std.unwrap_or("CL1.2");
     args.push(format!("-cl-std={std}"));
-    args.extend(fixed_args(std, target));
+    let uniform = uniform_work_groups(user_options);
+    args.extend(fixed_args(std, uniform, target));
     Ok(args)
 }
 
+/// Whether a program built with `user_options` needs uniform work-groups: OpenCL C 1.x, or
+/// -cl-uniform-work-group-size. Programs for OpenCL C 2.0 and 3.0 may be launched with a global
+/// size that is not a multiple of the local size (the runtime splits the launch).
+pub fn uniform_work_groups(user_options: &str) -> bool {
+    let words = tokenize(user_options).unwrap_or_default();
+    let std = words
+        .iter()
+        .rev()
+        .find_map(|w| w.strip_prefix("-cl-std="))
+        .unwrap_or("CL1.2");
+    !(std == "CL2.0" || std == "CL3.0") || words.iter().any(|w| w == "-cl-uniform-work-group-size")
+}
+
 /// The runtime's own choices, the same for every build on a target.
-fn fixed_args(std: &str, target: &Target) -> Vec<String> {
+fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
     let mut a: Vec<String> = [
         // Always emit ArgumentInfo so clGetKernelArgInfo works; it only adds strings.
         "-cl-kernel-arg-info",
@@ -135,11 +149,8 @@ fn fixed_args(std: &str, target: &Target) -> Vec<String> {
         // Module-scope __constant data in one storage buffer (ConstantDataStorageBuffer), not
         // in a UBO whose std140 layout and size limit would bite.
         "-module-constants-in-storage-buffer",
-        // The runtime launches only uniform work-groups (it reports no non-uniform support), so
         // get_global_offset comes from a push constant (PushConstantGlobalOffset: no pipeline
-        // per offset) and every version gets the same, simple interface: with CL2.0/3.0 and no
-        // -uniform-workgroup-size clspv adds PushConstantRegionOffset and friends.
-        "-uniform-workgroup-size",
+        // per offset).
         "-global-offset-push-constant",
         // printf without this crashes clspv; with it, printf writes into a buffer described by
         // PrintfBufferStorageBuffer/PrintfInfo (the runtime may bind it or drop the output).
@@ -147,12 +158,20 @@ fn fixed_args(std: &str, target: &Target) -> Vec<String> {
     ]
     .map(String::from)
     .to_vec();
+    if uniform {
+        // Launches are uniform: the simple interface. Without it (CL2.0/3.0) clspv adds
+        // PushConstantRegionOffset and friends, and the runtime dispatches the remainders
+        // of a non-uniform launch as regions of their own.
+        a.push("-uniform-workgroup-size".into());
+    }
     if std == "CL2.0" || std == "CL3.0" {
         // Required by clspv for the generic address space (it refuses CL2.0 otherwise).
         a.push("-inline-entry-points".into());
-        // clspv 0.0.1 crashes (SIGSEGV) on get_enqueued_local_size (2.0+) with
-        // -uniform-workgroup-size; with uniform work-groups it equals get_local_size.
-        a.push("-Dget_enqueued_local_size=get_local_size".into());
+        if uniform {
+            // clspv 0.0.1 crashes (SIGSEGV) on get_enqueued_local_size (2.0+) with
+            // -uniform-workgroup-size; with uniform work-groups it equals get_local_size.
+            a.push("-Dget_enqueued_local_size=get_local_size".into());
+        }
     }
     if std == "CL3.0" {
         a.push(format!(

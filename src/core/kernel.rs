@@ -326,9 +326,9 @@ pub fn enqueue(
         local.iter().product::<usize>() <= device.max_work_group_size(),
         CL_INVALID_WORK_GROUP_SIZE,
     )?;
-    // Non-uniform work-groups are not supported (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT).
+    // Non-uniform work-groups only for programs built for them (OpenCL C 2.0+).
     check(
-        (0..dims).all(|d| nd.global[d] % local[d] == 0),
+        !kd.exe.uniform || (0..dims).all(|d| nd.global[d] % local[d] == 0),
         CL_INVALID_WORK_GROUP_SIZE,
     )?;
     check(
@@ -339,8 +339,13 @@ pub fn enqueue(
     if nd.global[..dims].contains(&0) {
         return queue.enqueue_marker(CL_COMMAND_NDRANGE_KERNEL, wait, vec![]);
     }
-    let groups: [usize; 3] =
-        std::array::from_fn(|d| if d < dims { nd.global[d] / local[d] } else { 1 });
+    let groups: [usize; 3] = std::array::from_fn(|d| {
+        if d < dims {
+            nd.global[d].div_ceil(local[d])
+        } else {
+            1
+        }
+    });
     let max_groups = device.caps.limits.max_compute_work_group_count;
     if (0..3).any(|d| groups[d] > max_groups[d] as usize)
         && kd.exe.num_workgroups_users.contains(&kernel.name)
@@ -352,16 +357,22 @@ pub fn enqueue(
     }
 
     let r = &kd.exe.reflection;
-    let mut spec = vec![];
-    if let Some(ids) = r.spec_constants.workgroup_size {
-        spec.extend((0..3).map(|d| (ids[d], local[d] as u32)));
-    }
-    if let Some(id) = r.spec_constants.work_dim {
-        spec.push((id, nd.work_dim));
-    }
-    if let Some(ids) = r.spec_constants.global_offset {
-        spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
-    }
+    // The specialisation of a region with work-groups of `size` (plus the `__local` argument
+    // sizes, `local_spec`, filled below).
+    let mut local_spec = vec![];
+    let spec = |size: [usize; 3], local_spec: &[(u32, u32)]| {
+        let mut spec = local_spec.to_vec();
+        if let Some(ids) = r.spec_constants.workgroup_size {
+            spec.extend((0..3).map(|d| (ids[d], size[d] as u32)));
+        }
+        if let Some(id) = r.spec_constants.work_dim {
+            spec.push((id, nd.work_dim));
+        }
+        if let Some(ids) = r.spec_constants.global_offset {
+            spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
+        }
+        spec
+    };
 
     let mut push = vec![0u8; kd.layout.push_constant_size as usize];
     let pc = &r.push_constants;
@@ -377,7 +388,6 @@ pub fn enqueue(
         )),
     );
     put(&mut push, pc.num_workgroups, &u(groups));
-    put(&mut push, pc.region_group_offset, &[0, 0, 0]);
 
     let mut bindings: BTreeMap<u32, Vec<(u32, BufferBinding)>> = BTreeMap::new();
     let mut pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>> = BTreeMap::new();
@@ -441,7 +451,7 @@ pub fn enqueue(
                 data[*offset as usize..*offset as usize + n].copy_from_slice(&bytes[..n]);
             }
             (ArgKind::Local { spec_id, elem_size }, ArgValue::Local(size)) => {
-                spec.push((*spec_id, (*size as u32).div_ceil((*elem_size).max(1))));
+                local_spec.push((*spec_id, (*size as u32).div_ceil((*elem_size).max(1))));
             }
             (ArgKind::Unused, _) => {}
             _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
@@ -496,11 +506,20 @@ pub fn enqueue(
     if let Some((set, binding, size)) = r.printf.as_ref().and_then(|p| p.buffer) {
         let mut buffer = kd.scratch.raw;
         if refl.may_use_printf {
-            let b = Arc::new(Buffer::new(&queue.vk, size.max(8) as u64, Placement::Readback, "printf")?);
+            let b = Arc::new(Buffer::new(
+                &queue.vk,
+                size.max(8) as u64,
+                Placement::Readback,
+                "printf",
+            )?);
             // SAFETY: the buffer is new; no GPU work uses it yet.
             unsafe { b.write(0, &[0; 4]) };
             buffer = b.raw;
-            let formats = r.printf.as_ref().map(|p| p.formats.clone()).unwrap_or_default();
+            let formats = r
+                .printf
+                .as_ref()
+                .map(|p| p.formats.clone())
+                .unwrap_or_default();
             host = Some(Box::new(move || {
                 let mut bytes = vec![0u8; size as usize];
                 // SAFETY: the launch that wrote the buffer has completed.
@@ -524,11 +543,74 @@ pub fn enqueue(
         .map(|s| bindings.remove(&s).unwrap_or_default())
         .collect();
 
-    let pipeline = kd.pipeline(&kernel.name, spec)?;
-    keep.push(pipeline.clone());
-    let groups = groups.map(|g| g as u32);
+    // One dispatch per region: its pipeline (work-group size), push constants (where the
+    // region starts) and work-group count.
+    let mut dispatches = vec![];
+    for region in regions(&nd.global, &local, dims) {
+        let pipeline = kd.pipeline(&kernel.name, spec(region.size, &local_spec))?;
+        keep.push(pipeline.clone());
+        let mut push = push.clone();
+        let start = region.start;
+        put(
+            &mut push,
+            pc.region_offset,
+            &u(std::array::from_fn(|d| nd.offset[d] + start[d])),
+        );
+        put(
+            &mut push,
+            pc.region_group_offset,
+            &u(std::array::from_fn(|d| start[d] / local[d])),
+        );
+        dispatches.push((pipeline, push, region.groups.map(|g| g as u32)));
+    }
     queue.enqueue(CL_COMMAND_NDRANGE_KERNEL, wait, |rec| {
-        rec.dispatch(&kd.layout, &pipeline, &set_bindings, &push, groups)?;
+        for (pipeline, push, groups) in &dispatches {
+            rec.dispatch(&kd.layout, pipeline, &set_bindings, push, *groups)?;
+        }
         Ok(Recorded { host, keep })
     })
+}
+
+/// A part of a launch whose work-groups all have one size.
+struct Region {
+    /// First work-item (relative to the global offset).
+    start: [usize; 3],
+    groups: [usize; 3],
+    size: [usize; 3],
+}
+
+/// The regions of a launch: the work-groups of the enqueued `local` size, and where `local`
+/// does not divide `global`, the last work-group of that dimension with the remainder size
+/// (up to 2^dims regions; one for a uniform launch).
+fn regions(global: &[usize; 3], local: &[usize; 3], dims: usize) -> Vec<Region> {
+    // Per dimension: (start, groups, size) of the full part and of the remainder.
+    let parts: Vec<Vec<(usize, usize, usize)>> = (0..3)
+        .map(|d| {
+            if d >= dims {
+                return vec![(0, 1, 1)];
+            }
+            let (full, rest) = (global[d] / local[d], global[d] % local[d]);
+            let mut p = vec![];
+            if full > 0 {
+                p.push((0, full, local[d]));
+            }
+            if rest > 0 {
+                p.push((full * local[d], 1, rest));
+            }
+            p
+        })
+        .collect();
+    let mut out = vec![];
+    for &z in &parts[2] {
+        for &y in &parts[1] {
+            for &x in &parts[0] {
+                out.push(Region {
+                    start: [x.0, y.0, z.0],
+                    groups: [x.1, y.1, z.1],
+                    size: [x.2, y.2, z.2],
+                });
+            }
+        }
+    }
+    out
 }

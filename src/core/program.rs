@@ -20,12 +20,15 @@ pub struct Executable {
     pub arg_info: bool,
     /// Kernels that read the NumWorkgroups built-in (their launches cannot be split).
     pub num_workgroups_users: Vec<String>,
+    /// Built for uniform work-groups only (OpenCL C 1.x or -cl-uniform-work-group-size).
+    pub uniform: bool,
 }
 
 impl Executable {
     fn new(spirv: Vec<u32>, reflection: Reflection, options: &str) -> Executable {
         Executable {
             num_workgroups_users: num_workgroups_users(&spirv),
+            uniform: options::uniform_work_groups(options),
             spirv,
             reflection,
             arg_info: options
