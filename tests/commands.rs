@@ -543,6 +543,11 @@ fn profiling_times_are_ordered_and_measure_the_command() {
     let k = kernel(p, "spin");
     let m = e.buffer(CL_MEM_READ_WRITE, 4096 * 4, null_mut());
     arg(k, 0, &m);
+    // The profiling times are on the host timer: they fall between readings taken before the
+    // enqueues and after the wait, and the device timer is that same clock.
+    let (mut before, mut dev_before, mut after) = (0u64, 0u64, 0u64);
+    check!(clGetDeviceAndHostTimer(e.dev, &mut dev_before, &mut before));
+    assert!(dev_before > 0 && before > 0);
     let mut events = vec![];
     // Enough work in the second that scheduling noise on a loaded CPU cannot hide it.
     for n in [1i32, 200_000] {
@@ -565,8 +570,14 @@ fn profiling_times_are_ordered_and_measure_the_command() {
     let mut marker = null_mut();
     check!(clEnqueueMarkerWithWaitList(q, 0, null(), &mut marker));
     check!(clWaitForEvents(1, &marker));
+    check!(clGetHostTimer(e.dev, &mut after));
     let short = profile(events[0]);
     let long = profile(events[1]);
+    assert!(
+        before <= short[0] && long[4] <= after,
+        "{before} {short:?} {long:?} {after}"
+    );
+    assert!(platform_val::<u64>(platform(), CL_PLATFORM_HOST_TIMER_RESOLUTION) > 0);
     for t in [&short, &long] {
         assert!(
             t.windows(2).all(|w| w[0] <= w[1]),

@@ -289,3 +289,28 @@ fn vendor_name(id: u32) -> String {
         other => format!("Vulkan vendor 0x{other:x}"),
     }
 }
+
+entry! {
+    // Profiling timestamps are on the host's monotonic clock (device timestamps are mapped
+    // onto it, src/core/queue.rs), so the device timer and the host timer are that one clock,
+    // read once: exactly synchronised.
+    fn clGetDeviceAndHostTimer(device: cl_device_id, device_timestamp: *mut cl_ulong, host_timestamp: *mut cl_ulong) {
+        let _: Arc<Device> = super::util::obj(device)?;
+        check(!device_timestamp.is_null() && !host_timestamp.is_null(), CL_INVALID_VALUE)?;
+        let now = crate::core::event::host_ns();
+        // SAFETY: the application passes two writable cl_ulongs (checked non-NULL).
+        unsafe {
+            *device_timestamp = now;
+            *host_timestamp = now;
+        }
+        Ok(())
+    }
+
+    fn clGetHostTimer(device: cl_device_id, host_timestamp: *mut cl_ulong) {
+        let _: Arc<Device> = super::util::obj(device)?;
+        check(!host_timestamp.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes a writable cl_ulong (checked non-NULL).
+        unsafe { *host_timestamp = crate::core::event::host_ns() };
+        Ok(())
+    }
+}

@@ -75,7 +75,7 @@ entry! {
             CL_PLATFORM_VENDOR => v(platform::VENDOR),
             CL_PLATFORM_EXTENSIONS => v(&platform_extensions().iter().map(|e| e.0).collect::<Vec<_>>().join(" ")),
             CL_PLATFORM_EXTENSIONS_WITH_VERSION => v(&name_versions(&platform_extensions())),
-            CL_PLATFORM_HOST_TIMER_RESOLUTION => v(&0u64),
+            CL_PLATFORM_HOST_TIMER_RESOLUTION => v(&1u64),
             CL_PLATFORM_ICD_SUFFIX_KHR => v(platform::ICD_SUFFIX),
             _ => Err(ClError(CL_INVALID_VALUE)),
         }?;

@@ -400,16 +400,6 @@ pub extern "C" fn clEnqueueSVMMigrateMem(a0: cl_command_queue, a1: cl_uint, a2: 
 }
 
 #[no_mangle]
-pub extern "C" fn clGetDeviceAndHostTimer(a0: cl_device_id, a1: *mut cl_ulong, a2: *mut cl_ulong) -> cl_int {
-    unimplemented_after("clGetDeviceAndHostTimer", || { super::obj::<Device, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clGetHostTimer(a0: cl_device_id, a1: *mut cl_ulong) -> cl_int {
-    unimplemented_after("clGetHostTimer", || { super::obj::<Device, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
 pub extern "C" fn clGetKernelSubGroupInfo(a0: cl_kernel, a1: cl_device_id, a2: cl_kernel_sub_group_info, a3: usize, a4: *mut c_void, a5: usize, a6: *mut c_void, a7: *mut usize) -> cl_int {
     unimplemented_after("clGetKernelSubGroupInfo", || { super::obj::<Kernel, _>(a0)?; super::obj::<Device, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
 }
