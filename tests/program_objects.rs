@@ -1050,3 +1050,65 @@ fn builtin_kernels_do_not_exist() {
     assert_eq!(run_one(e.ctx, e.queue, q, "first"), 6);
     unsafe { clReleaseProgram(q) };
 }
+
+#[test]
+fn specialization_constants_of_il_programs() {
+    init();
+    let e = Env::new();
+    // tests/data/spec_constants.spvasm: o[i] = o[i] * C7 + i + (B3 ? 1 : 0), C7 (SpecId 7, a
+    // uint) defaults to 12345 and B3 (SpecId 3, a bool) to true.
+    let il: &[u8] = include_bytes!("data/spec_constants.spv");
+    let run = |p: cl_program| {
+        let b = e.buffer_from(&[1i32, 2, 3, 4]);
+        let k = kernel(p, "scale");
+        arg(k, 0, &b);
+        e.run(k, None, &[4], None);
+        let v = e.read::<i32>(b, 4);
+        unsafe {
+            clReleaseKernel(k);
+            clReleaseMemObject(b);
+        }
+        v
+    };
+    let (p, err) = il_program(e.ctx, il);
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(build(p, &[e.dev], ""), CL_SUCCESS);
+    assert_eq!(run(p), [12346, 24692, 37038, 49384], "the defaults");
+    let (c7, off) = (3u32, 0u8);
+    check!(clSetProgramSpecializationConstant(
+        p,
+        7,
+        4,
+        (&c7 as *const u32).cast()
+    ));
+    check!(clSetProgramSpecializationConstant(
+        p,
+        3,
+        1,
+        (&off as *const u8).cast()
+    ));
+    assert_eq!(build(p, &[e.dev], ""), CL_SUCCESS);
+    assert_eq!(run(p), [3, 7, 11, 15], "the values set");
+    // Errors: unknown id, wrong size, NULL value, a program not made from IL.
+    check_err!(
+        clSetProgramSpecializationConstant(p, 99, 4, (&c7 as *const u32).cast()),
+        CL_INVALID_SPEC_ID
+    );
+    check_err!(
+        clSetProgramSpecializationConstant(p, 7, 8, (&c7 as *const u32).cast()),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clSetProgramSpecializationConstant(p, 7, 4, null()),
+        CL_INVALID_VALUE
+    );
+    let s = source(e.ctx, &[b"kernel void k(global int *o) {}"]);
+    check_err!(
+        clSetProgramSpecializationConstant(s, 7, 4, (&c7 as *const u32).cast()),
+        CL_INVALID_PROGRAM
+    );
+    unsafe {
+        clReleaseProgram(p);
+        clReleaseProgram(s);
+    }
+}

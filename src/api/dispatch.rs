@@ -154,7 +154,7 @@ pub static DISPATCH: Dispatch = Dispatch([
     super::stubs::clGetKernelSubGroupInfo as *const c_void,
     super::stubs::clSetDefaultDeviceCommandQueue as *const c_void,
     super::stubs::clSetProgramReleaseCallback as *const c_void,
-    super::stubs::clSetProgramSpecializationConstant as *const c_void,
+    super::program::clSetProgramSpecializationConstant as *const c_void,
     super::memory::clCreateBufferWithProperties as *const c_void,
     super::stubs::clCreateImageWithProperties as *const c_void,
     super::context::clSetContextDestructorCallback as *const c_void,

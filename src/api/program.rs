@@ -343,3 +343,18 @@ entry! {
         Ok(register(Program::from_il(&ctx, il)?) as cl_program)
     }
 }
+
+entry! {
+    fn clSetProgramSpecializationConstant(
+        program: cl_program,
+        spec_id: cl_uint,
+        spec_size: usize,
+        spec_value: *const c_void,
+    ) {
+        let p: Arc<Program> = obj(program)?;
+        check(!spec_value.is_null(), CL_INVALID_VALUE)?;
+        // SAFETY: the application passes spec_size bytes at spec_value.
+        let value = unsafe { std::slice::from_raw_parts(spec_value as *const u8, spec_size) };
+        p.set_spec_constant(spec_id, value)
+    }
+}

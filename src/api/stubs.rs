@@ -415,11 +415,6 @@ pub extern "C" fn clSetProgramReleaseCallback(a0: cl_program, a1: *mut c_void, a
 }
 
 #[no_mangle]
-pub extern "C" fn clSetProgramSpecializationConstant(a0: cl_program, a1: cl_uint, a2: usize, a3: *mut c_void) -> cl_int {
-    unimplemented_after("clSetProgramSpecializationConstant", || { super::obj::<Program, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
 pub extern "C" fn clCreateImageWithProperties(a0: cl_context, a1: *mut cl_mem_properties, a2: cl_mem_flags, a3: *mut cl_image_format, a4: *mut cl_image_desc, a5: *mut c_void, a6: *mut cl_int) -> cl_mem {
     let e = unimplemented_after("clCreateImageWithProperties", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
     if !a6.is_null() {

@@ -3,6 +3,7 @@
 //! reverse translation: `llvm-spirv-15 -r` (Debian package llvm-spirv-15), run as a process.
 //! Translations go through the disk cache like compiles.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -38,13 +39,10 @@ pub fn is_spirv(il: &[u8]) -> bool {
         && (il[..4] == [0x03, 0x02, 0x23, 0x07] || il[..4] == [0x07, 0x23, 0x02, 0x03])
 }
 
-/// clspv arguments the module's translation needs: its pointer width (clspv assumes 32-bit
-/// pointers; modules for 64-bit devices use the Physical64 addressing model).
-pub fn arch_args(il: &[u8]) -> Vec<String> {
-    const OP_MEMORY_MODEL: u32 = 14;
-    const PHYSICAL64: u32 = 2;
+/// A module as words, and whether it is big-endian (written back the same way).
+fn words(il: &[u8]) -> (Vec<u32>, bool) {
     let big_endian = il.get(..4) == Some(&[0x07, 0x23, 0x02, 0x03]);
-    let words: Vec<u32> = il
+    let words = il
         .chunks_exact(4)
         .map(|c| {
             let b = [c[0], c[1], c[2], c[3]];
@@ -55,18 +53,132 @@ pub fn arch_args(il: &[u8]) -> Vec<String> {
             }
         })
         .collect();
+    (words, big_endian)
+}
+
+/// The instructions of a module: (opcode, operands).
+fn instructions(words: &[u32]) -> impl Iterator<Item = (usize, u32, &[u32])> {
     let mut i = 5;
-    while let Some(&w) = words.get(i) {
+    std::iter::from_fn(move || {
+        let w = *words.get(i)?;
         let (count, op) = ((w >> 16) as usize, w & 0xffff);
-        if op == OP_MEMORY_MODEL {
-            if words.get(i + 1) == Some(&PHYSICAL64) {
-                return vec!["-arch=spir64".into()];
-            }
-            break;
-        }
+        let operands = words.get(i + 1..i + count.max(1))?;
+        let at = i;
         i += count.max(1);
+        Some((at, op, operands))
+    })
+}
+
+const OP_TYPE_BOOL: u32 = 20;
+const OP_TYPE_INT: u32 = 21;
+const OP_TYPE_FLOAT: u32 = 22;
+const OP_SPEC_CONSTANT_TRUE: u32 = 48;
+const OP_SPEC_CONSTANT_FALSE: u32 = 49;
+const OP_SPEC_CONSTANT: u32 = 50;
+const OP_DECORATE: u32 = 71;
+const DECORATION_SPEC_ID: u32 = 1;
+
+/// A scalar specialisation constant: its instruction's position, its type's width in bits
+/// (1 for bool) and signedness.
+struct SpecConstant {
+    at: usize,
+    bits: u32,
+    signed: bool,
+}
+
+fn spec_constants_of(words: &[u32]) -> HashMap<u32, SpecConstant> {
+    let mut ids = HashMap::new(); // result id → SpecId
+    let mut types = HashMap::new(); // type id → (bits, signed)
+    let mut out = HashMap::new();
+    for (at, op, o) in instructions(words) {
+        match (op, o) {
+            (OP_DECORATE, [id, DECORATION_SPEC_ID, spec_id, ..]) => {
+                ids.insert(*id, *spec_id);
+            }
+            (OP_TYPE_BOOL, [id, ..]) => {
+                types.insert(*id, (1, false));
+            }
+            (OP_TYPE_INT, [id, width, sign, ..]) => {
+                types.insert(*id, (*width, *sign != 0));
+            }
+            (OP_TYPE_FLOAT, [id, width, ..]) => {
+                types.insert(*id, (*width, false));
+            }
+            (OP_SPEC_CONSTANT_TRUE | OP_SPEC_CONSTANT_FALSE | OP_SPEC_CONSTANT, [ty, id, ..]) => {
+                if let (Some(&spec_id), Some(&(bits, signed))) = (ids.get(id), types.get(ty)) {
+                    out.insert(spec_id, SpecConstant { at, bits, signed });
+                }
+            }
+            _ => {}
+        }
     }
-    vec![]
+    out
+}
+
+/// The module's scalar specialisation constants: SpecId → size in bytes (a bool is 1).
+pub fn spec_constants(il: &[u8]) -> HashMap<u32, usize> {
+    spec_constants_of(&words(il).0)
+        .into_iter()
+        .map(|(id, c)| (id, (c.bits as usize).div_ceil(8)))
+        .collect()
+}
+
+/// The module with the given specialisation constants' values (SpecId, bytes of the size
+/// [`spec_constants`] gives) made their defaults, which the translation keeps.
+pub fn specialize(il: &[u8], values: &HashMap<u32, Vec<u8>>) -> Vec<u8> {
+    let (mut words, big_endian) = words(il);
+    for (id, c) in spec_constants_of(&words) {
+        let Some(value) = values.get(&id) else {
+            continue;
+        };
+        let mut bytes = [0u8; 8];
+        let n = value.len().min(8);
+        bytes[..n].copy_from_slice(&value[..n]);
+        let mut v = u64::from_le_bytes(bytes);
+        if c.signed && c.bits < 64 && v >> (c.bits - 1) & 1 == 1 {
+            v |= u64::MAX << c.bits; // sign-extend, as SPIR-V wants narrow signed literals
+        }
+        let count = (words[c.at] >> 16) as usize;
+        if c.bits == 1 {
+            let op = if v & 1 == 1 {
+                OP_SPEC_CONSTANT_TRUE
+            } else {
+                OP_SPEC_CONSTANT_FALSE
+            };
+            words[c.at] = (words[c.at] & 0xffff_0000) | op;
+        } else if count >= 4 {
+            words[c.at + 3] = v as u32;
+            if c.bits > 32 && count >= 5 {
+                words[c.at + 4] = (v >> 32) as u32;
+            }
+        }
+    }
+    words
+        .iter()
+        .flat_map(|w| {
+            if big_endian {
+                w.to_be_bytes()
+            } else {
+                w.to_le_bytes()
+            }
+        })
+        .collect()
+}
+
+/// clspv arguments the module's translation needs: its pointer width (clspv assumes 32-bit
+/// pointers; modules for 64-bit devices use the Physical64 addressing model).
+pub fn arch_args(il: &[u8]) -> Vec<String> {
+    const OP_MEMORY_MODEL: u32 = 14;
+    const PHYSICAL64: u32 = 2;
+    let (words, _) = words(il);
+    let physical64 = instructions(&words)
+        .find(|&(_, op, _)| op == OP_MEMORY_MODEL)
+        .is_some_and(|(_, _, o)| o.first() == Some(&PHYSICAL64));
+    if physical64 {
+        vec!["-arch=spir64".into()]
+    } else {
+        vec![]
+    }
 }
 
 /// Translates an OpenCL SPIR-V module to LLVM bitcode; Err holds the translator's message (the

@@ -147,8 +147,13 @@ impl Default for DeviceBuild {
 pub enum Input {
     /// OpenCL C (clCreateProgramWithSource).
     Source(String),
-    /// SPIR-V (clCreateProgramWithIL), and its translation to LLVM bitcode for clspv.
-    Il { il: Vec<u8>, bitcode: Arc<Vec<u8>> },
+    /// SPIR-V (clCreateProgramWithIL), its translation to LLVM bitcode for clspv, and the
+    /// values of its specialisation constants set so far (SpecId → bytes).
+    Il {
+        il: Vec<u8>,
+        bitcode: Arc<Vec<u8>>,
+        spec_values: Mutex<HashMap<u32, Vec<u8>>>,
+    },
     /// clCreateProgramWithBinary: each device's binary is in its build state.
     Binaries,
     /// Made by clLinkProgram.
@@ -218,6 +223,7 @@ impl Program {
         let input = Input::Il {
             il,
             bitcode: Arc::new(bitcode),
+            spec_values: Mutex::new(HashMap::new()),
         };
         let builds = vec![DeviceBuild::default(); context.devices.len()];
         Ok(Program::new(
@@ -295,6 +301,44 @@ impl Program {
             Input::Source(s) => s,
             _ => "",
         }
+    }
+
+    /// clSetProgramSpecializationConstant.
+    pub fn set_spec_constant(&self, id: u32, value: &[u8]) -> CLResult<()> {
+        let Input::Il {
+            il, spec_values, ..
+        } = &self.input
+        else {
+            return Err(ClError(CL_INVALID_PROGRAM));
+        };
+        let size = *compiler::il::spec_constants(il)
+            .get(&id)
+            .ok_or(ClError(CL_INVALID_SPEC_ID))?;
+        check(value.len() == size, CL_INVALID_VALUE)?;
+        spec_values.lock().insert(id, value.to_vec());
+        Ok(())
+    }
+
+    /// An IL program's bitcode with the specialisation constants set so far (translated now
+    /// if any is set: the translation is cached).
+    fn il_bitcode(&self) -> Result<Arc<Vec<u8>>, CompileError> {
+        let Input::Il {
+            il,
+            bitcode,
+            spec_values,
+        } = &self.input
+        else {
+            return Err(CompileError::Failed {
+                log: "not an IL program".into(),
+            });
+        };
+        let values = spec_values.lock().clone();
+        if values.is_empty() {
+            return Ok(bitcode.clone());
+        }
+        compiler::il::to_bitcode(&compiler::il::specialize(il, &values))
+            .map(Arc::new)
+            .map_err(|log| CompileError::Failed { log })
     }
 
     /// CL_PROGRAM_IL: the module, or empty.
@@ -486,14 +530,16 @@ impl Program {
                     executable(out.map(|o| (o.spirv, o.log)), &options)
                 })
             }
-            Input::Il { il, bitcode } => {
+            Input::Il { il, .. } => {
                 let arch = compiler::il::arch_args(il);
                 let jobs = self.start(devices, user_options, |i| {
                     Ok(ir_args([key(i)?, arch.clone()].concat()))
                 })?;
-                let bitcode = bitcode.clone();
+                let p = self.clone();
                 self.finish(jobs, true, failure, notify, move |_, args| {
-                    let out = compiler::compile(&[&bitcode], args);
+                    let out = p
+                        .il_bitcode()
+                        .and_then(|bitcode| compiler::compile(&[&bitcode], args));
                     executable(out.map(|o| (o.spirv, o.log)), &options)
                 })
             }
@@ -558,13 +604,18 @@ impl Program {
                     }
                 })
             }
-            Input::Il { il, bitcode } => {
+            Input::Il { il, .. } => {
                 let key = |i: usize| self.clspv_args(i, user_options, invalid);
                 let jobs = self.start(devices, user_options, key)?;
-                let (bitcode, arch) = (bitcode.clone(), compiler::il::arch_args(il));
-                self.finish(jobs, true, failure, notify, move |_, _| DeviceBuild {
-                    bitcode_args: arch.clone(),
-                    ..object_build(vec![bitcode.clone()], String::new(), &options)
+                let (p, arch) = (self.clone(), compiler::il::arch_args(il));
+                self.finish(jobs, true, failure, notify, move |_, _| {
+                    match p.il_bitcode() {
+                        Ok(bitcode) => DeviceBuild {
+                            bitcode_args: arch.clone(),
+                            ..object_build(vec![bitcode], String::new(), &options)
+                        },
+                        Err(e) => failed_build(e, &options),
+                    }
                 })
             }
             Input::Binaries | Input::Linked => Err(ClError(CL_INVALID_OPERATION)),
