@@ -779,7 +779,7 @@ fn a_failed_user_event_fails_the_commands_waiting_for_it() {
     let e = Env::new();
     let mut err = 0;
     let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
-    let m = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    let m = e.buffer_from(&[7u32; 16]);
     let v = 5u32;
     let mut fill = null_mut();
     check!(clEnqueueFillBuffer(
@@ -793,7 +793,24 @@ fn a_failed_user_event_fails_the_commands_waiting_for_it() {
         &gate,
         &mut fill
     ));
+    // A later command of the in-order queue, enqueued while the fill waits, depends on it.
+    let mut later = null_mut();
+    check!(clEnqueueFillBuffer(
+        e.queue,
+        m,
+        (&v as *const u32).cast(),
+        4,
+        0,
+        4,
+        0,
+        null(),
+        &mut later
+    ));
     check!(clSetUserEventStatus(gate, -1234));
+    check_err!(
+        clWaitForEvents(1, &later),
+        CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST_
+    );
     check_err!(
         clWaitForEvents(1, &fill),
         CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST_
@@ -803,9 +820,10 @@ fn a_failed_user_event_fails_the_commands_waiting_for_it() {
         CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST_
     );
     assert_eq!(event_status(gate), -1234);
-    // The queue goes on.
+    // Neither ran, and the queue goes on.
     check!(clFinish(e.queue));
-    assert_eq!(e.read::<u32>(m, 1).len(), 1);
+    assert_eq!(e.read::<u32>(m, 16), [7; 16]);
+    check!(clReleaseEvent(later));
     check!(clReleaseEvent(fill));
     check!(clReleaseEvent(gate));
     check!(clReleaseMemObject(m));

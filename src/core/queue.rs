@@ -27,13 +27,14 @@ struct Item {
     host: Option<HostPart>,
     /// The command's index in its batch (for its timestamps).
     index: usize,
-    /// The host-resolved events it waits for: if one fails, so does this command.
-    depends: Vec<Arc<Event>>,
 }
 
 struct Batch {
     rec: Recorder,
     items: Vec<Item>,
+    /// The host-resolved events the batch's first command waits for: if one fails, neither
+    /// this batch nor (in order) any later one is executed.
+    gated: Vec<Arc<Event>>,
     keep: Keep,
 }
 
@@ -48,6 +49,8 @@ struct Pending {
 
 struct State {
     open: Option<Batch>,
+    /// Batches closed while held back, in order (each starts at a command with gates).
+    held: Vec<Batch>,
     /// Value of the newest command enqueued / submitted.
     last: u64,
     submitted: u64,
@@ -123,6 +126,7 @@ impl Queue {
             timeline,
             state: Mutex::new(State {
                 open: None,
+                held: vec![],
                 last: 0,
                 submitted: 0,
                 gates: vec![],
@@ -142,14 +146,21 @@ impl Queue {
     ) -> CLResult<Arc<Event>> {
         let (waits, gates) = self.resolve_waits(wait_list)?;
         let mut state = self.state.lock();
-        if !gates.is_empty() && state.gates.is_empty() {
-            // Only this command and those after it are held back.
-            self.submit(&mut state)?;
+        if !gates.is_empty() {
+            // A command with host-resolved dependencies starts a batch of its own, held back
+            // with those after it: what comes before goes now (or, if already held, waits in
+            // order).
+            if state.gates.is_empty() {
+                self.submit(&mut state)?;
+            } else if let Some(open) = state.open.take() {
+                state.held.push(open);
+            }
         }
         if state.open.is_none() {
             state.open = Some(Batch {
                 rec: Recorder::new(&self.vk, self.profiled_commands())?,
                 items: vec![],
+                gated: gates.clone(),
                 keep: vec![],
             });
         }
@@ -167,7 +178,6 @@ impl Queue {
             event: event.clone(),
             host: recorded.host,
             index,
-            depends: gates.clone(),
         });
         batch.keep.extend(recorded.keep);
         let full = batch.rec.commands >= crate::config::get().batch_commands;
@@ -237,26 +247,41 @@ impl Queue {
         Ok((waits, gates))
     }
 
+    /// Submits the held and open batches, unless a gate is still pending. A batch whose gate
+    /// failed is not executed, nor is any batch after it (the queue runs in order): their
+    /// commands fail with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
     fn submit(&self, state: &mut State) -> CLResult<()> {
         if state.gates.iter().any(|g| g.status() > 0) {
             // Held back: the last gate to end flushes the queue (Event::set_status).
             return Ok(());
         }
         state.gates.clear();
-        let Some(batch) = state.open.take() else {
-            return Ok(());
-        };
-        let value = state.last;
-        // The spec: a command whose wait list holds a failed event fails too. (It is still
-        // executed for now; see the asynchronous-engine issue.)
-        for item in batch
-            .items
-            .iter()
-            .filter(|i| i.depends.iter().any(|d| d.status() < 0))
-        {
-            item.event
-                .set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        let batches: Vec<Batch> = state.held.drain(..).chain(state.open.take()).collect();
+        let mut failed = false;
+        let mut result = Ok(());
+        for mut batch in batches {
+            failed = failed || batch.gated.iter().any(|g| g.status() < 0);
+            if failed {
+                for item in &batch.items {
+                    item.event
+                        .set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+                }
+                // Its commands are dropped; an empty submission still signals their timeline
+                // values in queue order.
+                batch.rec = Recorder::new(&self.vk, 0)?;
+            }
+            // (A batch without commands, left by a command that failed to record, is dropped.)
+            let Some(value) = batch.items.last().map(|i| i.event.value) else {
+                continue;
+            };
+            if let Err(e) = self.submit_batch(state, batch, value) {
+                result = Err(e);
+            }
         }
+        result
+    }
+
+    fn submit_batch(&self, state: &mut State, batch: Batch, value: u64) -> CLResult<()> {
         let events: Vec<_> = batch.items.iter().map(|i| i.event.clone()).collect();
         let sender = self.completion.lock().clone();
         let result = batch.rec.submit(self.timeline, value);
@@ -339,10 +364,13 @@ fn record_times(event: &Event, submitted: u64, device: &[(u64, u64)], index: usi
         return;
     };
     let t0 = device.iter().map(|t| t.0).min().unwrap_or(start);
+    let now = super::event::host_ns();
+    // Never past the present (the device clock may run a little faster than the host's).
+    let late = (submitted + end.saturating_sub(t0)).saturating_sub(now);
     let mut times = event.times.lock();
-    times[2] = submitted + start.saturating_sub(t0);
-    times[3] = submitted + end.saturating_sub(t0);
-    times[4] = times[3].max(super::event::host_ns());
+    times[2] = (submitted + start.saturating_sub(t0)).saturating_sub(late).max(submitted);
+    times[3] = (submitted + end.saturating_sub(t0)).saturating_sub(late).max(times[2]);
+    times[4] = times[3].max(now);
 }
 
 fn complete_batches(
@@ -375,6 +403,8 @@ fn complete_batches(
         for item in p.items {
             let status = match (failed, item.host) {
                 (Some(e), _) => e.0,
+                // Failed before it ran (its wait list failed): no host part either.
+                (None, Some(_)) if item.event.status() < 0 => continue,
                 (None, None) => CL_COMPLETE as cl_int,
                 (None, Some(host)) => {
                     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(host)) {
