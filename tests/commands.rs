@@ -889,3 +889,95 @@ fn out_of_order_queues_honour_wait_lists_and_barriers() {
     check!(clReleaseMemObject(b));
     check!(clReleaseCommandQueue(q));
 }
+
+/// An out-of-order queue runs independent commands without ordering them, but a command
+/// waiting for another command's event of the same queue, or following a barrier, sees its
+/// results: a chain of dependent increments through events, interleaved with independent ones.
+#[test]
+fn out_of_order_dependencies_through_events_hold() {
+    let e = Env::new();
+    let props = [
+        CL_QUEUE_PROPERTIES,
+        1, /* OUT_OF_ORDER_EXEC_MODE_ENABLE */
+        0,
+    ];
+    let mut err = 0;
+    let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let p = e.program(
+        "kernel void inc(global int *b) { b[get_global_id(0)] += 1; }",
+        "",
+    );
+    let k = kernel(p, "inc");
+    let n = 4096usize;
+    let chain = e.buffer_from(&vec![0i32; n]);
+    // (Each independent command has a buffer of its own: unordered commands on one buffer
+    // would race.)
+    let others: Vec<cl_mem> = (0..40).map(|_| e.buffer_from(&vec![0i32; n])).collect();
+    let mut last: cl_event = null_mut();
+    for step in 0..40 {
+        arg(k, 0, &chain);
+        let mut ev = null_mut();
+        let (nw, wl) = if last.is_null() {
+            (0, null())
+        } else {
+            (1, &last as *const cl_event)
+        };
+        check!(clEnqueueNDRangeKernel(
+            q,
+            k,
+            1,
+            null(),
+            [n].as_ptr(),
+            null(),
+            nw,
+            wl,
+            &mut ev
+        ));
+        if !last.is_null() {
+            check!(clReleaseEvent(last));
+        }
+        last = ev;
+        arg(k, 0, &others[step]);
+        check!(clEnqueueNDRangeKernel(
+            q,
+            k,
+            1,
+            null(),
+            [n].as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        ));
+    }
+    // After a barrier, every command sees everything before it.
+    check!(clEnqueueBarrierWithWaitList(q, 0, null(), null_mut()));
+    arg(k, 0, &chain);
+    check!(clEnqueueNDRangeKernel(
+        q,
+        k,
+        1,
+        null(),
+        [n].as_ptr(),
+        null(),
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clFinish(q));
+    assert_eq!(e.read::<i32>(chain, n), vec![41; n]);
+    for &o in &others {
+        assert_eq!(e.read::<i32>(o, n), vec![1; n]);
+    }
+    unsafe {
+        clReleaseEvent(last);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(chain);
+        for o in others {
+            clReleaseMemObject(o);
+        }
+        clReleaseCommandQueue(q);
+    }
+}

@@ -56,6 +56,9 @@ struct State {
     submitted: u64,
     /// Events the open batch must not be submitted before (see `resolve_waits`).
     gates: Vec<Arc<Event>>,
+    /// The last command was a barrier: the next one waits for everything before it (on an
+    /// out-of-order queue; on an in-order queue every command does).
+    after_barrier: bool,
 }
 
 /// What the completion thread shares with API threads.
@@ -127,6 +130,7 @@ impl Queue {
             state: Mutex::new(State {
                 open: None,
                 held: vec![],
+                after_barrier: false,
                 last: 0,
                 submitted: 0,
                 gates: vec![],
@@ -164,11 +168,28 @@ impl Queue {
                 keep: vec![],
             });
         }
+        // Out of order, a command waits only for what it must: events of this queue not yet
+        // complete in its wait list (conservatively, everything before it), or a barrier.
+        let ordered = self.properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0
+            || state.after_barrier
+            || wait_list.iter().any(|e| {
+                e.queue
+                    .as_ref()
+                    .is_some_and(|q| std::ptr::eq(q.as_ref(), self.as_ref()))
+                    && e.status() != CL_COMPLETE as cl_int
+            });
+        state.after_barrier = command_type == CL_COMMAND_BARRIER;
         let batch = state.open.as_mut().expect("opened above");
+        // A batch's first command waits for the batches before it, so that they complete, and
+        // signal the timeline, in order.
+        let ordered = ordered || batch.rec.commands == 0;
         for (sem, value) in waits {
             batch.rec.wait_for(sem, value);
         }
-        let recorded = record(&mut batch.rec)?;
+        batch.rec.unordered = !ordered;
+        let recorded = record(&mut batch.rec);
+        batch.rec.unordered = false;
+        let recorded = recorded?;
         let value = state.last + 1;
         state.last = value;
         let event = Event::new(self, command_type, value);
@@ -368,8 +389,12 @@ fn record_times(event: &Event, submitted: u64, device: &[(u64, u64)], index: usi
     // Never past the present (the device clock may run a little faster than the host's).
     let late = (submitted + end.saturating_sub(t0)).saturating_sub(now);
     let mut times = event.times.lock();
-    times[2] = (submitted + start.saturating_sub(t0)).saturating_sub(late).max(submitted);
-    times[3] = (submitted + end.saturating_sub(t0)).saturating_sub(late).max(times[2]);
+    times[2] = (submitted + start.saturating_sub(t0))
+        .saturating_sub(late)
+        .max(submitted);
+    times[3] = (submitted + end.saturating_sub(t0))
+        .saturating_sub(late)
+        .max(times[2]);
     times[4] = times[3].max(now);
 }
 

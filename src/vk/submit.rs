@@ -25,6 +25,9 @@ pub struct Recorder {
     desc_pools: Vec<vk::DescriptorPool>,
     waits: Vec<(vk::Semaphore, u64)>,
     pub commands: usize,
+    /// The next command need not wait for those before it (out-of-order queues): its first
+    /// GPU operation gets no barrier. Reset by that operation.
+    pub unordered: bool,
     /// With profiling: timestamps before and after each command (2 per command).
     timestamps: Option<(vk::QueryPool, u32)>,
 }
@@ -46,6 +49,7 @@ impl Recorder {
             desc_pools: vec![],
             waits: vec![],
             commands: 0,
+            unordered: false,
             timestamps: None,
         };
         let alloc = vk::CommandBufferAllocateInfo::default()
@@ -93,10 +97,12 @@ impl Recorder {
     /// Orders the next command after everything recorded or submitted before it (and stamps
     /// its start when profiling).
     fn begin_command(&mut self) {
-        self.memory_barrier(
-            vk::PipelineStageFlags::ALL_COMMANDS,
-            vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
-        );
+        if !std::mem::take(&mut self.unordered) {
+            self.memory_barrier(
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
+            );
+        }
         self.stamp(2 * self.commands, vk::PipelineStageFlags::TOP_OF_PIPE);
         self.commands += 1;
     }
