@@ -12,4 +12,5 @@ pub mod compiler;
 pub mod config;
 pub mod core;
 mod logger;
+pub mod shutdown;
 pub mod vk;

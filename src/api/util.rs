@@ -47,6 +47,9 @@ fn panicked(name: &str) -> ClError {
 pub fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
     crate::logger::init();
     log::trace!(target: "api", "{name}");
+    let Some(_active) = crate::shutdown::enter() else {
+        return CL_OUT_OF_RESOURCES;
+    };
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => CL_SUCCESS,
         Ok(Err(e)) => {
@@ -65,6 +68,11 @@ pub fn run_obj<T: Null>(
 ) -> T {
     crate::logger::init();
     log::trace!(target: "api", "{name}");
+    let active = crate::shutdown::enter();
+    let body = || match active {
+        Some(_) => body(),
+        None => Err(ClError(CL_OUT_OF_RESOURCES)),
+    };
     let (value, code) = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(v)) => (v, CL_SUCCESS),
         Ok(Err(e)) => {

@@ -46,6 +46,7 @@ pub fn get() -> &'static Arc<Platform> {
             })
             .collect();
         log::info!(target: "api", "platform with {} device(s)", devices.len());
+        crate::shutdown::install();
         for d in &devices {
             register_static(d);
         }

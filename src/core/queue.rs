@@ -398,6 +398,13 @@ fn record_times(event: &Event, submitted: u64, device: &[(u64, u64)], index: usi
     times[4] = times[3].max(now);
 }
 
+/// At process exit: the batches left may still be running, so nothing of them (nor of the
+/// batches still in the channel) is destroyed.
+fn abandon(p: Pending, rx: std::sync::mpsc::Receiver<Pending>) {
+    std::mem::forget(p);
+    std::mem::forget(rx);
+}
+
 fn complete_batches(
     vk: Arc<VkDevice>,
     timeline: vk::Semaphore,
@@ -407,7 +414,12 @@ fn complete_batches(
     while let Ok(p) = rx.recv() {
         let mut failed = None;
         loop {
-            match vk.wait_timeline(timeline, p.value, 1_000_000_000) {
+            // Short waits: a process exit waits for this thread to leave the driver. Then the
+            // batch may still run: nothing of it is destroyed.
+            let Some(_active) = crate::shutdown::enter() else {
+                return abandon(p, rx);
+            };
+            match vk.wait_timeline(timeline, p.value, 100_000_000) {
                 Ok(true) => break,
                 Ok(false) => continue,
                 Err(e) => {
@@ -425,6 +437,9 @@ fn complete_batches(
                 record_times(&item.event, *submitted, t, item.index);
             }
         }
+        let Some(_active) = crate::shutdown::enter() else {
+            return abandon(p, rx);
+        };
         for item in p.items {
             let status = match (failed, item.host) {
                 (Some(e), _) => e.0,

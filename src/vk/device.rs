@@ -113,6 +113,7 @@ impl Device {
         let pipeline_cache =
             unsafe { raw.create_pipeline_cache(&info, None) }.unwrap_or(vk::PipelineCache::null());
         log::info!(target: "vk", "opened {} ({})", caps.name, caps.driver_info);
+        crate::shutdown::install();
         Ok(Arc::new(Device {
             instance,
             caps,
@@ -142,6 +143,9 @@ impl Device {
                     .name("vkcl-pipeline-cache".into())
                     .spawn(move || {
                         std::thread::sleep(EVERY - age);
+                        let Some(_active) = crate::shutdown::enter() else {
+                            return;
+                        };
                         let mut state = device.pipeline_cache_saved.lock();
                         device.save_pipeline_cache();
                         *state = SaveState {

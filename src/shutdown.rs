@@ -1,0 +1,49 @@
+//! Process exit while OpenCL calls or vkcl's own threads are inside the Vulkan driver.
+//!
+//! `exit()` runs the C++ static destructors of the driver and its LLVM (lavapipe) and of the
+//! validation layer, while other threads may still be calling into them: a crash at exit,
+//! seen with an application thread enqueueing while the main thread returns from `main`.
+//! vkcl registers an exit handler once the driver is loaded (handlers run in reverse order of
+//! registration, so it runs before the driver's destructors). It makes every later entry into
+//! vkcl fail fast (CL_OUT_OF_RESOURCES, no Vulkan call), and waits, for at most two seconds,
+//! for the calls and background work already inside to leave.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+static EXITING: AtomicBool = AtomicBool::new(false);
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Proof that the current thread may use the driver; held for the length of the call.
+pub struct Active(());
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Enters vkcl, unless the process is exiting (None).
+pub fn enter() -> Option<Active> {
+    ACTIVE.fetch_add(1, Ordering::SeqCst);
+    let active = Active(());
+    (!EXITING.load(Ordering::SeqCst)).then_some(active)
+}
+
+extern "C" fn at_exit() {
+    EXITING.store(true, Ordering::SeqCst);
+    let t0 = Instant::now();
+    while ACTIVE.load(Ordering::SeqCst) > 0 && t0.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Registers the exit handler (again: call it after loading more of the driver, so that the
+/// handler runs before the destructors registered meanwhile; running it twice is harmless).
+pub fn install() {
+    extern "C" {
+        fn atexit(f: extern "C" fn()) -> std::ffi::c_int;
+    }
+    // SAFETY: registers a function with no captured state.
+    unsafe { atexit(at_exit) };
+}
