@@ -346,6 +346,14 @@ pub fn enqueue(
             1
         }
     });
+    log::debug!(
+        target: "launch",
+        "{}: global {:?} local {:?} offset {:?} groups {groups:?}",
+        kernel.name,
+        &nd.global[..dims],
+        &local[..dims],
+        &nd.offset[..dims]
+    );
     let max_groups = device.caps.limits.max_compute_work_group_count;
     if (0..3).any(|d| groups[d] > max_groups[d] as usize)
         && kd.exe.num_workgroups_users.contains(&kernel.name)
@@ -542,6 +550,13 @@ pub fn enqueue(
     let set_bindings: Vec<Vec<(u32, BufferBinding)>> = (0..kd.layout.set_layouts.len() as u32)
         .map(|s| bindings.remove(&s).unwrap_or_default())
         .collect();
+    if log::log_enabled!(target: "launch", log::Level::Trace) {
+        for (set, b) in set_bindings.iter().enumerate() {
+            for (binding, b) in b {
+                log::trace!(target: "launch", "  set {set} binding {binding}: {:?} offset {} range {}", b.ty, b.offset, b.range);
+            }
+        }
+    }
 
     // One dispatch per region: its pipeline (work-group size), push constants (where the
     // region starts) and work-group count.
