@@ -246,8 +246,12 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => v(&0u32),
-        // Sub-groups are not exposed yet (no cl_khr_subgroups, no __opencl_c_subgroups): 0.
-        CL_DEVICE_MAX_NUM_SUB_GROUPS => v(&0u32),
+        CL_DEVICE_MAX_NUM_SUB_GROUPS => v(&if d.has_subgroups() {
+            d.max_work_group_size()
+                .div_ceil(caps.subgroup_size as usize) as u32
+        } else {
+            0
+        }),
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => v(&cl_false),
         // What clspv implements (seq_cst is weakened to acq_rel, so it is not claimed); the
         // OpenCL C feature macros say the same (__opencl_c_atomic_order_acq_rel, _scope_device).

@@ -311,3 +311,97 @@ entry! {
         if code == CL_SUCCESS { Ok(()) } else { Err(ClError(code)) }
     }
 }
+
+/// clGetKernelSubGroupInfo(KHR): what sub-groups a launch of the kernel would have. Sub-groups
+/// have the device's one subgroup size; a work-group's items fill them in order.
+#[allow(clippy::too_many_arguments)]
+fn sub_group_info(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+    khr: bool,
+) -> CLResult<()> {
+    let k: Arc<Kernel> = obj(kernel)?;
+    let d: Arc<Device> = if device.is_null() {
+        check(k.program.devices.len() == 1, CL_INVALID_DEVICE)?;
+        k.program.devices[0].clone()
+    } else {
+        obj(device)?
+    };
+    check(k.program.device_index(&d).is_some(), CL_INVALID_DEVICE)?;
+    check(d.has_subgroups(), CL_INVALID_OPERATION)?;
+    let sg = d.caps.subgroup_size as usize;
+    let max_items = match k.reflection.reqd_work_group_size {
+        Some(r) => r.iter().map(|&x| x as usize).product(),
+        None => d.max_work_group_size(),
+    };
+    let size_t = std::mem::size_of::<usize>();
+    // The local size given as input: 1 to 3 size_t values.
+    let local_items = || -> CLResult<usize> {
+        check(
+            !input_value.is_null()
+                && input_value_size % size_t == 0
+                && (1..=3).contains(&(input_value_size / size_t)),
+            CL_INVALID_VALUE,
+        )?;
+        // SAFETY: the application passes input_value_size bytes (whole size_t values).
+        let local = unsafe { slice(input_value as *const usize, input_value_size / size_t) };
+        Ok(local.iter().product())
+    };
+    let value = match param_name {
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => v(&sg.min(local_items()?.max(1))),
+        CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => v(&local_items()?.div_ceil(sg)),
+        CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT if !khr => {
+            check(
+                !input_value.is_null() && input_value_size == size_t,
+                CL_INVALID_VALUE,
+            )?;
+            // SAFETY: checked: one size_t.
+            let count = unsafe { *(input_value as *const usize) };
+            let dims = (param_value_size / size_t).clamp(1, 3);
+            let mut local = vec![0usize; dims];
+            if count > 0 && count * sg <= max_items {
+                local[0] = count * sg;
+                local[1..].fill(1);
+            }
+            v(&local)
+        }
+        CL_KERNEL_MAX_NUM_SUB_GROUPS if !khr => v(&max_items.div_ceil(sg)),
+        CL_KERNEL_COMPILE_NUM_SUB_GROUPS if !khr => v(&0usize),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    write(&value, param_value_size, param_value, param_value_size_ret)
+}
+
+entry! {
+    fn clGetKernelSubGroupInfo(
+        kernel: cl_kernel,
+        device: cl_device_id,
+        param_name: cl_kernel_sub_group_info,
+        input_value_size: usize,
+        input_value: *const c_void,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        sub_group_info(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, false)
+    }
+
+    fn clGetKernelSubGroupInfoKHR(
+        kernel: cl_kernel,
+        device: cl_device_id,
+        param_name: cl_kernel_sub_group_info,
+        input_value_size: usize,
+        input_value: *const c_void,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        sub_group_info(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, true)
+    }
+}

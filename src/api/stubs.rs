@@ -390,18 +390,9 @@ pub extern "C" fn clSetKernelArgSVMPointer(a0: cl_kernel, a1: cl_uint, a2: *mut 
     unimplemented_after("clSetKernelArgSVMPointer", || { super::obj::<Kernel, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }
 
-pub extern "C" fn clGetKernelSubGroupInfoKHR(a0: cl_kernel, a1: cl_device_id, a2: cl_kernel_sub_group_info, a3: usize, a4: *mut c_void, a5: usize, a6: *mut c_void, a7: *mut usize) -> cl_int {
-    unimplemented_after("clGetKernelSubGroupInfoKHR", || { super::obj::<Kernel, _>(a0)?; super::obj::<Device, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
 #[no_mangle]
 pub extern "C" fn clEnqueueSVMMigrateMem(a0: cl_command_queue, a1: cl_uint, a2: *mut *mut c_void, a3: *mut usize, a4: cl_mem_migration_flags, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
     unimplemented_after("clEnqueueSVMMigrateMem", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clGetKernelSubGroupInfo(a0: cl_kernel, a1: cl_device_id, a2: cl_kernel_sub_group_info, a3: usize, a4: *mut c_void, a5: usize, a6: *mut c_void, a7: *mut usize) -> cl_int {
-    unimplemented_after("clGetKernelSubGroupInfo", || { super::obj::<Kernel, _>(a0)?; super::obj::<Device, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
 }
 
 #[no_mangle]

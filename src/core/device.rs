@@ -179,7 +179,23 @@ impl Device {
         if crate::compiler::il::available() {
             e.push(("cl_khr_il_program", v(1, 0, 0)));
         }
+        if self.has_subgroups() {
+            e.push(("cl_khr_subgroups", v(1, 0, 0)));
+        }
         e
+    }
+
+    /// Sub-groups (cl_khr_subgroups, __opencl_c_subgroups): Vulkan subgroups in compute
+    /// shaders with the operations clspv uses, of one fixed size (so that the sizes the
+    /// queries report are the sizes kernels see).
+    pub fn has_subgroups(&self) -> bool {
+        use vk::SubgroupFeatureFlags as F;
+        let needed =
+            F::BASIC | F::VOTE | F::ARITHMETIC | F::BALLOT | F::SHUFFLE | F::SHUFFLE_RELATIVE;
+        self.caps.subgroup_ops.contains(needed)
+            && self.caps.min_subgroup_size == self.caps.max_subgroup_size
+            && self.caps.subgroup_size == self.caps.min_subgroup_size
+            && self.caps.subgroup_size > 0
     }
 
     /// The intermediate languages clCreateProgramWithIL takes: the SPIR-V versions the
@@ -239,7 +255,7 @@ impl Device {
             },
             images: false,
             read_write_images: false,
-            subgroups: false,
+            subgroups: self.has_subgroups(),
             integer_dot_product: false,
         }
     }
