@@ -527,7 +527,7 @@ impl Program {
                 let p = self.clone();
                 self.finish(jobs, true, failure, notify, move |_, args| {
                     let out = compiler::compile(&[p.source_text()], args);
-                    executable(out.map(|o| (o.spirv, o.log)), &options)
+                    executable(out, &options)
                 })
             }
             Input::Il { il, .. } => {
@@ -540,7 +540,7 @@ impl Program {
                     let out = p
                         .il_bitcode()
                         .and_then(|bitcode| compiler::compile(&[&bitcode], args));
-                    executable(out.map(|o| (o.spirv, o.log)), &options)
+                    executable(out, &options)
                 })
             }
             Input::Binaries => {
@@ -562,7 +562,7 @@ impl Program {
                                 b.objects.iter().map(|m| m.as_slice()).collect();
                             let args = [args, &b.bitcode_args].concat();
                             let out = compiler::compile(&sources, &args);
-                            executable(out.map(|o| (o.spirv, o.log)), &options)
+                            executable(out, &options)
                         }
                     }
                 })
@@ -704,7 +704,7 @@ impl Program {
             }
             let sources: Vec<&[u8]> = modules.iter().map(|m| m.as_slice()).collect();
             let out = compiler::compile(&sources, args);
-            executable(out.map(|o| (o.spirv, o.log)), &options)
+            executable(out, &options)
         };
         let link = Link {
             program: program.clone(),
@@ -787,8 +787,8 @@ fn failed_build(e: CompileError, options: &str) -> DeviceBuild {
 }
 
 /// The build of a device from clspv's output: an executable, or the failure with its log.
-fn executable(out: Result<(Vec<u32>, String), CompileError>, options: &str) -> DeviceBuild {
-    let (spirv, log) = match out {
+fn executable(out: Result<compiler::CompileOutput, CompileError>, options: &str) -> DeviceBuild {
+    let compiler::CompileOutput { spirv, log } = match out {
         Ok(o) => o,
         Err(e) => return failed_build(e, options),
     };
