@@ -242,14 +242,7 @@ entry! {
         param_value_size_ret: *mut usize,
     ) {
         let k: Arc<Kernel> = obj(kernel)?;
-        let d: Arc<Device> = if device.is_null() {
-            // NULL is allowed when the kernel's program has a single device.
-            check(k.program.devices.len() == 1, CL_INVALID_DEVICE)?;
-            k.program.devices[0].clone()
-        } else {
-            obj(device)?
-        };
-        check(k.program.device_index(&d).is_some(), CL_INVALID_DEVICE)?;
+        let d = kernel_device(&k, device)?;
         let value = match param_name {
             CL_KERNEL_WORK_GROUP_SIZE => v(&d.max_work_group_size()),
             CL_KERNEL_COMPILE_WORK_GROUP_SIZE => {
@@ -312,6 +305,19 @@ entry! {
     }
 }
 
+/// The device argument of the kernel queries: one of the program's devices, or NULL when the
+/// program has a single device.
+fn kernel_device(k: &Kernel, device: cl_device_id) -> CLResult<Arc<Device>> {
+    let d: Arc<Device> = if device.is_null() {
+        check(k.program.devices.len() == 1, CL_INVALID_DEVICE)?;
+        k.program.devices[0].clone()
+    } else {
+        obj(device)?
+    };
+    check(k.program.device_index(&d).is_some(), CL_INVALID_DEVICE)?;
+    Ok(d)
+}
+
 /// clGetKernelSubGroupInfo(KHR): what sub-groups a launch of the kernel would have. Sub-groups
 /// have the device's one subgroup size; a work-group's items fill them in order.
 #[allow(clippy::too_many_arguments)]
@@ -327,13 +333,7 @@ fn sub_group_info(
     khr: bool,
 ) -> CLResult<()> {
     let k: Arc<Kernel> = obj(kernel)?;
-    let d: Arc<Device> = if device.is_null() {
-        check(k.program.devices.len() == 1, CL_INVALID_DEVICE)?;
-        k.program.devices[0].clone()
-    } else {
-        obj(device)?
-    };
-    check(k.program.device_index(&d).is_some(), CL_INVALID_DEVICE)?;
+    let d = kernel_device(&k, device)?;
     check(d.has_subgroups(), CL_INVALID_OPERATION)?;
     let sg = d.caps.subgroup_size as usize;
     let max_items = match k.reflection.reqd_work_group_size {
