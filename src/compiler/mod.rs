@@ -2,11 +2,13 @@
 //!
 //! - [`compile`]: sources + clspv arguments → SPIR-V and log (serialised, crash-proof);
 //! - [`options`]: the application's build options → clspv arguments for a device;
-//! - [`reflection`]: clspv's `NonSemantic.ClspvReflection` instructions → kernel interfaces.
+//! - [`reflection`]: clspv's `NonSemantic.ClspvReflection` instructions → kernel interfaces;
+//! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod binary;
 pub mod helper;
 pub mod options;
+pub mod pipes;
 pub mod pystubs;
 pub mod reflection;
 #[cfg(test)]
@@ -85,7 +87,24 @@ fn compile_bytes(
     }
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
-    compile_in_helper(sources, &options.join(" "))
+    // Pipes exist from OpenCL C 2.0 on (before, `pipe` is an ordinary identifier); LLVM IR
+    // inputs were lowered when they were compiled.
+    let pipes = clspv_args
+        .iter()
+        .any(|a| a == "-cl-std=CL2.0" || a == "-cl-std=CL3.0")
+        && !clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
+    let lowered: Vec<std::borrow::Cow<[u8]>> = sources
+        .iter()
+        .map(|s| match std::str::from_utf8(s) {
+            Ok(text) if pipes => match pipes::lower(text) {
+                std::borrow::Cow::Owned(t) => std::borrow::Cow::Owned(t.into_bytes()),
+                std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(*s),
+            },
+            _ => std::borrow::Cow::Borrowed(*s),
+        })
+        .collect();
+    let sources: Vec<&[u8]> = lowered.iter().map(|s| s.as_ref()).collect();
+    compile_in_helper(&sources, &options.join(" "))
 }
 
 #[cfg(unix)]
