@@ -60,9 +60,11 @@ const PRELUDE: &str = concat!(
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wc11-extensions\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wcast-align\"") "#,
     r#"_Pragma("clang diagnostic push") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wreserved-identifier\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wunused-function\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wdeclaration-after-statement\"") "#,
     "typedef struct { uint start; uint count; } __vkcl_reserve_id_t; ",
     "static inline __vkcl_reserve_id_t __vkcl_make_rid(int s, uint n) { __vkcl_reserve_id_t r; ",
     "r.start = s < 0 ? 0u : (uint)s; r.count = s < 0 ? 0u : n; return r; } ",
@@ -89,12 +91,11 @@ const PRELUDE: &str = concat!(
     "static inline void __vkcl_get_uchar(__global uint *h, uint s, uchar *v) { *v = (uchar)h[32u + s]; } ",
     "static inline void __vkcl_get_short(__global uint *h, uint s, short *v) { *v = (short)h[32u + s]; } ",
     "static inline void __vkcl_get_ushort(__global uint *h, uint s, ushort *v) { *v = (ushort)h[32u + s]; } ",
-    "static inline void __vkcl_get_none(__global uint *h, uint s, void *v) { } ",
     "static inline void __vkcl_put_char(__global uint *h, uint s, const char *v) { h[32u + s] = (uint)(uchar)*v; } ",
     "static inline void __vkcl_put_uchar(__global uint *h, uint s, const uchar *v) { h[32u + s] = (uint)*v; } ",
     "static inline void __vkcl_put_short(__global uint *h, uint s, const short *v) { h[32u + s] = (uint)(ushort)*v; } ",
     "static inline void __vkcl_put_ushort(__global uint *h, uint s, const ushort *v) { h[32u + s] = (uint)*v; } ",
-    "static inline void __vkcl_put_none(__global uint *h, uint s, const void *v) { } ",
+    "static inline int __vkcl_status(int s) { return s < 0 ? -1 : 0; } ",
     r#"_Pragma("clang diagnostic pop") "#,
 );
 
@@ -483,30 +484,35 @@ fn claim1(p: &str, writes: bool) -> String {
 }
 
 /// A read or write of one packet at the slot `slot` evaluates to (or -1): 0 on success, -1
-/// otherwise. Packets of a multiple of 4 bytes are copied as their own type; char, uchar, short
+/// otherwise. Packets of a multiple of 4 bytes are copied word by word; char, uchar, short
 /// and ushort packets take one word each; other sizes are refused at compile time.
 fn copy(writes: bool, p: &str, slot: &str, ptr: &str) -> String {
-    let dir = if writes { "put" } else { "get" };
+    let (dir, c) = if writes { ("put", "const ") } else { ("get", "") };
+    let word = |t: &str| format!("{t}: __vkcl_{dir}_{t}((__global uint *)({p}), (uint)vkcl_s_, ({c}{t} *)({ptr}))");
     let generic = format!(
-        "_Generic(*({ptr}), char: __vkcl_{dir}_char, uchar: __vkcl_{dir}_uchar, \
-         short: __vkcl_{dir}_short, ushort: __vkcl_{dir}_ushort, default: __vkcl_{dir}_none)\
-         ((__global uint *)({p}), (uint)vkcl_s_, {ptr})"
+        "_Generic(*({ptr}), {}, {}, {}, {}, default: (void)0)",
+        word("char"),
+        word("uchar"),
+        word("short"),
+        word("ushort")
     );
-    let packet = format!(
-        "((__global __typeof_unqual__(*({ptr})) *)((__global uint *)({p}) + 32))[vkcl_s_]"
+    // Whole words, through a uint view of the packet: clspv types a storage buffer from its
+    // accesses and mishandles one accessed as both uint (the header) and another type.
+    let words = "vkcl_n_";
+    let ring = format!(
+        "((__global uint *)({p}))[32u + (uint)vkcl_s_ * {words} + vkcl_k_]"
     );
-    let typed = if writes {
-        format!("{packet} = *({ptr})")
-    } else {
-        format!("*({ptr}) = {packet}")
-    };
+    let value = format!("(({c}uint *)({ptr}))[vkcl_k_]");
+    let (to, from) = if writes { (ring, value) } else { (value, ring) };
+    let typed = format!("for (uint vkcl_k_ = 0; vkcl_k_ < {words}; vkcl_k_++) {to} = {from}");
     format!(
         "({{ _Static_assert(sizeof(*({ptr})) % 4 == 0 || _Generic(*({ptr}), char: 1, uchar: 1, \
          short: 1, ushort: 1, default: 0), \"pipe packets must be char, uchar, short, ushort or \
          a multiple of 4 bytes\"); \
+         uint vkcl_n_ = (uint)(sizeof(*({ptr})) / 4); \
          int vkcl_s_ = ((volatile __global uint *)({p}))[2] == (uint)sizeof(*({ptr})) ? {slot} : -1; \
          if (vkcl_s_ >= 0) {{ if (sizeof(*({ptr})) < 4) {generic}; else {typed}; }} \
-         vkcl_s_ < 0 ? -1 : 0; }})"
+         __vkcl_status(vkcl_s_); }})"
     )
 }
 
@@ -702,5 +708,13 @@ mod tests {
         assert!(h[INDEX_MODULUS] >= 6);
         assert_eq!(buffer_size(1, 10), 128 + 40);
         assert_eq!(buffer_size(12, 2), 128 + 24);
+    }
+}
+#[cfg(test)]
+#[test]
+fn dump_lowered_for_manual_check() {
+    if let Ok(path) = std::env::var("VKCL_PIPES_DUMP") {
+        let src = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(format!("{path}.out"), lower(&src).as_bytes()).unwrap();
     }
 }
