@@ -14,6 +14,7 @@
 //!
 //! Sources that use none of this are returned unchanged.
 
+use super::reflection::ArgInfo;
 use std::borrow::Cow;
 use std::fmt::Write;
 
@@ -28,6 +29,17 @@ pub const MAX_PACKETS: usize = 3;
 /// Indices run modulo this multiple of the capacity (at least twice it), so that a full pipe
 /// and an empty one differ and the indices never overflow.
 pub const INDEX_MODULUS: usize = 4;
+
+/// The OpenCL C 3.0 feature the lowering provides.
+pub const FEATURE: &str = "__opencl_c_pipes";
+/// CL_DEVICE_PIPE_MAX_PACKET_SIZE (the spec's minimum).
+pub const MAX_PACKET_SIZE: u32 = 1024;
+/// CL_DEVICE_MAX_PIPE_ARGS (the spec's minimum; each pipe is one storage buffer).
+pub const MAX_PIPE_ARGS: u32 = 16;
+/// CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS. Reservations hold no state in the pipe (a
+/// reservation id carries its first slot and its count), so any number works; this is what
+/// is promised.
+pub const MAX_ACTIVE_RESERVATIONS: u32 = 16;
 
 /// The largest capacity: the index modulus must hold twice it in 31 bits.
 pub const MAX_CAPACITY: u32 = 1 << 30;
@@ -260,6 +272,29 @@ pub fn pipe_arg(type_name: &str) -> Option<(bool, String)> {
         _ => return None,
     };
     Some((writes, decode_type(enc)?))
+}
+
+const CL_KERNEL_ARG_ADDRESS_GLOBAL: u32 = 0x119B;
+const CL_KERNEL_ARG_ACCESS_READ_ONLY: u32 = 0x11A0;
+const CL_KERNEL_ARG_ACCESS_WRITE_ONLY: u32 = 0x11A1;
+/// CL_KERNEL_ARG_TYPE_PIPE.
+pub const TYPE_PIPE: u32 = 1 << 3;
+
+/// An argument's info as the application wrote it: a lowered pipe argument is reported as
+/// `[read_only|write_only] pipe TYPE` (type name TYPE, qualifier CL_KERNEL_ARG_TYPE_PIPE);
+/// other arguments as they are.
+pub fn arg_info(mut info: ArgInfo) -> ArgInfo {
+    if let Some((writes, ty)) = pipe_arg(&info.type_name) {
+        info.type_name = ty;
+        info.address_qualifier = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+        info.access_qualifier = if writes {
+            CL_KERNEL_ARG_ACCESS_WRITE_ONLY
+        } else {
+            CL_KERNEL_ARG_ACCESS_READ_ONLY
+        };
+        info.type_qualifier = TYPE_PIPE;
+    }
+    info
 }
 
 const TYPE_KEYWORDS: &[&str] = &[
