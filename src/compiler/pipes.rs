@@ -21,14 +21,15 @@ use std::fmt::Write;
 /// Words of the header; the packets start right after it (128 bytes: every OpenCL C type's
 /// alignment divides it).
 pub const HEADER_WORDS: usize = 32;
-/// Header word indices.
-pub const READ_INDEX: usize = 0;
-pub const WRITE_INDEX: usize = 1;
+/// Header word indices. Each end has a claim counter (bumped by every claim, failed ones
+/// included) and a done counter (packets successfully claimed); both count packets since the
+/// pipe was created, modulo 2^32, and a packet's slot is its number modulo the capacity.
+pub const READ_CLAIMS: usize = 0;
+pub const WRITE_CLAIMS: usize = 1;
 pub const PACKET_SIZE: usize = 2;
 pub const MAX_PACKETS: usize = 3;
-/// Indices run modulo this multiple of the capacity (at least twice it), so that a full pipe
-/// and an empty one differ and the indices never overflow.
-pub const INDEX_MODULUS: usize = 4;
+pub const READ_DONE: usize = 4;
+pub const WRITE_DONE: usize = 5;
 
 /// The OpenCL C 3.0 feature the lowering provides.
 pub const FEATURE: &str = "__opencl_c_pipes";
@@ -41,7 +42,7 @@ pub const MAX_PIPE_ARGS: u32 = 16;
 /// is promised.
 pub const MAX_ACTIVE_RESERVATIONS: u32 = 16;
 
-/// The largest capacity: the index modulus must hold twice it in 31 bits.
+/// The largest capacity (the counters' differences are compared as signed 32-bit values).
 pub const MAX_CAPACITY: u32 = 1 << 30;
 
 /// The header of a new, empty pipe.
@@ -49,7 +50,6 @@ pub fn header(packet_size: u32, max_packets: u32) -> [u32; HEADER_WORDS] {
     let mut h = [0u32; HEADER_WORDS];
     h[PACKET_SIZE] = packet_size;
     h[MAX_PACKETS] = max_packets;
-    h[INDEX_MODULUS] = max_packets * ((1u32 << 31) / max_packets);
     h
 }
 
@@ -65,9 +65,16 @@ pub fn buffer_size(packet_size: u32, max_packets: u32) -> u64 {
 
 const TYPEDEF_PREFIX: &str = "vkcl_pipe_";
 
-/// The helpers every lowered source starts with, on one line. `__vkcl_claim` takes `n` packets
-/// for reading (`which` 0) or writing (1) with a compare-and-swap on that end's index, bounded
-/// by what the other end leaves; it returns the first slot, or -1.
+/// The helpers every lowered source starts with, on one line.
+///
+/// `__vkcl_claim` takes `n` packets for reading (`which` 0) or writing (1) and returns the
+/// first one's slot, or -1. It adds `n` to that end's claim counter and succeeds when the
+/// packets it got lie within what the other end's done counter allows; failed claims are not
+/// taken back (a take-back races with other claims of other sizes), so the successful claims of
+/// one kernel are always the first ones and contiguous. The other end is not running (a pipe is
+/// only read or only written by one kernel), so its claim counter, which its failed claims left
+/// too high, is set back to its done counter here. (atomic_add, not a compare-and-swap loop:
+/// lavapipe's atomic compare-exchange lets several lanes of one vector succeed at once.)
 const PRELUDE: &str = concat!(
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression\"") "#,
@@ -81,12 +88,12 @@ const PRELUDE: &str = concat!(
     "static inline __vkcl_reserve_id_t __vkcl_make_rid(int s, uint n) { __vkcl_reserve_id_t r; ",
     "r.start = s < 0 ? 0u : (uint)s; r.count = s < 0 ? 0u : n; return r; } ",
     "static inline int __vkcl_claim(volatile __global uint *h, uint n, uint which) { ",
-    "uint cap = h[3]; uint m = h[4]; uint cur = h[which]; ",
-    "if (n == 0u || n > cap) return -1; ",
-    "for (;;) { uint used = (h[1] - h[0] + m) % m; uint avail = which ? cap - used : used; ",
-    "if (avail < n) return -1; uint next = cur + n; if (next >= m) next -= m; ",
-    "uint seen = atomic_cmpxchg(&h[which], cur, next); ",
-    "if (seen == cur) return (int)(cur % cap); cur = seen; } } ",
+    "uint cap = h[3]; if (n == 0u || n > cap) return -1; ",
+    "h[1u - which] = h[5u - which]; ",
+    "uint limit = which ? h[4] + cap : h[5]; ",
+    "uint old = atomic_add(&h[which], n); ",
+    "if ((int)(limit - old) < (int)n) return -1; ",
+    "atomic_add(&h[4u + which], n); return (int)(old % cap); } ",
     "static inline __vkcl_reserve_id_t __vkcl_reserve(volatile __global uint *h, uint n, uint which) { ",
     "return __vkcl_make_rid(__vkcl_claim(h, n, which), n); } ",
     "static inline __vkcl_reserve_id_t __vkcl_wg_reserve(volatile __global uint *h, uint n, uint which, __local uint *slot) { ",
@@ -97,7 +104,7 @@ const PRELUDE: &str = concat!(
     "barrier(CLK_LOCAL_MEM_FENCE); return r; } ",
     "static inline int __vkcl_slot(volatile __global uint *h, __vkcl_reserve_id_t r, uint i) { ",
     "return i < r.count ? (int)((r.start + i) % h[3]) : -1; } ",
-    "static inline uint __vkcl_num_packets(volatile __global uint *h) { return (h[1] - h[0] + h[4]) % h[4]; } ",
+    "static inline uint __vkcl_num_packets(volatile __global uint *h) { return h[5] - h[4]; } ",
     "static inline uint __vkcl_max_packets(volatile __global uint *h) { return h[3]; } ",
     "static inline void __vkcl_get_char(__global uint *h, uint s, char *v) { *v = (char)h[32u + s]; } ",
     "static inline void __vkcl_get_uchar(__global uint *h, uint s, uchar *v) { *v = (uchar)h[32u + s]; } ",
@@ -455,8 +462,7 @@ impl<'a> Lowering<'a> {
             }
             end += 1;
         }
-        if end == t + 1 || end >= self.toks.len() || !matches!(self.punct(end), Some(b',' | b')'))
-        {
+        if end == t + 1 || end >= self.toks.len() || !matches!(self.punct(end), Some(b',' | b')')) {
             // Not a parameter: left for clang to report.
             out.push_str("pipe");
             return t + 1;
@@ -522,8 +528,14 @@ fn claim1(p: &str, writes: bool) -> String {
 /// otherwise. Packets of a multiple of 4 bytes are copied word by word; char, uchar, short
 /// and ushort packets take one word each; other sizes are refused at compile time.
 fn copy(writes: bool, p: &str, slot: &str, ptr: &str) -> String {
-    let (dir, c) = if writes { ("put", "const ") } else { ("get", "") };
-    let word = |t: &str| format!("{t}: __vkcl_{dir}_{t}((__global uint *)({p}), (uint)vkcl_s_, ({c}{t} *)({ptr}))");
+    let (dir, c) = if writes {
+        ("put", "const ")
+    } else {
+        ("get", "")
+    };
+    let word = |t: &str| {
+        format!("{t}: __vkcl_{dir}_{t}((__global uint *)({p}), (uint)vkcl_s_, ({c}{t} *)({ptr}))")
+    };
     let generic = format!(
         "_Generic(*({ptr}), {}, {}, {}, {}, default: (void)0)",
         word("char"),
@@ -534,9 +546,7 @@ fn copy(writes: bool, p: &str, slot: &str, ptr: &str) -> String {
     // Whole words, through a uint view of the packet: clspv types a storage buffer from its
     // accesses and mishandles one accessed as both uint (the header) and another type.
     let words = "vkcl_n_";
-    let ring = format!(
-        "((__global uint *)({p}))[32u + (uint)vkcl_s_ * {words} + vkcl_k_]"
-    );
+    let ring = format!("((__global uint *)({p}))[32u + (uint)vkcl_s_ * {words} + vkcl_k_]");
     let value = format!("(({c}uint *)({ptr}))[vkcl_k_]");
     let (to, from) = if writes { (ring, value) } else { (value, ring) };
     let typed = format!("for (uint vkcl_k_ = 0; vkcl_k_ < {words}; vkcl_k_++) {to} = {from}");
@@ -708,7 +718,9 @@ mod tests {
         assert!(user.contains("__vkcl_reserve(((volatile __global uint *)(p)), (uint)(2), 0u)"));
         assert!(user.contains("__vkcl_slot(((volatile __global uint *)(p)), r, (uint)(1))"));
         assert!(user.contains("{ __local uint vkcl_wg_slot_[2];"));
-        assert!(user.contains("__vkcl_wg_reserve(((volatile __global uint *)(p)), (uint)(4), 0u, vkcl_wg_slot_)"));
+        assert!(user.contains(
+            "__vkcl_wg_reserve(((volatile __global uint *)(p)), (uint)(4), 0u, vkcl_wg_slot_)"
+        ));
     }
 
     #[test]
@@ -739,17 +751,11 @@ mod tests {
     fn header_and_sizes() {
         let h = header(16, 3);
         assert_eq!((h[PACKET_SIZE], h[MAX_PACKETS]), (16, 3));
-        assert_eq!(h[INDEX_MODULUS] % 3, 0);
-        assert!(h[INDEX_MODULUS] >= 6);
+        assert_eq!(
+            h[READ_CLAIMS] + h[WRITE_CLAIMS] + h[READ_DONE] + h[WRITE_DONE],
+            0
+        );
         assert_eq!(buffer_size(1, 10), 128 + 40);
         assert_eq!(buffer_size(12, 2), 128 + 24);
-    }
-}
-#[cfg(test)]
-#[test]
-fn dump_lowered_for_manual_check() {
-    if let Ok(path) = std::env::var("VKCL_PIPES_DUMP") {
-        let src = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(format!("{path}.out"), lower(&src).as_bytes()).unwrap();
     }
 }

@@ -107,7 +107,15 @@ impl Mem {
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect();
-        Self::new_root(context, flags, size, Some(&header), 0, properties, Some(shape))
+        Self::new_root(
+            context,
+            flags,
+            size,
+            Some(&header),
+            0,
+            properties,
+            Some(shape),
+        )
     }
 
     fn new_root(
