@@ -361,10 +361,16 @@ fn compile_lowers_pipes() {
         );
         assert_eq!((w.type_qualifier, w.access_qualifier), (8, 0x11A1));
     }
-    // Before OpenCL C 2.0 `pipe` is an ordinary name, and the source goes to clspv as it is.
+    // Before OpenCL C 2.0 the pipe built-ins are ordinary names, and pipes are refused: the
+    // source goes to clspv as it is.
     let args = clspv_args("", &target()).unwrap();
-    let plain = b"kernel void k(global int *pipe) { pipe[0] = 1; }\n";
+    let plain = b"kernel void k(global int *read_pipe) { read_pipe[0] = 1; }\n";
     assert!(compile(&[plain], &args).is_ok());
+    let pipe = b"kernel void k(read_only pipe int p) {}\n";
+    assert!(matches!(
+        compile(&[pipe], &args),
+        Err(CompileError::Failed { .. })
+    ));
 }
 
 #[test]
