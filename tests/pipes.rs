@@ -765,3 +765,130 @@ fn pipe_arguments() {
     }
     check!(clReleaseProgram(prog));
 }
+
+/// The pipe's argument info of `k`'s argument 0: (type name, access qualifier, type qualifier).
+fn pipe_arg_of(k: cl_kernel) -> (String, cl_uint, cl_bitfield) {
+    (
+        bytes_to_string(&arg_info_bytes(k, 0, CL_KERNEL_ARG_TYPE_NAME)),
+        bytes_to(&arg_info_bytes(k, 0, CL_KERNEL_ARG_ACCESS_QUALIFIER)),
+        bytes_to(&arg_info_bytes(k, 0, CL_KERNEL_ARG_TYPE_QUALIFIER)),
+    )
+}
+
+/// A program's executable binary for its one device.
+fn binary_of(p: cl_program) -> Vec<u8> {
+    let mut size = 0usize;
+    check!(clGetProgramInfo(
+        p,
+        CL_PROGRAM_BINARY_SIZES,
+        8,
+        (&mut size as *mut usize).cast(),
+        null_mut()
+    ));
+    let mut bin = vec![0u8; size];
+    let mut ptr = bin.as_mut_ptr();
+    check!(clGetProgramInfo(
+        p,
+        CL_PROGRAM_BINARIES,
+        8,
+        (&mut ptr as *mut *mut u8).cast(),
+        null_mut()
+    ));
+    bin
+}
+
+#[test]
+fn pipes_through_compile_link_and_binaries() {
+    let e = Env::new();
+    let mut err = 0;
+    let ptr = INT_PIPES.as_ptr() as *const std::ffi::c_char;
+    let len = INT_PIPES.len();
+    let obj = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let opts = std::ffi::CString::new("-cl-std=CL2.0 -cl-kernel-arg-info").unwrap();
+    check!(clCompileProgram(
+        obj,
+        1,
+        &e.dev,
+        opts.as_ptr(),
+        0,
+        null(),
+        null(),
+        None,
+        null_mut()
+    ));
+    let linked = unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            null(),
+            1,
+            &obj,
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let k = kernel(linked, "produce");
+    // Argument info needs -cl-kernel-arg-info at link time; that argument 0 is a pipe is
+    // known all the same.
+    let status = e.buffer(CL_MEM_READ_WRITE, 256, null_mut());
+    let size = std::mem::size_of::<cl_mem>();
+    check_err!(
+        clSetKernelArg(k, 0, size, (&status as *const cl_mem).cast()),
+        CL_INVALID_MEM_OBJECT
+    );
+    // The linked producer fills a pipe that a kernel of a program rebuilt from the binary of
+    // a source-built program empties.
+    let n = 64;
+    let p = pipe(&e, 4, n as u32);
+    arg(k, 0, &p);
+    arg(k, 1, &status);
+    run(&e, k, n, None);
+    assert!(e.read::<i32>(status, n).iter().all(|&s| s == 0));
+
+    let built = e.program(INT_PIPES, "-cl-std=CL3.0 -cl-kernel-arg-info");
+    let bin = binary_of(built);
+    let (bptr, blen) = (bin.as_ptr(), bin.len());
+    let mut bstatus = 0;
+    let from_bin = unsafe {
+        clCreateProgramWithBinary(e.ctx, 1, &e.dev, &blen, &bptr, &mut bstatus, &mut err)
+    };
+    assert_eq!((bstatus, err), (CL_SUCCESS, CL_SUCCESS));
+    check!(clBuildProgram(
+        from_bin,
+        1,
+        &e.dev,
+        null(),
+        None,
+        null_mut()
+    ));
+    let c = kernel(from_bin, "consume");
+    assert_eq!(
+        pipe_arg_of(c),
+        (
+            "int".to_string(),
+            CL_KERNEL_ARG_ACCESS_READ_ONLY,
+            CL_KERNEL_ARG_TYPE_PIPE
+        )
+    );
+    let out = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    arg(c, 0, &p);
+    arg(c, 1, &out);
+    arg(c, 2, &status);
+    run(&e, c, n, None);
+    assert!(e.read::<i32>(status, n).iter().all(|&s| s == 0));
+    let mut v: Vec<i32> = e.read(out, n);
+    v.sort();
+    assert_eq!(v, (0..n as i32).collect::<Vec<_>>());
+    for m in [p, status, out] {
+        release(m);
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseKernel(c));
+    for p in [obj, linked, built, from_bin] {
+        check!(clReleaseProgram(p));
+    }
+}
