@@ -80,6 +80,7 @@ const PRELUDE: &str = concat!(
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wc11-extensions\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wcast-align\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wtypedef-redefinition\"") "#,
     r#"_Pragma("clang diagnostic push") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wreserved-identifier\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wunused-function\"") "#,
@@ -311,7 +312,7 @@ const TYPE_KEYWORDS: &[&str] = &[
 struct Lowering<'a> {
     src: &'a str,
     toks: Vec<Token>,
-    /// Typedefs already emitted.
+    /// Typedefs the declaration being lowered needs.
     typedefs: Vec<String>,
 }
 
@@ -363,6 +364,10 @@ impl<'a> Lowering<'a> {
     /// Emits token `t` (or a construct starting there); returns the next token.
     fn emit_one(&mut self, t: usize, to: usize, out: &mut String) -> usize {
         let tok = self.toks[t];
+        if tok.kind == Kind::Directive {
+            out.push_str(&lower_directive(&self.src[tok.start..tok.end]));
+            return t + 1;
+        }
         if tok.kind != Kind::Ident {
             out.push_str(&self.src[tok.start..tok.end]);
             return t + 1;
@@ -484,6 +489,8 @@ impl<'a> Lowering<'a> {
             if writes { "w" } else { "r" },
             encode_type(&ty.join(" "))
         );
+        // Before every declaration that names it (one may sit in an #if branch the
+        // preprocessor drops); identical typedefs may repeat.
         if !self.typedefs.contains(&name) {
             self.typedefs.push(name.clone());
         }
@@ -561,6 +568,32 @@ fn copy(writes: bool, p: &str, slot: &str, ptr: &str) -> String {
     )
 }
 
+/// A preprocessor directive: the body of a `#define` is lowered (so that macros may wrap the
+/// pipe built-ins); other directives stay as they are.
+fn lower_directive(text: &str) -> Cow<'_, str> {
+    let rest = text[1..].trim_start();
+    if !rest.starts_with("define") {
+        return Cow::Borrowed(text);
+    }
+    // Lowered as a fragment: the text after '#' has no directive of its own, and the lowered
+    // built-ins stay on one line.
+    let body = &text[1..];
+    let mut l = Lowering {
+        src: body,
+        toks: tokenize(body),
+        typedefs: vec![],
+    };
+    if l.toks.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::from("#");
+    out.push_str(&body[..l.toks[0].start]);
+    let n = l.toks.len();
+    l.emit(0, n, &mut out);
+    out.push_str(&body[l.toks[n - 1].end..]);
+    Cow::Owned(out)
+}
+
 /// Lowers the pipes of OpenCL C 2.0/3.0 `source` (see the module comment).
 pub fn lower(source: &str) -> Cow<'_, str> {
     let toks = tokenize(source);
@@ -577,6 +610,14 @@ pub fn lower(source: &str) -> Cow<'_, str> {
     if !uses {
         return Cow::Borrowed(source);
     }
+    // Work-group reservations need a __local slot, declared in each kernel (also when the
+    // reservation is in a function or macro the kernel calls).
+    let work_groups = [
+        "work_group_reserve_read_pipe",
+        "work_group_reserve_write_pipe",
+    ]
+    .iter()
+    .any(|w| source.contains(w));
     let mut l = Lowering {
         src: source,
         toks,
@@ -595,6 +636,10 @@ pub fn lower(source: &str) -> Cow<'_, str> {
     let mut copied = 0;
     while t < n {
         if l.toks[t].kind == Kind::Directive {
+            let tok = l.toks[t];
+            out.push_str(&source[copied..tok.start]);
+            out.push_str(&lower_directive(&source[tok.start..tok.end]));
+            copied = tok.end;
             t += 1;
             continue;
         }
@@ -625,18 +670,14 @@ pub fn lower(source: &str) -> Cow<'_, str> {
         if start == first {
             out.push_str(PRELUDE);
         }
-        let before = l.typedefs.len();
+        l.typedefs.clear();
         let mut decl = String::new();
         match body {
             Some(open) => {
                 l.emit(start, open + 1, &mut decl);
                 let is_kernel = (start..open).any(|i| l.is(i, "kernel") || l.is(i, "__kernel"));
-                let wg = (open..end).any(|i| {
-                    l.is(i, "work_group_reserve_read_pipe")
-                        || l.is(i, "work_group_reserve_write_pipe")
-                });
-                if is_kernel && wg {
-                    decl.push_str(&format!(" __local uint {WG_SLOT}[2];"));
+                if is_kernel && work_groups {
+                    decl.push_str(&format!(" __local uint {WG_SLOT}[2]; (void){WG_SLOT};"));
                 }
                 if open < end {
                     decl.push_str(&source[l.toks[open].end..l.toks[open + 1].start]);
@@ -645,7 +686,7 @@ pub fn lower(source: &str) -> Cow<'_, str> {
             }
             None => l.emit(start, end + 1, &mut decl),
         }
-        for name in &l.typedefs[before..] {
+        for name in &l.typedefs {
             out.push_str(&format!("typedef uint {name}; "));
         }
         out.push_str(&decl);
@@ -729,11 +770,42 @@ mod tests {
                    kernel void k(write_only pipe int p) { int v = 0; f(p, &v); printf(\"read_pipe(p)\"); }";
         let out = lower(src);
         let user = &out[PRELUDE.len()..];
-        assert_eq!(user.matches("typedef uint vkcl_pipe_w_int;").count(), 1);
+        // Before each declaration naming it.
+        assert_eq!(user.matches("typedef uint vkcl_pipe_w_int;").count(), 2);
         assert!(user.contains("__vkcl_reserve(((volatile __global uint *)(p)), (uint)(1), 1u)"));
         assert!(user.contains("*(v + (1, 0))"));
         assert!(user.contains("printf(\"read_pipe(p)\")"));
         assert!(user.contains("/* pipe */"));
+    }
+
+    #[test]
+    fn macros_and_conditional_declarations() {
+        let src = "#define READ(p, v) read_pipe(p, &(v))\n#define WG(p) \\\n  work_group_reserve_read_pipe(p, 2)\n\
+                   #if A\nkernel void a(read_only pipe int p) {}\n#else\nkernel void b(read_only pipe int p, global int *o) { READ(p, o[0]); WG(p); }\n#endif\n";
+        let out = lower(src);
+        assert_eq!(out.lines().count(), src.lines().count());
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(
+            lines[0].starts_with("#define READ(p, v) ({"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[2].starts_with("  __vkcl_wg_reserve("), "{}", lines[2]);
+        for (i, k) in [(4, "a"), (6, "b")] {
+            assert!(lines[i].contains(&format!("typedef uint vkcl_pipe_r_int; kernel void {k}(")));
+            assert!(lines[i].contains("{ __local uint vkcl_wg_slot_[2]; (void)vkcl_wg_slot_;"));
+        }
+    }
+
+    #[test]
+    fn broken_sources_do_not_panic() {
+        let src = "#define R(p) read_pipe(p, &x)\nkernel void k(__write_only pipe struct s p, global int *o) \
+                   { reserve_id_t r = work_group_reserve_write_pipe(p, (2)); write_pipe(p, r, 0, o); \
+                   /* c */ \"s\\\" ( \" '(' } void f(pipe) { read_pipe(read_pipe(p, x), ); }";
+        for end in 0..=src.len() {
+            let _ = lower(&src[..end]);
+            let _ = lower(&src[end..]);
+        }
     }
 
     #[test]
