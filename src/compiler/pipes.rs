@@ -23,7 +23,8 @@ use std::fmt::Write;
 pub const HEADER_WORDS: usize = 32;
 /// Header word indices. Each end has a claim counter (bumped by every claim, failed ones
 /// included) and a done counter (packets successfully claimed); both count packets since the
-/// pipe was created, modulo 2^32, and a packet's slot is its number modulo the capacity.
+/// pipe was created, modulo 2^32, and a packet's slot is its number modulo the capacity. (The
+/// prelude's OpenCL C uses these indices as literals.)
 pub const READ_CLAIMS: usize = 0;
 pub const WRITE_CLAIMS: usize = 1;
 pub const PACKET_SIZE: usize = 2;
