@@ -84,6 +84,11 @@ kernel void consume_seq(__read_only pipe int p, int n, global int *out) {
         out[i] = v;
     }
 }
+// A pipe passed on to a function.
+int put(write_only pipe int q, int v) { return write_pipe(q, &v); }
+kernel void produce_via_function(write_only pipe int p, global int *status) {
+    status[get_global_id(0)] = put(p, get_global_id(0));
+}
 kernel void counts(pipe int p, global uint *out) {
     out[0] = get_pipe_num_packets(p);
     out[1] = get_pipe_max_packets(p);
@@ -345,6 +350,37 @@ fn producer_then_consumer_pass_every_packet_once() {
     values.sort();
     assert_eq!(values, (0..n as i32).collect::<Vec<_>>());
     release(p);
+}
+
+#[test]
+fn pipes_passed_to_functions_and_wrong_packet_sizes() {
+    let t = Int::new();
+    let n = 16;
+    let p = pipe(&t.e, 4, 32);
+    let k = kernel(t.prog, "produce_via_function");
+    let status = t.e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    arg(k, 0, &p);
+    arg(k, 1, &status);
+    run(&t.e, k, n, None);
+    assert!(t.e.read::<i32>(status, n).iter().all(|&s| s == 0));
+    let mut v: Vec<i32> = t
+        .consume(p, n)
+        .iter()
+        .map(|&(s, v)| {
+            assert_eq!(s, 0);
+            v
+        })
+        .collect();
+    v.sort();
+    assert_eq!(v, (0..n as i32).collect::<Vec<_>>());
+    // int packets through a pipe of 8-byte packets: refused, nothing written beyond a packet.
+    let wide = pipe(&t.e, 8, 32);
+    assert!(t.produce(wide, n).iter().all(|&s| s < 0));
+    assert!(t.consume(wide, n).iter().all(|&(s, v)| s < 0 && v == -1));
+    for m in [p, wide, status] {
+        release(m);
+    }
+    check!(clReleaseKernel(k));
 }
 
 #[test]
