@@ -528,8 +528,10 @@ kernel void produce_wg(write_only pipe float4 p, global int *ok) {
     ok[get_global_id(0)] = is_valid_reserve_id(r) ? write_pipe(p, r, get_local_id(0), &v) : -7;
     work_group_commit_write_pipe(p, r);
 }
+// The reservation in local memory, as the conformance tests write it.
 kernel void consume_wg(read_only pipe float4 p, global float4 *out) {
-    reserve_id_t r = work_group_reserve_read_pipe(p, get_local_size(0));
+    __local reserve_id_t r;
+    r = work_group_reserve_read_pipe(p, get_local_size(0));
     float4 v = (float4)(-1.0f);
     if (is_valid_reserve_id(r))
         read_pipe(p, r, get_local_id(0), &v);
