@@ -87,22 +87,16 @@ fn compile_bytes(
     }
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
-    // Pipes exist from OpenCL C 2.0 on (before, `pipe` is an ordinary identifier); LLVM IR
-    // inputs were lowered when they were compiled.
-    let pipes = clspv_args
+    // Pipes exist from OpenCL C 2.0 on (before, their built-ins' names are ordinary
+    // identifiers); LLVM IR inputs were lowered when they were compiled.
+    let lower_pipes = clspv_args
         .iter()
         .any(|a| a == "-cl-std=CL2.0" || a == "-cl-std=CL3.0")
         && !clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
-    let lowered: Vec<std::borrow::Cow<[u8]>> = sources
-        .iter()
-        .map(|s| match std::str::from_utf8(s) {
-            Ok(text) if pipes => match pipes::lower(text) {
-                std::borrow::Cow::Owned(t) => std::borrow::Cow::Owned(t.into_bytes()),
-                std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(*s),
-            },
-            _ => std::borrow::Cow::Borrowed(*s),
-        })
-        .collect();
+    if !lower_pipes {
+        return compile_in_helper(sources, &options.join(" "));
+    }
+    let lowered: Vec<_> = sources.iter().map(|s| pipes::lower_bytes(s)).collect();
     let sources: Vec<&[u8]> = lowered.iter().map(|s| s.as_ref()).collect();
     compile_in_helper(&sources, &options.join(" "))
 }

@@ -595,6 +595,14 @@ fn lower_directive(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`lower`] for a source as bytes (one that is not UTF-8 is left to clspv to refuse).
+pub fn lower_bytes(source: &[u8]) -> Cow<'_, [u8]> {
+    match std::str::from_utf8(source).map(lower) {
+        Ok(Cow::Owned(text)) => Cow::Owned(text.into_bytes()),
+        _ => Cow::Borrowed(source),
+    }
+}
+
 /// Lowers the pipes of OpenCL C 2.0/3.0 `source` (see the module comment).
 pub fn lower(source: &str) -> Cow<'_, str> {
     let toks = tokenize(source);
