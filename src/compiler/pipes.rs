@@ -23,14 +23,16 @@ use std::fmt::Write;
 pub const HEADER_WORDS: usize = 32;
 /// Header word indices. Each end has a claim counter (bumped by every claim, failed ones
 /// included) and a done counter (packets successfully claimed); both count packets since the
-/// pipe was created, modulo 2^32, and a packet's slot is its number modulo the capacity. (The
-/// prelude's OpenCL C uses these indices as literals.)
+/// pipe was created, modulo 2^32. A packet's slot is its number modulo the number of slots, the
+/// capacity rounded up to a power of two, so that the slot sequence runs on when the counters
+/// wrap. (The prelude's OpenCL C uses these indices as literals.)
 pub const READ_CLAIMS: usize = 0;
 pub const WRITE_CLAIMS: usize = 1;
 pub const PACKET_SIZE: usize = 2;
 pub const MAX_PACKETS: usize = 3;
 pub const READ_DONE: usize = 4;
 pub const WRITE_DONE: usize = 5;
+pub const SLOTS: usize = 6;
 
 /// The OpenCL C 3.0 feature the lowering provides.
 pub const FEATURE: &str = "__opencl_c_pipes";
@@ -51,7 +53,14 @@ pub fn header(packet_size: u32, max_packets: u32) -> [u32; HEADER_WORDS] {
     let mut h = [0u32; HEADER_WORDS];
     h[PACKET_SIZE] = packet_size;
     h[MAX_PACKETS] = max_packets;
+    // At most MAX_CAPACITY packets (the caller checks), so the slots fit.
+    h[SLOTS] = slots(max_packets.min(MAX_CAPACITY)) as u32;
     h
+}
+
+/// Slots of the ring for a capacity.
+fn slots(max_packets: u32) -> u64 {
+    u64::from(max_packets).next_power_of_two()
 }
 
 /// Bytes one packet takes in the ring: packets smaller than a word get a word.
@@ -61,7 +70,7 @@ pub fn packet_stride(packet_size: u32) -> u64 {
 
 /// Bytes of the buffer behind a pipe.
 pub fn buffer_size(packet_size: u32, max_packets: u32) -> u64 {
-    (HEADER_WORDS * 4) as u64 + packet_stride(packet_size) * u64::from(max_packets)
+    (HEADER_WORDS * 4) as u64 + packet_stride(packet_size) * slots(max_packets)
 }
 
 const TYPEDEF_PREFIX: &str = "vkcl_pipe_";
@@ -95,7 +104,7 @@ const PRELUDE: &str = concat!(
     "uint limit = which ? h[4] + cap : h[5]; ",
     "uint old = atomic_add(&h[which], n); ",
     "if ((int)(limit - old) < (int)n) return -1; ",
-    "atomic_add(&h[4u + which], n); return (int)(old % cap); } ",
+    "atomic_add(&h[4u + which], n); return (int)(old & (h[6] - 1u)); } ",
     "static inline __vkcl_reserve_id_t __vkcl_reserve(volatile __global uint *h, uint n, uint which) { ",
     "return __vkcl_make_rid(__vkcl_claim(h, n, which), n); } ",
     "static inline __vkcl_reserve_id_t __vkcl_wg_reserve(volatile __global uint *h, uint n, uint which, __local uint *slot) { ",
@@ -105,7 +114,7 @@ const PRELUDE: &str = concat!(
     "barrier(CLK_LOCAL_MEM_FENCE); __vkcl_reserve_id_t r; r.start = slot[0]; r.count = slot[1]; ",
     "barrier(CLK_LOCAL_MEM_FENCE); return r; } ",
     "static inline int __vkcl_slot(volatile __global uint *h, __vkcl_reserve_id_t r, uint i) { ",
-    "return i < r.count ? (int)((r.start + i) % h[3]) : -1; } ",
+    "return i < r.count ? (int)((r.start + i) & (h[6] - 1u)) : -1; } ",
     "static inline uint __vkcl_num_packets(volatile __global uint *h) { return h[5] - h[4]; } ",
     "static inline uint __vkcl_max_packets(volatile __global uint *h) { return h[3]; } ",
     "static inline void __vkcl_get_char(__global uint *h, uint s, char *v) { *v = (char)h[32u + s]; } ",
@@ -836,7 +845,9 @@ mod tests {
             h[READ_CLAIMS] + h[WRITE_CLAIMS] + h[READ_DONE] + h[WRITE_DONE],
             0
         );
-        assert_eq!(buffer_size(1, 10), 128 + 40);
+        assert_eq!(h[SLOTS], 4);
+        assert_eq!(buffer_size(1, 10), 128 + 16 * 4);
         assert_eq!(buffer_size(12, 2), 128 + 24);
+        assert_eq!(buffer_size(4, 1 << 30), 128 + (4 << 30));
     }
 }
