@@ -646,11 +646,11 @@ pub fn lower(source: &str) -> Cow<'_, str> {
     let mut out = String::new();
     let mut t = 0;
     let n = l.toks.len();
-    let first = l
-        .toks
-        .iter()
-        .position(|t| t.kind != Kind::Directive)
-        .unwrap_or(n);
+    // The prelude goes before the first declaration outside any #if (one inside might be
+    // dropped by the preprocessor), on its line; without such a declaration (a source inside
+    // an include guard), on a line of its own at the top.
+    let conditional = conditional_depths(source, &l.toks);
+    let mut prelude = false;
     let mut copied = 0;
     while t < n {
         if l.toks[t].kind == Kind::Directive {
@@ -685,8 +685,9 @@ pub fn lower(source: &str) -> Cow<'_, str> {
         }
         let end = end.min(n.saturating_sub(1));
         out.push_str(&source[copied..l.toks[start].start]);
-        if start == first {
+        if !prelude && conditional[start] == 0 {
             out.push_str(PRELUDE);
+            prelude = true;
         }
         l.typedefs.clear();
         let mut decl = String::new();
@@ -712,7 +713,33 @@ pub fn lower(source: &str) -> Cow<'_, str> {
         t = end + 1;
     }
     out.push_str(&source[copied..]);
+    if !prelude {
+        out.insert_str(0, &format!("{PRELUDE}\n"));
+    }
     Cow::Owned(out)
+}
+
+/// For each token, how many #if/#ifdef/#ifndef blocks it is inside.
+fn conditional_depths(src: &str, toks: &[Token]) -> Vec<u32> {
+    let mut depth = 0u32;
+    toks.iter()
+        .map(|t| {
+            let here = depth;
+            if t.kind == Kind::Directive {
+                let word = src[t.start + 1..t.end]
+                    .trim_start()
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .next()
+                    .unwrap_or("");
+                match word {
+                    "if" | "ifdef" | "ifndef" => depth += 1,
+                    "endif" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            here
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -801,8 +828,9 @@ mod tests {
         let src = "#define READ(p, v) read_pipe(p, &(v))\n#define WG(p) \\\n  work_group_reserve_read_pipe(p, 2)\n\
                    #if A\nkernel void a(read_only pipe int p) {}\n#else\nkernel void b(read_only pipe int p, global int *o) { READ(p, o[0]); WG(p); }\n#endif\n";
         let out = lower(src);
-        assert_eq!(out.lines().count(), src.lines().count());
-        let lines: Vec<&str> = out.lines().collect();
+        // Every declaration is inside #if: the prelude takes a line of its own at the top.
+        assert_eq!(out.lines().count(), src.lines().count() + 1);
+        let lines: Vec<&str> = out.lines().skip(1).collect();
         assert!(
             lines[0].starts_with("#define READ(p, v) ({"),
             "{}",
@@ -813,6 +841,21 @@ mod tests {
             assert!(lines[i].contains(&format!("typedef uint vkcl_pipe_r_int; kernel void {k}(")));
             assert!(lines[i].contains("{ __local uint vkcl_wg_slot_[2]; (void)vkcl_wg_slot_;"));
         }
+    }
+
+    #[test]
+    fn the_prelude_is_outside_conditionals() {
+        let src = "#if 0\nint x;\n#endif\nkernel void k(read_only pipe int p) {}\n";
+        let out = lower(src);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[1], "int x;");
+        assert!(lines[3].starts_with(PRELUDE));
+        // All inside an include guard: the prelude gets a line of its own.
+        let src = "#ifndef G\n#define G\nkernel void k(read_only pipe int p) {}\n#endif\n";
+        let out = lower(src);
+        assert!(out.starts_with(&format!("{PRELUDE}\n#ifndef G\n")));
+        assert_eq!(out.matches("__vkcl_reserve_id_t;").count(), 1);
     }
 
     #[test]
