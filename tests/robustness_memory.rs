@@ -317,8 +317,9 @@ fn mem_object_queries_and_callbacks() {
     c.done();
 }
 
-/// Images, samplers and pipes: unsupported by vkcl's device (CL_DEVICE_IMAGE_SUPPORT false, no
-/// pipes), so valid handles may get CL_INVALID_OPERATION; invalid handles never can.
+/// Images, samplers and pipes: images and samplers are unsupported by vkcl's device
+/// (CL_DEVICE_IMAGE_SUPPORT false), so valid handles may get CL_INVALID_OPERATION; invalid
+/// handles never can. Pipes are supported: their errors are exact (more in tests/pipes.rs).
 #[test]
 fn image_sampler_pipe_entry_points() {
     let f = Fix::new();
@@ -381,7 +382,7 @@ fn image_sampler_pipe_entry_points() {
         expect!(
             c,
             create(|e| clCreatePipe(ctx, rw, 0, 4, null(), e)),
-            [CL_INVALID_PIPE_SIZE, CL_INVALID_OPERATION]
+            CL_INVALID_PIPE_SIZE
         );
         expect!(
             c,
@@ -449,7 +450,7 @@ fn image_sampler_pipe_entry_points() {
     expect!(
         c,
         clGetPipeInfo(f.m, CL_PIPE_PACKET_SIZE, 0, null_mut(), &mut sz),
-        [CL_INVALID_MEM_OBJECT, CL_INVALID_OPERATION]
+        CL_INVALID_MEM_OBJECT
     );
     expect!(
         c,

@@ -3,6 +3,7 @@
 use super::info::{name_versions, v, write};
 use super::platform::platform_arg;
 use crate::cl::*;
+use crate::compiler::pipes;
 use crate::core::device::{Device, OPENCL_C_VERSIONS};
 use crate::core::object::handle;
 use crate::core::{check, CLResult, ClError};
@@ -238,10 +239,11 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
             .collect::<Vec<_>>()
             .join(" ")),
         CL_DEVICE_ILS_WITH_VERSION => v(&name_versions(&d.ils())),
-        CL_DEVICE_MAX_PIPE_ARGS
-        | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
-        | CL_DEVICE_PIPE_MAX_PACKET_SIZE => v(&0u32),
-        CL_DEVICE_PIPE_SUPPORT => v(&cl_false),
+        // Pipes are lowered in the OpenCL C source before clspv (compiler::pipes).
+        CL_DEVICE_MAX_PIPE_ARGS => v(&pipes::MAX_PIPE_ARGS),
+        CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS => v(&pipes::MAX_ACTIVE_RESERVATIONS),
+        CL_DEVICE_PIPE_MAX_PACKET_SIZE => v(&pipes::MAX_PACKET_SIZE),
+        CL_DEVICE_PIPE_SUPPORT => v(&cl_true),
         CL_DEVICE_SVM_CAPABILITIES => v(&0u64),
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT

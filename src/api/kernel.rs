@@ -50,7 +50,13 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
             } else {
                 unsafe { *(value as *const cl_mem) }
             };
+            // A pipe argument takes a pipe, a pointer argument a buffer (or NULL).
+            let pipe_arg = k.reflection.args[index]
+                .info
+                .as_ref()
+                .is_some_and(|i| u64::from(i.type_qualifier) & CL_KERNEL_ARG_TYPE_PIPE != 0);
             if h.is_null() {
+                check(!pipe_arg, CL_INVALID_MEM_OBJECT)?;
                 ArgValue::Mem(None)
             } else {
                 let m: Arc<Mem> = obj(h)?;
@@ -58,6 +64,7 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
                     Arc::ptr_eq(&m.context, &k.program.context),
                     CL_INVALID_MEM_OBJECT,
                 )?;
+                check(pipe_arg == m.pipe.is_some(), CL_INVALID_MEM_OBJECT)?;
                 ArgValue::Mem(Some(m))
             }
         }

@@ -18,6 +18,7 @@ pub mod image;
 pub mod info;
 pub mod kernel;
 pub mod memory;
+pub mod pipe;
 pub mod platform;
 pub mod program;
 pub mod queue;

@@ -325,21 +325,6 @@ pub extern "C" fn clCreateEventFromEGLSyncKHR(a0: cl_context, a1: usize, a2: usi
 }
 
 #[no_mangle]
-pub extern "C" fn clCreatePipe(a0: cl_context, a1: cl_mem_flags, a2: cl_uint, a3: cl_uint, a4: *mut cl_pipe_properties, a5: *mut cl_int) -> cl_mem {
-    let e = unimplemented_after("clCreatePipe", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a5.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a5 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clGetPipeInfo(a0: cl_mem, a1: cl_pipe_info, a2: usize, a3: *mut c_void, a4: *mut usize) -> cl_int {
-    unimplemented_after("clGetPipeInfo", || { super::obj::<Mem, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
 pub extern "C" fn clSVMAlloc(a0: cl_context, a1: cl_svm_mem_flags, a2: usize, a3: u32) -> *mut c_void {
     unimplemented_after("clSVMAlloc", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
     std::ptr::null_mut()

@@ -2,12 +2,14 @@
 //!
 //! - [`compile`]: sources + clspv arguments → SPIR-V and log (serialised, crash-proof);
 //! - [`options`]: the application's build options → clspv arguments for a device;
-//! - [`reflection`]: clspv's `NonSemantic.ClspvReflection` instructions → kernel interfaces.
+//! - [`reflection`]: clspv's `NonSemantic.ClspvReflection` instructions → kernel interfaces;
+//! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod binary;
 pub mod helper;
 pub mod il;
 pub mod options;
+pub mod pipes;
 pub mod pystubs;
 pub mod reflection;
 #[cfg(test)]
@@ -87,6 +89,22 @@ fn compile_bytes(
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
     let options = options.join(" ");
+    // Pipes exist from OpenCL C 2.0 on (before, their built-ins' names are ordinary
+    // identifiers); LLVM IR inputs were lowered when they were compiled. The cache sees the
+    // lowered sources.
+    let lower_pipes = clspv_args
+        .iter()
+        .any(|a| a == "-cl-std=CL2.0" || a == "-cl-std=CL3.0")
+        && !clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
+    let lowered: Vec<_> = match lower_pipes {
+        true => sources.iter().map(|s| pipes::lower_bytes(s)).collect(),
+        false => sources
+            .iter()
+            .map(|&s| std::borrow::Cow::Borrowed(s))
+            .collect(),
+    };
+    let sources: Vec<&[u8]> = lowered.iter().map(|s| s.as_ref()).collect();
+    let sources = sources.as_slice();
     let cache = crate::cache::get().zip(cache_key(sources, clspv_args, &options));
     if let Some((cache, key)) = &cache {
         let entry = cache.load("clspv", key).and_then(|e| {

@@ -178,6 +178,8 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
             "-enable-feature-macros={}",
             opencl_c_features(target).join(",")
         ));
+        // Pipes are lowered before clspv (compiler::pipes), which refuses their feature macro.
+        a.push(format!("-D{}=1", super::pipes::FEATURE));
     }
     a.push(format!(
         "-max-pushconstant-size={}",
@@ -377,6 +379,7 @@ mod tests {
             .find(|s| s.starts_with("-enable-feature-macros="))
             .unwrap();
         assert!(f.contains("__opencl_c_int64") && f.contains("__opencl_c_read_write_images"));
+        assert!(!f.contains("pipes") && a.contains(&"-D__opencl_c_pipes=1".to_string()));
     }
 
     #[test]

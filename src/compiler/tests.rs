@@ -320,3 +320,66 @@ fn compile_is_thread_safe() {
         assert!(t.join().unwrap().is_ok());
     }
 }
+
+const PIPES: &[u8] = b"#ifndef __opencl_c_pipes
+#error no pipes
+#endif
+typedef struct { int a; float b; } pair;
+kernel void w(write_only pipe pair p, global int *ok) {
+    pair v = { 1, 2.0f };
+    ok[0] = write_pipe(p, &v);
+}
+kernel void r(__read_only pipe int p, global int *out) {
+    reserve_id_t id = work_group_reserve_read_pipe(p, 2);
+    if (is_valid_reserve_id(id)) read_pipe(p, id, get_local_id(0), out);
+    work_group_commit_read_pipe(p, id);
+    out[1] = get_pipe_num_packets(p);
+}
+";
+
+#[test]
+fn compile_lowers_pipes() {
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let mut src = PIPES.to_vec();
+        if std.ends_with("2.0") {
+            // The 3.0 feature macro is only defined for 3.0.
+            src.drain(..PIPES.iter().position(|&b| b == b't').unwrap());
+        }
+        let args = clspv_args(std, &target()).unwrap();
+        let out = compile(&[&src], &args).unwrap_or_else(|e| panic!("{std}: {e}"));
+        let r = parse(&out.spirv).unwrap();
+        let info = |k: usize| r.kernels[k].args[0].info.clone().unwrap();
+        let (w, rd) = if r.kernels[0].name == "w" {
+            (info(0), info(1))
+        } else {
+            (info(1), info(0))
+        };
+        assert_eq!((w.name.as_str(), w.type_name.as_str()), ("p", "pair"));
+        assert_eq!(
+            (rd.type_name.as_str(), rd.access_qualifier),
+            ("int", 0x11A0)
+        );
+        assert_eq!((w.type_qualifier, w.access_qualifier), (8, 0x11A1));
+    }
+    // Before OpenCL C 2.0 the pipe built-ins are ordinary names, and pipes are refused: the
+    // source goes to clspv as it is.
+    let args = clspv_args("", &target()).unwrap();
+    let plain = b"kernel void k(global int *read_pipe) { read_pipe[0] = 1; }\n";
+    assert!(compile(&[plain], &args).is_ok());
+    let pipe = b"kernel void k(read_only pipe int p) {}\n";
+    assert!(matches!(
+        compile(&[pipe], &args),
+        Err(CompileError::Failed { .. })
+    ));
+}
+
+#[test]
+fn pipe_errors_keep_line_numbers() {
+    let args = clspv_args("-cl-std=CL3.0", &target()).unwrap();
+    let src =
+        b"kernel void k(read_only pipe int p)\n{\n  int v;\n  read_pipe(p, &v);\n  nope();\n}\n";
+    match compile(&[src], &args) {
+        Err(CompileError::Failed { log }) => assert!(log.contains("source:5:"), "{log}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,4 +1,4 @@
-//! Memory objects (buffers for now). The commands on them are in `transfer`.
+//! Memory objects: buffers, sub-buffers and pipes. The commands on them are in `transfer`.
 //!
 //! Placement today: every buffer lives in host-visible memory of the context's first device
 //! (zero-copy on lavapipe and integrated GPUs). Transfers go through staging copies recorded
@@ -9,6 +9,7 @@ use super::context::Context;
 use super::error::{check, CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
+use crate::compiler::pipes;
 use crate::vk::memory::{Buffer, Placement};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -30,6 +31,8 @@ pub struct Mem {
     pub offset: u64,
     /// A sub-buffer's parent, and its origin in the parent.
     pub parent: Option<(Arc<Mem>, usize)>,
+    /// A pipe's packet size and capacity (see `compiler::pipes` for its layout).
+    pub pipe: Option<PipeShape>,
     maps: Mutex<HashMap<usize, Mapping>>,
     destructors: Mutex<Vec<Destructor>>,
 }
@@ -57,6 +60,12 @@ impl ClObject for Mem {
     fn base(&self) -> &Base {
         &self.base
     }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PipeShape {
+    pub packet_size: u32,
+    pub max_packets: u32,
 }
 
 /// An outstanding map of a region.
@@ -88,28 +97,69 @@ impl Mem {
         host_ptr: *mut c_void,
         properties: Vec<cl_mem_properties>,
     ) -> CLResult<Arc<Mem>> {
+        let copy = flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR) != 0;
+        // SAFETY: the application passed `size` readable bytes at host_ptr.
+        let init = copy.then(|| unsafe { std::slice::from_raw_parts(host_ptr as *const u8, size) });
+        let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
+        let host_ptr = if use_host { host_ptr as usize } else { 0 };
+        Self::new_root(context, flags, size, init, host_ptr, properties, None)
+    }
+
+    /// clCreatePipe: a buffer holding the header of an empty pipe, then the packets.
+    pub fn new_pipe(
+        context: &Arc<Context>,
+        flags: cl_mem_flags,
+        shape: PipeShape,
+        properties: Vec<cl_mem_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        let size = pipes::buffer_size(shape.packet_size, shape.max_packets);
+        let size = usize::try_from(size).map_err(|_| ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))?;
+        let header: Vec<u8> = pipes::header(shape.packet_size, shape.max_packets)
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        Self::new_root(
+            context,
+            flags,
+            size,
+            Some(&header),
+            0,
+            properties,
+            Some(shape),
+        )
+    }
+
+    fn new_root(
+        context: &Arc<Context>,
+        flags: cl_mem_flags,
+        size: usize,
+        init: Option<&[u8]>,
+        host_ptr: usize,
+        properties: Vec<cl_mem_properties>,
+        pipe: Option<PipeShape>,
+    ) -> CLResult<Arc<Mem>> {
         let device = context.devices[0].vk()?;
         let storage = Buffer::new(&device, size as u64, Placement::Upload, "cl_mem")?;
-        if flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR) != 0 {
-            // SAFETY: the application passed `size` readable bytes at host_ptr; the buffer is
-            // new, so no GPU work touches it.
-            unsafe {
-                let src = std::slice::from_raw_parts(host_ptr as *const u8, size);
-                storage.write(0, src);
-            }
+        if let Some(data) = init {
+            // SAFETY: the buffer is new, so no GPU work touches it.
+            unsafe { storage.write(0, data) };
         }
-        let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
         Ok(Arc::new(Mem {
             base: Base::new(Kind::Mem),
             context: context.clone(),
-            mem_type: CL_MEM_OBJECT_BUFFER,
+            mem_type: if pipe.is_some() {
+                CL_MEM_OBJECT_PIPE
+            } else {
+                CL_MEM_OBJECT_BUFFER
+            },
             flags,
             size,
-            host_ptr: if use_host { host_ptr as usize } else { 0 },
+            host_ptr,
             properties,
             storage: Arc::new(storage),
             offset: 0,
             parent: None,
+            pipe,
             maps: Mutex::new(HashMap::new()),
             destructors: Mutex::new(vec![]),
         }))
@@ -137,6 +187,7 @@ impl Mem {
             storage: parent.storage.clone(),
             offset: parent.offset + origin as u64,
             parent: Some((parent.clone(), origin)),
+            pipe: None,
             maps: Mutex::new(HashMap::new()),
             destructors: Mutex::new(vec![]),
         })

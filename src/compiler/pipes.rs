@@ -1,0 +1,896 @@
+//! OpenCL 2.0 pipes, lowered in the OpenCL C source before clspv (which has no pipe support).
+//!
+//! A pipe is a storage buffer: a header of [`HEADER_WORDS`] 32-bit words, then the packets as
+//! a ring of `max_packets` slots (see docs/PIPES.md). The lowering is a source-to-source
+//! transform ([`lower`]):
+//! - a `pipe` parameter (`read_only pipe int p`) becomes `__global vkcl_pipe_r_int *p`, where
+//!   `vkcl_pipe_r_int` is a typedef of `uint` whose name carries the access and the packet type
+//!   (encoded by [`encode_type`]), so that the module's own argument info tells the runtime which
+//!   arguments are pipes ([`pipe_arg`]), through binaries and links alike;
+//! - the pipe built-ins become expressions on the header and packets, calling the helper
+//!   functions of a one-line prelude (one line, so that clspv's diagnostics keep the
+//!   application's line numbers);
+//! - `reserve_id_t` and `CLK_NULL_RESERVE_ID` become the prelude's reservation type and value.
+//!
+//! Sources that use none of this are returned unchanged.
+
+use super::reflection::ArgInfo;
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// Words of the header; the packets start right after it (128 bytes: every OpenCL C type's
+/// alignment divides it).
+pub const HEADER_WORDS: usize = 32;
+/// Header word indices. Each end has a claim counter (bumped by every claim, failed ones
+/// included) and a done counter (packets successfully claimed); both count packets since the
+/// pipe was created, modulo 2^32. A packet's slot is its number modulo the number of slots, the
+/// capacity rounded up to a power of two, so that the slot sequence runs on when the counters
+/// wrap. (The prelude's OpenCL C uses these indices as literals.)
+pub const READ_CLAIMS: usize = 0;
+pub const WRITE_CLAIMS: usize = 1;
+pub const PACKET_SIZE: usize = 2;
+pub const MAX_PACKETS: usize = 3;
+pub const READ_DONE: usize = 4;
+pub const WRITE_DONE: usize = 5;
+pub const SLOTS: usize = 6;
+
+/// The OpenCL C 3.0 feature the lowering provides.
+pub const FEATURE: &str = "__opencl_c_pipes";
+/// CL_DEVICE_PIPE_MAX_PACKET_SIZE (the spec's minimum).
+pub const MAX_PACKET_SIZE: u32 = 1024;
+/// CL_DEVICE_MAX_PIPE_ARGS (the spec's minimum; each pipe is one storage buffer).
+pub const MAX_PIPE_ARGS: u32 = 16;
+/// CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS. Reservations hold no state in the pipe (a
+/// reservation id carries its first slot and its count), so any number works; this is what
+/// is promised.
+pub const MAX_ACTIVE_RESERVATIONS: u32 = 16;
+
+/// The largest capacity (the counters' differences are compared as signed 32-bit values).
+pub const MAX_CAPACITY: u32 = 1 << 30;
+
+/// The header of a new, empty pipe.
+pub fn header(packet_size: u32, max_packets: u32) -> [u32; HEADER_WORDS] {
+    let mut h = [0u32; HEADER_WORDS];
+    h[PACKET_SIZE] = packet_size;
+    h[MAX_PACKETS] = max_packets;
+    // At most MAX_CAPACITY packets (the caller checks), so the slots fit.
+    h[SLOTS] = slots(max_packets.min(MAX_CAPACITY)) as u32;
+    h
+}
+
+/// Slots of the ring for a capacity.
+fn slots(max_packets: u32) -> u64 {
+    u64::from(max_packets).next_power_of_two()
+}
+
+/// Bytes one packet takes in the ring: packets smaller than a word get a word.
+pub fn packet_stride(packet_size: u32) -> u64 {
+    u64::from(packet_size).div_ceil(4) * 4
+}
+
+/// Bytes of the buffer behind a pipe.
+pub fn buffer_size(packet_size: u32, max_packets: u32) -> u64 {
+    (HEADER_WORDS * 4) as u64 + packet_stride(packet_size) * slots(max_packets)
+}
+
+const TYPEDEF_PREFIX: &str = "vkcl_pipe_";
+
+/// The helpers every lowered source starts with, on one line.
+///
+/// `__vkcl_claim` takes `n` packets for reading (`which` 0) or writing (1) and returns the
+/// first one's slot, or -1. It adds `n` to that end's claim counter and succeeds when the
+/// packets it got lie within what the other end's done counter allows; failed claims are not
+/// taken back (a take-back races with other claims of other sizes), so the successful claims of
+/// one kernel are always the first ones and contiguous. The other end is not running (a pipe is
+/// only read or only written by one kernel), so its claim counter, which its failed claims left
+/// too high, is set back to its done counter here. (atomic_add, not a compare-and-swap loop:
+/// lavapipe's atomic compare-exchange lets several lanes of one vector succeed at once.)
+const PRELUDE: &str = concat!(
+    r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wc11-extensions\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wcast-align\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wtypedef-redefinition\"") "#,
+    r#"_Pragma("clang diagnostic push") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wreserved-identifier\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wunused-function\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wdeclaration-after-statement\"") "#,
+    "typedef struct { uint start; uint count; } __vkcl_reserve_id_t; ",
+    "static inline __vkcl_reserve_id_t __vkcl_make_rid(int s, uint n) { __vkcl_reserve_id_t r; ",
+    "r.start = s < 0 ? 0u : (uint)s; r.count = s < 0 ? 0u : n; return r; } ",
+    "static inline int __vkcl_claim(volatile __global uint *h, uint n, uint which) { ",
+    "uint cap = h[3]; if (n == 0u || n > cap) return -1; ",
+    "h[1u - which] = h[5u - which]; ",
+    "uint limit = which ? h[4] + cap : h[5]; ",
+    "uint old = atomic_add(&h[which], n); ",
+    "if ((int)(limit - old) < (int)n) return -1; ",
+    "atomic_add(&h[4u + which], n); return (int)(old & (h[6] - 1u)); } ",
+    "static inline __vkcl_reserve_id_t __vkcl_reserve(volatile __global uint *h, uint n, uint which) { ",
+    "return __vkcl_make_rid(__vkcl_claim(h, n, which), n); } ",
+    "static inline __vkcl_reserve_id_t __vkcl_wg_reserve(volatile __global uint *h, uint n, uint which, __local uint *slot) { ",
+    "barrier(CLK_LOCAL_MEM_FENCE); ",
+    "if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) { ",
+    "__vkcl_reserve_id_t r = __vkcl_reserve(h, n, which); slot[0] = r.start; slot[1] = r.count; } ",
+    "barrier(CLK_LOCAL_MEM_FENCE); __vkcl_reserve_id_t r; r.start = slot[0]; r.count = slot[1]; ",
+    "barrier(CLK_LOCAL_MEM_FENCE); return r; } ",
+    "static inline int __vkcl_slot(volatile __global uint *h, __vkcl_reserve_id_t r, uint i) { ",
+    "return i < r.count ? (int)((r.start + i) & (h[6] - 1u)) : -1; } ",
+    "static inline uint __vkcl_num_packets(volatile __global uint *h) { return h[5] - h[4]; } ",
+    "static inline uint __vkcl_max_packets(volatile __global uint *h) { return h[3]; } ",
+    "static inline void __vkcl_get_char(__global uint *h, uint s, char *v) { *v = (char)h[32u + s]; } ",
+    "static inline void __vkcl_get_uchar(__global uint *h, uint s, uchar *v) { *v = (uchar)h[32u + s]; } ",
+    "static inline void __vkcl_get_short(__global uint *h, uint s, short *v) { *v = (short)h[32u + s]; } ",
+    "static inline void __vkcl_get_ushort(__global uint *h, uint s, ushort *v) { *v = (ushort)h[32u + s]; } ",
+    "static inline void __vkcl_put_char(__global uint *h, uint s, const char *v) { h[32u + s] = (uint)(uchar)*v; } ",
+    "static inline void __vkcl_put_uchar(__global uint *h, uint s, const uchar *v) { h[32u + s] = (uint)*v; } ",
+    "static inline void __vkcl_put_short(__global uint *h, uint s, const short *v) { h[32u + s] = (uint)(ushort)*v; } ",
+    "static inline void __vkcl_put_ushort(__global uint *h, uint s, const ushort *v) { h[32u + s] = (uint)*v; } ",
+    "static inline int __vkcl_status(int s) { return s < 0 ? -1 : 0; } ",
+    r#"_Pragma("clang diagnostic pop") "#,
+);
+
+/// Identifiers whose presence means the source needs lowering.
+const PIPE_WORDS: &[&str] = &[
+    "pipe",
+    "read_pipe",
+    "write_pipe",
+    "reserve_read_pipe",
+    "reserve_write_pipe",
+    "commit_read_pipe",
+    "commit_write_pipe",
+    "work_group_reserve_read_pipe",
+    "work_group_reserve_write_pipe",
+    "work_group_commit_read_pipe",
+    "work_group_commit_write_pipe",
+    "is_valid_reserve_id",
+    "get_pipe_num_packets",
+    "get_pipe_max_packets",
+    "reserve_id_t",
+    "CLK_NULL_RESERVE_ID",
+];
+
+const WG_SLOT: &str = "vkcl_wg_slot_";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ident,
+    /// Numbers, string and character literals, other punctuation.
+    Other,
+    /// A whole preprocessor directive line (with continuations).
+    Directive,
+    Punct(u8),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Token {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+/// The tokens of `src`, without comments and whitespace.
+fn tokenize(src: &str) -> Vec<Token> {
+    let b = src.as_bytes();
+    let mut toks = vec![];
+    let mut i = 0;
+    // Only whitespace (and comments) since the last newline: a '#' starts a directive.
+    let mut line_start = true;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        if c == b'\n' {
+            line_start = true;
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_whitespace() || (c == b'\\' && b.get(i + 1) == Some(&b'\n')) {
+            i += if c == b'\\' { 2 } else { 1 };
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                i += 1;
+            }
+            i = (i + 2).min(b.len());
+            continue;
+        }
+        let kind = if c == b'#' && line_start {
+            while i < b.len() && b[i] != b'\n' {
+                if b[i] == b'\\' {
+                    i += 1;
+                } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                    // A block comment may carry the directive over lines.
+                    i += 2;
+                    while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            Kind::Directive
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            Kind::Other
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            Kind::Ident
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || b[i] == b'_') {
+                i += 1;
+            }
+            Kind::Other
+        } else {
+            i += 1;
+            if b"(),;{}".contains(&c) {
+                Kind::Punct(c)
+            } else {
+                Kind::Other
+            }
+        };
+        let end = i.min(b.len());
+        toks.push(Token { kind, start, end });
+        line_start = false;
+    }
+    toks
+}
+
+/// `ty` (the packet type as written, tokens joined by single spaces) as identifier characters:
+/// letters and digits stay, every other byte becomes `_` and two hex digits.
+pub fn encode_type(ty: &str) -> String {
+    let mut s = String::new();
+    for c in ty.bytes() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c as char);
+        } else {
+            let _ = write!(s, "_{c:02x}");
+        }
+    }
+    s
+}
+
+fn decode_type(enc: &str) -> Option<String> {
+    let b = enc.as_bytes();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'_' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// For a kernel argument's type name as clspv reports it: `Some((writes, packet type))` when the
+/// argument is a lowered pipe.
+pub fn pipe_arg(type_name: &str) -> Option<(bool, String)> {
+    let rest = type_name.strip_suffix('*')?.strip_prefix(TYPEDEF_PREFIX)?;
+    let (access, enc) = rest.split_once('_')?;
+    let writes = match access {
+        "r" => false,
+        "w" => true,
+        _ => return None,
+    };
+    Some((writes, decode_type(enc)?))
+}
+
+const CL_KERNEL_ARG_ADDRESS_GLOBAL: u32 = 0x119B;
+const CL_KERNEL_ARG_ACCESS_READ_ONLY: u32 = 0x11A0;
+const CL_KERNEL_ARG_ACCESS_WRITE_ONLY: u32 = 0x11A1;
+/// CL_KERNEL_ARG_TYPE_PIPE.
+pub const TYPE_PIPE: u32 = 1 << 3;
+
+/// An argument's info as the application wrote it: a lowered pipe argument is reported as
+/// `[read_only|write_only] pipe TYPE` (type name TYPE, qualifier CL_KERNEL_ARG_TYPE_PIPE);
+/// other arguments as they are.
+pub fn arg_info(mut info: ArgInfo) -> ArgInfo {
+    if let Some((writes, ty)) = pipe_arg(&info.type_name) {
+        info.type_name = ty;
+        info.address_qualifier = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+        info.access_qualifier = if writes {
+            CL_KERNEL_ARG_ACCESS_WRITE_ONLY
+        } else {
+            CL_KERNEL_ARG_ACCESS_READ_ONLY
+        };
+        info.type_qualifier = TYPE_PIPE;
+    }
+    info
+}
+
+const TYPE_KEYWORDS: &[&str] = &[
+    "char", "short", "int", "long", "float", "double", "half", "signed", "unsigned", "bool",
+];
+
+struct Lowering<'a> {
+    src: &'a str,
+    toks: Vec<Token>,
+    /// Typedefs the declaration being lowered needs.
+    typedefs: Vec<String>,
+}
+
+impl<'a> Lowering<'a> {
+    fn text(&self, t: usize) -> &'a str {
+        &self.src[self.toks[t].start..self.toks[t].end]
+    }
+
+    fn is(&self, t: usize, s: &str) -> bool {
+        t < self.toks.len() && self.toks[t].kind == Kind::Ident && self.text(t) == s
+    }
+
+    fn punct(&self, t: usize) -> Option<u8> {
+        match self.toks.get(t)?.kind {
+            Kind::Punct(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The token after the bracket opened at `open` closes, or the end.
+    fn close(&self, open: usize) -> usize {
+        let mut depth = 0i32;
+        for t in open..self.toks.len() {
+            match self.punct(t) {
+                Some(b'(' | b'{') => depth += 1,
+                Some(b')' | b'}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return t;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.toks.len()
+    }
+
+    /// The source text of tokens `from..to`, lowered, with the original spacing.
+    fn emit(&mut self, from: usize, to: usize, out: &mut String) {
+        let mut t = from;
+        while t < to {
+            if t > from {
+                out.push_str(&self.src[self.toks[t - 1].end..self.toks[t].start]);
+            }
+            t = self.emit_one(t, to, out);
+        }
+    }
+
+    /// Emits token `t` (or a construct starting there); returns the next token.
+    fn emit_one(&mut self, t: usize, to: usize, out: &mut String) -> usize {
+        let tok = self.toks[t];
+        if tok.kind == Kind::Directive {
+            out.push_str(&lower_directive(&self.src[tok.start..tok.end]));
+            return t + 1;
+        }
+        if tok.kind != Kind::Ident {
+            out.push_str(&self.src[tok.start..tok.end]);
+            return t + 1;
+        }
+        let word = self.text(t);
+        match word {
+            "reserve_id_t" => out.push_str("__vkcl_reserve_id_t"),
+            "CLK_NULL_RESERVE_ID" => out.push_str("__vkcl_make_rid(-1, 0u)"),
+            "pipe" => return self.emit_pipe_param(t, to, out),
+            _ if PIPE_WORDS.contains(&word) && self.punct(t + 1) == Some(b'(') => {
+                let close = self.close(t + 1).min(to);
+                let args = self.args(t + 1, close);
+                if let Some(text) = self.call(word, &args) {
+                    out.push_str(&text);
+                    return close + 1;
+                }
+                out.push_str(word);
+            }
+            _ => out.push_str(word),
+        }
+        t + 1
+    }
+
+    /// The lowered text of each argument of the call whose parentheses are `open..close`.
+    fn args(&mut self, open: usize, close: usize) -> Vec<String> {
+        let mut args = vec![];
+        let mut depth = 0;
+        let mut first = open + 1;
+        for t in open + 1..=close {
+            match self.punct(t) {
+                Some(b'(' | b'{') => depth += 1,
+                Some(b')' | b'}') if t != close => depth -= 1,
+                _ => {}
+            }
+            if (depth == 0 && self.punct(t) == Some(b',')) || t == close {
+                let mut s = String::new();
+                self.emit(first, t, &mut s);
+                args.push(s);
+                first = t + 1;
+            }
+        }
+        if args.len() == 1 && args[0].trim().is_empty() {
+            args.clear();
+        }
+        args
+    }
+
+    /// A pipe built-in call, lowered; None for an argument count no form has (clang reports it).
+    fn call(&self, name: &str, a: &[String]) -> Option<String> {
+        let h = |p: &str| format!("((volatile __global uint *)({p}))");
+        Some(match (name, a.len()) {
+            ("read_pipe", 2) => copy(false, &a[0], &claim1(&a[0], false), &a[1]),
+            ("write_pipe", 2) => copy(true, &a[0], &claim1(&a[0], true), &a[1]),
+            ("read_pipe" | "write_pipe", 4) => {
+                let slot = format!("__vkcl_slot({}, {}, (uint)({}))", h(&a[0]), a[1], a[2]);
+                copy(name == "write_pipe", &a[0], &slot, &a[3])
+            }
+            ("reserve_read_pipe" | "reserve_write_pipe", 2) => format!(
+                "__vkcl_reserve({}, (uint)({}), {}u)",
+                h(&a[0]),
+                a[1],
+                u8::from(name == "reserve_write_pipe")
+            ),
+            ("work_group_reserve_read_pipe" | "work_group_reserve_write_pipe", 2) => format!(
+                "__vkcl_wg_reserve({}, (uint)({}), {}u, {WG_SLOT})",
+                h(&a[0]),
+                a[1],
+                u8::from(name == "work_group_reserve_write_pipe")
+            ),
+            (
+                "commit_read_pipe"
+                | "commit_write_pipe"
+                | "work_group_commit_read_pipe"
+                | "work_group_commit_write_pipe",
+                2,
+            ) => format!("((void)({}), (void)({}))", a[0], a[1]),
+            ("is_valid_reserve_id", 1) => format!("(({}).count != 0u)", a[0]),
+            ("get_pipe_num_packets", 1) => format!("__vkcl_num_packets({})", h(&a[0])),
+            ("get_pipe_max_packets", 1) => format!("__vkcl_max_packets({})", h(&a[0])),
+            _ => return None,
+        })
+    }
+
+    /// `[read_only|write_only] pipe TYPE [name]` in a parameter list, with `pipe` at `t`.
+    fn emit_pipe_param(&mut self, t: usize, to: usize, out: &mut String) -> usize {
+        // The end of the parameter.
+        let mut end = t + 1;
+        let mut depth = 0;
+        while end < to {
+            match self.punct(end) {
+                Some(b'(') => depth += 1,
+                Some(b')') if depth == 0 => break,
+                Some(b')') => depth -= 1,
+                Some(b',') if depth == 0 => break,
+                Some(b';' | b'{' | b'}') => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        if end == t + 1 || end >= self.toks.len() || !matches!(self.punct(end), Some(b',' | b')')) {
+            // Not a parameter: left for clang to report.
+            out.push_str("pipe");
+            return t + 1;
+        }
+        let n = end - (t + 1);
+        let last = end - 1;
+        let has_name = n >= 2
+            && self.toks[last].kind == Kind::Ident
+            && !TYPE_KEYWORDS.contains(&self.text(last))
+            && !["struct", "union", "enum"]
+                .iter()
+                .any(|k| self.is(last - 1, k));
+        let type_end = if has_name { last } else { end };
+        let ty: Vec<&str> = (t + 1..type_end).map(|i| self.text(i)).collect();
+        // The access qualifier was emitted just before: take it back.
+        let writes = strip_access(out);
+        let name = format!(
+            "{TYPEDEF_PREFIX}{}_{}",
+            if writes { "w" } else { "r" },
+            encode_type(&ty.join(" "))
+        );
+        // Before every declaration that names it (one may sit in an #if branch the
+        // preprocessor drops); identical typedefs may repeat.
+        if !self.typedefs.contains(&name) {
+            self.typedefs.push(name.clone());
+        }
+        out.push_str(&format!("__global {name} *"));
+        if has_name {
+            out.push_str(self.text(last));
+        }
+        end
+    }
+}
+
+/// Removes a trailing access qualifier (and the spaces after it) from `out`; true for
+/// write_only. Without one the pipe is read_only (the default).
+fn strip_access(out: &mut String) -> bool {
+    let trimmed = out.trim_end_matches(|c: char| c.is_ascii_whitespace());
+    for (q, writes) in [
+        ("__read_only", false),
+        ("read_only", false),
+        ("__write_only", true),
+        ("write_only", true),
+    ] {
+        if let Some(rest) = trimmed.strip_suffix(q) {
+            if !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                let len = rest.len();
+                out.truncate(len);
+                return writes;
+            }
+        }
+    }
+    false
+}
+
+/// The claim of one packet (2-argument forms): the slot, or -1.
+fn claim1(p: &str, writes: bool) -> String {
+    format!(
+        "__vkcl_claim((volatile __global uint *)({p}), 1u, {}u)",
+        u8::from(writes)
+    )
+}
+
+/// A read or write of one packet at the slot `slot` evaluates to (or -1): 0 on success, -1
+/// otherwise. Packets of a multiple of 4 bytes are copied word by word; char, uchar, short
+/// and ushort packets take one word each; other sizes are refused at compile time.
+fn copy(writes: bool, p: &str, slot: &str, ptr: &str) -> String {
+    let (dir, c) = if writes {
+        ("put", "const ")
+    } else {
+        ("get", "")
+    };
+    let word = |t: &str| {
+        format!("{t}: __vkcl_{dir}_{t}((__global uint *)({p}), (uint)vkcl_s_, ({c}{t} *)({ptr}))")
+    };
+    let generic = format!(
+        "_Generic(*({ptr}), {}, {}, {}, {}, default: (void)0)",
+        word("char"),
+        word("uchar"),
+        word("short"),
+        word("ushort")
+    );
+    // Whole words, through a uint view of the packet: clspv types a storage buffer from its
+    // accesses and mishandles one accessed as both uint (the header) and another type.
+    let words = "vkcl_n_";
+    let ring = format!("((__global uint *)({p}))[32u + (uint)vkcl_s_ * {words} + vkcl_k_]");
+    let value = format!("(({c}uint *)({ptr}))[vkcl_k_]");
+    let (to, from) = if writes { (ring, value) } else { (value, ring) };
+    let typed = format!("for (uint vkcl_k_ = 0; vkcl_k_ < {words}; vkcl_k_++) {to} = {from}");
+    format!(
+        "({{ _Static_assert(sizeof(*({ptr})) % 4 == 0 || _Generic(*({ptr}), char: 1, uchar: 1, \
+         short: 1, ushort: 1, default: 0), \"pipe packets must be char, uchar, short, ushort or \
+         a multiple of 4 bytes\"); \
+         uint vkcl_n_ = (uint)(sizeof(*({ptr})) / 4); \
+         int vkcl_s_ = ((volatile __global uint *)({p}))[2] == (uint)sizeof(*({ptr})) ? {slot} : -1; \
+         if (vkcl_s_ >= 0) {{ if (sizeof(*({ptr})) < 4) {generic}; else {typed}; }} \
+         __vkcl_status(vkcl_s_); }})"
+    )
+}
+
+/// A preprocessor directive: the body of a `#define` is lowered (so that macros may wrap the
+/// pipe built-ins); other directives stay as they are.
+fn lower_directive(text: &str) -> Cow<'_, str> {
+    let rest = text[1..].trim_start();
+    if !rest.starts_with("define") {
+        return Cow::Borrowed(text);
+    }
+    // Lowered as a fragment: the text after '#' has no directive of its own, and the lowered
+    // built-ins stay on one line.
+    let body = &text[1..];
+    let mut l = Lowering {
+        src: body,
+        toks: tokenize(body),
+        typedefs: vec![],
+    };
+    if l.toks.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::from("#");
+    out.push_str(&body[..l.toks[0].start]);
+    let n = l.toks.len();
+    l.emit(0, n, &mut out);
+    out.push_str(&body[l.toks[n - 1].end..]);
+    Cow::Owned(out)
+}
+
+/// [`lower`] for a source as bytes (one that is not UTF-8 is left to clspv to refuse).
+pub fn lower_bytes(source: &[u8]) -> Cow<'_, [u8]> {
+    match std::str::from_utf8(source).map(lower) {
+        Ok(Cow::Owned(text)) => Cow::Owned(text.into_bytes()),
+        _ => Cow::Borrowed(source),
+    }
+}
+
+/// Lowers the pipes of OpenCL C 2.0/3.0 `source` (see the module comment).
+pub fn lower(source: &str) -> Cow<'_, str> {
+    let toks = tokenize(source);
+    let uses = toks.iter().any(|t| {
+        let s = &source[t.start..t.end];
+        match t.kind {
+            Kind::Ident => PIPE_WORDS.contains(&s),
+            Kind::Directive => s
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| PIPE_WORDS.contains(&w)),
+            _ => false,
+        }
+    });
+    if !uses {
+        return Cow::Borrowed(source);
+    }
+    // Work-group reservations need a __local slot, declared in each kernel (also when the
+    // reservation is in a function or macro the kernel calls).
+    let work_groups = [
+        "work_group_reserve_read_pipe",
+        "work_group_reserve_write_pipe",
+    ]
+    .iter()
+    .any(|w| source.contains(w));
+    let mut l = Lowering {
+        src: source,
+        toks,
+        typedefs: vec![],
+    };
+    // Top-level declarations one by one: each gets the typedefs its pipe parameters name
+    // before it, and a kernel body using work-group reservations gets their __local slot.
+    let mut out = String::new();
+    let mut t = 0;
+    let n = l.toks.len();
+    // The prelude goes before the first declaration outside any #if (one inside might be
+    // dropped by the preprocessor), on its line; without such a declaration (a source inside
+    // an include guard), on a line of its own at the top.
+    let conditional = conditional_depths(source, &l.toks);
+    let mut prelude = false;
+    let mut copied = 0;
+    while t < n {
+        if l.toks[t].kind == Kind::Directive {
+            let tok = l.toks[t];
+            out.push_str(&source[copied..tok.start]);
+            out.push_str(&lower_directive(&source[tok.start..tok.end]));
+            copied = tok.end;
+            t += 1;
+            continue;
+        }
+        // One declaration: up to a top-level ';' or the end of a function body.
+        let start = t;
+        let mut end = t;
+        let mut body = None;
+        while end < n {
+            match l.punct(end) {
+                Some(b';') => break,
+                Some(b'(') => end = l.close(end),
+                Some(b'{') => {
+                    let close = l.close(end);
+                    let is_function = end > 0 && l.punct(end - 1) == Some(b')');
+                    if is_function {
+                        body = Some(end);
+                        end = close;
+                        break;
+                    }
+                    end = close;
+                }
+                _ => {}
+            }
+            end += 1;
+        }
+        let end = end.min(n.saturating_sub(1));
+        out.push_str(&source[copied..l.toks[start].start]);
+        if !prelude && conditional[start] == 0 {
+            out.push_str(PRELUDE);
+            prelude = true;
+        }
+        l.typedefs.clear();
+        let mut decl = String::new();
+        match body {
+            Some(open) => {
+                l.emit(start, open + 1, &mut decl);
+                let is_kernel = (start..open).any(|i| l.is(i, "kernel") || l.is(i, "__kernel"));
+                if is_kernel && work_groups {
+                    decl.push_str(&format!(" __local uint {WG_SLOT}[2]; (void){WG_SLOT};"));
+                }
+                if open < end {
+                    decl.push_str(&source[l.toks[open].end..l.toks[open + 1].start]);
+                    l.emit(open + 1, end + 1, &mut decl);
+                }
+            }
+            None => l.emit(start, end + 1, &mut decl),
+        }
+        for name in &l.typedefs {
+            out.push_str(&format!("typedef uint {name}; "));
+        }
+        out.push_str(&decl);
+        copied = l.toks[end].end;
+        t = end + 1;
+    }
+    out.push_str(&source[copied..]);
+    if !prelude {
+        out.insert_str(0, &format!("{PRELUDE}\n"));
+    }
+    Cow::Owned(out)
+}
+
+/// For each token, how many #if/#ifdef/#ifndef blocks it is inside.
+fn conditional_depths(src: &str, toks: &[Token]) -> Vec<u32> {
+    let mut depth = 0u32;
+    toks.iter()
+        .map(|t| {
+            let here = depth;
+            if t.kind == Kind::Directive {
+                let word = src[t.start + 1..t.end]
+                    .trim_start()
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .next()
+                    .unwrap_or("");
+                match word {
+                    "if" | "ifdef" | "ifndef" => depth += 1,
+                    "endif" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            here
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_without_pipes_are_unchanged() {
+        let src = "kernel void k(global int *pipes, int piped) { /* pipe */ pipes[0] = piped; }\n";
+        assert!(matches!(lower(src), Cow::Borrowed(s) if s == src));
+        let src = "// read_pipe(p, &x)\nkernel void k() { char *s = \"write_pipe(\"; }";
+        assert!(matches!(lower(src), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn pipe_parameters_become_typed_buffers() {
+        let src = "kernel void k(read_only pipe int in, __write_only pipe float4 out, pipe struct s q) {}";
+        let out = lower(src);
+        assert!(out.starts_with(PRELUDE.split(' ').next().unwrap()));
+        assert!(!out.contains('\n'), "one line: {out}");
+        let user = &out[PRELUDE.len()..];
+        assert_eq!(
+            user,
+            "typedef uint vkcl_pipe_r_int; typedef uint vkcl_pipe_w_float4; \
+             typedef uint vkcl_pipe_r_struct_20s; \
+             kernel void k(__global vkcl_pipe_r_int *in, __global vkcl_pipe_w_float4 *out, \
+             __global vkcl_pipe_r_struct_20s *q) {}"
+        );
+    }
+
+    #[test]
+    fn line_numbers_and_directives_are_kept() {
+        let src = "#pragma OPENCL EXTENSION all : enable\n#define N 4\n\n// c\nkernel void k(\n  write_only pipe int p)\n{\n  int v = N;\n  write_pipe(p, &v);\n}\n";
+        let out = lower(src);
+        assert_eq!(out.lines().count(), src.lines().count());
+        assert!(out.starts_with("#pragma OPENCL EXTENSION all : enable\n#define N 4\n\n// c\n"));
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[5].starts_with("  __global vkcl_pipe_w_int *p)"));
+        assert!(lines[8].contains("__vkcl_claim((volatile __global uint *)(p), 1u, 1u)"));
+        assert!(!out.contains("write_pipe("));
+    }
+
+    #[test]
+    fn builtins_are_lowered() {
+        let src = "kernel void k(read_only pipe int p, global int *o) { reserve_id_t r = reserve_read_pipe(p, 2); \
+                   if (is_valid_reserve_id(r)) { read_pipe(p, r, 1, o); commit_read_pipe(p, r); } \
+                   o[1] = get_pipe_num_packets(p) + get_pipe_max_packets(p); r = CLK_NULL_RESERVE_ID; \
+                   reserve_id_t w = work_group_reserve_read_pipe(p, 4); work_group_commit_read_pipe(p, w); }";
+        let out = lower(src);
+        let user = &out[PRELUDE.len()..];
+        for gone in [
+            " reserve_id_t r",
+            "reserve_read_pipe(",
+            "is_valid_reserve_id",
+            "commit_read_pipe",
+            "get_pipe_",
+            "CLK_NULL",
+            "pipe int",
+        ] {
+            assert!(!user.contains(gone), "{gone} in {user}");
+        }
+        assert!(user.contains("__vkcl_reserve(((volatile __global uint *)(p)), (uint)(2), 0u)"));
+        assert!(user.contains("__vkcl_slot(((volatile __global uint *)(p)), r, (uint)(1))"));
+        assert!(user.contains("{ __local uint vkcl_wg_slot_[2];"));
+        assert!(user.contains(
+            "__vkcl_wg_reserve(((volatile __global uint *)(p)), (uint)(4), 0u, vkcl_wg_slot_)"
+        ));
+    }
+
+    #[test]
+    fn nested_calls_comments_and_strings() {
+        let src = "void f(write_only pipe int p /* pipe */, int *v) { write_pipe(p, reserve_write_pipe(p, 1), 0, v + (1, 0)); }\n\
+                   kernel void k(write_only pipe int p) { int v = 0; f(p, &v); printf(\"read_pipe(p)\"); }";
+        let out = lower(src);
+        let user = &out[PRELUDE.len()..];
+        // Before each declaration naming it.
+        assert_eq!(user.matches("typedef uint vkcl_pipe_w_int;").count(), 2);
+        assert!(user.contains("__vkcl_reserve(((volatile __global uint *)(p)), (uint)(1), 1u)"));
+        assert!(user.contains("*(v + (1, 0))"));
+        assert!(user.contains("printf(\"read_pipe(p)\")"));
+        assert!(user.contains("/* pipe */"));
+    }
+
+    #[test]
+    fn macros_and_conditional_declarations() {
+        let src = "#define READ(p, v) read_pipe(p, &(v))\n#define WG(p) \\\n  work_group_reserve_read_pipe(p, 2)\n\
+                   #if A\nkernel void a(read_only pipe int p) {}\n#else\nkernel void b(read_only pipe int p, global int *o) { READ(p, o[0]); WG(p); }\n#endif\n";
+        let out = lower(src);
+        // Every declaration is inside #if: the prelude takes a line of its own at the top.
+        assert_eq!(out.lines().count(), src.lines().count() + 1);
+        let lines: Vec<&str> = out.lines().skip(1).collect();
+        assert!(
+            lines[0].starts_with("#define READ(p, v) ({"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[2].starts_with("  __vkcl_wg_reserve("), "{}", lines[2]);
+        for (i, k) in [(4, "a"), (6, "b")] {
+            assert!(lines[i].contains(&format!("typedef uint vkcl_pipe_r_int; kernel void {k}(")));
+            assert!(lines[i].contains("{ __local uint vkcl_wg_slot_[2]; (void)vkcl_wg_slot_;"));
+        }
+    }
+
+    #[test]
+    fn the_prelude_is_outside_conditionals() {
+        let src = "#if 0\nint x;\n#endif\nkernel void k(read_only pipe int p) {}\n";
+        let out = lower(src);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[1], "int x;");
+        assert!(lines[3].starts_with(PRELUDE));
+        // All inside an include guard: the prelude gets a line of its own.
+        let src = "#ifndef G\n#define G\nkernel void k(read_only pipe int p) {}\n#endif\n";
+        let out = lower(src);
+        assert!(out.starts_with(&format!("{PRELUDE}\n#ifndef G\n")));
+        assert_eq!(out.matches("__vkcl_reserve_id_t;").count(), 1);
+    }
+
+    #[test]
+    fn broken_sources_do_not_panic() {
+        let src = "#define R(p) read_pipe(p, &x)\nkernel void k(__write_only pipe struct s p, global int *o) \
+                   { reserve_id_t r = work_group_reserve_write_pipe(p, (2)); write_pipe(p, r, 0, o); \
+                   /* c */ \"s\\\" ( \" '(' } void f(pipe) { read_pipe(read_pipe(p, x), ); }";
+        for end in 0..=src.len() {
+            let _ = lower(&src[..end]);
+            let _ = lower(&src[end..]);
+        }
+    }
+
+    #[test]
+    fn pipe_args_are_recognised() {
+        assert_eq!(pipe_arg("vkcl_pipe_r_int*"), Some((false, "int".into())));
+        let ty = "struct my_packet";
+        let name = format!("vkcl_pipe_w_{}*", encode_type(ty));
+        assert_eq!(pipe_arg(&name), Some((true, ty.into())));
+        assert_eq!(pipe_arg("int*"), None);
+        assert_eq!(pipe_arg("vkcl_pipe_x_int*"), None);
+        assert_eq!(pipe_arg("vkcl_pipe_r_int"), None);
+    }
+
+    #[test]
+    fn header_and_sizes() {
+        let h = header(16, 3);
+        assert_eq!((h[PACKET_SIZE], h[MAX_PACKETS]), (16, 3));
+        assert_eq!(
+            h[READ_CLAIMS] + h[WRITE_CLAIMS] + h[READ_DONE] + h[WRITE_DONE],
+            0
+        );
+        assert_eq!(h[SLOTS], 4);
+        assert_eq!(buffer_size(1, 10), 128 + 16 * 4);
+        assert_eq!(buffer_size(12, 2), 128 + 24);
+        assert_eq!(buffer_size(4, 1 << 30), 128 + (4 << 30));
+    }
+}
