@@ -10,6 +10,7 @@ use super::event::Event;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
+use crate::vk::staging::StagingPool;
 use crate::vk::submit::{Recorder, Retired};
 use crate::vk::vk;
 use parking_lot::{Condvar, Mutex};
@@ -70,6 +71,8 @@ pub struct Queue {
     pub properties: cl_command_queue_properties,
     /// The properties array as given to clCreateCommandQueueWithProperties (with its 0).
     pub properties_array: Vec<cl_queue_properties>,
+    /// Staging memory for host transfers of device-local buffers.
+    pub staging: StagingPool,
     timeline: vk::Semaphore,
     state: Mutex<State>,
     progress: Arc<Progress>,
@@ -117,9 +120,10 @@ impl Queue {
             base: Base::new(Kind::Queue),
             context: context.clone(),
             device: device.clone(),
-            vk,
             properties,
             properties_array,
+            staging: StagingPool::new(&vk),
+            vk,
             timeline,
             state: Mutex::new(State {
                 open: None,
@@ -289,6 +293,12 @@ impl Queue {
             let _ = tx.send(pending);
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Whether every command enqueued so far has completed.
+    pub fn idle(&self) -> bool {
+        let last = self.state.lock().last;
+        *self.progress.completed.lock() >= last
     }
 
     /// clFlush: submits the open batch.

@@ -17,6 +17,8 @@ pub struct Device {
     /// Dropped (Some → None) before the device is destroyed.
     pub allocator: Mutex<Option<Allocator>>,
     pub pipeline_cache: vk::PipelineCache,
+    /// VK_EXT_external_memory_host's functions, where the extension is enabled.
+    pub host_import: Option<ash::ext::external_memory_host::Device>,
 }
 
 impl Device {
@@ -54,6 +56,9 @@ impl Device {
                 exts.push(ash::ext::subgroup_size_control::NAME.as_ptr());
             }
         }
+        if fs.external_memory_host {
+            exts.push(ash::ext::external_memory_host::NAME.as_ptr());
+        }
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(caps.queue_family)
@@ -89,6 +94,9 @@ impl Device {
         let pipeline_cache =
             unsafe { raw.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
                 .unwrap_or(vk::PipelineCache::null());
+        let host_import = fs
+            .external_memory_host
+            .then(|| ash::ext::external_memory_host::Device::new(&instance.raw, &raw));
         log::info!(target: "vk", "opened {} ({})", caps.name, caps.driver_info);
         Ok(Arc::new(Device {
             instance,
@@ -97,6 +105,7 @@ impl Device {
             queue: Mutex::new(queue),
             allocator: Mutex::new(Some(allocator)),
             pipeline_cache,
+            host_import,
         }))
     }
 
