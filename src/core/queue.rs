@@ -295,10 +295,36 @@ impl Queue {
         failed.map_or(Ok(()), Err)
     }
 
-    /// Whether every command enqueued so far has completed.
-    pub fn idle(&self) -> bool {
-        let last = self.state.lock().last;
-        *self.progress.completed.lock() >= last
+    /// Runs a command's work on the calling thread when every command enqueued before it has
+    /// completed (None otherwise: the caller records it instead). The command takes the next
+    /// timeline value, signalled from the host, and its event is complete when this returns.
+    pub fn run_on_host(
+        self: &Arc<Self>,
+        command_type: cl_command_type,
+        work: impl FnOnce(),
+    ) -> CLResult<Option<Arc<Event>>> {
+        let mut state = self.state.lock();
+        let mut completed = self.progress.completed.lock();
+        if *completed < state.last || state.open.is_some() || !state.gates.is_empty() {
+            return Ok(None);
+        }
+        work();
+        let value = state.last + 1;
+        let info = vk::SemaphoreSignalInfo::default()
+            .semaphore(self.timeline)
+            .value(value);
+        // SAFETY: valid semaphore; every earlier value has been reached and no submission
+        // signals it any more, so `value` is the next one.
+        unsafe { self.vk.raw.signal_semaphore(&info) }?;
+        (state.last, state.submitted, *completed) = (value, value, value);
+        drop(completed);
+        drop(state);
+        self.progress.cond.notify_all();
+        let event = Event::new(self, command_type, value);
+        let now = super::event::host_ns();
+        *event.times.lock() = [now; 5];
+        event.set_status(CL_COMPLETE as cl_int);
+        Ok(Some(event))
     }
 
     /// clFlush: submits the open batch.

@@ -201,28 +201,50 @@ fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Lease>>) -> Keep {
     k
 }
 
-/// The buffer's host address, with the command's event, when the transfer can be a memcpy
-/// on this thread: the memory is host-visible, and the call blocks or nothing it must follow
-/// is pending. The commands it follows have completed when this returns.
+/// Runs `copy` with the buffer's host address on this thread when the buffer's memory is
+/// host-visible and the command may run now: at once when nothing it must follow is pending,
+/// after waiting for the earlier commands when the call blocks. None: it must be recorded.
 fn direct(
     queue: &Arc<Queue>,
     command: cl_command_type,
     mem: &Arc<Mem>,
     blocking: bool,
     wait: &[Arc<Event>],
-) -> CLResult<Option<(*mut u8, Arc<Event>)>> {
+    copy: impl Fn(*mut u8),
+) -> CLResult<Option<Arc<Event>>> {
     let Some(base) = mem.storage.host() else {
         return Ok(None);
     };
-    let idle = queue.idle() && wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int);
-    if !blocking && !idle {
+    let base = base.as_ptr();
+    if wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int) {
+        if let Some(event) = queue.run_on_host(command, || copy(base))? {
+            return Ok(Some(event));
+        }
+    }
+    if !blocking {
         return Ok(None);
     }
     let event = queue.enqueue_marker(command, wait, keep(&[mem], None))?;
-    if !idle {
-        event.wait()?;
+    event.wait()?;
+    copy(base);
+    Ok(Some(event))
+}
+
+/// A command with nothing to do but be ordered (zero-copy maps and unmaps): complete at once
+/// when nothing it follows is pending, else a marker keeping `mem` (and `extra`) alive.
+fn order_only(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    wait: &[Arc<Event>],
+    extra: Option<Arc<Lease>>,
+) -> CLResult<Arc<Event>> {
+    if wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int) {
+        if let Some(event) = queue.run_on_host(command, || {})? {
+            return Ok(event);
+        }
     }
-    Ok(Some((base.as_ptr(), event)))
+    queue.enqueue_marker(command, wait, keep(&[mem], extra))
 }
 
 /// Staging memory of the queue's pool; while the pool is exhausted, earlier commands are
@@ -293,13 +315,15 @@ unsafe fn upload(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    if let Some((base, event)) = direct(queue, command, mem, blocking, wait)? {
+    let copy = |base: *mut u8| {
         for p in &pieces {
             // SAFETY: both ranges are in bounds; the commands before this one are done.
             unsafe {
                 std::ptr::copy_nonoverlapping(src.add(p.host), base.add(p.dev as usize), p.len)
             };
         }
+    };
+    if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
         return Ok(event);
     }
     let chunks = chunks(pieces, CHUNK);
@@ -328,7 +352,7 @@ unsafe fn upload(
     }
     match last {
         Some(e) => Ok(e),
-        None => queue.enqueue_marker(command, wait, keep(&[mem], None)),
+        None => order_only(queue, command, mem, wait, None),
     }
 }
 
@@ -342,7 +366,7 @@ fn download(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    if let Some((base, event)) = direct(queue, command, mem, blocking, wait)? {
+    let copy = |base: *mut u8| {
         for p in &pieces {
             // SAFETY: both ranges are in bounds (the spec's contract for dst); the commands
             // before this one are done.
@@ -354,6 +378,8 @@ fn download(
                 )
             };
         }
+    };
+    if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
         return Ok(event);
     }
     let chunks = chunks(pieces, CHUNK);
@@ -393,7 +419,7 @@ fn download(
     }
     match last {
         Some(e) => Ok(e),
-        None => queue.enqueue_marker(command, wait, keep(&[mem], None)),
+        None => order_only(queue, command, mem, wait, None),
     }
 }
 
@@ -609,7 +635,7 @@ pub fn map(
         // is invalidated).
         let ptr = (mem.host_ptr + offset) as *mut u8;
         let event = if invalidate {
-            queue.enqueue_marker(command, wait, keep(&[mem], None))?
+            order_only(queue, command, mem, wait, None)?
         } else {
             let pieces = linear(mem, offset, size);
             download(queue, command, mem, pieces, HostPtr(ptr), blocking, wait)?
@@ -620,7 +646,7 @@ pub fn map(
         // SAFETY: offset is inside the object (checked by the caller), which is inside the
         // buffer's memory.
         let ptr = unsafe { base.as_ptr().add(mem.at(offset) as usize) };
-        let event = queue.enqueue_marker(command, wait, keep(&[mem], None))?;
+        let event = order_only(queue, command, mem, wait, None)?;
         (ptr, None, event)
     } else {
         // Device-local memory: a host-visible shadow, held until the unmap.
@@ -688,7 +714,7 @@ pub fn unmap(
         // finished writing when it unmaps.
         return unsafe { upload(queue, command, mem, pieces, ptr as *const u8, false, wait) };
     }
-    queue.enqueue_marker(command, wait, keep(&[mem], None))
+    order_only(queue, command, mem, wait, None)
 }
 
 #[cfg(test)]
