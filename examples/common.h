@@ -67,7 +67,7 @@ static void setup_on(const char *platform_name, cl_device_id *device, cl_context
     CHECK_ERR(err);
 }
 
-static void setup(cl_device_id *device, cl_context *ctx, cl_command_queue *queue) {
+static inline void setup(cl_device_id *device, cl_context *ctx, cl_command_queue *queue) {
     setup_on(NULL, device, ctx, queue);
 }
 
