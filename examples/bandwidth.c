@@ -9,7 +9,9 @@
  *   map-r, map-w     clEnqueueMapBuffer (CL_MAP_READ, then memcpy out; CL_MAP_WRITE_INVALIDATE_REGION,
  *                    then memcpy in) and clEnqueueUnmapMemObject, up to clFinish
  * then, at MAX_MIB, clEnqueueCopyBuffer and two kernels (float4 copy b = a and triad
- * a = b + s * c) as global-memory bandwidth: bytes read plus bytes written per second.
+ * a = b + s * c) as global-memory bandwidth: bytes read plus bytes written per second, from
+ * the wall clock (each command enqueued and waited for with clFinish, so launch and completion
+ * overheads count) and from the commands' profiling times (the device's own time).
  * GB/s are 1e9 bytes per second, the mean over repetitions of at least 0.2 s after a warm-up.
  * Build: cc -O2 bandwidth.c -o bandwidth -lOpenCL */
 #include "common.h"
@@ -37,13 +39,26 @@ typedef struct {
     char *host;
     size_t size;
     cl_kernel copy4, triad4;
+    double device_s; /* profiled device time of the device-side commands measured */
+    double bytes;    /* bytes moved by the last measurement */
 } Bench;
 
 enum { WRITE, READ, MAP_READ, MAP_WRITE, COPY, KERNEL_COPY, KERNEL_TRIAD };
 
+/* Waits for the queue and adds the profiled time of `ev` to b->device_s. */
+static void finish_timed(Bench *b, cl_event ev) {
+    CHECK(clFinish(b->queue));
+    cl_ulong start, end;
+    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
+    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+    b->device_s += (end - start) * 1e-9;
+    CHECK(clReleaseEvent(ev));
+}
+
 /* One repetition of operation `op` on `b->size` bytes; returns the bytes it moved. */
 static double run_once(Bench *b, int op) {
     cl_int err;
+    cl_event ev;
     size_t n4 = b->size / 16;
     switch (op) {
     case WRITE:
@@ -66,23 +81,25 @@ static double run_once(Bench *b, int op) {
         return b->size;
     }
     case COPY:
-        CHECK(clEnqueueCopyBuffer(b->queue, b->buf, b->buf2, 0, 0, b->size, 0, NULL, NULL));
-        CHECK(clFinish(b->queue));
+        CHECK(clEnqueueCopyBuffer(b->queue, b->buf, b->buf2, 0, 0, b->size, 0, NULL, &ev));
+        finish_timed(b, ev);
         return 2.0 * b->size;
     case KERNEL_COPY:
-        CHECK(clEnqueueNDRangeKernel(b->queue, b->copy4, 1, NULL, &n4, NULL, 0, NULL, NULL));
-        CHECK(clFinish(b->queue));
+        CHECK(clEnqueueNDRangeKernel(b->queue, b->copy4, 1, NULL, &n4, NULL, 0, NULL, &ev));
+        finish_timed(b, ev);
         return 2.0 * b->size;
     default:
-        CHECK(clEnqueueNDRangeKernel(b->queue, b->triad4, 1, NULL, &n4, NULL, 0, NULL, NULL));
-        CHECK(clFinish(b->queue));
+        CHECK(clEnqueueNDRangeKernel(b->queue, b->triad4, 1, NULL, &n4, NULL, 0, NULL, &ev));
+        finish_timed(b, ev);
         return 3.0 * b->size;
     }
 }
 
-/* GB/s of `op`: one warm-up, then repetitions for at least 0.2 s (at least 3). */
+/* GB/s of `op` by the wall clock: one warm-up, then repetitions for at least 0.2 s (at least
+ * 3); b->device_s holds the profiled time of those repetitions. */
 static double measure(Bench *b, int op) {
     run_once(b, op);
+    b->device_s = 0;
     double bytes = 0, t0 = now(), t = t0;
     int reps = 0;
     while (reps < 3 || t - t0 < 0.2) {
@@ -90,7 +107,15 @@ static double measure(Bench *b, int op) {
         reps++;
         t = now();
     }
+    b->bytes = bytes;
     return bytes / (t - t0) / 1e9;
+}
+
+/* One line of the device table: wall-clock and profiled GB/s. */
+static void measure_device(Bench *b, const char *name, int op) {
+    double wall = measure(b, op);
+    printf("  %-13s %8.1f %8.1f\n", name, wall, b->bytes / b->device_s / 1e9);
+    fflush(stdout);
 }
 
 static void print_size(size_t size) {
@@ -105,8 +130,14 @@ int main(int argc, char **argv) {
     size_t max = (argc > 2 ? (size_t)atol(argv[2]) : 256) << 20;
     cl_device_id device;
     cl_context ctx;
+    cl_int err;
     Bench b = {0};
     setup_on(platform, &device, &ctx, &b.queue);
+    /* A second queue on the same device, with profiling, for the device-side figures. */
+    cl_command_queue plain_queue = b.queue;
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_command_queue timed_queue = clCreateCommandQueueWithProperties(ctx, device, props, &err);
+    CHECK_ERR(err);
     cl_ulong max_alloc = 0;
     CHECK(clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL));
     while (max > max_alloc) max /= 2;
@@ -114,7 +145,6 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bandwidth: sizes below 4 KiB are not measured\n");
         return 1;
     }
-    cl_int err;
     cl_program prog = build(ctx, device, source);
     if (!prog) return 1;
     b.copy4 = clCreateKernel(prog, "copy4", &err);
@@ -150,11 +180,13 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     b.size = max;
+    b.queue = timed_queue;
     printf("device (GB/s, bytes read + written, ");
     print_size(b.size);
-    printf(")\n  copyBuffer %8.1f\n", measure(&b, COPY));
-    printf("  kernel copy %7.1f\n", measure(&b, KERNEL_COPY));
-    printf("  kernel triad %6.1f\n", measure(&b, KERNEL_TRIAD));
+    printf(")\n                    wall  profiled\n");
+    measure_device(&b, "copyBuffer", COPY);
+    measure_device(&b, "kernel copy", KERNEL_COPY);
+    measure_device(&b, "kernel triad", KERNEL_TRIAD);
 
     clReleaseMemObject(b.buf);
     clReleaseMemObject(b.buf2);
@@ -162,7 +194,8 @@ int main(int argc, char **argv) {
     clReleaseKernel(b.copy4);
     clReleaseKernel(b.triad4);
     clReleaseProgram(prog);
-    clReleaseCommandQueue(b.queue);
+    clReleaseCommandQueue(plain_queue);
+    clReleaseCommandQueue(timed_queue);
     clReleaseContext(ctx);
     free(b.host);
     printf("bandwidth: done\n");
