@@ -1,7 +1,8 @@
 //! Staging memory for the host's transfers to and from device-local buffers: host-visible
 //! buffers reused across commands (write-combined for uploads, cached for readback), in
-//! power-of-two sizes up to `CHUNK`. At most `CAP` bytes of each kind stay pooled; callers split
-//! larger transfers into chunks, so staging memory stays bounded whatever the transfer size.
+//! power-of-two sizes. At most `CAP` bytes of each kind are pooled per queue; transfers are
+//! split into chunks of `CHUNK` bytes, so staging memory stays bounded whatever their size; map
+//! shadows up to `CAP` bytes come from the pool too, larger ones are allocated for the map.
 
 use super::device::Device;
 use super::memory::{Buffer, Placement};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 pub const CHUNK: usize = 16 << 20;
 const MIN_SIZE: u64 = 64 << 10;
 /// Pooled bytes per kind (upload, readback).
-const CAP: u64 = 4 * CHUNK as u64;
+const CAP: u64 = 256 << 20;
 /// How long `acquire` waits for a lease to come back before it allocates outside the pool.
 const PATIENCE: Duration = Duration::from_millis(250);
 
@@ -78,7 +79,7 @@ impl StagingPool {
     }
 
     /// A host-visible buffer of at least `size` bytes (`placement`: Upload or Readback).
-    /// Sizes above `CHUNK` get a buffer of their own. When all the pool's memory is leased
+    /// Sizes above `CAP` get a buffer of their own. When all the pool's memory is leased
     /// and `flush` is given, it is called once (so that the commands holding leases can
     /// complete) and the pool waits for a lease to come back; it allocates outside the pool
     /// rather than wait longer (a lease may belong to a command held back by a user event).
@@ -96,7 +97,7 @@ impl StagingPool {
                 home: None,
             })
         };
-        if size > CHUNK {
+        if size as u64 > CAP {
             return own(size as u64);
         }
         let size = (size as u64).next_power_of_two().max(MIN_SIZE);
@@ -123,6 +124,7 @@ impl StagingPool {
             }
             if kind.pooled + size <= CAP {
                 kind.pooled += size;
+                log::debug!(target: "memory", "staging pool: a new buffer of {size} bytes");
                 drop(kinds);
                 return match Buffer::new(&inner.device, size, placement, "staging") {
                     Ok(b) => Ok(Lease {
