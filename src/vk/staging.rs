@@ -1,7 +1,8 @@
 //! Staging memory for the host's transfers to and from device-local buffers: host-visible
 //! buffers reused across commands (write-combined for uploads, cached for readback), in
 //! power-of-two sizes. At most `CAP` bytes of each kind are pooled per queue; transfers are
-//! split into chunks of `CHUNK` bytes, so staging memory stays bounded whatever their size; map
+//! split into chunks of `CHUNK` bytes and hold at most `TRANSFER_CAP` bytes at once, so staging
+//! memory stays bounded whatever their size; map
 //! shadows up to `CAP` bytes come from the pool too, larger ones are allocated for the map.
 
 use super::device::Device;
@@ -16,6 +17,9 @@ pub const CHUNK: usize = 16 << 20;
 const MIN_SIZE: u64 = 64 << 10;
 /// Pooled bytes per kind (upload, readback).
 const CAP: u64 = 256 << 20;
+/// Pooled bytes per kind that chunked transfers may hold at once: a few chunks in flight keep
+/// the copies pipelined, and a small working set keeps the host's copies fast.
+const TRANSFER_CAP: u64 = 4 * CHUNK as u64;
 /// How long `acquire` waits for a lease to come back before it allocates outside the pool.
 const PATIENCE: Duration = Duration::from_millis(250);
 
@@ -101,6 +105,7 @@ impl StagingPool {
             return own(size as u64);
         }
         let size = (size as u64).next_power_of_two().max(MIN_SIZE);
+        let cap = if flush.is_some() { TRANSFER_CAP } else { CAP };
         let k = kind_index(placement);
         let deadline = Instant::now() + PATIENCE;
         let mut flushed = false;
@@ -118,11 +123,11 @@ impl StagingPool {
                 });
             }
             // Make room by freeing idle buffers too small for this request.
-            while kind.pooled + size > CAP && !kind.free.is_empty() {
+            while kind.pooled + size > cap && !kind.free.is_empty() {
                 let b = kind.free.swap_remove(0);
                 kind.pooled -= b.size;
             }
-            if kind.pooled + size <= CAP {
+            if kind.pooled + size <= cap {
                 kind.pooled += size;
                 log::debug!(target: "memory", "staging pool: a new buffer of {size} bytes");
                 drop(kinds);
