@@ -1,10 +1,11 @@
 /* bandwidth: memory bandwidth through the standard OpenCL API, on any ICD.
  *
- *   bandwidth [PLATFORM [MAX_MIB]]
+ *   bandwidth [PLATFORM [MAX_MIB [device]]]
  *
  * PLATFORM: a substring of the platform name (e.g. "vkcl", "NVIDIA CUDA"; default: the first
  * platform); MAX_MIB: the largest transfer in MiB (default 256, capped at the device's
- * CL_DEVICE_MAX_MEM_ALLOC_SIZE). Prints, for sizes from 4 KiB up by factors of 4:
+ * CL_DEVICE_MAX_MEM_ALLOC_SIZE); "device": only the device-side figures. Prints, for sizes from
+ * 4 KiB up by factors of 4:
  *   write, read      clEnqueueWriteBuffer / clEnqueueReadBuffer, blocking, pageable host memory
  *   map-r, map-w     clEnqueueMapBuffer (CL_MAP_READ, then memcpy out; CL_MAP_WRITE_INVALIDATE_REGION,
  *                    then memcpy in) and clEnqueueUnmapMemObject, up to clFinish
@@ -172,8 +173,9 @@ int main(int argc, char **argv) {
     CHECK(clSetKernelArg(b.triad4, 3, sizeof s, &s));
     CHECK(clFinish(b.queue));
 
-    printf("host <-> device (GB/s)\n       size    write     read    map-r    map-w\n");
-    for (b.size = 4096; b.size <= max; b.size *= 4) {
+    int host_part = !(argc > 3 && !strcmp(argv[3], "device"));
+    if (host_part) printf("host <-> device (GB/s)\n       size    write     read    map-r    map-w\n");
+    for (b.size = 4096; host_part && b.size <= max; b.size *= 4) {
         print_size(b.size);
         for (int op = WRITE; op <= MAP_WRITE; op++) printf(" %8.2f", measure(&b, op));
         printf("\n");
