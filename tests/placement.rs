@@ -504,7 +504,7 @@ fn use_host_ptr_is_coherent_at_each_sync_point() {
     let k = kernel(prog, "inc");
     let n = 1024; // words: 4096 bytes, a multiple of the usual import alignment
     for at in [0usize, 24] {
-        let mut host = Aligned::new(n * 4 + 4096);
+        let host = Aligned::new(n * 4 + 4096);
         let base = unsafe { host.ptr.add(at) };
         for i in 0..n {
             unsafe { base.cast::<u32>().add(i).write_unaligned(i as u32) };

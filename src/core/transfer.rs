@@ -260,18 +260,23 @@ fn stage(queue: &Arc<Queue>, placement: Placement, size: usize) -> CLResult<Arc<
     )?))
 }
 
-/// Records one chunk's copy between `mem` and staging memory (`upload`: from the staging
-/// memory), with the host part `host`; the first chunk waits for `wait`.
+/// Which way a chunk goes; a download has a host part delivering the staged bytes.
+enum Direction {
+    Upload,
+    Download(HostPart),
+}
+
+/// Records one chunk's copy between `mem` and staging memory; the first chunk waits for `wait`.
 fn enqueue_chunk(
     queue: &Arc<Queue>,
     command: cl_command_type,
     mem: &Arc<Mem>,
     stage: &Arc<Lease>,
     chunk: &[Piece],
-    upload: bool,
-    host: Option<HostPart>,
+    direction: Direction,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
+    let upload = matches!(direction, Direction::Upload);
     let mut offset = 0;
     let regions: Vec<vk::BufferCopy> = chunk
         .iter()
@@ -290,11 +295,16 @@ fn enqueue_chunk(
         })
         .collect();
     queue.enqueue(command, wait, |rec| {
-        if upload {
-            rec.copy_regions(stage.raw, mem.storage.raw, &regions);
-        } else {
-            rec.copy_regions(mem.storage.raw, stage.raw, &regions);
-        }
+        let host = match direction {
+            Direction::Upload => {
+                rec.copy_regions(stage.raw, mem.storage.raw, &regions);
+                None
+            }
+            Direction::Download(deliver) => {
+                rec.copy_regions(mem.storage.raw, stage.raw, &regions);
+                Some(deliver)
+            }
+        };
         Ok(Recorded {
             host,
             keep: keep(&[mem], Some(stage.clone())),
@@ -344,7 +354,13 @@ unsafe fn upload(
         }
         let wait = if i == 0 { wait } else { &[] };
         last = Some(enqueue_chunk(
-            queue, command, mem, &stage, chunk, true, None, wait,
+            queue,
+            command,
+            mem,
+            &stage,
+            chunk,
+            Direction::Upload,
+            wait,
         )?);
         if several {
             queue.flush()?;
@@ -409,8 +425,7 @@ fn download(
             mem,
             &stage,
             &chunk,
-            false,
-            Some(deliver),
+            Direction::Download(deliver),
             wait,
         )?);
         if several {
