@@ -202,8 +202,9 @@ fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Lease>>) -> Keep {
 }
 
 /// Runs `copy` with the buffer's host address on this thread when the buffer's memory is
-/// host-visible and the command may run now: at once when nothing it must follow is pending,
-/// after waiting for the earlier commands when the call blocks. None: it must be recorded.
+/// host-visible and nothing the command must follow is pending (a blocking call first waits
+/// for the commands before it). The queue stays locked during the copy, so no later command
+/// can overtake it. None: the command must be recorded (staged).
 fn direct(
     queue: &Arc<Queue>,
     command: cl_command_type,
@@ -216,7 +217,8 @@ fn direct(
         return Ok(None);
     };
     let base = base.as_ptr();
-    if wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int) {
+    let complete = |wait: &[Arc<Event>]| wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int);
+    if complete(wait) {
         if let Some(event) = queue.run_on_host(command, || copy(base))? {
             return Ok(Some(event));
         }
@@ -224,10 +226,11 @@ fn direct(
     if !blocking {
         return Ok(None);
     }
-    let event = queue.enqueue_marker(command, wait, keep(&[mem], None))?;
-    event.wait()?;
-    copy(base);
-    Ok(Some(event))
+    // Drain what the command follows, then copy unless another thread enqueued meanwhile.
+    queue
+        .enqueue_marker(CL_COMMAND_MARKER, wait, keep(&[mem], None))?
+        .wait()?;
+    queue.run_on_host(command, || copy(base))
 }
 
 /// A command with nothing to do but be ordered (zero-copy maps and unmaps): complete at once
