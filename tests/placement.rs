@@ -769,3 +769,72 @@ fn sub_buffers_of_every_kind_of_buffer() {
         check!(clReleaseMemObject(k.mem));
     }
 }
+
+#[test]
+fn large_copies_between_buffers() {
+    // Device-local buffers copy large aligned ranges with an internal kernel (VKCL_PLACEMENT=
+    // device runs it on lavapipe), other ranges with vkCmdCopyBuffer: both give the same bytes.
+    let e = Env::new();
+    let n = 24 << 20;
+    let data = pattern(n, 12);
+    let a = e.buffer(
+        CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+        n,
+        data.as_ptr() as *mut _,
+    );
+    let b = e.buffer(CL_MEM_READ_WRITE, n, null_mut());
+    let mut model = vec![0u8; n];
+    check!(clEnqueueFillBuffer(
+        e.queue,
+        b,
+        [0u8].as_ptr().cast(),
+        1,
+        0,
+        n,
+        0,
+        null(),
+        null_mut()
+    ));
+    // (src offset, dst offset, size): aligned and large; unaligned; large but not a multiple
+    // of 1 KiB; within one buffer.
+    for (so, d, size) in [
+        (0, 1 << 20, 8 << 20),
+        (4099, 10 << 20, 3 << 20),
+        (256, 16 << 20, (1 << 20) + 16),
+    ] {
+        let mut ev = null_mut();
+        check!(clEnqueueCopyBuffer(
+            e.queue,
+            a,
+            b,
+            so,
+            d,
+            size,
+            0,
+            null(),
+            &mut ev
+        ));
+        assert_eq!(
+            event_val::<cl_uint>(ev, CL_EVENT_COMMAND_TYPE),
+            CL_COMMAND_COPY_BUFFER
+        );
+        check!(clReleaseEvent(ev));
+        model[d..d + size].copy_from_slice(&data[so..so + size]);
+    }
+    assert!(e.read::<u8>(b, n) == model, "copies between buffers");
+    check!(clEnqueueCopyBuffer(
+        e.queue,
+        b,
+        b,
+        1 << 20,
+        18 << 20,
+        4 << 20,
+        0,
+        null(),
+        null_mut()
+    ));
+    model.copy_within(1 << 20..5 << 20, 18 << 20);
+    assert!(e.read::<u8>(b, n) == model, "copy within a buffer");
+    check!(clReleaseMemObject(a));
+    check!(clReleaseMemObject(b));
+}

@@ -17,6 +17,8 @@
 
 use super::error::{check, CLResult};
 use super::event::Event;
+use super::internal;
+use super::kernel::{self, ArgValue, NdRange};
 use super::memory::Mem;
 use super::queue::{HostPart, Keep, Queue, Recorded};
 use crate::cl::*;
@@ -550,6 +552,9 @@ pub fn copy_linear(
     size: usize,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
+    if let Some(event) = copy_by_kernel(queue, src, dst, src_offset, dst_offset, size, wait)? {
+        return Ok(event);
+    }
     copy(
         queue,
         CL_COMMAND_COPY_BUFFER,
@@ -560,6 +565,58 @@ pub fn copy_linear(
         [size, 1, 1],
         wait,
     )
+}
+
+/// A large copy between device-local buffers as a kernel (`internal::copy16`): NVIDIA's
+/// vkCmdCopyBuffer reaches a fifth of the memory bandwidth there (docs/MEMORY.md). Needs 16-byte
+/// elements, a work-group size of at least 64 dividing the count, and both ranges at offsets
+/// the device can bind; None otherwise (and where the kernel cannot be built).
+fn copy_by_kernel(
+    queue: &Arc<Queue>,
+    src: &Arc<Mem>,
+    dst: &Arc<Mem>,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    wait: &[Arc<Event>],
+) -> CLResult<Option<Arc<Event>>> {
+    const MIN_SIZE: usize = 1 << 20;
+    let align = queue
+        .device
+        .caps
+        .limits
+        .min_storage_buffer_offset_alignment
+        .max(16);
+    let bindable =
+        |m: &Arc<Mem>, offset: usize| m.storage.host().is_none() && m.at(offset) % align == 0;
+    if size < MIN_SIZE
+        || size % (16 * 64) != 0
+        || !bindable(src, src_offset)
+        || !bindable(dst, dst_offset)
+    {
+        return Ok(None);
+    }
+    let Some(shared) = internal::copy16(&queue.device) else {
+        return Ok(None);
+    };
+    let kernel = shared.duplicate();
+    let view = |m: &Arc<Mem>, offset| {
+        ArgValue::Mem(Some(Mem::new_sub_buffer(
+            m,
+            CL_MEM_READ_WRITE,
+            offset,
+            size,
+        )))
+    };
+    kernel.set_arg(0, view(dst, dst_offset));
+    kernel.set_arg(1, view(src, src_offset));
+    let nd = NdRange {
+        work_dim: 1,
+        offset: [0; 3],
+        global: [size / 16, 1, 1],
+        local: None,
+    };
+    kernel::enqueue_as(queue, &kernel, &nd, wait, CL_COMMAND_COPY_BUFFER).map(Some)
 }
 
 /// Whether two rects of the same storage share a byte (the spec's CL_MEM_COPY_OVERLAP).
