@@ -265,6 +265,40 @@ fn stage(queue: &Arc<Queue>, placement: Placement, size: usize) -> CLResult<Arc<
     )?))
 }
 
+/// Copies `len` bytes from `src` to `dst`, large copies split over a few threads: one core's
+/// `memcpy` reaches neither the host's memory bandwidth nor PCIe's (a part that cannot get a
+/// thread is copied on this one).
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`.
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    const PART: usize = 4 << 20;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let parts = (len / PART).clamp(1, threads);
+    if parts == 1 {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
+    }
+    let step = len.div_ceil(parts);
+    let (s, d) = (src as usize, dst as usize);
+    let part = move |i: usize| {
+        let at = i * step;
+        let n = step.min(len - at);
+        // SAFETY: the parts are disjoint pieces of the caller's ranges.
+        unsafe { std::ptr::copy_nonoverlapping((s + at) as *const u8, (d + at) as *mut u8, n) };
+    };
+    std::thread::scope(|scope| {
+        for i in 1..parts {
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || part(i));
+            if spawned.is_err() {
+                part(i);
+            }
+        }
+        part(0);
+    });
+}
+
 /// Which way a chunk goes; a download has a host part delivering the staged bytes.
 enum Direction {
     Upload,
@@ -333,9 +367,7 @@ unsafe fn upload(
     let copy = |base: *mut u8| {
         for p in &pieces {
             // SAFETY: both ranges are in bounds; the commands before this one are done.
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.add(p.host), base.add(p.dev as usize), p.len)
-            };
+            unsafe { copy_bytes(src.add(p.host), base.add(p.dev as usize), p.len) };
         }
     };
     if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
@@ -354,7 +386,7 @@ unsafe fn upload(
         let mut offset = 0;
         for p in chunk {
             // SAFETY: the staging buffer holds `size` bytes and no command uses it yet.
-            unsafe { std::ptr::copy_nonoverlapping(src.add(p.host), at.add(offset), p.len) };
+            unsafe { copy_bytes(src.add(p.host), at.add(offset), p.len) };
             offset += p.len;
         }
         let wait = if i == 0 { wait } else { &[] };
@@ -391,13 +423,7 @@ fn download(
         for p in &pieces {
             // SAFETY: both ranges are in bounds (the spec's contract for dst); the commands
             // before this one are done.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    base.add(p.dev as usize),
-                    dst.get().add(p.host),
-                    p.len,
-                )
-            };
+            unsafe { copy_bytes(base.add(p.dev as usize), dst.get().add(p.host), p.len) };
         }
     };
     if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
@@ -416,9 +442,7 @@ fn download(
             for p in &pieces {
                 // SAFETY: the copy into the staging buffer has completed; the application's
                 // memory holds the piece (the spec's contract for dst).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(at.add(offset), dst.get().add(p.host), p.len)
-                };
+                unsafe { copy_bytes(at.add(offset), dst.get().add(p.host), p.len) };
                 offset += p.len;
             }
             Ok(())
