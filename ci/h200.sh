@@ -3,8 +3,9 @@
 # clpeak. Runs there from the repository root, with two git-ignored folders carried:
 #   .gl/   the Debian .debs of the Vulkan loader and its deps, ocl-icd, clinfo, clpeak
 #          (../shared/GPU.md has the apt-get download line; add ocl-icd-libopencl1 clinfo clpeak)
-#   .dev/  a release build: libvkcl.so, vkcl-clspv, the pyclspv wheel, the examples built with cc,
-#          and the integration-test executables in .dev/deps/ (cargo test --release --no-run)
+#   .dev/  a release build: libvkcl.so, vkcl-clspv, the pyclspv wheel, the examples built with cc
+#          (bandwidth too), and the integration-test executables in .dev/deps/
+#          (cargo test --release --no-run)
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
 set -u
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
@@ -22,3 +23,7 @@ echo "== tests"
 cd $D/deps && for t in *; do VKCL_VALIDATION=0 ./$t --test-threads=2 2>&1 | tail -4 | tee -a $OUT/tests.txt; done; cd - >/dev/null
 echo "== clpeak vkcl"
 timeout 200 clpeak --global-bandwidth --compute-sp --kernel-latency 2>&1 | tee $OUT/clpeak-vkcl.txt | tail -22
+echo "== bandwidth (docs/MEMORY.md): vkcl, then NVIDIA's OpenCL"
+OCL_ICD_VENDORS=$D/libvkcl.so timeout 150 $D/bandwidth vkcl 256 2>&1 | tee $OUT/bandwidth-vkcl.txt
+OCL_ICD_VENDORS=$D/libvkcl.so timeout 60 $D/bandwidth vkcl 256 device 2>&1 | tee $OUT/bandwidth-vkcl-device.txt
+OCL_ICD_VENDORS=/tmp/nv/nvidia.icd timeout 150 $D/bandwidth "NVIDIA CUDA" 256 2>&1 | tee $OUT/bandwidth-native.txt

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command (1): set up, build vkcl, and run real OpenCL programs through the ICD loader on
-# lavapipe: clinfo, then the example programs in examples/.
+# lavapipe: clinfo, then the example programs in examples/ (the bandwidth benchmark briefly).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -13,5 +13,8 @@ for src in examples/*.c; do
   exe="examples/bin/$(basename "$src" .c)"
   cc -O2 -Wall "$src" -o "$exe" -lOpenCL
   echo "== $exe"
-  "$exe"
+  case "$exe" in
+    */bandwidth) "$exe" vkcl 16 ;;  # a short run: sizes up to 16 MiB
+    *) "$exe" ;;
+  esac
 done

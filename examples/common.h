@@ -17,9 +17,9 @@
     } while (0)
 #define CHECK_ERR(err) CHECK(err)
 
-/* Picks the first device of the first platform, or the first device (over all platforms)
- * whose name contains $VKCL_EXAMPLE_DEVICE. */
-static void pick_device(cl_platform_id *platform, cl_device_id *device) {
+/* Picks the first device of the first platform whose name contains `platform_name` (any
+ * platform if NULL), or the first such device whose name contains $VKCL_EXAMPLE_DEVICE. */
+static void pick_device_on(const char *platform_name, cl_platform_id *platform, cl_device_id *device) {
     const char *want = getenv("VKCL_EXAMPLE_DEVICE");
     cl_uint np = 0;
     CHECK(clGetPlatformIDs(0, NULL, &np));
@@ -27,6 +27,9 @@ static void pick_device(cl_platform_id *platform, cl_device_id *device) {
     if (np > 16) np = 16;
     CHECK(clGetPlatformIDs(np, platforms, NULL));
     for (cl_uint p = 0; p < np; p++) {
+        char pname[256];
+        CHECK(clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL));
+        if (platform_name && !strstr(pname, platform_name)) continue;
         cl_uint nd = 0;
         if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0) continue;
         cl_device_id devices[16];
@@ -42,14 +45,17 @@ static void pick_device(cl_platform_id *platform, cl_device_id *device) {
             }
         }
     }
-    fprintf(stderr, "no OpenCL device found%s%s\n", want ? " matching " : "", want ? want : "");
+    fprintf(stderr, "no OpenCL device found%s%s%s%s\n", platform_name ? " on platform " : "",
+            platform_name ? platform_name : "", want ? " matching " : "", want ? want : "");
     exit(1);
 }
 
-/* Picks the device, prints the platform and device names, and creates a context and queue. */
-static void setup(cl_device_id *device, cl_context *ctx, cl_command_queue *queue) {
+/* Picks the device (on the platform whose name contains `platform_name`, any if NULL),
+ * prints the platform and device names, and creates a context and queue. */
+static void setup_on(const char *platform_name, cl_device_id *device, cl_context *ctx,
+                     cl_command_queue *queue) {
     cl_platform_id platform;
-    pick_device(&platform, device);
+    pick_device_on(platform_name, &platform, device);
     char pname[256], dname[256];
     CHECK(clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL));
     CHECK(clGetDeviceInfo(*device, CL_DEVICE_NAME, sizeof dname, dname, NULL));
@@ -59,6 +65,10 @@ static void setup(cl_device_id *device, cl_context *ctx, cl_command_queue *queue
     CHECK_ERR(err);
     *queue = clCreateCommandQueueWithProperties(*ctx, *device, NULL, &err);
     CHECK_ERR(err);
+}
+
+static inline void setup(cl_device_id *device, cl_context *ctx, cl_command_queue *queue) {
+    setup_on(NULL, device, ctx, queue);
 }
 
 /* Builds `source`; on failure prints the build log and returns NULL. */

@@ -54,6 +54,11 @@ pub const OPTIONS: &[OptionDoc] = &[
         doc: "commands recorded into one command buffer before it is submitted",
     },
     OptionDoc {
+        name: "VKCL_PLACEMENT",
+        default: "auto",
+        doc: "where buffers live: auto (device-local with staging copies on discrete GPUs, host-visible zero-copy on unified memory), device (device-local with staging everywhere: tests the discrete-GPU paths on lavapipe), host (host-visible everywhere)",
+    },
+    OptionDoc {
         name: "VKCL_FP64",
         default: "0",
         doc: "1: expose cl_khr_fp64 on devices with shaderFloat64 and shaderInt64 (experimental: on lavapipe double sin/cos return wrong values)",
@@ -91,6 +96,32 @@ pub struct Config {
     pub fp64: bool,
     pub cache: bool,
     pub cache_dir: Option<String>,
+    pub placement: PlacementMode,
+}
+
+/// VKCL_PLACEMENT: where buffers without host-pointer flags live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlacementMode {
+    /// Device-local on discrete GPUs, host-visible on unified memory.
+    Auto,
+    /// Device-local with staging copies, whatever the device.
+    Device,
+    /// Host-visible, whatever the device.
+    Host,
+}
+
+impl PlacementMode {
+    fn parse(v: Option<String>) -> PlacementMode {
+        match v.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("device") => PlacementMode::Device,
+            Some("host") => PlacementMode::Host,
+            None | Some("auto") => PlacementMode::Auto,
+            Some(other) => {
+                log::warn!("VKCL_PLACEMENT={other} is not auto, device or host: using auto");
+                PlacementMode::Auto
+            }
+        }
+    }
 }
 
 fn var(name: &str) -> Option<String> {
@@ -126,6 +157,7 @@ impl Config {
             fp64: var("VKCL_FP64").is_some_and(|v| v != "0"),
             cache: var("VKCL_CACHE").map_or(true, |v| v != "0"),
             cache_dir: var("VKCL_CACHE_DIR"),
+            placement: PlacementMode::parse(var("VKCL_PLACEMENT")),
         }
     }
 }
@@ -138,6 +170,15 @@ pub fn get() -> &'static Config {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn placement_modes_parse() {
+        use super::PlacementMode as P;
+        assert_eq!(P::parse(None), P::Auto);
+        assert_eq!(P::parse(Some("Device".into())), P::Device);
+        assert_eq!(P::parse(Some("host".into())), P::Host);
+        assert_eq!(P::parse(Some("auto".into())), P::Auto);
+    }
+
     #[test]
     fn readme_lists_every_option() {
         let readme = include_str!("../README.md");

@@ -197,6 +197,11 @@ fn event_callbacks_run_once_each_in_status_order() {
     let e = Env::new();
     let m = e.buffer(CL_MEM_READ_WRITE, 4096, null_mut());
     let data = vec![1u8; 4096];
+    // The write waits for a user event, so that it is pending while the callbacks are set (a
+    // write on an idle queue may complete at once).
+    let mut err = 0;
+    let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
     let mut ev = null_mut();
     check!(clEnqueueWriteBuffer(
         e.queue,
@@ -205,8 +210,8 @@ fn event_callbacks_run_once_each_in_status_order() {
         0,
         4096,
         data.as_ptr().cast(),
-        0,
-        null(),
+        1,
+        &gate,
         &mut ev
     ));
     let tag = 0x5eed_0000usize;
@@ -238,6 +243,8 @@ fn event_callbacks_run_once_each_in_status_order() {
     );
     // Released before it completes: the callbacks still run, with a valid handle.
     check!(clReleaseEvent(ev));
+    check!(clSetUserEventStatus(gate, CL_COMPLETE));
+    check!(clReleaseEvent(gate));
     check!(clFinish(e.queue));
     // Callbacks run on vkcl's completion thread: give it a moment after clFinish.
     let mine = || {

@@ -270,7 +270,7 @@ entry! {
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
-        let e = transfer::read(&q, &m, buf, host, region, HostPtr(ptr as *mut u8), &wait)?;
+        let e = transfer::read(&q, &m, buf, host, region, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -296,7 +296,7 @@ entry! {
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
         // SAFETY: the application passes the region at its pitches in ptr.
-        let e = unsafe { transfer::write(&q, &m, buf, host, region, ptr as *const u8, &wait) }?;
+        let e = unsafe { transfer::write(&q, &m, buf, host, region, ptr as *const u8, blocking != 0, &wait) }?;
         finish(e, blocking != 0, event)
     }
 
@@ -345,7 +345,7 @@ entry! {
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
-        let e = transfer::read_linear(&q, &m, offset, size, HostPtr(ptr as *mut u8), &wait)?;
+        let e = transfer::read_linear(&q, &m, offset, size, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -367,7 +367,7 @@ entry! {
         check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
         // SAFETY: the application passes `size` readable bytes at ptr.
         let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
-        let e = transfer::write_linear(&q, &m, offset, data, &wait)?;
+        let e = transfer::write_linear(&q, &m, offset, data, blocking != 0, &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -440,7 +440,7 @@ entry! {
         let no_write = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
         check(flags & CL_MAP_READ == 0 || m.flags & no_read == 0, CL_INVALID_OPERATION)?;
         check(flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0 || m.flags & no_write == 0, CL_INVALID_OPERATION)?;
-        let (ptr, e) = transfer::map(&q, &m, flags, offset, size, &wait)?;
+        let (ptr, e) = transfer::map(&q, &m, flags, offset, size, blocking != 0, &wait)?;
         finish(e, blocking != 0, event)?;
         Ok(ptr)
     }

@@ -2,6 +2,7 @@
 //! OpenCL properties derived from its limits and features.
 
 use super::error::{CLResult, ClError};
+use super::kernel::Kernel;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::compiler::options::{self, StorageClasses, Target};
@@ -10,7 +11,7 @@ use crate::vk::instance::Instance;
 use crate::vk::probe::Caps;
 use crate::vk::vk;
 use parking_lot::Mutex;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 #[repr(C)]
 pub struct Device {
@@ -21,6 +22,8 @@ pub struct Device {
     pub name: String,
     instance: Arc<Instance>,
     logical: Mutex<Option<Arc<VkDevice>>>,
+    /// The internal copy kernel (`internal::copy16`), built on first use; None if it failed.
+    pub internal_copy: OnceLock<Option<Arc<Kernel>>>,
 }
 
 impl ClObject for Device {
@@ -48,6 +51,7 @@ impl Device {
             caps,
             instance,
             logical: Mutex::new(None),
+            internal_copy: OnceLock::new(),
         }
     }
 

@@ -293,6 +293,17 @@ pub fn enqueue(
     nd: &NdRange,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
+    enqueue_as(queue, kernel, nd, wait, CL_COMMAND_NDRANGE_KERNEL)
+}
+
+/// A launch reported as `command_type` (internal kernels implement other commands).
+pub fn enqueue_as(
+    queue: &Arc<Queue>,
+    kernel: &Arc<Kernel>,
+    nd: &NdRange,
+    wait: &[Arc<Event>],
+    command_type: cl_command_type,
+) -> CLResult<Arc<Event>> {
     let kd = kernel.on(&queue.device)?;
     let args: Vec<ArgValue> = kernel
         .args
@@ -337,7 +348,7 @@ pub fn enqueue(
     )?;
 
     if nd.global[..dims].contains(&0) {
-        return queue.enqueue_marker(CL_COMMAND_NDRANGE_KERNEL, wait, vec![]);
+        return queue.enqueue_marker(command_type, wait, vec![]);
     }
     let groups: [usize; 3] = std::array::from_fn(|d| {
         if d < dims {
@@ -578,7 +589,7 @@ pub fn enqueue(
         );
         dispatches.push((pipeline, push, region.groups.map(|g| g as u32)));
     }
-    queue.enqueue(CL_COMMAND_NDRANGE_KERNEL, wait, |rec| {
+    queue.enqueue(command_type, wait, |rec| {
         for (pipeline, push, groups) in &dispatches {
             rec.dispatch(&kd.layout, pipeline, &set_bindings, push, *groups)?;
         }

@@ -1,16 +1,20 @@
 //! Memory objects: buffers, sub-buffers and pipes. The commands on them are in `transfer`.
 //!
-//! Placement today: every buffer lives in host-visible memory of the context's first device
-//! (zero-copy on lavapipe and integrated GPUs). Transfers go through staging copies recorded
-//! on the queue, so they are ordered with kernels; maps of ordinary buffers return the mapped
-//! memory itself.
+//! Placement (docs/MEMORY.md): buffers live in device-local memory on discrete GPUs and in
+//! host-visible memory where memory is unified (lavapipe, integrated GPUs); CL_MEM_ALLOC_HOST_PTR
+//! asks for host memory, and CL_MEM_USE_HOST_PTR imports the application's memory where the
+//! device can (VK_EXT_external_memory_host), else keeps a device copy synchronised at the
+//! points the spec names (map, unmap).
 
 use super::context::Context;
 use super::error::{check, CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::compiler::pipes;
+use crate::config::PlacementMode;
 use crate::vk::memory::{Buffer, Placement};
+use crate::vk::staging::Lease;
+use crate::vk::submit::upload_now;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -69,13 +73,35 @@ pub struct PipeShape {
 }
 
 /// An outstanding map of a region.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Mapping {
     pub offset: usize,
     pub size: usize,
     pub flags: cl_map_flags,
+    /// The host-visible copy the map returned, for device-local memory.
+    pub shadow: Option<Arc<Lease>>,
     /// Outstanding maps of this address (the same region may be mapped more than once).
     count: u32,
+}
+
+/// Where a buffer with `flags` lives (unless its host memory is imported): the application's
+/// choice with CL_MEM_ALLOC_HOST_PTR (host memory: zero-copy maps), else device-local memory on
+/// discrete GPUs and host-visible memory where device and host share memory, unless
+/// VKCL_PLACEMENT says otherwise.
+fn placement(flags: cl_mem_flags, unified: bool) -> Placement {
+    if flags & CL_MEM_ALLOC_HOST_PTR != 0 {
+        return if unified {
+            Placement::Upload
+        } else {
+            Placement::Readback
+        };
+    }
+    match crate::config::get().placement {
+        PlacementMode::Device => Placement::Device,
+        PlacementMode::Host => Placement::Upload,
+        PlacementMode::Auto if unified => Placement::Upload,
+        PlacementMode::Auto => Placement::Device,
+    }
 }
 
 impl Mem {
@@ -139,11 +165,32 @@ impl Mem {
         pipe: Option<PipeShape>,
     ) -> CLResult<Arc<Mem>> {
         let device = context.devices[0].vk()?;
-        let storage = Buffer::new(&device, size as u64, Placement::Upload, "cl_mem")?;
-        if let Some(data) = init {
-            // SAFETY: the buffer is new, so no GPU work touches it.
-            unsafe { storage.write(0, data) };
-        }
+        // SAFETY: with CL_MEM_USE_HOST_PTR (host_ptr not 0) the application keeps `size` bytes
+        // at host_ptr for the buffer's lifetime (the spec's contract).
+        let imported = (host_ptr != 0)
+            .then(|| unsafe { Buffer::import(&device, host_ptr as *mut u8, size as u64) })
+            .flatten();
+        let storage = match imported {
+            Some(b) => b,
+            None => {
+                let placement = placement(flags, device.caps.unified_memory());
+                let storage = Buffer::new(&device, size as u64, placement, "cl_mem")?;
+                if let Some(src) = init {
+                    if storage.host().is_some() {
+                        // SAFETY: the buffer is new, so no GPU work touches it.
+                        unsafe { storage.write(0, src) };
+                    } else {
+                        upload_now(&device, &storage, 0, src)?;
+                    }
+                }
+                storage
+            }
+        };
+        log::debug!(target: "memory", "buffer of {size} bytes: {}", match storage.host() {
+            _ if storage.imported() => "imported host memory",
+            Some(_) => "host-visible",
+            None => "device-local",
+        });
         Ok(Arc::new(Mem {
             base: Base::new(Kind::Mem),
             context: context.clone(),
@@ -214,13 +261,22 @@ impl Mem {
         self.offset + offset as u64
     }
 
-    /// Records a map of `[offset, offset + size)` at `ptr`.
-    pub fn add_mapping(&self, ptr: usize, offset: usize, size: usize, flags: cl_map_flags) {
+    /// Records a map of `[offset, offset + size)` at `ptr` (a shadow's own address, or the
+    /// buffer's memory, which several maps can share).
+    pub fn add_mapping(
+        &self,
+        ptr: usize,
+        offset: usize,
+        size: usize,
+        flags: cl_map_flags,
+        shadow: Option<Arc<Lease>>,
+    ) {
         let mut maps = self.maps.lock();
         let m = maps.entry(ptr).or_insert(Mapping {
             offset,
             size,
             flags,
+            shadow,
             count: 0,
         });
         m.count += 1;
@@ -233,10 +289,9 @@ impl Mem {
         let mut maps = self.maps.lock();
         let m = maps.get_mut(&ptr).ok_or(ClError(CL_INVALID_VALUE))?;
         m.count -= 1;
-        let m = *m;
         if m.count == 0 {
-            maps.remove(&ptr);
+            return Ok(maps.remove(&ptr).expect("found above"));
         }
-        Ok(m)
+        Ok(m.clone())
     }
 }

@@ -4,6 +4,7 @@ pub mod context;
 pub mod device;
 pub mod error;
 pub mod event;
+pub mod internal;
 pub mod kernel;
 pub mod memory;
 pub mod object;

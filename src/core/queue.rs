@@ -10,6 +10,7 @@ use super::event::Event;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
+use crate::vk::staging::StagingPool;
 use crate::vk::submit::{Recorder, Retired};
 use crate::vk::vk;
 use parking_lot::{Condvar, Mutex};
@@ -76,6 +77,8 @@ pub struct Queue {
     pub properties: cl_command_queue_properties,
     /// The properties array as given to clCreateCommandQueueWithProperties (with its 0).
     pub properties_array: Vec<cl_queue_properties>,
+    /// Staging memory for host transfers of device-local buffers.
+    pub staging: StagingPool,
     timeline: vk::Semaphore,
     state: Mutex<State>,
     progress: Arc<Progress>,
@@ -123,9 +126,10 @@ impl Queue {
             base: Base::new(Kind::Queue),
             context: context.clone(),
             device: device.clone(),
-            vk,
             properties,
             properties_array,
+            staging: StagingPool::new(&vk),
+            vk,
             timeline,
             state: Mutex::new(State {
                 open: None,
@@ -335,6 +339,38 @@ impl Queue {
             let _ = tx.send(pending);
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Runs a command's work on the calling thread when every command enqueued before it has
+    /// completed (None otherwise: the caller records it instead). The command takes the next
+    /// timeline value, signalled from the host, and its event is complete when this returns.
+    pub fn run_on_host(
+        self: &Arc<Self>,
+        command_type: cl_command_type,
+        work: impl FnOnce(),
+    ) -> CLResult<Option<Arc<Event>>> {
+        let mut state = self.state.lock();
+        let mut completed = self.progress.completed.lock();
+        if *completed < state.last || state.open.is_some() || !state.gates.is_empty() {
+            return Ok(None);
+        }
+        work();
+        let value = state.last + 1;
+        let info = vk::SemaphoreSignalInfo::default()
+            .semaphore(self.timeline)
+            .value(value);
+        // SAFETY: valid semaphore; every earlier value has been reached and no submission
+        // signals it any more, so `value` is the next one.
+        unsafe { self.vk.raw.signal_semaphore(&info) }?;
+        (state.last, state.submitted, *completed) = (value, value, value);
+        drop(completed);
+        drop(state);
+        self.progress.cond.notify_all();
+        let event = Event::new(self, command_type, value);
+        let now = super::event::host_ns();
+        *event.times.lock() = [now; 5];
+        event.set_status(CL_COMPLETE as cl_int);
+        Ok(Some(event))
     }
 
     /// clFlush: submits the open batch.

@@ -1,17 +1,29 @@
 //! The commands on buffers: read, write, copy and fill (whole ranges and rects), map, unmap.
 //!
-//! Every transfer is a copy recorded on the queue, so it is ordered with kernels: uploads
-//! copy the application's data into a new staging buffer at enqueue (so the application may
-//! reuse it at once) and record a copy out of it; downloads record a copy into a staging
-//! buffer and hand its bytes to the application on the completion thread.
+//! A host transfer takes one of two paths (docs/MEMORY.md):
+//! - direct: the buffer's memory is host-visible (unified memory, CL_MEM_ALLOC_HOST_PTR,
+//!   imported host memory) and the command may run on the calling thread, because the call
+//!   blocks or nothing it must follow is pending: a memcpy once the earlier commands are done.
+//! - staged: copies recorded on the queue between the buffer and staging memory from the
+//!   queue's pool, in chunks of at most `CHUNK` bytes, so they are ordered with kernels. Uploads
+//!   fill the staging memory at enqueue (the application may reuse its memory at once);
+//!   downloads copy out of it on the completion thread. A transfer of several chunks submits
+//!   each as it is recorded, so the GPU's copy of one chunk overlaps the host's of another.
+//!
+//! Maps of host-visible memory return it (zero-copy); maps of device-local memory return a
+//! host-visible shadow filled by a copy (none for CL_MAP_WRITE_INVALIDATE_REGION) and copied
+//! back at unmap when mapped for writing. CL_MEM_USE_HOST_PTR buffers with a device copy map to
+//! the application's memory, brought up to date at map and copied back at unmap.
 
 use super::error::{check, CLResult};
 use super::event::Event;
+use super::internal;
+use super::kernel::{self, ArgValue, NdRange};
 use super::memory::Mem;
-use super::queue::{Keep, Queue, Recorded};
+use super::queue::{HostPart, Keep, Queue, Recorded};
 use crate::cl::*;
-use crate::core::ClError;
-use crate::vk::memory::{Buffer, Placement};
+use crate::vk::memory::Placement;
+use crate::vk::staging::{Lease, CHUNK};
 use crate::vk::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -76,15 +88,6 @@ impl Rect {
         }
     }
 
-    /// The packed layout of a region (as in a staging buffer).
-    fn packed(region: [usize; 3]) -> Rect {
-        Rect {
-            origin: [0; 3],
-            row_pitch: region[0],
-            slice_pitch: region[0] * region[1],
-        }
-    }
-
     /// Whether the region's rows follow each other with no gap.
     fn contiguous(&self, region: [usize; 3]) -> bool {
         (region[1] == 1 || self.row_pitch == region[0])
@@ -129,16 +132,69 @@ fn copies(
         .collect()
 }
 
-fn staging(queue: &Queue, size: usize, placement: Placement) -> CLResult<Arc<Buffer>> {
-    Ok(Arc::new(Buffer::new(
-        &queue.vk,
-        size as u64,
-        placement,
-        "staging",
-    )?))
+/// One contiguous part of a host transfer: `len` bytes at `dev` in the buffer's storage and
+/// at `host` from the application's pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    dev: u64,
+    host: usize,
+    len: usize,
 }
 
-fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Buffer>>) -> Keep {
+/// The pieces of a transfer between `mem`'s rect `dev` and the host's rect `host`: one per
+/// row, or one for the whole region where both sides are contiguous.
+fn pieces(mem: &Mem, dev: Rect, host: Rect, region: [usize; 3]) -> Vec<Piece> {
+    let base = mem.at(0);
+    if dev.contiguous(region) && host.contiguous(region) {
+        return vec![Piece {
+            dev: base + dev.row(0, 0) as u64,
+            host: host.row(0, 0),
+            len: region.iter().product(),
+        }];
+    }
+    rows(dev, host, region)
+        .map(|(d, h)| Piece {
+            dev: base + d as u64,
+            host: h,
+            len: region[0],
+        })
+        .collect()
+}
+
+/// The one piece of a contiguous transfer of `size` bytes at `offset` in `mem`, from host
+/// offset 0.
+fn linear(mem: &Mem, offset: usize, size: usize) -> Vec<Piece> {
+    vec![Piece {
+        dev: mem.at(offset),
+        host: 0,
+        len: size,
+    }]
+}
+
+/// Groups pieces into chunks of at most `max` bytes, splitting longer pieces.
+fn chunks(pieces: Vec<Piece>, max: usize) -> Vec<Vec<Piece>> {
+    let mut out: Vec<Vec<Piece>> = vec![];
+    let mut used = max;
+    for mut p in pieces {
+        while p.len > 0 {
+            if used == max {
+                out.push(vec![]);
+                used = 0;
+            }
+            let len = p.len.min(max - used);
+            out.last_mut()
+                .expect("pushed above")
+                .push(Piece { len, ..p });
+            used += len;
+            p.dev += len as u64;
+            p.host += len;
+            p.len -= len;
+        }
+    }
+    out
+}
+
+fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Lease>>) -> Keep {
     let mut k: Keep = mems
         .iter()
         .map(|&m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
@@ -147,91 +203,275 @@ fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Buffer>>) -> Keep {
     k
 }
 
-/// Records a copy of `data` (packed as `region`) into `dst`'s rect `to`.
-fn upload(
+/// Runs `copy` with the buffer's host address on this thread when the buffer's memory is
+/// host-visible and nothing the command must follow is pending (a blocking call first waits
+/// for the commands before it). The queue stays locked during the copy, so no later command
+/// can overtake it. None: the command must be recorded (staged).
+fn direct(
     queue: &Arc<Queue>,
     command: cl_command_type,
     mem: &Arc<Mem>,
-    to: Rect,
-    region: [usize; 3],
-    data: &[u8],
+    blocking: bool,
+    wait: &[Arc<Event>],
+    copy: impl Fn(*mut u8),
+) -> CLResult<Option<Arc<Event>>> {
+    let Some(base) = mem.storage.host() else {
+        return Ok(None);
+    };
+    let base = base.as_ptr();
+    let complete = |wait: &[Arc<Event>]| wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int);
+    if complete(wait) {
+        if let Some(event) = queue.run_on_host(command, || copy(base))? {
+            return Ok(Some(event));
+        }
+    }
+    if !blocking {
+        return Ok(None);
+    }
+    // Drain what the command follows, then copy unless another thread enqueued meanwhile.
+    queue
+        .enqueue_marker(CL_COMMAND_MARKER, wait, keep(&[mem], None))?
+        .wait()?;
+    queue.run_on_host(command, || copy(base))
+}
+
+/// A command with nothing to do but be ordered (zero-copy maps and unmaps): complete at once
+/// when nothing it follows is pending, else a marker keeping `mem` (and `extra`) alive.
+fn order_only(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    wait: &[Arc<Event>],
+    extra: Option<Arc<Lease>>,
+) -> CLResult<Arc<Event>> {
+    if wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int) {
+        if let Some(event) = queue.run_on_host(command, || {})? {
+            return Ok(event);
+        }
+    }
+    queue.enqueue_marker(command, wait, keep(&[mem], extra))
+}
+
+/// Staging memory of the queue's pool; while the pool is exhausted, earlier commands are
+/// submitted so that theirs comes back.
+fn stage(queue: &Arc<Queue>, placement: Placement, size: usize) -> CLResult<Arc<Lease>> {
+    let flush = || {
+        let _ = queue.flush();
+    };
+    Ok(Arc::new(queue.staging.acquire(
+        placement,
+        size,
+        Some(&flush),
+    )?))
+}
+
+/// Copies `len` bytes from `src` to `dst`, large copies split over a few threads: one core's
+/// `memcpy` reaches neither the host's memory bandwidth nor PCIe's (a part that cannot get a
+/// thread is copied on this one).
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`.
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    const PART: usize = 4 << 20;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let parts = (len / PART).clamp(1, threads);
+    if parts == 1 {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
+    }
+    let step = len.div_ceil(parts);
+    let (s, d) = (src as usize, dst as usize);
+    let part = move |i: usize| {
+        let at = i * step;
+        let n = step.min(len - at);
+        // SAFETY: the parts are disjoint pieces of the caller's ranges.
+        unsafe { std::ptr::copy_nonoverlapping((s + at) as *const u8, (d + at) as *mut u8, n) };
+    };
+    std::thread::scope(|scope| {
+        for i in 1..parts {
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || part(i));
+            if spawned.is_err() {
+                part(i);
+            }
+        }
+        part(0);
+    });
+}
+
+/// Which way a chunk goes; a download has a host part delivering the staged bytes.
+enum Direction {
+    Upload,
+    Download(HostPart),
+}
+
+/// Records one chunk's copy between `mem` and staging memory; the first chunk waits for `wait`.
+fn enqueue_chunk(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    stage: &Arc<Lease>,
+    chunk: &[Piece],
+    direction: Direction,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let stage = staging(queue, data.len(), Placement::Upload)?;
-    // SAFETY: the staging buffer is new and unused by the GPU.
-    unsafe { stage.write(0, data) };
+    let upload = matches!(direction, Direction::Upload);
+    let mut offset = 0;
+    let regions: Vec<vk::BufferCopy> = chunk
+        .iter()
+        .map(|p| {
+            let (src_offset, dst_offset) = if upload {
+                (offset, p.dev)
+            } else {
+                (p.dev, offset)
+            };
+            offset += p.len as u64;
+            vk::BufferCopy {
+                src_offset,
+                dst_offset,
+                size: p.len as u64,
+            }
+        })
+        .collect();
     queue.enqueue(command, wait, |rec| {
-        rec.copy_regions(
-            stage.raw,
-            mem.storage.raw,
-            &copies(Rect::packed(region), 0, to, mem.at(0), region),
-        );
+        let host = match direction {
+            Direction::Upload => {
+                rec.copy_regions(stage.raw, mem.storage.raw, &regions);
+                None
+            }
+            Direction::Download(deliver) => {
+                rec.copy_regions(mem.storage.raw, stage.raw, &regions);
+                Some(deliver)
+            }
+        };
         Ok(Recorded {
-            host: None,
+            host,
             keep: keep(&[mem], Some(stage.clone())),
         })
     })
 }
 
-/// Records a copy of `mem`'s rect `from` into the application's memory at `dst` laid out as
-/// `host`; the bytes land there on the completion thread.
+/// Copies the host's memory at `src` (each piece from `src + piece.host`) into `mem`.
+///
+/// # Safety
+/// The pieces must lie inside the application's memory at `src`.
+unsafe fn upload(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    pieces: Vec<Piece>,
+    src: *const u8,
+    blocking: bool,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let copy = |base: *mut u8| {
+        for p in &pieces {
+            // SAFETY: both ranges are in bounds; the commands before this one are done.
+            unsafe { copy_bytes(src.add(p.host), base.add(p.dev as usize), p.len) };
+        }
+    };
+    if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
+        return Ok(event);
+    }
+    let chunks = chunks(pieces, CHUNK);
+    let several = chunks.len() > 1;
+    let mut last = None;
+    for (i, chunk) in chunks.iter().enumerate() {
+        let size = chunk.iter().map(|p| p.len).sum();
+        let stage = stage(queue, Placement::Upload, size)?;
+        let at = stage
+            .host()
+            .expect("staging memory is host-visible")
+            .as_ptr();
+        let mut offset = 0;
+        for p in chunk {
+            // SAFETY: the staging buffer holds `size` bytes and no command uses it yet.
+            unsafe { copy_bytes(src.add(p.host), at.add(offset), p.len) };
+            offset += p.len;
+        }
+        let wait = if i == 0 { wait } else { &[] };
+        last = Some(enqueue_chunk(
+            queue,
+            command,
+            mem,
+            &stage,
+            chunk,
+            Direction::Upload,
+            wait,
+        )?);
+        if several {
+            queue.flush()?;
+        }
+    }
+    match last {
+        Some(e) => Ok(e),
+        None => order_only(queue, command, mem, wait, None),
+    }
+}
+
+/// Copies `mem` into the application's memory at `dst` (each piece to `dst + piece.host`).
 fn download(
     queue: &Arc<Queue>,
     command: cl_command_type,
     mem: &Arc<Mem>,
-    from: Rect,
-    host: Rect,
-    region: [usize; 3],
+    pieces: Vec<Piece>,
     dst: HostPtr,
+    blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let size: usize = region.iter().product();
-    let stage = staging(queue, size, Placement::Readback)?;
-    queue.enqueue(command, wait, |rec| {
-        let packed = Rect::packed(region);
-        rec.copy_regions(
-            mem.storage.raw,
-            stage.raw,
-            &copies(from, mem.at(0), packed, 0, region),
-        );
-        let s = stage.clone();
-        let deliver = Box::new(move || {
-            // SAFETY (both arms): the copy into the staging buffer has completed; the
-            // application's memory at dst holds the region laid out as `host` (the spec's
-            // contract for the pointer), and rows do not overlap.
-            if host.contiguous(region) {
-                unsafe {
-                    s.read(
-                        0,
-                        std::slice::from_raw_parts_mut(dst.get().add(host.row(0, 0)), size),
-                    )
-                };
-            } else {
-                let mut data = vec![0u8; size];
-                unsafe { s.read(0, &mut data) };
-                for (p, h) in rows(packed, host, region) {
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            data.as_ptr().add(p),
-                            dst.get().add(h),
-                            region[0],
-                        )
-                    };
-                }
+    let copy = |base: *mut u8| {
+        for p in &pieces {
+            // SAFETY: both ranges are in bounds (the spec's contract for dst); the commands
+            // before this one are done.
+            unsafe { copy_bytes(base.add(p.dev as usize), dst.get().add(p.host), p.len) };
+        }
+    };
+    if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
+        return Ok(event);
+    }
+    let chunks = chunks(pieces, CHUNK);
+    let several = chunks.len() > 1;
+    let mut last = None;
+    for (i, chunk) in chunks.into_iter().enumerate() {
+        let size = chunk.iter().map(|p| p.len).sum();
+        let stage = stage(queue, Placement::Readback, size)?;
+        let (s, pieces) = (stage.clone(), chunk.clone());
+        let deliver: HostPart = Box::new(move || {
+            let at = s.host().expect("staging memory is host-visible").as_ptr();
+            let mut offset = 0;
+            for p in &pieces {
+                // SAFETY: the copy into the staging buffer has completed; the application's
+                // memory holds the piece (the spec's contract for dst).
+                unsafe { copy_bytes(at.add(offset), dst.get().add(p.host), p.len) };
+                offset += p.len;
             }
             Ok(())
         });
-        Ok(Recorded {
-            host: Some(deliver),
-            keep: keep(&[mem], Some(stage.clone())),
-        })
-    })
+        let wait = if i == 0 { wait } else { &[] };
+        last = Some(enqueue_chunk(
+            queue,
+            command,
+            mem,
+            &stage,
+            &chunk,
+            Direction::Download(deliver),
+            wait,
+        )?);
+        if several {
+            queue.flush()?;
+        }
+    }
+    match last {
+        Some(e) => Ok(e),
+        None => order_only(queue, command, mem, wait, None),
+    }
 }
 
-/// clEnqueueWriteBufferRect: the data is read at enqueue.
+/// clEnqueueWriteBufferRect.
 ///
 /// # Safety
 /// `src` must hold the region laid out as `host` (the spec's contract for the pointer).
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn write(
     queue: &Arc<Queue>,
     mem: &Arc<Mem>,
@@ -239,21 +479,13 @@ pub unsafe fn write(
     host: Rect,
     region: [usize; 3],
     src: *const u8,
+    blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let size: usize = region.iter().product();
+    let pieces = pieces(mem, to, host, region);
     let command = CL_COMMAND_WRITE_BUFFER_RECT;
-    if host.contiguous(region) {
-        // SAFETY: the application's memory holds `size` bytes from the region's start.
-        let data = unsafe { std::slice::from_raw_parts(src.add(host.row(0, 0)), size) };
-        return upload(queue, command, mem, to, region, data, wait);
-    }
-    let mut data = vec![0u8; size];
-    for (p, h) in rows(Rect::packed(region), host, region) {
-        // SAFETY: the application's memory holds the region at its pitches.
-        unsafe { std::ptr::copy_nonoverlapping(src.add(h), data.as_mut_ptr().add(p), region[0]) };
-    }
-    upload(queue, command, mem, to, region, &data, wait)
+    // SAFETY: the pieces lie in the region at the host's pitches (caller's contract).
+    unsafe { upload(queue, command, mem, pieces, src, blocking, wait) }
 }
 
 /// clEnqueueWriteBuffer.
@@ -262,20 +494,17 @@ pub fn write_linear(
     mem: &Arc<Mem>,
     offset: usize,
     data: &[u8],
+    blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    upload(
-        queue,
-        CL_COMMAND_WRITE_BUFFER,
-        mem,
-        Rect::linear(offset, data.len()),
-        [data.len(), 1, 1],
-        data,
-        wait,
-    )
+    let pieces = linear(mem, offset, data.len());
+    let command = CL_COMMAND_WRITE_BUFFER;
+    // SAFETY: the one piece is `data`.
+    unsafe { upload(queue, command, mem, pieces, data.as_ptr(), blocking, wait) }
 }
 
 /// clEnqueueReadBufferRect.
+#[allow(clippy::too_many_arguments)]
 pub fn read(
     queue: &Arc<Queue>,
     mem: &Arc<Mem>,
@@ -283,18 +512,12 @@ pub fn read(
     host: Rect,
     region: [usize; 3],
     dst: HostPtr,
+    blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    download(
-        queue,
-        CL_COMMAND_READ_BUFFER_RECT,
-        mem,
-        from,
-        host,
-        region,
-        dst,
-        wait,
-    )
+    let pieces = pieces(mem, from, host, region);
+    let command = CL_COMMAND_READ_BUFFER_RECT;
+    download(queue, command, mem, pieces, dst, blocking, wait)
 }
 
 /// clEnqueueReadBuffer.
@@ -304,16 +527,17 @@ pub fn read_linear(
     offset: usize,
     size: usize,
     dst: HostPtr,
+    blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
+    let pieces = linear(mem, offset, size);
     download(
         queue,
         CL_COMMAND_READ_BUFFER,
         mem,
-        Rect::linear(offset, size),
-        Rect::linear(0, size),
-        [size, 1, 1],
+        pieces,
         dst,
+        blocking,
         wait,
     )
 }
@@ -352,6 +576,9 @@ pub fn copy_linear(
     size: usize,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
+    if let Some(event) = copy_by_kernel(queue, src, dst, src_offset, dst_offset, size, wait)? {
+        return Ok(event);
+    }
     copy(
         queue,
         CL_COMMAND_COPY_BUFFER,
@@ -362,6 +589,58 @@ pub fn copy_linear(
         [size, 1, 1],
         wait,
     )
+}
+
+/// A large copy between device-local buffers as a kernel (`internal::copy16`): NVIDIA's
+/// vkCmdCopyBuffer reaches a fifth of the memory bandwidth there (docs/MEMORY.md). Needs 16-byte
+/// elements, a work-group size of at least 64 dividing the count, and both ranges at offsets
+/// the device can bind; None otherwise (and where the kernel cannot be built).
+fn copy_by_kernel(
+    queue: &Arc<Queue>,
+    src: &Arc<Mem>,
+    dst: &Arc<Mem>,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    wait: &[Arc<Event>],
+) -> CLResult<Option<Arc<Event>>> {
+    const MIN_SIZE: usize = 1 << 20;
+    let align = queue
+        .device
+        .caps
+        .limits
+        .min_storage_buffer_offset_alignment
+        .max(16);
+    let bindable =
+        |m: &Arc<Mem>, offset: usize| m.storage.host().is_none() && m.at(offset) % align == 0;
+    if size < MIN_SIZE
+        || size % (16 * 64) != 0
+        || !bindable(src, src_offset)
+        || !bindable(dst, dst_offset)
+    {
+        return Ok(None);
+    }
+    let Some(shared) = internal::copy16(&queue.device) else {
+        return Ok(None);
+    };
+    let kernel = shared.duplicate();
+    let view = |m: &Arc<Mem>, offset| {
+        ArgValue::Mem(Some(Mem::new_sub_buffer(
+            m,
+            CL_MEM_READ_WRITE,
+            offset,
+            size,
+        )))
+    };
+    kernel.set_arg(0, view(dst, dst_offset));
+    kernel.set_arg(1, view(src, src_offset));
+    let nd = NdRange {
+        work_dim: 1,
+        offset: [0; 3],
+        global: [size / 16, 1, 1],
+        local: None,
+    };
+    kernel::enqueue_as(queue, &kernel, &nd, wait, CL_COMMAND_COPY_BUFFER).map(Some)
 }
 
 /// Whether two rects of the same storage share a byte (the spec's CL_MEM_COPY_OVERLAP).
@@ -422,15 +701,19 @@ pub fn fill(
         });
     }
     let data = pattern.repeat(size / pattern.len());
-    upload(
-        queue,
-        CL_COMMAND_FILL_BUFFER,
-        mem,
-        Rect::linear(offset, size),
-        [size, 1, 1],
-        &data,
-        wait,
-    )
+    let pieces = linear(mem, offset, size);
+    // SAFETY: the one piece is `data`.
+    unsafe {
+        upload(
+            queue,
+            CL_COMMAND_FILL_BUFFER,
+            mem,
+            pieces,
+            data.as_ptr(),
+            false,
+            wait,
+        )
+    }
 }
 
 /// clEnqueueMapBuffer: the host address and the command's event.
@@ -440,44 +723,62 @@ pub fn map(
     flags: cl_map_flags,
     offset: usize,
     size: usize,
+    blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<(*mut c_void, Arc<Event>)> {
-    let (ptr, event) = if mem.host_ptr != 0 {
-        // CL_MEM_USE_HOST_PTR: the spec says the map returns host_ptr + offset, whose
-        // contents must be current once the map completes (unless the region is invalidated).
+    let invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION != 0;
+    let command = CL_COMMAND_MAP_BUFFER;
+    let (ptr, shadow, event) = if mem.host_ptr != 0 && !mem.storage.imported() {
+        // CL_MEM_USE_HOST_PTR with a device copy: the spec says the map returns host_ptr +
+        // offset, whose contents must be current once the map completes (unless the region
+        // is invalidated).
         let ptr = (mem.host_ptr + offset) as *mut u8;
-        let event = if flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 {
-            queue.enqueue_marker(CL_COMMAND_MAP_BUFFER, wait, keep(&[mem], None))?
+        let event = if invalidate {
+            order_only(queue, command, mem, wait, None)?
         } else {
-            let r = Rect::linear(offset, size);
-            download(
-                queue,
-                CL_COMMAND_MAP_BUFFER,
-                mem,
-                r,
-                Rect::linear(0, size),
-                [size, 1, 1],
-                HostPtr(ptr),
-                wait,
-            )?
+            let pieces = linear(mem, offset, size);
+            download(queue, command, mem, pieces, HostPtr(ptr), blocking, wait)?
         };
-        (ptr, event)
-    } else {
-        let base = mem.storage.mapped().ok_or(ClError(CL_MAP_FAILURE))?;
+        (ptr, None, event)
+    } else if let Some(base) = mem.storage.host() {
+        // Host-visible memory (imported memory included): the memory itself.
         // SAFETY: offset is inside the object (checked by the caller), which is inside the
-        // mapped allocation.
+        // buffer's memory.
         let ptr = unsafe { base.as_ptr().add(mem.at(offset) as usize) };
-        (
-            ptr,
-            queue.enqueue_marker(CL_COMMAND_MAP_BUFFER, wait, keep(&[mem], None))?,
-        )
+        let event = order_only(queue, command, mem, wait, None)?;
+        (ptr, None, event)
+    } else {
+        // Device-local memory: a host-visible shadow, held until the unmap.
+        let placement = if flags & CL_MAP_READ != 0 {
+            Placement::Readback
+        } else {
+            Placement::Upload
+        };
+        let shadow = Arc::new(queue.staging.acquire(placement, size, None)?);
+        let event = queue.enqueue(command, wait, |rec| {
+            if !invalidate {
+                rec.copy_buffer(mem.storage.raw, mem.at(offset), shadow.raw, 0, size as u64);
+            } else {
+                rec.marker();
+            }
+            Ok(Recorded {
+                host: None,
+                keep: keep(&[mem], Some(shadow.clone())),
+            })
+        })?;
+        let ptr = shadow
+            .host()
+            .expect("staging memory is host-visible")
+            .as_ptr();
+        (ptr, Some(shadow), event)
     };
-    mem.add_mapping(ptr as usize, offset, size, flags);
+    mem.add_mapping(ptr as usize, offset, size, flags, shadow);
     Ok((ptr as *mut c_void, event))
 }
 
-/// clEnqueueUnmapMemObject: a CL_MEM_USE_HOST_PTR buffer mapped for writing gets the
-/// application's memory back.
+/// clEnqueueUnmapMemObject: what was mapped for writing goes back to the buffer (from a
+/// shadow, or from the application's memory of a CL_MEM_USE_HOST_PTR buffer with a device
+/// copy).
 pub fn unmap(
     queue: &Arc<Queue>,
     mem: &Arc<Mem>,
@@ -486,19 +787,51 @@ pub fn unmap(
 ) -> CLResult<Arc<Event>> {
     let m = mem.remove_mapping(ptr as usize)?;
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
-    if mem.host_ptr != 0 && writes {
+    let command = CL_COMMAND_UNMAP_MEM_OBJECT;
+    if let Some(shadow) = m.shadow {
+        return queue.enqueue(command, wait, |rec| {
+            if writes {
+                rec.copy_buffer(
+                    shadow.raw,
+                    0,
+                    mem.storage.raw,
+                    mem.at(m.offset),
+                    m.size as u64,
+                );
+            } else {
+                rec.marker();
+            }
+            Ok(Recorded {
+                host: None,
+                keep: keep(&[mem], Some(shadow.clone())),
+            })
+        });
+    }
+    if mem.host_ptr != 0 && !mem.storage.imported() && writes {
+        let pieces = linear(mem, m.offset, m.size);
         // SAFETY: the mapped region is the application's memory of `size` bytes, which it has
         // finished writing when it unmaps.
-        let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, m.size) };
-        return upload(
-            queue,
-            CL_COMMAND_UNMAP_MEM_OBJECT,
-            mem,
-            Rect::linear(m.offset, m.size),
-            [m.size, 1, 1],
-            data,
-            wait,
-        );
+        return unsafe { upload(queue, command, mem, pieces, ptr as *const u8, false, wait) };
     }
-    queue.enqueue_marker(CL_COMMAND_UNMAP_MEM_OBJECT, wait, keep(&[mem], None))
+    order_only(queue, command, mem, wait, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chunks, Piece};
+
+    #[test]
+    fn chunks_split_and_group_pieces() {
+        let p = |dev, host, len| Piece { dev, host, len };
+        let got = chunks(vec![p(0, 0, 10), p(100, 50, 3), p(200, 60, 4)], 8);
+        assert_eq!(
+            got,
+            vec![
+                vec![p(0, 0, 8)],
+                vec![p(8, 8, 2), p(100, 50, 3), p(200, 60, 3)],
+                vec![p(203, 63, 1)],
+            ]
+        );
+        assert!(chunks(vec![], 8).is_empty());
+    }
 }

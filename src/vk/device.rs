@@ -20,6 +20,8 @@ pub struct Device {
     /// The pipeline cache's disk-cache key, and when it was last saved.
     pipeline_cache_key: String,
     pipeline_cache_saved: Mutex<SaveState>,
+    /// VK_EXT_external_memory_host's functions, where the extension is enabled.
+    pub host_import: Option<ash::ext::external_memory_host::Device>,
 }
 
 #[derive(Default)]
@@ -63,6 +65,9 @@ impl Device {
             if fs.subgroup_size_control {
                 exts.push(ash::ext::subgroup_size_control::NAME.as_ptr());
             }
+        }
+        if fs.external_memory_host {
+            exts.push(ash::ext::external_memory_host::NAME.as_ptr());
         }
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default()
@@ -112,6 +117,9 @@ impl Device {
         // passed the disk cache's checksum. Destroyed in Drop.
         let pipeline_cache =
             unsafe { raw.create_pipeline_cache(&info, None) }.unwrap_or(vk::PipelineCache::null());
+        let host_import = fs
+            .external_memory_host
+            .then(|| ash::ext::external_memory_host::Device::new(&instance.raw, &raw));
         log::info!(target: "vk", "opened {} ({})", caps.name, caps.driver_info);
         crate::shutdown::install();
         Ok(Arc::new(Device {
@@ -123,6 +131,7 @@ impl Device {
             pipeline_cache,
             pipeline_cache_key,
             pipeline_cache_saved: Mutex::new(SaveState::default()),
+            host_import,
         }))
     }
 

@@ -1,4 +1,5 @@
-//! Buffers: a VkBuffer with its gpu-allocator sub-allocation, freed on Drop.
+//! Buffers: a VkBuffer with its memory (a gpu-allocator sub-allocation, or imported host
+//! memory), freed on Drop.
 
 use super::device::Device;
 use super::vk;
@@ -11,10 +12,20 @@ use std::sync::Arc;
 /// Where a buffer's memory should live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
-    /// Host-visible memory the GPU reads well: buffers (for now) and uploads.
+    /// Device-local memory the host does not access: kernels at full speed; the host reaches
+    /// it through staging copies.
+    Device,
+    /// Host-visible memory the GPU reads well (device-local where the driver offers it,
+    /// write-combined on discrete GPUs): buffers on unified memory, and uploads.
     Upload,
-    /// Host-visible, cached memory for reading back.
+    /// Host-visible, cached memory: readback, and CL_MEM_ALLOC_HOST_PTR on discrete GPUs.
     Readback,
+}
+
+enum Memory {
+    Allocated(Allocation),
+    /// Imported host memory (VK_EXT_external_memory_host).
+    Imported(vk::DeviceMemory),
 }
 
 pub struct Buffer {
@@ -22,11 +33,13 @@ pub struct Buffer {
     pub raw: vk::Buffer,
     /// The size asked for (the allocation is `padded(size)`).
     pub size: u64,
-    allocation: Option<Allocation>,
+    memory: Option<Memory>,
+    /// The host address of byte 0, for placements the host accesses.
+    host: Option<NonNull<u8>>,
 }
 
-// SAFETY: the mapped pointer inside the allocation is only used through `mapped`, whose users
-// synchronise through the queue; Vulkan handles are plain ids.
+// SAFETY: the host pointer is only used through `host`, whose users synchronise through the
+// queue; Vulkan handles are plain ids.
 unsafe impl Send for Buffer {}
 // SAFETY: as above.
 unsafe impl Sync for Buffer {}
@@ -44,6 +57,20 @@ pub fn padded(size: u64) -> u64 {
     size.max(16).next_multiple_of(16)
 }
 
+fn create_raw(device: &Device, size: u64, external: bool) -> CLResult<vk::Buffer> {
+    let mut ext = vk::ExternalMemoryBufferCreateInfo::default()
+        .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+    let mut info = vk::BufferCreateInfo::default()
+        .size(size)
+        .usage(BUFFER_USAGE)
+        .sharing_mode(vk::SharingMode::EXCLUSIVE);
+    if external {
+        info = info.push_next(&mut ext);
+    }
+    // SAFETY: valid device and create info.
+    Ok(unsafe { device.raw.create_buffer(&info, None) }?)
+}
+
 impl Buffer {
     pub fn new(
         device: &Arc<Device>,
@@ -51,15 +78,11 @@ impl Buffer {
         placement: Placement,
         name: &str,
     ) -> CLResult<Buffer> {
-        let info = vk::BufferCreateInfo::default()
-            .size(padded(size))
-            .usage(BUFFER_USAGE)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
-        // SAFETY: valid device and create info.
-        let raw = unsafe { device.raw.create_buffer(&info, None) }?;
+        let raw = create_raw(device, padded(size), false)?;
         // SAFETY: raw was just created on this device.
         let requirements = unsafe { device.raw.get_buffer_memory_requirements(raw) };
         let location = match placement {
+            Placement::Device => MemoryLocation::GpuOnly,
             Placement::Upload => MemoryLocation::CpuToGpu,
             Placement::Readback => MemoryLocation::GpuToCpu,
         };
@@ -97,17 +120,122 @@ impl Buffer {
             }
             return Err(e.into());
         }
+        let host = match placement {
+            Placement::Device => None,
+            _ => alloc.mapped_ptr().map(|p| p.cast()),
+        };
+        if placement != Placement::Device && host.is_none() {
+            log::error!(target: "memory", "{name}: host-visible memory came back unmapped");
+            return Err(ClError(crate::cl::CL_MEM_OBJECT_ALLOCATION_FAILURE));
+        }
         Ok(Buffer {
             device: device.clone(),
             raw,
             size,
-            allocation: Some(alloc),
+            memory: Some(Memory::Allocated(alloc)),
+            host,
         })
     }
 
-    /// The host address of byte 0, for host-visible buffers.
-    pub fn mapped(&self) -> Option<NonNull<u8>> {
-        self.allocation.as_ref()?.mapped_ptr().map(|p| p.cast())
+    /// A buffer on the application's memory at `ptr` (VK_EXT_external_memory_host), zero-copy.
+    /// None where the device cannot import it: no extension, `ptr` or `size` not a multiple of
+    /// minImportedHostPointerAlignment, or the driver refuses this memory.
+    ///
+    /// # Safety
+    /// `size` bytes at `ptr` must stay allocated for the buffer's lifetime.
+    pub unsafe fn import(device: &Arc<Device>, ptr: *mut u8, size: u64) -> Option<Buffer> {
+        let ext = device.host_import.as_ref()?;
+        let align = device.caps.min_imported_host_pointer_alignment;
+        if ptr as u64 % align != 0 || size % align != 0 || size == 0 {
+            return None;
+        }
+        let handle_type = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+        let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
+        // SAFETY: valid device and loaded function; ptr is the application's allocation
+        // (caller's contract).
+        let r = unsafe {
+            (ext.fp().get_memory_host_pointer_properties_ext)(
+                ext.device(),
+                handle_type,
+                ptr.cast(),
+                &mut host_props,
+            )
+        };
+        if r != vk::Result::SUCCESS {
+            return None;
+        }
+        let raw = create_raw(device, size, true).ok()?;
+        let destroy = || {
+            // SAFETY: raw is unused.
+            unsafe { device.raw.destroy_buffer(raw, None) }
+        };
+        // SAFETY: raw was just created on this device.
+        let req = unsafe { device.raw.get_buffer_memory_requirements(raw) };
+        let mem = &device.caps.memory;
+        let coherent =
+            vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let Some(type_index) = (0..mem.memory_type_count).find(|&i| {
+            req.memory_type_bits & host_props.memory_type_bits & (1 << i) != 0
+                && mem.memory_types[i as usize]
+                    .property_flags
+                    .contains(coherent)
+        }) else {
+            destroy();
+            return None;
+        };
+        if req.size > size {
+            destroy();
+            return None;
+        }
+        let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+            .handle_type(handle_type)
+            .host_pointer(ptr.cast());
+        let info = vk::MemoryAllocateInfo::default()
+            .allocation_size(size)
+            .memory_type_index(type_index)
+            .push_next(&mut import);
+        // SAFETY: the memory type accepts this host pointer; size and pointer are aligned.
+        let memory = match unsafe { device.raw.allocate_memory(&info, None) } {
+            Ok(m) => m,
+            Err(e) => {
+                log::info!(target: "memory", "importing host memory failed ({e}): copying instead");
+                destroy();
+                return None;
+            }
+        };
+        // SAFETY: memory is new and large enough for raw.
+        if unsafe { device.raw.bind_buffer_memory(raw, memory, 0) }.is_err() {
+            destroy();
+            // SAFETY: memory is unused.
+            unsafe { device.raw.free_memory(memory, None) };
+            return None;
+        }
+        let host = NonNull::new(ptr)?;
+        Some(Buffer {
+            device: device.clone(),
+            raw,
+            size,
+            memory: Some(Memory::Imported(memory)),
+            host: Some(host),
+        })
+    }
+
+    /// The host address of byte 0, for buffers the host accesses directly (host-visible
+    /// placements and imported memory); None for device-local buffers.
+    pub fn host(&self) -> Option<NonNull<u8>> {
+        self.host
+    }
+
+    /// Whether the buffer is the application's memory itself (imported).
+    pub fn imported(&self) -> bool {
+        matches!(self.memory, Some(Memory::Imported(..)))
+    }
+
+    fn host_range(&self, offset: u64, len: usize) -> *mut u8 {
+        assert!(offset + len as u64 <= self.size);
+        let base = self.host.expect("host access to a device-local buffer");
+        // SAFETY: in bounds of the buffer's host mapping (checked above).
+        unsafe { base.as_ptr().add(offset as usize) }
     }
 
     /// Copies `data` into the buffer at `offset` from the host.
@@ -115,18 +243,9 @@ impl Buffer {
     /// # Safety
     /// No GPU work may access the range concurrently.
     pub unsafe fn write(&self, offset: u64, data: &[u8]) {
-        assert!(offset + data.len() as u64 <= self.size);
-        let dst = self
-            .mapped()
-            .expect("write to a buffer that is not host-visible");
-        // SAFETY: in bounds (checked above); the caller guarantees no concurrent GPU access.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                data.as_ptr(),
-                dst.as_ptr().add(offset as usize),
-                data.len(),
-            )
-        };
+        let dst = self.host_range(offset, data.len());
+        // SAFETY: in bounds; the caller guarantees no concurrent GPU access.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
     }
 
     /// Copies from the buffer at `offset` into `out`.
@@ -134,18 +253,9 @@ impl Buffer {
     /// # Safety
     /// No GPU work may write the range concurrently.
     pub unsafe fn read(&self, offset: u64, out: &mut [u8]) {
-        assert!(offset + out.len() as u64 <= self.size);
-        let src = self
-            .mapped()
-            .expect("read from a buffer that is not host-visible");
+        let src = self.host_range(offset, out.len());
         // SAFETY: in bounds; the caller guarantees no concurrent GPU writes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                src.as_ptr().add(offset as usize),
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        };
+        unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
     }
 }
 
@@ -153,11 +263,15 @@ impl Drop for Buffer {
     fn drop(&mut self) {
         // SAFETY: the last user of the buffer is gone (commands hold an Arc until complete).
         unsafe { self.device.raw.destroy_buffer(self.raw, None) };
-        if let (Some(a), Some(alloc)) = (
-            self.device.allocator.lock().as_mut(),
-            self.allocation.take(),
-        ) {
-            let _ = a.free(alloc);
+        match self.memory.take() {
+            Some(Memory::Allocated(alloc)) => {
+                if let Some(a) = self.device.allocator.lock().as_mut() {
+                    let _ = a.free(alloc);
+                }
+            }
+            // SAFETY: the buffer bound to it is destroyed.
+            Some(Memory::Imported(m)) => unsafe { self.device.raw.free_memory(m, None) },
+            None => {}
         }
     }
 }

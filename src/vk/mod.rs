@@ -6,6 +6,7 @@ pub mod instance;
 pub mod memory;
 pub mod pipeline;
 pub mod probe;
+pub mod staging;
 pub mod submit;
 
 pub use ash::vk;

@@ -23,6 +23,7 @@ pub struct Features {
     pub storage_image_read_without_format: bool,
     pub storage_image_write_without_format: bool,
     pub subgroup_size_control: bool,
+    /// VK_EXT_external_memory_host, with storage buffers importable from host allocations.
     pub external_memory_host: bool,
     pub shader_non_semantic_info: bool,
 }
@@ -45,6 +46,8 @@ pub struct Caps {
     pub device_node_mask: u32,
     pub limits: vk::PhysicalDeviceLimits,
     pub max_memory_allocation_size: u64,
+    /// VK_EXT_external_memory_host: host pointers and sizes imported must be multiples of this.
+    pub min_imported_host_pointer_alignment: u64,
     pub subgroup_size: u32,
     pub min_subgroup_size: u32,
     pub max_subgroup_size: u32,
@@ -77,10 +80,20 @@ impl Caps {
             .unwrap_or(0)
     }
 
-    /// True when every device-local heap is also host-visible (lavapipe, integrated GPUs).
+    /// True when the device's memory is the host's (lavapipe, integrated GPUs), or when it has
+    /// no device-local memory the host cannot see: then buffers are host-visible, zero-copy.
     pub fn unified_memory(&self) -> bool {
+        let types = &self.memory.memory_types[..self.memory.memory_type_count as usize];
+        let device_only = types.iter().any(|t| {
+            t.property_flags
+                .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+                && !t
+                    .property_flags
+                    .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+        });
         self.device_type == vk::PhysicalDeviceType::CPU
             || self.device_type == vk::PhysicalDeviceType::INTEGRATED_GPU
+            || !device_only
     }
 
     /// Probes `pd`; Err says why vkcl cannot use it.
@@ -114,6 +127,7 @@ impl Caps {
         let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
         let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
         let mut pci = vk::PhysicalDevicePCIBusInfoPropertiesEXT::default();
+        let mut emh = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
         let mut props2 = vk::PhysicalDeviceProperties2::default()
             .push_next(&mut p11)
             .push_next(&mut p12)
@@ -133,6 +147,10 @@ impl Caps {
         let has_pci = has(ash::ext::pci_bus_info::NAME);
         if has_pci {
             props2 = props2.push_next(&mut pci);
+        }
+        let has_emh = has(ash::ext::external_memory_host::NAME);
+        if has_emh {
+            props2 = props2.push_next(&mut emh);
         }
         // SAFETY: every chained struct is valid for this device's version / extensions.
         unsafe { inst.get_physical_device_properties2(pd, &mut props2) };
@@ -192,7 +210,7 @@ impl Caps {
             storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
             storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
             subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
-            external_memory_host: has(ash::ext::external_memory_host::NAME),
+            external_memory_host: has_emh && host_import_supported(inst, pd),
             shader_non_semantic_info: non_semantic,
         };
 
@@ -244,6 +262,7 @@ impl Caps {
             device_node_mask: p11.device_node_mask,
             limits: props.limits,
             max_memory_allocation_size: m3.max_memory_allocation_size,
+            min_imported_host_pointer_alignment: emh.min_imported_host_pointer_alignment.max(1),
             subgroup_size: p11.subgroup_size,
             min_subgroup_size: if sgsc {
                 p13.min_subgroup_size
@@ -269,6 +288,20 @@ impl Caps {
             }),
         })
     }
+}
+
+/// Whether buffers with vkcl's usage can be bound to imported host allocations.
+fn host_import_supported(inst: &ash::Instance, pd: vk::PhysicalDevice) -> bool {
+    let info = vk::PhysicalDeviceExternalBufferInfo::default()
+        .usage(super::memory::BUFFER_USAGE)
+        .handle_type(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+    let mut props = vk::ExternalBufferProperties::default();
+    // SAFETY: pd comes from this instance; Vulkan 1.1+ core query.
+    unsafe { inst.get_physical_device_external_buffer_properties(pd, &info, &mut props) };
+    props
+        .external_memory_properties
+        .external_memory_features
+        .contains(vk::ExternalMemoryFeatureFlags::IMPORTABLE)
 }
 
 // SAFETY: the probed values are plain data; the only pointers (p_next) are null.

@@ -4,7 +4,9 @@
 //! submissions on the same VkQueue.
 
 use super::device::Device;
+use super::memory::{Buffer, Placement};
 use super::pipeline::{KernelLayout, Pipeline};
+use super::staging::CHUNK;
 use super::vk;
 use crate::core::CLResult;
 use std::sync::Arc;
@@ -435,4 +437,30 @@ impl Drop for Retired {
             }
         }
     }
+}
+
+/// Copies `data` into `dst` at `offset` through a staging buffer and waits for the GPU: the
+/// initial contents of a device-local buffer, at creation, where no queue exists yet. The
+/// staging buffer holds at most one chunk and is reused chunk by chunk.
+pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) -> CLResult<()> {
+    let chunk = CHUNK.min(data.len());
+    let stage = Buffer::new(device, chunk as u64, Placement::Upload, "initial data")?;
+    let timeline = device.create_timeline(0)?;
+    let result = (|| {
+        for (i, part) in data.chunks(CHUNK).enumerate() {
+            // SAFETY: the previous copy out of the staging buffer has completed (waited below).
+            unsafe { stage.write(0, part) };
+            let mut rec = Recorder::new(device, 0)?;
+            let at = offset + (i * CHUNK) as u64;
+            rec.copy_buffer(stage.raw, 0, dst.raw, at, part.len() as u64);
+            let value = i as u64 + 1;
+            let retired = rec.submit(timeline, value)?;
+            while !device.wait_timeline(timeline, value, u64::MAX)? {}
+            drop(retired);
+        }
+        Ok(())
+    })();
+    // SAFETY: every submission signalling it has completed (or none was made).
+    unsafe { device.raw.destroy_semaphore(timeline, None) };
+    result
 }
