@@ -422,14 +422,14 @@ pub fn enqueue_as(
                     .expect("buffer kinds have a descriptor");
                 let b = match m {
                     Some(m) => {
-                        m.check_device(&queue.vk)?;
+                        let storage = m.storage_on(&queue.vk)?;
                         keep.push(m.clone());
                         BufferBinding {
                             ty,
-                            buffer: m.storage.raw,
+                            buffer: storage.raw,
                             offset: m.offset,
                             // Padded like the allocation, so vector loads at the end work.
-                            range: padded(m.size as u64).min(padded(m.storage.size) - m.offset),
+                            range: padded(m.size as u64).min(padded(storage.size) - m.offset),
                         }
                     }
                     None => BufferBinding {

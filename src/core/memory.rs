@@ -12,6 +12,7 @@ use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::compiler::pipes;
 use crate::config::PlacementMode;
+use crate::vk::device::Device as VkDevice;
 use crate::vk::memory::{Buffer, Placement};
 use crate::vk::staging::Lease;
 use crate::vk::submit::upload_now;
@@ -39,6 +40,38 @@ pub struct Mem {
     pub pipe: Option<PipeShape>,
     maps: Mutex<HashMap<usize, Mapping>>,
     destructors: Mutex<Vec<Destructor>>,
+    /// In a context of several devices: the same memory imported into the other devices.
+    elsewhere: Vec<Arc<Buffer>>,
+    /// The host memory `storage` and `elsewhere` import (last: freed after them).
+    shared: Option<HostAlloc>,
+}
+
+/// Host memory that the devices of a multi-device context import (VK_EXT_external_memory_host):
+/// every device sees the same bytes, so a buffer needs no migration between them.
+struct HostAlloc {
+    ptr: std::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: plain memory, owned; only its address is shared (with the devices).
+unsafe impl Send for HostAlloc {}
+unsafe impl Sync for HostAlloc {}
+
+impl HostAlloc {
+    fn new(size: usize, align: usize) -> Option<HostAlloc> {
+        let layout = std::alloc::Layout::from_size_align(size, align).ok()?;
+        // SAFETY: the layout's size is not zero (callers round up to the alignment).
+        let ptr = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
+        Some(HostAlloc { ptr, layout })
+    }
+}
+
+impl Drop for HostAlloc {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout; the buffers importing it are gone (the
+        // field order of Mem drops them first).
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
 }
 
 /// A clSetMemObjectDestructorCallback callback, given the object's handle.
@@ -105,15 +138,22 @@ fn placement(flags: cl_mem_flags, unified: bool) -> Placement {
 }
 
 impl Mem {
-    /// Whether commands of a queue on `device` can use this object. Its storage lives on the
-    /// context's first device and is not migrated yet: elsewhere the data store cannot be made
-    /// available, CL_MEM_OBJECT_ALLOCATION_FAILURE (never a crash).
-    pub fn check_device(&self, device: &Arc<crate::vk::device::Device>) -> CLResult<()> {
-        if Arc::ptr_eq(&self.storage.device, device) {
-            return Ok(());
-        }
-        log::warn!(target: "api", "memory objects are not migrated between devices yet");
-        Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))
+    /// The object's buffer on `device`: its storage, or the same memory imported there. Where
+    /// the context's devices could not share memory, the storage lives on the first device
+    /// only, and commands elsewhere fail with CL_MEM_OBJECT_ALLOCATION_FAILURE (the data store
+    /// cannot be made available there; there is no migration).
+    pub fn storage_on(&self, device: &Arc<VkDevice>) -> CLResult<&Arc<Buffer>> {
+        std::iter::once(&self.storage)
+            .chain(&self.elsewhere)
+            .find(|b| Arc::ptr_eq(&b.device, device))
+            .ok_or_else(|| {
+                log::warn!(target: "api", "a buffer of another device of the context (no shared memory)");
+                ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+            })
+    }
+
+    pub fn check_device(&self, device: &Arc<VkDevice>) -> CLResult<()> {
+        self.storage_on(device).map(|_| ())
     }
 
     pub fn new_buffer(
@@ -165,32 +205,14 @@ impl Mem {
         pipe: Option<PipeShape>,
     ) -> CLResult<Arc<Mem>> {
         let device = context.devices[0].vk()?;
-        // SAFETY: with CL_MEM_USE_HOST_PTR (host_ptr not 0) the application keeps `size` bytes
-        // at host_ptr for the buffer's lifetime (the spec's contract).
-        let imported = (host_ptr != 0)
-            .then(|| unsafe { Buffer::import(&device, host_ptr as *mut u8, size as u64) })
-            .flatten();
-        let storage = match imported {
-            Some(b) => b,
-            None => {
-                let placement = placement(flags, device.caps.unified_memory());
-                let storage = Buffer::new(&device, size as u64, placement, "cl_mem")?;
-                if let Some(src) = init {
-                    if storage.host().is_some() {
-                        // SAFETY: the buffer is new, so no GPU work touches it.
-                        unsafe { storage.write(0, src) };
-                    } else {
-                        upload_now(&device, &storage, 0, src)?;
-                    }
-                }
-                storage
-            }
+        let (shared, storage, elsewhere) = match shared_storage(context, size, init, host_ptr)? {
+            Some(s) => s,
+            None => (
+                None,
+                root_storage(&device, flags, size, init, host_ptr)?,
+                vec![],
+            ),
         };
-        log::debug!(target: "memory", "buffer of {size} bytes: {}", match storage.host() {
-            _ if storage.imported() => "imported host memory",
-            Some(_) => "host-visible",
-            None => "device-local",
-        });
         Ok(Arc::new(Mem {
             base: Base::new(Kind::Mem),
             context: context.clone(),
@@ -209,9 +231,113 @@ impl Mem {
             pipe,
             maps: Mutex::new(HashMap::new()),
             destructors: Mutex::new(vec![]),
+            elsewhere,
+            shared,
         }))
     }
+}
 
+/// A buffer's storage on one device: imported application memory (USE_HOST_PTR, where the
+/// device can), else an allocation placed as `placement` says, holding `init`.
+fn root_storage(
+    device: &Arc<VkDevice>,
+    flags: cl_mem_flags,
+    size: usize,
+    init: Option<&[u8]>,
+    host_ptr: usize,
+) -> CLResult<Buffer> {
+    // SAFETY: with CL_MEM_USE_HOST_PTR (host_ptr not 0) the application keeps `size` bytes
+    // at host_ptr for the buffer's lifetime (the spec's contract).
+    let imported = (host_ptr != 0)
+        .then(|| unsafe { Buffer::import(&device, host_ptr as *mut u8, size as u64) })
+        .flatten();
+    let storage = match imported {
+        Some(b) => b,
+        None => {
+            let placement = placement(flags, device.caps.unified_memory());
+            let storage = Buffer::new(&device, size as u64, placement, "cl_mem")?;
+            if let Some(src) = init {
+                if storage.host().is_some() {
+                    // SAFETY: the buffer is new, so no GPU work touches it.
+                    unsafe { storage.write(0, src) };
+                } else {
+                    upload_now(&device, &storage, 0, src)?;
+                }
+            }
+            storage
+        }
+    };
+    log::debug!(target: "memory", "buffer of {size} bytes: {}", match storage.host() {
+        _ if storage.imported() => "imported host memory",
+        Some(_) => "host-visible",
+        None => "device-local",
+    });
+    Ok(storage)
+}
+
+/// In a context of several Vulkan devices that can all import host memory: one host
+/// allocation holding `init` (or the application's USE_HOST_PTR memory, if aligned), imported
+/// into each device; returns it with the first device's buffer and the others'. None where
+/// the context has one device or the devices cannot share (the caller allocates normally).
+#[allow(clippy::type_complexity)]
+fn shared_storage(
+    context: &Context,
+    size: usize,
+    init: Option<&[u8]>,
+    host_ptr: usize,
+) -> CLResult<Option<(Option<HostAlloc>, Buffer, Vec<Arc<Buffer>>)>> {
+    let mut devices: Vec<Arc<VkDevice>> = vec![];
+    for d in &context.devices {
+        let vk = d.vk()?;
+        if !devices.iter().any(|v| Arc::ptr_eq(v, &vk)) {
+            devices.push(vk);
+        }
+    }
+    let align = devices
+        .iter()
+        .map(|d| d.caps.min_imported_host_pointer_alignment as usize)
+        .max()
+        .unwrap_or(0);
+    if devices.len() < 2 || align == 0 || devices.iter().any(|d| d.host_import.is_none()) {
+        return Ok(None);
+    }
+    let rounded = size.max(1).next_multiple_of(align);
+    let (alloc, ptr) = if host_ptr != 0 {
+        // The application's memory: only where the import covers exactly its bytes.
+        if host_ptr % align != 0 || size % align != 0 {
+            return Ok(None);
+        }
+        (None, host_ptr as *mut u8)
+    } else {
+        let Some(alloc) = HostAlloc::new(rounded, align.max(16)) else {
+            return Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE));
+        };
+        if let Some(data) = init {
+            // SAFETY: the allocation has `rounded` >= data.len() bytes; nothing else uses it.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), alloc.ptr.as_ptr(), data.len()) };
+        }
+        let ptr = alloc.ptr.as_ptr();
+        (Some(alloc), ptr)
+    };
+    let mut buffers = vec![];
+    for d in &devices {
+        // SAFETY: the memory (ours, or the application's under USE_HOST_PTR's contract) stays
+        // valid while the buffers exist: Mem drops them before `shared`.
+        match unsafe { Buffer::import(d, ptr, rounded as u64) } {
+            Some(b) => buffers.push(b),
+            None => return Ok(None),
+        }
+    }
+    let first = buffers.remove(0);
+    log::debug!(target: "memory", "buffer of {size} bytes shared by {} devices", devices.len());
+    Ok(Some((
+        alloc,
+        first,
+        buffers.into_iter().map(Arc::new).collect(),
+    )))
+}
+
+impl Mem {
     /// clCreateSubBuffer: `size` bytes of `parent` from `origin` (checked by the caller).
     pub fn new_sub_buffer(
         parent: &Arc<Mem>,
@@ -237,6 +363,8 @@ impl Mem {
             pipe: None,
             maps: Mutex::new(HashMap::new()),
             destructors: Mutex::new(vec![]),
+            elsewhere: parent.elsewhere.clone(),
+            shared: None,
         })
     }
 

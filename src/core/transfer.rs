@@ -333,14 +333,15 @@ fn enqueue_chunk(
             }
         })
         .collect();
+    let raw = mem.storage_on(&queue.vk)?.raw;
     queue.enqueue(command, wait, |rec| {
         let host = match direction {
             Direction::Upload => {
-                rec.copy_regions(stage.raw, mem.storage.raw, &regions);
+                rec.copy_regions(stage.raw, raw, &regions);
                 None
             }
             Direction::Download(deliver) => {
-                rec.copy_regions(mem.storage.raw, stage.raw, &regions);
+                rec.copy_regions(raw, stage.raw, &regions);
                 Some(deliver)
             }
         };
@@ -553,10 +554,14 @@ pub fn copy(
     region: [usize; 3],
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
+    let (src_raw, dst_raw) = (
+        src.storage_on(&queue.vk)?.raw,
+        dst.storage_on(&queue.vk)?.raw,
+    );
     queue.enqueue(command, wait, |rec| {
         rec.copy_regions(
-            src.storage.raw,
-            dst.storage.raw,
+            src_raw,
+            dst_raw,
             &copies(from, src.at(0), to, dst.at(0), region),
         );
         Ok(Recorded {
@@ -692,8 +697,9 @@ pub fn fill(
 ) -> CLResult<Arc<Event>> {
     let at = mem.at(offset);
     if let Some(word) = pattern_word(pattern).filter(|_| at % 4 == 0 && size % 4 == 0) {
+        let raw = mem.storage_on(&queue.vk)?.raw;
         return queue.enqueue(CL_COMMAND_FILL_BUFFER, wait, |rec| {
-            rec.fill_buffer(mem.storage.raw, at, size as u64, word);
+            rec.fill_buffer(raw, at, size as u64, word);
             Ok(Recorded {
                 host: None,
                 keep: keep(&[mem], None),
@@ -755,9 +761,10 @@ pub fn map(
             Placement::Upload
         };
         let shadow = Arc::new(queue.staging.acquire(placement, size, None)?);
+        let raw = mem.storage_on(&queue.vk)?.raw;
         let event = queue.enqueue(command, wait, |rec| {
             if !invalidate {
-                rec.copy_buffer(mem.storage.raw, mem.at(offset), shadow.raw, 0, size as u64);
+                rec.copy_buffer(raw, mem.at(offset), shadow.raw, 0, size as u64);
             } else {
                 rec.marker();
             }
@@ -789,15 +796,10 @@ pub fn unmap(
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     if let Some(shadow) = m.shadow {
+        let raw = mem.storage_on(&queue.vk)?.raw;
         return queue.enqueue(command, wait, |rec| {
             if writes {
-                rec.copy_buffer(
-                    shadow.raw,
-                    0,
-                    mem.storage.raw,
-                    mem.at(m.offset),
-                    m.size as u64,
-                );
+                rec.copy_buffer(shadow.raw, 0, raw, mem.at(m.offset), m.size as u64);
             } else {
                 rec.marker();
             }
