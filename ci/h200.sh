@@ -7,7 +7,10 @@
 #          (bandwidth too), and the integration-test executables in .dev/deps/
 #          (cargo test --release --no-run)
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
+# Arguments choose the parts (default: all): tests clpeak bandwidth bench
 set -u
+parts=" ${*:-tests clpeak bandwidth bench} "
+want() { [[ "$parts" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 D=$PWD/.dev
@@ -19,11 +22,26 @@ export OCL_ICD_VENDORS=$D/libvkcl.so
 echo "== vulkan"; vulkaninfo --summary 2>&1 | grep -E "deviceName|driverName|apiVersion" | head; VKCL_LOG=info clinfo -l 2>&1 | head
 echo "== clinfo vkcl"; clinfo 2>&1 | tee $OUT/clinfo-vkcl.txt | grep -E "Device Name|Max compute|Global memory size|Max memory alloc|error|Invalid" | head
 echo "== examples"; $D/vector_add; $D/reduction
-echo "== tests"
-cd $D/deps && for t in *; do VKCL_VALIDATION=0 ./$t --test-threads=2 2>&1 | tail -4 | tee -a $OUT/tests.txt; done; cd - >/dev/null
-echo "== clpeak vkcl"
-timeout 200 clpeak --global-bandwidth --compute-sp --kernel-latency 2>&1 | tee $OUT/clpeak-vkcl.txt | tail -22
-echo "== bandwidth (docs/MEMORY.md): vkcl, then NVIDIA's OpenCL"
-OCL_ICD_VENDORS=$D/libvkcl.so timeout 150 $D/bandwidth vkcl 256 2>&1 | tee $OUT/bandwidth-vkcl.txt
-OCL_ICD_VENDORS=$D/libvkcl.so timeout 60 $D/bandwidth vkcl 256 device 2>&1 | tee $OUT/bandwidth-vkcl-device.txt
-OCL_ICD_VENDORS=/tmp/nv/nvidia.icd timeout 150 $D/bandwidth "NVIDIA CUDA" 256 2>&1 | tee $OUT/bandwidth-native.txt
+if want tests; then
+  echo "== tests"
+  cd $D/deps && for t in *; do VKCL_VALIDATION=0 ./$t --test-threads=2 2>&1 | grep -E "^test result|FAILED|panicked" | tee -a $OUT/tests.txt; done; cd - >/dev/null
+fi
+if want clpeak; then
+  echo "== clpeak vkcl"
+  timeout 200 clpeak --global-bandwidth --compute-sp --kernel-latency 2>&1 | tee $OUT/clpeak-vkcl.txt | tail -22
+fi
+if want bandwidth; then
+  echo "== bandwidth (docs/MEMORY.md): vkcl, then NVIDIA's OpenCL"
+  OCL_ICD_VENDORS=$D/libvkcl.so timeout 150 $D/bandwidth vkcl 256 2>&1 | tee $OUT/bandwidth-vkcl.txt
+  OCL_ICD_VENDORS=$D/libvkcl.so timeout 60 $D/bandwidth vkcl 256 device 2>&1 | tee $OUT/bandwidth-vkcl-device.txt
+  OCL_ICD_VENDORS=/tmp/nv/nvidia.icd timeout 150 $D/bandwidth "NVIDIA CUDA" 256 2>&1 | tee $OUT/bandwidth-native.txt
+fi
+if want bench; then
+  # docs/BENCHMARKS.md: build, launch and out-of-order figures, vkcl then NVIDIA's OpenCL.
+  for icd in $D/libvkcl.so /tmp/nv/nvidia.icd; do
+    echo "== benchmarks through $icd"
+    for b in build_time launch_overhead out_of_order; do
+      OCL_ICD_VENDORS=$icd timeout 120 $D/$b 2>&1 | tee -a $OUT/bench-$(basename $icd).txt
+    done
+  done
+fi
