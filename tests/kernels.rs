@@ -975,9 +975,22 @@ kernel void sg(global uint *o, global int *in) {
     for opts in ["", "-cl-std=CL3.0"] {
         let p = e.program(src, opts);
         let k = kernel(p, "sg");
-        // (A multiple of the sub-group size: with a partial last sub-group, lavapipe reports one
-        // sub-group fewer from get_num_sub_groups.)
-        let local = 24usize;
+        // Three whole sub-groups per work-group. (With a partial last sub-group, lavapipe
+        // reports one sub-group fewer from get_num_sub_groups, and NVIDIA the full size from
+        // get_sub_group_size: Vulkan's SubgroupSize is the size, not the active count.)
+        let big = 3 * 256usize;
+        let mut sg = 0usize;
+        check!(clGetKernelSubGroupInfo(
+            k,
+            e.dev,
+            0x2033,
+            8,
+            (&big as *const usize).cast(),
+            8,
+            (&mut sg as *mut usize).cast(),
+            null_mut()
+        ));
+        let local = 3 * sg;
         let info = |name: cl_uint| {
             let mut v = 0usize;
             check!(clGetKernelSubGroupInfo(
@@ -995,7 +1008,7 @@ kernel void sg(global uint *o, global int *in) {
         let sg_size = info(0x2033 /* MAX_SUB_GROUP_SIZE_FOR_NDRANGE */);
         let sg_count = info(0x2034 /* SUB_GROUP_COUNT_FOR_NDRANGE */);
         assert!(sg_size >= 1 && sg_count == local.div_ceil(sg_size));
-        let n = 48usize;
+        let n = 2 * local;
         let input: Vec<i32> = (0..n as i32).collect();
         let (out, inb) = (e.buffer_from(&vec![0u32; n * 5]), e.buffer_from(&input));
         arg(k, 0, &out);

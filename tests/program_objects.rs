@@ -729,13 +729,30 @@ fn the_disk_cache_serves_new_processes_and_survives_corruption() {
     let path = std::env::temp_dir().join(format!("vkcl-test-source-{}", std::process::id()));
     std::fs::write(&path, &src).unwrap();
     let name = "the_disk_cache_serves_new_processes_and_survives_corruption";
+    // The clspv library the ICD finds: beside its helper (an installed or carried build), or
+    // the build tree's .clspv/.
+    let exe = std::env::current_exe().unwrap();
+    let library = [
+        exe.parent()
+            .and_then(|d| d.parent())
+            .map(|d| d.join("libclspv.so")),
+        Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".clspv/libclspv.so")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_file())
+    .expect("a clspv library")
+    .to_string_lossy()
+    .into_owned();
     let path_s = path.to_str().unwrap();
     let run = |helper: &str, expect: cl_int| {
         let mut env = vec![("VKCL_TEST_CHILD", "1"), ("VKCL_TEST_CHILD_SOURCE", path_s)];
         let expect = expect.to_string();
         env.push(("VKCL_TEST_CHILD_EXPECT", &expect));
         if !helper.is_empty() {
+            // No compiler, but the same clspv library: the cache key names it.
             env.push(("VKCL_CLSPV_HELPER", helper));
+            env.push(("VKCL_CLSPV_LIBRARY", &library));
         }
         assert!(
             child(name, &env),
