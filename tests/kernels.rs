@@ -1081,3 +1081,52 @@ kernel void sg(global uint *o, global int *in) {
         }
     }
 }
+
+/// `__constant` arguments honour CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE in all (spec Table 1):
+/// beyond it the launch is CL_OUT_OF_RESOURCES; within it the data is read.
+#[test]
+fn constant_arguments_honour_the_device_limit() {
+    let e = Env::new();
+    let limit: u64 = device_val(e.dev, 0x1020 /* MAX_CONSTANT_BUFFER_SIZE */);
+    assert!(device_val::<u32>(e.dev, 0x1021 /* MAX_CONSTANT_ARGS */) >= 8);
+    let p = e.program(
+        "kernel void k(global int *o, constant int *a, constant int *b) { o[0] = a[0] + b[0]; }",
+        "-cl-kernel-arg-info",
+    );
+    let k = kernel(p, "k");
+    let o = e.buffer_from(&[0i32]);
+    let a = e.buffer_from(&[40i32]);
+    let b = e.buffer_from(&[2i32]);
+    arg(k, 0, &o);
+    arg(k, 1, &a);
+    arg(k, 2, &b);
+    e.run(k, None, &[1], None);
+    assert_eq!(e.read::<i32>(o, 1), [42]);
+    // Two constant buffers of half the limit each, plus a few bytes: too much in all.
+    let half = (limit / 2) as usize + 16;
+    let big_a = e.buffer(CL_MEM_READ_ONLY, half, null_mut());
+    let big_b = e.buffer(CL_MEM_READ_ONLY, half, null_mut());
+    arg(k, 1, &big_a);
+    arg(k, 2, &big_b);
+    check_err!(
+        clEnqueueNDRangeKernel(
+            e.queue,
+            k,
+            1,
+            null(),
+            [1usize].as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_OUT_OF_RESOURCES
+    );
+    unsafe {
+        for m in [o, a, b, big_a, big_b] {
+            clReleaseMemObject(m);
+        }
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}

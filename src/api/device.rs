@@ -181,7 +181,7 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_GLOBAL_MEM_CACHE_SIZE => v(&0u64),
         CL_DEVICE_GLOBAL_MEM_SIZE => v(&d.global_mem_size()),
         CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE => v(&d.max_constant_buffer_size()),
-        CL_DEVICE_MAX_CONSTANT_ARGS => v(&8u32),
+        CL_DEVICE_MAX_CONSTANT_ARGS => v(&crate::core::device::MAX_CONSTANT_ARGS),
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
             v(&0usize)
         }

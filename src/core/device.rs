@@ -34,6 +34,9 @@ impl ClObject for Device {
     }
 }
 
+/// CL_DEVICE_MAX_CONSTANT_ARGS.
+pub const MAX_CONSTANT_ARGS: u32 = 8;
+
 /// The OpenCL C versions and extensions vkcl claims (name, version).
 pub const OPENCL_C_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (3, 0)];
 

@@ -410,6 +410,27 @@ pub fn enqueue_as(
 
     let mut bindings: BTreeMap<u32, Vec<(u32, BufferBinding)>> = BTreeMap::new();
     let mut pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>> = BTreeMap::new();
+    // __constant arguments (Table 1 of the spec): at most CL_DEVICE_MAX_CONSTANT_ARGS of them,
+    // CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE bytes in all.
+    let constants: Vec<usize> = refl
+        .args
+        .iter()
+        .zip(&args)
+        .filter(|(a, _)| {
+            a.info
+                .as_ref()
+                .is_some_and(|i| i.address_qualifier == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+        })
+        .filter_map(|(_, v)| match v {
+            ArgValue::Mem(Some(m)) => Some(m.size),
+            _ => None,
+        })
+        .collect();
+    check(
+        constants.len() <= super::device::MAX_CONSTANT_ARGS as usize
+            && constants.iter().sum::<usize>() as u64 <= device.max_constant_buffer_size(),
+        CL_OUT_OF_RESOURCES,
+    )?;
     let mut keep: Keep = vec![kd.clone()];
     for (arg, value) in refl.args.iter().zip(&args) {
         match (&arg.kind, value) {
