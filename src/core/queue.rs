@@ -413,24 +413,39 @@ impl Drop for Queue {
     }
 }
 
-/// Profiling: the command's device start/end mapped onto the host clock. The batch's first
-/// timestamp is placed at its submission, so QUEUED ≤ SUBMIT ≤ START ≤ END ≤ COMPLETE holds and
-/// durations are the device's own.
-fn record_times(event: &Event, submitted: u64, device: &[(u64, u64)], index: usize) {
+/// Profiling: the command's device start/end mapped onto the host clock: through `clocks`
+/// (the device's clock and the host's read together) where the device has calibrated
+/// timestamps, else by placing the batch's first timestamp at its submission. Either way
+/// QUEUED ≤ SUBMIT ≤ START ≤ END ≤ COMPLETE ≤ now holds and durations are the device's own.
+fn record_times(
+    event: &Event,
+    submitted: u64,
+    device: &[(u64, u64)],
+    index: usize,
+    clocks: Option<(u64, u64)>,
+) {
     let Some(&(start, end)) = device.get(index) else {
         return;
     };
-    let t0 = device.iter().map(|t| t.0).min().unwrap_or(start);
     let now = super::event::host_ns();
-    // Never past the present (the device clock may run a little faster than the host's).
-    let late = (submitted + end.saturating_sub(t0)).saturating_sub(now);
+    let (start, end) = match clocks {
+        Some((device_now, host_now)) => {
+            let host = |t: u64| host_now.saturating_sub(device_now.saturating_sub(t));
+            (host(start), host(end))
+        }
+        None => {
+            let t0 = device.iter().map(|t| t.0).min().unwrap_or(start);
+            (
+                submitted + start.saturating_sub(t0),
+                submitted + end.saturating_sub(t0),
+            )
+        }
+    };
+    // Never past the present nor before the submission.
+    let late = end.saturating_sub(now);
     let mut times = event.times.lock();
-    times[2] = (submitted + start.saturating_sub(t0))
-        .saturating_sub(late)
-        .max(submitted);
-    times[3] = (submitted + end.saturating_sub(t0))
-        .saturating_sub(late)
-        .max(times[2]);
+    times[2] = start.saturating_sub(late).max(submitted);
+    times[3] = end.saturating_sub(late).max(times[2]);
     times[4] = times[3].max(now);
 }
 
@@ -468,9 +483,15 @@ fn complete_batches(
         let times = p
             .profiled_at
             .zip(p.retired.as_ref().and_then(|r| r.command_times()));
+        // The device's clock and the host's read together (where the device can tell): device
+        // times then map onto the host clock exactly.
+        let clocks = times
+            .as_ref()
+            .and_then(|_| vk.now_ns())
+            .map(|device| (device, super::event::host_ns()));
         for item in &p.items {
             if let Some((submitted, t)) = &times {
-                record_times(&item.event, *submitted, t, item.index);
+                record_times(&item.event, *submitted, t, item.index, clocks);
             }
         }
         let Some(_active) = crate::shutdown::enter() else {

@@ -22,6 +22,8 @@ pub struct Device {
     pipeline_cache_saved: Mutex<SaveState>,
     /// VK_EXT_external_memory_host's functions, where the extension is enabled.
     pub host_import: Option<ash::ext::external_memory_host::Device>,
+    /// VK_EXT_calibrated_timestamps' functions, where enabled (see `now_ns`).
+    calibration: Option<ash::ext::calibrated_timestamps::Device>,
 }
 
 #[derive(Default)]
@@ -68,6 +70,9 @@ impl Device {
         }
         if fs.external_memory_host {
             exts.push(ash::ext::external_memory_host::NAME.as_ptr());
+        }
+        if fs.calibrated_timestamps {
+            exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
         }
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default()
@@ -120,7 +125,16 @@ impl Device {
         let host_import = fs
             .external_memory_host
             .then(|| ash::ext::external_memory_host::Device::new(&instance.raw, &raw));
-        log::info!(target: "vk", "opened {} ({})", caps.name, caps.driver_info);
+        let calibration = fs
+            .calibrated_timestamps
+            .then(|| ash::ext::calibrated_timestamps::Device::new(&instance.raw, &raw));
+        log::info!(
+            target: "vk",
+            "opened {} ({}){}",
+            caps.name,
+            caps.driver_info,
+            if fs.calibrated_timestamps { ", calibrated timestamps" } else { "" }
+        );
         crate::shutdown::install();
         Ok(Arc::new(Device {
             instance,
@@ -132,6 +146,7 @@ impl Device {
             pipeline_cache_key,
             pipeline_cache_saved: Mutex::new(SaveState::default()),
             host_import,
+            calibration,
         }))
     }
 
@@ -179,6 +194,27 @@ impl Device {
         if let Ok(data) = unsafe { self.raw.get_pipeline_cache_data(self.pipeline_cache) } {
             cache.store("pipelines", &self.pipeline_cache_key, &data);
         }
+    }
+
+    /// A device timestamp (ticks) in nanoseconds, as the timestamp queries give them.
+    pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
+        let bits = self.caps.timestamp_valid_bits;
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        ((ticks & mask) as f64 * self.caps.limits.timestamp_period as f64) as u64
+    }
+
+    /// The device's clock now, in nanoseconds (VK_EXT_calibrated_timestamps), if it can tell.
+    pub fn now_ns(&self) -> Option<u64> {
+        let ext = self.calibration.as_ref()?;
+        let info =
+            [vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::DEVICE)];
+        // SAFETY: the extension is enabled and the device's time domain is supported (probed).
+        let (ticks, _) = unsafe { ext.get_calibrated_timestamps(&info) }.ok()?;
+        Some(self.ticks_to_ns(ticks[0]))
     }
 
     pub fn create_timeline(&self, initial: u64) -> CLResult<vk::Semaphore> {

@@ -25,6 +25,8 @@ pub struct Features {
     pub subgroup_size_control: bool,
     /// VK_EXT_external_memory_host, with storage buffers importable from host allocations.
     pub external_memory_host: bool,
+    /// VK_EXT_calibrated_timestamps with the device's own time domain.
+    pub calibrated_timestamps: bool,
     pub shader_non_semantic_info: bool,
 }
 
@@ -211,6 +213,12 @@ impl Caps {
             storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
             subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
             external_memory_host: has_emh && host_import_supported(inst, pd),
+            calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
+                let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
+                // SAFETY: pd comes from this instance; the extension is supported.
+                unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
+                    .is_ok_and(|d| d.contains(&vk::TimeDomainEXT::DEVICE))
+            },
             shader_non_semantic_info: non_semantic,
         };
 

@@ -405,14 +405,7 @@ impl Retired {
                 .get_query_pool_results(qp, 0, &mut ticks, vk::QueryResultFlags::TYPE_64)
         }
         .ok()?;
-        let bits = self.device.caps.timestamp_valid_bits;
-        let mask = if bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        };
-        let period = self.device.caps.limits.timestamp_period as f64;
-        let ns = |t: u64| ((t & mask) as f64 * period) as u64;
+        let ns = |t: u64| self.device.ticks_to_ns(t);
         Some(
             ticks
                 .chunks(2)
