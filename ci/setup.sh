@@ -21,6 +21,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# lavapipe from Debian 12's backports (Mesa 25): Mesa 22.3's lavapipe loses updates in
+# compare-and-swap loops and stops some loops after 64 iterations (docs/LAVAPIPE.md).
+MESA_VERSION=25.0.7-2~bpo12+1
+if [ "$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null)" != "$MESA_VERSION" ]; then
+  list=/etc/apt/sources.list.d/vkcl-bookworm-backports.list
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deb http://deb.debian.org/debian bookworm-backports main" | $sudo tee "$list" >/dev/null
+  fi
+  echo "setup: installing mesa-vulkan-drivers $MESA_VERSION (bookworm-backports)"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+    -t bookworm-backports "mesa-vulkan-drivers=$MESA_VERSION"
+fi
+
 # clspv: the shared object inside the pyclspv wheel (Apache-2.0; clspv, clang and LLVM built in).
 wheel=pyclspv-0.0.1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
 sha=0ad1232d810c25bc09cafca77a8d35e35e6d38c36927c9ce109e6e75c609949b
