@@ -922,7 +922,7 @@ fn out_of_order_dependencies_through_events_hold() {
     // would race.)
     let others: Vec<cl_mem> = (0..40).map(|_| e.buffer_from(&vec![0i32; n])).collect();
     let mut last: cl_event = null_mut();
-    for step in 0..40 {
+    for other in &others {
         arg(k, 0, &chain);
         let mut ev = null_mut();
         let (nw, wl) = if last.is_null() {
@@ -945,7 +945,7 @@ fn out_of_order_dependencies_through_events_hold() {
             check!(clReleaseEvent(last));
         }
         last = ev;
-        arg(k, 0, &others[step]);
+        arg(k, 0, other);
         check!(clEnqueueNDRangeKernel(
             q,
             k,

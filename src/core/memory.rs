@@ -249,19 +249,19 @@ fn root_storage(
     // SAFETY: with CL_MEM_USE_HOST_PTR (host_ptr not 0) the application keeps `size` bytes
     // at host_ptr for the buffer's lifetime (the spec's contract).
     let imported = (host_ptr != 0)
-        .then(|| unsafe { Buffer::import(&device, host_ptr as *mut u8, size as u64) })
+        .then(|| unsafe { Buffer::import(device, host_ptr as *mut u8, size as u64) })
         .flatten();
     let storage = match imported {
         Some(b) => b,
         None => {
             let placement = placement(flags, device.caps.unified_memory());
-            let storage = Buffer::new(&device, size as u64, placement, "cl_mem")?;
+            let storage = Buffer::new(device, size as u64, placement, "cl_mem")?;
             if let Some(src) = init {
                 if storage.host().is_some() {
                     // SAFETY: the buffer is new, so no GPU work touches it.
                     unsafe { storage.write(0, src) };
                 } else {
-                    upload_now(&device, &storage, 0, src)?;
+                    upload_now(device, &storage, 0, src)?;
                 }
             }
             storage
