@@ -374,11 +374,7 @@ unsafe fn upload(
     if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
         return Ok(event);
     }
-    let chunks = chunks(pieces, CHUNK);
-    let several = chunks.len() > 1;
-    let mut last = None;
-    for (i, chunk) in chunks.iter().enumerate() {
-        let size = chunk.iter().map(|p| p.len).sum();
+    staged(queue, command, mem, pieces, wait, |chunk, size| {
         let stage = stage(queue, Placement::Upload, size)?;
         let at = stage
             .host()
@@ -390,24 +386,8 @@ unsafe fn upload(
             unsafe { copy_bytes(src.add(p.host), at.add(offset), p.len) };
             offset += p.len;
         }
-        let wait = if i == 0 { wait } else { &[] };
-        last = Some(enqueue_chunk(
-            queue,
-            command,
-            mem,
-            &stage,
-            chunk,
-            Direction::Upload,
-            wait,
-        )?);
-        if several {
-            queue.flush()?;
-        }
-    }
-    match last {
-        Some(e) => Ok(e),
-        None => order_only(queue, command, mem, wait, None),
-    }
+        Ok((stage, Direction::Upload))
+    })
 }
 
 /// Copies `mem` into the application's memory at `dst` (each piece to `dst + piece.host`).
@@ -430,13 +410,9 @@ fn download(
     if let Some(event) = direct(queue, command, mem, blocking, wait, copy)? {
         return Ok(event);
     }
-    let chunks = chunks(pieces, CHUNK);
-    let several = chunks.len() > 1;
-    let mut last = None;
-    for (i, chunk) in chunks.into_iter().enumerate() {
-        let size = chunk.iter().map(|p| p.len).sum();
+    staged(queue, command, mem, pieces, wait, |chunk, size| {
         let stage = stage(queue, Placement::Readback, size)?;
-        let (s, pieces) = (stage.clone(), chunk.clone());
+        let (s, pieces) = (stage.clone(), chunk.to_vec());
         let deliver: HostPart = Box::new(move || {
             let at = s.host().expect("staging memory is host-visible").as_ptr();
             let mut offset = 0;
@@ -448,15 +424,30 @@ fn download(
             }
             Ok(())
         });
+        Ok((stage, Direction::Download(deliver)))
+    })
+}
+
+/// A transfer through staging memory, chunk by chunk (staging memory stays bounded): `prepare`
+/// gives each chunk (and its size in bytes) its staging buffer and direction; the first chunk
+/// waits for `wait`, and with several chunks each is flushed as it goes. Returns the last
+/// chunk's event (an ordering-only command when there is nothing to copy).
+fn staged(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    pieces: Vec<Piece>,
+    wait: &[Arc<Event>],
+    mut prepare: impl FnMut(&[Piece], usize) -> CLResult<(Arc<Lease>, Direction)>,
+) -> CLResult<Arc<Event>> {
+    let chunks = chunks(pieces, CHUNK);
+    let several = chunks.len() > 1;
+    let mut last = None;
+    for (i, chunk) in chunks.iter().enumerate() {
+        let (stage, direction) = prepare(chunk, chunk.iter().map(|p| p.len).sum())?;
         let wait = if i == 0 { wait } else { &[] };
         last = Some(enqueue_chunk(
-            queue,
-            command,
-            mem,
-            &stage,
-            &chunk,
-            Direction::Download(deliver),
-            wait,
+            queue, command, mem, &stage, chunk, direction, wait,
         )?);
         if several {
             queue.flush()?;
