@@ -813,28 +813,6 @@ fn pipe_arg_of(k: cl_kernel) -> (String, cl_uint, cl_bitfield) {
     )
 }
 
-/// A program's executable binary for its one device.
-fn binary_of(p: cl_program) -> Vec<u8> {
-    let mut size = 0usize;
-    check!(clGetProgramInfo(
-        p,
-        CL_PROGRAM_BINARY_SIZES,
-        8,
-        (&mut size as *mut usize).cast(),
-        null_mut()
-    ));
-    let mut bin = vec![0u8; size];
-    let mut ptr = bin.as_mut_ptr();
-    check!(clGetProgramInfo(
-        p,
-        CL_PROGRAM_BINARIES,
-        8,
-        (&mut ptr as *mut *mut u8).cast(),
-        null_mut()
-    ));
-    bin
-}
-
 #[test]
 fn pipes_through_compile_link_and_binaries() {
     let e = Env::new();
@@ -888,7 +866,7 @@ fn pipes_through_compile_link_and_binaries() {
     assert!(e.read::<i32>(status, n).iter().all(|&s| s == 0));
 
     let built = e.program(INT_PIPES, "-cl-std=CL3.0 -cl-kernel-arg-info");
-    let bin = binary_of(built);
+    let bin = binaries(built).swap_remove(0);
     let (bptr, blen) = (bin.as_ptr(), bin.len());
     let mut bstatus = 0;
     let from_bin = unsafe {

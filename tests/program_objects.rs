@@ -140,56 +140,6 @@ fn binary_type(p: cl_program, d: cl_device_id) -> u32 {
     build_val(p, d, CL_PROGRAM_BINARY_TYPE)
 }
 
-/// CL_PROGRAM_BINARIES through both calls: sizes, then the binaries into one buffer per
-/// device (left empty where the size is 0).
-fn binaries(p: cl_program) -> Vec<Vec<u8>> {
-    let sizes: Vec<usize> = bytes_to_vec(&program_info(p, CL_PROGRAM_BINARY_SIZES));
-    let mut bins: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0xAA; n]).collect();
-    let mut ptrs: Vec<*mut u8> = bins
-        .iter_mut()
-        .map(|b| {
-            if b.is_empty() {
-                null_mut()
-            } else {
-                b.as_mut_ptr()
-            }
-        })
-        .collect();
-    let mut ret = 0;
-    check!(clGetProgramInfo(
-        p,
-        CL_PROGRAM_BINARIES,
-        ptrs.len() * 8,
-        ptrs.as_mut_ptr().cast(),
-        &mut ret
-    ));
-    assert_eq!(ret, ptrs.len() * std::mem::size_of::<*mut u8>());
-    bins
-}
-
-fn from_binaries(
-    ctx: cl_context,
-    devs: &[cl_device_id],
-    bins: &[&[u8]],
-) -> (cl_program, Vec<cl_int>, cl_int) {
-    let ptrs: Vec<*const u8> = bins.iter().map(|b| b.as_ptr()).collect();
-    let lens: Vec<usize> = bins.iter().map(|b| b.len()).collect();
-    let mut status = vec![1; bins.len()];
-    let mut err = 1;
-    let p = unsafe {
-        clCreateProgramWithBinary(
-            ctx,
-            devs.len() as u32,
-            devs.as_ptr(),
-            lens.as_ptr(),
-            ptrs.as_ptr(),
-            status.as_mut_ptr(),
-            &mut err,
-        )
-    };
-    (p, status, err)
-}
-
 /// Runs `kernel(global int *out)` with one work-item on `q` and returns out[0].
 fn run_one(ctx: cl_context, q: cl_command_queue, p: cl_program, name: &str) -> i32 {
     let k = kernel(p, name);

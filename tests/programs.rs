@@ -32,15 +32,6 @@ extern "C" {
         ud: *mut c_void,
         err: *mut cl_int,
     ) -> cl_program;
-    fn clCreateProgramWithBinary(
-        c: cl_context,
-        n: cl_uint,
-        d: *const cl_device_id,
-        lens: *const usize,
-        bins: *const *const u8,
-        status: *mut cl_int,
-        err: *mut cl_int,
-    ) -> cl_program;
     fn clGetKernelArgInfo(
         k: cl_kernel,
         i: cl_uint,
@@ -187,39 +178,11 @@ fn max_mem_alloc_size_meets_the_full_profile_minimum() {
     let _ = null::<u8>();
 }
 
-const CL_PROGRAM_BINARY_SIZES: cl_uint = 0x1165;
-const CL_PROGRAM_BINARIES: cl_uint = 0x1166;
 const CL_INVALID_BINARY: cl_int = -42;
 
-fn binary_of(p: cl_program) -> Vec<u8> {
-    let mut size = 0usize;
-    check!(clGetProgramInfo(
-        p,
-        CL_PROGRAM_BINARY_SIZES,
-        8,
-        (&mut size as *mut usize).cast(),
-        null_mut()
-    ));
-    assert!(size > 0);
-    let mut bin = vec![0u8; size];
-    let mut ptr = bin.as_mut_ptr();
-    check!(clGetProgramInfo(
-        p,
-        CL_PROGRAM_BINARIES,
-        8,
-        (&mut ptr as *mut *mut u8).cast(),
-        null_mut()
-    ));
-    bin
-}
-
 fn from_binary(e: &Env, bin: &[u8]) -> (cl_program, cl_int, cl_int) {
-    let (mut status, mut err) = (1, 1);
-    let ptr = bin.as_ptr();
-    let len = bin.len();
-    let p =
-        unsafe { clCreateProgramWithBinary(e.ctx, 1, &e.dev, &len, &ptr, &mut status, &mut err) };
-    (p, status, err)
+    let (p, status, err) = from_binaries(e.ctx, &[e.dev], &[bin]);
+    (p, status[0], err)
 }
 
 #[test]
@@ -227,7 +190,7 @@ fn binaries_round_trip_and_bad_ones_are_refused() {
     let e = Env::new();
     let src = "kernel void twice(global int* b) { b[get_global_id(0)] *= 2; }";
     let p = e.program(src, "-DUNUSED=1");
-    let bin = binary_of(p);
+    let bin = binaries(p).swap_remove(0);
     let (q, status, err) = from_binary(&e, &bin);
     assert_eq!((status, err), (CL_SUCCESS, CL_SUCCESS));
     // An executable binary is usable at once (as on other implementations), and building it
@@ -244,7 +207,7 @@ fn binaries_round_trip_and_bad_ones_are_refused() {
     e.run(k, None, &[4], None);
     assert_eq!(e.read::<i32>(m, 4), vec![2, 4, 6, 8]);
     assert_eq!(
-        binary_of(q),
+        binaries(q).swap_remove(0),
         bin,
         "a binary program gives back the same binary"
     );
@@ -423,7 +386,7 @@ fn compile_with_an_embedded_header_then_link_through_a_library() {
         )
     };
     assert_eq!(err, CL_INVALID_OPERATION, "{}", err_name(err));
-    let bin = binary_of(exe);
+    let bin = binaries(exe).swap_remove(0);
     let (from_bin, _, _) = from_binary(&e, &bin);
     check_err!(
         clCompileProgram(

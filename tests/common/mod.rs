@@ -838,3 +838,56 @@ pub const CL_QUEUE_SIZE: cl_uint = 0x1094;
 pub const CL_QUEUE_PRIORITY_KHR: cl_uint = 0x1096;
 pub const CL_CONTEXT_INTEROP_USER_SYNC: cl_context_properties = 0x1085;
 pub const CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: cl_uint = 0x1185;
+
+// ---------------------------------------------------------------- program binaries
+
+/// CL_PROGRAM_BINARIES through both calls: sizes, then the binaries into one buffer per
+/// device (left empty where the size is 0).
+pub fn binaries(p: cl_program) -> Vec<Vec<u8>> {
+    let sizes: Vec<usize> = bytes_to_vec(&program_info(p, CL_PROGRAM_BINARY_SIZES));
+    let mut bins: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0xAA; n]).collect();
+    let mut ptrs: Vec<*mut u8> = bins
+        .iter_mut()
+        .map(|b| {
+            if b.is_empty() {
+                null_mut()
+            } else {
+                b.as_mut_ptr()
+            }
+        })
+        .collect();
+    let mut ret = 0;
+    check!(clGetProgramInfo(
+        p,
+        CL_PROGRAM_BINARIES,
+        ptrs.len() * 8,
+        ptrs.as_mut_ptr().cast(),
+        &mut ret
+    ));
+    assert_eq!(ret, ptrs.len() * std::mem::size_of::<*mut u8>());
+    bins
+}
+
+/// clCreateProgramWithBinary: (program, per-device status, error).
+pub fn from_binaries(
+    ctx: cl_context,
+    devs: &[cl_device_id],
+    bins: &[&[u8]],
+) -> (cl_program, Vec<cl_int>, cl_int) {
+    let ptrs: Vec<*const u8> = bins.iter().map(|b| b.as_ptr()).collect();
+    let lens: Vec<usize> = bins.iter().map(|b| b.len()).collect();
+    let mut status = vec![1; bins.len()];
+    let mut err = 1;
+    let p = unsafe {
+        clCreateProgramWithBinary(
+            ctx,
+            devs.len() as u32,
+            devs.as_ptr(),
+            lens.as_ptr(),
+            ptrs.as_ptr(),
+            status.as_mut_ptr(),
+            &mut err,
+        )
+    };
+    (p, status, err)
+}
