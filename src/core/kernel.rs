@@ -412,7 +412,7 @@ pub fn enqueue_as(
     let mut pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>> = BTreeMap::new();
     // __constant arguments (Table 1 of the spec): at most CL_DEVICE_MAX_CONSTANT_ARGS of them,
     // CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE bytes in all.
-    let constants: Vec<usize> = refl
+    let (count, bytes) = refl
         .args
         .iter()
         .zip(&args)
@@ -421,14 +421,12 @@ pub fn enqueue_as(
                 .as_ref()
                 .is_some_and(|i| i.address_qualifier == CL_KERNEL_ARG_ADDRESS_CONSTANT)
         })
-        .filter_map(|(_, v)| match v {
-            ArgValue::Mem(Some(m)) => Some(m.size),
-            _ => None,
-        })
-        .collect();
+        .fold((0u32, 0u64), |(n, total), (_, v)| match v {
+            ArgValue::Mem(Some(m)) => (n + 1, total + m.size as u64),
+            _ => (n, total),
+        });
     check(
-        constants.len() <= super::device::MAX_CONSTANT_ARGS as usize
-            && constants.iter().sum::<usize>() as u64 <= device.max_constant_buffer_size(),
+        count <= super::device::MAX_CONSTANT_ARGS && bytes <= device.max_constant_buffer_size(),
         CL_OUT_OF_RESOURCES,
     )?;
     let mut keep: Keep = vec![kd.clone()];
@@ -555,16 +553,18 @@ pub fn enqueue_as(
             // SAFETY: the buffer is new; no GPU work uses it yet.
             unsafe { b.write(0, &[0; 4]) };
             buffer = b.raw;
-            let formats = r
-                .printf
-                .as_ref()
-                .map(|p| p.formats.clone())
-                .unwrap_or_default();
+            // The formats are read from the executable when the launch completes.
+            let exe = kd.exe.clone();
             host = Some(Box::new(move || {
+                let formats = exe
+                    .reflection
+                    .printf
+                    .as_ref()
+                    .map_or(&[][..], |p| &p.formats);
                 let mut bytes = vec![0u8; size as usize];
                 // SAFETY: the launch that wrote the buffer has completed.
                 unsafe { b.read(0, &mut bytes) };
-                let text = super::printf::decode(&bytes, &formats);
+                let text = super::printf::decode(&bytes, formats);
                 use std::io::Write;
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
