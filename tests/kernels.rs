@@ -1073,6 +1073,35 @@ kernel void sg(global uint *o, global int *in) {
             ),
             CL_INVALID_VALUE
         );
+        // Not a device of the kernel's program; an unknown query.
+        let one = 1usize;
+        let not_a_device = e.ctx as cl_device_id;
+        check_err!(
+            clGetKernelSubGroupInfo(
+                k,
+                not_a_device,
+                0x2033,
+                8,
+                (&one as *const usize).cast(),
+                8,
+                (&mut max as *mut usize).cast(),
+                null_mut()
+            ),
+            CL_INVALID_DEVICE
+        );
+        check_err!(
+            clGetKernelSubGroupInfo(
+                k,
+                e.dev,
+                0x7777,
+                8,
+                (&one as *const usize).cast(),
+                8,
+                (&mut max as *mut usize).cast(),
+                null_mut()
+            ),
+            CL_INVALID_VALUE
+        );
         unsafe {
             clReleaseMemObject(out);
             clReleaseMemObject(inb);
