@@ -440,7 +440,7 @@ entry! {
         let no_write = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
         check(flags & CL_MAP_READ == 0 || m.flags & no_read == 0, CL_INVALID_OPERATION)?;
         check(flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0 || m.flags & no_write == 0, CL_INVALID_OPERATION)?;
-        let (ptr, e) = transfer::map(&q, &m, flags, offset, size, blocking != 0, &wait)?;
+        let (ptr, e) = transfer::map(&q, CL_COMMAND_MAP_BUFFER, &m, flags, offset, size, blocking != 0, &wait)?;
         finish(e, blocking != 0, event)?;
         Ok(ptr)
     }

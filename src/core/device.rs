@@ -20,7 +20,7 @@ pub struct Device {
     /// CL_DEVICE_NAME: the Vulkan name, with " (copy N)" for the copies VKCL_DEVICE_COPIES
     /// makes.
     pub name: String,
-    instance: Arc<Instance>,
+    pub instance: Arc<Instance>,
     logical: Mutex<Option<Arc<VkDevice>>>,
     /// The internal copy kernel (`internal::copy16`), built on first use; None if it failed.
     pub internal_copy: OnceLock<Option<Arc<Kernel>>>,

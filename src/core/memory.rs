@@ -38,6 +38,9 @@ pub struct Mem {
     pub parent: Option<(Arc<Mem>, usize)>,
     /// A pipe's packet size and capacity (see `compiler::pipes` for its layout).
     pub pipe: Option<PipeShape>,
+    /// An image's description and texels (`storage` is then a placeholder, except for 1D
+    /// buffer images, whose texels are its bytes).
+    pub image: Option<super::image::ImageInfo>,
     maps: Mutex<HashMap<usize, Mapping>>,
     destructors: Mutex<Vec<Destructor>>,
     /// In a context of several devices: the same memory imported into the other devices.
@@ -113,6 +116,8 @@ pub struct Mapping {
     pub flags: cl_map_flags,
     /// The host-visible copy the map returned, for device-local memory.
     pub shadow: Option<Arc<Lease>>,
+    /// The origin and region of a map of an image.
+    pub image: Option<([usize; 3], [usize; 3])>,
     /// Outstanding maps of this address (the same region may be mapped more than once).
     count: u32,
 }
@@ -229,11 +234,73 @@ impl Mem {
             offset: 0,
             parent: None,
             pipe,
+            image: None,
             maps: Mutex::new(HashMap::new()),
             destructors: Mutex::new(vec![]),
             elsewhere,
             shared,
         }))
+    }
+}
+
+impl Mem {
+    /// An image with a Vulkan image of its own (`info.store`) on `device`.
+    pub(super) fn new_image_object(
+        context: &Arc<Context>,
+        device: &Arc<VkDevice>,
+        flags: cl_mem_flags,
+        size: usize,
+        host_ptr: usize,
+        info: super::image::ImageInfo,
+        properties: Vec<cl_mem_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        let placeholder = Buffer::new(device, 16, Placement::Upload, "image")?;
+        Ok(Arc::new(Mem {
+            base: Base::new(Kind::Mem),
+            context: context.clone(),
+            mem_type: info.image_type,
+            flags,
+            size,
+            host_ptr,
+            properties,
+            storage: Arc::new(placeholder),
+            offset: 0,
+            parent: None,
+            pipe: None,
+            image: Some(info),
+            maps: Mutex::new(HashMap::new()),
+            destructors: Mutex::new(vec![]),
+            elsewhere: vec![],
+            shared: None,
+        }))
+    }
+
+    /// An image whose texels are the bytes of `buffer` (a 1D buffer image).
+    pub(super) fn new_view(
+        buffer: &Arc<Mem>,
+        flags: cl_mem_flags,
+        size: usize,
+        info: super::image::ImageInfo,
+        properties: Vec<cl_mem_properties>,
+    ) -> Arc<Mem> {
+        Arc::new(Mem {
+            base: Base::new(Kind::Mem),
+            context: buffer.context.clone(),
+            mem_type: info.image_type,
+            flags,
+            size,
+            host_ptr: buffer.host_ptr,
+            properties,
+            storage: buffer.storage.clone(),
+            offset: buffer.offset,
+            parent: Some((buffer.clone(), 0)),
+            pipe: None,
+            image: Some(info),
+            maps: Mutex::new(HashMap::new()),
+            destructors: Mutex::new(vec![]),
+            elsewhere: buffer.elsewhere.clone(),
+            shared: None,
+        })
     }
 }
 
@@ -361,6 +428,7 @@ impl Mem {
             offset: parent.offset + origin as u64,
             parent: Some((parent.clone(), origin)),
             pipe: None,
+            image: None,
             maps: Mutex::new(HashMap::new()),
             destructors: Mutex::new(vec![]),
             elsewhere: parent.elsewhere.clone(),
@@ -405,11 +473,35 @@ impl Mem {
             size,
             flags,
             shadow,
+            image: None,
             count: 0,
         });
         m.count += 1;
         m.flags |= flags;
         m.size = m.size.max(size);
+    }
+
+    /// Records a map of an image region at `ptr` (a shadow's address, or the application's
+    /// memory of a CL_MEM_USE_HOST_PTR image).
+    pub fn add_image_mapping(
+        &self,
+        ptr: usize,
+        flags: cl_map_flags,
+        origin: [usize; 3],
+        region: [usize; 3],
+        shadow: Option<Arc<Lease>>,
+    ) {
+        let mut maps = self.maps.lock();
+        let m = maps.entry(ptr).or_insert(Mapping {
+            offset: 0,
+            size: 0,
+            flags,
+            shadow,
+            image: Some((origin, region)),
+            count: 0,
+        });
+        m.count += 1;
+        m.flags |= flags;
     }
 
     /// Ends one map of `ptr` (CL_INVALID_VALUE if it is not mapped).

@@ -4,6 +4,8 @@ pub mod context;
 pub mod device;
 pub mod error;
 pub mod event;
+pub mod format;
+pub mod image;
 pub mod internal;
 pub mod kernel;
 pub mod memory;
@@ -12,6 +14,7 @@ pub mod platform;
 pub mod printf;
 pub mod program;
 pub mod queue;
+pub mod sampler;
 pub mod transfer;
 
 pub use error::{check, CLResult, ClError};

@@ -34,7 +34,7 @@ pub struct HostPtr(pub *mut u8);
 
 impl HostPtr {
     /// Closures must capture the whole `HostPtr` (which is Send), not its field.
-    fn get(self) -> *mut u8 {
+    pub fn get(self) -> *mut u8 {
         self.0
     }
 }
@@ -489,10 +489,7 @@ pub fn write_linear(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let pieces = linear(mem, offset, data.len());
-    let command = CL_COMMAND_WRITE_BUFFER;
-    // SAFETY: the one piece is `data`.
-    unsafe { upload(queue, command, mem, pieces, data.as_ptr(), blocking, wait) }
+    upload_linear(queue, CL_COMMAND_WRITE_BUFFER, mem, offset, data, blocking, wait)
 }
 
 /// clEnqueueReadBufferRect.
@@ -512,6 +509,36 @@ pub fn read(
     download(queue, command, mem, pieces, dst, blocking, wait)
 }
 
+/// A read of `size` bytes at `offset` reported as `command` (a 1D buffer image's).
+#[allow(clippy::too_many_arguments)]
+pub fn download_linear(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    offset: usize,
+    size: usize,
+    dst: HostPtr,
+    blocking: bool,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    download(queue, command, mem, linear(mem, offset, size), dst, blocking, wait)
+}
+
+/// A write of `data` at `offset` reported as `command` (a 1D buffer image's).
+pub fn upload_linear(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    offset: usize,
+    data: &[u8],
+    blocking: bool,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let pieces = linear(mem, offset, data.len());
+    // SAFETY: the one piece is `data`.
+    unsafe { upload(queue, command, mem, pieces, data.as_ptr(), blocking, wait) }
+}
+
 /// clEnqueueReadBuffer.
 pub fn read_linear(
     queue: &Arc<Queue>,
@@ -522,16 +549,7 @@ pub fn read_linear(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let pieces = linear(mem, offset, size);
-    download(
-        queue,
-        CL_COMMAND_READ_BUFFER,
-        mem,
-        pieces,
-        dst,
-        blocking,
-        wait,
-    )
+    download_linear(queue, CL_COMMAND_READ_BUFFER, mem, offset, size, dst, blocking, wait)
 }
 
 /// clEnqueueCopyBuffer / clEnqueueCopyBufferRect.
@@ -713,9 +731,12 @@ pub fn fill(
     }
 }
 
-/// clEnqueueMapBuffer: the host address and the command's event.
+/// clEnqueueMapBuffer (and the map of a 1D buffer image, as `command`): the host address and
+/// the command's event.
+#[allow(clippy::too_many_arguments)]
 pub fn map(
     queue: &Arc<Queue>,
+    command: cl_command_type,
     mem: &Arc<Mem>,
     flags: cl_map_flags,
     offset: usize,
@@ -724,7 +745,6 @@ pub fn map(
     wait: &[Arc<Event>],
 ) -> CLResult<(*mut c_void, Arc<Event>)> {
     let invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION != 0;
-    let command = CL_COMMAND_MAP_BUFFER;
     let (ptr, shadow, event) = if mem.host_ptr != 0 && !mem.storage.imported() {
         // CL_MEM_USE_HOST_PTR with a device copy: the spec says the map returns host_ptr +
         // offset, whose contents must be current once the map completes (unless the region

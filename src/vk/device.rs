@@ -24,6 +24,8 @@ pub struct Device {
     pub host_import: Option<ash::ext::external_memory_host::Device>,
     /// VK_EXT_calibrated_timestamps' functions, where enabled (see `now_ns`).
     calibration: Option<ash::ext::calibrated_timestamps::Device>,
+    /// Samplers by OpenCL sampler bitmask (see `image::Device::sampler`).
+    pub(super) samplers: Mutex<std::collections::HashMap<u32, vk::Sampler>>,
 }
 
 #[derive(Default)]
@@ -147,6 +149,7 @@ impl Device {
             pipeline_cache_saved: Mutex::new(SaveState::default()),
             host_import,
             calibration,
+            samplers: Mutex::new(Default::default()),
         }))
     }
 
@@ -254,6 +257,9 @@ impl Drop for Device {
         unsafe {
             let _ = self.raw.device_wait_idle();
             self.allocator.lock().take();
+            for (_, s) in self.samplers.lock().drain() {
+                self.raw.destroy_sampler(s, None);
+            }
             self.raw.destroy_pipeline_cache(self.pipeline_cache, None);
             self.raw.destroy_device(None);
         }

@@ -47,6 +47,8 @@ unsafe impl Sync for Buffer {}
 pub const BUFFER_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
         | vk::BufferUsageFlags::UNIFORM_BUFFER.as_raw()
+        | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
+        | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
         | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
 );

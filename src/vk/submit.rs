@@ -109,6 +109,21 @@ impl Recorder {
         self.commands += 1;
     }
 
+    /// Records one command with `f` (ordered after the previous ones, stamped when profiling).
+    pub(super) fn command(&mut self, f: impl FnOnce(&ash::Device, vk::CommandBuffer)) {
+        self.begin_command();
+        f(&self.device.raw, self.cmd);
+        self.end_command();
+    }
+
+    pub(super) fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    pub(super) fn cmd(&self) -> vk::CommandBuffer {
+        self.cmd
+    }
+
     /// Stamps the end of the command begun last.
     fn end_command(&mut self) {
         self.stamp(

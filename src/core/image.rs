@@ -1,0 +1,613 @@
+//! Images (section 5.3 of the spec): image memory objects and the commands on them.
+//!
+//! An image is a VkImage (vk::image) on the context's first device, except 1D buffer images,
+//! whose texels are the bytes of their buffer (a texel-buffer view for kernels). Host
+//! transfers go through staging memory with the texels tightly packed: the host packs and
+//! unpacks rows at the application's pitches, the GPU copies between the staging buffer and
+//! the image. Maps return a staging shadow of the region (or, for CL_MEM_USE_HOST_PTR
+//! images, the application's memory, brought up to date), written back at unmap.
+
+use super::context::Context;
+use super::error::{check, CLResult, ClError};
+use super::event::Event;
+use super::format::{Format, Use};
+use super::memory::Mem;
+use super::queue::{HostPart, Keep, Queue, Recorded};
+use super::transfer::{self, HostPtr};
+use crate::cl::*;
+use crate::vk::image::{Image as VkImage, ImageShape, TexelView};
+use crate::vk::memory::Placement;
+use crate::vk::staging::Lease;
+use crate::vk::vk;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// An image's description (clGetImageInfo) and where its texels are.
+pub struct ImageInfo {
+    pub format: Format,
+    pub image_type: cl_mem_object_type,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub array_size: usize,
+    /// The pitches clGetImageInfo reports: the application's memory's with
+    /// CL_MEM_USE_HOST_PTR, else those of tightly packed texels.
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+    pub store: Store,
+}
+
+pub enum Store {
+    Image(Arc<VkImage>),
+    /// A 1D buffer image: the texels are its buffer's bytes (the Mem's storage, at its
+    /// offset), seen by kernels through this view.
+    Texels(Arc<TexelView>),
+}
+
+/// The description given to clCreateImage, checked.
+#[derive(Clone, Copy, Debug)]
+pub struct Desc {
+    pub image_type: cl_mem_object_type,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub array_size: usize,
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+}
+
+impl Desc {
+    /// The size in CL's coordinates: width, height (or layers of a 1D array), depth (or
+    /// layers of a 2D array).
+    pub fn dims(&self) -> [usize; 3] {
+        match self.image_type {
+            CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => [self.width, 1, 1],
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => [self.width, self.array_size, 1],
+            CL_MEM_OBJECT_IMAGE2D => [self.width, self.height, 1],
+            CL_MEM_OBJECT_IMAGE2D_ARRAY => [self.width, self.height, self.array_size],
+            _ => [self.width, self.height, self.depth],
+        }
+    }
+}
+
+/// The host layout of an image region: bytes between rows and between slices (for a 1D
+/// array, between its 1D images), with the spec's defaults for 0.
+#[derive(Clone, Copy, Debug)]
+pub struct Pitches {
+    pub row: usize,
+    pub slice: usize,
+}
+
+impl Pitches {
+    /// The pitches of `region` of an image of `image_type` and `element` bytes per texel;
+    /// CL_INVALID_VALUE where a non-zero pitch is too small (or, for `strict` — commands —
+    /// a slice pitch given for an image without slices).
+    pub fn new(
+        image_type: cl_mem_object_type,
+        element: usize,
+        region: [usize; 3],
+        row: usize,
+        slice: usize,
+    ) -> CLResult<Pitches> {
+        let min_row = region[0] * element;
+        let row = if row == 0 { min_row } else { row };
+        check(row >= min_row, CL_INVALID_VALUE)?;
+        let (min_slice, slices) = match image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => (row, true),
+            CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => (row * region[1], true),
+            _ => (0, false),
+        };
+        check(slices || slice == 0, CL_INVALID_VALUE)?;
+        let slice = if slice == 0 { min_slice } else { slice };
+        check(slice >= min_slice, CL_INVALID_VALUE)?;
+        Ok(Pitches { row, slice })
+    }
+
+    /// The byte offset of row `y`, slice `z` of a region of `image_type`.
+    fn at(&self, image_type: cl_mem_object_type, y: usize, z: usize) -> usize {
+        if image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY {
+            y * self.slice
+        } else {
+            y * self.row + z * self.slice
+        }
+    }
+
+    /// Bytes the host memory of `region` spans.
+    pub fn span(&self, image_type: cl_mem_object_type, region: [usize; 3], row_bytes: usize) -> usize {
+        self.at(image_type, region[1] - 1, region[2] - 1) + row_bytes
+    }
+}
+
+/// Calls `f(host offset, packed offset, bytes)` for every row of `region` laid out at
+/// `pitches` in host memory and tightly packed.
+fn rows(
+    image_type: cl_mem_object_type,
+    element: usize,
+    region: [usize; 3],
+    pitches: Pitches,
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let len = region[0] * element;
+    let mut packed = 0;
+    for z in 0..region[2] {
+        for y in 0..region[1] {
+            f(pitches.at(image_type, y, z), packed, len);
+            packed += len;
+        }
+    }
+}
+
+impl Mem {
+    pub fn image(&self) -> CLResult<&ImageInfo> {
+        self.image.as_ref().ok_or(ClError(CL_INVALID_MEM_OBJECT))
+    }
+
+    /// clCreateImage: `host_ptr` (with COPY_HOST_PTR or USE_HOST_PTR) holds the image at
+    /// `desc`'s pitches; `buffer` is the buffer of a 1D buffer image.
+    pub fn new_image(
+        context: &Arc<Context>,
+        flags: cl_mem_flags,
+        format: Format,
+        desc: Desc,
+        host_ptr: *mut c_void,
+        buffer: Option<Arc<Mem>>,
+        properties: Vec<cl_mem_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        let device = context.devices[0].vk()?;
+        let element = format.element_size();
+        let dims = desc.dims();
+        let pitches = Pitches::new(desc.image_type, element, dims, desc.row_pitch, desc.slice_pitch)?;
+        let packed = dims.iter().product::<usize>() * element;
+        let (row_pitch, slice_pitch) = match desc.image_type {
+            CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D => {
+                (pitches.row, 0)
+            }
+            _ => (pitches.row, pitches.slice),
+        };
+        let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
+        if let Some(buffer) = buffer {
+            let view = TexelView::new(&device, &buffer.storage, buffer.offset, format.vk, packed as u64)?;
+            let info = ImageInfo {
+                format,
+                image_type: desc.image_type,
+                width: desc.width,
+                height: 0,
+                depth: 0,
+                array_size: 0,
+                row_pitch,
+                slice_pitch: 0,
+                store: Store::Texels(Arc::new(view)),
+            };
+            return Ok(Mem::new_view(&buffer, flags, packed, info, properties));
+        }
+        let data = (flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR) != 0).then(|| {
+            let mut data = vec![0u8; packed];
+            rows(desc.image_type, element, dims, pitches, |host, at, len| {
+                // SAFETY: the application's memory holds the image at these pitches (the
+                // spec's contract for host_ptr).
+                let src = unsafe { std::slice::from_raw_parts((host_ptr as *const u8).add(host), len) };
+                data[at..at + len].copy_from_slice(src);
+            });
+            data
+        });
+        let (_, _, arrayed) = crate::vk::image::shape(desc.image_type);
+        let [w, h, d] = dims;
+        let extent = match desc.image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => [w, 1, 1],
+            CL_MEM_OBJECT_IMAGE2D_ARRAY => [w, h, 1],
+            _ => [w, h, d],
+        };
+        let shape = ImageShape {
+            image_type: desc.image_type,
+            extent: extent.map(|x| x as u32),
+            layers: if arrayed { desc.array_size as u32 } else { 1 },
+            format: format.vk,
+            swizzle: format.swizzle,
+            element_size: element,
+            // A storage view where kernels may write (or read_write) it.
+            storage: context.devices[0].supports(&format, desc.image_type, Use { read: true, write: true }),
+        };
+        let image = VkImage::new(&device, shape, data.as_deref())?;
+        let info = ImageInfo {
+            format,
+            image_type: desc.image_type,
+            width: desc.width,
+            height: match desc.image_type {
+                CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => desc.height,
+                _ => 0,
+            },
+            depth: if desc.image_type == CL_MEM_OBJECT_IMAGE3D { desc.depth } else { 0 },
+            array_size: if arrayed { desc.array_size } else { 0 },
+            row_pitch,
+            slice_pitch,
+            store: Store::Image(Arc::new(image)),
+        };
+        let host_ptr = if use_host { host_ptr as usize } else { 0 };
+        Mem::new_image_object(context, &device, flags, packed, host_ptr, info, properties)
+    }
+}
+
+/// A region's rows copied out of the application's memory into packed bytes.
+///
+/// # Safety
+/// `src` holds the region at `pitches`.
+unsafe fn pack(info: &ImageInfo, region: [usize; 3], pitches: Pitches, src: *const u8, out: *mut u8) {
+    rows(info.image_type, info.format.element_size(), region, pitches, |host, at, len| {
+        // SAFETY: in bounds of both (caller's contract; `out` holds the packed region).
+        unsafe { std::ptr::copy_nonoverlapping(src.add(host), out.add(at), len) };
+    });
+}
+
+/// Packed bytes of a region copied into the application's memory at `pitches`.
+///
+/// # Safety
+/// `dst` holds the region at `pitches`; `src` the packed region.
+unsafe fn unpack(info: &ImageInfo, region: [usize; 3], pitches: Pitches, src: *const u8, dst: *mut u8) {
+    rows(info.image_type, info.format.element_size(), region, pitches, |host, at, len| {
+        // SAFETY: in bounds of both (caller's contract).
+        unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst.add(host), len) };
+    });
+}
+
+fn keep(mems: &[&Arc<Mem>], stage: Option<&Arc<Lease>>) -> Keep {
+    let mut k: Keep = mems
+        .iter()
+        .map(|&m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
+        .collect();
+    k.extend(stage.map(|s| s.clone() as Arc<dyn std::any::Any + Send + Sync>));
+    k
+}
+
+fn region_bytes(info: &ImageInfo, region: [usize; 3]) -> usize {
+    region.iter().product::<usize>() * info.format.element_size()
+}
+
+/// The byte range of a region of a 1D buffer image in its buffer.
+fn texel_range(info: &ImageInfo, origin: [usize; 3], region: [usize; 3]) -> (usize, usize) {
+    let e = info.format.element_size();
+    (origin[0] * e, region[0] * e)
+}
+
+fn vk_image(mem: &Mem, queue: &Queue) -> CLResult<Arc<VkImage>> {
+    match &mem.image()?.store {
+        Store::Image(i) if Arc::ptr_eq(&i.device, &queue.vk) => Ok(i.clone()),
+        Store::Image(_) => {
+            log::warn!(target: "api", "an image of another device of the context");
+            Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))
+        }
+        Store::Texels(_) => unreachable!("1D buffer images are handled as their buffer"),
+    }
+}
+
+/// clEnqueueReadImage.
+#[allow(clippy::too_many_arguments)]
+pub fn read(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    origin: [usize; 3],
+    region: [usize; 3],
+    pitches: Pitches,
+    dst: HostPtr,
+    blocking: bool,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let info = mem.image()?;
+    let command = CL_COMMAND_READ_IMAGE;
+    if let Store::Texels(_) = info.store {
+        let (offset, size) = texel_range(info, origin, region);
+        return transfer::download_linear(queue, command, mem, offset, size, dst, blocking, wait);
+    }
+    let image = vk_image(mem, queue)?;
+    let stage = Arc::new(queue.staging.acquire(Placement::Readback, region_bytes(info, region), None)?);
+    let vk_region = image.region(origin, region).at(0);
+    let (s, m) = (stage.clone(), mem.clone());
+    let deliver: HostPart = Box::new(move || {
+        let src = s.host().expect("staging memory is host-visible").as_ptr();
+        // SAFETY: the copy into the staging buffer has completed; dst holds the region at
+        // these pitches (the spec's contract).
+        unsafe { unpack(m.image()?, region, pitches, src, dst.get()) };
+        Ok(())
+    });
+    queue.enqueue(command, wait, |rec| {
+        rec.image_to_buffer(image.raw, stage.raw, &[vk_region]);
+        Ok(Recorded {
+            host: Some(deliver),
+            keep: keep(&[mem], Some(&stage)),
+        })
+    })
+}
+
+/// clEnqueueWriteImage (and the upload of a region from any host memory).
+///
+/// # Safety
+/// `src` holds the region at `pitches`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn write(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    origin: [usize; 3],
+    region: [usize; 3],
+    pitches: Pitches,
+    src: *const u8,
+    blocking: bool,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let info = mem.image()?;
+    if let Store::Texels(_) = info.store {
+        let (offset, size) = texel_range(info, origin, region);
+        // SAFETY: src holds `size` bytes (a 1D region).
+        let data = unsafe { std::slice::from_raw_parts(src, size) };
+        return transfer::upload_linear(queue, command, mem, offset, data, blocking, wait);
+    }
+    let stage = stage_upload(queue, region_bytes(info, region))?;
+    let at = stage.host().expect("staging memory is host-visible").as_ptr();
+    // SAFETY: the staging buffer holds the packed region; src holds it at `pitches`.
+    unsafe { pack(info, region, pitches, src, at) };
+    upload_staged(queue, command, mem, origin, region, stage, wait)
+}
+
+fn stage_upload(queue: &Arc<Queue>, size: usize) -> CLResult<Arc<Lease>> {
+    let flush = || {
+        let _ = queue.flush();
+    };
+    Ok(Arc::new(queue.staging.acquire(Placement::Upload, size, Some(&flush))?))
+}
+
+/// Copies the packed region in `stage` into the image.
+fn upload_staged(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    origin: [usize; 3],
+    region: [usize; 3],
+    stage: Arc<Lease>,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let image = vk_image(mem, queue)?;
+    let vk_region = image.region(origin, region).at(0);
+    queue.enqueue(command, wait, |rec| {
+        rec.buffer_to_image(stage.raw, image.raw, &[vk_region]);
+        Ok(Recorded {
+            host: None,
+            keep: keep(&[mem], Some(&stage)),
+        })
+    })
+}
+
+/// clEnqueueFillImage: `color` is the fill color's 16 bytes (four floats, ints or uints).
+pub fn fill(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    color: [u32; 4],
+    origin: [usize; 3],
+    region: [usize; 3],
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let info = mem.image()?;
+    let texel = info.format.pack(color);
+    let data = texel.repeat(region.iter().product());
+    let pitches = Pitches::new(info.image_type, texel.len(), region, 0, 0)?;
+    // SAFETY: `data` is the region, tightly packed (the pitches just computed).
+    unsafe {
+        write(
+            queue,
+            CL_COMMAND_FILL_IMAGE,
+            mem,
+            origin,
+            region,
+            pitches,
+            data.as_ptr(),
+            false,
+            wait,
+        )
+    }
+}
+
+/// Where a region of an image or buffer is, for copies between them.
+enum Side {
+    Image(Arc<VkImage>, [usize; 3]),
+    /// A buffer (or a 1D buffer image's buffer) and the byte offset.
+    Bytes(vk::Buffer, u64),
+}
+
+fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize) -> CLResult<Side> {
+    match mem.image.as_ref().map(|i| &i.store) {
+        Some(Store::Image(_)) => Ok(Side::Image(vk_image(mem, queue)?, origin)),
+        Some(Store::Texels(_)) => {
+            let e = mem.image()?.format.element_size();
+            Ok(Side::Bytes(mem.storage_on(&queue.vk)?.raw, mem.at(origin[0] * e)))
+        }
+        None => Ok(Side::Bytes(mem.storage_on(&queue.vk)?.raw, mem.at(buffer_offset))),
+    }
+}
+
+/// clEnqueueCopyImage, clEnqueueCopyImageToBuffer and clEnqueueCopyBufferToImage: `region`
+/// of `src` at `src_origin` (or byte offset, for a buffer) to `dst`. `image` is the image
+/// whose format and type the region is counted in.
+#[allow(clippy::too_many_arguments)]
+pub fn copy(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    src: &Arc<Mem>,
+    src_origin: [usize; 3],
+    dst: &Arc<Mem>,
+    dst_origin: [usize; 3],
+    region: [usize; 3],
+    buffer_offset: usize,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let info = src.image.as_ref().or(dst.image.as_ref()).ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+    let element = info.format.element_size();
+    let bytes = region_bytes(info, region) as u64;
+    let from = side(queue, src, src_origin, buffer_offset)?;
+    let to = side(queue, dst, dst_origin, buffer_offset)?;
+    // Vulkan copies between buffers and images need buffer offsets that are multiples of
+    // the texel size: others go through a staging buffer.
+    let aligned = |s: &Side| !matches!(s, Side::Bytes(_, off) if off % element as u64 != 0);
+    let stage = if aligned(&from) && aligned(&to) {
+        None
+    } else {
+        Some(Arc::new(queue.staging.acquire(Placement::Upload, bytes as usize, None)?))
+    };
+    queue.enqueue(command, wait, |rec| {
+        match (&from, &to) {
+            (Side::Image(a, ao), Side::Image(b, bo)) => {
+                for r in image_copies(a, *ao, b, *bo, region) {
+                    rec.copy_image(a.raw, b.raw, r);
+                }
+            }
+            (Side::Image(a, ao), Side::Bytes(buf, off)) => {
+                let r = a.region(*ao, region);
+                match &stage {
+                    None => rec.image_to_buffer(a.raw, *buf, &[r.at(*off)]),
+                    Some(s) => {
+                        rec.image_to_buffer(a.raw, s.raw, &[r.at(0)]);
+                        rec.copy_buffer(s.raw, 0, *buf, *off, bytes);
+                    }
+                }
+            }
+            (Side::Bytes(buf, off), Side::Image(b, bo)) => {
+                let r = b.region(*bo, region);
+                match &stage {
+                    None => rec.buffer_to_image(*buf, b.raw, &[r.at(*off)]),
+                    Some(s) => {
+                        rec.copy_buffer(*buf, *off, s.raw, 0, bytes);
+                        rec.buffer_to_image(s.raw, b.raw, &[r.at(0)]);
+                    }
+                }
+            }
+            (Side::Bytes(a, ao), Side::Bytes(b, bo)) => rec.copy_buffer(*a, *ao, *b, *bo, bytes),
+        }
+        Ok(Recorded {
+            host: None,
+            keep: keep(&[src, dst], stage.as_ref()),
+        })
+    })
+}
+
+/// The vkCmdCopyImage regions of a copy: one where both images count the region alike,
+/// else one per row (a 1D array's layers are another image's rows, a 2D array's layers a 3D
+/// image's slices: each row maps to a row).
+fn image_copies(
+    a: &VkImage,
+    ao: [usize; 3],
+    b: &VkImage,
+    bo: [usize; 3],
+    region: [usize; 3],
+) -> Vec<vk::ImageCopy> {
+    let copy = |s: crate::vk::image::Region, d: crate::vk::image::Region| vk::ImageCopy {
+        src_subresource: s.layers,
+        src_offset: s.offset,
+        dst_subresource: d.layers,
+        dst_offset: d.offset,
+        extent: s.extent,
+    };
+    if a.shape.image_type == b.shape.image_type {
+        return vec![copy(a.region(ao, region), b.region(bo, region))];
+    }
+    let mut out = vec![];
+    for z in 0..region[2] {
+        for y in 0..region[1] {
+            let row = [region[0], 1, 1];
+            let at = |o: [usize; 3]| [o[0], o[1] + y, o[2] + z];
+            out.push(copy(a.region(at(ao), row), b.region(at(bo), row)));
+        }
+    }
+    out
+}
+
+/// clEnqueueMapImage: the host address, the row and slice pitches there, and the event.
+#[allow(clippy::too_many_arguments)]
+pub fn map(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    flags: cl_map_flags,
+    origin: [usize; 3],
+    region: [usize; 3],
+    blocking: bool,
+    wait: &[Arc<Event>],
+) -> CLResult<(*mut c_void, Pitches, Arc<Event>)> {
+    let info = mem.image()?;
+    let command = CL_COMMAND_MAP_IMAGE;
+    if let Store::Texels(_) = info.store {
+        let (offset, size) = texel_range(info, origin, region);
+        let (ptr, event) = transfer::map(queue, command, mem, flags, offset, size, blocking, wait)?;
+        let pitches = Pitches { row: size, slice: 0 };
+        return Ok((ptr, pitches, event));
+    }
+    let invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION != 0;
+    if mem.host_ptr != 0 {
+        // CL_MEM_USE_HOST_PTR: the application's memory at the image's pitches, brought up
+        // to date (unless the region is invalidated).
+        let pitches = Pitches {
+            row: info.row_pitch,
+            slice: info.slice_pitch,
+        };
+        let e = info.format.element_size();
+        let offset = pitches.at(info.image_type, origin[1], origin[2]) + origin[0] * e;
+        let ptr = (mem.host_ptr + offset) as *mut u8;
+        let event = if invalidate {
+            queue.enqueue_marker(command, wait, keep(&[mem], None))?
+        } else {
+            read(queue, mem, origin, region, pitches, HostPtr(ptr), blocking, wait)?
+        };
+        mem.add_image_mapping(ptr as usize, flags, origin, region, None);
+        return Ok((ptr as *mut c_void, pitches, event));
+    }
+    let pitches = Pitches::new(info.image_type, info.format.element_size(), region, 0, 0)?;
+    let placement = if flags & CL_MAP_READ != 0 {
+        Placement::Readback
+    } else {
+        Placement::Upload
+    };
+    let shadow = Arc::new(queue.staging.acquire(placement, region_bytes(info, region), None)?);
+    let image = vk_image(mem, queue)?;
+    let vk_region = image.region(origin, region).at(0);
+    let event = queue.enqueue(command, wait, |rec| {
+        if invalidate {
+            rec.marker();
+        } else {
+            rec.image_to_buffer(image.raw, shadow.raw, &[vk_region]);
+        }
+        Ok(Recorded {
+            host: None,
+            keep: keep(&[mem], Some(&shadow)),
+        })
+    })?;
+    let ptr = shadow.host().expect("staging memory is host-visible").as_ptr();
+    mem.add_image_mapping(ptr as usize, flags, origin, region, Some(shadow));
+    Ok((ptr as *mut c_void, pitches, event))
+}
+
+/// The unmap of an image region mapped by `map`: what was mapped for writing goes back.
+pub fn unmap(
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    ptr: *mut c_void,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let info = mem.image()?;
+    if let Store::Texels(_) = info.store {
+        return transfer::unmap(queue, mem, ptr, wait);
+    }
+    let m = mem.remove_mapping(ptr as usize)?;
+    let (origin, region) = m.image.ok_or(ClError(CL_INVALID_VALUE))?;
+    let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
+    let command = CL_COMMAND_UNMAP_MEM_OBJECT;
+    if !writes {
+        return queue.enqueue_marker(command, wait, keep(&[mem], m.shadow.as_ref()));
+    }
+    match m.shadow {
+        Some(shadow) => upload_staged(queue, command, mem, origin, region, shadow, wait),
+        None => {
+            let pitches = Pitches {
+                row: info.row_pitch,
+                slice: info.slice_pitch,
+            };
+            // SAFETY: the mapped region is the application's memory (USE_HOST_PTR) at the
+            // image's pitches.
+            unsafe { write(queue, command, mem, origin, region, pitches, ptr as *const u8, false, wait) }
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! Images: a VkImage (optimal tiling, one mip level) with its memory and views, always in the
+//! GENERAL layout (kernels sample and store it, copies read and write it; the queue's full
+//! memory barriers between commands order all of it); the commands that copy into and out of
+//! images; samplers, one per OpenCL sampler bitmask and device.
+
+use super::device::Device;
+use super::submit::Recorder;
+use super::vk;
+use crate::cl::*;
+use crate::core::{CLResult, ClError};
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+use gpu_allocator::MemoryLocation;
+use std::sync::Arc;
+
+/// The Vulkan image type and view type of an OpenCL image type, and whether it is arrayed.
+pub fn shape(image_type: cl_mem_object_type) -> (vk::ImageType, vk::ImageViewType, bool) {
+    use vk::{ImageType as T, ImageViewType as V};
+    match image_type {
+        CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => (T::TYPE_1D, V::TYPE_1D, false),
+        CL_MEM_OBJECT_IMAGE1D_ARRAY => (T::TYPE_1D, V::TYPE_1D_ARRAY, true),
+        CL_MEM_OBJECT_IMAGE2D_ARRAY => (T::TYPE_2D, V::TYPE_2D_ARRAY, true),
+        CL_MEM_OBJECT_IMAGE3D => (T::TYPE_3D, V::TYPE_3D, false),
+        _ => (T::TYPE_2D, V::TYPE_2D, false),
+    }
+}
+
+/// The usage of every image vkcl creates (storage only for formats kernels may write).
+pub fn usage(storage: bool) -> vk::ImageUsageFlags {
+    let mut u = vk::ImageUsageFlags::SAMPLED
+        | vk::ImageUsageFlags::TRANSFER_SRC
+        | vk::ImageUsageFlags::TRANSFER_DST;
+    if storage {
+        u |= vk::ImageUsageFlags::STORAGE;
+    }
+    u
+}
+
+const COLOR: vk::ImageSubresourceRange = vk::ImageSubresourceRange {
+    aspect_mask: vk::ImageAspectFlags::COLOR,
+    base_mip_level: 0,
+    level_count: 1,
+    base_array_layer: 0,
+    layer_count: vk::REMAINING_ARRAY_LAYERS,
+};
+
+/// What an image is made of: its type, size in texels and layers, format.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageShape {
+    pub image_type: cl_mem_object_type,
+    pub extent: [u32; 3],
+    pub layers: u32,
+    pub format: vk::Format,
+    pub swizzle: [vk::ComponentSwizzle; 4],
+    /// Bytes per texel.
+    pub element_size: usize,
+    /// Kernels may write it (a storage view).
+    pub storage: bool,
+}
+
+pub struct Image {
+    pub device: Arc<Device>,
+    pub raw: vk::Image,
+    pub shape: ImageShape,
+    allocation: Option<Allocation>,
+    /// For reads: sampled images (with the format's swizzle).
+    pub sampled: vk::ImageView,
+    /// For writes and read_write images: storage images.
+    pub storage: Option<vk::ImageView>,
+}
+
+impl Image {
+    /// A new image, in the GENERAL layout, holding `data` (tightly packed texels of the whole
+    /// image) or zeros; waits for the GPU (there is no queue at creation).
+    pub fn new(device: &Arc<Device>, shape: ImageShape, data: Option<&[u8]>) -> CLResult<Image> {
+        let (ty, view_type, _) = shape.shape_types();
+        let [w, h, d] = shape.extent;
+        let info = vk::ImageCreateInfo::default()
+            .image_type(ty)
+            .format(shape.format)
+            .extent(vk::Extent3D {
+                width: w,
+                height: h,
+                depth: d,
+            })
+            .mip_levels(1)
+            .array_layers(shape.layers)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(usage(shape.storage))
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY: valid device; the format and type were checked as supported.
+        let raw = unsafe { device.raw.create_image(&info, None) }?;
+        let mut image = Image {
+            device: device.clone(),
+            raw,
+            shape,
+            allocation: None,
+            sampled: vk::ImageView::null(),
+            storage: None,
+        };
+        // SAFETY: raw was just created on this device.
+        let requirements = unsafe { device.raw.get_image_memory_requirements(raw) };
+        let alloc = {
+            let mut guard = device.allocator.lock();
+            let allocator = guard.as_mut().ok_or(ClError(CL_OUT_OF_RESOURCES))?;
+            allocator.allocate(&AllocationCreateDesc {
+                name: "image",
+                requirements,
+                location: MemoryLocation::GpuOnly,
+                linear: false,
+                allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+            })?
+        };
+        // SAFETY: the allocation satisfies the image's requirements and is not bound elsewhere.
+        let bound = unsafe {
+            device
+                .raw
+                .bind_image_memory(raw, alloc.memory(), alloc.offset())
+        };
+        image.allocation = Some(alloc);
+        bound?;
+        let view = |swizzle: [vk::ComponentSwizzle; 4]| {
+            let info = vk::ImageViewCreateInfo::default()
+                .image(raw)
+                .view_type(view_type)
+                .format(shape.format)
+                .components(vk::ComponentMapping {
+                    r: swizzle[0],
+                    g: swizzle[1],
+                    b: swizzle[2],
+                    a: swizzle[3],
+                })
+                .subresource_range(COLOR);
+            // SAFETY: the image is bound to memory; the view fits it.
+            unsafe { device.raw.create_image_view(&info, None) }
+        };
+        image.sampled = view(shape.swizzle)?;
+        if shape.storage {
+            image.storage = Some(view([vk::ComponentSwizzle::IDENTITY; 4])?);
+        }
+        image.initialize(data)?;
+        Ok(image)
+    }
+
+    /// Moves the image to the GENERAL layout, with `data` in it if given (else its contents
+    /// are undefined, as the spec allows), and waits.
+    fn initialize(&self, data: Option<&[u8]>) -> CLResult<()> {
+        let device = &self.device;
+        let stage = match data {
+            Some(data) => {
+                let b = super::memory::Buffer::new(
+                    device,
+                    data.len() as u64,
+                    super::memory::Placement::Upload,
+                    "initial image data",
+                )?;
+                // SAFETY: the buffer is new; no GPU work uses it.
+                unsafe { b.write(0, data) };
+                Some(b)
+            }
+            None => None,
+        };
+        let mut rec = Recorder::new(device, 0)?;
+        rec.to_general(self.raw);
+        if let Some(stage) = &stage {
+            let whole = self.region([0; 3], self.cl_region());
+            rec.buffer_to_image(stage.raw, self.raw, &[whole.at(0)]);
+        }
+        let timeline = device.create_timeline(0)?;
+        let result = rec.submit(timeline, 1).and_then(|retired| {
+            while !device.wait_timeline(timeline, 1, u64::MAX)? {}
+            drop(retired);
+            Ok(())
+        });
+        // SAFETY: the submission signalling it has completed (or none was made).
+        unsafe { device.raw.destroy_semaphore(timeline, None) };
+        result
+    }
+
+    /// The whole image as an OpenCL region (width, height or layers, depth or layers).
+    pub fn cl_region(&self) -> [usize; 3] {
+        let [w, h, d] = self.shape.extent.map(|x| x as usize);
+        let layers = self.shape.layers as usize;
+        match self.shape.image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => [w, layers, 1],
+            CL_MEM_OBJECT_IMAGE2D_ARRAY => [w, h, layers],
+            _ => [w, h, d],
+        }
+    }
+
+    /// The Vulkan form of an OpenCL origin and region of this image (in texels; the array
+    /// index is the last coordinate used by the type).
+    pub fn region(&self, origin: [usize; 3], region: [usize; 3]) -> Region {
+        let u = |x: usize| x as u32;
+        let (offset, extent, layers) = match self.shape.image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => (
+                [origin[0], 0, 0],
+                [region[0], 1, 1],
+                (origin[1], region[1]),
+            ),
+            CL_MEM_OBJECT_IMAGE2D_ARRAY => (
+                [origin[0], origin[1], 0],
+                [region[0], region[1], 1],
+                (origin[2], region[2]),
+            ),
+            _ => (origin, region, (0, 1)),
+        };
+        Region {
+            offset: vk::Offset3D {
+                x: offset[0] as i32,
+                y: offset[1] as i32,
+                z: offset[2] as i32,
+            },
+            extent: vk::Extent3D {
+                width: u(extent[0]),
+                height: u(extent[1]),
+                depth: u(extent[2]),
+            },
+            layers: vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: u(layers.0),
+                layer_count: u(layers.1),
+            },
+        }
+    }
+}
+
+impl ImageShape {
+    fn shape_types(&self) -> (vk::ImageType, vk::ImageViewType, bool) {
+        shape(self.image_type)
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        let d = &self.device.raw;
+        // SAFETY: the last user of the image is gone (commands hold an Arc until complete).
+        unsafe {
+            if self.sampled != vk::ImageView::null() {
+                d.destroy_image_view(self.sampled, None);
+            }
+            if let Some(v) = self.storage {
+                d.destroy_image_view(v, None);
+            }
+            d.destroy_image(self.raw, None);
+        }
+        if let Some(alloc) = self.allocation.take() {
+            if let Some(a) = self.device.allocator.lock().as_mut() {
+                let _ = a.free(alloc);
+            }
+        }
+    }
+}
+
+/// A texel-buffer view of a buffer range (1D buffer images), bound as a uniform texel
+/// buffer for reads and a storage texel buffer for writes.
+pub struct TexelView {
+    device: Arc<Device>,
+    pub raw: vk::BufferView,
+}
+
+impl TexelView {
+    pub fn new(
+        device: &Arc<Device>,
+        buffer: &super::memory::Buffer,
+        offset: u64,
+        format: vk::Format,
+        range: u64,
+    ) -> CLResult<TexelView> {
+        let info = vk::BufferViewCreateInfo::default()
+            .buffer(buffer.raw)
+            .format(format)
+            .offset(offset)
+            .range(range);
+        // SAFETY: the buffer has the texel-buffer usages; the range is inside it.
+        let raw = unsafe { device.raw.create_buffer_view(&info, None) }?;
+        Ok(TexelView {
+            device: device.clone(),
+            raw,
+        })
+    }
+}
+
+impl Drop for TexelView {
+    fn drop(&mut self) {
+        // SAFETY: the last command using the view is complete (commands keep its image alive).
+        unsafe { self.device.raw.destroy_buffer_view(self.raw, None) };
+    }
+}
+
+/// A part of an image in Vulkan's terms.
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    pub offset: vk::Offset3D,
+    pub extent: vk::Extent3D,
+    pub layers: vk::ImageSubresourceLayers,
+}
+
+impl Region {
+    /// The copy of this region to or from tightly packed texels at `buffer_offset`.
+    pub fn at(&self, buffer_offset: u64) -> vk::BufferImageCopy {
+        vk::BufferImageCopy {
+            buffer_offset,
+            buffer_row_length: 0,
+            buffer_image_height: 0,
+            image_subresource: self.layers,
+            image_offset: self.offset,
+            image_extent: self.extent,
+        }
+    }
+}
+
+impl Recorder {
+    /// The image's first use: from UNDEFINED to GENERAL.
+    pub fn to_general(&mut self, image: vk::Image) {
+        let barrier = vk::ImageMemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::empty())
+            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
+            .old_layout(vk::ImageLayout::UNDEFINED)
+            .new_layout(vk::ImageLayout::GENERAL)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(image)
+            .subresource_range(COLOR);
+        // SAFETY: cmd is recording; the image is alive until the batch completes.
+        unsafe {
+            self.device().raw.cmd_pipeline_barrier(
+                self.cmd(),
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &[barrier],
+            )
+        };
+    }
+
+    /// One command copying buffer ranges into image regions.
+    pub fn buffer_to_image(&mut self, buffer: vk::Buffer, image: vk::Image, regions: &[vk::BufferImageCopy]) {
+        self.command(|d, cmd| {
+            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            unsafe {
+                d.cmd_copy_buffer_to_image(cmd, buffer, image, vk::ImageLayout::GENERAL, regions)
+            }
+        });
+    }
+
+    /// One command copying image regions into buffer ranges.
+    pub fn image_to_buffer(&mut self, image: vk::Image, buffer: vk::Buffer, regions: &[vk::BufferImageCopy]) {
+        self.command(|d, cmd| {
+            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            unsafe {
+                d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::GENERAL, buffer, regions)
+            }
+        });
+    }
+
+    /// One command copying a region between images of the same format.
+    pub fn copy_image(&mut self, src: vk::Image, dst: vk::Image, region: vk::ImageCopy) {
+        self.command(|d, cmd| {
+            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            unsafe {
+                d.cmd_copy_image(
+                    cmd,
+                    src,
+                    vk::ImageLayout::GENERAL,
+                    dst,
+                    vk::ImageLayout::GENERAL,
+                    &[region],
+                )
+            }
+        });
+    }
+}
+
+impl Device {
+    /// The sampler of an OpenCL sampler bitmask (CLK_NORMALIZED_COORDS_*, CLK_ADDRESS_*,
+    /// CLK_FILTER_*: the literal samplers' encoding), created once per device.
+    pub fn sampler(&self, mask: u32) -> CLResult<vk::Sampler> {
+        let mut samplers = self.samplers.lock();
+        if let Some(&s) = samplers.get(&mask) {
+            return Ok(s);
+        }
+        let normalized = mask & SAMPLER_NORMALIZED != 0;
+        let address = match mask & SAMPLER_ADDRESS_MASK {
+            // CLK_ADDRESS_NONE: out-of-range coordinates are undefined; clamping is one answer.
+            0 | 4 => vk::SamplerAddressMode::CLAMP_TO_BORDER,
+            2 => vk::SamplerAddressMode::CLAMP_TO_EDGE,
+            6 => vk::SamplerAddressMode::REPEAT,
+            _ => vk::SamplerAddressMode::MIRRORED_REPEAT,
+        };
+        let filter = if mask & SAMPLER_FILTER_LINEAR != 0 {
+            vk::Filter::LINEAR
+        } else {
+            vk::Filter::NEAREST
+        };
+        let info = vk::SamplerCreateInfo::default()
+            .mag_filter(filter)
+            .min_filter(filter)
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(address)
+            .address_mode_v(address)
+            .address_mode_w(address)
+            .max_lod(0.0)
+            .border_color(vk::BorderColor::FLOAT_TRANSPARENT_BLACK)
+            .unnormalized_coordinates(!normalized);
+        // SAFETY: valid device and create info; destroyed with the device.
+        let s = unsafe { self.raw.create_sampler(&info, None) }?;
+        samplers.insert(mask, s);
+        Ok(s)
+    }
+}
+
+/// The OpenCL C sampler bitmask (the values of the CLK_* sampler constants).
+pub const SAMPLER_NORMALIZED: u32 = 0x1;
+pub const SAMPLER_ADDRESS_MASK: u32 = 0xe;
+pub const SAMPLER_FILTER_LINEAR: u32 = 0x20;
+pub const SAMPLER_FILTER_NEAREST: u32 = 0x10;
