@@ -142,20 +142,19 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_MAX_CLOCK_FREQUENCY => v(&0u32),
         CL_DEVICE_ADDRESS_BITS => v(&d.address_bits()),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => v(&d.max_mem_alloc_size()),
-        CL_DEVICE_IMAGE_SUPPORT => v(&cl_false),
-        CL_DEVICE_MAX_READ_IMAGE_ARGS
-        | CL_DEVICE_MAX_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_SAMPLERS
-        | CL_DEVICE_IMAGE_PITCH_ALIGNMENT
-        | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => v(&0u32),
-        CL_DEVICE_IMAGE2D_MAX_WIDTH
-        | CL_DEVICE_IMAGE2D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_WIDTH
+        CL_DEVICE_IMAGE_SUPPORT => v(&(d.has_images() as cl_bool)),
+        CL_DEVICE_MAX_READ_IMAGE_ARGS => v(&d.image_limits().read_args),
+        CL_DEVICE_MAX_WRITE_IMAGE_ARGS => v(&d.image_limits().write_args),
+        CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS => v(&d.image_limits().read_write_args),
+        CL_DEVICE_MAX_SAMPLERS => v(&d.image_limits().samplers),
+        // cl_khr_image2d_from_buffer is not supported.
+        CL_DEVICE_IMAGE_PITCH_ALIGNMENT | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => v(&0u32),
+        CL_DEVICE_IMAGE2D_MAX_WIDTH | CL_DEVICE_IMAGE2D_MAX_HEIGHT => v(&d.image_limits().max_2d),
+        CL_DEVICE_IMAGE3D_MAX_WIDTH
         | CL_DEVICE_IMAGE3D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_DEPTH
-        | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
-        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => v(&0usize),
+        | CL_DEVICE_IMAGE3D_MAX_DEPTH => v(&d.image_limits().max_3d),
+        CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => v(&d.image_limits().max_buffer),
+        CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => v(&d.image_limits().max_array),
         CL_DEVICE_MAX_PARAMETER_SIZE => v(&(l.max_push_constants_size.max(1024) as usize)),
         CL_DEVICE_MEM_BASE_ADDR_ALIGN => v(&((d.mem_base_addr_align() * 8) as u32)),
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => v(&128u32),

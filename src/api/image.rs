@@ -1,9 +1,20 @@
-//! Images: not supported yet (CL_DEVICE_IMAGE_SUPPORT is false); the queries still answer.
+//! Images, samplers, and the image commands (sections 5.3 and 5.13 of the spec).
 
-use super::util::obj;
+use super::info::{v, write};
+use super::memory::check_flags;
+use super::util::{obj, property_list, return_event, wait_list};
 use crate::cl::*;
-use crate::core::check;
 use crate::core::context::Context;
+use crate::core::event::Event;
+use crate::core::format::{valid, Format, Use};
+use crate::core::image::{self, Desc, Pitches};
+use crate::core::memory::Mem;
+use crate::core::object::{handle, register, release, retain};
+use crate::core::queue::Queue;
+use crate::core::sampler::Sampler;
+use crate::core::transfer::HostPtr;
+use crate::core::{check, CLResult, ClError};
+use std::ffi::c_void;
 use std::sync::Arc;
 
 const IMAGE_TYPES: [cl_mem_object_type; 6] = [
@@ -15,6 +26,257 @@ const IMAGE_TYPES: [cl_mem_object_type; 6] = [
     CL_MEM_OBJECT_IMAGE3D,
 ];
 
+const ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY;
+const HOST_ACCESS: cl_mem_flags =
+    CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+
+/// Whether every device of the context that supports images supports `format` for
+/// `image_type` with `flags` (and at least one device supports images).
+fn supported(
+    ctx: &Context,
+    format: &Format,
+    image_type: cl_mem_object_type,
+    flags: cl_mem_flags,
+) -> bool {
+    let devices: Vec<_> = ctx.devices.iter().filter(|d| d.has_images()).collect();
+    !devices.is_empty()
+        && devices
+            .iter()
+            .all(|d| d.supports(format, image_type, Use::of(flags)))
+}
+
+/// clCreateImage's checks, in the spec's terms, then the image.
+fn create_image(
+    context: cl_context,
+    properties: Vec<cl_mem_properties>,
+    mut flags: cl_mem_flags,
+    format: *const cl_image_format,
+    desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    let ctx: Arc<Context> = obj(context)?;
+    check(properties.len() <= 1, CL_INVALID_PROPERTY)?;
+    check_flags(flags)?;
+    check(!format.is_null(), CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
+    // SAFETY: not NULL; the application passes a cl_image_format.
+    let f = unsafe { *format };
+    let (order, data_type) = (f.image_channel_order, f.image_channel_data_type);
+    check(valid(order, data_type), CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
+    check(!desc.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
+    // SAFETY: not NULL; the application passes a cl_image_desc.
+    let d = unsafe { *desc };
+    let ty = d.image_type;
+    check(IMAGE_TYPES.contains(&ty), CL_INVALID_IMAGE_DESCRIPTOR)?;
+    check(
+        d.num_mip_levels == 0 && d.num_samples == 0,
+        CL_INVALID_IMAGE_DESCRIPTOR,
+    )?;
+    check(
+        ctx.devices.iter().any(|d| d.has_images()),
+        CL_INVALID_OPERATION,
+    )?;
+    let desc = Desc {
+        image_type: ty,
+        width: d.image_width,
+        height: d.image_height,
+        depth: d.image_depth,
+        array_size: d.image_array_size,
+        row_pitch: d.image_row_pitch,
+        slice_pitch: d.image_slice_pitch,
+    };
+    let dims = desc.dims();
+    check(!dims.contains(&0), CL_INVALID_IMAGE_DESCRIPTOR)?;
+    // A buffer only for 1D buffer images (2D images from buffers or images are not
+    // supported).
+    let buffer = if ty == CL_MEM_OBJECT_IMAGE1D_BUFFER {
+        check(!d.mem_object.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
+        let b: Arc<Mem> = obj(d.mem_object).map_err(|_| ClError(CL_INVALID_IMAGE_DESCRIPTOR))?;
+        check(
+            b.mem_type == CL_MEM_OBJECT_BUFFER,
+            CL_INVALID_IMAGE_DESCRIPTOR,
+        )?;
+        check(Arc::ptr_eq(&b.context, &ctx), CL_INVALID_IMAGE_DESCRIPTOR)?;
+        Some(b)
+    } else {
+        check(d.mem_object.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
+        None
+    };
+    let Some(fmt) = Format::new(order, data_type) else {
+        return Err(ClError(CL_IMAGE_FORMAT_NOT_SUPPORTED));
+    };
+    let element = fmt.element_size();
+    // Pitches: only with a host pointer; multiples of the element (row) and the row (slice).
+    let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
+    if host_ptr.is_null() {
+        check(
+            d.image_row_pitch == 0 && d.image_slice_pitch == 0,
+            CL_INVALID_IMAGE_DESCRIPTOR,
+        )?;
+    } else {
+        let row = d.image_row_pitch;
+        check(
+            row == 0 || (row >= dims[0] * element && row % element == 0),
+            CL_INVALID_IMAGE_DESCRIPTOR,
+        )?;
+        let row = if row == 0 { dims[0] * element } else { row };
+        let slice = d.image_slice_pitch;
+        let min_slice = match ty {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => row,
+            CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => row * dims[1],
+            _ => 0,
+        };
+        check(
+            slice == 0 || (min_slice > 0 && slice >= min_slice && slice % row == 0),
+            CL_INVALID_IMAGE_DESCRIPTOR,
+        )?;
+    }
+    if let Some(b) = &buffer {
+        // The image inherits what the buffer says where flags leave it open, and may not
+        // widen it.
+        let bf = b.flags;
+        check(
+            flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0,
+            CL_INVALID_VALUE,
+        )?;
+        if flags & ACCESS == 0 {
+            flags |= bf & ACCESS;
+        }
+        let widens = (bf & CL_MEM_WRITE_ONLY != 0
+            && flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY) != 0)
+            || (bf & CL_MEM_READ_ONLY != 0 && flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY) != 0);
+        check(!widens, CL_INVALID_VALUE)?;
+        if flags & HOST_ACCESS == 0 {
+            flags |= bf & HOST_ACCESS;
+        }
+        let host_widens = (bf & CL_MEM_HOST_WRITE_ONLY != 0 && flags & CL_MEM_HOST_READ_ONLY != 0)
+            || (bf & CL_MEM_HOST_READ_ONLY != 0 && flags & CL_MEM_HOST_WRITE_ONLY != 0)
+            || (bf & CL_MEM_HOST_NO_ACCESS != 0
+                && flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY) != 0);
+        check(!host_widens, CL_INVALID_VALUE)?;
+        check(host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
+    } else {
+        check(wants_ptr == !host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
+    }
+    if flags & ACCESS == 0 {
+        flags |= CL_MEM_READ_WRITE;
+    }
+    check(
+        supported(&ctx, &fmt, ty, flags),
+        CL_IMAGE_FORMAT_NOT_SUPPORTED,
+    )?;
+    for dev in ctx.devices.iter().filter(|d| d.has_images()) {
+        let l = dev.image_limits();
+        let fits = match ty {
+            CL_MEM_OBJECT_IMAGE1D_BUFFER => dims[0] <= l.max_buffer,
+            CL_MEM_OBJECT_IMAGE3D => dims.iter().all(|&x| x <= l.max_3d),
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => dims[0] <= l.max_2d && dims[1] <= l.max_array,
+            CL_MEM_OBJECT_IMAGE2D_ARRAY => {
+                dims[0] <= l.max_2d && dims[1] <= l.max_2d && dims[2] <= l.max_array
+            }
+            _ => dims[0] <= l.max_2d && dims[1] <= l.max_2d,
+        };
+        check(fits, CL_INVALID_IMAGE_SIZE)?;
+        let bytes = dims.iter().product::<usize>() as u64 * element as u64;
+        check(bytes <= dev.max_mem_alloc_size(), CL_INVALID_IMAGE_SIZE)?;
+    }
+    if let Some(b) = &buffer {
+        check(dims[0] * element <= b.size, CL_INVALID_IMAGE_SIZE)?;
+    }
+    let mem = Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties)?;
+    Ok(register(mem) as cl_mem)
+}
+
+/// The image behind a handle (CL_INVALID_MEM_OBJECT for other memory objects).
+fn image_obj(mem: cl_mem) -> CLResult<Arc<Mem>> {
+    let m: Arc<Mem> = obj(mem)?;
+    check(m.image.is_some(), CL_INVALID_MEM_OBJECT)?;
+    Ok(m)
+}
+
+/// The queue and the image, checked to be of one context, on a device with images.
+fn queue_and_image(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
+    let q: Arc<Queue> = obj(queue)?;
+    let m = image_obj(mem)?;
+    check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
+    check(q.device.has_images(), CL_INVALID_OPERATION)?;
+    Ok((q, m))
+}
+
+/// An origin and region from the application, checked against the image (CL_INVALID_VALUE):
+/// non-zero, inside the image, and 1 (origin 0) in the dimensions its type lacks.
+fn origin_region(
+    m: &Mem,
+    origin: *const usize,
+    region: *const usize,
+) -> CLResult<([usize; 3], [usize; 3])> {
+    check(!origin.is_null() && !region.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: not NULL; the application passes three size_t each.
+    let (o, r) = unsafe {
+        (
+            *(origin as *const [usize; 3]),
+            *(region as *const [usize; 3]),
+        )
+    };
+    let info = m.image()?;
+    let dims = Desc {
+        image_type: info.image_type,
+        width: info.width,
+        height: info.height,
+        depth: info.depth,
+        array_size: info.array_size,
+        row_pitch: 0,
+        slice_pitch: 0,
+    }
+    .dims();
+    let used = match info.image_type {
+        CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => 1,
+        CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE1D_ARRAY => 2,
+        _ => 3,
+    };
+    for i in 0..3 {
+        check(r[i] > 0, CL_INVALID_VALUE)?;
+        if i >= used {
+            check(o[i] == 0 && r[i] == 1, CL_INVALID_VALUE)?;
+        }
+        check(
+            o[i].checked_add(r[i]).is_some_and(|end| end <= dims[i]),
+            CL_INVALID_VALUE,
+        )?;
+    }
+    Ok((o, r))
+}
+
+fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
+    if blocking {
+        event.wait()?;
+    }
+    return_event(event, out);
+    Ok(())
+}
+
+const NO_HOST_READ: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS;
+const NO_HOST_WRITE: cl_mem_flags = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+
+/// Whether regions of one image overlap (CL_MEM_COPY_OVERLAP).
+fn overlap(a: [usize; 3], b: [usize; 3], region: [usize; 3]) -> bool {
+    (0..3).all(|i| a[i] < b[i] + region[i] && b[i] < a[i] + region[i])
+}
+
+/// A buffer of the queue's context for the image ↔ buffer copies, with room for `bytes` at
+/// `offset`.
+fn buffer_for(q: &Queue, mem: cl_mem, offset: usize, bytes: usize) -> CLResult<Arc<Mem>> {
+    let b: Arc<Mem> = obj(mem)?;
+    check(b.mem_type == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
+    check(Arc::ptr_eq(&q.context, &b.context), CL_INVALID_CONTEXT)?;
+    b.check_device(&q.vk)?;
+    b.check_range(offset, bytes)?;
+    Ok(b)
+}
+
+fn region_bytes(m: &Mem, region: [usize; 3]) -> CLResult<usize> {
+    Ok(region.iter().product::<usize>() * m.image()?.format.element_size())
+}
+
 entry! {
     fn clGetSupportedImageFormats(
         context: cl_context,
@@ -24,25 +286,373 @@ entry! {
         image_formats: *mut cl_image_format,
         num_image_formats: *mut cl_uint,
     ) {
-        let _ctx: Arc<Context> = obj(context)?;
-        let known = CL_MEM_READ_WRITE
-            | CL_MEM_READ_ONLY
-            | CL_MEM_WRITE_ONLY
-            | CL_MEM_USE_HOST_PTR
-            | CL_MEM_ALLOC_HOST_PTR
-            | CL_MEM_COPY_HOST_PTR
-            | CL_MEM_HOST_WRITE_ONLY
-            | CL_MEM_HOST_READ_ONLY
-            | CL_MEM_HOST_NO_ACCESS
-            | CL_MEM_KERNEL_READ_AND_WRITE;
-        check(flags & !known == 0, CL_INVALID_VALUE)?;
+        let ctx: Arc<Context> = obj(context)?;
+        check_flags(flags)?;
         check(IMAGE_TYPES.contains(&image_type), CL_INVALID_VALUE)?;
         check(num_entries > 0 || image_formats.is_null(), CL_INVALID_VALUE)?;
-        // No device of vkcl supports images yet: the list is empty.
+        let flags = if flags & ACCESS == 0 { flags | CL_MEM_READ_WRITE } else { flags };
+        let list: Vec<Format> = Format::all()
+            .filter(|f| supported(&ctx, f, image_type, flags))
+            .collect();
+        if !image_formats.is_null() {
+            for (i, f) in list.iter().take(num_entries as usize).enumerate() {
+                // SAFETY: the application gives room for num_entries formats.
+                unsafe { *image_formats.add(i) = f.cl() };
+            }
+        }
         if !num_image_formats.is_null() {
             // SAFETY: NULL or a cl_uint.
-            unsafe { *num_image_formats = 0 };
+            unsafe { *num_image_formats = list.len() as cl_uint };
         }
         Ok(())
+    }
+
+    fn clCreateImage(
+        context: cl_context,
+        flags: cl_mem_flags,
+        image_format: *const cl_image_format,
+        image_desc: *const cl_image_desc,
+        host_ptr: *mut c_void,
+    ) -> cl_mem, errcode_ret {
+        create_image(context, vec![], flags, image_format, image_desc, host_ptr)
+    }
+
+    fn clCreateImageWithProperties(
+        context: cl_context,
+        properties: *const cl_mem_properties,
+        flags: cl_mem_flags,
+        image_format: *const cl_image_format,
+        image_desc: *const cl_image_desc,
+        host_ptr: *mut c_void,
+    ) -> cl_mem, errcode_ret {
+        // SAFETY: properties is NULL or a 0-terminated list.
+        let props = unsafe { property_list(properties) };
+        create_image(context, props, flags, image_format, image_desc, host_ptr)
+    }
+
+    fn clCreateImage2D(
+        context: cl_context,
+        flags: cl_mem_flags,
+        image_format: *const cl_image_format,
+        image_width: usize,
+        image_height: usize,
+        image_row_pitch: usize,
+        host_ptr: *mut c_void,
+    ) -> cl_mem, errcode_ret {
+        let desc = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE2D,
+            image_width,
+            image_height,
+            image_depth: 0,
+            image_array_size: 0,
+            image_row_pitch,
+            image_slice_pitch: 0,
+            num_mip_levels: 0,
+            num_samples: 0,
+            mem_object: std::ptr::null_mut(),
+        };
+        create_image(context, vec![], flags, image_format, &desc, host_ptr)
+    }
+
+    fn clCreateImage3D(
+        context: cl_context,
+        flags: cl_mem_flags,
+        image_format: *const cl_image_format,
+        image_width: usize,
+        image_height: usize,
+        image_depth: usize,
+        image_row_pitch: usize,
+        image_slice_pitch: usize,
+        host_ptr: *mut c_void,
+    ) -> cl_mem, errcode_ret {
+        let desc = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE3D,
+            image_width,
+            image_height,
+            image_depth,
+            image_array_size: 0,
+            image_row_pitch,
+            image_slice_pitch,
+            num_mip_levels: 0,
+            num_samples: 0,
+            mem_object: std::ptr::null_mut(),
+        };
+        create_image(context, vec![], flags, image_format, &desc, host_ptr)
+    }
+
+    fn clGetImageInfo(
+        image: cl_mem,
+        param_name: cl_image_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let m = image_obj(image)?;
+        let i = m.image()?;
+        let value = match param_name {
+            CL_IMAGE_FORMAT => v(&[i.format.order, i.format.data_type]),
+            CL_IMAGE_ELEMENT_SIZE => v(&i.format.element_size()),
+            CL_IMAGE_ROW_PITCH => v(&i.row_pitch),
+            CL_IMAGE_SLICE_PITCH => v(&i.slice_pitch),
+            CL_IMAGE_WIDTH => v(&i.width),
+            CL_IMAGE_HEIGHT => v(&i.height),
+            CL_IMAGE_DEPTH => v(&i.depth),
+            CL_IMAGE_ARRAY_SIZE => v(&i.array_size),
+            CL_IMAGE_BUFFER => v(&m.parent.as_ref().map_or(std::ptr::null_mut(), |p| handle(&p.0))),
+            CL_IMAGE_NUM_MIP_LEVELS | CL_IMAGE_NUM_SAMPLES => v(&0u32),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
+    }
+
+    fn clEnqueueReadImage(
+        command_queue: cl_command_queue,
+        image: cl_mem,
+        blocking_read: cl_bool,
+        origin: *const usize,
+        region: *const usize,
+        row_pitch: usize,
+        slice_pitch: usize,
+        ptr: *mut c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_image(command_queue, image)?;
+        let (o, r) = origin_region(&m, origin, region)?;
+        check(!ptr.is_null(), CL_INVALID_VALUE)?;
+        let info = m.image()?;
+        let pitches = Pitches::new(info.image_type, info.format.element_size(), r, row_pitch, slice_pitch)?;
+        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+        check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
+        let blocking = blocking_read != 0;
+        let e = image::read(&q, &m, o, r, pitches, HostPtr(ptr as *mut u8), blocking, &wait)?;
+        finish(e, blocking, event)
+    }
+
+    fn clEnqueueWriteImage(
+        command_queue: cl_command_queue,
+        image: cl_mem,
+        blocking_write: cl_bool,
+        origin: *const usize,
+        region: *const usize,
+        input_row_pitch: usize,
+        input_slice_pitch: usize,
+        ptr: *const c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_image(command_queue, image)?;
+        let (o, r) = origin_region(&m, origin, region)?;
+        check(!ptr.is_null(), CL_INVALID_VALUE)?;
+        let info = m.image()?;
+        let pitches = Pitches::new(info.image_type, info.format.element_size(), r, input_row_pitch, input_slice_pitch)?;
+        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+        check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
+        let blocking = blocking_write != 0;
+        // SAFETY: the application's memory holds the region at these pitches.
+        let e = unsafe {
+            image::write(&q, CL_COMMAND_WRITE_IMAGE, &m, o, r, pitches, ptr as *const u8, blocking, &wait)?
+        };
+        finish(e, blocking, event)
+    }
+
+    fn clEnqueueFillImage(
+        command_queue: cl_command_queue,
+        image: cl_mem,
+        fill_color: *const c_void,
+        origin: *const usize,
+        region: *const usize,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, m) = queue_and_image(command_queue, image)?;
+        check(!fill_color.is_null(), CL_INVALID_VALUE)?;
+        let (o, r) = origin_region(&m, origin, region)?;
+        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+        // SAFETY: the application passes a four-component color (16 bytes).
+        let color = unsafe { *(fill_color as *const [u32; 4]) };
+        let e = image::fill(&q, &m, color, o, r, &wait)?;
+        finish(e, false, event)
+    }
+
+    fn clEnqueueCopyImage(
+        command_queue: cl_command_queue,
+        src_image: cl_mem,
+        dst_image: cl_mem,
+        src_origin: *const usize,
+        dst_origin: *const usize,
+        region: *const usize,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, src) = queue_and_image(command_queue, src_image)?;
+        let (_, dst) = queue_and_image(command_queue, dst_image)?;
+        check(src.image()?.format == dst.image()?.format, CL_IMAGE_FORMAT_MISMATCH)?;
+        let (src_o, r) = origin_region(&src, src_origin, region)?;
+        let (dst_o, _) = origin_region(&dst, dst_origin, region)?;
+        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+        check(!Arc::ptr_eq(&src, &dst) || !overlap(src_o, dst_o, r), CL_MEM_COPY_OVERLAP)?;
+        let e = image::copy(&q, CL_COMMAND_COPY_IMAGE, &src, src_o, &dst, dst_o, r, 0, &wait)?;
+        finish(e, false, event)
+    }
+
+    fn clEnqueueCopyImageToBuffer(
+        command_queue: cl_command_queue,
+        src_image: cl_mem,
+        dst_buffer: cl_mem,
+        src_origin: *const usize,
+        region: *const usize,
+        dst_offset: usize,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, src) = queue_and_image(command_queue, src_image)?;
+        let (o, r) = origin_region(&src, src_origin, region)?;
+        let dst = buffer_for(&q, dst_buffer, dst_offset, region_bytes(&src, r)?)?;
+        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+        let e = image::copy(&q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, &src, o, &dst, [0; 3], r, dst_offset, &wait)?;
+        finish(e, false, event)
+    }
+
+    fn clEnqueueCopyBufferToImage(
+        command_queue: cl_command_queue,
+        src_buffer: cl_mem,
+        dst_image: cl_mem,
+        src_offset: usize,
+        dst_origin: *const usize,
+        region: *const usize,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event,
+    ) {
+        let (q, dst) = queue_and_image(command_queue, dst_image)?;
+        let (o, r) = origin_region(&dst, dst_origin, region)?;
+        let src = buffer_for(&q, src_buffer, src_offset, region_bytes(&dst, r)?)?;
+        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+        let e = image::copy(&q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, &src, [0; 3], &dst, o, r, src_offset, &wait)?;
+        finish(e, false, event)
+    }
+
+    fn clEnqueueMapImage(
+        command_queue: cl_command_queue,
+        image: cl_mem,
+        blocking_map: cl_bool,
+        map_flags: cl_map_flags,
+        origin: *const usize,
+        region: *const usize,
+        image_row_pitch: *mut usize,
+        image_slice_pitch: *mut usize,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event,
+    ) -> *mut c_void, errcode_ret {
+        let (q, m) = queue_and_image(command_queue, image)?;
+        let (o, r) = origin_region(&m, origin, region)?;
+        check(!image_row_pitch.is_null(), CL_INVALID_VALUE)?;
+        let slices = matches!(
+            m.mem_type,
+            CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
+        );
+        check(!slices || !image_slice_pitch.is_null(), CL_INVALID_VALUE)?;
+        let all = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+        check(map_flags & !all == 0, CL_INVALID_VALUE)?;
+        check(
+            map_flags & CL_MAP_WRITE_INVALIDATE_REGION == 0 || map_flags & (CL_MAP_READ | CL_MAP_WRITE) == 0,
+            CL_INVALID_VALUE,
+        )?;
+        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+        check(map_flags & CL_MAP_READ == 0 || m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
+        check(
+            map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0 || m.flags & NO_HOST_WRITE == 0,
+            CL_INVALID_OPERATION,
+        )?;
+        let blocking = blocking_map != 0;
+        let (ptr, pitches, e) = image::map(&q, &m, map_flags, o, r, blocking, &wait)?;
+        // SAFETY: checked not NULL above (the slice pitch where the image has slices).
+        unsafe {
+            *image_row_pitch = pitches.row;
+            if !image_slice_pitch.is_null() {
+                *image_slice_pitch = if slices { pitches.slice } else { 0 };
+            }
+        }
+        finish(e, blocking, event)?;
+        Ok(ptr)
+    }
+
+    fn clCreateSampler(
+        context: cl_context,
+        normalized_coords: cl_bool,
+        addressing_mode: cl_addressing_mode,
+        filter_mode: cl_filter_mode,
+    ) -> cl_sampler, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        check(ctx.devices.iter().any(|d| d.has_images()), CL_INVALID_OPERATION)?;
+        check(normalized_coords <= 1, CL_INVALID_VALUE)?;
+        let s = Sampler::new(&ctx, normalized_coords != 0, addressing_mode, filter_mode, vec![])?;
+        Ok(register(s) as cl_sampler)
+    }
+
+    fn clCreateSamplerWithProperties(
+        context: cl_context,
+        sampler_properties: *const cl_sampler_properties,
+    ) -> cl_sampler, errcode_ret {
+        let ctx: Arc<Context> = obj(context)?;
+        // SAFETY: NULL or a 0-terminated list.
+        let props = unsafe { property_list(sampler_properties) };
+        let (mut normalized, mut addressing, mut filter) = (true, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
+        let mut seen = vec![];
+        for pair in props.chunks(2).filter(|p| p.len() == 2) {
+            let (name, value) = (pair[0] as cl_uint, pair[1]);
+            check(!seen.contains(&name), CL_INVALID_VALUE)?;
+            seen.push(name);
+            match name {
+                CL_SAMPLER_NORMALIZED_COORDS => {
+                    check(value == 0 || value == 1, CL_INVALID_VALUE)?;
+                    normalized = value != 0;
+                }
+                CL_SAMPLER_ADDRESSING_MODE => addressing = value as cl_uint,
+                CL_SAMPLER_FILTER_MODE => filter = value as cl_uint,
+                _ => return Err(ClError(CL_INVALID_VALUE)),
+            }
+        }
+        check(props.len() % 2 == 1 || props.is_empty(), CL_INVALID_VALUE)?;
+        check(ctx.devices.iter().any(|d| d.has_images()), CL_INVALID_OPERATION)?;
+        let s = Sampler::new(&ctx, normalized, addressing, filter, props)?;
+        Ok(register(s) as cl_sampler)
+    }
+
+    fn clRetainSampler(sampler: cl_sampler) {
+        super::platform::ensure_init();
+        retain::<Sampler>(sampler as *const c_void)
+    }
+
+    fn clReleaseSampler(sampler: cl_sampler) {
+        super::platform::ensure_init();
+        release::<Sampler>(sampler as *const c_void).map(|_| ())
+    }
+
+    fn clGetSamplerInfo(
+        sampler: cl_sampler,
+        param_name: cl_sampler_info,
+        param_value_size: usize,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut usize,
+    ) {
+        let s: Arc<Sampler> = obj(sampler)?;
+        let value = match param_name {
+            CL_SAMPLER_REFERENCE_COUNT => v(&s.base.api_refs()),
+            CL_SAMPLER_CONTEXT => v(&handle(&s.context)),
+            CL_SAMPLER_NORMALIZED_COORDS => v(&(s.normalized as cl_bool)),
+            CL_SAMPLER_ADDRESSING_MODE => v(&s.addressing),
+            CL_SAMPLER_FILTER_MODE => v(&s.filter),
+            CL_SAMPLER_PROPERTIES => v(&s.properties.iter().map(|&p| p as isize).collect::<Vec<_>>()),
+            _ => Err(ClError(CL_INVALID_VALUE)),
+        }?;
+        write(&value, param_value_size, param_value, param_value_size_ret)
     }
 }

@@ -10,6 +10,7 @@ use crate::core::memory::Mem;
 use crate::core::object::{handle, register, release, retain};
 use crate::core::program::Program;
 use crate::core::queue::Queue;
+use crate::core::sampler::Sampler;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
@@ -18,14 +19,24 @@ use std::sync::Arc;
 /// the argument's address qualifier).
 enum Slot {
     Buffer,
+    Image,
+    Sampler,
     Local,
     Value(Option<usize>),
 }
 
 fn slot(k: &Kernel, index: usize) -> Slot {
     let arg = &k.reflection.args[index];
+    let type_name = arg.info.as_ref().map_or("", |i| i.type_name.as_str());
     match arg.kind {
         ArgKind::StorageBuffer { .. } | ArgKind::UniformBuffer { .. } => Slot::Buffer,
+        ArgKind::SampledImage { .. }
+        | ArgKind::StorageImage { .. }
+        | ArgKind::UniformTexelBuffer { .. }
+        | ArgKind::StorageTexelBuffer { .. } => Slot::Image,
+        ArgKind::Sampler { .. } => Slot::Sampler,
+        _ if type_name.starts_with("image") => Slot::Image,
+        _ if type_name == "sampler_t" => Slot::Sampler,
         ArgKind::Local { .. } => Slot::Local,
         ArgKind::PodPushConstant { size, .. }
         | ArgKind::PodStorageBuffer { size, .. }
@@ -68,6 +79,32 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
                 ArgValue::Mem(Some(m))
             }
         }
+        Slot::Image => {
+            check(size == std::mem::size_of::<cl_mem>(), CL_INVALID_ARG_SIZE)?;
+            check(!value.is_null(), CL_INVALID_ARG_VALUE)?;
+            // SAFETY: not NULL; points to a cl_mem.
+            let m: Arc<Mem> = obj(unsafe { *(value as *const cl_mem) })?;
+            check(
+                Arc::ptr_eq(&m.context, &k.program.context),
+                CL_INVALID_MEM_OBJECT,
+            )?;
+            check_image_arg(k, index, &m)?;
+            ArgValue::Mem(Some(m))
+        }
+        Slot::Sampler => {
+            check(
+                size == std::mem::size_of::<cl_sampler>(),
+                CL_INVALID_ARG_SIZE,
+            )?;
+            check(!value.is_null(), CL_INVALID_ARG_VALUE)?;
+            // SAFETY: not NULL; points to a cl_sampler.
+            let s: Arc<Sampler> = obj(unsafe { *(value as *const cl_sampler) })?;
+            check(
+                Arc::ptr_eq(&s.context, &k.program.context),
+                CL_INVALID_SAMPLER,
+            )?;
+            ArgValue::Sampler(s)
+        }
         Slot::Local => {
             check(value.is_null(), CL_INVALID_ARG_VALUE)?;
             check(size > 0, CL_INVALID_ARG_SIZE)?;
@@ -86,6 +123,44 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
         }
     };
     k.set_arg(index, arg);
+    Ok(())
+}
+
+/// An image argument's value: an image of the type the kernel declares (CL_INVALID_MEM_OBJECT
+/// otherwise), whose flags allow the kernel's access and whose format kernels can write where
+/// the kernel writes (CL_INVALID_ARG_VALUE otherwise).
+fn check_image_arg(k: &Kernel, index: usize, m: &Mem) -> CLResult<()> {
+    let info = m.image.as_ref().ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+    let arg = &k.reflection.args[index];
+    let Some(ai) = &arg.info else {
+        return Ok(());
+    };
+    let declared = match ai
+        .type_name
+        .trim_end_matches(|c: char| c == '*' || c == ' ')
+    {
+        "image1d_t" => CL_MEM_OBJECT_IMAGE1D,
+        "image1d_array_t" => CL_MEM_OBJECT_IMAGE1D_ARRAY,
+        "image1d_buffer_t" => CL_MEM_OBJECT_IMAGE1D_BUFFER,
+        "image2d_t" | "image2d_depth_t" => CL_MEM_OBJECT_IMAGE2D,
+        "image2d_array_t" | "image2d_array_depth_t" => CL_MEM_OBJECT_IMAGE2D_ARRAY,
+        "image3d_t" => CL_MEM_OBJECT_IMAGE3D,
+        _ => info.image_type,
+    };
+    check(declared == info.image_type, CL_INVALID_MEM_OBJECT)?;
+    let reads = ai.access_qualifier != CL_KERNEL_ARG_ACCESS_WRITE_ONLY;
+    let writes = ai.access_qualifier != CL_KERNEL_ARG_ACCESS_READ_ONLY;
+    check(
+        !reads || m.flags & CL_MEM_WRITE_ONLY == 0,
+        CL_INVALID_ARG_VALUE,
+    )?;
+    check(
+        !writes || m.flags & CL_MEM_READ_ONLY == 0,
+        CL_INVALID_ARG_VALUE,
+    )?;
+    if let crate::core::image::Store::Image(i) = &info.store {
+        check(!writes || i.storage.is_some(), CL_INVALID_ARG_VALUE)?;
+    }
     Ok(())
 }
 

@@ -20,7 +20,7 @@ const HOST_PTR: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_
 
 /// The spec's rules on cl_mem_flags: known bits, at most one access and one host-access
 /// flag, USE_HOST_PTR excluding ALLOC/COPY_HOST_PTR.
-fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
+pub(super) fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
     check(
         flags & !(ACCESS | HOST_ACCESS | HOST_PTR | CL_MEM_KERNEL_READ_AND_WRITE) == 0,
         CL_INVALID_VALUE,
@@ -458,7 +458,11 @@ entry! {
         check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
         m.check_device(&q.vk)?;
         let wait = wait_list(num_events, events, &q.context)?;
-        let e = transfer::unmap(&q, &m, mapped_ptr, &wait)?;
+        let e = if m.image.is_some() {
+            crate::core::image::unmap(&q, &m, mapped_ptr, &wait)?
+        } else {
+            transfer::unmap(&q, &m, mapped_ptr, &wait)?
+        };
         finish(e, false, event)
     }
 }

@@ -9,91 +9,6 @@ use crate::core::{context::Context, device::Device, event::Event, kernel::Kernel
 use std::ffi::{c_char, c_void};
 
 #[no_mangle]
-pub extern "C" fn clCreateImage2D(a0: cl_context, a1: cl_mem_flags, a2: *mut cl_image_format, a3: usize, a4: usize, a5: usize, a6: *mut c_void, a7: *mut cl_int) -> cl_mem {
-    let e = unimplemented_after("clCreateImage2D", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a7.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a7 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clCreateImage3D(a0: cl_context, a1: cl_mem_flags, a2: *mut cl_image_format, a3: usize, a4: usize, a5: usize, a6: usize, a7: usize, a8: *mut c_void, a9: *mut cl_int) -> cl_mem {
-    let e = unimplemented_after("clCreateImage3D", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a9.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a9 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clGetImageInfo(a0: cl_mem, a1: cl_image_info, a2: usize, a3: *mut c_void, a4: *mut usize) -> cl_int {
-    unimplemented_after("clGetImageInfo", || { super::obj::<Mem, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clCreateSampler(a0: cl_context, a1: cl_bool, a2: cl_addressing_mode, a3: cl_filter_mode, a4: *mut cl_int) -> cl_sampler {
-    let e = unimplemented_after("clCreateSampler", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a4.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a4 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clRetainSampler(a0: cl_sampler) -> cl_int {
-    unimplemented_after("clRetainSampler", || { return Err(crate::core::ClError(CL_INVALID_SAMPLER)); Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clReleaseSampler(a0: cl_sampler) -> cl_int {
-    unimplemented_after("clReleaseSampler", || { return Err(crate::core::ClError(CL_INVALID_SAMPLER)); Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clGetSamplerInfo(a0: cl_sampler, a1: cl_sampler_info, a2: usize, a3: *mut c_void, a4: *mut usize) -> cl_int {
-    unimplemented_after("clGetSamplerInfo", || { return Err(crate::core::ClError(CL_INVALID_SAMPLER)); Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueReadImage(a0: cl_command_queue, a1: cl_mem, a2: cl_bool, a3: *mut usize, a4: *mut usize, a5: usize, a6: usize, a7: *mut c_void, a8: cl_uint, a9: *mut cl_event, a10: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueReadImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueWriteImage(a0: cl_command_queue, a1: cl_mem, a2: cl_bool, a3: *mut usize, a4: *mut usize, a5: usize, a6: usize, a7: *mut c_void, a8: cl_uint, a9: *mut cl_event, a10: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueWriteImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueCopyImage(a0: cl_command_queue, a1: cl_mem, a2: cl_mem, a3: *mut usize, a4: *mut usize, a5: *mut usize, a6: cl_uint, a7: *mut cl_event, a8: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueCopyImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; super::obj::<Mem, _>(a2)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueCopyImageToBuffer(a0: cl_command_queue, a1: cl_mem, a2: cl_mem, a3: *mut usize, a4: *mut usize, a5: usize, a6: cl_uint, a7: *mut cl_event, a8: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueCopyImageToBuffer", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; super::obj::<Mem, _>(a2)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueCopyBufferToImage(a0: cl_command_queue, a1: cl_mem, a2: cl_mem, a3: usize, a4: *mut usize, a5: *mut usize, a6: cl_uint, a7: *mut cl_event, a8: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueCopyBufferToImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; super::obj::<Mem, _>(a2)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueMapImage(a0: cl_command_queue, a1: cl_mem, a2: cl_bool, a3: cl_map_flags, a4: *mut usize, a5: *mut usize, a6: *mut usize, a7: *mut usize, a8: cl_uint, a9: *mut cl_event, a10: *mut cl_event, a11: *mut cl_int) -> *mut c_void {
-    let e = unimplemented_after("clEnqueueMapImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a11.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a11 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
 pub extern "C" fn clEnqueueNativeKernel(a0: cl_command_queue, a1: *mut c_void, a2: *mut c_void, a3: usize, a4: cl_uint, a5: *mut cl_mem, a6: *mut *mut c_void, a7: cl_uint, a8: *mut cl_event, a9: *mut cl_event) -> cl_int {
     unimplemented_after("clEnqueueNativeKernel", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }
@@ -212,21 +127,6 @@ pub extern "C" fn clCreateEventFromGLsyncKHR(a0: cl_context, a1: *mut c_void, a2
         unsafe { *a2 = e };
     }
     std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clCreateImage(a0: cl_context, a1: cl_mem_flags, a2: *mut cl_image_format, a3: *mut cl_image_desc, a4: *mut c_void, a5: *mut cl_int) -> cl_mem {
-    let e = unimplemented_after("clCreateImage", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a5.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a5 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueFillImage(a0: cl_command_queue, a1: cl_mem, a2: *mut c_void, a3: *mut usize, a4: *mut usize, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueFillImage", || { super::obj::<Queue, _>(a0)?; super::obj::<Mem, _>(a1)?; Ok(()) }, CL_INVALID_OPERATION)
 }
 
 pub extern "C" fn clCreateFromGLTexture(a0: cl_context, a1: cl_mem_flags, a2: u32, a3: i32, a4: u32, a5: *mut cl_int) -> cl_mem {
@@ -361,16 +261,6 @@ pub extern "C" fn clEnqueueSVMUnmap(a0: cl_command_queue, a1: *mut c_void, a2: c
 }
 
 #[no_mangle]
-pub extern "C" fn clCreateSamplerWithProperties(a0: cl_context, a1: *mut cl_sampler_properties, a2: *mut cl_int) -> cl_sampler {
-    let e = unimplemented_after("clCreateSamplerWithProperties", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a2.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a2 = e };
-    }
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
 pub extern "C" fn clSetKernelArgSVMPointer(a0: cl_kernel, a1: cl_uint, a2: *mut c_void) -> cl_int {
     unimplemented_after("clSetKernelArgSVMPointer", || { super::obj::<Kernel, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }
@@ -388,14 +278,4 @@ pub extern "C" fn clSetDefaultDeviceCommandQueue(a0: cl_context, a1: cl_device_i
 #[no_mangle]
 pub extern "C" fn clSetProgramReleaseCallback(a0: cl_program, a1: *mut c_void, a2: *mut c_void) -> cl_int {
     unimplemented_after("clSetProgramReleaseCallback", || { super::obj::<Program, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clCreateImageWithProperties(a0: cl_context, a1: *mut cl_mem_properties, a2: cl_mem_flags, a3: *mut cl_image_format, a4: *mut cl_image_desc, a5: *mut c_void, a6: *mut cl_int) -> cl_mem {
-    let e = unimplemented_after("clCreateImageWithProperties", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    if !a6.is_null() {
-        // SAFETY: the caller passes errcode_ret as NULL or a valid cl_int pointer.
-        unsafe { *a6 = e };
-    }
-    std::ptr::null_mut()
 }

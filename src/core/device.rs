@@ -189,6 +189,9 @@ impl Device {
         if self.has_subgroups() {
             e.push(("cl_khr_subgroups", v(1, 0, 0)));
         }
+        if self.has_images() {
+            e.push(("cl_khr_3d_image_writes", v(1, 0, 0)));
+        }
         e
     }
 
@@ -262,8 +265,8 @@ impl Device {
             } else {
                 (1, 5)
             },
-            images: false,
-            read_write_images: false,
+            images: self.has_images(),
+            read_write_images: self.has_read_write_images(),
             subgroups: self.has_subgroups(),
             integer_dot_product: false,
         }

@@ -54,7 +54,12 @@ const TYPES: [cl_channel_type; 12] = [
 /// it): CL_INVALID_IMAGE_FORMAT_DESCRIPTOR otherwise.
 pub fn valid(order: cl_channel_order, data_type: cl_channel_type) -> bool {
     let packed_rgb = [CL_UNORM_SHORT_565, CL_UNORM_SHORT_555, CL_UNORM_INT_101010];
-    let eight = [CL_UNORM_INT8, CL_SNORM_INT8, CL_SIGNED_INT8, CL_UNSIGNED_INT8];
+    let eight = [
+        CL_UNORM_INT8,
+        CL_SNORM_INT8,
+        CL_SIGNED_INT8,
+        CL_UNSIGNED_INT8,
+    ];
     let norm_or_float = [
         CL_UNORM_INT8,
         CL_UNORM_INT16,
@@ -213,18 +218,22 @@ impl Format {
         let srgb = matches!(self.order, CL_sRGBA | CL_sBGRA);
         let mut out = Vec::with_capacity(self.element_size());
         for c in channels {
-            let v = if srgb && c < 3 { linear_to_srgb(f[c]) } else { f[c] };
+            let v = if srgb && c < 3 {
+                linear_to_srgb(f[c])
+            } else {
+                f[c]
+            };
             match self.data_type {
                 CL_UNORM_INT8 => out.push(norm(v, 0.0, 255.0) as u8),
                 CL_SNORM_INT8 => out.push(norm(v, -128.0, 127.0) as i8 as u8),
                 CL_UNORM_INT16 => out.extend((norm(v, 0.0, 65535.0) as u16).to_le_bytes()),
-                CL_SNORM_INT16 => {
-                    out.extend((norm(v, -32768.0, 32767.0) as i16).to_le_bytes())
-                }
+                CL_SNORM_INT16 => out.extend((norm(v, -32768.0, 32767.0) as i16).to_le_bytes()),
                 CL_HALF_FLOAT => out.extend(f32_to_f16(v).to_le_bytes()),
                 CL_FLOAT => out.extend(v.to_le_bytes()),
                 CL_UNSIGNED_INT8 => out.push(color[c].min(u8::MAX as u32) as u8),
-                CL_UNSIGNED_INT16 => out.extend((color[c].min(u16::MAX as u32) as u16).to_le_bytes()),
+                CL_UNSIGNED_INT16 => {
+                    out.extend((color[c].min(u16::MAX as u32) as u16).to_le_bytes())
+                }
                 CL_UNSIGNED_INT32 => out.extend(color[c].to_le_bytes()),
                 CL_SIGNED_INT8 => out.push((color[c] as i32).clamp(-128, 127) as i8 as u8),
                 CL_SIGNED_INT16 => {
@@ -297,6 +306,19 @@ pub fn f32_to_f16(v: f32) -> u16 {
     sign | h as u16
 }
 
+/// A device's image limits (clGetDeviceInfo).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImageLimits {
+    pub max_2d: usize,
+    pub max_3d: usize,
+    pub max_array: usize,
+    pub max_buffer: usize,
+    pub read_args: u32,
+    pub write_args: u32,
+    pub read_write_args: u32,
+    pub samplers: u32,
+}
+
 /// What an image of a format is used for, to check a device's support.
 #[derive(Clone, Copy)]
 pub struct Use {
@@ -361,6 +383,30 @@ impl Device {
         self.has_images() && self.caps.features.storage_image_read_without_format
     }
 
+    /// CL_DEVICE_IMAGE_* and the image argument limits, from Vulkan's (0 without images).
+    pub fn image_limits(&self) -> ImageLimits {
+        if !self.has_images() {
+            return ImageLimits::default();
+        }
+        let l = &self.caps.limits;
+        let read = l.max_per_stage_descriptor_sampled_images;
+        let write = l.max_per_stage_descriptor_storage_images;
+        ImageLimits {
+            max_2d: l.max_image_dimension2_d as usize,
+            max_3d: l.max_image_dimension3_d as usize,
+            max_array: l.max_image_array_layers as usize,
+            max_buffer: l.max_texel_buffer_elements as usize,
+            read_args: read.min(128),
+            write_args: write.min(64),
+            read_write_args: if self.has_read_write_images() {
+                write.min(64)
+            } else {
+                0
+            },
+            samplers: l.max_per_stage_descriptor_samplers.min(16),
+        }
+    }
+
     fn format_properties(&self, format: vk::Format) -> vk::FormatProperties {
         let instance = &self.instance.raw;
         // SAFETY: a valid physical device of this instance.
@@ -417,18 +463,28 @@ mod tests {
         let bgra8 = Format::new(CL_BGRA, CL_UNORM_INT8).unwrap();
         assert_eq!(bgra8.pack(f([1.0, 0.0, 0.0, 1.0])), [0, 0, 255, 255]);
         let snorm = Format::new(CL_R, CL_SNORM_INT16).unwrap();
-        assert_eq!(snorm.pack(f([-1.0, 0.0, 0.0, 0.0])), (-32767i16).to_le_bytes());
+        assert_eq!(
+            snorm.pack(f([-1.0, 0.0, 0.0, 0.0])),
+            (-32767i16).to_le_bytes()
+        );
         let u8x2 = Format::new(CL_RG, CL_UNSIGNED_INT8).unwrap();
         assert_eq!(u8x2.pack([300, 7, 0, 0]), [255, 7]);
         let s16 = Format::new(CL_RA, CL_SIGNED_INT16).unwrap();
         let neg = (-40000i32) as u32;
         assert_eq!(s16.pack([neg, 0, 0, 5]), [0x00, 0x80, 5, 0]);
-        assert_eq!(Format::new(CL_A, CL_FLOAT).unwrap().pack(f([0.0, 0.0, 0.0, 2.5])), 2.5f32.to_le_bytes());
+        assert_eq!(
+            Format::new(CL_A, CL_FLOAT)
+                .unwrap()
+                .pack(f([0.0, 0.0, 0.0, 2.5])),
+            2.5f32.to_le_bytes()
+        );
     }
 
     #[test]
     fn formats_map_and_validate() {
-        assert!(valid(CL_RGB, CL_UNORM_SHORT_565) && Format::new(CL_RGB, CL_UNORM_SHORT_565).is_none());
+        assert!(
+            valid(CL_RGB, CL_UNORM_SHORT_565) && Format::new(CL_RGB, CL_UNORM_SHORT_565).is_none()
+        );
         assert!(!valid(CL_RGBA, CL_UNORM_SHORT_565));
         assert!(!valid(CL_INTENSITY, CL_UNSIGNED_INT8));
         assert!(!valid(CL_BGRA, CL_FLOAT));

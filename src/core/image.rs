@@ -113,7 +113,12 @@ impl Pitches {
     }
 
     /// Bytes the host memory of `region` spans.
-    pub fn span(&self, image_type: cl_mem_object_type, region: [usize; 3], row_bytes: usize) -> usize {
+    pub fn span(
+        &self,
+        image_type: cl_mem_object_type,
+        region: [usize; 3],
+        row_bytes: usize,
+    ) -> usize {
         self.at(image_type, region[1] - 1, region[2] - 1) + row_bytes
     }
 }
@@ -156,7 +161,13 @@ impl Mem {
         let device = context.devices[0].vk()?;
         let element = format.element_size();
         let dims = desc.dims();
-        let pitches = Pitches::new(desc.image_type, element, dims, desc.row_pitch, desc.slice_pitch)?;
+        let pitches = Pitches::new(
+            desc.image_type,
+            element,
+            dims,
+            desc.row_pitch,
+            desc.slice_pitch,
+        )?;
         let packed = dims.iter().product::<usize>() * element;
         let (row_pitch, slice_pitch) = match desc.image_type {
             CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D => {
@@ -166,7 +177,13 @@ impl Mem {
         };
         let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
         if let Some(buffer) = buffer {
-            let view = TexelView::new(&device, &buffer.storage, buffer.offset, format.vk, packed as u64)?;
+            let view = TexelView::new(
+                &device,
+                &buffer.storage,
+                buffer.offset,
+                format.vk,
+                packed as u64,
+            )?;
             let info = ImageInfo {
                 format,
                 image_type: desc.image_type,
@@ -185,7 +202,8 @@ impl Mem {
             rows(desc.image_type, element, dims, pitches, |host, at, len| {
                 // SAFETY: the application's memory holds the image at these pitches (the
                 // spec's contract for host_ptr).
-                let src = unsafe { std::slice::from_raw_parts((host_ptr as *const u8).add(host), len) };
+                let src =
+                    unsafe { std::slice::from_raw_parts((host_ptr as *const u8).add(host), len) };
                 data[at..at + len].copy_from_slice(src);
             });
             data
@@ -205,7 +223,14 @@ impl Mem {
             swizzle: format.swizzle,
             element_size: element,
             // A storage view where kernels may write (or read_write) it.
-            storage: context.devices[0].supports(&format, desc.image_type, Use { read: true, write: true }),
+            storage: context.devices[0].supports(
+                &format,
+                desc.image_type,
+                Use {
+                    read: true,
+                    write: true,
+                },
+            ),
         };
         let image = VkImage::new(&device, shape, data.as_deref())?;
         let info = ImageInfo {
@@ -213,10 +238,16 @@ impl Mem {
             image_type: desc.image_type,
             width: desc.width,
             height: match desc.image_type {
-                CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => desc.height,
+                CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => {
+                    desc.height
+                }
                 _ => 0,
             },
-            depth: if desc.image_type == CL_MEM_OBJECT_IMAGE3D { desc.depth } else { 0 },
+            depth: if desc.image_type == CL_MEM_OBJECT_IMAGE3D {
+                desc.depth
+            } else {
+                0
+            },
             array_size: if arrayed { desc.array_size } else { 0 },
             row_pitch,
             slice_pitch,
@@ -231,22 +262,46 @@ impl Mem {
 ///
 /// # Safety
 /// `src` holds the region at `pitches`.
-unsafe fn pack(info: &ImageInfo, region: [usize; 3], pitches: Pitches, src: *const u8, out: *mut u8) {
-    rows(info.image_type, info.format.element_size(), region, pitches, |host, at, len| {
-        // SAFETY: in bounds of both (caller's contract; `out` holds the packed region).
-        unsafe { std::ptr::copy_nonoverlapping(src.add(host), out.add(at), len) };
-    });
+unsafe fn pack(
+    info: &ImageInfo,
+    region: [usize; 3],
+    pitches: Pitches,
+    src: *const u8,
+    out: *mut u8,
+) {
+    rows(
+        info.image_type,
+        info.format.element_size(),
+        region,
+        pitches,
+        |host, at, len| {
+            // SAFETY: in bounds of both (caller's contract; `out` holds the packed region).
+            unsafe { std::ptr::copy_nonoverlapping(src.add(host), out.add(at), len) };
+        },
+    );
 }
 
 /// Packed bytes of a region copied into the application's memory at `pitches`.
 ///
 /// # Safety
 /// `dst` holds the region at `pitches`; `src` the packed region.
-unsafe fn unpack(info: &ImageInfo, region: [usize; 3], pitches: Pitches, src: *const u8, dst: *mut u8) {
-    rows(info.image_type, info.format.element_size(), region, pitches, |host, at, len| {
-        // SAFETY: in bounds of both (caller's contract).
-        unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst.add(host), len) };
-    });
+unsafe fn unpack(
+    info: &ImageInfo,
+    region: [usize; 3],
+    pitches: Pitches,
+    src: *const u8,
+    dst: *mut u8,
+) {
+    rows(
+        info.image_type,
+        info.format.element_size(),
+        region,
+        pitches,
+        |host, at, len| {
+            // SAFETY: in bounds of both (caller's contract).
+            unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst.add(host), len) };
+        },
+    );
 }
 
 fn keep(mems: &[&Arc<Mem>], stage: Option<&Arc<Lease>>) -> Keep {
@@ -298,7 +353,11 @@ pub fn read(
         return transfer::download_linear(queue, command, mem, offset, size, dst, blocking, wait);
     }
     let image = vk_image(mem, queue)?;
-    let stage = Arc::new(queue.staging.acquire(Placement::Readback, region_bytes(info, region), None)?);
+    let stage = Arc::new(queue.staging.acquire(
+        Placement::Readback,
+        region_bytes(info, region),
+        None,
+    )?);
     let vk_region = image.region(origin, region).at(0);
     let (s, m) = (stage.clone(), mem.clone());
     let deliver: HostPart = Box::new(move || {
@@ -341,7 +400,10 @@ pub unsafe fn write(
         return transfer::upload_linear(queue, command, mem, offset, data, blocking, wait);
     }
     let stage = stage_upload(queue, region_bytes(info, region))?;
-    let at = stage.host().expect("staging memory is host-visible").as_ptr();
+    let at = stage
+        .host()
+        .expect("staging memory is host-visible")
+        .as_ptr();
     // SAFETY: the staging buffer holds the packed region; src holds it at `pitches`.
     unsafe { pack(info, region, pitches, src, at) };
     upload_staged(queue, command, mem, origin, region, stage, wait)
@@ -351,7 +413,11 @@ fn stage_upload(queue: &Arc<Queue>, size: usize) -> CLResult<Arc<Lease>> {
     let flush = || {
         let _ = queue.flush();
     };
-    Ok(Arc::new(queue.staging.acquire(Placement::Upload, size, Some(&flush))?))
+    Ok(Arc::new(queue.staging.acquire(
+        Placement::Upload,
+        size,
+        Some(&flush),
+    )?))
 }
 
 /// Copies the packed region in `stage` into the image.
@@ -416,9 +482,15 @@ fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize)
         Some(Store::Image(_)) => Ok(Side::Image(vk_image(mem, queue)?, origin)),
         Some(Store::Texels(_)) => {
             let e = mem.image()?.format.element_size();
-            Ok(Side::Bytes(mem.storage_on(&queue.vk)?.raw, mem.at(origin[0] * e)))
+            Ok(Side::Bytes(
+                mem.storage_on(&queue.vk)?.raw,
+                mem.at(origin[0] * e),
+            ))
         }
-        None => Ok(Side::Bytes(mem.storage_on(&queue.vk)?.raw, mem.at(buffer_offset))),
+        None => Ok(Side::Bytes(
+            mem.storage_on(&queue.vk)?.raw,
+            mem.at(buffer_offset),
+        )),
     }
 }
 
@@ -437,7 +509,11 @@ pub fn copy(
     buffer_offset: usize,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let info = src.image.as_ref().or(dst.image.as_ref()).ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+    let info = src
+        .image
+        .as_ref()
+        .or(dst.image.as_ref())
+        .ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
     let element = info.format.element_size();
     let bytes = region_bytes(info, region) as u64;
     let from = side(queue, src, src_origin, buffer_offset)?;
@@ -448,7 +524,11 @@ pub fn copy(
     let stage = if aligned(&from) && aligned(&to) {
         None
     } else {
-        Some(Arc::new(queue.staging.acquire(Placement::Upload, bytes as usize, None)?))
+        Some(Arc::new(queue.staging.acquire(
+            Placement::Upload,
+            bytes as usize,
+            None,
+        )?))
     };
     queue.enqueue(command, wait, |rec| {
         match (&from, &to) {
@@ -533,7 +613,10 @@ pub fn map(
     if let Store::Texels(_) = info.store {
         let (offset, size) = texel_range(info, origin, region);
         let (ptr, event) = transfer::map(queue, command, mem, flags, offset, size, blocking, wait)?;
-        let pitches = Pitches { row: size, slice: 0 };
+        let pitches = Pitches {
+            row: size,
+            slice: 0,
+        };
         return Ok((ptr, pitches, event));
     }
     let invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION != 0;
@@ -550,7 +633,16 @@ pub fn map(
         let event = if invalidate {
             queue.enqueue_marker(command, wait, keep(&[mem], None))?
         } else {
-            read(queue, mem, origin, region, pitches, HostPtr(ptr), blocking, wait)?
+            read(
+                queue,
+                mem,
+                origin,
+                region,
+                pitches,
+                HostPtr(ptr),
+                blocking,
+                wait,
+            )?
         };
         mem.add_image_mapping(ptr as usize, flags, origin, region, None);
         return Ok((ptr as *mut c_void, pitches, event));
@@ -561,7 +653,11 @@ pub fn map(
     } else {
         Placement::Upload
     };
-    let shadow = Arc::new(queue.staging.acquire(placement, region_bytes(info, region), None)?);
+    let shadow = Arc::new(
+        queue
+            .staging
+            .acquire(placement, region_bytes(info, region), None)?,
+    );
     let image = vk_image(mem, queue)?;
     let vk_region = image.region(origin, region).at(0);
     let event = queue.enqueue(command, wait, |rec| {
@@ -575,7 +671,10 @@ pub fn map(
             keep: keep(&[mem], Some(&shadow)),
         })
     })?;
-    let ptr = shadow.host().expect("staging memory is host-visible").as_ptr();
+    let ptr = shadow
+        .host()
+        .expect("staging memory is host-visible")
+        .as_ptr();
     mem.add_image_mapping(ptr as usize, flags, origin, region, Some(shadow));
     Ok((ptr as *mut c_void, pitches, event))
 }
@@ -607,7 +706,19 @@ pub fn unmap(
             };
             // SAFETY: the mapped region is the application's memory (USE_HOST_PTR) at the
             // image's pitches.
-            unsafe { write(queue, command, mem, origin, region, pitches, ptr as *const u8, false, wait) }
+            unsafe {
+                write(
+                    queue,
+                    command,
+                    mem,
+                    origin,
+                    region,
+                    pitches,
+                    ptr as *const u8,
+                    false,
+                    wait,
+                )
+            }
         }
     }
 }

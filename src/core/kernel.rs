@@ -3,15 +3,17 @@
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
+use super::image::Store;
 use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use super::program::{Executable, Program};
 use super::queue::{Keep, Queue, Recorded};
 use crate::cl::*;
-use crate::compiler::reflection::{ArgKind, KernelReflection, PushRange};
+use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
+use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
 use crate::vk::pipeline::{KernelLayout, Pipeline, SetBindings, ShaderModule};
-use crate::vk::submit::BufferBinding;
+use crate::vk::submit::{Binding, BufferBinding};
 use crate::vk::vk;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
@@ -27,6 +29,7 @@ pub enum ArgValue {
     Bytes(Vec<u8>),
     /// The size of a `__local` argument.
     Local(usize),
+    Sampler(Arc<super::sampler::Sampler>),
 }
 
 /// The Vulkan objects of a kernel on one device.
@@ -77,6 +80,19 @@ fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, vk::DescriptorT
         ArgKind::UniformBuffer { set, binding } | ArgKind::PodUniform { set, binding, .. } => {
             Some((set, binding, vk::DescriptorType::UNIFORM_BUFFER))
         }
+        ArgKind::SampledImage { set, binding } => {
+            Some((set, binding, vk::DescriptorType::SAMPLED_IMAGE))
+        }
+        ArgKind::StorageImage { set, binding } => {
+            Some((set, binding, vk::DescriptorType::STORAGE_IMAGE))
+        }
+        ArgKind::Sampler { set, binding } => Some((set, binding, vk::DescriptorType::SAMPLER)),
+        ArgKind::UniformTexelBuffer { set, binding } => {
+            Some((set, binding, vk::DescriptorType::UNIFORM_TEXEL_BUFFER))
+        }
+        ArgKind::StorageTexelBuffer { set, binding } => {
+            Some((set, binding, vk::DescriptorType::STORAGE_TEXEL_BUFFER))
+        }
         ArgKind::Unused | ArgKind::Local { .. } | ArgKind::PodPushConstant { .. } => None,
         _ => {
             log::warn!(target: "api", "kernel argument kind {kind:?} is not supported yet");
@@ -112,7 +128,11 @@ impl KernelDevice {
                 .or_default()
                 .insert(binding, vk::DescriptorType::STORAGE_BUFFER);
         }
-        check(r.literal_samplers.is_empty(), CL_INVALID_KERNEL_DEFINITION)?;
+        for s in &r.literal_samplers {
+            sets.entry(s.set)
+                .or_default()
+                .insert(s.binding, vk::DescriptorType::SAMPLER);
+        }
         let count = sets.keys().next_back().map_or(0, |&s| s + 1);
         let layout_sets: Vec<SetBindings> = (0..count)
             .map(|s| {
@@ -408,7 +428,7 @@ pub fn enqueue_as(
     );
     put(&mut push, pc.num_workgroups, &u(groups));
 
-    let mut bindings: BTreeMap<u32, Vec<(u32, BufferBinding)>> = BTreeMap::new();
+    let mut bindings: BTreeMap<u32, Vec<(u32, Binding)>> = BTreeMap::new();
     let mut pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>> = BTreeMap::new();
     // __constant arguments (Table 1 of the spec): at most CL_DEVICE_MAX_CONSTANT_ARGS of them,
     // CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE bytes in all.
@@ -430,7 +450,7 @@ pub fn enqueue_as(
         CL_OUT_OF_RESOURCES,
     )?;
     let mut keep: Keep = vec![kd.clone()];
-    for (arg, value) in refl.args.iter().zip(&args) {
+    for (ordinal, (arg, value)) in refl.args.iter().zip(&args).enumerate() {
         match (&arg.kind, value) {
             (
                 ArgKind::StorageBuffer { set, binding } | ArgKind::UniformBuffer { set, binding },
@@ -458,7 +478,7 @@ pub fn enqueue_as(
                         range: vk::WHOLE_SIZE,
                     },
                 };
-                bindings.entry(*set).or_default().push((*binding, b));
+                bindings.entry(*set).or_default().push((*binding, b.into()));
             }
             (ArgKind::PodPushConstant { offset, size }, ArgValue::Bytes(bytes)) => {
                 let n = (*size as usize).min(bytes.len());
@@ -491,9 +511,86 @@ pub fn enqueue_as(
             (ArgKind::Local { spec_id, elem_size }, ArgValue::Local(size)) => {
                 local_spec.push((*spec_id, (*size as u32).div_ceil((*elem_size).max(1))));
             }
+            (
+                ArgKind::SampledImage { set, binding } | ArgKind::StorageImage { set, binding },
+                ArgValue::Mem(Some(m)),
+            ) => {
+                let image = image_on(m, &queue.vk)?;
+                let b = if let ArgKind::SampledImage { .. } = arg.kind {
+                    Binding::Image(vk::DescriptorType::SAMPLED_IMAGE, image.sampled)
+                } else {
+                    let view = image.storage.ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
+                    Binding::Image(vk::DescriptorType::STORAGE_IMAGE, view)
+                };
+                keep.push(m.clone());
+                bindings.entry(*set).or_default().push((*binding, b));
+            }
+            (
+                ArgKind::UniformTexelBuffer { set, binding }
+                | ArgKind::StorageTexelBuffer { set, binding },
+                ArgValue::Mem(Some(m)),
+            ) => {
+                let Some(Store::Texels(view)) = m.image.as_ref().map(|i| &i.store) else {
+                    return Err(ClError(CL_INVALID_KERNEL_ARGS));
+                };
+                m.check_device(&queue.vk)?;
+                let ty = descriptor_type(&arg.kind)?
+                    .map(|t| t.2)
+                    .expect("texel buffers have a descriptor");
+                keep.push(m.clone());
+                keep.push(view.clone());
+                bindings
+                    .entry(*set)
+                    .or_default()
+                    .push((*binding, Binding::Texels(ty, view.raw)));
+            }
+            (ArgKind::Sampler { set, binding }, ArgValue::Sampler(s)) => {
+                // Where clspv normalizes the coordinates itself (it is told the sampler's mask
+                // below), the Vulkan sampler is a normalized one.
+                let normalizes = refl.image_metadata.iter().any(|m| {
+                    m.kind == ImageMetadataKind::NormalizedSamplerMask
+                        && m.ordinal as usize == ordinal
+                });
+                let mask = s.mask() | if normalizes { SAMPLER_NORMALIZED } else { 0 };
+                let sampler = queue.vk.sampler(mask)?;
+                bindings
+                    .entry(*set)
+                    .or_default()
+                    .push((*binding, Binding::Sampler(sampler)));
+            }
             (ArgKind::Unused, _) => {}
             _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
         }
+    }
+    // What kernels ask about their images and samplers (get_image_channel_order,
+    // get_image_channel_data_type, the normalization clspv does for some samplers).
+    for m in &refl.image_metadata {
+        let value = match (m.kind, args.get(m.ordinal as usize)) {
+            (ImageMetadataKind::ChannelOrder, Some(ArgValue::Mem(Some(mem)))) => {
+                mem.image()?.format.order
+            }
+            (ImageMetadataKind::ChannelDataType, Some(ArgValue::Mem(Some(mem)))) => {
+                mem.image()?.format.data_type
+            }
+            (ImageMetadataKind::NormalizedSamplerMask, Some(ArgValue::Sampler(s))) => s.mask(),
+            _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
+        };
+        put(&mut push, m.push_constant, &[value]);
+        if let Some((set, binding, range)) = m.uniform {
+            let data = pod_buffers.entry((set, binding, true)).or_default();
+            let at = range.offset as usize;
+            if data.len() < at + 4 {
+                data.resize(at + 4, 0);
+            }
+            data[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        }
+    }
+    for s in &r.literal_samplers {
+        let sampler = queue.vk.sampler(s.mask)?;
+        bindings
+            .entry(s.set)
+            .or_default()
+            .push((s.binding, Binding::Sampler(sampler)));
     }
     let vkd = &queue.vk;
     for ((set, binding, uniform), mut data) in pod_buffers {
@@ -518,7 +615,8 @@ pub fn enqueue_as(
                 buffer: b.raw,
                 offset: 0,
                 range: data.len() as u64,
-            },
+            }
+            .into(),
         ));
         keep.push(b);
     }
@@ -535,7 +633,8 @@ pub fn enqueue_as(
                 buffer: buf.raw,
                 offset: 0,
                 range: vk::WHOLE_SIZE,
-            },
+            }
+            .into(),
         ));
     }
     // A kernel that prints gets a printf buffer of its own for this launch, decoded and
@@ -577,15 +676,15 @@ pub fn enqueue_as(
             offset: 0,
             range: vk::WHOLE_SIZE,
         };
-        bindings.entry(set).or_default().push((binding, b));
+        bindings.entry(set).or_default().push((binding, b.into()));
     }
-    let set_bindings: Vec<Vec<(u32, BufferBinding)>> = (0..kd.layout.set_layouts.len() as u32)
+    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_layouts.len() as u32)
         .map(|s| bindings.remove(&s).unwrap_or_default())
         .collect();
     if log::log_enabled!(target: "launch", log::Level::Trace) {
         for (set, b) in set_bindings.iter().enumerate() {
             for (binding, b) in b {
-                log::trace!(target: "launch", "  set {set} binding {binding}: {:?} offset {} range {}", b.ty, b.offset, b.range);
+                log::trace!(target: "launch", "  set {set} binding {binding}: {b:?}");
             }
         }
     }
@@ -616,6 +715,15 @@ pub fn enqueue_as(
         }
         Ok(Recorded { host, keep })
     })
+}
+
+/// The Vulkan image of an image argument, on the queue's device.
+fn image_on(m: &Mem, device: &Arc<crate::vk::device::Device>) -> CLResult<Arc<VkImage>> {
+    match m.image.as_ref().map(|i| &i.store) {
+        Some(Store::Image(i)) if Arc::ptr_eq(&i.device, device) => Ok(i.clone()),
+        Some(Store::Image(_)) => Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE)),
+        _ => Err(ClError(CL_INVALID_KERNEL_ARGS)),
+    }
 }
 
 /// A part of a launch whose work-groups all have one size.

@@ -63,6 +63,12 @@ impl Sampler {
         } else {
             SAMPLER_FILTER_NEAREST
         };
-        address | filter | if self.normalized { SAMPLER_NORMALIZED } else { 0 }
+        address
+            | filter
+            | if self.normalized {
+                SAMPLER_NORMALIZED
+            } else {
+                0
+            }
     }
 }

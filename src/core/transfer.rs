@@ -489,7 +489,15 @@ pub fn write_linear(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    upload_linear(queue, CL_COMMAND_WRITE_BUFFER, mem, offset, data, blocking, wait)
+    upload_linear(
+        queue,
+        CL_COMMAND_WRITE_BUFFER,
+        mem,
+        offset,
+        data,
+        blocking,
+        wait,
+    )
 }
 
 /// clEnqueueReadBufferRect.
@@ -521,7 +529,15 @@ pub fn download_linear(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    download(queue, command, mem, linear(mem, offset, size), dst, blocking, wait)
+    download(
+        queue,
+        command,
+        mem,
+        linear(mem, offset, size),
+        dst,
+        blocking,
+        wait,
+    )
 }
 
 /// A write of `data` at `offset` reported as `command` (a 1D buffer image's).
@@ -549,7 +565,16 @@ pub fn read_linear(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    download_linear(queue, CL_COMMAND_READ_BUFFER, mem, offset, size, dst, blocking, wait)
+    download_linear(
+        queue,
+        CL_COMMAND_READ_BUFFER,
+        mem,
+        offset,
+        size,
+        dst,
+        blocking,
+        wait,
+    )
 }
 
 /// clEnqueueCopyBuffer / clEnqueueCopyBufferRect.

@@ -194,11 +194,9 @@ impl Image {
     pub fn region(&self, origin: [usize; 3], region: [usize; 3]) -> Region {
         let u = |x: usize| x as u32;
         let (offset, extent, layers) = match self.shape.image_type {
-            CL_MEM_OBJECT_IMAGE1D_ARRAY => (
-                [origin[0], 0, 0],
-                [region[0], 1, 1],
-                (origin[1], region[1]),
-            ),
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => {
+                ([origin[0], 0, 0], [region[0], 1, 1], (origin[1], region[1]))
+            }
             CL_MEM_OBJECT_IMAGE2D_ARRAY => (
                 [origin[0], origin[1], 0],
                 [region[0], region[1], 1],
@@ -339,7 +337,12 @@ impl Recorder {
     }
 
     /// One command copying buffer ranges into image regions.
-    pub fn buffer_to_image(&mut self, buffer: vk::Buffer, image: vk::Image, regions: &[vk::BufferImageCopy]) {
+    pub fn buffer_to_image(
+        &mut self,
+        buffer: vk::Buffer,
+        image: vk::Image,
+        regions: &[vk::BufferImageCopy],
+    ) {
         self.command(|d, cmd| {
             // SAFETY: cmd is recording; the caller keeps both alive until completion.
             unsafe {
@@ -349,7 +352,12 @@ impl Recorder {
     }
 
     /// One command copying image regions into buffer ranges.
-    pub fn image_to_buffer(&mut self, image: vk::Image, buffer: vk::Buffer, regions: &[vk::BufferImageCopy]) {
+    pub fn image_to_buffer(
+        &mut self,
+        image: vk::Image,
+        buffer: vk::Buffer,
+        regions: &[vk::BufferImageCopy],
+    ) {
         self.command(|d, cmd| {
             // SAFETY: cmd is recording; the caller keeps both alive until completion.
             unsafe {

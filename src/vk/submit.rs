@@ -12,12 +12,39 @@ use crate::core::CLResult;
 use std::sync::Arc;
 
 /// A buffer range bound to a descriptor.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct BufferBinding {
     pub ty: vk::DescriptorType,
     pub buffer: vk::Buffer,
     pub offset: u64,
     pub range: u64,
+}
+
+/// Anything bound to a descriptor of a kernel.
+#[derive(Clone, Copy, Debug)]
+pub enum Binding {
+    Buffer(BufferBinding),
+    /// An image view bound as `ty` (sampled or storage image), in the GENERAL layout.
+    Image(vk::DescriptorType, vk::ImageView),
+    Sampler(vk::Sampler),
+    /// A texel-buffer view bound as `ty` (uniform or storage texel buffer).
+    Texels(vk::DescriptorType, vk::BufferView),
+}
+
+impl From<BufferBinding> for Binding {
+    fn from(b: BufferBinding) -> Binding {
+        Binding::Buffer(b)
+    }
+}
+
+impl Binding {
+    fn ty(&self) -> vk::DescriptorType {
+        match *self {
+            Binding::Buffer(b) => b.ty,
+            Binding::Image(ty, _) | Binding::Texels(ty, _) => ty,
+            Binding::Sampler(_) => vk::DescriptorType::SAMPLER,
+        }
+    }
 }
 
 pub struct Recorder {
@@ -224,15 +251,23 @@ impl Recorder {
             },
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::SAMPLED_IMAGE,
-                descriptor_count: SETS_PER_POOL,
+                descriptor_count: SETS_PER_POOL * 8,
             },
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::STORAGE_IMAGE,
-                descriptor_count: SETS_PER_POOL,
+                descriptor_count: SETS_PER_POOL * 8,
             },
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::SAMPLER,
-                descriptor_count: SETS_PER_POOL,
+                descriptor_count: SETS_PER_POOL * 8,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+                descriptor_count: SETS_PER_POOL * 4,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_TEXEL_BUFFER,
+                descriptor_count: SETS_PER_POOL * 4,
             },
         ];
         let info = vk::DescriptorPoolCreateInfo::default()
@@ -254,7 +289,7 @@ impl Recorder {
         &mut self,
         layout: &KernelLayout,
         pipeline: &Pipeline,
-        bindings: &[Vec<(u32, BufferBinding)>],
+        bindings: &[Vec<(u32, Binding)>],
         push: &[u8],
         groups: [u32; 3],
     ) -> CLResult<()> {
@@ -262,25 +297,53 @@ impl Recorder {
         for (i, &set_layout) in layout.set_layouts.iter().enumerate() {
             let set = self.allocate_set(set_layout)?;
             let slots = bindings.get(i).map(|b| b.as_slice()).unwrap_or(&[]);
-            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = slots
+            // The info structures first (one per slot), then the writes pointing at them.
+            let buffers: Vec<[vk::DescriptorBufferInfo; 1]> = slots
                 .iter()
-                .map(|(_, b)| {
-                    [vk::DescriptorBufferInfo {
+                .map(|(_, b)| match b {
+                    Binding::Buffer(b) => [vk::DescriptorBufferInfo {
                         buffer: b.buffer,
                         offset: b.offset,
                         range: b.range,
-                    }]
+                    }],
+                    _ => Default::default(),
+                })
+                .collect();
+            let images: Vec<[vk::DescriptorImageInfo; 1]> = slots
+                .iter()
+                .map(|(_, b)| match *b {
+                    Binding::Image(_, view) => [vk::DescriptorImageInfo {
+                        sampler: vk::Sampler::null(),
+                        image_view: view,
+                        image_layout: vk::ImageLayout::GENERAL,
+                    }],
+                    Binding::Sampler(sampler) => [vk::DescriptorImageInfo {
+                        sampler,
+                        ..Default::default()
+                    }],
+                    _ => Default::default(),
+                })
+                .collect();
+            let texels: Vec<[vk::BufferView; 1]> = slots
+                .iter()
+                .map(|(_, b)| match *b {
+                    Binding::Texels(_, view) => [view],
+                    _ => [vk::BufferView::null()],
                 })
                 .collect();
             let writes: Vec<_> = slots
                 .iter()
-                .zip(&infos)
-                .map(|((binding, b), info)| {
-                    vk::WriteDescriptorSet::default()
+                .enumerate()
+                .map(|(j, (binding, b))| {
+                    let w = vk::WriteDescriptorSet::default()
                         .dst_set(set)
                         .dst_binding(*binding)
-                        .descriptor_type(b.ty)
-                        .buffer_info(info)
+                        .descriptor_type(b.ty());
+                    match b {
+                        Binding::Buffer(_) => w.buffer_info(&buffers[j]),
+                        Binding::Image(..) | Binding::Sampler(_) => w.image_info(&images[j]),
+                        Binding::Texels(..) => w.texel_buffer_view(&texels[j]),
+                    }
                 })
                 .collect();
             // SAFETY: the set was allocated with a layout that has these bindings.
