@@ -20,8 +20,9 @@ pub struct Format {
     pub swizzle: [vk::ComponentSwizzle; 4],
 }
 
-/// The channel orders vkcl exposes, with the Vulkan components each is stored in.
-const ORDERS: [cl_channel_order; 11] = [
+/// The channel orders vkcl exposes. Not CL_DEPTH: clspv 0.0.1 emits invalid SPIR-V for
+/// reads of depth images (a scalar OpImageFetch).
+const ORDERS: [cl_channel_order; 10] = [
     CL_R,
     CL_A,
     CL_RG,
@@ -30,7 +31,6 @@ const ORDERS: [cl_channel_order; 11] = [
     CL_BGRA,
     CL_INTENSITY,
     CL_LUMINANCE,
-    CL_DEPTH,
     CL_sRGBA,
     CL_sBGRA,
 ];
@@ -201,7 +201,7 @@ impl Format {
     }
 
     /// One element holding `color` (the fill color of clEnqueueFillImage: four floats, ints
-    /// or uints as the data type says, in (r, g, b, a) order; for CL_DEPTH one float),
+    /// or uints as the data type says, in (r, g, b, a) order),
     /// converted by the spec's rules: normalized values scaled, rounded to nearest even and
     /// saturated, integers saturated, half rounded to nearest even.
     pub fn pack(&self, color: [u32; 4]) -> Vec<u8> {
