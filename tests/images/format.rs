@@ -212,12 +212,17 @@ impl Format {
     /// Whether `px` is a valid conversion of `want` (kernel view) by the spec's rules and
     /// precision (see `channel_ok`). Returns a description of the first mismatch.
     pub fn check_encoded(self, want: [f64; 4], px: &[u8]) -> Result<(), String> {
+        self.check_encoded_tol(want, px, 0.6)
+    }
+
+    /// `check_encoded` with `norm_tol` in place of the spec's 0.6 for normalized types.
+    pub fn check_encoded_tol(self, want: [f64; 4], px: &[u8], norm_tol: f64) -> Result<(), String> {
         let cs = self.channel_size();
         for (i, &comp) in self.stored().iter().enumerate() {
             let mut raw = [0u8; 4];
             raw[..cs].copy_from_slice(&px[i * cs..(i + 1) * cs]);
             let got = u32::from_le_bytes(raw);
-            if !channel_ok(self.ty, want[comp], got) {
+            if !channel_ok_tol(self.ty, want[comp], got, norm_tol) {
                 return Err(format!(
                     "component {comp}: wanted {} (encoded {:#x}), got {got:#x} ({})",
                     want[comp],
@@ -343,6 +348,10 @@ pub fn encode_channel(ty: cl_uint, v: f64) -> u32 {
 ///   or round to zero rounding mode";
 /// - integers saturate exactly; float is exact.
 pub fn channel_ok(ty: cl_uint, want: f64, raw: u32) -> bool {
+    channel_ok_tol(ty, want, raw, 0.6)
+}
+
+pub fn channel_ok_tol(ty: cl_uint, want: f64, raw: u32, norm_tol: f64) -> bool {
     let cs_mask = match ty {
         CL_SNORM_INT8 | CL_UNORM_INT8 | CL_SIGNED_INT8 | CL_UNSIGNED_INT8 => 0xFF,
         CL_SNORM_INT16 | CL_UNORM_INT16 | CL_SIGNED_INT16 | CL_UNSIGNED_INT16 | CL_HALF_FLOAT => {
@@ -357,12 +366,16 @@ pub fn channel_ok(ty: cl_uint, want: f64, raw: u32) -> bool {
             CL_SNORM_INT16 => raw as u16 as i16 as f64,
             _ => raw as f64,
         };
-        return (code - want.clamp(lo, 1.0) * scale).abs() <= 0.6;
+        return (code - want.clamp(lo, 1.0) * scale).abs() <= norm_tol;
     }
     match ty {
         CL_HALF_FLOAT => {
             let w = want as f32;
-            raw == f32_to_half(w, true) as u32 || raw == f32_to_half(w, false) as u32
+            let (rte, rtz) = (f32_to_half(w, true) as u32, f32_to_half(w, false) as u32);
+            // "Denormalized numbers for the half data type which may be generated when
+            // converting a float to a half may be flushed to zero."
+            let flushed = rte & 0x7C00 == 0 && raw & 0x7FFF == 0;
+            raw == rte || raw == rtz || flushed
         }
         _ => raw == encode_channel(ty, want) & cs_mask,
     }
