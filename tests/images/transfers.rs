@@ -309,6 +309,10 @@ fn fill_image_converts_the_color_by_the_spec_rules() {
         (RGBA_INT32, [-2_000_000_000.0, 1.0, -1.0, 2_000_000_000.0]),
     ];
     for ty in ALL_TYPES {
+        // pocl 3.1 crashes (SIGSEGV) filling 1D image buffers.
+        if is_pocl() && ty == Ty::D1Buffer {
+            continue;
+        }
         let shape = ty.small();
         let (o, r) = inner(shape);
         for (fmt, color) in cases {
