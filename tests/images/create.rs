@@ -6,7 +6,13 @@ use crate::util::*;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
-fn create_err(e: &Env, flags: cl_bitfield, fmt: Format, desc: &cl_image_desc, host: *mut c_void) -> cl_int {
+fn create_err(
+    e: &Env,
+    flags: cl_bitfield,
+    fmt: Format,
+    desc: &cl_image_desc,
+    host: *mut c_void,
+) -> cl_int {
     match create_image(e, flags, fmt, desc, host) {
         Ok(m) => {
             check!(clReleaseMemObject(m));
@@ -24,7 +30,13 @@ fn assert_create_err(got: cl_int, want: cl_int, what: &str) {
     if is_pocl() {
         return;
     }
-    assert_eq!(got, want, "{what}: expected {}, got {}", err_name(want), err_name(got));
+    assert_eq!(
+        got,
+        want,
+        "{what}: expected {}, got {}",
+        err_name(want),
+        err_name(got)
+    );
 }
 
 fn usize_info(m: cl_mem, p: cl_uint) -> usize {
@@ -51,7 +63,11 @@ fn check_image_info(m: cl_mem, fmt: Format, shape: Shape, buf: cl_mem) {
     };
     assert_eq!(usize_info(m, CL_IMAGE_HEIGHT), height, "{what} height");
     assert_eq!(usize_info(m, CL_IMAGE_DEPTH), depth, "{what} depth");
-    assert_eq!(usize_info(m, CL_IMAGE_ARRAY_SIZE), array, "{what} array size");
+    assert_eq!(
+        usize_info(m, CL_IMAGE_ARRAY_SIZE),
+        array,
+        "{what} array size"
+    );
     let rp = usize_info(m, CL_IMAGE_ROW_PITCH);
     assert!(rp >= w * elem, "{what}: row pitch {rp}");
     let sp = usize_info(m, CL_IMAGE_SLICE_PITCH);
@@ -62,13 +78,21 @@ fn check_image_info(m: cl_mem, fmt: Format, shape: Shape, buf: cl_mem) {
         Ty::D2Array | Ty::D3 => assert!(sp >= rp * h, "{what}: slice pitch {sp}"),
     }
     assert_eq!(image_val::<cl_mem>(m, CL_IMAGE_BUFFER), buf, "{what}");
-    assert_eq!(image_val::<cl_uint>(m, CL_IMAGE_NUM_MIP_LEVELS), 0, "{what}");
+    assert_eq!(
+        image_val::<cl_uint>(m, CL_IMAGE_NUM_MIP_LEVELS),
+        0,
+        "{what}"
+    );
     assert_eq!(image_val::<cl_uint>(m, CL_IMAGE_NUM_SAMPLES), 0, "{what}");
     // clGetMemObjectInfo on an image
     assert_eq!(mem_val::<cl_uint>(m, CL_MEM_TYPE), shape.ty.cl(), "{what}");
     let size: usize = mem_val(m, CL_MEM_SIZE);
     assert!(size >= shape.pixels() * elem, "{what}: CL_MEM_SIZE {size}");
-    assert_eq!(mem_val::<cl_mem>(m, CL_MEM_ASSOCIATED_MEMOBJECT), buf, "{what}");
+    assert_eq!(
+        mem_val::<cl_mem>(m, CL_MEM_ASSOCIATED_MEMOBJECT),
+        buf,
+        "{what}"
+    );
     assert_eq!(mem_val::<usize>(m, CL_MEM_OFFSET), 0, "{what}");
     assert_eq!(mem_val::<cl_uint>(m, CL_MEM_MAP_COUNT), 0, "{what}");
 }
@@ -82,7 +106,10 @@ fn image_info_for_every_type() {
         assert_eq!(mem_val::<cl_mem>(img.mem, CL_MEM_HOST_PTR), null_mut());
         assert_eq!(mem_val::<cl_context>(img.mem, CL_MEM_CONTEXT), e.ctx);
         assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_REFERENCE_COUNT), 1);
-        assert_eq!(mem_val::<cl_bitfield>(img.mem, CL_MEM_FLAGS), CL_MEM_READ_WRITE);
+        assert_eq!(
+            mem_val::<cl_bitfield>(img.mem, CL_MEM_FLAGS),
+            CL_MEM_READ_WRITE
+        );
     }
     let img = Img::new(&e, CL_MEM_READ_ONLY, R_FLOAT, Ty::D2.small());
     check_image_info(img.mem, R_FLOAT, img.shape, null_mut());
@@ -93,7 +120,13 @@ fn image_info_for_every_type() {
         CL_INVALID_VALUE
     );
     check_err!(
-        clGetImageInfo(img.mem, CL_IMAGE_WIDTH, 1, v.as_mut_ptr().cast(), null_mut()),
+        clGetImageInfo(
+            img.mem,
+            CL_IMAGE_WIDTH,
+            1,
+            v.as_mut_ptr().cast(),
+            null_mut()
+        ),
         CL_INVALID_VALUE
     );
     // A buffer is not an image (pocl 3.1 answers image queries on buffers, see
@@ -157,7 +190,11 @@ fn images_from_host_memory_with_pitches() {
                     fmt,
                     shape,
                 };
-                assert_same(&img.download(&e), &want, &format!("{what} flags {flags:#x}"));
+                assert_same(
+                    &img.download(&e),
+                    &want,
+                    &format!("{what} flags {flags:#x}"),
+                );
             }
         }
     }
@@ -168,7 +205,16 @@ fn create_image_format_errors() {
     let e = Env::new();
     let desc = Ty::D2.small().desc(0, 0, null_mut());
     let mut err = 1;
-    let m = unsafe { clCreateImage(e.ctx, CL_MEM_READ_WRITE, null(), &desc, null_mut(), &mut err) };
+    let m = unsafe {
+        clCreateImage(
+            e.ctx,
+            CL_MEM_READ_WRITE,
+            null(),
+            &desc,
+            null_mut(),
+            &mut err,
+        )
+    };
     assert_eq!((m, err), (null_mut(), CL_INVALID_IMAGE_FORMAT_DESCRIPTOR));
     // Combinations the channel order / data type tables exclude, and unknown values.
     for bad in [
@@ -247,11 +293,21 @@ fn create_image_descriptor_errors() {
         // "row pitch ... must be 0 if host_ptr is NULL"
         let mut d = base;
         d.image_row_pitch = 4 * 64;
-        bad(&format!("{ty:?} row pitch without host_ptr"), d, null_mut(), rw);
+        bad(
+            &format!("{ty:?} row pitch without host_ptr"),
+            d,
+            null_mut(),
+            rw,
+        );
         if matches!(ty, Ty::D1Array | Ty::D2Array | Ty::D3) {
             let mut d = base;
             d.image_slice_pitch = 4 * 64 * 8;
-            bad(&format!("{ty:?} slice pitch without host_ptr"), d, null_mut(), rw);
+            bad(
+                &format!("{ty:?} slice pitch without host_ptr"),
+                d,
+                null_mut(),
+                rw,
+            );
         }
         // With a host pointer: "≥ width * element size" and "a multiple of the element size".
         let mut host = Aligned::new(1 << 16);
@@ -266,7 +322,11 @@ fn create_image_descriptor_errors() {
         bad(&format!("{ty:?} row pitch not a multiple"), d, hp, cp);
         // "≥ row pitch * height (2D array, 3D) or ≥ row pitch (1D array); a multiple of it"
         if matches!(ty, Ty::D1Array | Ty::D2Array | Ty::D3) {
-            let rows = if ty == Ty::D1Array { 1 } else { base.image_height };
+            let rows = if ty == Ty::D1Array {
+                1
+            } else {
+                base.image_height
+            };
             let rp = w * 4 + 8;
             let mut d = base;
             d.image_row_pitch = rp;
@@ -281,9 +341,19 @@ fn create_image_descriptor_errors() {
     // A buffer only describes 1D buffer images (and 2D with cl_khr_image2d_from_buffer); a 1D
     // buffer image needs one holding "image_width * element size" bytes.
     for ty in [Ty::D1, Ty::D1Array, Ty::D2Array, Ty::D3] {
-        bad(&format!("{ty:?} with a buffer"), ty.small().desc(0, 0, buf), null_mut(), rw);
+        bad(
+            &format!("{ty:?} with a buffer"),
+            ty.small().desc(0, 0, buf),
+            null_mut(),
+            rw,
+        );
     }
-    bad("1D buffer without a buffer", Ty::D1Buffer.small().desc(0, 0, null_mut()), null_mut(), rw);
+    bad(
+        "1D buffer without a buffer",
+        Ty::D1Buffer.small().desc(0, 0, null_mut()),
+        null_mut(),
+        rw,
+    );
     let mut d = Ty::D1Buffer.small().desc(0, 0, buf);
     d.image_width = 4096 / 4 + 1;
     bad("1D buffer larger than its buffer", d, null_mut(), rw);
@@ -370,9 +440,21 @@ fn create_image_flag_and_host_ptr_errors() {
     let c = |flags, host| create_err(&e, flags, RGBA_UNORM8, &d, host);
     assert_eq!(c(CL_MEM_READ_WRITE, null_mut()), CL_SUCCESS);
     assert_eq!(c(0, null_mut()), CL_SUCCESS, "flags 0 means READ_WRITE");
-    assert_create_err(c(CL_MEM_COPY_HOST_PTR, null_mut()), CL_INVALID_HOST_PTR, "COPY");
-    assert_create_err(c(CL_MEM_USE_HOST_PTR, null_mut()), CL_INVALID_HOST_PTR, "USE");
-    assert_create_err(c(CL_MEM_READ_WRITE, hp), CL_INVALID_HOST_PTR, "host_ptr alone");
+    assert_create_err(
+        c(CL_MEM_COPY_HOST_PTR, null_mut()),
+        CL_INVALID_HOST_PTR,
+        "COPY",
+    );
+    assert_create_err(
+        c(CL_MEM_USE_HOST_PTR, null_mut()),
+        CL_INVALID_HOST_PTR,
+        "USE",
+    );
+    assert_create_err(
+        c(CL_MEM_READ_WRITE, hp),
+        CL_INVALID_HOST_PTR,
+        "host_ptr alone",
+    );
     assert_create_err(c(CL_MEM_ALLOC_HOST_PTR, hp), CL_INVALID_HOST_PTR, "ALLOC");
     for bad in [
         CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
@@ -443,15 +525,42 @@ fn create_image_variants() {
     let m = unsafe {
         let [w, h, _] = s2.size;
         let flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-        clCreateImage2D(e.ctx, flags, &f, w, h, rp, bytes.as_mut_ptr().cast(), &mut err)
+        clCreateImage2D(
+            e.ctx,
+            flags,
+            &f,
+            w,
+            h,
+            rp,
+            bytes.as_mut_ptr().cast(),
+            &mut err,
+        )
     };
     assert_eq!(err, CL_SUCCESS);
-    let img = Img { mem: m, buf: null_mut(), fmt: RGBA_FLOAT, shape: s2 };
+    let img = Img {
+        mem: m,
+        buf: null_mut(),
+        fmt: RGBA_FLOAT,
+        shape: s2,
+    };
     check_image_info(m, RGBA_FLOAT, s2, null_mut());
     assert_same(&img.download(&e), &want, "clCreateImage2D");
     let s3 = Ty::D3.small();
     let [w, h, d] = s3.size;
-    let m = unsafe { clCreateImage3D(e.ctx, CL_MEM_READ_WRITE, &f, w, h, d, 0, 0, null_mut(), &mut err) };
+    let m = unsafe {
+        clCreateImage3D(
+            e.ctx,
+            CL_MEM_READ_WRITE,
+            &f,
+            w,
+            h,
+            d,
+            0,
+            0,
+            null_mut(),
+            &mut err,
+        )
+    };
     assert_eq!(err, CL_SUCCESS);
     check_image_info(m, RGBA_FLOAT, s3, null_mut());
     check!(clReleaseMemObject(m));
@@ -469,7 +578,10 @@ fn create_image_variants() {
     let empty: [cl_mem_properties; 1] = [0];
     let m = with(empty.as_ptr(), &mut err);
     assert_eq!(err, CL_SUCCESS);
-    assert_eq!(bytes_to_vec::<cl_mem_properties>(&mem_info(m, CL_MEM_PROPERTIES)), [0]);
+    assert_eq!(
+        bytes_to_vec::<cl_mem_properties>(&mem_info(m, CL_MEM_PROPERTIES)),
+        [0]
+    );
     check!(clReleaseMemObject(m));
     let unknown: [cl_mem_properties; 3] = [0x7777, 1, 0];
     let m = with(unknown.as_ptr(), &mut err);

@@ -59,7 +59,6 @@ pub const RGBA_FLOAT: Format = fmt(CL_RGBA, CL_FLOAT);
 pub const BGRA_UNORM8: Format = fmt(CL_BGRA, CL_UNORM_INT8);
 pub const R_FLOAT: Format = fmt(CL_R, CL_FLOAT);
 pub const R_UINT32: Format = fmt(CL_R, CL_UNSIGNED_INT32);
-pub const R_UNORM8: Format = fmt(CL_R, CL_UNORM_INT8);
 pub const RG_INT8: Format = fmt(CL_RG, CL_SIGNED_INT8);
 pub const RG_HALF: Format = fmt(CL_RG, CL_HALF_FLOAT);
 

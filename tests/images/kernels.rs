@@ -160,14 +160,31 @@ fn image_query_built_ins() {
         let mut src = String::new();
         // pocl 3.1 lacks get_image_channel_order/data_type for image1d_buffer_t (the kernel
         // fails to load).
-        let types: Vec<Ty> = ALL_TYPES.into_iter().filter(|&t| !(is_pocl() && t == Ty::D1Buffer)).collect();
+        let types: Vec<Ty> = ALL_TYPES
+            .into_iter()
+            .filter(|&t| !(is_pocl() && t == Ty::D1Buffer))
+            .collect();
         for &ty in &types {
             let n = ty.cl_c();
-            let h = if matches!(ty, Ty::D2 | Ty::D2Array | Ty::D3) { "get_image_height(img)" } else { "-1" };
-            let d = if ty == Ty::D3 { "get_image_depth(img)" } else { "-1" };
-            let a = if ty.is_array() { "(int)get_image_array_size(img)" } else { "-1" };
+            let h = if matches!(ty, Ty::D2 | Ty::D2Array | Ty::D3) {
+                "get_image_height(img)"
+            } else {
+                "-1"
+            };
+            let d = if ty == Ty::D3 {
+                "get_image_depth(img)"
+            } else {
+                "-1"
+            };
+            let a = if ty.is_array() {
+                "(int)get_image_array_size(img)"
+            } else {
+                "-1"
+            };
             let dim = match ty {
-                Ty::D2 | Ty::D2Array => "int2 dm = get_image_dim(img); o[5] = dm.x; o[6] = dm.y; o[7] = -1;",
+                Ty::D2 | Ty::D2Array => {
+                    "int2 dm = get_image_dim(img); o[5] = dm.x; o[6] = dm.y; o[7] = -1;"
+                }
                 Ty::D3 => "int4 dm = get_image_dim(img); o[5] = dm.x; o[6] = dm.y; o[7] = dm.z;",
                 _ => "o[5] = o[6] = o[7] = -1;",
             };
@@ -239,7 +256,9 @@ kernel void rw_ui(read_write image2d_array_t img) {
     // float: values exact in binary, so v * 0.5 + c is exact whether or not it is fused.
     let shape = Ty::D2.small();
     let h = HostImage::from_fn(RGBA_FLOAT, shape, |[x, y, _]| {
-        (0..4).flat_map(|c| ((x * 4 + y * 3 + c) as f32 * 0.125).to_le_bytes()).collect()
+        (0..4)
+            .flat_map(|c| ((x * 4 + y * 3 + c) as f32 * 0.125).to_le_bytes())
+            .collect()
     });
     let img = Img::from_host(&e, CL_MEM_READ_WRITE, &h);
     let k = kernel(prog, "rw_f");
@@ -268,7 +287,11 @@ kernel void rw_ui(read_write image2d_array_t img) {
     let after = img.download(&e);
     for p in points(shape.size) {
         let v = u32::from_le_bytes(h.px(p).try_into().unwrap());
-        assert_eq!(after.px(p), v.wrapping_mul(3).wrapping_add(1).to_le_bytes(), "{p:?}");
+        assert_eq!(
+            after.px(p),
+            v.wrapping_mul(3).wrapping_add(1).to_le_bytes(),
+            "{p:?}"
+        );
     }
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(prog));

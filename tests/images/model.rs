@@ -15,7 +15,11 @@ pub struct SamplerDesc {
 impl SamplerDesc {
     /// The CLK_ expression of a literal sampler.
     pub fn clk(self) -> String {
-        let n = if self.normalized { "CLK_NORMALIZED_COORDS_TRUE" } else { "CLK_NORMALIZED_COORDS_FALSE" };
+        let n = if self.normalized {
+            "CLK_NORMALIZED_COORDS_TRUE"
+        } else {
+            "CLK_NORMALIZED_COORDS_FALSE"
+        };
         let a = match self.addr {
             CL_ADDRESS_NONE => "CLK_ADDRESS_NONE",
             CL_ADDRESS_CLAMP_TO_EDGE => "CLK_ADDRESS_CLAMP_TO_EDGE",
@@ -23,7 +27,11 @@ impl SamplerDesc {
             CL_ADDRESS_REPEAT => "CLK_ADDRESS_REPEAT",
             _ => "CLK_ADDRESS_MIRRORED_REPEAT",
         };
-        let f = if self.filter == CL_FILTER_LINEAR { "CLK_FILTER_LINEAR" } else { "CLK_FILTER_NEAREST" };
+        let f = if self.filter == CL_FILTER_LINEAR {
+            "CLK_FILTER_LINEAR"
+        } else {
+            "CLK_FILTER_NEAREST"
+        };
         format!("{n} | {a} | {f}")
     }
 }
@@ -42,7 +50,11 @@ pub fn all_samplers() -> Vec<SamplerDesc> {
                 CL_ADDRESS_MIRRORED_REPEAT,
             ] {
                 if normalized || addr < CL_ADDRESS_REPEAT {
-                    v.push(SamplerDesc { normalized, addr, filter });
+                    v.push(SamplerDesc {
+                        normalized,
+                        addr,
+                        filter,
+                    });
                 }
             }
         }
@@ -120,7 +132,10 @@ fn axis_taps(s: SamplerDesc, c: f32, size: usize) -> Taps {
             }
             let i0 = floor(u - 0.5);
             let a = frac(u - 0.5);
-            vec![(address(addr, i0, size), 1.0 - a), (address(addr, i0 + 1, size), a)]
+            vec![
+                (address(addr, i0, size), 1.0 - a),
+                (address(addr, i0 + 1, size), a),
+            ]
         }
     }
 }
@@ -148,7 +163,12 @@ pub fn sample(img: &HostImage, s: SamplerDesc, coord: [f32; 4]) -> ([f64; 4], f6
 }
 
 /// `sample` with another border colour.
-pub fn sample_with_border(img: &HostImage, s: SamplerDesc, coord: [f32; 4], border_color: [f64; 4]) -> ([f64; 4], f64) {
+pub fn sample_with_border(
+    img: &HostImage,
+    s: SamplerDesc,
+    coord: [f32; 4],
+    border_color: [f64; 4],
+) -> ([f64; 4], f64) {
     let (n_axes, layer_comp) = axes(img.shape.ty);
     let mut per_axis: Vec<Taps> = (0..n_axes)
         .map(|a| axis_taps(s, coord[a], img.shape.size[a]))
@@ -213,7 +233,11 @@ pub fn texel_coords(s: SamplerDesc, size: usize) -> Vec<f32> {
     let mut v: Vec<f32> = inside.to_vec();
     if s.addr == CL_ADDRESS_NONE {
         // ADDRESS_NONE is defined only in range: with linear filtering both taps must be.
-        let (lo, hi) = if s.filter == CL_FILTER_LINEAR { (0.5, w - 0.75) } else { (0.0, w - 0.25) };
+        let (lo, hi) = if s.filter == CL_FILTER_LINEAR {
+            (0.5, w - 0.75)
+        } else {
+            (0.0, w - 0.25)
+        };
         v.retain(|&u| u >= lo && u <= hi);
     } else {
         v.extend_from_slice(&outside);
@@ -225,7 +249,9 @@ pub fn texel_coords(s: SamplerDesc, size: usize) -> Vec<f32> {
 /// the layer (if any) from `layers`, as float4s.
 pub fn coords(s: SamplerDesc, shape: Shape) -> Vec<[f32; 4]> {
     let (n_axes, layer_comp) = axes(shape.ty);
-    let lists: Vec<Vec<f32>> = (0..n_axes).map(|a| texel_coords(s, shape.size[a])).collect();
+    let lists: Vec<Vec<f32>> = (0..n_axes)
+        .map(|a| texel_coords(s, shape.size[a]))
+        .collect();
     let n = lists.iter().map(|l| l.len()).max().unwrap() * 2;
     let layer_vals = [0.0f32, 1.2, 2.7, -1.0, 9.0, 1.0];
     (0..n)
@@ -234,7 +260,11 @@ pub fn coords(s: SamplerDesc, shape: Shape) -> Vec<[f32; 4]> {
             for a in 0..n_axes {
                 let l = &lists[a];
                 let u = l[(i * (2 * a + 1) + a) % l.len()];
-                c[a] = if s.normalized { u / shape.size[a] as f32 } else { u };
+                c[a] = if s.normalized {
+                    u / shape.size[a] as f32
+                } else {
+                    u
+                };
             }
             if let Some(lc) = layer_comp {
                 c[lc] = layer_vals[i % layer_vals.len()];
@@ -246,16 +276,38 @@ pub fn coords(s: SamplerDesc, shape: Shape) -> Vec<[f32; 4]> {
 
 #[test]
 fn host_sampler_model_follows_the_spec_formulas() {
-    let s = |normalized, addr, filter| SamplerDesc { normalized, addr, filter };
+    let s = |normalized, addr, filter| SamplerDesc {
+        normalized,
+        addr,
+        filter,
+    };
     let nearest = CL_FILTER_NEAREST;
     let linear = CL_FILTER_LINEAR;
-    assert_eq!(axis_taps(s(false, CL_ADDRESS_CLAMP_TO_EDGE, nearest), -3.5, 5), vec![(Some(0), 1.0)]);
-    assert_eq!(axis_taps(s(false, CL_ADDRESS_CLAMP, nearest), 5.2, 5), vec![(None, 1.0)]);
-    assert_eq!(axis_taps(s(true, CL_ADDRESS_REPEAT, nearest), 1.1, 5), vec![(Some(0), 1.0)]);
-    assert_eq!(axis_taps(s(true, CL_ADDRESS_REPEAT, nearest), -0.1, 5), vec![(Some(4), 1.0)]);
+    assert_eq!(
+        axis_taps(s(false, CL_ADDRESS_CLAMP_TO_EDGE, nearest), -3.5, 5),
+        vec![(Some(0), 1.0)]
+    );
+    assert_eq!(
+        axis_taps(s(false, CL_ADDRESS_CLAMP, nearest), 5.2, 5),
+        vec![(None, 1.0)]
+    );
+    assert_eq!(
+        axis_taps(s(true, CL_ADDRESS_REPEAT, nearest), 1.1, 5),
+        vec![(Some(0), 1.0)]
+    );
+    assert_eq!(
+        axis_taps(s(true, CL_ADDRESS_REPEAT, nearest), -0.1, 5),
+        vec![(Some(4), 1.0)]
+    );
     // mirrored: 1.1 → 0.9 → 4.5 → texel 4; -0.3 → 0.3 → 1.5 → texel 1
-    assert_eq!(axis_taps(s(true, CL_ADDRESS_MIRRORED_REPEAT, nearest), 1.1, 5), vec![(Some(4), 1.0)]);
-    assert_eq!(axis_taps(s(true, CL_ADDRESS_MIRRORED_REPEAT, nearest), -0.3, 5), vec![(Some(1), 1.0)]);
+    assert_eq!(
+        axis_taps(s(true, CL_ADDRESS_MIRRORED_REPEAT, nearest), 1.1, 5),
+        vec![(Some(4), 1.0)]
+    );
+    assert_eq!(
+        axis_taps(s(true, CL_ADDRESS_MIRRORED_REPEAT, nearest), -0.3, 5),
+        vec![(Some(1), 1.0)]
+    );
     // linear: u = 1.25 → i0 = 0, a = 0.75
     assert_eq!(
         axis_taps(s(false, CL_ADDRESS_CLAMP, linear), 1.25, 5),

@@ -29,7 +29,11 @@ fn device_reports_images_with_the_full_profile_minimums() {
         ("IMAGE3D_MAX_WIDTH", CL_DEVICE_IMAGE3D_MAX_WIDTH, 2048),
         ("IMAGE3D_MAX_HEIGHT", CL_DEVICE_IMAGE3D_MAX_HEIGHT, 2048),
         ("IMAGE3D_MAX_DEPTH", CL_DEVICE_IMAGE3D_MAX_DEPTH, 2048),
-        ("IMAGE_MAX_BUFFER_SIZE", CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, 65536),
+        (
+            "IMAGE_MAX_BUFFER_SIZE",
+            CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
+            65536,
+        ),
         ("IMAGE_MAX_ARRAY_SIZE", CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, 2048),
     ] {
         let v: usize = device_val(d, q);
@@ -49,7 +53,10 @@ fn device_reports_images_with_the_full_profile_minimums() {
     let rw = max_rw_args(&e);
     assert!(rw == 0 || rw >= 64, "MAX_READ_WRITE_IMAGE_ARGS {rw}");
     assert_eq!(rw > 0, has("__opencl_c_read_write_images"), "{feats:?}");
-    assert!(has("__opencl_c_images"), "images without __opencl_c_images: {feats:?}");
+    assert!(
+        has("__opencl_c_images"),
+        "images without __opencl_c_images: {feats:?}"
+    );
     assert_eq!(
         has_3d_writes(&e),
         has("__opencl_c_3d_image_writes"),
@@ -60,7 +67,10 @@ fn device_reports_images_with_the_full_profile_minimums() {
     let pitch: u32 = device_val(d, CL_DEVICE_IMAGE_PITCH_ALIGNMENT);
     let base: u32 = device_val(d, CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT);
     if has_extension(&e, "cl_khr_image2d_from_buffer") {
-        assert!(pitch.is_power_of_two() && base.is_power_of_two(), "{pitch} {base}");
+        assert!(
+            pitch.is_power_of_two() && base.is_power_of_two(),
+            "{pitch} {base}"
+        );
     } else {
         assert_eq!((pitch, base), (0, 0));
     }
@@ -92,7 +102,10 @@ fn supported_formats_include_the_minimum_lists_for_every_type() {
             ] {
                 let list = supported(&e, flags, ty.cl());
                 for f in min_read_and_write() {
-                    assert!(list.contains(&f), "{ty:?} KERNEL_READ_AND_WRITE: {f} missing");
+                    assert!(
+                        list.contains(&f),
+                        "{ty:?} KERNEL_READ_AND_WRITE: {f} missing"
+                    );
                 }
             }
         }
@@ -151,7 +164,14 @@ fn supported_formats_errors() {
     }
     // "num_entries is 0 and image_formats is not NULL"
     assert_eq!(
-        q(e.ctx, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, out, &mut n),
+        q(
+            e.ctx,
+            CL_MEM_READ_WRITE,
+            CL_MEM_OBJECT_IMAGE2D,
+            0,
+            out,
+            &mut n
+        ),
         CL_INVALID_VALUE
     );
     // pocl 3.1 does not validate flags (also noted in tests/robustness_memory.rs).
@@ -170,7 +190,14 @@ fn supported_formats_errors() {
         }
     }
     assert_eq!(
-        q(null_mut(), CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 4, out, &mut n),
+        q(
+            null_mut(),
+            CL_MEM_READ_WRITE,
+            CL_MEM_OBJECT_IMAGE2D,
+            4,
+            out,
+            &mut n
+        ),
         CL_INVALID_CONTEXT
     );
 }

@@ -27,32 +27,76 @@ fn sampler_info_and_reference_counts() {
     let s = create_with(&e, &props).unwrap();
     assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_REFERENCE_COUNT), 1);
     assert_eq!(sampler_val::<cl_context>(s, CL_SAMPLER_CONTEXT), e.ctx);
-    assert_eq!(sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS), CL_FALSE);
-    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE), CL_ADDRESS_CLAMP_TO_EDGE);
-    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_FILTER_MODE), CL_FILTER_LINEAR);
-    assert_eq!(bytes_to_vec::<u64>(&sampler_info(s, CL_SAMPLER_PROPERTIES)), props);
+    assert_eq!(
+        sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS),
+        CL_FALSE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE),
+        CL_ADDRESS_CLAMP_TO_EDGE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_FILTER_MODE),
+        CL_FILTER_LINEAR
+    );
+    assert_eq!(
+        bytes_to_vec::<u64>(&sampler_info(s, CL_SAMPLER_PROPERTIES)),
+        props
+    );
     check!(clRetainSampler(s));
     assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_REFERENCE_COUNT), 2);
     check!(clReleaseSampler(s));
     assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_REFERENCE_COUNT), 1);
     let mut v = [0u8; 16];
-    check_err!(clGetSamplerInfo(s, 0x1234, 16, v.as_mut_ptr().cast(), null_mut()), CL_INVALID_VALUE);
     check_err!(
-        clGetSamplerInfo(s, CL_SAMPLER_FILTER_MODE, 1, v.as_mut_ptr().cast(), null_mut()),
+        clGetSamplerInfo(s, 0x1234, 16, v.as_mut_ptr().cast(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clGetSamplerInfo(
+            s,
+            CL_SAMPLER_FILTER_MODE,
+            1,
+            v.as_mut_ptr().cast(),
+            null_mut()
+        ),
         CL_INVALID_VALUE
     );
     check!(clReleaseSampler(s));
     // Defaults: "CL_TRUE", "CL_ADDRESS_CLAMP", "CL_FILTER_NEAREST"; no properties read back empty.
     let s = create_with(&e, &[0]).unwrap();
-    assert_eq!(sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS), CL_TRUE);
-    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE), CL_ADDRESS_CLAMP);
-    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_FILTER_MODE), CL_FILTER_NEAREST);
+    assert_eq!(
+        sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS),
+        CL_TRUE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE),
+        CL_ADDRESS_CLAMP
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_FILTER_MODE),
+        CL_FILTER_NEAREST
+    );
     check!(clReleaseSampler(s));
     let mut err = 1;
-    let s = unsafe { clCreateSampler(e.ctx, CL_TRUE, CL_ADDRESS_MIRRORED_REPEAT, CL_FILTER_NEAREST, &mut err) };
+    let s = unsafe {
+        clCreateSampler(
+            e.ctx,
+            CL_TRUE,
+            CL_ADDRESS_MIRRORED_REPEAT,
+            CL_FILTER_NEAREST,
+            &mut err,
+        )
+    };
     assert_eq!(err, CL_SUCCESS);
-    assert_eq!(sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS), CL_TRUE);
-    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE), CL_ADDRESS_MIRRORED_REPEAT);
+    assert_eq!(
+        sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS),
+        CL_TRUE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE),
+        CL_ADDRESS_MIRRORED_REPEAT
+    );
     assert!(sampler_info(s, CL_SAMPLER_PROPERTIES).is_empty());
     check!(clReleaseSampler(s));
 }
@@ -67,7 +111,10 @@ fn sampler_errors() {
         ("unknown addressing mode", vec![am, 0x7777, 0]),
         ("unknown filter mode", vec![fm, 0x7777, 0]),
         ("unknown property", vec![0x7777, 1, 0]),
-        ("property twice", vec![fm, CL_FILTER_LINEAR as u64, fm, CL_FILTER_NEAREST as u64, 0]),
+        (
+            "property twice",
+            vec![fm, CL_FILTER_LINEAR as u64, fm, CL_FILTER_NEAREST as u64, 0],
+        ),
     ] {
         // pocl 3.1 accepts unknown addressing and filter modes (tests/robustness_memory.rs).
         if is_pocl() && what.starts_with("unknown") && what.ends_with("mode") {
@@ -117,7 +164,13 @@ fn sampled_source() -> String {
 }
 
 /// Reads `coords` through `kernel` with the sampler argument `s`, as f64 components.
-fn run_sampled(e: &Env, k: cl_kernel, img: &Img, s: Option<cl_sampler>, coords: &[[f32; 4]]) -> Vec<[f64; 4]> {
+fn run_sampled(
+    e: &Env,
+    k: cl_kernel,
+    img: &Img,
+    s: Option<cl_sampler>,
+    coords: &[[f32; 4]],
+) -> Vec<[f64; 4]> {
     let cbuf = e.buffer_from(coords);
     let out = e.buffer(CL_MEM_READ_WRITE, coords.len() * 16, null_mut());
     arg(k, 0, &img.mem);
@@ -143,8 +196,15 @@ fn run_sampled(e: &Env, k: cl_kernel, img: &Img, s: Option<cl_sampler>, coords: 
         .collect()
 }
 
-fn check_sampled(img: &HostImage, s: SamplerDesc, coords: &[[f32; 4]], got: &[[f64; 4]], what: &str) {
-    let close = |g: &[f64; 4], (want, tol): ([f64; 4], f64)| (0..4).all(|i| (g[i] - want[i]).abs() <= tol);
+fn check_sampled(
+    img: &HostImage,
+    s: SamplerDesc,
+    coords: &[[f32; 4]],
+    got: &[[f64; 4]],
+    what: &str,
+) {
+    let close =
+        |g: &[f64; 4], (want, tol): ([f64; 4], f64)| (0..4).all(|i| (g[i] - want[i]).abs() <= tol);
     for (c, g) in coords.iter().zip(got) {
         let (want, tol) = sample(img, s, *c);
         // pocl 3.1 uses the border colour (0,0,0,0) for every channel order; the spec's is
@@ -152,7 +212,10 @@ fn check_sampled(img: &HostImage, s: SamplerDesc, coords: &[[f32; 4]], got: &[[f
         if is_pocl() && close(g, sample_with_border(img, s, *c, [0.0; 4])) {
             continue;
         }
-        assert!(close(g, (want, tol)), "{what} {s:?}: coord {c:?}: got {g:?}, want {want:?} (tolerance {tol})");
+        assert!(
+            close(g, (want, tol)),
+            "{what} {s:?}: coord {c:?}: got {g:?}, want {want:?} (tolerance {tol})"
+        );
     }
 }
 
@@ -172,7 +235,9 @@ fn sampling_image(fmt: Format, shape: Shape) -> HostImage {
             CL_FLOAT => (0..fmt.stored().len())
                 .flat_map(|c| (k(c) as f32 * 0.25 - 1.0).to_le_bytes())
                 .collect(),
-            CL_SIGNED_INT16 => (0..4).flat_map(|c| (k(c) as i16 * 1000 - 7000).to_le_bytes()).collect(),
+            CL_SIGNED_INT16 => (0..4)
+                .flat_map(|c| (k(c) as i16 * 1000 - 7000).to_le_bytes())
+                .collect(),
             CL_UNSIGNED_INT8 => (0..4).map(|c| k(c) as u8 * 15).collect(),
             t => panic!("{t:#x}"),
         }
@@ -198,7 +263,9 @@ fn sampled_reads_with_every_addressing_and_filter_mode() {
                     Sampler::new(&e, s.normalized, s.addr, s.filter)
                 } else {
                     let mut err = 1;
-                    let p = unsafe { clCreateSampler(e.ctx, s.normalized as u32, s.addr, s.filter, &mut err) };
+                    let p = unsafe {
+                        clCreateSampler(e.ctx, s.normalized as u32, s.addr, s.filter, &mut err)
+                    };
                     assert_eq!(err, CL_SUCCESS);
                     Sampler(p)
                 };
@@ -223,7 +290,10 @@ fn sampled_integer_reads() {
             let k = kernel(prog, &format!("s_{}_{sfx}", ty.cl_c()));
             let h = sampling_image(fmt, ty.small());
             let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
-            for s in all_samplers().into_iter().filter(|s| s.filter == CL_FILTER_NEAREST) {
+            for s in all_samplers()
+                .into_iter()
+                .filter(|s| s.filter == CL_FILTER_NEAREST)
+            {
                 if skip_on_pocl(ty, s) {
                     continue;
                 }
@@ -243,21 +313,45 @@ fn sampled_integer_reads() {
 fn literal_samplers_in_the_source() {
     let e = Env::new();
     let lits = [
-        SamplerDesc { normalized: true, addr: CL_ADDRESS_REPEAT, filter: CL_FILTER_LINEAR },
-        SamplerDesc { normalized: true, addr: CL_ADDRESS_MIRRORED_REPEAT, filter: CL_FILTER_NEAREST },
-        SamplerDesc { normalized: false, addr: CL_ADDRESS_CLAMP, filter: CL_FILTER_LINEAR },
-        SamplerDesc { normalized: false, addr: CL_ADDRESS_CLAMP_TO_EDGE, filter: CL_FILTER_NEAREST },
+        SamplerDesc {
+            normalized: true,
+            addr: CL_ADDRESS_REPEAT,
+            filter: CL_FILTER_LINEAR,
+        },
+        SamplerDesc {
+            normalized: true,
+            addr: CL_ADDRESS_MIRRORED_REPEAT,
+            filter: CL_FILTER_NEAREST,
+        },
+        SamplerDesc {
+            normalized: false,
+            addr: CL_ADDRESS_CLAMP,
+            filter: CL_FILTER_LINEAR,
+        },
+        SamplerDesc {
+            normalized: false,
+            addr: CL_ADDRESS_CLAMP_TO_EDGE,
+            filter: CL_FILTER_NEAREST,
+        },
     ];
     let mut src = String::new();
     for (i, s) in lits.iter().enumerate() {
         let head = format!(
             "kernel void lit{i}(read_only image2d_t img, global const float4 *c, global float4 *out) {{"
         );
-        let read = format!("size_t i = get_global_id(0);\n    out[i] = read_imagef(img, smp{i}, c[i].xy);");
+        let read = format!(
+            "size_t i = get_global_id(0);\n    out[i] = read_imagef(img, smp{i}, c[i].xy);"
+        );
         src += &if i % 2 == 0 {
-            format!("constant sampler_t smp{i} = {};\n{head}\n    {read}\n}}\n", s.clk())
+            format!(
+                "constant sampler_t smp{i} = {};\n{head}\n    {read}\n}}\n",
+                s.clk()
+            )
         } else {
-            format!("{head}\n    const sampler_t smp{i} = {};\n    {read}\n}}\n", s.clk())
+            format!(
+                "{head}\n    const sampler_t smp{i} = {};\n    {read}\n}}\n",
+                s.clk()
+            )
         };
     }
     let prog = e.program(&src, "");
@@ -282,7 +376,14 @@ fn set_kernel_arg_with_wrong_objects() {
     let img = Img::new(&e, CL_MEM_READ_ONLY, RGBA_UNORM8, Ty::D2.small());
     let wo = Img::new(&e, CL_MEM_WRITE_ONLY, RGBA_UNORM8, Ty::D2.small());
     let sampler = Sampler::new(&e, true, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
-    let set = |i: u32, m: &cl_mem| unsafe { clSetKernelArg(k, i, std::mem::size_of::<cl_mem>(), (m as *const cl_mem).cast()) };
+    let set = |i: u32, m: &cl_mem| unsafe {
+        clSetKernelArg(
+            k,
+            i,
+            std::mem::size_of::<cl_mem>(),
+            (m as *const cl_mem).cast(),
+        )
+    };
     // pocl 3.1 does not check the kind of object given to image and sampler arguments.
     if !is_pocl() {
         // An image argument given a buffer; a sampler argument given a memory object.
@@ -295,8 +396,14 @@ fn set_kernel_arg_with_wrong_objects() {
         // A buffer argument given an image.
         assert_eq!(set(2, &img.mem), CL_INVALID_MEM_OBJECT);
     }
-    check_err!(clSetKernelArg(k, 1, 1, (&sampler.0 as *const cl_sampler).cast()), CL_INVALID_ARG_SIZE);
-    check_err!(clSetKernelArg(k, 0, std::mem::size_of::<cl_mem>(), null()), CL_INVALID_ARG_VALUE);
+    check_err!(
+        clSetKernelArg(k, 1, 1, (&sampler.0 as *const cl_sampler).cast()),
+        CL_INVALID_ARG_SIZE
+    );
+    check_err!(
+        clSetKernelArg(k, 0, std::mem::size_of::<cl_mem>(), null()),
+        CL_INVALID_ARG_VALUE
+    );
     check!(set(0, &img.mem));
     arg(k, 1, &sampler.0);
     check!(clReleaseMemObject(buf));

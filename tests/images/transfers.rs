@@ -67,11 +67,19 @@ fn write_read_round_trips_every_type_and_format() {
             let bytes = src.region_bytes([0; 3], r, rp, sp, 0x5A);
             img.write(&e, o, r, rp, sp, &bytes);
             model.set_region(o, r, &bytes, rp, sp);
-            assert_same(&img.download(&e), &model, &format!("{what} after a region write"));
+            assert_same(
+                &img.download(&e),
+                &model,
+                &format!("{what} after a region write"),
+            );
             // Read a sub-region with loose pitches: the bytes between rows stay untouched.
             let mut got = vec![0xAB; bytes.len()];
             img.read_into(&e, o, r, rp, sp, &mut got);
-            assert_eq!(got, model.region_bytes(o, r, rp, sp, 0xAB), "{what} region read");
+            assert_eq!(
+                got,
+                model.region_bytes(o, r, rp, sp, 0xAB),
+                "{what} region read"
+            );
         }
     }
 }
@@ -87,7 +95,17 @@ fn with_event(what: &str, ty: cl_uint, f: impl FnOnce(*mut cl_event) -> cl_int) 
 
 fn copy(e: &Env, src: &Img, dst: &Img, so: [usize; 3], d: [usize; 3], r: [usize; 3]) -> cl_int {
     unsafe {
-        clEnqueueCopyImage(e.queue, src.mem, dst.mem, so.as_ptr(), d.as_ptr(), r.as_ptr(), 0, null(), null_mut())
+        clEnqueueCopyImage(
+            e.queue,
+            src.mem,
+            dst.mem,
+            so.as_ptr(),
+            d.as_ptr(),
+            r.as_ptr(),
+            0,
+            null(),
+            null_mut(),
+        )
     }
 }
 
@@ -99,9 +117,21 @@ fn copy_image_regions_within_and_across_types() {
     let cases = [
         (s(Ty::D1), s(Ty::D1), [2, 0, 0], [5, 0, 0], [7, 1, 1]),
         (s(Ty::D1Buffer), s(Ty::D1), [0, 0, 0], [1, 0, 0], [12, 1, 1]),
-        (s(Ty::D1Array), s(Ty::D1Array), [1, 0, 0], [3, 1, 0], [5, 2, 1]),
+        (
+            s(Ty::D1Array),
+            s(Ty::D1Array),
+            [1, 0, 0],
+            [3, 1, 0],
+            [5, 2, 1],
+        ),
         (s(Ty::D2), s(Ty::D2), [1, 2, 0], [3, 0, 0], [4, 3, 1]),
-        (s(Ty::D2Array), s(Ty::D2Array), [0, 1, 1], [2, 0, 0], [3, 3, 2]),
+        (
+            s(Ty::D2Array),
+            s(Ty::D2Array),
+            [0, 1, 1],
+            [2, 0, 0],
+            [3, 3, 2],
+        ),
         (s(Ty::D3), s(Ty::D3), [1, 1, 0], [0, 2, 1], [4, 2, 2]),
         // "Copy a 2D image to a 2D slice of a 3D image" and back, 2D ↔ 2D array layer,
         // 2D array ↔ 3D, 1D ↔ 1D array layer.
@@ -130,17 +160,33 @@ fn copy_image_regions_within_and_across_types() {
             let src = Img::from_host(&e, CL_MEM_READ_WRITE, &src_h);
             let dst = Img::from_host(&e, CL_MEM_READ_WRITE, &dst_h);
             with_event(&what, CL_COMMAND_COPY_IMAGE, |ev| unsafe {
-                clEnqueueCopyImage(e.queue, src.mem, dst.mem, so.as_ptr(), d.as_ptr(), r.as_ptr(), 0, null(), ev)
+                clEnqueueCopyImage(
+                    e.queue,
+                    src.mem,
+                    dst.mem,
+                    so.as_ptr(),
+                    d.as_ptr(),
+                    r.as_ptr(),
+                    0,
+                    null(),
+                    ev,
+                )
             });
             let bytes = src_h.region_bytes(so, r, 0, 0, 0);
             // region_bytes/set_region use each image's own layout: pack with the source's,
             // unpack point by point into the destination.
             for p in points(r) {
                 let o = Layout::new(ss.ty, fmt.elem_size(), r, 0, 0).offset(p);
-                dst_h.px_mut(add(d, p)).copy_from_slice(&bytes[o..o + fmt.elem_size()]);
+                dst_h
+                    .px_mut(add(d, p))
+                    .copy_from_slice(&bytes[o..o + fmt.elem_size()]);
             }
             assert_same(&dst.download(&e), &dst_h, &what);
-            assert_same(&src.download(&e), &src_h, &format!("{what}: source changed"));
+            assert_same(
+                &src.download(&e),
+                &src_h,
+                &format!("{what}: source changed"),
+            );
         }
     }
 }
@@ -148,13 +194,23 @@ fn copy_image_regions_within_and_across_types() {
 #[test]
 fn copy_image_errors() {
     let e = Env::new();
-    let a = Img::from_host(&e, CL_MEM_READ_WRITE, &HostImage::pattern(RGBA_UNORM8, Ty::D2.small(), 1));
+    let a = Img::from_host(
+        &e,
+        CL_MEM_READ_WRITE,
+        &HostImage::pattern(RGBA_UNORM8, Ty::D2.small(), 1),
+    );
     let b = Img::new(&e, CL_MEM_READ_WRITE, RGBA_UINT8, Ty::D2.small());
     let z = [0; 3];
     assert_eq!(copy(&e, &a, &b, z, z, [2, 2, 1]), CL_IMAGE_FORMAT_MISMATCH);
     // Overlapping regions of one image; disjoint ones are fine.
-    assert_eq!(copy(&e, &a, &a, [0, 0, 0], [1, 1, 0], [3, 3, 1]), CL_MEM_COPY_OVERLAP);
-    assert_eq!(copy(&e, &a, &a, [0, 0, 0], [0, 0, 0], [1, 1, 1]), CL_MEM_COPY_OVERLAP);
+    assert_eq!(
+        copy(&e, &a, &a, [0, 0, 0], [1, 1, 0], [3, 3, 1]),
+        CL_MEM_COPY_OVERLAP
+    );
+    assert_eq!(
+        copy(&e, &a, &a, [0, 0, 0], [0, 0, 0], [1, 1, 1]),
+        CL_MEM_COPY_OVERLAP
+    );
     let mut model = a.download(&e);
     check!(copy(&e, &a, &a, [0, 0, 0], [3, 2, 0], [3, 2, 1]));
     let moved = model.region_bytes([0; 3], [3, 2, 1], 0, 0, 0);
@@ -174,7 +230,17 @@ fn copy_image_errors() {
     let buf = e.buffer(CL_MEM_READ_WRITE, 1024, null_mut());
     let r = [1usize; 3];
     check_err!(
-        clEnqueueCopyImage(e.queue, buf, c.mem, z.as_ptr(), z.as_ptr(), r.as_ptr(), 0, null(), null_mut()),
+        clEnqueueCopyImage(
+            e.queue,
+            buf,
+            c.mem,
+            z.as_ptr(),
+            z.as_ptr(),
+            r.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ),
         CL_INVALID_MEM_OBJECT
     );
     check!(clReleaseMemObject(buf));
@@ -203,7 +269,17 @@ fn copies_between_images_and_buffers() {
             let init: Vec<u8> = (0..size).map(|i| (i * 7) as u8).collect();
             let buf = e.buffer_from(&init);
             with_event(&what, CL_COMMAND_COPY_IMAGE_TO_BUFFER, |ev| unsafe {
-                clEnqueueCopyImageToBuffer(e.queue, img.mem, buf, o.as_ptr(), r.as_ptr(), off, 0, null(), ev)
+                clEnqueueCopyImageToBuffer(
+                    e.queue,
+                    img.mem,
+                    buf,
+                    o.as_ptr(),
+                    r.as_ptr(),
+                    off,
+                    0,
+                    null(),
+                    ev,
+                )
             });
             let mut want = init.clone();
             want[off..off + packed.len()].copy_from_slice(&packed);
@@ -215,25 +291,69 @@ fn copies_between_images_and_buffers() {
             let buf2 = e.buffer_from(&bytes);
             let d = [0; 3];
             with_event(&what, CL_COMMAND_COPY_BUFFER_TO_IMAGE, |ev| unsafe {
-                clEnqueueCopyBufferToImage(e.queue, buf2, img.mem, 5, d.as_ptr(), r.as_ptr(), 0, null(), ev)
+                clEnqueueCopyBufferToImage(
+                    e.queue,
+                    buf2,
+                    img.mem,
+                    5,
+                    d.as_ptr(),
+                    r.as_ptr(),
+                    0,
+                    null(),
+                    ev,
+                )
             });
             model.set_region(d, r, &src, 0, 0);
-            assert_same(&img.download(&e), &model, &format!("{what}: buffer → image"));
+            assert_same(
+                &img.download(&e),
+                &model,
+                &format!("{what}: buffer → image"),
+            );
             // Out of the buffer, out of the image.
             let big = [shape.size[0], 1, 1];
             check_err!(
-                clEnqueueCopyImageToBuffer(e.queue, img.mem, buf, d.as_ptr(), big.as_ptr(), size, 0, null(), null_mut()),
+                clEnqueueCopyImageToBuffer(
+                    e.queue,
+                    img.mem,
+                    buf,
+                    d.as_ptr(),
+                    big.as_ptr(),
+                    size,
+                    0,
+                    null(),
+                    null_mut()
+                ),
                 CL_INVALID_VALUE
             );
             check_err!(
-                clEnqueueCopyBufferToImage(e.queue, buf2, img.mem, bytes.len(), d.as_ptr(), r.as_ptr(), 0, null(), null_mut()),
+                clEnqueueCopyBufferToImage(
+                    e.queue,
+                    buf2,
+                    img.mem,
+                    bytes.len(),
+                    d.as_ptr(),
+                    r.as_ptr(),
+                    0,
+                    null(),
+                    null_mut()
+                ),
                 CL_INVALID_VALUE
             );
             // (pocl 3.1 bounds the image origin by the image's byte size, not per dimension.)
             let past = [shape.size[0], 0, 0];
             if !is_pocl() {
                 check_err!(
-                    clEnqueueCopyImageToBuffer(e.queue, img.mem, buf, past.as_ptr(), r.as_ptr(), 0, 0, null(), null_mut()),
+                    clEnqueueCopyImageToBuffer(
+                        e.queue,
+                        img.mem,
+                        buf,
+                        past.as_ptr(),
+                        r.as_ptr(),
+                        0,
+                        0,
+                        null(),
+                        null_mut()
+                    ),
                     CL_INVALID_VALUE
                 );
             }
@@ -259,13 +379,29 @@ fn color_bytes(fmt: Format, c: [f64; 4]) -> [u8; 16] {
 
 /// Fills `region` at `origin` and checks every pixel: inside, a valid conversion of `color`;
 /// outside, unchanged.
-fn fill_and_check(e: &Env, fmt: Format, shape: Shape, o: [usize; 3], r: [usize; 3], color: [f64; 4]) {
+fn fill_and_check(
+    e: &Env,
+    fmt: Format,
+    shape: Shape,
+    o: [usize; 3],
+    r: [usize; 3],
+    color: [f64; 4],
+) {
     let what = format!("{:?} {fmt} fill {color:?}", shape.ty);
     let before = HostImage::pattern(fmt, shape, 9);
     let img = Img::from_host(e, CL_MEM_READ_WRITE, &before);
     let c = color_bytes(fmt, color);
     with_event(&what, CL_COMMAND_FILL_IMAGE, |ev| unsafe {
-        clEnqueueFillImage(e.queue, img.mem, c.as_ptr().cast(), o.as_ptr(), r.as_ptr(), 0, null(), ev)
+        clEnqueueFillImage(
+            e.queue,
+            img.mem,
+            c.as_ptr().cast(),
+            o.as_ptr(),
+            r.as_ptr(),
+            0,
+            null(),
+            ev,
+        )
     });
     let got = img.download(e);
     // pocl 3.1 truncates when it converts a fill colour to a normalized type (127 for
@@ -278,7 +414,11 @@ fn fill_and_check(e: &Env, fmt: Format, shape: Shape, o: [usize; 3], r: [usize; 
                 panic!("{what}: pixel {p:?}: {m}");
             }
         } else {
-            assert_eq!(got.px(p), before.px(p), "{what}: pixel {p:?} outside the region");
+            assert_eq!(
+                got.px(p),
+                before.px(p),
+                "{what}: pixel {p:?} outside the region"
+            );
         }
     }
 }
@@ -332,18 +472,44 @@ fn fill_image_saturates_integer_colors() {
     let e = Env::new();
     let shape = Ty::D2.small();
     let (o, r) = inner(shape);
-    fill_and_check(&e, RGBA_INT8, shape, o, r, [-129.0, 128.0, -100_000.0, 100_000.0]);
+    fill_and_check(
+        &e,
+        RGBA_INT8,
+        shape,
+        o,
+        r,
+        [-129.0, 128.0, -100_000.0, 100_000.0],
+    );
     fill_and_check(&e, RGBA_UINT8, shape, o, r, [256.0, 70_000.0, 4e9, 255.0]);
     fill_and_check(&e, RGBA_INT16, shape, o, r, [-32769.0, 32768.0, 5.0, -5.0]);
     fill_and_check(&e, RGBA_UINT16, shape, o, r, [65536.0, 1e9, 1.0, 0.0]);
 }
 
 /// Maps `region` at `origin`; returns (pointer, row pitch, slice pitch).
-fn map(e: &Env, img: &Img, flags: cl_bitfield, o: [usize; 3], r: [usize; 3]) -> (*mut u8, usize, usize) {
+fn map(
+    e: &Env,
+    img: &Img,
+    flags: cl_bitfield,
+    o: [usize; 3],
+    r: [usize; 3],
+) -> (*mut u8, usize, usize) {
     let (mut rp, mut sp, mut err) = (0, 0, 1);
     let mut ev = null_mut();
     let p = unsafe {
-        clEnqueueMapImage(e.queue, img.mem, CL_TRUE, flags, o.as_ptr(), r.as_ptr(), &mut rp, &mut sp, 0, null(), &mut ev, &mut err)
+        clEnqueueMapImage(
+            e.queue,
+            img.mem,
+            CL_TRUE,
+            flags,
+            o.as_ptr(),
+            r.as_ptr(),
+            &mut rp,
+            &mut sp,
+            0,
+            null(),
+            &mut ev,
+            &mut err,
+        )
     };
     assert_eq!(err, CL_SUCCESS, "clEnqueueMapImage: {}", err_name(err));
     expect_command(ev, CL_COMMAND_MAP_IMAGE);
@@ -351,7 +517,14 @@ fn map(e: &Env, img: &Img, flags: cl_bitfield, o: [usize; 3], r: [usize; 3]) -> 
 }
 
 fn unmap(e: &Env, img: &Img, p: *mut u8) {
-    check!(clEnqueueUnmapMemObject(e.queue, img.mem, p.cast(), 0, null(), null_mut()));
+    check!(clEnqueueUnmapMemObject(
+        e.queue,
+        img.mem,
+        p.cast(),
+        0,
+        null(),
+        null_mut()
+    ));
     check!(clFinish(e.queue));
 }
 
@@ -409,8 +582,20 @@ fn map_use_host_ptr_image_returns_the_host_memory() {
     let mut host = Aligned::new(bytes.len());
     host.bytes().copy_from_slice(&bytes);
     let desc = shape.desc(rp, sp, null_mut());
-    let m = create_image(&e, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, fmt, &desc, host.ptr.cast()).unwrap();
-    let img = Img { mem: m, buf: null_mut(), fmt, shape };
+    let m = create_image(
+        &e,
+        CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+        fmt,
+        &desc,
+        host.ptr.cast(),
+    )
+    .unwrap();
+    let img = Img {
+        mem: m,
+        buf: null_mut(),
+        fmt,
+        shape,
+    };
     let o = [1, 2, 1];
     let (p, mrp, msp) = map(&e, &img, CL_MAP_READ, o, [2, 2, 2]);
     assert_eq!((mrp, msp), (rp, sp));
@@ -427,8 +612,20 @@ fn image1d_buffer_shares_its_buffer() {
     let n = shape.pixels() * fmt.elem_size();
     let init = HostImage::pattern(fmt, shape, 15);
     let buf = e.buffer_from(&init.data);
-    let m = create_image(&e, CL_MEM_READ_WRITE, fmt, &shape.desc(0, 0, buf), null_mut()).unwrap();
-    let img = Img { mem: m, buf, fmt, shape };
+    let m = create_image(
+        &e,
+        CL_MEM_READ_WRITE,
+        fmt,
+        &shape.desc(0, 0, buf),
+        null_mut(),
+    )
+    .unwrap();
+    let img = Img {
+        mem: m,
+        buf,
+        fmt,
+        shape,
+    };
     assert_same(&img.download(&e), &init, "image over an initialised buffer");
     // Through the image → visible in the buffer.
     let px = fmt.pattern_pixel(0, 16);
@@ -452,10 +649,34 @@ fn transfer_errors() {
     let mut host = vec![0u8; 4096];
     let hp: *mut c_void = host.as_mut_ptr().cast();
     let read = |m: cl_mem, o: [usize; 3], r: [usize; 3], ptr: *mut c_void| unsafe {
-        clEnqueueReadImage(e.queue, m, CL_TRUE, o.as_ptr(), r.as_ptr(), 0, 0, ptr, 0, null(), null_mut())
+        clEnqueueReadImage(
+            e.queue,
+            m,
+            CL_TRUE,
+            o.as_ptr(),
+            r.as_ptr(),
+            0,
+            0,
+            ptr,
+            0,
+            null(),
+            null_mut(),
+        )
     };
     let write = |m: cl_mem, o: [usize; 3], r: [usize; 3]| unsafe {
-        clEnqueueWriteImage(e.queue, m, CL_TRUE, o.as_ptr(), r.as_ptr(), 0, 0, hp, 0, null(), null_mut())
+        clEnqueueWriteImage(
+            e.queue,
+            m,
+            CL_TRUE,
+            o.as_ptr(),
+            r.as_ptr(),
+            0,
+            0,
+            hp,
+            0,
+            null(),
+            null_mut(),
+        )
     };
     let z = [0; 3];
     for (what, m, o, r) in [
@@ -476,11 +697,30 @@ fn transfer_errors() {
         assert_eq!(read(m, o, r, hp), CL_INVALID_VALUE, "read {what}");
         assert_eq!(write(m, o, r), CL_INVALID_VALUE, "write {what}");
     }
-    assert_eq!(read(d2.mem, z, [1, 1, 1], null_mut()), CL_INVALID_VALUE, "NULL ptr");
+    assert_eq!(
+        read(d2.mem, z, [1, 1, 1], null_mut()),
+        CL_INVALID_VALUE,
+        "NULL ptr"
+    );
     // Host access flags.
-    let host_wo = Img::new(&e, CL_MEM_READ_WRITE | CL_MEM_HOST_WRITE_ONLY, RGBA_UNORM8, Ty::D2.small());
-    let host_ro = Img::new(&e, CL_MEM_READ_WRITE | CL_MEM_HOST_READ_ONLY, RGBA_UNORM8, Ty::D2.small());
-    let host_no = Img::new(&e, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, RGBA_UNORM8, Ty::D2.small());
+    let host_wo = Img::new(
+        &e,
+        CL_MEM_READ_WRITE | CL_MEM_HOST_WRITE_ONLY,
+        RGBA_UNORM8,
+        Ty::D2.small(),
+    );
+    let host_ro = Img::new(
+        &e,
+        CL_MEM_READ_WRITE | CL_MEM_HOST_READ_ONLY,
+        RGBA_UNORM8,
+        Ty::D2.small(),
+    );
+    let host_no = Img::new(
+        &e,
+        CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS,
+        RGBA_UNORM8,
+        Ty::D2.small(),
+    );
     let one = [1, 1, 1];
     assert_eq!(read(host_wo.mem, z, one, hp), CL_INVALID_OPERATION);
     assert_eq!(write(host_ro.mem, z, one), CL_INVALID_OPERATION);
@@ -491,7 +731,20 @@ fn transfer_errors() {
     let map_err = |img: &Img, flags| {
         let (mut rp, mut err) = (0, 1);
         let p = unsafe {
-            clEnqueueMapImage(e.queue, img.mem, CL_TRUE, flags, z.as_ptr(), one.as_ptr(), &mut rp, null_mut(), 0, null(), null_mut(), &mut err)
+            clEnqueueMapImage(
+                e.queue,
+                img.mem,
+                CL_TRUE,
+                flags,
+                z.as_ptr(),
+                one.as_ptr(),
+                &mut rp,
+                null_mut(),
+                0,
+                null(),
+                null_mut(),
+                &mut err,
+            )
         };
         assert!(p.is_null() == (err != CL_SUCCESS));
         if !p.is_null() {
@@ -507,17 +760,52 @@ fn transfer_errors() {
     let mut err = 1;
     let mut rp = 0;
     let p = unsafe {
-        clEnqueueMapImage(e.queue, d2.mem, CL_TRUE, CL_MAP_READ, z.as_ptr(), one.as_ptr(), null_mut(), null_mut(), 0, null(), null_mut(), &mut err)
+        clEnqueueMapImage(
+            e.queue,
+            d2.mem,
+            CL_TRUE,
+            CL_MAP_READ,
+            z.as_ptr(),
+            one.as_ptr(),
+            null_mut(),
+            null_mut(),
+            0,
+            null(),
+            null_mut(),
+            &mut err,
+        )
     };
     assert_eq!((p, err), (null_mut(), CL_INVALID_VALUE));
     let d3 = Img::new(&e, CL_MEM_READ_WRITE, RGBA_UNORM8, Ty::D3.small());
     let p = unsafe {
-        clEnqueueMapImage(e.queue, d3.mem, CL_TRUE, CL_MAP_READ, z.as_ptr(), one.as_ptr(), &mut rp, null_mut(), 0, null(), null_mut(), &mut err)
+        clEnqueueMapImage(
+            e.queue,
+            d3.mem,
+            CL_TRUE,
+            CL_MAP_READ,
+            z.as_ptr(),
+            one.as_ptr(),
+            &mut rp,
+            null_mut(),
+            0,
+            null(),
+            null_mut(),
+            &mut err,
+        )
     };
     assert_eq!((p, err), (null_mut(), CL_INVALID_VALUE));
     // Fill: a colour is required; image commands refuse buffers.
     check_err!(
-        clEnqueueFillImage(e.queue, d2.mem, null(), z.as_ptr(), one.as_ptr(), 0, null(), null_mut()),
+        clEnqueueFillImage(
+            e.queue,
+            d2.mem,
+            null(),
+            z.as_ptr(),
+            one.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ),
         CL_INVALID_VALUE
     );
     let buf = e.buffer(CL_MEM_READ_WRITE, 4096, null_mut());
@@ -543,11 +831,35 @@ fn read_write_events() {
     let z = [0usize; 3];
     let what = "2D RGBA/FLOAT";
     with_event(&what, CL_COMMAND_WRITE_IMAGE, |ev| unsafe {
-        clEnqueueWriteImage(e.queue, img.mem, CL_FALSE, z.as_ptr(), r.as_ptr(), 0, 0, h.data.as_ptr().cast(), 0, null(), ev)
+        clEnqueueWriteImage(
+            e.queue,
+            img.mem,
+            CL_FALSE,
+            z.as_ptr(),
+            r.as_ptr(),
+            0,
+            0,
+            h.data.as_ptr().cast(),
+            0,
+            null(),
+            ev,
+        )
     });
     let mut out = vec![0u8; h.data.len()];
     with_event(&what, CL_COMMAND_READ_IMAGE, |ev| unsafe {
-        clEnqueueReadImage(e.queue, img.mem, CL_FALSE, z.as_ptr(), r.as_ptr(), 0, 0, out.as_mut_ptr().cast(), 0, null(), ev)
+        clEnqueueReadImage(
+            e.queue,
+            img.mem,
+            CL_FALSE,
+            z.as_ptr(),
+            r.as_ptr(),
+            0,
+            0,
+            out.as_mut_ptr().cast(),
+            0,
+            null(),
+            ev,
+        )
     });
     assert_eq!(out, h.data);
 }

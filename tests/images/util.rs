@@ -6,14 +6,19 @@ use crate::format::Format;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
-info_fn!(image_info, image_str, image_val, clGetImageInfo, cl_mem);
-info_fn!(
-    sampler_info,
-    sampler_str,
-    sampler_val,
-    clGetSamplerInfo,
-    cl_sampler
-);
+#[allow(dead_code)]
+mod info {
+    use crate::common::*;
+    info_fn!(image_info, image_str, image_val, clGetImageInfo, cl_mem);
+    info_fn!(
+        sampler_info,
+        sampler_str,
+        sampler_val,
+        clGetSamplerInfo,
+        cl_sampler
+    );
+}
+pub use info::{image_val, sampler_info, sampler_val};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {
@@ -25,7 +30,14 @@ pub enum Ty {
     D3,
 }
 
-pub const ALL_TYPES: [Ty; 6] = [Ty::D1, Ty::D1Buffer, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3];
+pub const ALL_TYPES: [Ty; 6] = [
+    Ty::D1,
+    Ty::D1Buffer,
+    Ty::D1Array,
+    Ty::D2,
+    Ty::D2Array,
+    Ty::D3,
+];
 
 impl Ty {
     pub fn cl(self) -> cl_uint {
@@ -264,7 +276,11 @@ pub fn create_image(
         assert!(!m.is_null());
         Ok(m)
     } else {
-        assert!(m.is_null(), "an image handle returned with {}", err_name(err));
+        assert!(
+            m.is_null(),
+            "an image handle returned with {}",
+            err_name(err)
+        );
         Err(err)
     }
 }
@@ -309,7 +325,11 @@ pub struct Img {
 impl Img {
     pub fn new(e: &Env, flags: cl_bitfield, fmt: Format, shape: Shape) -> Img {
         let buf = if shape.ty == Ty::D1Buffer {
-            e.buffer(CL_MEM_READ_WRITE, shape.pixels() * fmt.elem_size(), null_mut())
+            e.buffer(
+                CL_MEM_READ_WRITE,
+                shape.pixels() * fmt.elem_size(),
+                null_mut(),
+            )
         } else {
             null_mut()
         };
@@ -348,7 +368,15 @@ impl Img {
     }
 
     /// Blocking clEnqueueReadImage into `len` bytes preset to `pad`.
-    pub fn read_into(&self, e: &Env, o: [usize; 3], r: [usize; 3], rp: usize, sp: usize, d: &mut [u8]) {
+    pub fn read_into(
+        &self,
+        e: &Env,
+        o: [usize; 3],
+        r: [usize; 3],
+        rp: usize,
+        sp: usize,
+        d: &mut [u8],
+    ) {
         check!(clEnqueueReadImage(
             e.queue,
             self.mem,
@@ -395,7 +423,12 @@ impl Sampler {
         let props = sampler_props(normalized, addr, filter);
         let mut err = 1;
         let s = unsafe { clCreateSamplerWithProperties(e.ctx, props.as_ptr(), &mut err) };
-        assert_eq!(err, CL_SUCCESS, "clCreateSamplerWithProperties: {}", err_name(err));
+        assert_eq!(
+            err,
+            CL_SUCCESS,
+            "clCreateSamplerWithProperties: {}",
+            err_name(err)
+        );
         Sampler(s)
     }
 }
