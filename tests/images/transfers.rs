@@ -22,8 +22,7 @@ const FORMATS: [Format; 9] = [
 
 /// The formats of FORMATS the device lists for `ty` (the RGBA/BGRA ones are required).
 fn formats(e: &Env, ty: Ty) -> Vec<Format> {
-    let list = supported(e, CL_MEM_READ_WRITE, ty.cl());
-    FORMATS.into_iter().filter(|f| list.contains(f)).collect()
+    usable(e, CL_MEM_READ_WRITE, ty, &FORMATS)
 }
 
 /// An inner sub-region: origin 1 and size - 2 (at least 1) in every dimension the type uses.

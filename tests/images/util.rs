@@ -310,6 +310,22 @@ pub fn supported(e: &Env, flags: cl_bitfield, ty: cl_uint) -> Vec<Format> {
     v.into_iter().map(Format::from_cl).collect()
 }
 
+/// The `candidates` the device lists for (flags, ty): asserting that those of the OpenCL 3.0
+/// minimum list are all there, so that a test never skips a required format.
+pub fn usable(e: &Env, flags: cl_bitfield, ty: Ty, candidates: &[Format]) -> Vec<Format> {
+    let list = supported(e, flags, ty.cl());
+    for f in candidates {
+        if crate::format::MIN_READ_OR_WRITE.contains(f) {
+            assert!(list.contains(f), "{ty:?}: required format {f} not listed");
+        }
+    }
+    candidates
+        .iter()
+        .copied()
+        .filter(|f| list.contains(f))
+        .collect()
+}
+
 pub fn is_supported(e: &Env, flags: cl_bitfield, ty: Ty, f: Format) -> bool {
     supported(e, flags, ty.cl()).contains(&f)
 }
