@@ -891,3 +891,76 @@ pub fn from_binaries(
     };
     (p, status, err)
 }
+
+// ---------------------------------------------------------------- images and samplers
+// (added for tests/images/: the remaining image types, channel orders and data types, image and
+// sampler queries, image device limits and image command types)
+pub const CL_MEM_OBJECT_IMAGE2D_ARRAY: cl_uint = 0x10F3;
+pub const CL_MEM_OBJECT_IMAGE1D_ARRAY: cl_uint = 0x10F5;
+pub const CL_MEM_OBJECT_IMAGE1D_BUFFER: cl_uint = 0x10F6;
+pub const CL_R: cl_uint = 0x10B0;
+pub const CL_A: cl_uint = 0x10B1;
+pub const CL_RG: cl_uint = 0x10B2;
+pub const CL_RA: cl_uint = 0x10B3;
+pub const CL_RGB: cl_uint = 0x10B4;
+pub const CL_BGRA: cl_uint = 0x10B6;
+pub const CL_ARGB: cl_uint = 0x10B7;
+pub const CL_INTENSITY: cl_uint = 0x10B8;
+pub const CL_LUMINANCE: cl_uint = 0x10B9;
+pub const CL_Rx: cl_uint = 0x10BA;
+pub const CL_RGx: cl_uint = 0x10BB;
+pub const CL_RGBx: cl_uint = 0x10BC;
+pub const CL_DEPTH: cl_uint = 0x10BD;
+pub const CL_sRGBA: cl_uint = 0x10C1;
+pub const CL_ABGR: cl_uint = 0x10C3;
+pub const CL_SNORM_INT8: cl_uint = 0x10D0;
+pub const CL_SNORM_INT16: cl_uint = 0x10D1;
+pub const CL_UNORM_INT16: cl_uint = 0x10D3;
+pub const CL_UNORM_SHORT_565: cl_uint = 0x10D4;
+pub const CL_UNORM_SHORT_555: cl_uint = 0x10D5;
+pub const CL_UNORM_INT_101010: cl_uint = 0x10D6;
+pub const CL_SIGNED_INT8: cl_uint = 0x10D7;
+pub const CL_SIGNED_INT16: cl_uint = 0x10D8;
+pub const CL_SIGNED_INT32: cl_uint = 0x10D9;
+pub const CL_UNSIGNED_INT8: cl_uint = 0x10DA;
+pub const CL_UNSIGNED_INT16: cl_uint = 0x10DB;
+pub const CL_UNSIGNED_INT32: cl_uint = 0x10DC;
+pub const CL_HALF_FLOAT: cl_uint = 0x10DD;
+pub const CL_UNORM_INT24: cl_uint = 0x10DF;
+pub const CL_UNORM_INT_101010_2: cl_uint = 0x10E0;
+pub const CL_IMAGE_ELEMENT_SIZE: cl_uint = 0x1111;
+pub const CL_IMAGE_ROW_PITCH: cl_uint = 0x1112;
+pub const CL_IMAGE_SLICE_PITCH: cl_uint = 0x1113;
+pub const CL_IMAGE_HEIGHT: cl_uint = 0x1115;
+pub const CL_IMAGE_DEPTH: cl_uint = 0x1116;
+pub const CL_IMAGE_ARRAY_SIZE: cl_uint = 0x1117;
+pub const CL_IMAGE_BUFFER: cl_uint = 0x1118;
+pub const CL_IMAGE_NUM_MIP_LEVELS: cl_uint = 0x1119;
+pub const CL_IMAGE_NUM_SAMPLES: cl_uint = 0x111A;
+pub const CL_ADDRESS_CLAMP: cl_uint = 0x1132;
+pub const CL_ADDRESS_REPEAT: cl_uint = 0x1133;
+pub const CL_ADDRESS_MIRRORED_REPEAT: cl_uint = 0x1134;
+pub const CL_FILTER_LINEAR: cl_uint = 0x1141;
+pub const CL_SAMPLER_CONTEXT: cl_uint = 0x1151;
+pub const CL_SAMPLER_PROPERTIES: cl_uint = 0x1158;
+pub const CL_DEVICE_MAX_READ_IMAGE_ARGS: cl_uint = 0x100E;
+pub const CL_DEVICE_MAX_WRITE_IMAGE_ARGS: cl_uint = 0x100F;
+pub const CL_DEVICE_IMAGE2D_MAX_WIDTH: cl_uint = 0x1011;
+pub const CL_DEVICE_IMAGE2D_MAX_HEIGHT: cl_uint = 0x1012;
+pub const CL_DEVICE_IMAGE3D_MAX_WIDTH: cl_uint = 0x1013;
+pub const CL_DEVICE_IMAGE3D_MAX_HEIGHT: cl_uint = 0x1014;
+pub const CL_DEVICE_IMAGE3D_MAX_DEPTH: cl_uint = 0x1015;
+pub const CL_DEVICE_MAX_SAMPLERS: cl_uint = 0x1018;
+pub const CL_DEVICE_IMAGE_MAX_BUFFER_SIZE: cl_uint = 0x1040;
+pub const CL_DEVICE_IMAGE_MAX_ARRAY_SIZE: cl_uint = 0x1041;
+pub const CL_DEVICE_IMAGE_PITCH_ALIGNMENT: cl_uint = 0x104A;
+pub const CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT: cl_uint = 0x104B;
+pub const CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS: cl_uint = 0x104C;
+pub const CL_DEVICE_OPENCL_C_FEATURES: cl_uint = 0x106F;
+pub const CL_COMMAND_READ_IMAGE: cl_uint = 0x11F6;
+pub const CL_COMMAND_WRITE_IMAGE: cl_uint = 0x11F7;
+pub const CL_COMMAND_COPY_IMAGE: cl_uint = 0x11F8;
+pub const CL_COMMAND_COPY_IMAGE_TO_BUFFER: cl_uint = 0x11F9;
+pub const CL_COMMAND_COPY_BUFFER_TO_IMAGE: cl_uint = 0x11FA;
+pub const CL_COMMAND_MAP_IMAGE: cl_uint = 0x11FC;
+pub const CL_COMMAND_FILL_IMAGE: cl_uint = 0x1208;

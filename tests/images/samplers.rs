@@ -1,0 +1,412 @@
+//! Samplers: objects (info, reference counts, errors), sampled reads in kernels with every
+//! addressing and filter mode, normalized and not, from sampler arguments made by
+//! clCreateSamplerWithProperties and clCreateSampler and from literal samplers in the source,
+//! compared with the host model (`model`). Also clSetKernelArg with wrong image/sampler objects.
+use crate::common::*;
+use crate::format::*;
+use crate::model::*;
+use crate::util::*;
+use std::ptr::{null, null_mut};
+
+fn create_with(e: &Env, props: &[u64]) -> Result<cl_sampler, cl_int> {
+    let mut err = 1;
+    let s = unsafe { clCreateSamplerWithProperties(e.ctx, props.as_ptr(), &mut err) };
+    if err == CL_SUCCESS {
+        assert!(!s.is_null());
+        Ok(s)
+    } else {
+        assert!(s.is_null());
+        Err(err)
+    }
+}
+
+#[test]
+fn sampler_info_and_reference_counts() {
+    let e = Env::new();
+    let props = sampler_props(false, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_LINEAR);
+    let s = create_with(&e, &props).unwrap();
+    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_REFERENCE_COUNT), 1);
+    assert_eq!(sampler_val::<cl_context>(s, CL_SAMPLER_CONTEXT), e.ctx);
+    assert_eq!(
+        sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS),
+        CL_FALSE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE),
+        CL_ADDRESS_CLAMP_TO_EDGE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_FILTER_MODE),
+        CL_FILTER_LINEAR
+    );
+    assert_eq!(
+        bytes_to_vec::<u64>(&sampler_info(s, CL_SAMPLER_PROPERTIES)),
+        props
+    );
+    check!(clRetainSampler(s));
+    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_REFERENCE_COUNT), 2);
+    check!(clReleaseSampler(s));
+    assert_eq!(sampler_val::<cl_uint>(s, CL_SAMPLER_REFERENCE_COUNT), 1);
+    let mut v = [0u8; 16];
+    check_err!(
+        clGetSamplerInfo(s, 0x1234, 16, v.as_mut_ptr().cast(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clGetSamplerInfo(
+            s,
+            CL_SAMPLER_FILTER_MODE,
+            1,
+            v.as_mut_ptr().cast(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check!(clReleaseSampler(s));
+    // Defaults: "CL_TRUE", "CL_ADDRESS_CLAMP", "CL_FILTER_NEAREST"; no properties read back empty.
+    let s = create_with(&e, &[0]).unwrap();
+    assert_eq!(
+        sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS),
+        CL_TRUE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE),
+        CL_ADDRESS_CLAMP
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_FILTER_MODE),
+        CL_FILTER_NEAREST
+    );
+    check!(clReleaseSampler(s));
+    let mut err = 1;
+    let s = unsafe {
+        clCreateSampler(
+            e.ctx,
+            CL_TRUE,
+            CL_ADDRESS_MIRRORED_REPEAT,
+            CL_FILTER_NEAREST,
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(
+        sampler_val::<cl_bool>(s, CL_SAMPLER_NORMALIZED_COORDS),
+        CL_TRUE
+    );
+    assert_eq!(
+        sampler_val::<cl_uint>(s, CL_SAMPLER_ADDRESSING_MODE),
+        CL_ADDRESS_MIRRORED_REPEAT
+    );
+    assert!(sampler_info(s, CL_SAMPLER_PROPERTIES).is_empty());
+    check!(clReleaseSampler(s));
+}
+
+#[test]
+fn sampler_errors() {
+    let e = Env::new();
+    let na = CL_SAMPLER_NORMALIZED_COORDS as u64;
+    let am = CL_SAMPLER_ADDRESSING_MODE as u64;
+    let fm = CL_SAMPLER_FILTER_MODE as u64;
+    for (what, props) in [
+        ("unknown addressing mode", vec![am, 0x7777, 0]),
+        ("unknown filter mode", vec![fm, 0x7777, 0]),
+        ("unknown property", vec![0x7777, 1, 0]),
+        (
+            "property twice",
+            vec![fm, CL_FILTER_LINEAR as u64, fm, CL_FILTER_NEAREST as u64, 0],
+        ),
+    ] {
+        // pocl 3.1 accepts unknown addressing and filter modes (tests/robustness_memory.rs).
+        if is_pocl() && what.starts_with("unknown") && what.ends_with("mode") {
+            continue;
+        }
+        assert_eq!(create_with(&e, &props), Err(CL_INVALID_VALUE), "{what}");
+    }
+    // REPEAT with unnormalized coordinates: reads are undefined, and creation may refuse "a
+    // combination of these arguments [that is] not valid" (pocl does).
+    match create_with(&e, &[na, 0, am, CL_ADDRESS_REPEAT as u64, 0]) {
+        Ok(s) => check!(clReleaseSampler(s)),
+        Err(c) => assert_eq!(c, CL_INVALID_VALUE),
+    }
+    let mut err = 1;
+    let s = unsafe { clCreateSamplerWithProperties(null_mut(), [0u64].as_ptr(), &mut err) };
+    assert_eq!((s, err), (null_mut(), CL_INVALID_CONTEXT));
+    // pocl 3.1 accepts unknown addressing and filter modes (tests/robustness_memory.rs).
+    if !is_pocl() {
+        let s = unsafe { clCreateSampler(e.ctx, CL_TRUE, CL_ADDRESS_CLAMP, 0x7777, &mut err) };
+        assert_eq!((s, err), (null_mut(), CL_INVALID_VALUE));
+        let s = unsafe { clCreateSampler(e.ctx, CL_TRUE, 0x7777, CL_FILTER_NEAREST, &mut err) };
+        assert_eq!((s, err), (null_mut(), CL_INVALID_VALUE));
+    }
+    check_err!(clRetainSampler(null_mut()), CL_INVALID_SAMPLER);
+    check_err!(clReleaseSampler(null_mut()), CL_INVALID_SAMPLER);
+}
+
+/// Kernels reading through a sampler argument: one per (type, class), coordinates as float4.
+fn sampled_source() -> String {
+    let mut src = String::new();
+    for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
+        let coord = match ty {
+            Ty::D1 => "c[i].x",
+            Ty::D1Array | Ty::D2 => "c[i].xy",
+            _ => "c[i]",
+        };
+        for (sfx, t) in [("f", "float4"), ("i", "int4"), ("ui", "uint4")] {
+            src += &format!(
+                "kernel void s_{n}_{sfx}(read_only {it} img, sampler_t s, global const float4 *c, global {t} *out) {{\n\
+                 \x20   size_t i = get_global_id(0);\n    out[i] = read_image{sfx}(img, s, {coord});\n}}\n",
+                n = ty.cl_c(),
+                it = ty.cl_c(),
+            );
+        }
+    }
+    src
+}
+
+/// Reads `coords` through `kernel` with the sampler argument `s`, as f64 components.
+fn run_sampled(
+    e: &Env,
+    k: cl_kernel,
+    img: &Img,
+    s: Option<cl_sampler>,
+    coords: &[[f32; 4]],
+) -> Vec<[f64; 4]> {
+    let cbuf = e.buffer_from(coords);
+    let out = e.buffer(CL_MEM_READ_WRITE, coords.len() * 16, null_mut());
+    arg(k, 0, &img.mem);
+    let mut i = 1;
+    if let Some(s) = s {
+        arg(k, 1, &s);
+        i = 2;
+    }
+    arg(k, i, &cbuf);
+    arg(k, i + 1, &out);
+    e.run(k, None, &[coords.len()], None);
+    let raw: Vec<[u32; 4]> = e.read(out, coords.len());
+    check!(clReleaseMemObject(cbuf));
+    check!(clReleaseMemObject(out));
+    raw.iter()
+        .map(|r| {
+            r.map(|b| match img.fmt.class() {
+                Class::Float => f32::from_bits(b) as f64,
+                Class::Int => b as i32 as f64,
+                Class::Uint => b as f64,
+            })
+        })
+        .collect()
+}
+
+fn check_sampled(
+    img: &HostImage,
+    s: SamplerDesc,
+    coords: &[[f32; 4]],
+    got: &[[f64; 4]],
+    what: &str,
+) {
+    let close =
+        |g: &[f64; 4], (want, tol): ([f64; 4], f64)| (0..4).all(|i| (g[i] - want[i]).abs() <= tol);
+    for (c, g) in coords.iter().zip(got) {
+        let (want, tol) = sample(img, s, *c);
+        // pocl 3.1 uses the border colour (0,0,0,0) for every channel order; the spec's is
+        // (0,0,0,1) for orders without alpha (CL_R, CL_RG, ...).
+        if is_pocl() && close(g, sample_with_border(img, s, *c, [0.0; 4])) {
+            continue;
+        }
+        assert!(
+            close(g, (want, tol)),
+            "{what} {s:?}: coord {c:?}: got {g:?}, want {want:?} (tolerance {tol})"
+        );
+    }
+}
+
+/// pocl 3.1 normalizes the layer coordinate of image arrays with normalized samplers; the spec
+/// takes "clamp(rint(coord.y|z), 0, array size - 1)" whatever the sampler.
+fn skip_on_pocl(ty: Ty, s: SamplerDesc) -> bool {
+    is_pocl() && ty.is_array() && s.normalized
+}
+
+/// Texel contents with well separated neighbours, so that a wrong texel is never within the
+/// linear filtering tolerance.
+fn sampling_image(fmt: Format, shape: Shape) -> HostImage {
+    HostImage::from_fn(fmt, shape, |[x, y, z]| {
+        let k = |c: usize| (x * 3 + y * 5 + z * 7 + c * 2) % 16;
+        match fmt.ty {
+            CL_UNORM_INT8 => (0..fmt.stored().len()).map(|c| (k(c) * 17) as u8).collect(),
+            CL_FLOAT => (0..fmt.stored().len())
+                .flat_map(|c| (k(c) as f32 * 0.25 - 1.0).to_le_bytes())
+                .collect(),
+            CL_SIGNED_INT16 => (0..4)
+                .flat_map(|c| (k(c) as i16 * 1000 - 7000).to_le_bytes())
+                .collect(),
+            CL_UNSIGNED_INT8 => (0..4).map(|c| k(c) as u8 * 15).collect(),
+            t => panic!("{t:#x}"),
+        }
+    })
+}
+
+/// Every sampler (alternately from clCreateSamplerWithProperties and clCreateSampler) on every
+/// sampler-readable type, float formats with and without alpha (border colours differ).
+#[test]
+fn sampled_reads_with_every_addressing_and_filter_mode() {
+    let e = Env::new();
+    let prog = e.program(&sampled_source(), "");
+    for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
+        let k = kernel(prog, &format!("s_{}_f", ty.cl_c()));
+        for fmt in [RGBA_UNORM8, R_FLOAT] {
+            let h = sampling_image(fmt, ty.small());
+            let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+            for (n, s) in all_samplers().into_iter().enumerate() {
+                if skip_on_pocl(ty, s) {
+                    continue;
+                }
+                let sampler = if n % 2 == 0 {
+                    Sampler::new(&e, s.normalized, s.addr, s.filter)
+                } else {
+                    let mut err = 1;
+                    let p = unsafe {
+                        clCreateSampler(e.ctx, s.normalized as u32, s.addr, s.filter, &mut err)
+                    };
+                    assert_eq!(err, CL_SUCCESS);
+                    Sampler(p)
+                };
+                let coords = coords(s, h.shape);
+                let got = run_sampled(&e, k, &img, Some(sampler.0), &coords);
+                check_sampled(&h, s, &coords, &got, &format!("{ty:?} {fmt}"));
+            }
+        }
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(prog));
+}
+
+/// read_imagei/read_imageui through nearest samplers (the only filter defined for them),
+/// including the integer border colour.
+#[test]
+fn sampled_integer_reads() {
+    let e = Env::new();
+    let prog = e.program(&sampled_source(), "");
+    for (fmt, sfx) in [(RGBA_INT16, "i"), (RGBA_UINT8, "ui")] {
+        for ty in [Ty::D2, Ty::D3, Ty::D1Array] {
+            let k = kernel(prog, &format!("s_{}_{sfx}", ty.cl_c()));
+            let h = sampling_image(fmt, ty.small());
+            let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+            for s in all_samplers()
+                .into_iter()
+                .filter(|s| s.filter == CL_FILTER_NEAREST)
+            {
+                if skip_on_pocl(ty, s) {
+                    continue;
+                }
+                let sampler = Sampler::new(&e, s.normalized, s.addr, s.filter);
+                let coords = coords(s, h.shape);
+                let got = run_sampled(&e, k, &img, Some(sampler.0), &coords);
+                check_sampled(&h, s, &coords, &got, &format!("{ty:?} {fmt}"));
+            }
+            check!(clReleaseKernel(k));
+        }
+    }
+    check!(clReleaseProgram(prog));
+}
+
+/// Literal samplers: at program scope (`constant sampler_t`) and declared in the kernel.
+#[test]
+fn literal_samplers_in_the_source() {
+    let e = Env::new();
+    let lits = [
+        SamplerDesc {
+            normalized: true,
+            addr: CL_ADDRESS_REPEAT,
+            filter: CL_FILTER_LINEAR,
+        },
+        SamplerDesc {
+            normalized: true,
+            addr: CL_ADDRESS_MIRRORED_REPEAT,
+            filter: CL_FILTER_NEAREST,
+        },
+        SamplerDesc {
+            normalized: false,
+            addr: CL_ADDRESS_CLAMP,
+            filter: CL_FILTER_LINEAR,
+        },
+        SamplerDesc {
+            normalized: false,
+            addr: CL_ADDRESS_CLAMP_TO_EDGE,
+            filter: CL_FILTER_NEAREST,
+        },
+    ];
+    let mut src = String::new();
+    for (i, s) in lits.iter().enumerate() {
+        let head = format!(
+            "kernel void lit{i}(read_only image2d_t img, global const float4 *c, global float4 *out) {{"
+        );
+        let read = format!(
+            "size_t i = get_global_id(0);\n    out[i] = read_imagef(img, smp{i}, c[i].xy);"
+        );
+        src += &if i % 2 == 0 {
+            format!(
+                "constant sampler_t smp{i} = {};\n{head}\n    {read}\n}}\n",
+                s.clk()
+            )
+        } else {
+            format!(
+                "{head}\n    const sampler_t smp{i} = {};\n    {read}\n}}\n",
+                s.clk()
+            )
+        };
+    }
+    let prog = e.program(&src, "");
+    let h = sampling_image(RGBA_UNORM8, Ty::D2.small());
+    let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+    for (i, s) in lits.iter().enumerate() {
+        let k = kernel(prog, &format!("lit{i}"));
+        let coords = coords(*s, h.shape);
+        let got = run_sampled(&e, k, &img, None, &coords);
+        check_sampled(&h, *s, &coords, &got, &format!("literal sampler {i}"));
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(prog));
+}
+
+#[test]
+fn set_kernel_arg_with_wrong_objects() {
+    let e = Env::new();
+    let prog = e.program(&sampled_source(), "");
+    let k = kernel(prog, "s_image2d_t_f");
+    let buf = e.buffer(CL_MEM_READ_WRITE, 256, null_mut());
+    let img = Img::new(&e, CL_MEM_READ_ONLY, RGBA_UNORM8, Ty::D2.small());
+    let wo = Img::new(&e, CL_MEM_WRITE_ONLY, RGBA_UNORM8, Ty::D2.small());
+    let sampler = Sampler::new(&e, true, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
+    let set = |i: u32, m: &cl_mem| unsafe {
+        clSetKernelArg(
+            k,
+            i,
+            std::mem::size_of::<cl_mem>(),
+            (m as *const cl_mem).cast(),
+        )
+    };
+    // pocl 3.1 does not check the kind of object given to image and sampler arguments.
+    if !is_pocl() {
+        // An image argument given a buffer; a sampler argument given a memory object.
+        assert_eq!(set(0, &buf), CL_INVALID_MEM_OBJECT);
+        assert_eq!(set(1, &img.mem), CL_INVALID_SAMPLER);
+        assert_eq!(set(1, &buf), CL_INVALID_SAMPLER);
+        // "CL_INVALID_ARG_VALUE if ... an image declared with the read_only qualifier and
+        // arg_value refers to an image object created with CL_MEM_WRITE_ONLY"
+        assert_eq!(set(0, &wo.mem), CL_INVALID_ARG_VALUE);
+        // A buffer argument given an image.
+        assert_eq!(set(2, &img.mem), CL_INVALID_MEM_OBJECT);
+    }
+    check_err!(
+        clSetKernelArg(k, 1, 1, (&sampler.0 as *const cl_sampler).cast()),
+        CL_INVALID_ARG_SIZE
+    );
+    check_err!(
+        clSetKernelArg(k, 0, std::mem::size_of::<cl_mem>(), null()),
+        CL_INVALID_ARG_VALUE
+    );
+    check!(set(0, &img.mem));
+    arg(k, 1, &sampler.0);
+    check!(clReleaseMemObject(buf));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(prog));
+}
