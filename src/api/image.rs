@@ -180,7 +180,7 @@ fn create_image(
         check(bytes <= dev.max_mem_alloc_size(), CL_INVALID_IMAGE_SIZE)?;
     }
     if let Some(b) = &buffer {
-        check(dims[0] * element <= b.size, CL_INVALID_IMAGE_SIZE)?;
+        check(dims[0] * element <= b.size, CL_INVALID_IMAGE_DESCRIPTOR)?;
     }
     let mem = Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties)?;
     Ok(register(mem) as cl_mem)
@@ -339,6 +339,8 @@ entry! {
         image_row_pitch: usize,
         host_ptr: *mut c_void,
     ) -> cl_mem, errcode_ret {
+        // "CL_INVALID_IMAGE_SIZE if image_width or image_height are 0".
+        check(image_width > 0 && image_height > 0, CL_INVALID_IMAGE_SIZE)?;
         let desc = cl_image_desc {
             image_type: CL_MEM_OBJECT_IMAGE2D,
             image_width,
@@ -365,6 +367,8 @@ entry! {
         image_slice_pitch: usize,
         host_ptr: *mut c_void,
     ) -> cl_mem, errcode_ret {
+        // "CL_INVALID_IMAGE_SIZE if image_width or image_height are 0 or image_depth <= 1".
+        check(image_width > 0 && image_height > 0 && image_depth > 1, CL_INVALID_IMAGE_SIZE)?;
         let desc = cl_image_desc {
             image_type: CL_MEM_OBJECT_IMAGE3D,
             image_width,
@@ -426,7 +430,7 @@ entry! {
         let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
         check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
         let blocking = blocking_read != 0;
-        let e = image::read(&q, &m, o, r, pitches, HostPtr(ptr as *mut u8), blocking, &wait)?;
+        let e = image::read(&q, CL_COMMAND_READ_IMAGE, &m, o, r, pitches, HostPtr(ptr as *mut u8), blocking, &wait)?;
         finish(e, blocking, event)
     }
 

@@ -76,6 +76,7 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
                     CL_INVALID_MEM_OBJECT,
                 )?;
                 check(pipe_arg == m.pipe.is_some(), CL_INVALID_MEM_OBJECT)?;
+                check(m.image.is_none(), CL_INVALID_MEM_OBJECT)?;
                 ArgValue::Mem(Some(m))
             }
         }

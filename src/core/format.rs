@@ -225,9 +225,9 @@ impl Format {
             };
             match self.data_type {
                 CL_UNORM_INT8 => out.push(norm(v, 0.0, 255.0) as u8),
-                CL_SNORM_INT8 => out.push(norm(v, -128.0, 127.0) as i8 as u8),
+                CL_SNORM_INT8 => out.push(norm(v, -127.0, 127.0) as i8 as u8),
                 CL_UNORM_INT16 => out.extend((norm(v, 0.0, 65535.0) as u16).to_le_bytes()),
-                CL_SNORM_INT16 => out.extend((norm(v, -32768.0, 32767.0) as i16).to_le_bytes()),
+                CL_SNORM_INT16 => out.extend((norm(v, -32767.0, 32767.0) as i16).to_le_bytes()),
                 CL_HALF_FLOAT => out.extend(f32_to_f16(v).to_le_bytes()),
                 CL_FLOAT => out.extend(v.to_le_bytes()),
                 CL_UNSIGNED_INT8 => out.push(color[c].min(u8::MAX as u32) as u8),
@@ -246,8 +246,8 @@ impl Format {
     }
 }
 
-/// A normalized value scaled (`v * hi`), rounded to nearest even and saturated to [lo, hi]
-/// (`convert_<type>_sat_rte(v * hi)`).
+/// A normalized value scaled (`v * hi`), rounded to nearest even and clamped to [lo, hi]
+/// (section 8.3.1.2: -1.0 is the smallest signed normalized value).
 fn norm(v: f32, lo: f32, hi: f32) -> f32 {
     if v.is_nan() {
         return 0.0;

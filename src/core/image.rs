@@ -334,10 +334,11 @@ fn vk_image(mem: &Mem, queue: &Queue) -> CLResult<Arc<VkImage>> {
     }
 }
 
-/// clEnqueueReadImage.
+/// clEnqueueReadImage (and the download of a region into any host memory, as `command`).
 #[allow(clippy::too_many_arguments)]
 pub fn read(
     queue: &Arc<Queue>,
+    command: cl_command_type,
     mem: &Arc<Mem>,
     origin: [usize; 3],
     region: [usize; 3],
@@ -347,7 +348,6 @@ pub fn read(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let info = mem.image()?;
-    let command = CL_COMMAND_READ_IMAGE;
     if let Store::Texels(_) = info.store {
         let (offset, size) = texel_range(info, origin, region);
         return transfer::download_linear(queue, command, mem, offset, size, dst, blocking, wait);
@@ -635,6 +635,7 @@ pub fn map(
         } else {
             read(
                 queue,
+                command,
                 mem,
                 origin,
                 region,

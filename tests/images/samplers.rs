@@ -142,25 +142,31 @@ fn sampler_errors() {
     check_err!(clReleaseSampler(null_mut()), CL_INVALID_SAMPLER);
 }
 
-/// Kernels reading through a sampler argument: one per (type, class), coordinates as float4.
-fn sampled_source() -> String {
-    let mut src = String::new();
-    for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
-        let coord = match ty {
-            Ty::D1 => "c[i].x",
-            Ty::D1Array | Ty::D2 => "c[i].xy",
-            _ => "c[i]",
-        };
-        for (sfx, t) in [("f", "float4"), ("i", "int4"), ("ui", "uint4")] {
-            src += &format!(
-                "kernel void s_{n}_{sfx}(read_only {it} img, sampler_t s, global const float4 *c, global {t} *out) {{\n\
-                 \x20   size_t i = get_global_id(0);\n    out[i] = read_image{sfx}(img, s, {coord});\n}}\n",
-                n = ty.cl_c(),
-                it = ty.cl_c(),
-            );
-        }
-    }
-    src
+/// A kernel reading through a sampler argument, for an image type and a read_image suffix
+/// (f, i, ui), coordinates as float4. Each is a program of its own: clspv 0.0.1 crashes
+/// (SIGSEGV) compiling a program with two kernels that read 2D array or 3D images through
+/// sampler arguments (docs/IMAGES.md).
+fn sampled_kernel(e: &Env, ty: Ty, sfx: &str) -> cl_kernel {
+    let coord = match ty {
+        Ty::D1 => "c[i].x",
+        Ty::D1Array | Ty::D2 => "c[i].xy",
+        _ => "c[i]",
+    };
+    let t = match sfx {
+        "f" => "float4",
+        "i" => "int4",
+        _ => "uint4",
+    };
+    let n = ty.cl_c();
+    let src = format!(
+        "kernel void s_{n}_{sfx}(read_only {n} img, sampler_t s, global const float4 *c, global {t} *out) {{\n\
+         \x20   size_t i = get_global_id(0);\n    out[i] = read_image{sfx}(img, s, {coord});\n}}\n"
+    );
+    let prog = e.program(&src, "");
+    let k = kernel(prog, &format!("s_{n}_{sfx}"));
+    // The kernel keeps its program alive.
+    check!(clReleaseProgram(prog));
+    k
 }
 
 /// Reads `coords` through `kernel` with the sampler argument `s`, as f64 components.
@@ -249,9 +255,8 @@ fn sampling_image(fmt: Format, shape: Shape) -> HostImage {
 #[test]
 fn sampled_reads_with_every_addressing_and_filter_mode() {
     let e = Env::new();
-    let prog = e.program(&sampled_source(), "");
     for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
-        let k = kernel(prog, &format!("s_{}_f", ty.cl_c()));
+        let k = sampled_kernel(&e, ty, "f");
         for fmt in [RGBA_UNORM8, R_FLOAT] {
             let h = sampling_image(fmt, ty.small());
             let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
@@ -276,7 +281,6 @@ fn sampled_reads_with_every_addressing_and_filter_mode() {
         }
         check!(clReleaseKernel(k));
     }
-    check!(clReleaseProgram(prog));
 }
 
 /// read_imagei/read_imageui through nearest samplers (the only filter defined for them),
@@ -284,10 +288,9 @@ fn sampled_reads_with_every_addressing_and_filter_mode() {
 #[test]
 fn sampled_integer_reads() {
     let e = Env::new();
-    let prog = e.program(&sampled_source(), "");
     for (fmt, sfx) in [(RGBA_INT16, "i"), (RGBA_UINT8, "ui")] {
         for ty in [Ty::D2, Ty::D3, Ty::D1Array] {
-            let k = kernel(prog, &format!("s_{}_{sfx}", ty.cl_c()));
+            let k = sampled_kernel(&e, ty, sfx);
             let h = sampling_image(fmt, ty.small());
             let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
             for s in all_samplers()
@@ -305,7 +308,6 @@ fn sampled_integer_reads() {
             check!(clReleaseKernel(k));
         }
     }
-    check!(clReleaseProgram(prog));
 }
 
 /// Literal samplers: at program scope (`constant sampler_t`) and declared in the kernel.
@@ -370,8 +372,7 @@ fn literal_samplers_in_the_source() {
 #[test]
 fn set_kernel_arg_with_wrong_objects() {
     let e = Env::new();
-    let prog = e.program(&sampled_source(), "");
-    let k = kernel(prog, "s_image2d_t_f");
+    let k = sampled_kernel(&e, Ty::D2, "f");
     let buf = e.buffer(CL_MEM_READ_WRITE, 256, null_mut());
     let img = Img::new(&e, CL_MEM_READ_ONLY, RGBA_UNORM8, Ty::D2.small());
     let wo = Img::new(&e, CL_MEM_WRITE_ONLY, RGBA_UNORM8, Ty::D2.small());
@@ -408,5 +409,4 @@ fn set_kernel_arg_with_wrong_objects() {
     arg(k, 1, &sampler.0);
     check!(clReleaseMemObject(buf));
     check!(clReleaseKernel(k));
-    check!(clReleaseProgram(prog));
 }
