@@ -40,12 +40,27 @@ fn slot(k: &Kernel, index: usize) -> Slot {
         ArgKind::Local { .. } => Slot::Local,
         ArgKind::PodPushConstant { size, .. }
         | ArgKind::PodStorageBuffer { size, .. }
-        | ArgKind::PodUniform { size, .. } => Slot::Value(Some(size as usize)),
+        | ArgKind::PodUniform { size, .. } => Slot::Value(Some(c_size(size as usize, type_name))),
         _ => match arg.info.as_ref().map(|i| i.address_qualifier) {
             Some(CL_KERNEL_ARG_ADDRESS_LOCAL) => Slot::Local,
             Some(CL_KERNEL_ARG_ADDRESS_GLOBAL | CL_KERNEL_ARG_ADDRESS_CONSTANT) => Slot::Buffer,
             _ => Slot::Value(None),
         },
+    }
+}
+
+/// The size of a by-value argument in the OpenCL C sense: clspv reports a 3-component vector
+/// (`int3`, `float3`, ...) as its three elements, but its size is that of four.
+fn c_size(reflected: usize, type_name: &str) -> usize {
+    let scalar = type_name.strip_suffix('3').unwrap_or("");
+    let scalars = [
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float",
+        "double",
+    ];
+    if scalars.contains(&scalar) {
+        reflected / 3 * 4
+    } else {
+        reflected
     }
 }
 

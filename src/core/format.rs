@@ -491,6 +491,6 @@ mod tests {
         let a = Format::new(CL_A, CL_UNORM_INT8).unwrap();
         assert!(!a.writable() && a.element_size() == 1);
         assert_eq!(Format::new(CL_RGBA, CL_FLOAT).unwrap().element_size(), 16);
-        assert!(Format::all().count() > 80);
+        assert_eq!(Format::all().count(), 78);
     }
 }
