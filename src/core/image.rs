@@ -12,8 +12,8 @@ use super::error::{check, CLResult, ClError};
 use super::event::Event;
 use super::format::{Format, Use};
 use super::memory::Mem;
-use super::queue::{HostPart, Keep, Queue, Recorded};
-use super::transfer::{self, HostPtr};
+use super::queue::{HostPart, Queue, Recorded};
+use super::transfer::{self, keep, HostPtr};
 use crate::cl::*;
 use crate::vk::image::{Image as VkImage, ImageShape, TexelView};
 use crate::vk::memory::Placement;
@@ -304,15 +304,6 @@ unsafe fn unpack(
     );
 }
 
-fn keep(mems: &[&Arc<Mem>], stage: Option<&Arc<Lease>>) -> Keep {
-    let mut k: Keep = mems
-        .iter()
-        .map(|&m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
-        .collect();
-    k.extend(stage.map(|s| s.clone() as Arc<dyn std::any::Any + Send + Sync>));
-    k
-}
-
 fn region_bytes(info: &ImageInfo, region: [usize; 3]) -> usize {
     region.iter().product::<usize>() * info.format.element_size()
 }
@@ -371,7 +362,7 @@ pub fn read(
         rec.image_to_buffer(image.raw, stage.raw, &[vk_region]);
         Ok(Recorded {
             host: Some(deliver),
-            keep: keep(&[mem], Some(&stage)),
+            keep: keep(&[mem], Some(stage.clone())),
         })
     })
 }
@@ -399,7 +390,7 @@ pub unsafe fn write(
         let data = unsafe { std::slice::from_raw_parts(src, size) };
         return transfer::upload_linear(queue, command, mem, offset, data, blocking, wait);
     }
-    let stage = stage_upload(queue, region_bytes(info, region))?;
+    let stage = transfer::stage(queue, Placement::Upload, region_bytes(info, region))?;
     let at = stage
         .host()
         .expect("staging memory is host-visible")
@@ -407,17 +398,6 @@ pub unsafe fn write(
     // SAFETY: the staging buffer holds the packed region; src holds it at `pitches`.
     unsafe { pack(info, region, pitches, src, at) };
     upload_staged(queue, command, mem, origin, region, stage, wait)
-}
-
-fn stage_upload(queue: &Arc<Queue>, size: usize) -> CLResult<Arc<Lease>> {
-    let flush = || {
-        let _ = queue.flush();
-    };
-    Ok(Arc::new(queue.staging.acquire(
-        Placement::Upload,
-        size,
-        Some(&flush),
-    )?))
 }
 
 /// Copies the packed region in `stage` into the image.
@@ -436,7 +416,7 @@ fn upload_staged(
         rec.buffer_to_image(stage.raw, image.raw, &[vk_region]);
         Ok(Recorded {
             host: None,
-            keep: keep(&[mem], Some(&stage)),
+            keep: keep(&[mem], Some(stage.clone())),
         })
     })
 }
@@ -561,7 +541,7 @@ pub fn copy(
         }
         Ok(Recorded {
             host: None,
-            keep: keep(&[src, dst], stage.as_ref()),
+            keep: keep(&[src, dst], stage.clone()),
         })
     })
 }
@@ -669,7 +649,7 @@ pub fn map(
         }
         Ok(Recorded {
             host: None,
-            keep: keep(&[mem], Some(&shadow)),
+            keep: keep(&[mem], Some(shadow.clone())),
         })
     })?;
     let ptr = shadow
@@ -696,7 +676,7 @@ pub fn unmap(
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     if !writes {
-        return queue.enqueue_marker(command, wait, keep(&[mem], m.shadow.as_ref()));
+        return queue.enqueue_marker(command, wait, keep(&[mem], m.shadow.clone()));
     }
     match m.shadow {
         Some(shadow) => upload_staged(queue, command, mem, origin, region, shadow, wait),

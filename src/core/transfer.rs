@@ -194,7 +194,7 @@ fn chunks(pieces: Vec<Piece>, max: usize) -> Vec<Vec<Piece>> {
     out
 }
 
-fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Lease>>) -> Keep {
+pub(super) fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Lease>>) -> Keep {
     let mut k: Keep = mems
         .iter()
         .map(|&m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
@@ -254,7 +254,7 @@ fn order_only(
 
 /// Staging memory of the queue's pool; while the pool is exhausted, earlier commands are
 /// submitted so that theirs comes back.
-fn stage(queue: &Arc<Queue>, placement: Placement, size: usize) -> CLResult<Arc<Lease>> {
+pub(super) fn stage(queue: &Arc<Queue>, placement: Placement, size: usize) -> CLResult<Arc<Lease>> {
     let flush = || {
         let _ = queue.flush();
     };
