@@ -218,17 +218,8 @@ fn origin_region(
         )
     };
     let info = m.image()?;
-    let dims = Desc {
-        image_type: info.image_type,
-        width: info.width,
-        height: info.height,
-        depth: info.depth,
-        array_size: info.array_size,
-        row_pitch: 0,
-        slice_pitch: 0,
-    }
-    .dims();
-    let used = match info.image_type {
+    let dims = info.desc.dims();
+    let used = match info.desc.image_type {
         CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => 1,
         CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE1D_ARRAY => 2,
         _ => 3,
@@ -244,6 +235,47 @@ fn origin_region(
         )?;
     }
     Ok((o, r))
+}
+
+/// The checked arguments of clEnqueueReadImage / clEnqueueWriteImage.
+struct HostTransfer {
+    queue: Arc<Queue>,
+    image: Arc<Mem>,
+    origin: [usize; 3],
+    region: [usize; 3],
+    pitches: Pitches,
+    wait: Vec<Arc<Event>>,
+}
+
+/// Checks a host transfer's arguments; `forbidden`: the host-access flags that refuse it
+/// (CL_INVALID_OPERATION).
+#[allow(clippy::too_many_arguments)]
+fn host_transfer(
+    queue: cl_command_queue,
+    image: cl_mem,
+    origin: *const usize,
+    region: *const usize,
+    [row_pitch, slice_pitch]: [usize; 2],
+    ptr: *const c_void,
+    (num_events, events): (cl_uint, *const cl_event),
+    forbidden: cl_mem_flags,
+) -> CLResult<HostTransfer> {
+    let (q, m) = queue_and_image(queue, image)?;
+    let (o, r) = origin_region(&m, origin, region)?;
+    check(!ptr.is_null(), CL_INVALID_VALUE)?;
+    let info = m.image()?;
+    let element = info.format.element_size();
+    let pitches = Pitches::new(info.desc.image_type, element, r, row_pitch, slice_pitch)?;
+    let wait = wait_list(num_events, events, &q.context)?;
+    check(m.flags & forbidden == 0, CL_INVALID_OPERATION)?;
+    Ok(HostTransfer {
+        queue: q,
+        image: m,
+        origin: o,
+        region: r,
+        pitches,
+        wait,
+    })
 }
 
 fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
@@ -396,12 +428,12 @@ entry! {
         let value = match param_name {
             CL_IMAGE_FORMAT => v(&[i.format.order, i.format.data_type]),
             CL_IMAGE_ELEMENT_SIZE => v(&i.format.element_size()),
-            CL_IMAGE_ROW_PITCH => v(&i.row_pitch),
-            CL_IMAGE_SLICE_PITCH => v(&i.slice_pitch),
-            CL_IMAGE_WIDTH => v(&i.width),
-            CL_IMAGE_HEIGHT => v(&i.height),
-            CL_IMAGE_DEPTH => v(&i.depth),
-            CL_IMAGE_ARRAY_SIZE => v(&i.array_size),
+            CL_IMAGE_ROW_PITCH => v(&i.desc.row_pitch),
+            CL_IMAGE_SLICE_PITCH => v(&i.desc.slice_pitch),
+            CL_IMAGE_WIDTH => v(&i.desc.width),
+            CL_IMAGE_HEIGHT => v(&i.desc.height),
+            CL_IMAGE_DEPTH => v(&i.desc.depth),
+            CL_IMAGE_ARRAY_SIZE => v(&i.desc.array_size),
             CL_IMAGE_BUFFER => v(&m.parent.as_ref().map_or(std::ptr::null_mut(), |p| handle(&p.0))),
             CL_IMAGE_NUM_MIP_LEVELS | CL_IMAGE_NUM_SAMPLES => v(&0u32),
             _ => Err(ClError(CL_INVALID_VALUE)),
@@ -422,15 +454,9 @@ entry! {
         event_wait_list: *const cl_event,
         event: *mut cl_event,
     ) {
-        let (q, m) = queue_and_image(command_queue, image)?;
-        let (o, r) = origin_region(&m, origin, region)?;
-        check(!ptr.is_null(), CL_INVALID_VALUE)?;
-        let info = m.image()?;
-        let pitches = Pitches::new(info.image_type, info.format.element_size(), r, row_pitch, slice_pitch)?;
-        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
+        let t = host_transfer(command_queue, image, origin, region, [row_pitch, slice_pitch], ptr, (num_events_in_wait_list, event_wait_list), NO_HOST_READ)?;
         let blocking = blocking_read != 0;
-        let e = image::read(&q, CL_COMMAND_READ_IMAGE, &m, o, r, pitches, HostPtr(ptr as *mut u8), blocking, &wait)?;
+        let e = image::read(&t.queue, CL_COMMAND_READ_IMAGE, &t.image, t.origin, t.region, t.pitches, HostPtr(ptr as *mut u8), blocking, &t.wait)?;
         finish(e, blocking, event)
     }
 
@@ -447,17 +473,11 @@ entry! {
         event_wait_list: *const cl_event,
         event: *mut cl_event,
     ) {
-        let (q, m) = queue_and_image(command_queue, image)?;
-        let (o, r) = origin_region(&m, origin, region)?;
-        check(!ptr.is_null(), CL_INVALID_VALUE)?;
-        let info = m.image()?;
-        let pitches = Pitches::new(info.image_type, info.format.element_size(), r, input_row_pitch, input_slice_pitch)?;
-        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
+        let t = host_transfer(command_queue, image, origin, region, [input_row_pitch, input_slice_pitch], ptr, (num_events_in_wait_list, event_wait_list), NO_HOST_WRITE)?;
         let blocking = blocking_write != 0;
         // SAFETY: the application's memory holds the region at these pitches.
         let e = unsafe {
-            image::write(&q, CL_COMMAND_WRITE_IMAGE, &m, o, r, pitches, ptr as *const u8, blocking, &wait)?
+            image::write(&t.queue, CL_COMMAND_WRITE_IMAGE, &t.image, t.origin, t.region, t.pitches, ptr as *const u8, blocking, &t.wait)?
         };
         finish(e, blocking, event)
     }

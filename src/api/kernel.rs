@@ -161,9 +161,9 @@ fn check_image_arg(k: &Kernel, index: usize, m: &Mem) -> CLResult<()> {
         "image2d_t" | "image2d_depth_t" => CL_MEM_OBJECT_IMAGE2D,
         "image2d_array_t" | "image2d_array_depth_t" => CL_MEM_OBJECT_IMAGE2D_ARRAY,
         "image3d_t" => CL_MEM_OBJECT_IMAGE3D,
-        _ => info.image_type,
+        _ => info.desc.image_type,
     };
-    check(declared == info.image_type, CL_INVALID_MEM_OBJECT)?;
+    check(declared == info.desc.image_type, CL_INVALID_MEM_OBJECT)?;
     let reads = ai.access_qualifier != CL_KERNEL_ARG_ACCESS_WRITE_ONLY;
     let writes = ai.access_qualifier != CL_KERNEL_ARG_ACCESS_READ_ONLY;
     check(

@@ -345,7 +345,7 @@ entry! {
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
         check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
-        let e = transfer::read_linear(&q, &m, offset, size, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
+        let e = transfer::download_linear(&q, CL_COMMAND_READ_BUFFER, &m, offset, size, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
         finish(e, blocking != 0, event)
     }
 
@@ -367,7 +367,7 @@ entry! {
         check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
         // SAFETY: the application passes `size` readable bytes at ptr.
         let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
-        let e = transfer::write_linear(&q, &m, offset, data, blocking != 0, &wait)?;
+        let e = transfer::upload_linear(&q, CL_COMMAND_WRITE_BUFFER, &m, offset, data, blocking != 0, &wait)?;
         finish(e, blocking != 0, event)
     }
 

@@ -25,16 +25,21 @@ use std::sync::Arc;
 /// An image's description (clGetImageInfo) and where its texels are.
 pub struct ImageInfo {
     pub format: Format,
-    pub image_type: cl_mem_object_type,
-    pub width: usize,
-    pub height: usize,
-    pub depth: usize,
-    pub array_size: usize,
-    /// The pitches clGetImageInfo reports: the application's memory's with
-    /// CL_MEM_USE_HOST_PTR, else those of tightly packed texels.
-    pub row_pitch: usize,
-    pub slice_pitch: usize,
+    /// As clGetImageInfo reports it: the sizes the type does not use are 0; the pitches are
+    /// the application's memory's with CL_MEM_USE_HOST_PTR, else those of packed texels
+    /// (slice pitch 0 for types without slices).
+    pub desc: Desc,
     pub store: Store,
+}
+
+impl ImageInfo {
+    /// The pitches of the whole image in the application's memory (CL_MEM_USE_HOST_PTR).
+    fn pitches(&self) -> Pitches {
+        Pitches {
+            row: self.desc.row_pitch,
+            slice: self.desc.slice_pitch,
+        }
+    }
 }
 
 pub enum Store {
@@ -57,6 +62,33 @@ pub struct Desc {
 }
 
 impl Desc {
+    /// The description with the sizes the type does not use set to 0 and the given pitches.
+    fn reported(&self, row_pitch: usize, slice_pitch: usize) -> Desc {
+        let t = self.image_type;
+        let has_height = matches!(
+            t,
+            CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
+        );
+        let arrayed = matches!(t, CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY);
+        Desc {
+            image_type: t,
+            width: self.width,
+            height: if has_height { self.height } else { 0 },
+            depth: if t == CL_MEM_OBJECT_IMAGE3D {
+                self.depth
+            } else {
+                0
+            },
+            array_size: if arrayed { self.array_size } else { 0 },
+            row_pitch,
+            slice_pitch: if Pitches::has_slices(t) {
+                slice_pitch
+            } else {
+                0
+            },
+        }
+    }
+
     /// The size in CL's coordinates: width, height (or layers of a 1D array), depth (or
     /// layers of a 2D array).
     pub fn dims(&self) -> [usize; 3] {
@@ -92,15 +124,26 @@ impl Pitches {
         let min_row = region[0] * element;
         let row = if row == 0 { min_row } else { row };
         check(row >= min_row, CL_INVALID_VALUE)?;
-        let (min_slice, slices) = match image_type {
-            CL_MEM_OBJECT_IMAGE1D_ARRAY => (row, true),
-            CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => (row * region[1], true),
-            _ => (0, false),
+        let min_slice = match image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => row,
+            CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => row * region[1],
+            _ => 0,
         };
-        check(slices || slice == 0, CL_INVALID_VALUE)?;
+        check(
+            Pitches::has_slices(image_type) || slice == 0,
+            CL_INVALID_VALUE,
+        )?;
         let slice = if slice == 0 { min_slice } else { slice };
         check(slice >= min_slice, CL_INVALID_VALUE)?;
         Ok(Pitches { row, slice })
+    }
+
+    /// Whether images of this type have slices (a slice pitch).
+    fn has_slices(image_type: cl_mem_object_type) -> bool {
+        matches!(
+            image_type,
+            CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
+        )
     }
 
     /// The byte offset of row `y`, slice `z` of a region of `image_type`.
@@ -169,12 +212,7 @@ impl Mem {
             desc.slice_pitch,
         )?;
         let packed = dims.iter().product::<usize>() * element;
-        let (row_pitch, slice_pitch) = match desc.image_type {
-            CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D => {
-                (pitches.row, 0)
-            }
-            _ => (pitches.row, pitches.slice),
-        };
+        let reported = desc.reported(pitches.row, pitches.slice);
         let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
         if let Some(buffer) = buffer {
             let view = TexelView::new(
@@ -186,13 +224,7 @@ impl Mem {
             )?;
             let info = ImageInfo {
                 format,
-                image_type: desc.image_type,
-                width: desc.width,
-                height: 0,
-                depth: 0,
-                array_size: 0,
-                row_pitch,
-                slice_pitch: 0,
+                desc: reported,
                 store: Store::Texels(Arc::new(view)),
             };
             return Ok(Mem::new_view(&buffer, flags, packed, info, properties));
@@ -235,22 +267,7 @@ impl Mem {
         let image = VkImage::new(&device, shape, data.as_deref())?;
         let info = ImageInfo {
             format,
-            image_type: desc.image_type,
-            width: desc.width,
-            height: match desc.image_type {
-                CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => {
-                    desc.height
-                }
-                _ => 0,
-            },
-            depth: if desc.image_type == CL_MEM_OBJECT_IMAGE3D {
-                desc.depth
-            } else {
-                0
-            },
-            array_size: if arrayed { desc.array_size } else { 0 },
-            row_pitch,
-            slice_pitch,
+            desc: reported,
             store: Store::Image(Arc::new(image)),
         };
         let host_ptr = if use_host { host_ptr as usize } else { 0 };
@@ -270,7 +287,7 @@ unsafe fn pack(
     out: *mut u8,
 ) {
     rows(
-        info.image_type,
+        info.desc.image_type,
         info.format.element_size(),
         region,
         pitches,
@@ -293,7 +310,7 @@ unsafe fn unpack(
     dst: *mut u8,
 ) {
     rows(
-        info.image_type,
+        info.desc.image_type,
         info.format.element_size(),
         region,
         pitches,
@@ -433,7 +450,7 @@ pub fn fill(
     let info = mem.image()?;
     let texel = info.format.pack(color);
     let data = texel.repeat(region.iter().product());
-    let pitches = Pitches::new(info.image_type, texel.len(), region, 0, 0)?;
+    let pitches = Pitches::new(info.desc.image_type, texel.len(), region, 0, 0)?;
     // SAFETY: `data` is the region, tightly packed (the pitches just computed).
     unsafe {
         write(
@@ -603,12 +620,9 @@ pub fn map(
     if mem.host_ptr != 0 {
         // CL_MEM_USE_HOST_PTR: the application's memory at the image's pitches, brought up
         // to date (unless the region is invalidated).
-        let pitches = Pitches {
-            row: info.row_pitch,
-            slice: info.slice_pitch,
-        };
+        let pitches = info.pitches();
         let e = info.format.element_size();
-        let offset = pitches.at(info.image_type, origin[1], origin[2]) + origin[0] * e;
+        let offset = pitches.at(info.desc.image_type, origin[1], origin[2]) + origin[0] * e;
         let ptr = (mem.host_ptr + offset) as *mut u8;
         let event = if invalidate {
             queue.enqueue_marker(command, wait, keep(&[mem], None))?
@@ -628,7 +642,13 @@ pub fn map(
         mem.add_image_mapping(ptr as usize, flags, origin, region, None);
         return Ok((ptr as *mut c_void, pitches, event));
     }
-    let pitches = Pitches::new(info.image_type, info.format.element_size(), region, 0, 0)?;
+    let pitches = Pitches::new(
+        info.desc.image_type,
+        info.format.element_size(),
+        region,
+        0,
+        0,
+    )?;
     let placement = if flags & CL_MAP_READ != 0 {
         Placement::Readback
     } else {
@@ -681,10 +701,7 @@ pub fn unmap(
     match m.shadow {
         Some(shadow) => upload_staged(queue, command, mem, origin, region, shadow, wait),
         None => {
-            let pitches = Pitches {
-                row: info.row_pitch,
-                slice: info.slice_pitch,
-            };
+            let pitches = info.pitches();
             // SAFETY: the mapped region is the application's memory (USE_HOST_PTR) at the
             // image's pitches.
             unsafe {

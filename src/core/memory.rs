@@ -258,7 +258,7 @@ impl Mem {
         Ok(Arc::new(Mem {
             base: Base::new(Kind::Mem),
             context: context.clone(),
-            mem_type: info.image_type,
+            mem_type: info.desc.image_type,
             flags,
             size,
             host_ptr,
@@ -286,7 +286,7 @@ impl Mem {
         Arc::new(Mem {
             base: Base::new(Kind::Mem),
             context: buffer.context.clone(),
-            mem_type: info.image_type,
+            mem_type: info.desc.image_type,
             flags,
             size,
             host_ptr: buffer.host_ptr,

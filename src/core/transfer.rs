@@ -480,26 +480,6 @@ pub unsafe fn write(
     unsafe { upload(queue, command, mem, pieces, src, blocking, wait) }
 }
 
-/// clEnqueueWriteBuffer.
-pub fn write_linear(
-    queue: &Arc<Queue>,
-    mem: &Arc<Mem>,
-    offset: usize,
-    data: &[u8],
-    blocking: bool,
-    wait: &[Arc<Event>],
-) -> CLResult<Arc<Event>> {
-    upload_linear(
-        queue,
-        CL_COMMAND_WRITE_BUFFER,
-        mem,
-        offset,
-        data,
-        blocking,
-        wait,
-    )
-}
-
 /// clEnqueueReadBufferRect.
 #[allow(clippy::too_many_arguments)]
 pub fn read(
@@ -517,7 +497,7 @@ pub fn read(
     download(queue, command, mem, pieces, dst, blocking, wait)
 }
 
-/// A read of `size` bytes at `offset` reported as `command` (a 1D buffer image's).
+/// clEnqueueReadBuffer (and a 1D buffer image's read), reported as `command`.
 #[allow(clippy::too_many_arguments)]
 pub fn download_linear(
     queue: &Arc<Queue>,
@@ -540,7 +520,7 @@ pub fn download_linear(
     )
 }
 
-/// A write of `data` at `offset` reported as `command` (a 1D buffer image's).
+/// clEnqueueWriteBuffer (and a 1D buffer image's write), reported as `command`.
 pub fn upload_linear(
     queue: &Arc<Queue>,
     command: cl_command_type,
@@ -553,28 +533,6 @@ pub fn upload_linear(
     let pieces = linear(mem, offset, data.len());
     // SAFETY: the one piece is `data`.
     unsafe { upload(queue, command, mem, pieces, data.as_ptr(), blocking, wait) }
-}
-
-/// clEnqueueReadBuffer.
-pub fn read_linear(
-    queue: &Arc<Queue>,
-    mem: &Arc<Mem>,
-    offset: usize,
-    size: usize,
-    dst: HostPtr,
-    blocking: bool,
-    wait: &[Arc<Event>],
-) -> CLResult<Arc<Event>> {
-    download_linear(
-        queue,
-        CL_COMMAND_READ_BUFFER,
-        mem,
-        offset,
-        size,
-        dst,
-        blocking,
-        wait,
-    )
 }
 
 /// clEnqueueCopyBuffer / clEnqueueCopyBufferRect.
