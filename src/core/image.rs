@@ -275,48 +275,35 @@ impl Mem {
     }
 }
 
-/// A region's rows copied out of the application's memory into packed bytes.
+/// Copies a region's rows between the application's memory at `host` (laid out at `pitches`)
+/// and tightly packed bytes at `packed`: into `packed` when `pack`, else out of it.
 ///
 /// # Safety
-/// `src` holds the region at `pitches`.
-unsafe fn pack(
+/// `host` holds the region at `pitches`, `packed` the packed region; the one written is
+/// writable.
+unsafe fn repack(
     info: &ImageInfo,
     region: [usize; 3],
     pitches: Pitches,
-    src: *const u8,
-    out: *mut u8,
+    host: *mut u8,
+    packed: *mut u8,
+    pack: bool,
 ) {
+    let element = info.format.element_size();
     rows(
         info.desc.image_type,
-        info.format.element_size(),
+        element,
         region,
         pitches,
-        |host, at, len| {
-            // SAFETY: in bounds of both (caller's contract; `out` holds the packed region).
-            unsafe { std::ptr::copy_nonoverlapping(src.add(host), out.add(at), len) };
-        },
-    );
-}
-
-/// Packed bytes of a region copied into the application's memory at `pitches`.
-///
-/// # Safety
-/// `dst` holds the region at `pitches`; `src` the packed region.
-unsafe fn unpack(
-    info: &ImageInfo,
-    region: [usize; 3],
-    pitches: Pitches,
-    src: *const u8,
-    dst: *mut u8,
-) {
-    rows(
-        info.desc.image_type,
-        info.format.element_size(),
-        region,
-        pitches,
-        |host, at, len| {
-            // SAFETY: in bounds of both (caller's contract).
-            unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst.add(host), len) };
+        |h, p, len| {
+            // SAFETY: in bounds of both (the caller's contract).
+            unsafe {
+                if pack {
+                    std::ptr::copy_nonoverlapping(host.add(h), packed.add(p), len)
+                } else {
+                    std::ptr::copy_nonoverlapping(packed.add(p), host.add(h), len)
+                }
+            }
         },
     );
 }
@@ -372,7 +359,16 @@ pub fn read(
         let src = s.host().expect("staging memory is host-visible").as_ptr();
         // SAFETY: the copy into the staging buffer has completed; dst holds the region at
         // these pitches (the spec's contract).
-        unsafe { unpack(m.image()?, region, pitches, src, dst.get()) };
+        unsafe {
+            repack(
+                m.image()?,
+                region,
+                pitches,
+                dst.get(),
+                src as *mut u8,
+                false,
+            )
+        };
         Ok(())
     });
     queue.enqueue(command, wait, |rec| {
@@ -413,7 +409,7 @@ pub unsafe fn write(
         .expect("staging memory is host-visible")
         .as_ptr();
     // SAFETY: the staging buffer holds the packed region; src holds it at `pitches`.
-    unsafe { pack(info, region, pitches, src, at) };
+    unsafe { repack(info, region, pitches, src as *mut u8, at, true) };
     upload_staged(queue, command, mem, origin, region, stage, wait)
 }
 
