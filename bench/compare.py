@@ -195,8 +195,13 @@ def write_table(out_dir):
     print(text)
 
 
+def size_label(x, _pos=None):
+    return f"{x / 2**20:g} MiB" if x >= 2**20 else f"{x / 2**10:g} KiB"
+
+
 def plot(out_dir):
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -216,9 +221,11 @@ def plot(out_dir):
                 ax.plot(x, [p[1] for p in pts], marker="o", ms=3, label=run["label"])
                 ax.fill_between(x, [p[2] for p in pts], [p[3] for p in pts], alpha=0.2)
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
         ax.set_yscale("log")
         ax.set_title(kind)
-        ax.set_xlabel("bytes")
+        ax.set_xlabel("transfer size")
+        ax.tick_params(axis="x", labelsize=7)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("GB/s")
     axes[0].legend(fontsize=8)
