@@ -221,6 +221,8 @@ def plot(out_dir):
                 ax.plot(x, [p[1] for p in pts], marker="o", ms=3, label=run["label"])
                 ax.fill_between(x, [p[2] for p in pts], [p[3] for p in pts], alpha=0.2)
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=16))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
         ax.set_yscale("log")
         ax.set_title(kind)
