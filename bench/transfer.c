@@ -79,7 +79,10 @@ static void one_size(const Env *e, size_t size) {
         for (int r = 0; r < e->reps; r++)
             samples[r] = size / time_per_call(transfer_once, &t, sample_s(e)) / 1e9;
         char name[64];
-        snprintf(name, sizeof name, "%s %zu KiB", NAMES[op], size >> 10);
+        if (size >= 1 << 20)
+            snprintf(name, sizeof name, "%s %zu MiB", NAMES[op], size >> 20);
+        else
+            snprintf(name, sizeof name, "%s %zu KiB", NAMES[op], size >> 10);
         record("transfer", name, "GB/s", 1, size, samples, e->reps);
         if (op == WRITE || op == MAP_WRITE) verify_buffer(&t, seed, NAMES[op]);
         if (op == READ || op == MAP_READ) check(t.host, size, seed, NAMES[op]);
