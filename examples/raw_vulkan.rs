@@ -32,7 +32,8 @@ struct Params(HashMap<String, String>);
 
 impl Params {
     fn read(dir: &str) -> Res<Params> {
-        let text = std::fs::read_to_string(format!("{dir}/params.txt")).map_err(|e| e.to_string())?;
+        let text =
+            std::fs::read_to_string(format!("{dir}/params.txt")).map_err(|e| e.to_string())?;
         let map = text
             .lines()
             .filter_map(|l| l.split_once(' '))
@@ -64,7 +65,9 @@ fn spirv_of_binary(path: &str) -> Res<Vec<u32>> {
         return Err(format!("{path}: no sections"));
     }
     let len = u32_at(at + 4)? as usize;
-    let section = bytes.get(at + 8..at + 8 + len).ok_or(format!("{path}: truncated"))?;
+    let section = bytes
+        .get(at + 8..at + 8 + len)
+        .ok_or(format!("{path}: truncated"))?;
     vkcl::compiler::words(section).ok_or(format!("{path}: the section is not SPIR-V"))
 }
 
@@ -89,9 +92,11 @@ impl Gpu {
         let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
         let info = vk::InstanceCreateInfo::default().application_info(&app);
         // SAFETY: valid create info.
-        let instance = unsafe { entry.create_instance(&info, None) }.map_err(vkr("vkCreateInstance"))?;
+        let instance =
+            unsafe { entry.create_instance(&info, None) }.map_err(vkr("vkCreateInstance"))?;
         // SAFETY: valid instance.
-        let physicals = unsafe { instance.enumerate_physical_devices() }.map_err(vkr("enumerate"))?;
+        let physicals =
+            unsafe { instance.enumerate_physical_devices() }.map_err(vkr("enumerate"))?;
         for pd in physicals {
             // SAFETY: pd comes from this instance.
             let props = unsafe { instance.get_physical_device_properties(pd) };
@@ -115,16 +120,31 @@ impl Gpu {
             let queue = unsafe { device.get_device_queue(family as u32, 0) };
             // SAFETY: as above.
             let memory = unsafe { instance.get_physical_device_memory_properties(pd) };
-            return Ok(Gpu { _entry: entry, _instance: instance, device, queue, family: family as u32, memory, name });
+            return Ok(Gpu {
+                _entry: entry,
+                _instance: instance,
+                device,
+                queue,
+                family: family as u32,
+                memory,
+                name,
+            });
         }
         Err("no Vulkan 1.2 device with a compute queue".into())
     }
 
     /// A device with the features vkcl enables (src/vk/device.rs), where supported.
-    fn create_device(instance: &ash::Instance, pd: vk::PhysicalDevice, family: u32, api: u32) -> Res<ash::Device> {
+    fn create_device(
+        instance: &ash::Instance,
+        pd: vk::PhysicalDevice,
+        family: u32,
+        api: u32,
+    ) -> Res<ash::Device> {
         let mut s11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut s12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut s = vk::PhysicalDeviceFeatures2::default().push_next(&mut s11).push_next(&mut s12);
+        let mut s = vk::PhysicalDeviceFeatures2::default()
+            .push_next(&mut s11)
+            .push_next(&mut s12);
         // SAFETY: pd is valid; the chain is well-formed.
         unsafe { instance.get_physical_device_features2(pd, &mut s) };
         let fs = s.features;
@@ -136,7 +156,9 @@ impl Gpu {
         };
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default()
             .storage_buffer16_bit_access(s11.storage_buffer16_bit_access != 0)
-            .uniform_and_storage_buffer16_bit_access(s11.uniform_and_storage_buffer16_bit_access != 0)
+            .uniform_and_storage_buffer16_bit_access(
+                s11.uniform_and_storage_buffer16_bit_access != 0,
+            )
             .storage_push_constant16(s11.storage_push_constant16 != 0)
             .variable_pointers_storage_buffer(true)
             .variable_pointers(true);
@@ -165,7 +187,12 @@ impl Gpu {
         unsafe { instance.create_device(pd, &info, None) }.map_err(vkr("vkCreateDevice"))
     }
 
-    fn memory_type(&self, bits: u32, want: vk::MemoryPropertyFlags, avoid: vk::MemoryPropertyFlags) -> Option<u32> {
+    fn memory_type(
+        &self,
+        bits: u32,
+        want: vk::MemoryPropertyFlags,
+        avoid: vk::MemoryPropertyFlags,
+    ) -> Option<u32> {
         (0..self.memory.memory_type_count).find(|&i| {
             let flags = self.memory.memory_types[i as usize].property_flags;
             bits & (1 << i) != 0 && flags.contains(want) && !flags.intersects(avoid)
@@ -179,23 +206,28 @@ impl Gpu {
             | vk::BufferUsageFlags::TRANSFER_DST;
         let info = vk::BufferCreateInfo::default().size(size).usage(usage);
         // SAFETY: valid device and create info.
-        let raw = unsafe { self.device.create_buffer(&info, None) }.map_err(vkr("vkCreateBuffer"))?;
+        let raw =
+            unsafe { self.device.create_buffer(&info, None) }.map_err(vkr("vkCreateBuffer"))?;
         // SAFETY: raw was created above.
         let req = unsafe { self.device.get_buffer_memory_requirements(raw) };
-        let (dl, hv) = (vk::MemoryPropertyFlags::DEVICE_LOCAL, vk::MemoryPropertyFlags::HOST_VISIBLE);
+        let (dl, hv) = (
+            vk::MemoryPropertyFlags::DEVICE_LOCAL,
+            vk::MemoryPropertyFlags::HOST_VISIBLE,
+        );
         let hc = hv | vk::MemoryPropertyFlags::HOST_COHERENT;
         let index = match host {
             true => self.memory_type(req.memory_type_bits, hc, vk::MemoryPropertyFlags::empty()),
-            false => self
-                .memory_type(req.memory_type_bits, dl, hv)
-                .or_else(|| self.memory_type(req.memory_type_bits, dl, vk::MemoryPropertyFlags::empty())),
+            false => self.memory_type(req.memory_type_bits, dl, hv).or_else(|| {
+                self.memory_type(req.memory_type_bits, dl, vk::MemoryPropertyFlags::empty())
+            }),
         }
         .ok_or("no memory type")?;
         let alloc = vk::MemoryAllocateInfo::default()
             .allocation_size(req.size)
             .memory_type_index(index);
         // SAFETY: valid allocate info.
-        let memory = unsafe { self.device.allocate_memory(&alloc, None) }.map_err(vkr("vkAllocateMemory"))?;
+        let memory = unsafe { self.device.allocate_memory(&alloc, None) }
+            .map_err(vkr("vkAllocateMemory"))?;
         // SAFETY: the memory fits the buffer's requirements.
         unsafe { self.device.bind_buffer_memory(raw, memory, 0) }.map_err(vkr("bind"))?;
         Ok(Buffer { raw, memory, size })
@@ -204,7 +236,10 @@ impl Gpu {
     /// Maps a host-visible buffer's memory.
     fn map(&self, b: &Buffer) -> Res<*mut u8> {
         // SAFETY: host-visible memory, not mapped elsewhere.
-        let p = unsafe { self.device.map_memory(b.memory, 0, b.size, vk::MemoryMapFlags::empty()) };
+        let p = unsafe {
+            self.device
+                .map_memory(b.memory, 0, b.size, vk::MemoryMapFlags::empty())
+        };
         p.map(|p| p as *mut u8).map_err(vkr("vkMapMemory"))
     }
 
@@ -238,7 +273,11 @@ impl Gpu {
 
     fn fence(&self) -> Res<vk::Fence> {
         // SAFETY: valid device.
-        unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }.map_err(vkr("fence"))
+        unsafe {
+            self.device
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+        }
+        .map_err(vkr("fence"))
     }
 
     fn submit_wait(&self, cb: vk::CommandBuffer, fence: vk::Fence) -> Res<()> {
@@ -246,8 +285,12 @@ impl Gpu {
         let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
         // SAFETY: cb is executable, the fence unsignalled; waited for before returning.
         unsafe {
-            self.device.queue_submit(self.queue, &submit, fence).map_err(vkr("submit"))?;
-            self.device.wait_for_fences(&[fence], true, u64::MAX).map_err(vkr("wait"))?;
+            self.device
+                .queue_submit(self.queue, &submit, fence)
+                .map_err(vkr("submit"))?;
+            self.device
+                .wait_for_fences(&[fence], true, u64::MAX)
+                .map_err(vkr("wait"))?;
             self.device.reset_fences(&[fence]).map_err(vkr("reset"))
         }
     }
@@ -290,8 +333,20 @@ fn put(dst: &mut Vec<u8>, at: usize, bytes: &[u8]) {
 
 impl Kernel {
     /// `groups` work-groups of `local` work-items, one dimension.
-    fn new(gpu: &Gpu, spirv: &[u32], refl: &Reflection, name: &str, args: &[Arg], local: u32, groups: u32) -> Res<Kernel> {
-        let k: &KernelReflection = refl.kernels.iter().find(|k| k.name == name).ok_or(format!("no kernel {name}"))?;
+    fn new(
+        gpu: &Gpu,
+        spirv: &[u32],
+        refl: &Reflection,
+        name: &str,
+        args: &[Arg],
+        local: u32,
+        groups: u32,
+    ) -> Res<Kernel> {
+        let k: &KernelReflection = refl
+            .kernels
+            .iter()
+            .find(|k| k.name == name)
+            .ok_or(format!("no kernel {name}"))?;
         let d = &gpu.device;
         // Descriptors of set 0: buffer arguments, and the buffer clustering POD arguments.
         let mut bindings: Vec<(u32, vk::DescriptorType, vk::Buffer)> = vec![];
@@ -302,9 +357,27 @@ impl Kernel {
                 (ArgKind::StorageBuffer { set: 0, binding }, Arg::Buffer(b)) => {
                     bindings.push((binding, vk::DescriptorType::STORAGE_BUFFER, b.raw))
                 }
-                (ArgKind::PodPushConstant { offset, .. }, Arg::Pod(v)) => put(&mut push, offset as usize, v),
-                (ArgKind::PodStorageBuffer { set: 0, binding, offset, .. }, Arg::Pod(v))
-                | (ArgKind::PodUniform { set: 0, binding, offset, .. }, Arg::Pod(v)) => {
+                (ArgKind::PodPushConstant { offset, .. }, Arg::Pod(v)) => {
+                    put(&mut push, offset as usize, v)
+                }
+                (
+                    ArgKind::PodStorageBuffer {
+                        set: 0,
+                        binding,
+                        offset,
+                        ..
+                    },
+                    Arg::Pod(v),
+                )
+                | (
+                    ArgKind::PodUniform {
+                        set: 0,
+                        binding,
+                        offset,
+                        ..
+                    },
+                    Arg::Pod(v),
+                ) => {
                     let ty = match arg.kind {
                         ArgKind::PodUniform { .. } => vk::DescriptorType::UNIFORM_BUFFER,
                         _ => vk::DescriptorType::STORAGE_BUFFER,
@@ -312,7 +385,11 @@ impl Kernel {
                     let pod = pod_buffer.get_or_insert((binding, ty, vec![]));
                     put(&mut pod.2, offset as usize, v);
                 }
-                (kind, _) => return Err(format!("{name}: argument kind {kind:?} is not handled here")),
+                (kind, _) => {
+                    return Err(format!(
+                        "{name}: argument kind {kind:?} is not handled here"
+                    ))
+                }
             }
         }
         let pc = &refl.push_constants;
@@ -322,16 +399,14 @@ impl Kernel {
         write_range(&mut push, pc.enqueued_local_size, [local, 1, 1]);
         write_range(&mut push, pc.global_size, [local * groups, 1, 1]);
         write_range(&mut push, pc.num_workgroups, [groups, 1, 1]);
-        let mut pod_keep = None;
+        // Vulkan objects here are never destroyed: they live as long as the process.
         if let Some((binding, ty, bytes)) = pod_buffer {
             let b = gpu.buffer(bytes.len().max(16) as u64, true)?;
             let p = gpu.map(&b)?;
             // SAFETY: the mapping is at least bytes.len() long.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
             bindings.push((binding, ty, b.raw));
-            pod_keep = Some(b);
         }
-        std::mem::forget(pod_keep); // lives as long as the process
         let layout_bindings: Vec<_> = bindings
             .iter()
             .map(|&(binding, ty, _)| {
@@ -346,7 +421,9 @@ impl Kernel {
         // SAFETY: valid device and create infos throughout; the objects live as long as the
         // process (a benchmark).
         unsafe {
-            let set_layout = d.create_descriptor_set_layout(&info, None).map_err(vkr("set layout"))?;
+            let set_layout = d
+                .create_descriptor_set_layout(&info, None)
+                .map_err(vkr("set layout"))?;
             let ranges = [vk::PushConstantRange::default()
                 .stage_flags(vk::ShaderStageFlags::COMPUTE)
                 .size(push.len() as u32)];
@@ -355,9 +432,13 @@ impl Kernel {
             if !push.is_empty() {
                 info = info.push_constant_ranges(&ranges);
             }
-            let layout = d.create_pipeline_layout(&info, None).map_err(vkr("pipeline layout"))?;
+            let layout = d
+                .create_pipeline_layout(&info, None)
+                .map_err(vkr("pipeline layout"))?;
             let module_info = vk::ShaderModuleCreateInfo::default().code(spirv);
-            let module = d.create_shader_module(&module_info, None).map_err(vkr("shader module"))?;
+            let module = d
+                .create_shader_module(&module_info, None)
+                .map_err(vkr("shader module"))?;
             let sc = &refl.spec_constants;
             let mut spec: Vec<(u32, u32)> = vec![];
             if let Some(ids) = sc.workgroup_size {
@@ -372,33 +453,59 @@ impl Kernel {
             let entries: Vec<_> = spec
                 .iter()
                 .enumerate()
-                .map(|(i, &(id, _))| vk::SpecializationMapEntry { constant_id: id, offset: 4 * i as u32, size: 4 })
+                .map(|(i, &(id, _))| vk::SpecializationMapEntry {
+                    constant_id: id,
+                    offset: 4 * i as u32,
+                    size: 4,
+                })
                 .collect();
             let data: Vec<u8> = spec.iter().flat_map(|&(_, v)| v.to_ne_bytes()).collect();
-            let spec_info = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+            let spec_info = vk::SpecializationInfo::default()
+                .map_entries(&entries)
+                .data(&data);
             let entry = CString::new(name).unwrap();
             let stage = vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(module)
                 .name(&entry)
                 .specialization_info(&spec_info);
-            let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
+            let info = [vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(layout)];
             let pipeline = d
                 .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
                 .map_err(|(_, e)| format!("pipeline: {e:?}"))?[0];
             let sizes = [
-                vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 16 },
-                vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_BUFFER, descriptor_count: 4 },
+                vk::DescriptorPoolSize {
+                    ty: vk::DescriptorType::STORAGE_BUFFER,
+                    descriptor_count: 16,
+                },
+                vk::DescriptorPoolSize {
+                    ty: vk::DescriptorType::UNIFORM_BUFFER,
+                    descriptor_count: 4,
+                },
             ];
-            let pool_info = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-            let pool = d.create_descriptor_pool(&pool_info, None).map_err(vkr("descriptor pool"))?;
+            let pool_info = vk::DescriptorPoolCreateInfo::default()
+                .max_sets(1)
+                .pool_sizes(&sizes);
+            let pool = d
+                .create_descriptor_pool(&pool_info, None)
+                .map_err(vkr("descriptor pool"))?;
             let alloc = vk::DescriptorSetAllocateInfo::default()
                 .descriptor_pool(pool)
                 .set_layouts(&set_layouts);
-            let set = d.allocate_descriptor_sets(&alloc).map_err(vkr("descriptor set"))?[0];
+            let set = d
+                .allocate_descriptor_sets(&alloc)
+                .map_err(vkr("descriptor set"))?[0];
             let infos: Vec<_> = bindings
                 .iter()
-                .map(|&(_, _, b)| [vk::DescriptorBufferInfo { buffer: b, offset: 0, range: vk::WHOLE_SIZE }])
+                .map(|&(_, _, b)| {
+                    [vk::DescriptorBufferInfo {
+                        buffer: b,
+                        offset: 0,
+                        range: vk::WHOLE_SIZE,
+                    }]
+                })
                 .collect();
             let writes: Vec<_> = bindings
                 .iter()
@@ -412,7 +519,12 @@ impl Kernel {
                 })
                 .collect();
             d.update_descriptor_sets(&writes, &[]);
-            Ok(Kernel { pipeline, layout, set, push })
+            Ok(Kernel {
+                pipeline,
+                layout,
+                set,
+                push,
+            })
         }
     }
 
@@ -421,9 +533,22 @@ impl Kernel {
         // SAFETY: cb is recording; the kernel's objects are alive.
         unsafe {
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.pipeline);
-            d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, self.layout, 0, &[self.set], &[]);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                self.layout,
+                0,
+                &[self.set],
+                &[],
+            );
             if !self.push.is_empty() {
-                d.cmd_push_constants(cb, self.layout, vk::ShaderStageFlags::COMPUTE, 0, &self.push);
+                d.cmd_push_constants(
+                    cb,
+                    self.layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    &self.push,
+                );
             }
             for i in 0..count {
                 if i > 0 {
@@ -438,10 +563,24 @@ impl Kernel {
 fn compute_barrier(d: &ash::Device, cb: vk::CommandBuffer) {
     let barrier = [vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-        .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ)];
+        .dst_access_mask(
+            vk::AccessFlags::SHADER_READ
+                | vk::AccessFlags::SHADER_WRITE
+                | vk::AccessFlags::TRANSFER_READ,
+        )];
     let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
     // SAFETY: cb is recording.
-    unsafe { d.cmd_pipeline_barrier(cb, stages, stages, vk::DependencyFlags::empty(), &barrier, &[], &[]) };
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cb,
+            stages,
+            stages,
+            vk::DependencyFlags::empty(),
+            &barrier,
+            &[],
+            &[],
+        )
+    };
 }
 
 /// Seconds per call of `f`, called until `min_s` seconds have passed (at least once).
@@ -495,7 +634,10 @@ fn json(gpu: &Gpu, params: &Params, figures: &[Figure]) -> Res<String> {
 
 fn run() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
-    let dir = args.get(1).filter(|a| !a.starts_with("--")).ok_or("usage: raw_vulkan DIR [--device SUB] [--json FILE]")?;
+    let dir = args
+        .get(1)
+        .filter(|a| !a.starts_with("--"))
+        .ok_or("usage: raw_vulkan DIR [--device SUB] [--json FILE]")?;
     let opt = |name: &str| args.windows(2).find(|w| w[0] == name).map(|w| w[1].clone());
     let params = Params::read(dir)?;
     let gpu = Gpu::new(opt("--device").as_deref())?;
@@ -514,18 +656,41 @@ fn run() -> Res<()> {
     let refl = reflection::parse(&spirv).map_err(|e| format!("reflection: {e:?}"))?;
     let bytes: u64 = params.get("triad_bytes")?;
     let launches: usize = params.get("triad_launches")?;
-    let (a, b, c) = (gpu.buffer(bytes, false)?, gpu.buffer(bytes, false)?, gpu.buffer(bytes, false)?);
+    let (a, b, c) = (
+        gpu.buffer(bytes, false)?,
+        gpu.buffer(bytes, false)?,
+        gpu.buffer(bytes, false)?,
+    );
     let s = 3.0f32.to_le_bytes();
     let groups = (bytes / 16) as u32 / local;
-    let triad = Kernel::new(&gpu, &spirv, &refl, "triad4", &[Arg::Buffer(&a), Arg::Buffer(&b), Arg::Buffer(&c), Arg::Pod(&s)], local, groups)?;
+    let triad = Kernel::new(
+        &gpu,
+        &spirv,
+        &refl,
+        "triad4",
+        &[
+            Arg::Buffer(&a),
+            Arg::Buffer(&b),
+            Arg::Buffer(&c),
+            Arg::Pod(&s),
+        ],
+        local,
+        groups,
+    )?;
     gpu.run_once(pool, |cb| unsafe {
         // SAFETY: cb is recording; the buffers are alive.
-        gpu.device.cmd_fill_buffer(cb, b.raw, 0, vk::WHOLE_SIZE, 1.0f32.to_bits());
-        gpu.device.cmd_fill_buffer(cb, c.raw, 0, vk::WHOLE_SIZE, 2.0f32.to_bits());
+        gpu.device
+            .cmd_fill_buffer(cb, b.raw, 0, vk::WHOLE_SIZE, 1.0f32.to_bits());
+        gpu.device
+            .cmd_fill_buffer(cb, c.raw, 0, vk::WHOLE_SIZE, 2.0f32.to_bits());
     })?;
     let cb = gpu.command_buffer(pool)?;
     // SAFETY: cb is a fresh command buffer, recorded once and submitted many times.
-    unsafe { gpu.device.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default()) }.map_err(vkr("begin"))?;
+    unsafe {
+        gpu.device
+            .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+    }
+    .map_err(vkr("begin"))?;
     triad.record(&gpu.device, cb, groups, launches);
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
@@ -536,7 +701,12 @@ fn run() -> Res<()> {
         let t = time_per_call(sample_s, || gpu.submit_wait(cb, fence))?;
         samples.push(3.0 * bytes as f64 * launches as f64 / t / 1e9);
     }
-    figures.push(Figure { group: "memory", name: "triad", unit: "GB/s", samples });
+    figures.push(Figure {
+        group: "memory",
+        name: "triad",
+        unit: "GB/s",
+        samples,
+    });
     check_floats(&gpu, pool, &a, |_| 7.0, "triad")?;
 
     // compute/fma: FMA_ITERS rounds of mad, as in bench/compute.c.
@@ -548,10 +718,27 @@ fn run() -> Res<()> {
     let (fa, fb) = (0.999f32, 0.001f32);
     let (it, fab, fbb) = (iters.to_le_bytes(), fa.to_le_bytes(), fb.to_le_bytes());
     let groups = items as u32 / local;
-    let fma = Kernel::new(&gpu, &spirv, &refl, "fma_loop", &[Arg::Buffer(&out), Arg::Pod(&it), Arg::Pod(&fab), Arg::Pod(&fbb)], local, groups)?;
+    let fma = Kernel::new(
+        &gpu,
+        &spirv,
+        &refl,
+        "fma_loop",
+        &[
+            Arg::Buffer(&out),
+            Arg::Pod(&it),
+            Arg::Pod(&fab),
+            Arg::Pod(&fbb),
+        ],
+        local,
+        groups,
+    )?;
     let cb = gpu.command_buffer(pool)?;
     // SAFETY: as for triad.
-    unsafe { gpu.device.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default()) }.map_err(vkr("begin"))?;
+    unsafe {
+        gpu.device
+            .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+    }
+    .map_err(vkr("begin"))?;
     fma.record(&gpu.device, cb, groups, 1);
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
@@ -561,7 +748,12 @@ fn run() -> Res<()> {
         let t = time_per_call(sample_s, || gpu.submit_wait(cb, fence))?;
         samples.push(32.0 * iters as f64 * items as f64 / t / 1e9);
     }
-    figures.push(Figure { group: "compute", name: "fma", unit: "GFLOP/s", samples });
+    figures.push(Figure {
+        group: "compute",
+        name: "fma",
+        unit: "GFLOP/s",
+        samples,
+    });
     let expected = |i: usize| {
         let (i, mut sum) = (i / 4, 0.0f64);
         for ch in 0..4 {
@@ -578,21 +770,38 @@ fn run() -> Res<()> {
     for f in &figures {
         let mut v = f.samples.clone();
         v.sort_by(|a, b| a.total_cmp(b));
-        println!("  {:<9} {:<28} {:>12.4} {}", f.group, f.name, quantile(&v, 0.5), f.unit);
+        println!(
+            "  {:<9} {:<28} {:>12.4} {}",
+            f.group,
+            f.name,
+            quantile(&v, 0.5),
+            f.unit
+        );
     }
     if let Some(path) = opt("--json") {
-        std::fs::write(&path, json(&gpu, &params, &figures)?).map_err(|e| format!("{path}: {e}"))?;
+        std::fs::write(&path, json(&gpu, &params, &figures)?)
+            .map_err(|e| format!("{path}: {e}"))?;
     }
     println!("raw_vulkan: done, results verified");
     Ok(())
 }
 
 /// Reads `buf` back and compares sampled floats with `want(index)` (relative 1e-3).
-fn check_floats(gpu: &Gpu, pool: vk::CommandPool, buf: &Buffer, want: impl Fn(usize) -> f64, what: &str) -> Res<()> {
+fn check_floats(
+    gpu: &Gpu,
+    pool: vk::CommandPool,
+    buf: &Buffer,
+    want: impl Fn(usize) -> f64,
+    what: &str,
+) -> Res<()> {
     let host = gpu.buffer(buf.size, true)?;
     gpu.run_once(pool, |cb| {
         compute_barrier(&gpu.device, cb);
-        let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: buf.size }];
+        let region = [vk::BufferCopy {
+            src_offset: 0,
+            dst_offset: 0,
+            size: buf.size,
+        }];
         // SAFETY: cb is recording; both buffers are alive and large enough.
         unsafe { gpu.device.cmd_copy_buffer(cb, buf.raw, host.raw, &region) };
     })?;
@@ -603,7 +812,10 @@ fn check_floats(gpu: &Gpu, pool: vk::CommandPool, buf: &Buffer, want: impl Fn(us
     for i in (0..n).step_by(389) {
         let w = want(i);
         if (v[i] as f64 - w).abs() > 1e-3 * w.abs() {
-            return Err(format!("WRONG RESULT: {what}[{i}] = {}, expected {w}", v[i]));
+            return Err(format!(
+                "WRONG RESULT: {what}[{i}] = {}, expected {w}",
+                v[i]
+            ));
         }
     }
     Ok(())
