@@ -5,11 +5,14 @@
 #          (../shared/GPU.md has the apt-get download line; add ocl-icd-libopencl1 clinfo clpeak)
 #   .dev/  a release build: libvkcl.so, vkcl-clspv, the pyclspv wheel, the examples built with cc
 #          (bandwidth too), and the integration-test executables in .dev/deps/
-#          (cargo test --release --no-run)
+#          (cargo test --release --no-run); for the vkclbench part also vkcl-bench
+#          (bash bench/build.sh .dev/vkcl-bench) and raw_vulkan
+#          (cargo build --release --example raw_vulkan;
+#          strip -o .dev/raw_vulkan target/release/examples/raw_vulkan: 1 MB instead of 13)
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
-# Arguments choose the parts (default: all): tests clpeak bandwidth bench
+# Arguments choose the parts (default: all): tests clpeak bandwidth bench vkclbench
 set -u
-parts=" ${*:-tests clpeak bandwidth bench} "
+parts=" ${*:-tests clpeak bandwidth bench vkclbench} "
 want() { [[ "$parts" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -44,4 +47,13 @@ if want bench; then
       OCL_ICD_VENDORS=$icd timeout 120 $D/$b 2>&1 | tee -a $OUT/bench-$(basename $icd).txt
     done
   done
+fi
+if want vkclbench; then
+  # docs/BENCHMARKS.md: vkcl-bench on vkcl and on NVIDIA's OpenCL in one run, and the raw-Vulkan
+  # baseline; JSON and the table in $OUT/vkclbench (plot here: bash bench/plot.sh DIR).
+  echo "== vkcl-bench: vkcl against NVIDIA's OpenCL"
+  timeout 540 python3 bench/compare.py run --out $OUT/vkclbench --bench $D/vkcl-bench \
+    --impl vkcl=$D/libvkcl.so:vkcl --impl "nvidia=/tmp/nv/nvidia.icd:NVIDIA CUDA" \
+    --raw-vulkan $D/raw_vulkan > $OUT/vkclbench.log 2>&1
+  echo "vkcl-bench: exit $?"; tail -90 $OUT/vkclbench.log
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command (1): set up, build vkcl, and run real OpenCL programs through the ICD loader on
-# lavapipe: clinfo, then the example programs in examples/ (the bandwidth benchmark briefly).
+# lavapipe: clinfo, then the example programs in examples/ (the bandwidth benchmark briefly),
+# then vkcl-bench with --quick settings (ci/bench.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -18,3 +19,5 @@ for src in examples/*.c; do
     *) "$exe" ;;
   esac
 done
+echo "== vkcl-bench (quick)"
+bash ci/bench.sh

@@ -4,7 +4,8 @@
 #     Vulkan validation errors fatal): cargo test; then the buffer tests again with
 #     VKCL_PLACEMENT=device (the staging paths of discrete GPUs; 1D buffer images);
 #  2. other people's suites against vkcl, each compared with its ci/expectations file:
-#     piglit's OpenCL tests, pyopencl's test suite, and a clpeak smoke run;
+#     piglit's OpenCL tests, pyopencl's test suite, and a clpeak smoke run; then vkcl-bench
+#     with --quick settings (ci/bench.sh: results checked, no timing assertions);
 #  3. the pass table (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
 # Every part runs even when an earlier one fails; the exit status is non-zero if any failed.
 set -uo pipefail
@@ -36,6 +37,7 @@ part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMEN
 part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
 part "clpeak" bash ci/clpeak.sh
+part "vkcl-bench (quick)" bash ci/bench.sh
 python3 ci/conformance.py table > target/conformance/table.md
 part "docs/CONFORMANCE.md is current" python3 ci/conformance.py doc-check target/conformance/table.md docs/CONFORMANCE.md
 
