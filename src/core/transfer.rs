@@ -273,8 +273,16 @@ pub(super) fn stage(queue: &Arc<Queue>, placement: Placement, size: usize) -> CL
 /// As `std::ptr::copy_nonoverlapping`.
 unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
     const PART: usize = 4 << 20;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let parts = (len / PART).clamp(1, threads);
+    // available_parallelism reads cgroup files: once per process, and never for small copies.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let parts = if len < 2 * PART {
+        1
+    } else {
+        let threads = *THREADS.get_or_init(|| {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+        });
+        (len / PART).clamp(1, threads)
+    };
     if parts == 1 {
         // SAFETY: the caller's contract.
         unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
