@@ -30,6 +30,11 @@ pub fn enter() -> Option<Active> {
     (!EXITING.load(Ordering::SeqCst)).then_some(active)
 }
 
+/// The process is exiting: a thread waiting in a loop of short waits should leave vkcl.
+pub fn exiting() -> bool {
+    EXITING.load(Ordering::SeqCst)
+}
+
 extern "C" fn at_exit() {
     EXITING.store(true, Ordering::SeqCst);
     let t0 = Instant::now();

@@ -1,6 +1,7 @@
-//! Events: the status of one command (or a user event), waited on with a condition variable.
-//! A command's event completes when its queue's completion thread has seen the batch finish
-//! and run the command's host-side part.
+//! Events: the status of one command (or a user event). A command's event completes when its
+//! batch has finished on the device and the command's host-side part has run, on the thread
+//! that waited for it or on its queue's completion thread; a user event is waited on with a
+//! condition variable.
 
 use super::context::Context;
 use super::error::{CLResult, ClError};
@@ -165,7 +166,10 @@ impl Event {
     /// Blocks until the event is complete; Err if it ended in error.
     pub fn wait(&self) -> CLResult<()> {
         if let Some(q) = &self.queue {
-            q.flush_to(self.value)?;
+            if self.status() > 0 {
+                // Waits on the queue's timeline and completes the command on this thread.
+                q.wait_for(self.value)?;
+            }
         }
         let mut s = self.status.lock();
         while *s > 0 {

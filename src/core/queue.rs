@@ -1,7 +1,9 @@
 //! Command queues: commands are recorded into the open batch (one command buffer) and
-//! submitted in batches that signal the queue's timeline semaphore. A completion thread per
-//! queue waits for each batch, runs the commands' host-side parts (copies into application
-//! memory) and completes their events.
+//! submitted in batches that signal the queue's timeline semaphore. Completing a batch (running
+//! its commands' host-side parts, such as copies into application memory, and completing their
+//! events) is done by the thread that waits for it: an API thread in clFinish, clWaitForEvents
+//! or a blocking call waits on the timeline semaphore itself and completes the batches up to
+//! the one it needs; a completion thread per queue completes those nobody waits for.
 
 use super::context::Context;
 use super::device::Device;
@@ -11,11 +13,11 @@ use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
 use crate::vk::staging::StagingPool;
-use crate::vk::submit::{Recorder, Retired};
+use crate::vk::submit::{Pools, Recorder, Retired};
 use crate::vk::vk;
 use parking_lot::{Condvar, Mutex};
 use std::any::Any;
-use std::sync::mpsc::{channel, Sender};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Host-side work run on the completion thread once the command's GPU part is done.
@@ -40,6 +42,8 @@ struct Batch {
 }
 
 struct Pending {
+    /// The values of its first and last commands.
+    first: u64,
     value: u64,
     /// Host time of the submission, when the queue profiles.
     profiled_at: Option<u64>,
@@ -62,10 +66,66 @@ struct State {
     after_barrier: bool,
 }
 
-/// What the completion thread shares with API threads.
-struct Progress {
-    completed: Mutex<u64>,
-    cond: Condvar,
+/// The submitted batches not yet completed, shared by the queue's API threads and its
+/// completion thread. Batches are completed in order, by one thread at a time (the one that
+/// holds the `completing` role), so events complete and callbacks run in queue order.
+struct Inflight {
+    state: Mutex<Flight>,
+    /// For API threads: `completed` moved, or the `completing` role was given up.
+    done: Condvar,
+    /// For the completion thread: a batch that no API thread waits for, or the queue closed.
+    work: Condvar,
+}
+
+struct Flight {
+    pending: VecDeque<Pending>,
+    /// Every command up to this value has completed (status set, host part run).
+    completed: u64,
+    /// A thread is completing batches taken off `pending`.
+    completing: bool,
+    /// The values API threads wait for on the timeline semaphore themselves: the completion
+    /// thread leaves the batches up to the largest to them.
+    waiting: Vec<u64>,
+    /// The queue is gone: the completion thread ends once `pending` is empty.
+    closed: bool,
+}
+
+impl Flight {
+    /// The last value of the oldest batch that no API thread will complete.
+    fn unattended(&self) -> Option<u64> {
+        let covered = self.waiting.iter().copied().max().unwrap_or(0);
+        self.pending
+            .iter()
+            .find(|p| p.first > covered)
+            .map(|p| p.value)
+    }
+}
+
+/// An API thread's registration as the waiter for `value` (see `Queue::wait_for`).
+struct Waiting<'a> {
+    inflight: &'a Inflight,
+    value: u64,
+}
+
+impl<'a> Waiting<'a> {
+    fn new(inflight: &'a Inflight, value: u64) -> Waiting<'a> {
+        inflight.state.lock().waiting.push(value);
+        Waiting { inflight, value }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut f = self.inflight.state.lock();
+        if let Some(i) = f.waiting.iter().position(|&v| v == self.value) {
+            f.waiting.swap_remove(i);
+        }
+        // Batches this thread did not complete (it failed or gave up) are the completion
+        // thread's again.
+        if f.unattended().is_some() {
+            self.inflight.work.notify_one();
+        }
+    }
 }
 
 #[repr(C)]
@@ -80,9 +140,10 @@ pub struct Queue {
     /// Staging memory for host transfers of device-local buffers.
     pub staging: StagingPool,
     timeline: vk::Semaphore,
+    /// Free lists of the Vulkan objects batches use.
+    pools: Arc<Pools>,
     state: Mutex<State>,
-    progress: Arc<Progress>,
-    completion: Mutex<Option<Sender<Pending>>>,
+    inflight: Arc<Inflight>,
 }
 
 impl ClObject for Queue {
@@ -108,15 +169,21 @@ impl Queue {
     ) -> CLResult<Arc<Queue>> {
         let vk = device.vk()?;
         let timeline = vk.create_timeline(0)?;
-        let progress = Arc::new(Progress {
-            completed: Mutex::new(0),
-            cond: Condvar::new(),
+        let inflight = Arc::new(Inflight {
+            state: Mutex::new(Flight {
+                pending: VecDeque::new(),
+                completed: 0,
+                completing: false,
+                waiting: vec![],
+                closed: false,
+            }),
+            done: Condvar::new(),
+            work: Condvar::new(),
         });
-        let (tx, rx) = channel::<Pending>();
-        let (vk2, progress2) = (vk.clone(), progress.clone());
+        let (vk2, inflight2) = (vk.clone(), inflight.clone());
         let spawned = std::thread::Builder::new()
             .name("vkcl-completion".into())
-            .spawn(move || complete_batches(vk2, timeline, progress2, rx));
+            .spawn(move || complete_batches(vk2, timeline, inflight2));
         if spawned.is_err() {
             // SAFETY: the semaphore is unused.
             unsafe { vk.raw.destroy_semaphore(timeline, None) };
@@ -129,6 +196,7 @@ impl Queue {
             properties,
             properties_array,
             staging: StagingPool::new(&vk),
+            pools: Pools::new(&vk),
             vk,
             timeline,
             state: Mutex::new(State {
@@ -139,8 +207,7 @@ impl Queue {
                 submitted: 0,
                 gates: vec![],
             }),
-            progress,
-            completion: Mutex::new(Some(tx)),
+            inflight,
         }))
     }
 
@@ -166,7 +233,7 @@ impl Queue {
         }
         if state.open.is_none() {
             state.open = Some(Batch {
-                rec: Recorder::new(&self.vk, self.profiled_commands())?,
+                rec: Recorder::new(&self.pools, self.profiled_commands())?,
                 items: vec![],
                 gated: gates.clone(),
                 keep: vec![],
@@ -293,7 +360,7 @@ impl Queue {
                 }
                 // Its commands are dropped; an empty submission still signals their timeline
                 // values in queue order.
-                batch.rec = Recorder::new(&self.vk, 0)?;
+                batch.rec = Recorder::new(&self.pools, 0)?;
             }
             // (A batch without commands, left by a command that failed to record, is dropped.)
             let Some(value) = batch.items.last().map(|i| i.event.value) else {
@@ -307,8 +374,6 @@ impl Queue {
     }
 
     fn submit_batch(&self, state: &mut State, batch: Batch, value: u64) -> CLResult<()> {
-        let events: Vec<_> = batch.items.iter().map(|i| i.event.clone()).collect();
-        let sender = self.completion.lock().clone();
         let result = batch.rec.submit(self.timeline, value);
         let (retired, failed) = match result {
             Ok(r) => (Some(r), None),
@@ -316,28 +381,34 @@ impl Queue {
         };
         state.submitted = value;
         let now = super::event::host_ns();
-        for e in &events {
-            e.times.lock()[1] = now;
-            e.set_status(failed.map_or(CL_SUBMITTED as cl_int, |e| e.0));
+        for item in &batch.items {
+            item.event.times.lock()[1] = now;
+            item.event
+                .set_status(failed.map_or(CL_SUBMITTED as cl_int, |e| e.0));
+        }
+        if failed.is_some() {
+            // Nothing will signal the timeline: signal it from the host so later waits end.
+            let info = vk::SemaphoreSignalInfo::default()
+                .semaphore(self.timeline)
+                .value(value);
+            // SAFETY: valid semaphore; value is greater than any signalled before.
+            let _ = unsafe { self.vk.raw.signal_semaphore(&info) };
         }
         let pending = Pending {
+            first: batch.items.first().map_or(value, |i| i.event.value),
             value,
             profiled_at: (self.profiled_commands() > 0).then_some(now),
             retired,
             items: batch.items,
             keep: batch.keep,
         };
-        if let Some(tx) = sender {
-            if failed.is_some() {
-                // Nothing will signal the timeline: signal it from the host so later waits end.
-                let info = vk::SemaphoreSignalInfo::default()
-                    .semaphore(self.timeline)
-                    .value(value);
-                // SAFETY: valid semaphore; value is greater than any signalled before.
-                let _ = unsafe { self.vk.raw.signal_semaphore(&info) };
-            }
-            let _ = tx.send(pending);
+        let mut f = self.inflight.state.lock();
+        f.pending.push_back(pending);
+        // A thread about to wait for it completes it; otherwise the completion thread does.
+        if f.unattended().is_some() {
+            self.inflight.work.notify_one();
         }
+        drop(f);
         failed.map_or(Ok(()), Err)
     }
 
@@ -350,8 +421,8 @@ impl Queue {
         work: impl FnOnce(),
     ) -> CLResult<Option<Arc<Event>>> {
         let mut state = self.state.lock();
-        let mut completed = self.progress.completed.lock();
-        if *completed < state.last || state.open.is_some() || !state.gates.is_empty() {
+        let mut flight = self.inflight.state.lock();
+        if flight.completed < state.last || state.open.is_some() || !state.gates.is_empty() {
             return Ok(None);
         }
         work();
@@ -362,10 +433,10 @@ impl Queue {
         // SAFETY: valid semaphore; every earlier value has been reached and no submission
         // signals it any more, so `value` is the next one.
         unsafe { self.vk.raw.signal_semaphore(&info) }?;
-        (state.last, state.submitted, *completed) = (value, value, value);
-        drop(completed);
+        (state.last, state.submitted, flight.completed) = (value, value, value);
+        drop(flight);
         drop(state);
-        self.progress.cond.notify_all();
+        self.inflight.done.notify_all();
         let event = Event::new(self, command_type, value);
         let now = super::event::host_ns();
         *event.times.lock() = [now; 5];
@@ -390,15 +461,51 @@ impl Queue {
 
     /// clFinish: submits and waits for every command enqueued so far.
     pub fn finish(&self) -> CLResult<()> {
-        let last = {
-            let mut state = self.state.lock();
-            self.submit(&mut state)?;
-            state.last
-        };
-        let mut done = self.progress.completed.lock();
-        while *done < last {
-            self.progress.cond.wait(&mut done);
+        let last = self.state.lock().last;
+        self.wait_for(last)
+    }
+
+    /// Submits the command with `value` (and those before it) and waits until it has
+    /// completed. Where its batch is submitted, this thread waits on the timeline semaphore
+    /// and completes the batches up to it itself (no hand-over through the completion thread);
+    /// a batch held back by a gate is left to the completion thread.
+    pub fn wait_for(&self, value: u64) -> CLResult<()> {
+        if self.inflight.state.lock().completed >= value {
+            return Ok(());
         }
+        let waiting = {
+            let mut state = self.state.lock();
+            // Registered before the submission, so that the completion thread is not woken
+            // for a batch this thread completes.
+            let waiting = Waiting::new(&self.inflight, value);
+            if state.submitted < value {
+                self.submit(&mut state)?;
+            }
+            (state.submitted >= value).then_some(waiting)
+        };
+        let Some(waiting) = waiting else {
+            let mut f = self.inflight.state.lock();
+            while f.completed < value {
+                self.inflight.done.wait(&mut f);
+            }
+            return Ok(());
+        };
+        let failed = loop {
+            // Short waits: a process exit waits for the calls inside vkcl to leave the driver.
+            match self.vk.wait_timeline(self.timeline, value, 100_000_000) {
+                Ok(true) => break None,
+                Ok(false) if crate::shutdown::exiting() => {
+                    return Err(ClError(CL_OUT_OF_RESOURCES));
+                }
+                Ok(false) => continue,
+                Err(e) => {
+                    log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
+                    break Some(e);
+                }
+            }
+        };
+        complete_through(&self.vk, &self.inflight, value, failed);
+        drop(waiting);
         Ok(())
     }
 }
@@ -407,9 +514,9 @@ impl Drop for Queue {
     fn drop(&mut self) {
         let mut state = self.state.lock();
         let _ = self.submit(&mut state);
-        // Closing the channel ends the completion thread after the last batch; it destroys
-        // the timeline semaphore.
-        self.completion.lock().take();
+        // The completion thread ends after the last batch; it destroys the timeline semaphore.
+        self.inflight.state.lock().closed = true;
+        self.inflight.work.notify_one();
     }
 }
 
@@ -449,28 +556,100 @@ fn record_times(
     times[4] = times[3].max(now);
 }
 
-/// At process exit: the batches left may still be running, so nothing of them (nor of the
-/// batches still in the channel) is destroyed.
-fn abandon(p: Pending, rx: std::sync::mpsc::Receiver<Pending>) {
-    std::mem::forget(p);
-    std::mem::forget(rx);
+/// At process exit: the batches left may still be running, so nothing of them is destroyed.
+fn abandon(inflight: Arc<Inflight>) {
+    std::mem::forget(inflight);
 }
 
-fn complete_batches(
-    vk: Arc<VkDevice>,
-    timeline: vk::Semaphore,
-    progress: Arc<Progress>,
-    rx: std::sync::mpsc::Receiver<Pending>,
-) {
-    while let Ok(p) = rx.recv() {
+/// Completes, in order, the batches up to the one holding `value`, whose timeline value has
+/// been reached (or whose wait failed with `failed`). Returns once every command up to `value`
+/// has completed, here or on another thread.
+fn complete_through(vk: &VkDevice, inflight: &Inflight, value: u64, failed: Option<ClError>) {
+    let mut f = inflight.state.lock();
+    while f.completed < value {
+        if f.completing {
+            inflight.done.wait(&mut f);
+            continue;
+        }
+        let Some(p) = f.pending.pop_front() else {
+            // Not submitted (cannot happen where the timeline reached `value`).
+            return;
+        };
+        f.completing = true;
+        drop(f);
+        let last = p.value;
+        complete_batch(vk, p, failed);
+        f = inflight.state.lock();
+        f.completing = false;
+        f.completed = f.completed.max(last);
+        inflight.done.notify_all();
+    }
+}
+
+/// Completes one batch: profiling times, host parts, event status (and so callbacks), then
+/// gives its Vulkan objects back and lets go of what it kept alive.
+fn complete_batch(vk: &VkDevice, p: Pending, failed: Option<ClError>) {
+    let times = p
+        .profiled_at
+        .zip(p.retired.as_ref().and_then(|r| r.command_times()));
+    // The device's clock and the host's read together (where the device can tell): device
+    // times then map onto the host clock exactly.
+    let clocks = times
+        .as_ref()
+        .and_then(|_| vk.now_ns())
+        .map(|device| (device, super::event::host_ns()));
+    for item in &p.items {
+        if let Some((submitted, t)) = &times {
+            record_times(&item.event, *submitted, t, item.index, clocks);
+        }
+    }
+    for item in p.items {
+        let status = match (failed, item.host) {
+            (Some(e), _) => e.0,
+            // Failed before it ran (its wait list failed): no host part either.
+            (None, Some(_)) if item.event.status() < 0 => continue,
+            (None, None) => CL_COMPLETE as cl_int,
+            (None, Some(host)) => {
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(host)) {
+                    Ok(Ok(())) => CL_COMPLETE as cl_int,
+                    Ok(Err(e)) => e.0,
+                    Err(_) => CL_OUT_OF_RESOURCES,
+                }
+            }
+        };
+        item.event.set_status(status);
+    }
+    drop(p.retired);
+    drop(p.keep);
+}
+
+/// The completion thread: completes the batches no API thread waits for, in order.
+fn complete_batches(vk: Arc<VkDevice>, timeline: vk::Semaphore, inflight: Arc<Inflight>) {
+    loop {
+        let target = {
+            let mut f = inflight.state.lock();
+            loop {
+                if let Some(v) = f.unattended() {
+                    break v;
+                }
+                if f.closed && f.pending.is_empty() {
+                    drop(f);
+                    // SAFETY: the queue is gone and every batch signalling this semaphore has
+                    // completed.
+                    unsafe { vk.raw.destroy_semaphore(timeline, None) };
+                    return;
+                }
+                inflight.work.wait(&mut f);
+            }
+        };
         let mut failed = None;
         loop {
             // Short waits: a process exit waits for this thread to leave the driver. Then the
             // batch may still run: nothing of it is destroyed.
             let Some(_active) = crate::shutdown::enter() else {
-                return abandon(p, rx);
+                return abandon(inflight);
             };
-            match vk.wait_timeline(timeline, p.value, 100_000_000) {
+            match vk.wait_timeline(timeline, target, 100_000_000) {
                 Ok(true) => break,
                 Ok(false) => continue,
                 Err(e) => {
@@ -480,44 +659,9 @@ fn complete_batches(
                 }
             }
         }
-        let times = p
-            .profiled_at
-            .zip(p.retired.as_ref().and_then(|r| r.command_times()));
-        // The device's clock and the host's read together (where the device can tell): device
-        // times then map onto the host clock exactly.
-        let clocks = times
-            .as_ref()
-            .and_then(|_| vk.now_ns())
-            .map(|device| (device, super::event::host_ns()));
-        for item in &p.items {
-            if let Some((submitted, t)) = &times {
-                record_times(&item.event, *submitted, t, item.index, clocks);
-            }
-        }
         let Some(_active) = crate::shutdown::enter() else {
-            return abandon(p, rx);
+            return abandon(inflight);
         };
-        for item in p.items {
-            let status = match (failed, item.host) {
-                (Some(e), _) => e.0,
-                // Failed before it ran (its wait list failed): no host part either.
-                (None, Some(_)) if item.event.status() < 0 => continue,
-                (None, None) => CL_COMPLETE as cl_int,
-                (None, Some(host)) => {
-                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(host)) {
-                        Ok(Ok(())) => CL_COMPLETE as cl_int,
-                        Ok(Err(e)) => e.0,
-                        Err(_) => CL_OUT_OF_RESOURCES,
-                    }
-                }
-            };
-            item.event.set_status(status);
-        }
-        drop(p.retired);
-        drop(p.keep);
-        *progress.completed.lock() = p.value;
-        progress.cond.notify_all();
+        complete_through(&vk, &inflight, target, failed);
     }
-    // SAFETY: the queue is gone and every batch signalling this semaphore has completed.
-    unsafe { vk.raw.destroy_semaphore(timeline, None) };
 }

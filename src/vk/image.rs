@@ -161,7 +161,7 @@ impl Image {
             }
             None => None,
         };
-        let mut rec = Recorder::new(device, 0)?;
+        let mut rec = Recorder::one_off(device)?;
         rec.to_general(self.raw);
         if let Some(stage) = &stage {
             let whole = self.region([0; 3], self.cl_region());

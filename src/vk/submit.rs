@@ -9,6 +9,7 @@ use super::pipeline::{KernelLayout, Pipeline};
 use super::staging::CHUNK;
 use super::vk;
 use crate::core::CLResult;
+use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// A buffer range bound to a descriptor.
@@ -49,6 +50,7 @@ impl Binding {
 
 pub struct Recorder {
     device: Arc<Device>,
+    pools: Arc<Pools>,
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
     desc_pools: Vec<vk::DescriptorPool>,
@@ -63,46 +65,223 @@ pub struct Recorder {
 
 const SETS_PER_POOL: u32 = 64;
 
-impl Recorder {
-    /// A recorder; with `profiled_commands > 0`, room for that many commands' timestamps.
-    pub fn new(device: &Arc<Device>, profiled_commands: u32) -> CLResult<Recorder> {
-        let info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(device.caps.queue_family)
-            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
-        // SAFETY: valid device; destroyed by Drop of Recorder / Retired.
-        let pool = unsafe { device.raw.create_command_pool(&info, None) }?;
-        let mut rec = Recorder {
+/// Free lists of the Vulkan objects batches use (one per queue): a batch takes those of a
+/// batch completed before it, reset, instead of creating its own and destroying them at
+/// completion (creation and destruction cost allocations, and on lavapipe an mmap/munmap per
+/// batch). At most `KEEP` of each kind are kept; the rest are destroyed.
+pub struct Pools {
+    device: Arc<Device>,
+    free: Mutex<Free>,
+}
+
+#[derive(Default)]
+struct Free {
+    commands: Vec<(vk::CommandPool, vk::CommandBuffer)>,
+    descriptors: Vec<vk::DescriptorPool>,
+    queries: Vec<(vk::QueryPool, u32)>,
+}
+
+const KEEP: usize = 16;
+
+impl Pools {
+    pub fn new(device: &Arc<Device>) -> Arc<Pools> {
+        Arc::new(Pools {
             device: device.clone(),
+            free: Mutex::new(Free::default()),
+        })
+    }
+
+    /// A command pool with its one command buffer, both reset.
+    fn command_buffer(&self) -> CLResult<(vk::CommandPool, vk::CommandBuffer)> {
+        let d = &self.device.raw;
+        if let Some((pool, cmd)) = self.free.lock().commands.pop() {
+            // SAFETY: the pool's batch has completed (or was never submitted): nothing uses
+            // its command buffer.
+            match unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) } {
+                Ok(()) => return Ok((pool, cmd)),
+                // SAFETY: as above; the pool is not used any more.
+                Err(_) => unsafe { d.destroy_command_pool(pool, None) },
+            }
+        }
+        let info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(self.device.caps.queue_family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: valid device; destroyed by Drop of Pools (or when not kept).
+        let pool = unsafe { d.create_command_pool(&info, None) }?;
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: valid pool.
+        match unsafe { d.allocate_command_buffers(&alloc) } {
+            Ok(cmds) => Ok((pool, cmds[0])),
+            Err(e) => {
+                // SAFETY: the pool was just created and holds nothing.
+                unsafe { d.destroy_command_pool(pool, None) };
+                Err(e.into())
+            }
+        }
+    }
+
+    /// A descriptor pool with no sets allocated.
+    fn descriptor_pool(&self) -> CLResult<vk::DescriptorPool> {
+        let d = &self.device.raw;
+        if let Some(pool) = self.free.lock().descriptors.pop() {
+            // SAFETY: the sets of the pool belong to a completed (or never submitted) batch.
+            unsafe { d.reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty()) }?;
+            return Ok(pool);
+        }
+        let sizes = [
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER,
+                descriptor_count: SETS_PER_POOL * 8,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::UNIFORM_BUFFER,
+                descriptor_count: SETS_PER_POOL * 4,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::SAMPLED_IMAGE,
+                descriptor_count: SETS_PER_POOL * 8,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_IMAGE,
+                descriptor_count: SETS_PER_POOL * 8,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::SAMPLER,
+                descriptor_count: SETS_PER_POOL * 8,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+                descriptor_count: SETS_PER_POOL * 4,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_TEXEL_BUFFER,
+                descriptor_count: SETS_PER_POOL * 4,
+            },
+        ];
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(SETS_PER_POOL)
+            .pool_sizes(&sizes);
+        // SAFETY: valid device; destroyed by Drop of Pools (or when not kept).
+        Ok(unsafe { d.create_descriptor_pool(&info, None) }?)
+    }
+
+    /// A timestamp query pool of `count` queries (reset by the recorder on the GPU).
+    fn query_pool(&self, count: u32) -> CLResult<(vk::QueryPool, u32)> {
+        let mut free = self.free.lock();
+        if let Some(i) = free.queries.iter().position(|q| q.1 == count) {
+            return Ok(free.queries.swap_remove(i));
+        }
+        drop(free);
+        let info = vk::QueryPoolCreateInfo::default()
+            .query_type(vk::QueryType::TIMESTAMP)
+            .query_count(count);
+        // SAFETY: valid device; destroyed by Drop of Pools (or when not kept).
+        Ok((unsafe { self.device.raw.create_query_pool(&info, None) }?, count))
+    }
+
+    /// Takes back the objects of a batch that has completed or was never submitted.
+    fn give_back(
+        &self,
+        command: Option<(vk::CommandPool, vk::CommandBuffer)>,
+        descriptors: Vec<vk::DescriptorPool>,
+        queries: Option<(vk::QueryPool, u32)>,
+    ) {
+        let mut free = self.free.lock();
+        let (mut drop_cmd, mut drop_desc, mut drop_query) = (None, vec![], None);
+        if let Some(c) = command {
+            if free.commands.len() < KEEP {
+                free.commands.push(c);
+            } else {
+                drop_cmd = Some(c.0);
+            }
+        }
+        for p in descriptors {
+            if free.descriptors.len() < 4 * KEEP {
+                free.descriptors.push(p);
+            } else {
+                drop_desc.push(p);
+            }
+        }
+        if let Some(q) = queries {
+            if free.queries.len() < KEEP {
+                free.queries.push(q);
+            } else {
+                drop_query = Some(q.0);
+            }
+        }
+        drop(free);
+        let d = &self.device.raw;
+        // SAFETY: the batch has completed (or was never submitted): nothing uses these.
+        unsafe {
+            if let Some(p) = drop_cmd {
+                d.destroy_command_pool(p, None);
+            }
+            for p in drop_desc {
+                d.destroy_descriptor_pool(p, None);
+            }
+            if let Some(q) = drop_query {
+                d.destroy_query_pool(q, None);
+            }
+        }
+    }
+}
+
+impl Drop for Pools {
+    fn drop(&mut self) {
+        let free = std::mem::take(self.free.get_mut());
+        let d = &self.device.raw;
+        // SAFETY: every batch that used these has completed and given them back (Recorder and
+        // Retired hold the Pools alive until then).
+        unsafe {
+            for (p, _) in free.commands {
+                d.destroy_command_pool(p, None);
+            }
+            for p in free.descriptors {
+                d.destroy_descriptor_pool(p, None);
+            }
+            for (q, _) in free.queries {
+                d.destroy_query_pool(q, None);
+            }
+        }
+    }
+}
+
+impl Recorder {
+    /// A recorder taking its objects from `pools`; with `profiled_commands > 0`, room for that
+    /// many commands' timestamps.
+    pub fn new(pools: &Arc<Pools>, profiled_commands: u32) -> CLResult<Recorder> {
+        let (pool, cmd) = pools.command_buffer()?;
+        let mut rec = Recorder {
+            device: pools.device.clone(),
+            pools: pools.clone(),
             pool,
-            cmd: vk::CommandBuffer::null(),
+            cmd,
             desc_pools: vec![],
             waits: vec![],
             commands: 0,
             unordered: false,
             timestamps: None,
         };
-        let alloc = vk::CommandBufferAllocateInfo::default()
-            .command_pool(pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: valid pool.
-        rec.cmd = unsafe { device.raw.allocate_command_buffers(&alloc) }?[0];
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: a fresh command buffer.
+        let device = &pools.device;
+        // SAFETY: a command buffer in the initial state (new or its pool reset).
         unsafe { device.raw.begin_command_buffer(rec.cmd, &begin) }?;
         if profiled_commands > 0 {
-            let count = 2 * profiled_commands;
-            let info = vk::QueryPoolCreateInfo::default()
-                .query_type(vk::QueryType::TIMESTAMP)
-                .query_count(count);
-            // SAFETY: valid device; destroyed with the batch (Retired).
-            let qp = unsafe { device.raw.create_query_pool(&info, None) }?;
-            // SAFETY: cmd is recording; the pool is new.
+            let (qp, count) = pools.query_pool(2 * profiled_commands)?;
+            // SAFETY: cmd is recording; the pool is not used by any batch in flight.
             unsafe { device.raw.cmd_reset_query_pool(rec.cmd, qp, 0, count) };
             rec.timestamps = Some((qp, count));
         }
         Ok(rec)
+    }
+
+    /// A recorder of its own, for work outside any queue (initial contents at creation).
+    pub fn one_off(device: &Arc<Device>) -> CLResult<Recorder> {
+        Recorder::new(&Pools::new(device), 0)
     }
 
     fn memory_barrier(&self, dst_stage: vk::PipelineStageFlags, dst_access: vk::AccessFlags) {
@@ -240,46 +419,12 @@ impl Recorder {
                 Err(e) => return Err(e.into()),
             }
         }
-        let sizes = [
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::UNIFORM_BUFFER,
-                descriptor_count: SETS_PER_POOL * 4,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::SAMPLED_IMAGE,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_IMAGE,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::SAMPLER,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
-                descriptor_count: SETS_PER_POOL * 4,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_TEXEL_BUFFER,
-                descriptor_count: SETS_PER_POOL * 4,
-            },
-        ];
-        let info = vk::DescriptorPoolCreateInfo::default()
-            .max_sets(SETS_PER_POOL)
-            .pool_sizes(&sizes);
-        // SAFETY: valid device; destroyed with the batch.
-        let pool = unsafe { self.device.raw.create_descriptor_pool(&info, None) }?;
+        let pool = self.pools.descriptor_pool()?;
         self.desc_pools.push(pool);
         let info = vk::DescriptorSetAllocateInfo::default()
             .descriptor_pool(pool)
             .set_layouts(&layouts);
-        // SAFETY: fresh pool sized for several sets.
+        // SAFETY: an empty pool sized for several sets.
         Ok(unsafe { self.device.raw.allocate_descriptor_sets(&info) }?[0])
     }
 
@@ -435,14 +580,11 @@ impl Recorder {
                     .queue_submit(*queue, &[submit], vk::Fence::null())
             }?;
         }
-        let pools = std::mem::take(&mut self.desc_pools);
-        let pool = std::mem::replace(&mut self.pool, vk::CommandPool::null());
-        let timestamps = self.timestamps.take();
         Ok(Retired {
-            device: self.device.clone(),
-            pool,
-            desc_pools: pools,
-            timestamps,
+            pools: self.pools.clone(),
+            command: Some((std::mem::replace(&mut self.pool, vk::CommandPool::null()), self.cmd)),
+            desc_pools: std::mem::take(&mut self.desc_pools),
+            timestamps: self.timestamps.take(),
             commands: self.commands,
         })
     }
@@ -450,21 +592,22 @@ impl Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        // A recorder dropped without submitting: nothing of it reached the GPU.
-        Retired {
-            device: self.device.clone(),
-            pool: self.pool,
-            desc_pools: std::mem::take(&mut self.desc_pools),
-            timestamps: self.timestamps.take(),
-            commands: 0,
-        };
+        // Submitted: the objects went to Retired. Otherwise nothing of it reached the GPU.
+        if self.pool != vk::CommandPool::null() {
+            self.pools.give_back(
+                Some((self.pool, self.cmd)),
+                std::mem::take(&mut self.desc_pools),
+                self.timestamps.take(),
+            );
+        }
     }
 }
 
-/// The Vulkan objects of a submitted batch, destroyed once the batch has completed.
+/// The Vulkan objects of a submitted batch, given back to the queue's pools once the batch has
+/// completed.
 pub struct Retired {
-    device: Arc<Device>,
-    pool: vk::CommandPool,
+    pools: Arc<Pools>,
+    command: Option<(vk::CommandPool, vk::CommandBuffer)>,
     desc_pools: Vec<vk::DescriptorPool>,
     timestamps: Option<(vk::QueryPool, u32)>,
     commands: usize,
@@ -476,14 +619,15 @@ impl Retired {
         let (qp, count) = self.timestamps?;
         let n = (2 * self.commands).min(count as usize);
         let mut ticks = vec![0u64; n];
+        let device = &self.pools.device;
         // SAFETY: the batch has completed, so every written query is available.
         unsafe {
-            self.device
+            device
                 .raw
                 .get_query_pool_results(qp, 0, &mut ticks, vk::QueryResultFlags::TYPE_64)
         }
         .ok()?;
-        let ns = |t: u64| self.device.ticks_to_ns(t);
+        let ns = |t: u64| device.ticks_to_ns(t);
         Some(
             ticks
                 .chunks(2)
@@ -495,18 +639,12 @@ impl Retired {
 
 impl Drop for Retired {
     fn drop(&mut self) {
-        // SAFETY: the batch has completed (or was never submitted), so nothing uses these.
-        unsafe {
-            for &p in &self.desc_pools {
-                self.device.raw.destroy_descriptor_pool(p, None);
-            }
-            if self.pool != vk::CommandPool::null() {
-                self.device.raw.destroy_command_pool(self.pool, None);
-            }
-            if let Some((qp, _)) = self.timestamps {
-                self.device.raw.destroy_query_pool(qp, None);
-            }
-        }
+        // The batch has completed: its objects may be reused.
+        self.pools.give_back(
+            self.command.take(),
+            std::mem::take(&mut self.desc_pools),
+            self.timestamps.take(),
+        );
     }
 }
 
@@ -517,11 +655,12 @@ pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) 
     let chunk = CHUNK.min(data.len());
     let stage = Buffer::new(device, chunk as u64, Placement::Upload, "initial data")?;
     let timeline = device.create_timeline(0)?;
+    let pools = Pools::new(device);
     let result = (|| {
         for (i, part) in data.chunks(CHUNK).enumerate() {
             // SAFETY: the previous copy out of the staging buffer has completed (waited below).
             unsafe { stage.write(0, part) };
-            let mut rec = Recorder::new(device, 0)?;
+            let mut rec = Recorder::new(&pools, 0)?;
             let at = offset + (i * CHUNK) as u64;
             rec.copy_buffer(stage.raw, 0, dst.raw, at, part.len() as u64);
             let value = i as u64 + 1;
