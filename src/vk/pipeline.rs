@@ -1,6 +1,7 @@
 //! Shader modules, kernel layouts (descriptor-set and pipeline layouts) and compute pipelines.
 
 use super::device::Device;
+use super::submit::SetCache;
 use super::vk;
 use crate::core::CLResult;
 use std::ffi::CString;
@@ -40,6 +41,8 @@ pub struct KernelLayout {
     pub set_layouts: Vec<vk::DescriptorSetLayout>,
     pub pipeline_layout: vk::PipelineLayout,
     pub push_constant_size: u32,
+    /// Descriptor sets of these layouts, reused from launch to launch.
+    pub set_cache: Arc<SetCache>,
 }
 
 impl KernelLayout {
@@ -54,6 +57,7 @@ impl KernelLayout {
             set_layouts: vec![],
             pipeline_layout: vk::PipelineLayout::null(),
             push_constant_size,
+            set_cache: SetCache::new(device, &sets),
         };
         for set in &sets {
             let bindings: Vec<_> = set

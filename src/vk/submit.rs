@@ -53,7 +53,8 @@ pub struct Recorder {
     pools: Arc<Pools>,
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
-    desc_pools: Vec<vk::DescriptorPool>,
+    /// Descriptor sets taken from kernel layouts' caches, given back at completion.
+    sets: Vec<(Arc<SetCache>, usize, TakenSet)>,
     waits: Vec<(vk::Semaphore, u64)>,
     pub commands: usize,
     /// The next command need not wait for those before it (out-of-order queues): its first
@@ -67,8 +68,8 @@ const SETS_PER_POOL: u32 = 64;
 
 /// Free lists of the Vulkan objects batches use (one per queue): a batch takes those of a
 /// batch completed before it, reset, instead of creating its own and destroying them at
-/// completion (creation and destruction cost allocations, and on lavapipe an mmap/munmap per
-/// batch). At most `KEEP` of each kind are kept; the rest are destroyed.
+/// completion (creation and destruction cost allocations). At most `KEEP` of each kind are
+/// kept; the rest are destroyed. (Descriptor sets are reused per kernel layout: `SetCache`.)
 pub struct Pools {
     device: Arc<Device>,
     free: Mutex<Free>,
@@ -77,7 +78,6 @@ pub struct Pools {
 #[derive(Default)]
 struct Free {
     commands: Vec<(vk::CommandPool, vk::CommandBuffer)>,
-    descriptors: Vec<vk::DescriptorPool>,
     queries: Vec<(vk::QueryPool, u32)>,
 }
 
@@ -123,51 +123,6 @@ impl Pools {
         }
     }
 
-    /// A descriptor pool with no sets allocated.
-    fn descriptor_pool(&self) -> CLResult<vk::DescriptorPool> {
-        let d = &self.device.raw;
-        if let Some(pool) = self.free.lock().descriptors.pop() {
-            // SAFETY: the sets of the pool belong to a completed (or never submitted) batch.
-            unsafe { d.reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty()) }?;
-            return Ok(pool);
-        }
-        let sizes = [
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::UNIFORM_BUFFER,
-                descriptor_count: SETS_PER_POOL * 4,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::SAMPLED_IMAGE,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_IMAGE,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::SAMPLER,
-                descriptor_count: SETS_PER_POOL * 8,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
-                descriptor_count: SETS_PER_POOL * 4,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_TEXEL_BUFFER,
-                descriptor_count: SETS_PER_POOL * 4,
-            },
-        ];
-        let info = vk::DescriptorPoolCreateInfo::default()
-            .max_sets(SETS_PER_POOL)
-            .pool_sizes(&sizes);
-        // SAFETY: valid device; destroyed by Drop of Pools (or when not kept).
-        Ok(unsafe { d.create_descriptor_pool(&info, None) }?)
-    }
-
     /// A timestamp query pool of `count` queries (reset by the recorder on the GPU).
     fn query_pool(&self, count: u32) -> CLResult<(vk::QueryPool, u32)> {
         let mut free = self.free.lock();
@@ -186,23 +141,15 @@ impl Pools {
     fn give_back(
         &self,
         command: Option<(vk::CommandPool, vk::CommandBuffer)>,
-        descriptors: Vec<vk::DescriptorPool>,
         queries: Option<(vk::QueryPool, u32)>,
     ) {
         let mut free = self.free.lock();
-        let (mut drop_cmd, mut drop_desc, mut drop_query) = (None, vec![], None);
+        let (mut drop_cmd, mut drop_query) = (None, None);
         if let Some(c) = command {
             if free.commands.len() < KEEP {
                 free.commands.push(c);
             } else {
                 drop_cmd = Some(c.0);
-            }
-        }
-        for p in descriptors {
-            if free.descriptors.len() < 4 * KEEP {
-                free.descriptors.push(p);
-            } else {
-                drop_desc.push(p);
             }
         }
         if let Some(q) = queries {
@@ -218,9 +165,6 @@ impl Pools {
         unsafe {
             if let Some(p) = drop_cmd {
                 d.destroy_command_pool(p, None);
-            }
-            for p in drop_desc {
-                d.destroy_descriptor_pool(p, None);
             }
             if let Some(q) = drop_query {
                 d.destroy_query_pool(q, None);
@@ -239,11 +183,152 @@ impl Drop for Pools {
             for (p, _) in free.commands {
                 d.destroy_command_pool(p, None);
             }
-            for p in free.descriptors {
-                d.destroy_descriptor_pool(p, None);
-            }
             for (q, _) in free.queries {
                 d.destroy_query_pool(q, None);
+            }
+        }
+    }
+}
+
+/// The descriptor sets of one kernel layout, reused from launch to launch: a launch takes one
+/// set per descriptor-set layout, writes its descriptors, and gives it back when its batch
+/// completes. (Allocating a set costs allocations; on lavapipe a mapping of memory per set.)
+/// Sets of every batch in flight are allocated; at most `SETS_KEPT` free ones per set layout
+/// are kept, the rest freed.
+pub struct SetCache {
+    device: Arc<Device>,
+    /// Per set: the pool sizes of one set.
+    sizes: Vec<Vec<vk::DescriptorPoolSize>>,
+    state: Mutex<SetState>,
+}
+
+#[derive(Default)]
+struct SetState {
+    /// Per set: the pools sets are allocated from (the last has room, or is full).
+    pools: Vec<Vec<vk::DescriptorPool>>,
+    /// The number of sets allocated from each pool: a pool whose sets are all freed goes.
+    live: std::collections::HashMap<vk::DescriptorPool, u32>,
+    /// Per set: free sets.
+    free: Vec<Vec<TakenSet>>,
+}
+
+/// A descriptor set and the pool it was allocated from.
+#[derive(Clone, Copy)]
+struct TakenSet(vk::DescriptorSet, vk::DescriptorPool);
+
+const SETS_KEPT: usize = 256;
+
+impl SetCache {
+    /// A cache for sets with these descriptor types, by set and binding.
+    pub fn new(device: &Arc<Device>, sets: &[Vec<(u32, vk::DescriptorType)>]) -> Arc<SetCache> {
+        let sizes = sets
+            .iter()
+            .map(|bindings| {
+                let mut sizes: Vec<vk::DescriptorPoolSize> = vec![];
+                for &(_, ty) in bindings {
+                    match sizes.iter_mut().find(|s| s.ty == ty) {
+                        Some(s) => s.descriptor_count += SETS_PER_POOL,
+                        None => sizes.push(vk::DescriptorPoolSize {
+                            ty,
+                            descriptor_count: SETS_PER_POOL,
+                        }),
+                    }
+                }
+                if sizes.is_empty() {
+                    // A pool needs one size at least.
+                    sizes.push(vk::DescriptorPoolSize {
+                        ty: vk::DescriptorType::STORAGE_BUFFER,
+                        descriptor_count: 1,
+                    });
+                }
+                sizes
+            })
+            .collect::<Vec<_>>();
+        let n = sizes.len();
+        Arc::new(SetCache {
+            device: device.clone(),
+            sizes,
+            state: Mutex::new(SetState {
+                pools: vec![vec![]; n],
+                live: Default::default(),
+                free: vec![vec![]; n],
+            }),
+        })
+    }
+
+    /// A set of set `index` (layout `layout`), its descriptors to be written.
+    fn take(&self, index: usize, layout: vk::DescriptorSetLayout) -> CLResult<TakenSet> {
+        let mut state = self.state.lock();
+        if let Some(set) = state.free[index].pop() {
+            return Ok(set);
+        }
+        let d = &self.device.raw;
+        let layouts = [layout];
+        if let Some(&pool) = state.pools[index].last() {
+            let info = vk::DescriptorSetAllocateInfo::default()
+                .descriptor_pool(pool)
+                .set_layouts(&layouts);
+            // SAFETY: valid pool and layout; the pool is externally synchronised by the lock.
+            match unsafe { d.allocate_descriptor_sets(&info) } {
+                Ok(sets) => {
+                    *state.live.entry(pool).or_default() += 1;
+                    return Ok(TakenSet(sets[0], pool));
+                }
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY)
+                | Err(vk::Result::ERROR_FRAGMENTED_POOL) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .flags(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET)
+            .max_sets(SETS_PER_POOL)
+            .pool_sizes(&self.sizes[index]);
+        // SAFETY: valid device; destroyed by Drop of SetCache.
+        let pool = unsafe { d.create_descriptor_pool(&info, None) }?;
+        state.pools[index].push(pool);
+        let info = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(pool)
+            .set_layouts(&layouts);
+        // SAFETY: an empty pool sized for sets of this layout.
+        let set = unsafe { d.allocate_descriptor_sets(&info) }?[0];
+        state.live.insert(pool, 1);
+        Ok(TakenSet(set, pool))
+    }
+
+    /// Takes back a set whose batch has completed (or was never submitted).
+    fn give_back(&self, index: usize, set: TakenSet) {
+        let mut state = self.state.lock();
+        if state.free[index].len() < SETS_KEPT {
+            state.free[index].push(set);
+            return;
+        }
+        let TakenSet(set, pool) = set;
+        let live = state.live.get_mut(&pool).map_or(0, |n| {
+            *n -= 1;
+            *n
+        });
+        let d = &self.device.raw;
+        if live > 0 {
+            // SAFETY: nothing uses the set any more; its pool allows freeing sets, and is
+            // externally synchronised by the lock.
+            let _ = unsafe { d.free_descriptor_sets(pool, &[set]) };
+        } else {
+            state.live.remove(&pool);
+            state.pools[index].retain(|&p| p != pool);
+            // SAFETY: the pool's last set is not used any more.
+            unsafe { d.destroy_descriptor_pool(pool, None) };
+        }
+    }
+}
+
+impl Drop for SetCache {
+    fn drop(&mut self) {
+        let state = std::mem::take(self.state.get_mut());
+        // SAFETY: the layout is gone and every batch that used a set has given it back
+        // (Recorder and Retired hold the cache alive until then).
+        unsafe {
+            for p in state.pools.into_iter().flatten() {
+                self.device.raw.destroy_descriptor_pool(p, None);
             }
         }
     }
@@ -259,7 +344,7 @@ impl Recorder {
             pools: pools.clone(),
             pool,
             cmd,
-            desc_pools: vec![],
+            sets: vec![],
             waits: vec![],
             commands: 0,
             unordered: false,
@@ -405,29 +490,6 @@ impl Recorder {
         self.end_command();
     }
 
-    fn allocate_set(&mut self, layout: vk::DescriptorSetLayout) -> CLResult<vk::DescriptorSet> {
-        let layouts = [layout];
-        if let Some(&pool) = self.desc_pools.last() {
-            let info = vk::DescriptorSetAllocateInfo::default()
-                .descriptor_pool(pool)
-                .set_layouts(&layouts);
-            // SAFETY: valid pool and layout.
-            match unsafe { self.device.raw.allocate_descriptor_sets(&info) } {
-                Ok(sets) => return Ok(sets[0]),
-                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY)
-                | Err(vk::Result::ERROR_FRAGMENTED_POOL) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        let pool = self.pools.descriptor_pool()?;
-        self.desc_pools.push(pool);
-        let info = vk::DescriptorSetAllocateInfo::default()
-            .descriptor_pool(pool)
-            .set_layouts(&layouts);
-        // SAFETY: an empty pool sized for several sets.
-        Ok(unsafe { self.device.raw.allocate_descriptor_sets(&info) }?[0])
-    }
-
     /// Records a dispatch: binds `bindings[set]` for every set of the layout, pushes
     /// `push` and dispatches `groups`.
     pub fn dispatch(
@@ -440,7 +502,10 @@ impl Recorder {
     ) -> CLResult<()> {
         let mut sets = Vec::with_capacity(layout.set_layouts.len());
         for (i, &set_layout) in layout.set_layouts.iter().enumerate() {
-            let set = self.allocate_set(set_layout)?;
+            let taken = layout.set_cache.take(i, set_layout)?;
+            // Given back when the batch completes (or is dropped).
+            self.sets.push((layout.set_cache.clone(), i, taken));
+            let set = taken.0;
             let slots = bindings.get(i).map(|b| b.as_slice()).unwrap_or(&[]);
             // The info structures first (one per slot), then the writes pointing at them.
             let buffers: Vec<[vk::DescriptorBufferInfo; 1]> = slots
@@ -583,7 +648,7 @@ impl Recorder {
         Ok(Retired {
             pools: self.pools.clone(),
             command: Some((std::mem::replace(&mut self.pool, vk::CommandPool::null()), self.cmd)),
-            desc_pools: std::mem::take(&mut self.desc_pools),
+            sets: std::mem::take(&mut self.sets),
             timestamps: self.timestamps.take(),
             commands: self.commands,
         })
@@ -594,11 +659,11 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         // Submitted: the objects went to Retired. Otherwise nothing of it reached the GPU.
         if self.pool != vk::CommandPool::null() {
-            self.pools.give_back(
-                Some((self.pool, self.cmd)),
-                std::mem::take(&mut self.desc_pools),
-                self.timestamps.take(),
-            );
+            self.pools
+                .give_back(Some((self.pool, self.cmd)), self.timestamps.take());
+        }
+        for (cache, i, set) in self.sets.drain(..) {
+            cache.give_back(i, set);
         }
     }
 }
@@ -608,7 +673,7 @@ impl Drop for Recorder {
 pub struct Retired {
     pools: Arc<Pools>,
     command: Option<(vk::CommandPool, vk::CommandBuffer)>,
-    desc_pools: Vec<vk::DescriptorPool>,
+    sets: Vec<(Arc<SetCache>, usize, TakenSet)>,
     timestamps: Option<(vk::QueryPool, u32)>,
     commands: usize,
 }
@@ -640,11 +705,11 @@ impl Retired {
 impl Drop for Retired {
     fn drop(&mut self) {
         // The batch has completed: its objects may be reused.
-        self.pools.give_back(
-            self.command.take(),
-            std::mem::take(&mut self.desc_pools),
-            self.timestamps.take(),
-        );
+        self.pools
+            .give_back(self.command.take(), self.timestamps.take());
+        for (cache, i, set) in self.sets.drain(..) {
+            cache.give_back(i, set);
+        }
     }
 }
 
