@@ -988,3 +988,124 @@ fn out_of_order_dependencies_through_events_hold() {
         clReleaseCommandQueue(q);
     }
 }
+
+/// Launches recorded into one batch, the same kernel with the same arguments (nothing is
+/// re-bound), then with other buffers, values and sizes, and another kernel in between: each
+/// sees its own arguments.
+#[test]
+fn launches_in_one_batch_each_see_their_own_arguments() {
+    let e = Env::new();
+    let p = e.program(
+        "kernel void add(global int* b, int v) { b[get_global_id(0)] += v; }\n\
+         kernel void twice(global int* b) { b[get_global_id(0)] *= 2; }",
+        "",
+    );
+    let (add, twice) = (kernel(p, "add"), kernel(p, "twice"));
+    let a = e.buffer_from(&[0i32; 64]);
+    let b = e.buffer_from(&[0i32; 64]);
+    let launch = |k: cl_kernel, n: usize| {
+        check!(clEnqueueNDRangeKernel(
+            e.queue,
+            k,
+            1,
+            null(),
+            [n].as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        ));
+    };
+    arg(add, 0, &a);
+    arg(add, 1, &1i32);
+    launch(add, 64);
+    launch(add, 64);
+    arg(add, 1, &10i32);
+    launch(add, 64);
+    arg(twice, 0, &a);
+    launch(twice, 32);
+    launch(add, 64);
+    arg(add, 0, &b);
+    launch(add, 16);
+    arg(add, 1, &3i32);
+    launch(add, 64);
+    check!(clFinish(e.queue));
+    let mut want_a = vec![(1 + 1 + 10) * 2 + 10; 32];
+    want_a.extend([1 + 1 + 10 + 10; 32]);
+    assert_eq!(e.read::<i32>(a, 64), want_a);
+    let mut want_b = vec![13; 16];
+    want_b.extend([3; 48]);
+    assert_eq!(e.read::<i32>(b, 64), want_b);
+    unsafe {
+        clReleaseKernel(add);
+        clReleaseKernel(twice);
+        clReleaseProgram(p);
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
+    }
+}
+
+static COMPLETED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn completed(_: cl_event, status: cl_int, user: *mut c_void) {
+    assert_eq!(status, CL_COMPLETE);
+    COMPLETED.lock().unwrap().push(user as usize);
+}
+
+/// Waiting threads complete batches themselves while the completion thread completes those
+/// nobody waits for: whoever completes them, every event completes once, in queue order,
+/// and clFinish / clWaitForEvents return only after the callbacks of what they waited for.
+#[test]
+fn events_complete_in_order_whoever_waits() {
+    let e = Env::new();
+    let p = e.program(
+        "kernel void add(global int* b, int v) { b[get_global_id(0)] += v; }",
+        "",
+    );
+    let k = kernel(p, "add");
+    let m = e.buffer_from(&[0i32; 256]);
+    arg(k, 0, &m);
+    arg(k, 1, &1i32);
+    let n = 400;
+    for i in 0..n {
+        let mut ev = null_mut();
+        check!(clEnqueueNDRangeKernel(
+            e.queue,
+            k,
+            1,
+            null(),
+            [256usize].as_ptr(),
+            null(),
+            0,
+            null(),
+            &mut ev
+        ));
+        check!(clSetEventCallback(
+            ev,
+            CL_COMPLETE,
+            Some(completed),
+            i as *mut c_void
+        ));
+        match i % 7 {
+            0 => check!(clFlush(e.queue)),
+            3 => {
+                check!(clWaitForEvents(1, &ev));
+                assert!(COMPLETED.lock().unwrap().contains(&i));
+            }
+            5 if i % 3 == 0 => {
+                check!(clFinish(e.queue));
+                assert_eq!(COMPLETED.lock().unwrap().len(), i + 1);
+            }
+            _ => {}
+        }
+        check!(clReleaseEvent(ev));
+    }
+    check!(clFinish(e.queue));
+    assert_eq!(*COMPLETED.lock().unwrap(), (0..n).collect::<Vec<_>>());
+    assert_eq!(e.read::<i32>(m, 256), vec![n as i32; 256]);
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(m);
+    }
+}

@@ -86,8 +86,8 @@ fn releasing_everything_with_work_pending_completes_the_work() {
 }
 
 /// A process that exits (returning from main, so atexit handlers and static destructors run)
-/// with commands in flight and nothing released, and one that exits from a thread while
-/// another enqueues: both exit with status 0 in time.
+/// with commands in flight and nothing released, and ones that exit while another thread
+/// enqueues, or waits in clFinish: all exit with status 0 in time.
 #[test]
 fn exiting_without_releasing_is_clean() {
     if let Ok(mode) = std::env::var("VKCL_TEST_EXIT_CHILD") {
@@ -97,8 +97,9 @@ fn exiting_without_releasing_is_clean() {
         let b = e.buffer(CL_MEM_READ_WRITE, 1 << 20, null_mut());
         arg(k, 0, &b);
         arg(k, 1, &100_000i32);
-        if mode == "thread" {
+        if mode == "thread" || mode == "finish" {
             let (q, k) = (e.queue as usize, k as usize);
+            let finish = mode == "finish";
             std::thread::spawn(move || loop {
                 let (q, k) = (q as cl_command_queue, k as cl_kernel);
                 unsafe {
@@ -113,7 +114,12 @@ fn exiting_without_releasing_is_clean() {
                         null(),
                         null_mut(),
                     );
-                    clFlush(q);
+                    // "finish": the thread is waiting on the timeline when the process exits.
+                    if finish {
+                        clFinish(q);
+                    } else {
+                        clFlush(q);
+                    }
                 }
             });
             std::thread::sleep(std::time::Duration::from_millis(300));
@@ -135,7 +141,7 @@ fn exiting_without_releasing_is_clean() {
         }
         std::process::exit(0);
     }
-    for mode in ["flight", "thread"] {
+    for mode in ["flight", "thread", "finish"] {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "exiting_without_releasing_is_clean",

@@ -232,11 +232,12 @@ impl Queue {
             }
         }
         if state.open.is_none() {
+            let n = crate::config::get().batch_commands.min(1024);
             state.open = Some(Batch {
                 rec: Recorder::new(&self.pools, self.profiled_commands())?,
-                items: vec![],
+                items: Vec::with_capacity(n),
                 gated: gates.clone(),
-                keep: vec![],
+                keep: Vec::with_capacity(4 * n),
             });
         }
         // Out of order, a command waits only for what it must: events of this queue not yet

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// A buffer range bound to a descriptor.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BufferBinding {
     pub ty: vk::DescriptorType,
     pub buffer: vk::Buffer,
@@ -22,7 +22,7 @@ pub struct BufferBinding {
 }
 
 /// Anything bound to a descriptor of a kernel.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Binding {
     Buffer(BufferBinding),
     /// An image view bound as `ty` (sampled or storage image), in the GENERAL layout.
@@ -62,6 +62,21 @@ pub struct Recorder {
     pub unordered: bool,
     /// With profiling: timestamps before and after each command (2 per command).
     timestamps: Option<(vk::QueryPool, u32)>,
+    /// The compute state the command buffer has bound, so that a launch like the one before
+    /// it (same kernel, same arguments) records only its barrier and dispatch.
+    bound: Bound,
+}
+
+/// Compute state bound in a command buffer. Everything it names is kept alive by the commands
+/// recorded before (until the batch completes), so equal handles are the same objects.
+#[derive(Default)]
+struct Bound {
+    pipeline: vk::Pipeline,
+    /// The layout the sets and push constants were bound with.
+    layout: vk::PipelineLayout,
+    /// What is written in the bound sets.
+    bindings: Vec<Vec<(u32, Binding)>>,
+    push: Vec<u8>,
 }
 
 const SETS_PER_POOL: u32 = 64;
@@ -349,6 +364,7 @@ impl Recorder {
             commands: 0,
             unordered: false,
             timestamps: None,
+            bound: Bound::default(),
         };
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
@@ -500,8 +516,10 @@ impl Recorder {
         push: &[u8],
         groups: [u32; 3],
     ) -> CLResult<()> {
+        let same_layout = self.bound.layout == layout.pipeline_layout;
+        let rebind = !same_layout || self.bound.bindings.as_slice() != bindings;
         let mut sets = Vec::with_capacity(layout.set_layouts.len());
-        for (i, &set_layout) in layout.set_layouts.iter().enumerate() {
+        for (i, &set_layout) in layout.set_layouts.iter().enumerate().filter(|_| rebind) {
             let taken = layout.set_cache.take(i, set_layout)?;
             // Given back when the batch completes (or is dropped).
             self.sets.push((layout.set_cache.clone(), i, taken));
@@ -565,7 +583,10 @@ impl Recorder {
         // SAFETY: cmd is recording; pipeline, layout and sets are kept alive by the caller
         // until the batch completes.
         unsafe {
-            d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, pipeline.raw);
+            if self.bound.pipeline != pipeline.raw {
+                d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, pipeline.raw);
+                self.bound.pipeline = pipeline.raw;
+            }
             if !sets.is_empty() {
                 d.cmd_bind_descriptor_sets(
                     self.cmd,
@@ -576,7 +597,12 @@ impl Recorder {
                     &[],
                 );
             }
-            if !push.is_empty() {
+            if rebind {
+                self.bound.bindings = bindings.to_vec();
+            }
+            if !push.is_empty() && (!same_layout || self.bound.push != push) {
+                self.bound.push.clear();
+                self.bound.push.extend_from_slice(push);
                 d.cmd_push_constants(
                     self.cmd,
                     layout.pipeline_layout,
@@ -585,6 +611,7 @@ impl Recorder {
                     push,
                 );
             }
+            self.bound.layout = layout.pipeline_layout;
             // More groups than the device dispatches at once: several dispatches with a base
             // group (the pipeline is created with DISPATCH_BASE; WorkgroupId includes the base).
             let max = self.device.caps.limits.max_compute_work_group_count;
