@@ -273,7 +273,11 @@ impl Queue {
             index,
         });
         batch.keep.extend(recorded.keep);
-        let full = batch.rec.commands >= crate::config::get().batch_commands;
+        let commands = batch.rec.commands;
+        // Full; or, while the device has nothing to do, a few commands already: they start now
+        // rather than after the whole batch is recorded (checked at 4, 8, 16... commands).
+        let full = commands >= crate::config::get().batch_commands
+            || (commands >= 4 && commands.is_power_of_two() && self.device_idle(state.submitted));
         for g in &gates {
             g.add_waiter(self);
         }
@@ -296,6 +300,15 @@ impl Queue {
             rec.marker();
             Ok(Recorded { host: None, keep })
         })
+    }
+
+    /// Every batch submitted so far has finished on the device.
+    fn device_idle(&self, submitted: u64) -> bool {
+        submitted == 0
+            || self
+                .vk
+                .timeline_value(self.timeline)
+                .is_ok_and(|v| v >= submitted)
     }
 
     fn profiled_commands(&self) -> u32 {
