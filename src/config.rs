@@ -51,7 +51,12 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_BATCH_COMMANDS",
         default: "64",
-        doc: "commands recorded into one command buffer before it is submitted",
+        doc: "commands recorded into one command buffer before it is submitted (fewer while the device is idle)",
+    },
+    OptionDoc {
+        name: "VKCL_WAIT_SPIN_US",
+        default: "",
+        doc: "microseconds a waiting call polls the queue's timeline before it sleeps in the driver (default: 0 on CPU devices, 20 elsewhere)",
     },
     OptionDoc {
         name: "VKCL_PLACEMENT",
@@ -91,6 +96,8 @@ pub struct Config {
     pub clspv_helper: Option<String>,
     pub llvm_spirv: Option<String>,
     pub batch_commands: usize,
+    /// VKCL_WAIT_SPIN_US; None: the device's default.
+    pub wait_spin_us: Option<u64>,
     pub validation: bool,
     pub validation_fatal: bool,
     pub fp64: bool,
@@ -152,6 +159,7 @@ impl Config {
                 .and_then(|v| v.parse().ok())
                 .filter(|&n| n > 0)
                 .unwrap_or(64),
+            wait_spin_us: var("VKCL_WAIT_SPIN_US").and_then(|v| v.parse().ok()),
             validation: var("VKCL_VALIDATION").is_some_and(|v| v != "0"),
             validation_fatal: var("VKCL_VALIDATION").is_some_and(|v| v == "fatal"),
             fp64: var("VKCL_FP64").is_some_and(|v| v != "0"),

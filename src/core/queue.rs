@@ -142,6 +142,8 @@ pub struct Queue {
     timeline: vk::Semaphore,
     /// Free lists of the Vulkan objects batches use.
     pools: Arc<Pools>,
+    /// How long a waiting thread polls the timeline before it blocks (VKCL_WAIT_SPIN_US).
+    spin: std::time::Duration,
     state: Mutex<State>,
     inflight: Arc<Inflight>,
 }
@@ -197,6 +199,14 @@ impl Queue {
             properties_array,
             staging: StagingPool::new(&vk),
             pools: Pools::new(&vk),
+            spin: std::time::Duration::from_micros(crate::config::get().wait_spin_us.unwrap_or(
+                // A CPU device's threads need the cores a spinning waiter would take.
+                if vk.caps.device_type == vk::PhysicalDeviceType::CPU {
+                    0
+                } else {
+                    20
+                },
+            )),
             vk,
             timeline,
             state: Mutex::new(State {
@@ -300,6 +310,26 @@ impl Queue {
             rec.marker();
             Ok(Recorded { host: None, keep })
         })
+    }
+
+    /// Polls the timeline for `value` for a short while (`spin`): a short command then ends
+    /// the wait without the wake-up latency of a blocking wait. True if it was reached.
+    fn spin_until(&self, value: u64) -> bool {
+        if self.spin.is_zero() {
+            return false;
+        }
+        let t0 = std::time::Instant::now();
+        loop {
+            match self.vk.timeline_value(self.timeline) {
+                Ok(v) if v >= value => return true,
+                Ok(_) if t0.elapsed() < self.spin => {
+                    for _ in 0..64 {
+                        std::hint::spin_loop();
+                    }
+                }
+                _ => return false,
+            }
+        }
     }
 
     /// Every batch submitted so far has finished on the device.
@@ -504,7 +534,11 @@ impl Queue {
             }
             return Ok(());
         };
+        let reached = self.spin_until(value);
         let failed = loop {
+            if reached {
+                break None;
+            }
             // Short waits: a process exit waits for the calls inside vkcl to leave the driver.
             match self.vk.wait_timeline(self.timeline, value, 100_000_000) {
                 Ok(true) => break None,
