@@ -20,7 +20,8 @@ use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Host-side work run on the completion thread once the command's GPU part is done.
+/// Host-side work run once the command's GPU part is done, by the thread that completes its
+/// batch (a waiting API thread or the completion thread).
 pub type HostPart = Box<dyn FnOnce() -> CLResult<()> + Send>;
 /// Objects a command needs alive until it completes.
 pub type Keep = Vec<Arc<dyn Any + Send + Sync>>;
@@ -332,6 +333,25 @@ impl Queue {
         }
     }
 
+    /// Waits in the driver until the timeline reaches `value`: Some(error) if the wait failed
+    /// (device lost), Err if the process exits meanwhile.
+    fn block_until(&self, value: u64) -> CLResult<Option<ClError>> {
+        loop {
+            // Short waits: a process exit waits for the calls inside vkcl to leave the driver.
+            match self.vk.wait_timeline(self.timeline, value, 100_000_000) {
+                Ok(true) => return Ok(None),
+                Ok(false) if crate::shutdown::exiting() => {
+                    return Err(ClError(CL_OUT_OF_RESOURCES))
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
+                    return Ok(Some(e));
+                }
+            }
+        }
+    }
+
     /// Every batch submitted so far has finished on the device.
     fn device_idle(&self, submitted: u64) -> bool {
         submitted == 0
@@ -534,23 +554,10 @@ impl Queue {
             }
             return Ok(());
         };
-        let reached = self.spin_until(value);
-        let failed = loop {
-            if reached {
-                break None;
-            }
-            // Short waits: a process exit waits for the calls inside vkcl to leave the driver.
-            match self.vk.wait_timeline(self.timeline, value, 100_000_000) {
-                Ok(true) => break None,
-                Ok(false) if crate::shutdown::exiting() => {
-                    return Err(ClError(CL_OUT_OF_RESOURCES));
-                }
-                Ok(false) => continue,
-                Err(e) => {
-                    log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
-                    break Some(e);
-                }
-            }
+        let failed = if self.spin_until(value) {
+            None
+        } else {
+            self.block_until(value)?
         };
         complete_through(&self.vk, &self.inflight, value, failed);
         drop(waiting);

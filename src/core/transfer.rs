@@ -278,9 +278,8 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
     let parts = if len < 2 * PART {
         1
     } else {
-        let threads = *THREADS.get_or_init(|| {
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
-        });
+        let threads = *THREADS
+            .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)));
         (len / PART).clamp(1, threads)
     };
     if parts == 1 {

@@ -149,7 +149,10 @@ impl Pools {
             .query_type(vk::QueryType::TIMESTAMP)
             .query_count(count);
         // SAFETY: valid device; destroyed by Drop of Pools (or when not kept).
-        Ok((unsafe { self.device.raw.create_query_pool(&info, None) }?, count))
+        Ok((
+            unsafe { self.device.raw.create_query_pool(&info, None) }?,
+            count,
+        ))
     }
 
     /// Takes back the objects of a batch that has completed or was never submitted.
@@ -674,7 +677,10 @@ impl Recorder {
         }
         Ok(Retired {
             pools: self.pools.clone(),
-            command: Some((std::mem::replace(&mut self.pool, vk::CommandPool::null()), self.cmd)),
+            command: Some((
+                std::mem::replace(&mut self.pool, vk::CommandPool::null()),
+                self.cmd,
+            )),
             sets: std::mem::take(&mut self.sets),
             timestamps: self.timestamps.take(),
             commands: self.commands,
