@@ -554,12 +554,22 @@ impl Queue {
             }
             return Ok(());
         };
-        let failed = if self.spin_until(value) {
+        // The timeline takes only the values of batch ends: wait for the end of the batch
+        // holding `value` (the same point in time; the validation layer can tell only so that
+        // the batch's signal has happened).
+        let end = {
+            let f = self.inflight.state.lock();
+            f.pending
+                .iter()
+                .find(|p| p.value >= value)
+                .map_or(value, |p| p.value)
+        };
+        let failed = if self.spin_until(end) {
             None
         } else {
-            self.block_until(value)?
+            self.block_until(end)?
         };
-        complete_through(&self.vk, &self.inflight, value, failed);
+        complete_through(&self.vk, &self.inflight, end, failed);
         drop(waiting);
         Ok(())
     }
