@@ -286,9 +286,15 @@ impl Queue {
         batch.keep.extend(recorded.keep);
         let commands = batch.rec.commands;
         // Full; or, while the device has nothing to do, a few commands already: they start now
-        // rather than after the whole batch is recorded (checked at 4, 8, 16... commands).
+        // rather than after the whole batch is recorded (checked at 4, 8, 16... commands). Not
+        // out of order: a batch's first command waits for the batches before it, so smaller
+        // batches would overlap less.
+        let in_order = self.properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0;
         let full = commands >= crate::config::get().batch_commands
-            || (commands >= 4 && commands.is_power_of_two() && self.device_idle(state.submitted));
+            || (in_order
+                && commands >= 4
+                && commands.is_power_of_two()
+                && self.device_idle(state.submitted));
         for g in &gates {
             g.add_waiter(self);
         }
