@@ -47,6 +47,9 @@ if want bench; then
       OCL_ICD_VENDORS=$icd timeout 120 $D/$b 2>&1 | tee -a $OUT/bench-$(basename $icd).txt
     done
   done
+  echo "== launch_overhead through vkcl with VKCL_WAIT_SPIN_US=0 (waits sleep at once)"
+  VKCL_WAIT_SPIN_US=0 OCL_ICD_VENDORS=$D/libvkcl.so timeout 120 $D/launch_overhead 2>&1 |
+    tee $OUT/bench-nospin.txt
 fi
 if want vkclbench; then
   # docs/BENCHMARKS.md: vkcl-bench on vkcl and on NVIDIA's OpenCL in one run, and the raw-Vulkan
