@@ -56,7 +56,7 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_WAIT_SPIN_US",
         default: "",
-        doc: "microseconds a waiting call polls the queue's timeline before it sleeps in the driver (default: 0 on CPU devices, 20 elsewhere)",
+        doc: "microseconds a waiting call polls the queue's timeline before it sleeps in the driver (default: 0 on CPU devices, 2000 elsewhere)",
     },
     OptionDoc {
         name: "VKCL_PLACEMENT",
