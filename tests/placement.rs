@@ -838,3 +838,48 @@ fn large_copies_between_buffers() {
     check!(clReleaseMemObject(a));
     check!(clReleaseMemObject(b));
 }
+
+/// "If blocking_write is CL_TRUE ... the memory pointed to by ptr can be reused by the
+/// application after the call returns": the source is overwritten at once, behind a kernel
+/// that keeps the queue busy, and the buffer still gets what was written (on every kind of
+/// buffer, so through staging memory too).
+#[test]
+fn a_blocking_write_source_is_reusable_at_once() {
+    let e = Env::new();
+    let prog = e.program(
+        "kernel void spin(global uint *p) { uint x = p[0]; for (int i = 0; i < 100000; i++) x = x * 1664525u + 1013904223u; p[1] = x; }",
+        "",
+    );
+    let k = kernel(prog, "spin");
+    let scratch = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    arg(k, 0, &scratch);
+    for flags in [CL_MEM_READ_WRITE, CL_MEM_ALLOC_HOST_PTR] {
+        let n = 1 << 16;
+        let m = e.buffer(flags, n, null_mut());
+        for round in 0..4u8 {
+            check!(clEnqueueTask(e.queue, k, 0, null(), null_mut()));
+            let mut data = pattern(n, round);
+            let want = data.clone();
+            check!(clEnqueueWriteBuffer(
+                e.queue,
+                m,
+                CL_TRUE,
+                0,
+                n,
+                data.as_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ));
+            data.fill(0xee);
+            assert_eq!(
+                read(&e, m, true, 0, n),
+                want,
+                "flags {flags:#x} round {round}"
+            );
+        }
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(prog));
+}

@@ -1,8 +1,8 @@
 //! Images, samplers, and the image commands (sections 5.3 and 5.13 of the spec).
 
 use super::info::{v, write};
-use super::memory::check_flags;
-use super::util::{obj, property_list, return_event, wait_list};
+use super::memory::{check_flags, finish, finish_write};
+use super::util::{obj, property_list, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
 use crate::core::event::Event;
@@ -278,14 +278,6 @@ fn host_transfer(
     })
 }
 
-fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
-    if blocking {
-        event.wait()?;
-    }
-    return_event(event, out);
-    Ok(())
-}
-
 const NO_HOST_READ: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS;
 const NO_HOST_WRITE: cl_mem_flags = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 
@@ -479,7 +471,7 @@ entry! {
         let e = unsafe {
             image::write(&t.queue, CL_COMMAND_WRITE_IMAGE, &t.image, t.origin, t.region, t.pitches, ptr as *const u8, blocking, &t.wait)?
         };
-        finish(e, blocking, event)
+        finish_write(e, blocking, &t.wait, event)
     }
 
     fn clEnqueueFillImage(

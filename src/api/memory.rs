@@ -135,12 +135,27 @@ fn queue_and_mem(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, 
 }
 
 /// Finishes an enqueue: waits when blocking, hands out the event.
-fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
+pub(super) fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
     if blocking {
         event.wait()?;
     }
     return_event(event, out);
     Ok(())
+}
+
+/// Finishes a write. When a write command returns, it has copied the application's data
+/// (into the memory object, or into staging memory the queue copies from), which is all a
+/// blocking write promises ("the memory pointed to by ptr can be reused by the application
+/// after the call returns"); so a blocking write waits only when its wait list is not resolved
+/// yet, to return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if one of its events fails.
+pub(super) fn finish_write(
+    event: Arc<Event>,
+    blocking: bool,
+    wait: &[Arc<Event>],
+    out: *mut cl_event,
+) -> CLResult<()> {
+    let resolved = wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int);
+    finish(event, blocking && !resolved, out)
 }
 
 entry! {
@@ -297,7 +312,7 @@ entry! {
         check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
         // SAFETY: the application passes the region at its pitches in ptr.
         let e = unsafe { transfer::write(&q, &m, buf, host, region, ptr as *const u8, blocking != 0, &wait) }?;
-        finish(e, blocking != 0, event)
+        finish_write(e, blocking != 0, &wait, event)
     }
 
     fn clEnqueueCopyBufferRect(
@@ -368,7 +383,7 @@ entry! {
         // SAFETY: the application passes `size` readable bytes at ptr.
         let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
         let e = transfer::upload_linear(&q, CL_COMMAND_WRITE_BUFFER, &m, offset, data, blocking != 0, &wait)?;
-        finish(e, blocking != 0, event)
+        finish_write(e, blocking != 0, &wait, event)
     }
 
     fn clEnqueueCopyBuffer(
