@@ -147,8 +147,11 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_MAX_WRITE_IMAGE_ARGS => v(&d.image_limits().write_args),
         CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS => v(&d.image_limits().read_write_args),
         CL_DEVICE_MAX_SAMPLERS => v(&d.image_limits().samplers),
-        // cl_khr_image2d_from_buffer is not supported.
-        CL_DEVICE_IMAGE_PITCH_ALIGNMENT | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => v(&0u32),
+        // cl_khr_image2d_from_buffer: any row pitch and base address of whole pixels (the
+        // image copies from and to its buffer, docs/IMAGES.md).
+        CL_DEVICE_IMAGE_PITCH_ALIGNMENT | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => {
+            v(&(d.has_images() as u32))
+        }
         CL_DEVICE_IMAGE2D_MAX_WIDTH | CL_DEVICE_IMAGE2D_MAX_HEIGHT => v(&d.image_limits().max_2d),
         CL_DEVICE_IMAGE3D_MAX_WIDTH
         | CL_DEVICE_IMAGE3D_MAX_HEIGHT

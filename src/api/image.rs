@@ -86,9 +86,11 @@ fn create_image(
     };
     let dims = desc.dims();
     check(!dims.contains(&0), CL_INVALID_IMAGE_DESCRIPTOR)?;
-    // A buffer only for 1D buffer images (2D images from buffers or images are not
-    // supported).
-    let buffer = if ty == CL_MEM_OBJECT_IMAGE1D_BUFFER {
+    // A buffer for 1D buffer images (required) and 2D images (cl_khr_image2d_from_buffer);
+    // 2D images from other images are not supported.
+    let buffer = if ty == CL_MEM_OBJECT_IMAGE1D_BUFFER
+        || (ty == CL_MEM_OBJECT_IMAGE2D && !d.mem_object.is_null())
+    {
         check(!d.mem_object.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
         let b: Arc<Mem> = obj(d.mem_object).map_err(|_| ClError(CL_INVALID_IMAGE_DESCRIPTOR))?;
         check(
@@ -107,7 +109,18 @@ fn create_image(
     let element = fmt.element_size();
     // Pitches: only with a host pointer; multiples of the element (row) and the row (slice).
     let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
-    if host_ptr.is_null() {
+    if let Some(b) = buffer.as_ref().filter(|_| ty == CL_MEM_OBJECT_IMAGE2D) {
+        // A 2D image from a buffer: rows of image_row_pitch bytes (a multiple of
+        // CL_DEVICE_IMAGE_PITCH_ALIGNMENT, 1 pixel), all inside the buffer.
+        let row = d.image_row_pitch;
+        check(
+            row == 0 || (row >= dims[0] * element && row % element == 0),
+            CL_INVALID_IMAGE_DESCRIPTOR,
+        )?;
+        let row = if row == 0 { dims[0] * element } else { row };
+        check(d.image_slice_pitch == 0, CL_INVALID_IMAGE_DESCRIPTOR)?;
+        check(row * dims[1] <= b.size, CL_INVALID_IMAGE_DESCRIPTOR)?;
+    } else if host_ptr.is_null() {
         check(
             d.image_row_pitch == 0 && d.image_slice_pitch == 0,
             CL_INVALID_IMAGE_DESCRIPTOR,
@@ -179,7 +192,10 @@ fn create_image(
         let bytes = dims.iter().product::<usize>() as u64 * element as u64;
         check(bytes <= dev.max_mem_alloc_size(), CL_INVALID_IMAGE_SIZE)?;
     }
-    if let Some(b) = &buffer {
+    if let Some(b) = buffer
+        .as_ref()
+        .filter(|_| ty == CL_MEM_OBJECT_IMAGE1D_BUFFER)
+    {
         check(dims[0] * element <= b.size, CL_INVALID_IMAGE_DESCRIPTOR)?;
     }
     let mem = Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties)?;

@@ -191,6 +191,7 @@ impl Device {
         }
         if self.has_images() {
             e.push(("cl_khr_3d_image_writes", v(1, 0, 0)));
+            e.push(("cl_khr_image2d_from_buffer", v(1, 0, 0)));
         }
         e
     }

@@ -18,6 +18,7 @@ use crate::cl::*;
 use crate::vk::image::{Image as VkImage, ImageShape, TexelView};
 use crate::vk::memory::Placement;
 use crate::vk::staging::Lease;
+use crate::vk::submit::Recorder;
 use crate::vk::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -30,6 +31,11 @@ pub struct ImageInfo {
     /// (slice pitch 0 for types without slices).
     pub desc: Desc,
     pub store: Store,
+    /// A 2D image created from a buffer (cl_khr_image2d_from_buffer): the buffer (the Mem's
+    /// parent and storage) holds the texels, rows `desc.row_pitch` bytes apart, and is the
+    /// reference: every command using the Vulkan image first copies the buffer into it, and
+    /// one that writes the image copies it back (`sync_in`, `sync_out`).
+    pub backed: bool,
 }
 
 impl ImageInfo {
@@ -214,7 +220,10 @@ impl Mem {
         let packed = dims.iter().product::<usize>() * element;
         let reported = desc.reported(pitches.row, pitches.slice);
         let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
-        if let Some(buffer) = buffer {
+        if let Some(buffer) = buffer
+            .as_ref()
+            .filter(|_| desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
+        {
             let view = TexelView::new(
                 &device,
                 &buffer.storage,
@@ -226,8 +235,9 @@ impl Mem {
                 format,
                 desc: reported,
                 store: Store::Texels(Arc::new(view)),
+                backed: false,
             };
-            return Ok(Mem::new_view(&buffer, flags, packed, info, properties));
+            return Ok(Mem::new_view(buffer, flags, packed, info, properties));
         }
         let data = (flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR) != 0).then(|| {
             let mut data = vec![0u8; packed];
@@ -269,7 +279,13 @@ impl Mem {
             format,
             desc: reported,
             store: Store::Image(Arc::new(image)),
+            backed: buffer.is_some(),
         };
+        if let Some(buffer) = &buffer {
+            // A 2D image from a buffer: rows of row_pitch bytes.
+            let size = pitches.row * dims[1];
+            return Ok(Mem::new_view(buffer, flags, size, info, properties));
+        }
         let host_ptr = if use_host { host_ptr as usize } else { 0 };
         Mem::new_image_object(context, &device, flags, packed, host_ptr, info, properties)
     }
@@ -329,6 +345,31 @@ fn vk_image(mem: &Mem, queue: &Queue) -> CLResult<Arc<VkImage>> {
     }
 }
 
+/// The copy between a buffer-backed image and its buffer (the whole image, at the image's row
+/// pitch); None for other images.
+fn backing(mem: &Mem, image: &VkImage) -> Option<vk::BufferImageCopy> {
+    let info = mem.image.as_ref()?;
+    info.backed.then(|| {
+        let mut copy = image.region([0; 3], image.cl_region()).at(mem.offset);
+        copy.buffer_row_length = (info.desc.row_pitch / info.format.element_size()) as u32;
+        copy
+    })
+}
+
+/// Before a command uses the Vulkan image of a buffer-backed image: the buffer's texels into it.
+pub(super) fn sync_in(rec: &mut Recorder, mem: &Mem, image: &VkImage) {
+    if let Some(copy) = backing(mem, image) {
+        rec.buffer_to_image(mem.storage.raw, image.raw, &[copy]);
+    }
+}
+
+/// After a command wrote the Vulkan image of a buffer-backed image: its texels into the buffer.
+pub(super) fn sync_out(rec: &mut Recorder, mem: &Mem, image: &VkImage) {
+    if let Some(copy) = backing(mem, image) {
+        rec.image_to_buffer(image.raw, mem.storage.raw, &[copy]);
+    }
+}
+
 /// clEnqueueReadImage (and the download of a region into any host memory, as `command`).
 #[allow(clippy::too_many_arguments)]
 pub fn read(
@@ -372,6 +413,7 @@ pub fn read(
         Ok(())
     });
     queue.enqueue(command, wait, |rec| {
+        sync_in(rec, mem, &image);
         rec.image_to_buffer(image.raw, stage.raw, &[vk_region]);
         Ok(Recorded {
             host: Some(deliver),
@@ -426,7 +468,9 @@ fn upload_staged(
     let image = vk_image(mem, queue)?;
     let vk_region = image.region(origin, region).at(0);
     queue.enqueue(command, wait, |rec| {
+        sync_in(rec, mem, &image);
         rec.buffer_to_image(stage.raw, image.raw, &[vk_region]);
+        sync_out(rec, mem, &image);
         Ok(Recorded {
             host: None,
             keep: keep(&[mem], Some(stage.clone())),
@@ -524,6 +568,11 @@ pub fn copy(
         )?))
     };
     queue.enqueue(command, wait, |rec| {
+        for (mem, side) in [(src, &from), (dst, &to)] {
+            if let Side::Image(image, _) = side {
+                sync_in(rec, mem, image);
+            }
+        }
         match (&from, &to) {
             (Side::Image(a, ao), Side::Image(b, bo)) => {
                 for r in image_copies(a, *ao, b, *bo, region) {
@@ -551,6 +600,9 @@ pub fn copy(
                 }
             }
             (Side::Bytes(a, ao), Side::Bytes(b, bo)) => rec.copy_buffer(*a, *ao, *b, *bo, bytes),
+        }
+        if let Side::Image(image, _) = &to {
+            sync_out(rec, dst, image);
         }
         Ok(Recorded {
             host: None,
@@ -661,6 +713,7 @@ pub fn map(
         if invalidate {
             rec.marker();
         } else {
+            sync_in(rec, mem, &image);
             rec.image_to_buffer(image.raw, shadow.raw, &[vk_region]);
         }
         Ok(Recorded {

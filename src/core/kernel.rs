@@ -450,6 +450,9 @@ pub fn enqueue_as(
         CL_OUT_OF_RESOURCES,
     )?;
     let mut keep: Keep = vec![kd.clone()];
+    // Buffer-backed images among the arguments (refreshed from their buffers before the
+    // launch, written back after it where the kernel may write them).
+    let mut backed: Vec<(Arc<Mem>, Arc<VkImage>, bool)> = vec![];
     for (ordinal, (arg, value)) in refl.args.iter().zip(&args).enumerate() {
         match (&arg.kind, value) {
             (
@@ -516,6 +519,10 @@ pub fn enqueue_as(
                 ArgValue::Mem(Some(m)),
             ) => {
                 let image = image_on(m, &queue.vk)?;
+                if m.image.as_ref().is_some_and(|i| i.backed) {
+                    let writes = matches!(arg.kind, ArgKind::StorageImage { .. });
+                    backed.push((m.clone(), image.clone(), writes));
+                }
                 let b = if let ArgKind::SampledImage { .. } = arg.kind {
                     Binding::Image(vk::DescriptorType::SAMPLED_IMAGE, image.sampled)
                 } else {
@@ -710,8 +717,14 @@ pub fn enqueue_as(
         dispatches.push((pipeline, push, region.groups.map(|g| g as u32)));
     }
     queue.enqueue(command_type, wait, |rec| {
+        for (m, image, _) in &backed {
+            super::image::sync_in(rec, m, image);
+        }
         for (pipeline, push, groups) in &dispatches {
             rec.dispatch(&kd.layout, pipeline, &set_bindings, push, *groups)?;
+        }
+        for (m, image, _) in backed.iter().filter(|b| b.2) {
+            super::image::sync_out(rec, m, image);
         }
         Ok(Recorded { host, keep })
     })

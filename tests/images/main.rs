@@ -17,6 +17,7 @@ mod common;
 
 mod create;
 mod format;
+mod from_buffer;
 mod kernels;
 mod model;
 mod queries;
