@@ -86,15 +86,16 @@ fn create_image(
     };
     let dims = desc.dims();
     check(!dims.contains(&0), CL_INVALID_IMAGE_DESCRIPTOR)?;
-    // A buffer for 1D buffer images (required) and 2D images (cl_khr_image2d_from_buffer);
-    // 2D images from other images are not supported.
+    // A buffer for 1D buffer images (required) and 2D images (cl_khr_image2d_from_buffer), or
+    // a 2D image for a 2D image over the same texels.
     let buffer = if ty == CL_MEM_OBJECT_IMAGE1D_BUFFER
         || (ty == CL_MEM_OBJECT_IMAGE2D && !d.mem_object.is_null())
     {
         check(!d.mem_object.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
         let b: Arc<Mem> = obj(d.mem_object).map_err(|_| ClError(CL_INVALID_IMAGE_DESCRIPTOR))?;
+        let from_image = ty == CL_MEM_OBJECT_IMAGE2D && b.mem_type == CL_MEM_OBJECT_IMAGE2D;
         check(
-            b.mem_type == CL_MEM_OBJECT_BUFFER,
+            b.mem_type == CL_MEM_OBJECT_BUFFER || from_image,
             CL_INVALID_IMAGE_DESCRIPTOR,
         )?;
         check(Arc::ptr_eq(&b.context, &ctx), CL_INVALID_IMAGE_DESCRIPTOR)?;
@@ -109,7 +110,24 @@ fn create_image(
     let element = fmt.element_size();
     // Pitches: only with a host pointer; multiples of the element (row) and the row (slice).
     let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
-    if let Some(b) = buffer.as_ref().filter(|_| ty == CL_MEM_OBJECT_IMAGE2D) {
+    let original = buffer.as_ref().filter(|b| b.image.is_some());
+    if let Some(o) = original {
+        // A 2D image from a 2D image: the same size and row pitch, the same data type, and
+        // the same channel order or its sRGB / linear twin (CL_IMAGE_FORMAT_DESCRIPTOR else).
+        let oi = o.image()?;
+        check(
+            oi.format == fmt || oi.format.twin() == Some(fmt),
+            CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
+        )?;
+        let od = oi.desc;
+        check(
+            d.image_width == od.width
+                && d.image_height == od.height
+                && (d.image_row_pitch == 0 || d.image_row_pitch == od.row_pitch)
+                && d.image_slice_pitch == 0,
+            CL_INVALID_IMAGE_DESCRIPTOR,
+        )?;
+    } else if let Some(b) = buffer.as_ref().filter(|_| ty == CL_MEM_OBJECT_IMAGE2D) {
         // A 2D image from a buffer: rows of image_row_pitch bytes (a multiple of
         // CL_DEVICE_IMAGE_PITCH_ALIGNMENT, 1 pixel), all inside the buffer.
         let row = d.image_row_pitch;
@@ -198,7 +216,10 @@ fn create_image(
     {
         check(dims[0] * element <= b.size, CL_INVALID_IMAGE_DESCRIPTOR)?;
     }
-    let mem = Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties)?;
+    let mem = match original {
+        Some(o) => Mem::new_image_view(o, flags, fmt, properties)?,
+        None => Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties)?,
+    };
     Ok(register(mem) as cl_mem)
 }
 

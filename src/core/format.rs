@@ -194,6 +194,19 @@ impl Format {
         )
     }
 
+    /// The format of the same data with the other channel order of an sRGB / linear pair (the
+    /// pairs section 5.3.1 allows for a 2D image created from another); None for others.
+    pub fn twin(&self) -> Option<Format> {
+        let order = match self.order {
+            CL_sRGBA => CL_RGBA,
+            CL_RGBA => CL_sRGBA,
+            CL_sBGRA => CL_BGRA,
+            CL_BGRA => CL_sBGRA,
+            _ => return None,
+        };
+        Format::new(order, self.data_type)
+    }
+
     /// Whether kernels can write it (a storage view: no swizzle, no sRGB).
     pub fn writable(&self) -> bool {
         self.swizzle == [vk::ComponentSwizzle::IDENTITY; 4]

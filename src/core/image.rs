@@ -196,6 +196,34 @@ impl Mem {
         self.image.as_ref().ok_or(ClError(CL_INVALID_MEM_OBJECT))
     }
 
+    /// clCreateImage of a 2D image from the 2D image `original`: the same texels read as
+    /// `format` (its sRGB / linear twin, or the same format).
+    pub fn new_image_view(
+        original: &Arc<Mem>,
+        flags: cl_mem_flags,
+        format: Format,
+        properties: Vec<cl_mem_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        let info = original.image()?;
+        let Store::Image(image) = &info.store else {
+            return Err(ClError(CL_INVALID_IMAGE_DESCRIPTOR));
+        };
+        let view = VkImage::view_of(image, format.vk, format.swizzle, format.writable())?;
+        let info = ImageInfo {
+            format,
+            desc: info.desc,
+            store: Store::Image(Arc::new(view)),
+            backed: info.backed,
+        };
+        Ok(Mem::new_view(
+            original,
+            flags,
+            original.size,
+            info,
+            properties,
+        ))
+    }
+
     /// clCreateImage: `host_ptr` (with COPY_HOST_PTR or USE_HOST_PTR) holds the image at
     /// `desc`'s pitches; `buffer` is the buffer of a 1D buffer image.
     pub fn new_image(
@@ -257,6 +285,16 @@ impl Mem {
             CL_MEM_OBJECT_IMAGE2D_ARRAY => [w, h, 1],
             _ => [w, h, d],
         };
+        // A storage view where kernels may write (or read_write) it; the storage usage also
+        // where another view of the image may be written (a 2D image from this one).
+        let writable = |f: &Format| {
+            let rw = Use {
+                read: true,
+                write: true,
+            };
+            context.devices[0].supports(f, desc.image_type, rw)
+        };
+        let storage = writable(&format);
         let shape = ImageShape {
             image_type: desc.image_type,
             extent: extent.map(|x| x as u32),
@@ -264,15 +302,8 @@ impl Mem {
             format: format.vk,
             swizzle: format.swizzle,
             element_size: element,
-            // A storage view where kernels may write (or read_write) it.
-            storage: context.devices[0].supports(
-                &format,
-                desc.image_type,
-                Use {
-                    read: true,
-                    write: true,
-                },
-            ),
+            storage,
+            storage_usage: storage || format.twin().is_some_and(|t| writable(&t)),
         };
         let image = VkImage::new(&device, shape, data.as_deref())?;
         let info = ImageInfo {

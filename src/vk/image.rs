@@ -55,6 +55,24 @@ pub struct ImageShape {
     pub element_size: usize,
     /// Kernels may write it (a storage view).
     pub storage: bool,
+    /// The image has the storage usage (it or another view of it may be written).
+    pub storage_usage: bool,
+}
+
+/// The 8-bit RGBA and BGRA formats, whose UNORM and sRGB forms can view one image (2D images
+/// from images change the channel order between them): such images are created with the
+/// UNORM format and mutable.
+fn creation_format(format: vk::Format) -> (vk::Format, vk::ImageCreateFlags) {
+    use vk::Format as F;
+    match format {
+        F::R8G8B8A8_UNORM | F::R8G8B8A8_SRGB => {
+            (F::R8G8B8A8_UNORM, vk::ImageCreateFlags::MUTABLE_FORMAT)
+        }
+        F::B8G8R8A8_UNORM | F::B8G8R8A8_SRGB => {
+            (F::B8G8R8A8_UNORM, vk::ImageCreateFlags::MUTABLE_FORMAT)
+        }
+        f => (f, vk::ImageCreateFlags::empty()),
+    }
 }
 
 pub struct Image {
@@ -62,6 +80,8 @@ pub struct Image {
     pub raw: vk::Image,
     pub shape: ImageShape,
     allocation: Option<Allocation>,
+    /// For another view of an image (a 2D image from an image): the image that owns `raw`.
+    owner: Option<Arc<Image>>,
     /// For reads: sampled images (with the format's swizzle).
     pub sampled: vk::ImageView,
     /// For writes and read_write images: storage images.
@@ -72,11 +92,13 @@ impl Image {
     /// A new image, in the GENERAL layout, holding `data` (tightly packed texels of the whole
     /// image) or zeros; waits for the GPU (there is no queue at creation).
     pub fn new(device: &Arc<Device>, shape: ImageShape, data: Option<&[u8]>) -> CLResult<Image> {
-        let (ty, view_type, _) = shape.shape_types();
+        let (ty, _, _) = shape.shape_types();
         let [w, h, d] = shape.extent;
+        let (format, flags) = creation_format(shape.format);
         let info = vk::ImageCreateInfo::default()
+            .flags(flags)
             .image_type(ty)
-            .format(shape.format)
+            .format(format)
             .extent(vk::Extent3D {
                 width: w,
                 height: h,
@@ -86,7 +108,7 @@ impl Image {
             .array_layers(shape.layers)
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(usage(shape.storage))
+            .usage(usage(shape.storage_usage))
             .sharing_mode(vk::SharingMode::EXCLUSIVE)
             .initial_layout(vk::ImageLayout::UNDEFINED);
         // SAFETY: valid device; the format and type were checked as supported.
@@ -96,6 +118,7 @@ impl Image {
             raw,
             shape,
             allocation: None,
+            owner: None,
             sampled: vk::ImageView::null(),
             storage: None,
         };
@@ -120,11 +143,55 @@ impl Image {
         };
         image.allocation = Some(alloc);
         bound?;
-        let view = |swizzle: [vk::ComponentSwizzle; 4]| {
+        image.make_views()?;
+        image.initialize(data)?;
+        Ok(image)
+    }
+
+    /// Another view of `owner`'s texels with `format` (of the same size class: the owner is
+    /// mutable) and its swizzle; a storage view if `storage` and the owner has the usage.
+    pub fn view_of(
+        owner: &Arc<Image>,
+        format: vk::Format,
+        swizzle: [vk::ComponentSwizzle; 4],
+        storage: bool,
+    ) -> CLResult<Image> {
+        let shape = ImageShape {
+            format,
+            swizzle,
+            storage: storage && owner.shape.storage_usage,
+            ..owner.shape
+        };
+        let mut image = Image {
+            device: owner.device.clone(),
+            raw: owner.raw,
+            shape,
+            allocation: None,
+            owner: Some(owner.clone()),
+            sampled: vk::ImageView::null(),
+            storage: None,
+        };
+        image.make_views()?;
+        Ok(image)
+    }
+
+    /// The sampled view (with the format's swizzle) and, where kernels may write, the storage
+    /// view.
+    fn make_views(&mut self) -> CLResult<()> {
+        let (_, view_type, _) = self.shape.shape_types();
+        let view = |swizzle: [vk::ComponentSwizzle; 4], storage: bool| {
+            // Each view declares only its own use: a sampled sRGB view of an image with the
+            // storage usage would otherwise need storage support of the sRGB format.
+            let mut usage = vk::ImageViewUsageCreateInfo::default().usage(if storage {
+                vk::ImageUsageFlags::STORAGE
+            } else {
+                vk::ImageUsageFlags::SAMPLED
+            });
             let info = vk::ImageViewCreateInfo::default()
-                .image(raw)
+                .push_next(&mut usage)
+                .image(self.raw)
                 .view_type(view_type)
-                .format(shape.format)
+                .format(self.shape.format)
                 .components(vk::ComponentMapping {
                     r: swizzle[0],
                     g: swizzle[1],
@@ -132,15 +199,15 @@ impl Image {
                     a: swizzle[3],
                 })
                 .subresource_range(COLOR);
-            // SAFETY: the image is bound to memory; the view fits it.
-            unsafe { device.raw.create_image_view(&info, None) }
+            // SAFETY: the image is bound to memory; the view fits it (a mutable image for
+            // another format of its class).
+            unsafe { self.device.raw.create_image_view(&info, None) }
         };
-        image.sampled = view(shape.swizzle)?;
-        if shape.storage {
-            image.storage = Some(view([vk::ComponentSwizzle::IDENTITY; 4])?);
+        self.sampled = view(self.shape.swizzle, false)?;
+        if self.shape.storage {
+            self.storage = Some(view([vk::ComponentSwizzle::IDENTITY; 4], true)?);
         }
-        image.initialize(data)?;
-        Ok(image)
+        Ok(())
     }
 
     /// Moves the image to the GENERAL layout, with `data` in it if given (else its contents
@@ -242,7 +309,9 @@ impl Drop for Image {
             if let Some(v) = self.storage {
                 d.destroy_image_view(v, None);
             }
-            d.destroy_image(self.raw, None);
+            if self.owner.is_none() {
+                d.destroy_image(self.raw, None);
+            }
         }
         if let Some(alloc) = self.allocation.take() {
             if let Some(a) = self.device.allocator.lock().as_mut() {

@@ -18,6 +18,7 @@ mod common;
 mod create;
 mod format;
 mod from_buffer;
+mod from_image;
 mod kernels;
 mod model;
 mod queries;
