@@ -24,6 +24,84 @@ impl ShaderModule {
     }
 }
 
+/// The module with `entry` as its only entry point: the other kernels' OpEntryPoint and
+/// OpExecutionMode(Id) instructions and their clspv reflection removed (their functions stay,
+/// uncalled). NVIDIA's driver (580.159.04) crashed compiling one kernel of a module whose other
+/// kernel tripped it (docs/PIPES.md); each pipeline now sees its own kernel only. The module is
+/// returned as it is if it cannot be read or has no such entry point.
+pub fn only_entry_point(spirv: &[u32], entry: &str) -> Vec<u32> {
+    const OP_EXT_INST_IMPORT: u32 = 11;
+    const OP_EXT_INST: u32 = 12;
+    const OP_ENTRY_POINT: u32 = 15;
+    const OP_EXECUTION_MODE: u32 = 16;
+    const OP_EXECUTION_MODE_ID: u32 = 331;
+    const REFLECTION_KERNEL: u32 = 1;
+    const HEADER: usize = 5;
+    let string = |operands: &[u32]| -> Vec<u8> {
+        operands
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .take_while(|&b| b != 0)
+            .collect()
+    };
+    // The instructions, or None if the stream is malformed.
+    let mut insts = vec![];
+    let mut at = HEADER;
+    while at < spirv.len() {
+        let count = (spirv[at] >> 16) as usize;
+        if count == 0 || at + count > spirv.len() {
+            return spirv.to_vec();
+        }
+        insts.push(&spirv[at..at + count]);
+        at += count;
+    }
+    let op = |i: &[u32]| i[0] & 0xffff;
+    let mut functions = vec![]; // the other kernels' functions
+    let mut reflection = None; // the ClspvReflection import
+    let mut found = false;
+    for i in &insts {
+        match op(i) {
+            OP_ENTRY_POINT if i.len() >= 4 => {
+                if string(&i[3..]) == entry.as_bytes() {
+                    found = true;
+                } else {
+                    functions.push(i[2]);
+                }
+            }
+            OP_EXT_INST_IMPORT if i.len() >= 3 => {
+                if string(&i[2..]).starts_with(b"NonSemantic.ClspvReflection") {
+                    reflection = Some(i[1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    if !found || spirv.len() < HEADER {
+        return spirv.to_vec();
+    }
+    // The reflection's Kernel declarations of those functions: what the rest refers to.
+    let is_reflection =
+        |i: &[u32]| op(i) == OP_EXT_INST && i.len() >= 6 && Some(i[3]) == reflection;
+    let decls: Vec<u32> = insts
+        .iter()
+        .filter(|i| is_reflection(i) && i[4] == REFLECTION_KERNEL && functions.contains(&i[5]))
+        .map(|i| i[2])
+        .collect();
+    let mut out = spirv[..HEADER].to_vec();
+    for i in insts {
+        let drop = match op(i) {
+            OP_ENTRY_POINT => functions.contains(&i[2]),
+            OP_EXECUTION_MODE | OP_EXECUTION_MODE_ID => functions.contains(&i[1]),
+            _ if is_reflection(i) => decls.contains(&i[2]) || decls.contains(&i[5]),
+            _ => false,
+        };
+        if !drop {
+            out.extend_from_slice(i);
+        }
+    }
+    out
+}
+
 impl Drop for ShaderModule {
     fn drop(&mut self) {
         // SAFETY: pipelines created from the module do not need it any more.
