@@ -383,30 +383,3 @@ fn pipe_errors_keep_line_numbers() {
         other => panic!("{other:?}"),
     }
 }
-
-/// A pipeline's module keeps one kernel's entry point and reflection (vk::pipeline): what is
-/// left parses, with that kernel only.
-#[test]
-fn a_module_trimmed_to_one_entry_point() {
-    let module = words(include_bytes!("testdata/basic.spv")).unwrap();
-    let full = parse(&module).unwrap();
-    assert_eq!(full.kernels.len(), 2);
-    for k in &full.kernels {
-        let trimmed = crate::vk::pipeline::only_entry_point(&module, &k.name);
-        assert!(trimmed.len() < module.len());
-        let r = parse(&trimmed).unwrap();
-        assert_eq!(r.kernels.len(), 1);
-        assert_eq!(r.kernels[0], *k);
-    }
-    // An unknown name or a malformed module: unchanged.
-    assert_eq!(
-        crate::vk::pipeline::only_entry_point(&module, "nope"),
-        module
-    );
-    let mut broken = module.clone();
-    broken[5] = 0;
-    assert_eq!(
-        crate::vk::pipeline::only_entry_point(&broken, "nope"),
-        broken
-    );
-}

@@ -12,7 +12,7 @@ use crate::cl::*;
 use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
 use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
-use crate::vk::pipeline::{only_entry_point, KernelLayout, Pipeline, SetBindings, ShaderModule};
+use crate::vk::pipeline::{KernelLayout, Pipeline, SetBindings, ShaderModule};
 use crate::vk::submit::{Binding, BufferBinding};
 use crate::vk::vk;
 use parking_lot::Mutex;
@@ -143,7 +143,7 @@ impl KernelDevice {
             .collect();
         let push_size = r.push_constant_size.next_multiple_of(4);
         let layout = KernelLayout::new(&vkd, layout_sets, push_size)?;
-        let module = ShaderModule::new(&vkd, &only_entry_point(&exe.spirv, &refl.name))?;
+        let module = ShaderModule::new(&vkd, &exe.spirv)?;
         let constant_data = match &r.constant_data {
             Some(c) => {
                 let b = Buffer::new(
