@@ -128,10 +128,25 @@ impl Format {
     /// ARGB/ABGR, sRGB without alpha, depth-stencil): CL_IMAGE_FORMAT_NOT_SUPPORTED.
     pub fn new(order: cl_channel_order, data_type: cl_channel_type) -> Option<Format> {
         use vk::ComponentSwizzle as S;
+        let identity = [S::IDENTITY; 4];
+        if matches!(order, CL_RGB | CL_RGBx) && valid(order, data_type) {
+            // Packed RGB, the unused bits read as alpha 1.
+            let one = [S::IDENTITY, S::IDENTITY, S::IDENTITY, S::ONE];
+            let (vk, swizzle) = match data_type {
+                CL_UNORM_SHORT_565 => (vk::Format::R5G6B5_UNORM_PACK16, identity),
+                CL_UNORM_SHORT_555 => (vk::Format::A1R5G5B5_UNORM_PACK16, one),
+                _ => (vk::Format::A2R10G10B10_UNORM_PACK32, one),
+            };
+            return Some(Format {
+                order,
+                data_type,
+                vk,
+                swizzle,
+            });
+        }
         if !ORDERS.contains(&order) || !TYPES.contains(&data_type) || !valid(order, data_type) {
             return None;
         }
-        let identity = [S::IDENTITY; 4];
         let (vk, swizzle) = match order {
             CL_BGRA | CL_sBGRA => {
                 let f = match (order, data_type) {
@@ -165,9 +180,14 @@ impl Format {
 
     /// Every format vkcl can map, whatever the device.
     pub fn all() -> impl Iterator<Item = Format> {
+        let packed = [CL_UNORM_SHORT_565, CL_UNORM_SHORT_555, CL_UNORM_INT_101010];
+        let packed = [CL_RGB, CL_RGBx]
+            .into_iter()
+            .flat_map(move |o| packed.into_iter().filter_map(move |t| Format::new(o, t)));
         ORDERS
             .iter()
             .flat_map(|&o| TYPES.iter().filter_map(move |&t| Format::new(o, t)))
+            .chain(packed)
     }
 
     pub fn cl(&self) -> cl_image_format {
@@ -179,7 +199,11 @@ impl Format {
 
     /// Bytes per element (pixel).
     pub fn element_size(&self) -> usize {
-        stored_channels(self.order) * channel_size(self.data_type)
+        match self.data_type {
+            CL_UNORM_SHORT_565 | CL_UNORM_SHORT_555 => 2,
+            CL_UNORM_INT_101010 => 4,
+            t => stored_channels(self.order) * channel_size(t),
+        }
     }
 
     pub fn is_integer(&self) -> bool {
@@ -219,6 +243,23 @@ impl Format {
     /// saturated, integers saturated, half rounded to nearest even.
     pub fn pack(&self, color: [u32; 4]) -> Vec<u8> {
         let f = color.map(f32::from_bits);
+        // Packed RGB: red in the high bits (section 5.3.1.1).
+        let bits = |v: f32, n: u32| norm(v, 0.0, ((1u32 << n) - 1) as f32) as u32;
+        match self.data_type {
+            CL_UNORM_SHORT_565 => {
+                let v = bits(f[0], 5) << 11 | bits(f[1], 6) << 5 | bits(f[2], 5);
+                return (v as u16).to_le_bytes().to_vec();
+            }
+            CL_UNORM_SHORT_555 => {
+                let v = bits(f[0], 5) << 10 | bits(f[1], 5) << 5 | bits(f[2], 5);
+                return (v as u16).to_le_bytes().to_vec();
+            }
+            CL_UNORM_INT_101010 => {
+                let v = bits(f[0], 10) << 20 | bits(f[1], 10) << 10 | bits(f[2], 10);
+                return v.to_le_bytes().to_vec();
+            }
+            _ => {}
+        }
         // The stored channels, in memory order.
         let channels: Vec<usize> = match self.order {
             CL_A => vec![3],
@@ -495,15 +536,24 @@ mod tests {
 
     #[test]
     fn formats_map_and_validate() {
-        assert!(
-            valid(CL_RGB, CL_UNORM_SHORT_565) && Format::new(CL_RGB, CL_UNORM_SHORT_565).is_none()
+        assert!(valid(CL_RGB, CL_UNORM_SHORT_565));
+        let f565 = Format::new(CL_RGB, CL_UNORM_SHORT_565).unwrap();
+        assert_eq!(f565.element_size(), 2);
+        let f = |x: [f32; 4]| x.map(f32::to_bits);
+        assert_eq!(f565.pack(f([1.0, 0.0, 1.0, 0.0])), 0xf81fu16.to_le_bytes());
+        let f1010 = Format::new(CL_RGBx, CL_UNORM_INT_101010).unwrap();
+        assert_eq!(
+            f1010.pack(f([0.0, 1.0, 0.0, 0.0])),
+            (0x3ffu32 << 10).to_le_bytes()
         );
+        assert!(!f1010.writable());
+        assert!(Format::new(CL_RGBA, CL_UNORM_INT_101010_2).is_none());
         assert!(!valid(CL_RGBA, CL_UNORM_SHORT_565));
         assert!(!valid(CL_INTENSITY, CL_UNSIGNED_INT8));
         assert!(!valid(CL_BGRA, CL_FLOAT));
         let a = Format::new(CL_A, CL_UNORM_INT8).unwrap();
         assert!(!a.writable() && a.element_size() == 1);
         assert_eq!(Format::new(CL_RGBA, CL_FLOAT).unwrap().element_size(), 16);
-        assert_eq!(Format::all().count(), 78);
+        assert_eq!(Format::all().count(), 84);
     }
 }

@@ -21,6 +21,7 @@ mod from_buffer;
 mod from_image;
 mod kernels;
 mod model;
+mod packed;
 mod queries;
 mod samplers;
 mod transfers;

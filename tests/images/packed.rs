@@ -1,0 +1,163 @@
+//! Packed RGB formats (CL_RGB / CL_RGBx with CL_UNORM_SHORT_565, CL_UNORM_SHORT_555,
+//! CL_UNORM_INT_101010; section 5.3.1.1: red in the high bits, alpha reads 1): the bytes
+//! round-trip, kernels read the values decoded by the spec's layout, fills encode by it.
+use super::common::*;
+use super::util::*;
+use std::ptr::{null, null_mut};
+
+const W: usize = 5;
+const H: usize = 3;
+
+/// (order, type, bytes per pixel, bits of red, green, blue).
+const PACKED: [(cl_uint, cl_uint, usize, [u32; 3]); 4] = [
+    (CL_RGB, CL_UNORM_SHORT_565, 2, [5, 6, 5]),
+    (CL_RGB, CL_UNORM_SHORT_555, 2, [5, 5, 5]),
+    (CL_RGB, CL_UNORM_INT_101010, 4, [10, 10, 10]),
+    (CL_RGBx, CL_UNORM_SHORT_565, 2, [5, 6, 5]),
+];
+
+/// The read_imagef value of a packed pixel.
+fn decode(bytes: &[u8], bits: [u32; 3]) -> [f32; 4] {
+    let v = bytes.iter().rev().fold(0u32, |v, &b| v << 8 | b as u32);
+    let (gb, b) = (bits[1] + bits[2], bits[2]);
+    let field = |shift: u32, n: u32| ((v >> shift) & ((1 << n) - 1)) as f32 / ((1 << n) - 1) as f32;
+    [field(gb, bits[0]), field(b, bits[1]), field(0, b), 1.0]
+}
+
+fn supported(e: &Env, order: cl_uint, ty: cl_uint) -> bool {
+    let mut n = 0;
+    check!(clGetSupportedImageFormats(
+        e.ctx,
+        CL_MEM_READ_ONLY,
+        CL_MEM_OBJECT_IMAGE2D,
+        0,
+        null_mut(),
+        &mut n
+    ));
+    let mut list = vec![
+        cl_image_format {
+            image_channel_order: 0,
+            image_channel_data_type: 0
+        };
+        n as usize
+    ];
+    check!(clGetSupportedImageFormats(
+        e.ctx,
+        CL_MEM_READ_ONLY,
+        CL_MEM_OBJECT_IMAGE2D,
+        n,
+        list.as_mut_ptr(),
+        null_mut()
+    ));
+    list.iter()
+        .any(|f| f.image_channel_order == order && f.image_channel_data_type == ty)
+}
+
+#[test]
+fn packed_rgb_formats() {
+    let e = Env::new();
+    let prog = e.program(
+        "kernel void get(read_only image2d_t img, global float4 *out) {\n\
+         \x20   int x = get_global_id(0), y = get_global_id(1);\n\
+         \x20   out[y * get_image_width(img) + x] = read_imagef(img, (int2)(x, y));\n}\n",
+        "",
+    );
+    let k = kernel(prog, "get");
+    let mut tested = 0;
+    for (order, ty, size, bits) in PACKED {
+        if !supported(&e, order, ty) {
+            continue;
+        }
+        tested += 1;
+        let bytes: Vec<u8> = (0..W * H * size).map(|i| (i * 97 + 13) as u8).collect();
+        let f = cl_image_format {
+            image_channel_order: order,
+            image_channel_data_type: ty,
+        };
+        let d = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE2D,
+            image_width: W,
+            image_height: H,
+            image_depth: 0,
+            image_array_size: 0,
+            image_row_pitch: 0,
+            image_slice_pitch: 0,
+            num_mip_levels: 0,
+            num_samples: 0,
+            mem_object: null_mut(),
+        };
+        let mut err = 1;
+        let m = unsafe {
+            clCreateImage(
+                e.ctx,
+                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                &f,
+                &d,
+                bytes.as_ptr() as *mut _,
+                &mut err,
+            )
+        };
+        check!(err);
+        let what = format!("order {order:#x} type {ty:#x}");
+        assert_eq!(image_val::<usize>(m, CL_IMAGE_ELEMENT_SIZE), size, "{what}");
+        let read = |o: [usize; 3], r: [usize; 3]| {
+            let mut out = vec![0u8; r[0] * r[1] * size];
+            check!(clEnqueueReadImage(
+                e.queue,
+                m,
+                CL_TRUE,
+                o.as_ptr(),
+                r.as_ptr(),
+                0,
+                0,
+                out.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ));
+            out
+        };
+        assert_eq!(read([0; 3], [W, H, 1]), bytes, "{what}: round trip");
+        let out = e.buffer(CL_MEM_READ_WRITE, W * H * 16, null_mut());
+        arg(k, 0, &m);
+        arg(k, 1, &out);
+        e.run(k, None, &[W, H], None);
+        let got: Vec<[f32; 4]> = e.read(out, W * H);
+        for (i, px) in bytes.chunks(size).enumerate() {
+            let want = decode(px, bits);
+            for c in 0..4 {
+                assert!(
+                    (got[i][c] - want[c]).abs() < 1e-5,
+                    "{what}: pixel {i} channel {c}: {:?} vs {want:?}",
+                    got[i]
+                );
+            }
+        }
+        // A fill encodes the color: round(c * (2^n - 1)) per channel, red highest.
+        let color = [0.5f32, 0.25, 1.0, 0.0];
+        check!(clEnqueueFillImage(
+            e.queue,
+            m,
+            color.as_ptr().cast(),
+            [1usize, 1, 0].as_ptr(),
+            [2usize, 1, 1].as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ));
+        let field = |c: f32, n: u32| (c * ((1u32 << n) - 1) as f32).round_ties_even() as u32;
+        let v = field(color[0], bits[0]) << (bits[1] + bits[2])
+            | field(color[1], bits[1]) << bits[2]
+            | field(color[2], bits[2]);
+        let want: Vec<u8> = v.to_le_bytes()[..size].repeat(2);
+        assert_eq!(read([1, 1, 0], [2, 1, 1]), want, "{what}: fill");
+        check!(clReleaseMemObject(out));
+        check!(clReleaseMemObject(m));
+    }
+    assert!(
+        tested > 0,
+        "the device lists no packed RGB format for reading"
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(prog));
+}
