@@ -22,7 +22,7 @@ pub struct Format {
 
 /// The channel orders vkcl exposes. Not CL_DEPTH: clspv 0.0.1 emits invalid SPIR-V for
 /// reads of depth images (a scalar OpImageFetch).
-const ORDERS: [cl_channel_order; 10] = [
+const ORDERS: [cl_channel_order; 12] = [
     CL_R,
     CL_A,
     CL_RG,
@@ -33,6 +33,8 @@ const ORDERS: [cl_channel_order; 10] = [
     CL_LUMINANCE,
     CL_sRGBA,
     CL_sBGRA,
+    CL_ARGB,
+    CL_ABGR,
 ];
 
 const TYPES: [cl_channel_type; 12] = [
@@ -94,7 +96,7 @@ pub fn channel_size(data_type: cl_channel_type) -> usize {
 fn stored_channels(order: cl_channel_order) -> usize {
     match order {
         CL_RG | CL_RA => 2,
-        CL_RGBA | CL_BGRA | CL_sRGBA | CL_sBGRA => 4,
+        CL_RGBA | CL_BGRA | CL_sRGBA | CL_sBGRA | CL_ARGB | CL_ABGR => 4,
         _ => 1,
     }
 }
@@ -165,6 +167,9 @@ impl Format {
                     CL_RA => [S::R, S::ZERO, S::ZERO, S::G],
                     CL_INTENSITY => [S::R, S::R, S::R, S::R],
                     CL_LUMINANCE => [S::R, S::R, S::R, S::ONE],
+                    // Bytes (a, r, g, b) and (a, b, g, r) read as RGBA.
+                    CL_ARGB => [S::G, S::B, S::A, S::R],
+                    CL_ABGR => [S::A, S::B, S::G, S::R],
                     _ => identity,
                 };
                 (vk_format(stored_channels(order), data_type)?, swizzle)
@@ -267,6 +272,8 @@ impl Format {
             CL_RA => vec![0, 3],
             CL_RGBA | CL_sRGBA => vec![0, 1, 2, 3],
             CL_BGRA | CL_sBGRA => vec![2, 1, 0, 3],
+            CL_ARGB => vec![3, 0, 1, 2],
+            CL_ABGR => vec![3, 2, 1, 0],
             _ => vec![0],
         };
         let srgb = matches!(self.order, CL_sRGBA | CL_sBGRA);
@@ -554,6 +561,9 @@ mod tests {
         let a = Format::new(CL_A, CL_UNORM_INT8).unwrap();
         assert!(!a.writable() && a.element_size() == 1);
         assert_eq!(Format::new(CL_RGBA, CL_FLOAT).unwrap().element_size(), 16);
-        assert_eq!(Format::all().count(), 84);
+        assert_eq!(Format::all().count(), 92);
+        let argb = Format::new(CL_ARGB, CL_UNORM_INT8).unwrap();
+        assert!(!argb.writable());
+        assert_eq!(argb.pack(f([1.0, 0.0, 0.0, 0.5])), [128, 255, 0, 0]);
     }
 }

@@ -161,3 +161,71 @@ fn packed_rgb_formats() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(prog));
 }
+
+/// CL_ARGB and CL_ABGR (8-bit): the bytes of a pixel are (a, r, g, b) and (a, b, g, r);
+/// kernels read (r, g, b, a).
+#[test]
+fn argb_and_abgr_byte_orders() {
+    let e = Env::new();
+    let prog = e.program(
+        "kernel void get(read_only image2d_t img, global uint4 *out) {\n\
+         \x20   int x = get_global_id(0), y = get_global_id(1);\n\
+         \x20   out[y * get_image_width(img) + x] = read_imageui(img, (int2)(x, y));\n}\n",
+        "",
+    );
+    let k = kernel(prog, "get");
+    let mut tested = 0;
+    // Where each of r, g, b, a sits in a pixel's 4 bytes.
+    for (order, at) in [(CL_ARGB, [1, 2, 3, 0]), (CL_ABGR, [3, 2, 1, 0])] {
+        if !supported(&e, order, CL_UNSIGNED_INT8) {
+            continue;
+        }
+        tested += 1;
+        let bytes: Vec<u8> = (0..W * H * 4).map(|i| (i * 29 + 7) as u8).collect();
+        let f = cl_image_format {
+            image_channel_order: order,
+            image_channel_data_type: CL_UNSIGNED_INT8,
+        };
+        let d = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE2D,
+            image_width: W,
+            image_height: H,
+            image_depth: 0,
+            image_array_size: 0,
+            image_row_pitch: 0,
+            image_slice_pitch: 0,
+            num_mip_levels: 0,
+            num_samples: 0,
+            mem_object: null_mut(),
+        };
+        let mut err = 1;
+        let m = unsafe {
+            clCreateImage(
+                e.ctx,
+                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                &f,
+                &d,
+                bytes.as_ptr() as *mut _,
+                &mut err,
+            )
+        };
+        check!(err);
+        let out = e.buffer(CL_MEM_READ_WRITE, W * H * 16, null_mut());
+        arg(k, 0, &m);
+        arg(k, 1, &out);
+        e.run(k, None, &[W, H], None);
+        let got: Vec<[u32; 4]> = e.read(out, W * H);
+        for (i, px) in bytes.chunks(4).enumerate() {
+            assert_eq!(
+                got[i],
+                at.map(|j| px[j] as u32),
+                "order {order:#x} pixel {i}"
+            );
+        }
+        check!(clReleaseMemObject(out));
+        check!(clReleaseMemObject(m));
+    }
+    assert!(tested > 0, "the device lists neither CL_ARGB nor CL_ABGR");
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(prog));
+}
