@@ -12,18 +12,7 @@ const H: usize = 5;
 const PITCH: usize = (W + 3) * 4;
 
 fn desc(buffer: cl_mem, row_pitch: usize) -> cl_image_desc {
-    cl_image_desc {
-        image_type: CL_MEM_OBJECT_IMAGE2D,
-        image_width: W,
-        image_height: H,
-        image_depth: 0,
-        image_array_size: 0,
-        image_row_pitch: row_pitch,
-        image_slice_pitch: 0,
-        num_mip_levels: 0,
-        num_samples: 0,
-        mem_object: buffer,
-    }
+    desc_2d(W, H, row_pitch, buffer)
 }
 
 /// The pixel (x, y) of the image inside `bytes` (the buffer's contents).

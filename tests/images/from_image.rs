@@ -10,18 +10,7 @@ const W: usize = 4;
 const H: usize = 2;
 
 fn desc(original: cl_mem) -> cl_image_desc {
-    cl_image_desc {
-        image_type: CL_MEM_OBJECT_IMAGE2D,
-        image_width: W,
-        image_height: H,
-        image_depth: 0,
-        image_array_size: 0,
-        image_row_pitch: 0,
-        image_slice_pitch: 0,
-        num_mip_levels: 0,
-        num_samples: 0,
-        mem_object: original,
-    }
+    desc_2d(W, H, 0, original)
 }
 
 fn format(order: cl_uint) -> cl_image_format {

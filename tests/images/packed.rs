@@ -24,6 +24,20 @@ fn decode(bytes: &[u8], bits: [u32; 3]) -> [f32; 4] {
     [field(gb, bits[0]), field(b, bits[1]), field(0, b), 1.0]
 }
 
+/// A W×H read-only 2D image of this format holding `bytes`.
+fn read_only_image(e: &Env, order: cl_uint, ty: cl_uint, bytes: &[u8]) -> cl_mem {
+    let f = cl_image_format {
+        image_channel_order: order,
+        image_channel_data_type: ty,
+    };
+    let d = desc_2d(W, H, 0, null_mut());
+    let mut err = 1;
+    let flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
+    let m = unsafe { clCreateImage(e.ctx, flags, &f, &d, bytes.as_ptr() as *mut _, &mut err) };
+    check!(err);
+    m
+}
+
 fn supported(e: &Env, order: cl_uint, ty: cl_uint) -> bool {
     let mut n = 0;
     check!(clGetSupportedImageFormats(
@@ -70,34 +84,7 @@ fn packed_rgb_formats() {
         }
         tested += 1;
         let bytes: Vec<u8> = (0..W * H * size).map(|i| (i * 97 + 13) as u8).collect();
-        let f = cl_image_format {
-            image_channel_order: order,
-            image_channel_data_type: ty,
-        };
-        let d = cl_image_desc {
-            image_type: CL_MEM_OBJECT_IMAGE2D,
-            image_width: W,
-            image_height: H,
-            image_depth: 0,
-            image_array_size: 0,
-            image_row_pitch: 0,
-            image_slice_pitch: 0,
-            num_mip_levels: 0,
-            num_samples: 0,
-            mem_object: null_mut(),
-        };
-        let mut err = 1;
-        let m = unsafe {
-            clCreateImage(
-                e.ctx,
-                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                &f,
-                &d,
-                bytes.as_ptr() as *mut _,
-                &mut err,
-            )
-        };
-        check!(err);
+        let m = read_only_image(&e, order, ty, &bytes);
         let what = format!("order {order:#x} type {ty:#x}");
         assert_eq!(image_val::<usize>(m, CL_IMAGE_ELEMENT_SIZE), size, "{what}");
         let read = |o: [usize; 3], r: [usize; 3]| {
@@ -182,34 +169,7 @@ fn argb_and_abgr_byte_orders() {
         }
         tested += 1;
         let bytes: Vec<u8> = (0..W * H * 4).map(|i| (i * 29 + 7) as u8).collect();
-        let f = cl_image_format {
-            image_channel_order: order,
-            image_channel_data_type: CL_UNSIGNED_INT8,
-        };
-        let d = cl_image_desc {
-            image_type: CL_MEM_OBJECT_IMAGE2D,
-            image_width: W,
-            image_height: H,
-            image_depth: 0,
-            image_array_size: 0,
-            image_row_pitch: 0,
-            image_slice_pitch: 0,
-            num_mip_levels: 0,
-            num_samples: 0,
-            mem_object: null_mut(),
-        };
-        let mut err = 1;
-        let m = unsafe {
-            clCreateImage(
-                e.ctx,
-                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                &f,
-                &d,
-                bytes.as_ptr() as *mut _,
-                &mut err,
-            )
-        };
-        check!(err);
+        let m = read_only_image(&e, order, CL_UNSIGNED_INT8, &bytes);
         let out = e.buffer(CL_MEM_READ_WRITE, W * H * 16, null_mut());
         arg(k, 0, &m);
         arg(k, 1, &out);

@@ -493,3 +493,19 @@ pub fn assert_same(got: &HostImage, want: &HostImage, what: &str) {
         assert_eq!(got.px(p), want.px(p), "{what}: pixel {p:?}");
     }
 }
+
+/// The description of a `w`×`h` 2D image (over `mem`, a buffer or image, when not null).
+pub fn desc_2d(w: usize, h: usize, row_pitch: usize, mem: cl_mem) -> cl_image_desc {
+    cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE2D,
+        image_width: w,
+        image_height: h,
+        image_depth: 0,
+        image_array_size: 0,
+        image_row_pitch: row_pitch,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        mem_object: mem,
+    }
+}
