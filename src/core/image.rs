@@ -563,8 +563,8 @@ fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize)
 }
 
 /// clEnqueueCopyImage, clEnqueueCopyImageToBuffer and clEnqueueCopyBufferToImage: `region`
-/// of `src` at `src_origin` (or byte offset, for a buffer) to `dst`. `image` is the image
-/// whose format and type the region is counted in.
+/// of `src` at `src_origin` to `dst` at `dst_origin`, counted in the format and type of the
+/// image among them; a buffer's side starts at byte `buffer_offset`.
 #[allow(clippy::too_many_arguments)]
 pub fn copy(
     queue: &Arc<Queue>,
