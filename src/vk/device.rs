@@ -26,6 +26,11 @@ pub struct Device {
     calibration: Option<ash::ext::calibrated_timestamps::Device>,
     /// Samplers by OpenCL sampler bitmask (see `image::Device::sampler`).
     pub(super) samplers: Mutex<std::collections::HashMap<u32, vk::Sampler>>,
+    /// Held around descriptor-set allocation and updates: one at a time per device, whatever
+    /// the pool. Vulkan allows them concurrently on different pools and sets, but two queues
+    /// launching at once crashed lavapipe's queue thread now and then (docs/LAVAPIPE.md);
+    /// serialising these calls is the defence while the cause is not known.
+    pub(super) descriptors: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -150,6 +155,7 @@ impl Device {
             host_import,
             calibration,
             samplers: Mutex::new(Default::default()),
+            descriptors: Mutex::new(()),
         }))
     }
 

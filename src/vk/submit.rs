@@ -211,8 +211,8 @@ impl Drop for Pools {
 /// The descriptor sets of one kernel layout, reused from launch to launch: a launch takes one
 /// set per descriptor-set layout, writes its descriptors, and gives it back when its batch
 /// completes. (Allocating a set costs allocations; on lavapipe a mapping of memory per set.)
-/// Sets of every batch in flight are allocated; at most `SETS_KEPT` free ones per set layout
-/// are kept, the rest freed.
+/// Sets are never freed one by one: a cache holds as many as its kernel had in flight at once,
+/// until the kernel goes (see `Device::descriptors` for why).
 pub struct SetCache {
     device: Arc<Device>,
     /// Per set: the pool sizes of one set.
@@ -224,17 +224,13 @@ pub struct SetCache {
 struct SetState {
     /// Per set: the pools sets are allocated from (the last has room, or is full).
     pools: Vec<Vec<vk::DescriptorPool>>,
-    /// The number of sets allocated from each pool: a pool whose sets are all freed goes.
-    live: std::collections::HashMap<vk::DescriptorPool, u32>,
     /// Per set: free sets.
     free: Vec<Vec<TakenSet>>,
 }
 
-/// A descriptor set and the pool it was allocated from.
+/// A descriptor set of the cache.
 #[derive(Clone, Copy)]
-struct TakenSet(vk::DescriptorSet, vk::DescriptorPool);
-
-const SETS_KEPT: usize = 256;
+struct TakenSet(vk::DescriptorSet);
 
 impl SetCache {
     /// A cache for sets with these descriptor types, by set and binding.
@@ -268,7 +264,6 @@ impl SetCache {
             sizes,
             state: Mutex::new(SetState {
                 pools: vec![vec![]; n],
-                live: Default::default(),
                 free: vec![vec![]; n],
             }),
         })
@@ -281,6 +276,7 @@ impl SetCache {
             return Ok(set);
         }
         let d = &self.device.raw;
+        let _descriptors = self.device.descriptors.lock();
         let layouts = [layout];
         if let Some(&pool) = state.pools[index].last() {
             let info = vk::DescriptorSetAllocateInfo::default()
@@ -288,17 +284,13 @@ impl SetCache {
                 .set_layouts(&layouts);
             // SAFETY: valid pool and layout; the pool is externally synchronised by the lock.
             match unsafe { d.allocate_descriptor_sets(&info) } {
-                Ok(sets) => {
-                    *state.live.entry(pool).or_default() += 1;
-                    return Ok(TakenSet(sets[0], pool));
-                }
+                Ok(sets) => return Ok(TakenSet(sets[0])),
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY)
                 | Err(vk::Result::ERROR_FRAGMENTED_POOL) => {}
                 Err(e) => return Err(e.into()),
             }
         }
         let info = vk::DescriptorPoolCreateInfo::default()
-            .flags(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET)
             .max_sets(SETS_PER_POOL)
             .pool_sizes(&self.sizes[index]);
         // SAFETY: valid device; destroyed by Drop of SetCache.
@@ -309,33 +301,12 @@ impl SetCache {
             .set_layouts(&layouts);
         // SAFETY: an empty pool sized for sets of this layout.
         let set = unsafe { d.allocate_descriptor_sets(&info) }?[0];
-        state.live.insert(pool, 1);
-        Ok(TakenSet(set, pool))
+        Ok(TakenSet(set))
     }
 
     /// Takes back a set whose batch has completed (or was never submitted).
     fn give_back(&self, index: usize, set: TakenSet) {
-        let mut state = self.state.lock();
-        if state.free[index].len() < SETS_KEPT {
-            state.free[index].push(set);
-            return;
-        }
-        let TakenSet(set, pool) = set;
-        let live = state.live.get_mut(&pool).map_or(0, |n| {
-            *n -= 1;
-            *n
-        });
-        let d = &self.device.raw;
-        if live > 0 {
-            // SAFETY: nothing uses the set any more; its pool allows freeing sets, and is
-            // externally synchronised by the lock.
-            let _ = unsafe { d.free_descriptor_sets(pool, &[set]) };
-        } else {
-            state.live.remove(&pool);
-            state.pools[index].retain(|&p| p != pool);
-            // SAFETY: the pool's last set is not used any more.
-            unsafe { d.destroy_descriptor_pool(pool, None) };
-        }
+        self.state.lock().free[index].push(set);
     }
 }
 
@@ -577,6 +548,7 @@ impl Recorder {
                     }
                 })
                 .collect();
+            let _descriptors = self.device.descriptors.lock();
             // SAFETY: the set was allocated with a layout that has these bindings.
             unsafe { self.device.raw.update_descriptor_sets(&writes, &[]) };
             sets.push(set);
