@@ -1,7 +1,10 @@
 //! Images, samplers, and the image commands (sections 5.3 and 5.13 of the spec).
 
 use super::info::{v, write};
-use super::memory::{check_flags, finish, finish_write};
+use super::memory::{
+    check_flags, check_map_access, check_map_flags, finish, finish_write, NO_HOST_READ,
+    NO_HOST_WRITE,
+};
 use super::util::{obj, property_list, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
@@ -315,9 +318,6 @@ fn host_transfer(
     })
 }
 
-const NO_HOST_READ: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS;
-const NO_HOST_WRITE: cl_mem_flags = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-
 /// Whether regions of one image overlap (CL_MEM_COPY_OVERLAP).
 fn overlap(a: [usize; 3], b: [usize; 3], region: [usize; 3]) -> bool {
     (0..3).all(|i| a[i] < b[i] + region[i] && b[i] < a[i] + region[i])
@@ -612,18 +612,9 @@ entry! {
             CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
         );
         check(!slices || !image_slice_pitch.is_null(), CL_INVALID_VALUE)?;
-        let all = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-        check(map_flags & !all == 0, CL_INVALID_VALUE)?;
-        check(
-            map_flags & CL_MAP_WRITE_INVALIDATE_REGION == 0 || map_flags & (CL_MAP_READ | CL_MAP_WRITE) == 0,
-            CL_INVALID_VALUE,
-        )?;
+        check_map_flags(map_flags)?;
         let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        check(map_flags & CL_MAP_READ == 0 || m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
-        check(
-            map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0 || m.flags & NO_HOST_WRITE == 0,
-            CL_INVALID_OPERATION,
-        )?;
+        check_map_access(map_flags, m.flags)?;
         let blocking = blocking_map != 0;
         let (ptr, pitches, e) = image::map(&q, &m, map_flags, o, r, blocking, &wait)?;
         // SAFETY: checked not NULL above (the slice pitch where the image has slices).

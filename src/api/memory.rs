@@ -18,6 +18,34 @@ const HOST_ACCESS: cl_mem_flags =
     CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 const HOST_PTR: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 
+/// Host-access flags that refuse host reads, and host writes (CL_INVALID_OPERATION).
+pub(super) const NO_HOST_READ: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS;
+pub(super) const NO_HOST_WRITE: cl_mem_flags = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+
+/// clEnqueueMapBuffer / clEnqueueMapImage's map flags: known bits, and
+/// CL_MAP_WRITE_INVALIDATE_REGION alone (CL_INVALID_VALUE).
+pub(super) fn check_map_flags(flags: cl_map_flags) -> CLResult<()> {
+    let all = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+    check(flags & !all == 0, CL_INVALID_VALUE)?;
+    check(
+        flags & CL_MAP_WRITE_INVALIDATE_REGION == 0 || flags & (CL_MAP_READ | CL_MAP_WRITE) == 0,
+        CL_INVALID_VALUE,
+    )
+}
+
+/// Whether a memory object's host-access flags allow a map with `flags` (CL_INVALID_OPERATION).
+pub(super) fn check_map_access(flags: cl_map_flags, mem_flags: cl_mem_flags) -> CLResult<()> {
+    let writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
+    check(
+        flags & CL_MAP_READ == 0 || mem_flags & NO_HOST_READ == 0,
+        CL_INVALID_OPERATION,
+    )?;
+    check(
+        !writes || mem_flags & NO_HOST_WRITE == 0,
+        CL_INVALID_OPERATION,
+    )
+}
+
 /// The spec's rules on cl_mem_flags: known bits, at most one access and one host-access
 /// flag, USE_HOST_PTR excluding ALLOC/COPY_HOST_PTR.
 pub(super) fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
@@ -284,7 +312,7 @@ entry! {
         let (buf, host, region) = rects(&m, buffer_origin, host_origin, region, [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch])?;
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
         let e = transfer::read(&q, &m, buf, host, region, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
         finish(e, blocking != 0, event)
     }
@@ -309,7 +337,7 @@ entry! {
         let (buf, host, region) = rects(&m, buffer_origin, host_origin, region, [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch])?;
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
         // SAFETY: the application passes the region at its pitches in ptr.
         let e = unsafe { transfer::write(&q, &m, buf, host, region, ptr as *const u8, blocking != 0, &wait) }?;
         finish_write(e, blocking != 0, &wait, event)
@@ -359,7 +387,7 @@ entry! {
         m.check_range(offset, size)?;
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
         let e = transfer::download_linear(&q, CL_COMMAND_READ_BUFFER, &m, offset, size, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
         finish(e, blocking != 0, event)
     }
@@ -379,7 +407,7 @@ entry! {
         m.check_range(offset, size)?;
         check(!ptr.is_null(), CL_INVALID_VALUE)?;
         let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) == 0, CL_INVALID_OPERATION)?;
+        check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
         // SAFETY: the application passes `size` readable bytes at ptr.
         let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
         let e = transfer::upload_linear(&q, CL_COMMAND_WRITE_BUFFER, &m, offset, data, blocking != 0, &wait)?;
@@ -448,13 +476,9 @@ entry! {
         let (q, m) = queue_and_mem(queue, buffer)?;
         m.check_range(offset, size)?;
         check(size > 0, CL_INVALID_VALUE)?;
-        check(flags & !(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0, CL_INVALID_VALUE)?;
-        check(flags & CL_MAP_WRITE_INVALIDATE_REGION == 0 || flags & (CL_MAP_READ | CL_MAP_WRITE) == 0, CL_INVALID_VALUE)?;
+        check_map_flags(flags)?;
         let wait = wait_list(num_events, events, &q.context)?;
-        let no_read = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS;
-        let no_write = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-        check(flags & CL_MAP_READ == 0 || m.flags & no_read == 0, CL_INVALID_OPERATION)?;
-        check(flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) == 0 || m.flags & no_write == 0, CL_INVALID_OPERATION)?;
+        check_map_access(flags, m.flags)?;
         let (ptr, e) = transfer::map(&q, CL_COMMAND_MAP_BUFFER, &m, flags, offset, size, blocking != 0, &wait)?;
         finish(e, blocking != 0, event)?;
         Ok(ptr)

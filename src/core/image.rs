@@ -15,6 +15,7 @@ use super::memory::Mem;
 use super::queue::{HostPart, Queue, Recorded};
 use super::transfer::{self, keep, HostPtr};
 use crate::cl::*;
+use crate::vk::device::Device as VkDevice;
 use crate::vk::image::{Image as VkImage, ImageShape, TexelView};
 use crate::vk::memory::Placement;
 use crate::vk::staging::Lease;
@@ -365,14 +366,16 @@ fn texel_range(info: &ImageInfo, origin: [usize; 3], region: [usize; 3]) -> (usi
     (origin[0] * e, region[0] * e)
 }
 
-fn vk_image(mem: &Mem, queue: &Queue) -> CLResult<Arc<VkImage>> {
+/// The Vulkan image of an image on `device` (CL_MEM_OBJECT_ALLOCATION_FAILURE for an image of
+/// another device of the context, CL_INVALID_MEM_OBJECT for 1D buffer images, which have none).
+pub(super) fn vk_image(mem: &Mem, device: &Arc<VkDevice>) -> CLResult<Arc<VkImage>> {
     match &mem.image()?.store {
-        Store::Image(i) if Arc::ptr_eq(&i.device, &queue.vk) => Ok(i.clone()),
+        Store::Image(i) if Arc::ptr_eq(&i.device, device) => Ok(i.clone()),
         Store::Image(_) => {
             log::warn!(target: "api", "an image of another device of the context");
             Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))
         }
-        Store::Texels(_) => unreachable!("1D buffer images are handled as their buffer"),
+        Store::Texels(_) => Err(ClError(CL_INVALID_MEM_OBJECT)),
     }
 }
 
@@ -419,7 +422,7 @@ pub fn read(
         let (offset, size) = texel_range(info, origin, region);
         return transfer::download_linear(queue, command, mem, offset, size, dst, blocking, wait);
     }
-    let image = vk_image(mem, queue)?;
+    let image = vk_image(mem, &queue.vk)?;
     let stage = Arc::new(queue.staging.acquire(
         Placement::Readback,
         region_bytes(info, region),
@@ -496,7 +499,7 @@ fn upload_staged(
     stage: Arc<Lease>,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let image = vk_image(mem, queue)?;
+    let image = vk_image(mem, &queue.vk)?;
     let vk_region = image.region(origin, region).at(0);
     queue.enqueue(command, wait, |rec| {
         sync_in(rec, mem, &image);
@@ -547,7 +550,7 @@ enum Side {
 
 fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize) -> CLResult<Side> {
     match mem.image.as_ref().map(|i| &i.store) {
-        Some(Store::Image(_)) => Ok(Side::Image(vk_image(mem, queue)?, origin)),
+        Some(Store::Image(_)) => Ok(Side::Image(vk_image(mem, &queue.vk)?, origin)),
         Some(Store::Texels(_)) => {
             let e = mem.image()?.format.element_size();
             Ok(Side::Bytes(
@@ -738,7 +741,7 @@ pub fn map(
             .staging
             .acquire(placement, region_bytes(info, region), None)?,
     );
-    let image = vk_image(mem, queue)?;
+    let image = vk_image(mem, &queue.vk)?;
     let vk_region = image.region(origin, region).at(0);
     let event = queue.enqueue(command, wait, |rec| {
         if invalidate {

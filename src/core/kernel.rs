@@ -518,7 +518,7 @@ pub fn enqueue_as(
                 ArgKind::SampledImage { set, binding } | ArgKind::StorageImage { set, binding },
                 ArgValue::Mem(Some(m)),
             ) => {
-                let image = image_on(m, &queue.vk)?;
+                let image = super::image::vk_image(m, &queue.vk)?;
                 if m.image.as_ref().is_some_and(|i| i.backed) {
                     let writes = matches!(arg.kind, ArgKind::StorageImage { .. });
                     backed.push((m.clone(), image.clone(), writes));
@@ -728,15 +728,6 @@ pub fn enqueue_as(
         }
         Ok(Recorded { host, keep })
     })
-}
-
-/// The Vulkan image of an image argument, on the queue's device.
-fn image_on(m: &Mem, device: &Arc<crate::vk::device::Device>) -> CLResult<Arc<VkImage>> {
-    match m.image.as_ref().map(|i| &i.store) {
-        Some(Store::Image(i)) if Arc::ptr_eq(&i.device, device) => Ok(i.clone()),
-        Some(Store::Image(_)) => Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE)),
-        _ => Err(ClError(CL_INVALID_KERNEL_ARGS)),
-    }
 }
 
 /// A part of a launch whose work-groups all have one size.
