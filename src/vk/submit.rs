@@ -92,11 +92,19 @@ pub struct Pools {
 
 #[derive(Default)]
 struct Free {
-    commands: Vec<(vk::CommandPool, vk::CommandBuffer)>,
+    /// Oldest first: a pool is reset only after `SETTLE` batches given back after it (see
+    /// `command_buffer`).
+    commands: std::collections::VecDeque<(vk::CommandPool, vk::CommandBuffer)>,
     queries: Vec<(vk::QueryPool, u32)>,
 }
 
 const KEEP: usize = 16;
+/// Command pools given back since a pool before it is reset and reused. A batch's timeline
+/// signal is seen the moment its commands finish, and the waiting thread gives its pool back
+/// at once; resetting it then crashed lavapipe now and then (its queue thread may still be
+/// finishing that submission, docs/LAVAPIPE.md). Later batches of the queue having completed
+/// too means the driver is done with it.
+const SETTLE: usize = 4;
 
 impl Pools {
     pub fn new(device: &Arc<Device>) -> Arc<Pools> {
@@ -109,7 +117,15 @@ impl Pools {
     /// A command pool with its one command buffer, both reset.
     fn command_buffer(&self) -> CLResult<(vk::CommandPool, vk::CommandBuffer)> {
         let d = &self.device.raw;
-        if let Some((pool, cmd)) = self.free.lock().commands.pop() {
+        let settled = {
+            let mut free = self.free.lock();
+            if free.commands.len() > SETTLE {
+                free.commands.pop_front()
+            } else {
+                None
+            }
+        };
+        if let Some((pool, cmd)) = settled {
             // SAFETY: the pool's batch has completed (or was never submitted): nothing uses
             // its command buffer.
             match unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) } {
@@ -164,10 +180,9 @@ impl Pools {
         let mut free = self.free.lock();
         let (mut drop_cmd, mut drop_query) = (None, None);
         if let Some(c) = command {
-            if free.commands.len() < KEEP {
-                free.commands.push(c);
-            } else {
-                drop_cmd = Some(c.0);
+            free.commands.push_back(c);
+            if free.commands.len() > KEEP {
+                drop_cmd = free.commands.pop_front().map(|c| c.0);
             }
         }
         if let Some(q) = queries {
