@@ -167,7 +167,8 @@ impl Gpu {
             .shader_float16(s12.shader_float16 != 0)
             .storage_buffer8_bit_access(s12.storage_buffer8_bit_access != 0)
             .uniform_and_storage_buffer8_bit_access(s12.uniform_and_storage_buffer8_bit_access != 0)
-            .storage_push_constant8(s12.storage_push_constant8 != 0);
+            .storage_push_constant8(s12.storage_push_constant8 != 0)
+            .timeline_semaphore(true);
         let mut exts = vec![];
         if api < vk::API_VERSION_1_3 {
             exts.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
@@ -182,8 +183,8 @@ impl Gpu {
             .enabled_features(&features)
             .push_next(&mut f11)
             .push_next(&mut f12);
-        // SAFETY: the features enabled were queried as supported (variable pointers are
-        // required by vkcl too).
+        // SAFETY: the features enabled were queried as supported (variable pointers and
+        // timeline semaphores are required by vkcl too).
         unsafe { instance.create_device(pd, &info, None) }.map_err(vkr("vkCreateDevice"))
     }
 
@@ -278,6 +279,44 @@ impl Gpu {
                 .create_fence(&vk::FenceCreateInfo::default(), None)
         }
         .map_err(vkr("fence"))
+    }
+
+    fn timeline(&self) -> Res<vk::Semaphore> {
+        let mut kind = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut kind);
+        // SAFETY: valid device.
+        unsafe { self.device.create_semaphore(&info, None) }.map_err(vkr("timeline"))
+    }
+
+    /// Submits `cb` signalling `timeline` to `value`, then polls the timeline until it gets there.
+    fn submit_poll(&self, cb: vk::CommandBuffer, timeline: vk::Semaphore, value: u64) -> Res<()> {
+        let (cbs, sems, values) = ([cb], [timeline], [value]);
+        let mut signal = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+        let submit = [vk::SubmitInfo::default()
+            .command_buffers(&cbs)
+            .signal_semaphores(&sems)
+            .push_next(&mut signal)];
+        // SAFETY: cb is executable and not pending (the previous submission was waited for).
+        unsafe {
+            self.device
+                .queue_submit(self.queue, &submit, vk::Fence::null())
+                .map_err(vkr("submit"))?;
+            while self
+                .device
+                .get_semaphore_counter_value(timeline)
+                .map_err(vkr("counter"))?
+                < value
+            {
+                // Paced as vkcl's polls (src/core/queue.rs): back-to-back queries slow the
+                // driver's own progress (NVIDIA: 48 µs round trips instead of 25).
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        Ok(())
     }
 
     fn submit_wait(&self, cb: vk::CommandBuffer, fence: vk::Fence) -> Res<()> {
@@ -766,6 +805,118 @@ fn run() -> Res<()> {
         sum
     };
     check_floats(&gpu, pool, &out, expected, "fma")?;
+
+    // Round trips, the floor under vkcl's: one small command submitted with a timeline signal
+    // and polled for, as vkcl's waits do. launch: a one-group triad; read: 4 KiB copied from
+    // device memory into host memory, then into the application's array.
+    let timeline = gpu.timeline()?;
+    let mut value = 0u64;
+    let mut round_trip = |cb: vk::CommandBuffer| -> Res<()> {
+        value += 1;
+        gpu.submit_poll(cb, timeline, value)
+    };
+    let cb = gpu.command_buffer(pool)?;
+    // SAFETY: as for triad.
+    unsafe {
+        gpu.device
+            .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+    }
+    .map_err(vkr("begin"))?;
+    triad.record(&gpu.device, cb, 1, 1);
+    // SAFETY: recording.
+    unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
+    round_trip(cb)?; // warm-up
+    let mut samples = vec![];
+    for _ in 0..reps {
+        samples.push(1.0 / time_per_call(sample_s, || round_trip(cb))?);
+    }
+    figures.push(Figure {
+        group: "launch",
+        name: "launch+finish per second",
+        unit: "1/s",
+        samples,
+    });
+    // The same with the command buffer recorded for each launch, as vkcl records its batches
+    // (a transient pool reset, begun for one submission).
+    let info = vk::CommandPoolCreateInfo::default()
+        .queue_family_index(gpu.family)
+        .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+    // SAFETY: valid device.
+    let transient = unsafe { gpu.device.create_command_pool(&info, None) }.map_err(vkr("pool"))?;
+    let cb = gpu.command_buffer(transient)?;
+    let mut recorded = || -> Res<()> {
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the previous submission of cb has completed (round_trip waits).
+        unsafe {
+            gpu.device
+                .reset_command_pool(transient, vk::CommandPoolResetFlags::empty())
+                .map_err(vkr("reset"))?;
+            gpu.device
+                .begin_command_buffer(cb, &begin)
+                .map_err(vkr("begin"))?;
+            triad.record(&gpu.device, cb, 1, 1);
+            gpu.device.end_command_buffer(cb).map_err(vkr("end"))?;
+        }
+        round_trip(cb)
+    };
+    recorded()?; // warm-up
+    let mut samples = vec![];
+    for _ in 0..reps {
+        samples.push(1.0 / time_per_call(sample_s, &mut recorded)?);
+    }
+    figures.push(Figure {
+        group: "launch",
+        name: "launch+finish per second, recorded each time",
+        unit: "1/s",
+        samples,
+    });
+    const READ: u64 = 4096;
+    let host = gpu.buffer(READ, true)?;
+    let mapped = gpu.map(&host)?;
+    let cb = gpu.command_buffer(pool)?;
+    // SAFETY: as for triad; both buffers are alive.
+    unsafe {
+        gpu.device
+            .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+            .map_err(vkr("begin"))?;
+        let region = vk::BufferCopy::default().size(READ);
+        gpu.device.cmd_copy_buffer(cb, a.raw, host.raw, &[region]);
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ);
+        gpu.device.cmd_pipeline_barrier(
+            cb,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &[barrier],
+            &[],
+            &[],
+        );
+        gpu.device.end_command_buffer(cb).map_err(vkr("end"))?;
+    }
+    let mut dst = vec![0u8; READ as usize];
+    let mut read = || -> Res<()> {
+        round_trip(cb)?;
+        // SAFETY: the copy into the mapped memory has completed.
+        unsafe { std::ptr::copy_nonoverlapping(mapped, dst.as_mut_ptr(), READ as usize) };
+        Ok(())
+    };
+    read()?; // warm-up
+    let mut samples = vec![];
+    for _ in 0..reps {
+        samples.push(READ as f64 / time_per_call(sample_s, &mut read)? / 1e9);
+    }
+    figures.push(Figure {
+        group: "transfer",
+        name: "read 4 KiB",
+        unit: "GB/s",
+        samples,
+    });
+    if dst[..4] != 7.0f32.to_le_bytes() {
+        return Err("read 4 KiB: wrong data".into());
+    }
 
     for f in &figures {
         let mut v = f.samples.clone();

@@ -122,6 +122,15 @@ impl Buffer {
             }
             return Err(e.into());
         }
+        log::debug!(
+            target: "memory",
+            "{name}: {size} bytes, {:?}, {} at {:#x} of {:?}",
+            alloc.memory_properties(),
+            if alloc.is_dedicated() { "dedicated" } else { "suballocated" },
+            alloc.offset(),
+            // SAFETY: only the handle's value is printed.
+            unsafe { alloc.memory() },
+        );
         let host = match placement {
             Placement::Device => None,
             _ => alloc.mapped_ptr().map(|p| p.cast()),
@@ -267,6 +276,7 @@ impl Drop for Buffer {
         unsafe { self.device.raw.destroy_buffer(self.raw, None) };
         match self.memory.take() {
             Some(Memory::Allocated(alloc)) => {
+                log::debug!(target: "memory", "freed: {} bytes", self.size);
                 if let Some(a) = self.device.allocator.lock().as_mut() {
                     let _ = a.free(alloc);
                 }
