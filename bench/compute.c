@@ -75,7 +75,7 @@ static void launch_once(void *arg) {
 
 /* Records `work` / (seconds per launch) / 1e9 in `unit`. */
 static void measure(const Env *e, Launch *l, double work, const char *name, const char *unit) {
-    launch_once(l); /* warm-up */
+    warm_up(launch_once, l, e);
     double *samples = xmalloc(e->reps * sizeof(double));
     for (int r = 0; r < e->reps; r++)
         samples[r] = work / time_per_call(launch_once, l, sample_s(e)) / 1e9;

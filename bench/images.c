@@ -68,7 +68,7 @@ void bench_images(const Env *e) {
         Sampling s = {e, kernel_or_die(prog, kernels[v]), {w, w}};
         CHECK(clSetKernelArg(s.k, 0, sizeof img, &img));
         CHECK(clSetKernelArg(s.k, 1, sizeof out, &out));
-        sample_once(&s); /* warm-up */
+        warm_up(sample_once, &s, e);
         double *samples = xmalloc(e->reps * sizeof(double));
         for (int r = 0; r < e->reps; r++)
             samples[r] = (double)w * w * TAPS / time_per_call(sample_once, &s, sample_s(e)) / 1e9;

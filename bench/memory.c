@@ -44,7 +44,7 @@ static void batch(void *arg) {
 
 static void measure(const Env *e, cl_kernel k, size_t global, double bytes, const char *name) {
     Batch b = {e, k, global};
-    batch(&b); /* warm-up */
+    warm_up(batch, &b, e);
     double *samples = xmalloc(e->reps * sizeof(double));
     for (int r = 0; r < e->reps; r++)
         samples[r] = bytes * launches_per_sample(e) / time_per_call(batch, &b, sample_s(e)) / 1e9;

@@ -75,7 +75,7 @@ static void one_size(const Env *e, size_t size) {
         if (op == WRITE || op == MAP_WRITE) fill(t.host, size, seed);
         if (op == MAP_READ) seed = 7 + READ;
         t.op = op;
-        transfer_once(&t); /* warm-up */
+        warm_up(transfer_once, &t, e);
         for (int r = 0; r < e->reps; r++)
             samples[r] = size / time_per_call(transfer_once, &t, sample_s(e)) / 1e9;
         char name[64];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds .dev/ for ci/h200.sh (the device tool carries .dev and .gl): a stripped release
 # libvkcl.so and vkcl-clspv, the pyclspv wheel, the example programs, the integration-test
-# executables (stripped, in .dev/deps), vkcl-bench and raw_vulkan. About 60 MiB.
+# executables (stripped, in .dev/deps.tar.xz), vkcl-bench and raw_vulkan. About 60 MiB.
 # .gl/ (the Vulkan loader's .debs) is made once by the line in ../shared/GPU.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +23,6 @@ for l in sys.stdin:
     if m.get('reason') == 'compiler-artifact' and m.get('executable') and m['target']['kind'] == ['test']:
         print(m['executable'])" |
   while read -r exe; do strip -o ".dev/deps/$(basename "$exe" | sed 's/-[0-9a-f]*$//')" "$exe"; done
+# The device tool carries 64 MiB at most: the test executables travel compressed.
+tar -C .dev -cJf .dev/deps.tar.xz deps && rm -rf .dev/deps
 du -sh .dev

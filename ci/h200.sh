@@ -5,7 +5,7 @@
 #          (../shared/GPU.md has the apt-get download line; add ocl-icd-libopencl1 clinfo clpeak)
 #   .dev/  a release build: libvkcl.so, vkcl-clspv, the pyclspv wheel, the examples built with cc
 #          (bandwidth too), and the integration-test executables in .dev/deps/
-#          (cargo test --release --no-run); for the vkclbench part also vkcl-bench
+#          (cargo test --release --no-run), or .dev/deps.tar.xz; for the vkclbench part also vkcl-bench
 #          (bash bench/build.sh .dev/vkcl-bench) and raw_vulkan
 #          (cargo build --release --example raw_vulkan;
 #          strip -o .dev/raw_vulkan target/release/examples/raw_vulkan: 1 MB instead of 13)
@@ -27,6 +27,7 @@ echo "== clinfo vkcl"; clinfo 2>&1 | tee $OUT/clinfo-vkcl.txt | grep -E "Device 
 echo "== examples"; $D/vector_add; $D/reduction
 if want tests; then
   echo "== tests"
+  [ -f $D/deps.tar.xz ] && tar -C $D -xJf $D/deps.tar.xz
   cd $D/deps && for t in *; do VKCL_VALIDATION=0 ./$t --test-threads=2 2>&1 | grep -E "^test result|FAILED|panicked" | tee -a $OUT/tests.txt; done; cd - >/dev/null
 fi
 if want clpeak; then

@@ -622,6 +622,10 @@ fn compute_barrier(d: &ash::Device, cb: vk::CommandBuffer) {
     };
 }
 
+/// Warm-up before each figure: the GPU's clock rises from idle only after about 0.2 s of work
+/// (as in vkcl-bench).
+const WARM_UP_S: f64 = 0.3;
+
 /// Seconds per call of `f`, called until `min_s` seconds have passed (at least once).
 fn time_per_call(min_s: f64, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
     let t0 = Instant::now();
@@ -734,7 +738,7 @@ fn run() -> Res<()> {
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
     let fence = gpu.fence()?;
-    gpu.submit_wait(cb, fence)?; // warm-up
+    time_per_call(WARM_UP_S, || gpu.submit_wait(cb, fence))?;
     let mut samples = vec![];
     for _ in 0..reps {
         let t = time_per_call(sample_s, || gpu.submit_wait(cb, fence))?;
@@ -781,7 +785,7 @@ fn run() -> Res<()> {
     fma.record(&gpu.device, cb, groups, 1);
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
-    gpu.submit_wait(cb, fence)?; // warm-up
+    time_per_call(WARM_UP_S, || gpu.submit_wait(cb, fence))?;
     let mut samples = vec![];
     for _ in 0..reps {
         let t = time_per_call(sample_s, || gpu.submit_wait(cb, fence))?;
@@ -825,7 +829,7 @@ fn run() -> Res<()> {
     triad.record(&gpu.device, cb, 1, 1);
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
-    round_trip(cb)?; // warm-up
+    time_per_call(WARM_UP_S, || round_trip(cb))?;
     let mut samples = vec![];
     for _ in 0..reps {
         samples.push(1.0 / time_per_call(sample_s, || round_trip(cb))?);
@@ -860,7 +864,7 @@ fn run() -> Res<()> {
         }
         round_trip(cb)
     };
-    recorded()?; // warm-up
+    time_per_call(WARM_UP_S, &mut recorded)?;
     let mut samples = vec![];
     for _ in 0..reps {
         samples.push(1.0 / time_per_call(sample_s, &mut recorded)?);
@@ -903,7 +907,7 @@ fn run() -> Res<()> {
         unsafe { std::ptr::copy_nonoverlapping(mapped, dst.as_mut_ptr(), READ as usize) };
         Ok(())
     };
-    read()?; // warm-up
+    time_per_call(WARM_UP_S, &mut read)?;
     let mut samples = vec![];
     for _ in 0..reps {
         samples.push(READ as f64 / time_per_call(sample_s, &mut read)? / 1e9);
