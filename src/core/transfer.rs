@@ -762,18 +762,19 @@ pub fn map(
             Placement::Upload
         };
         let shadow = Arc::new(queue.staging.acquire(placement, size, None)?);
-        let raw = mem.storage_on(&queue.vk)?.raw;
-        let event = queue.enqueue(command, wait, |rec| {
-            if !invalidate {
+        let event = if invalidate {
+            // Nothing to copy: only ordering (on the host when the queue is idle).
+            order_only(queue, command, mem, wait, Some(shadow.clone()))?
+        } else {
+            let raw = mem.storage_on(&queue.vk)?.raw;
+            queue.enqueue(command, wait, |rec| {
                 rec.copy_buffer(raw, mem.at(offset), shadow.raw, 0, size as u64);
-            } else {
-                rec.marker();
-            }
-            Ok(Recorded {
-                host: None,
-                keep: keep(&[mem], Some(shadow.clone())),
-            })
-        })?;
+                Ok(Recorded {
+                    host: None,
+                    keep: keep(&[mem], Some(shadow.clone())),
+                })
+            })?
+        };
         let ptr = shadow
             .host()
             .expect("staging memory is host-visible")
@@ -797,13 +798,14 @@ pub fn unmap(
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     if let Some(shadow) = m.shadow {
+        if !writes {
+            // A read-only mapping has nothing to copy back: only ordering (on the host when
+            // the queue is idle, so that the map's copy is complete and the shadow free).
+            return order_only(queue, command, mem, wait, Some(shadow));
+        }
         let raw = mem.storage_on(&queue.vk)?.raw;
         return queue.enqueue(command, wait, |rec| {
-            if writes {
-                rec.copy_buffer(shadow.raw, 0, raw, mem.at(m.offset), m.size as u64);
-            } else {
-                rec.marker();
-            }
+            rec.copy_buffer(shadow.raw, 0, raw, mem.at(m.offset), m.size as u64);
             Ok(Recorded {
                 host: None,
                 keep: keep(&[mem], Some(shadow.clone())),
