@@ -171,11 +171,12 @@ impl Queue {
         properties_array: Vec<cl_queue_properties>,
     ) -> CLResult<Arc<Queue>> {
         let vk = device.vk()?;
-        let timeline = vk.create_timeline(0)?;
+        // Values go on from where the timeline's last user left it.
+        let (timeline, base) = vk.take_timeline()?;
         let inflight = Arc::new(Inflight {
             state: Mutex::new(Flight {
                 pending: VecDeque::new(),
-                completed: 0,
+                completed: base,
                 completing: false,
                 waiting: vec![],
                 closed: false,
@@ -188,8 +189,7 @@ impl Queue {
             .name("vkcl-completion".into())
             .spawn(move || complete_batches(vk2, timeline, inflight2));
         if spawned.is_err() {
-            // SAFETY: the semaphore is unused.
-            unsafe { vk.raw.destroy_semaphore(timeline, None) };
+            vk.give_back_timeline(timeline);
             return Err(ClError(CL_OUT_OF_HOST_MEMORY));
         }
         Ok(Arc::new(Queue {
@@ -217,8 +217,8 @@ impl Queue {
                 open: None,
                 held: vec![],
                 after_barrier: false,
-                last: 0,
-                submitted: 0,
+                last: base,
+                submitted: base,
                 gates: vec![],
             }),
             inflight,
@@ -368,11 +368,9 @@ impl Queue {
 
     /// Every batch submitted so far has finished on the device.
     fn device_idle(&self, submitted: u64) -> bool {
-        submitted == 0
-            || self
-                .vk
-                .timeline_value(self.timeline)
-                .is_ok_and(|v| v >= submitted)
+        self.vk
+            .timeline_value(self.timeline)
+            .is_ok_and(|v| v >= submitted)
     }
 
     fn profiled_commands(&self) -> u32 {
@@ -712,10 +710,11 @@ fn complete_batches(vk: Arc<VkDevice>, timeline: vk::Semaphore, inflight: Arc<In
                     break v;
                 }
                 if f.closed && f.pending.is_empty() {
-                    drop(f);
-                    // SAFETY: the queue is gone and every batch signalling this semaphore has
-                    // completed.
-                    unsafe { vk.raw.destroy_semaphore(timeline, None) };
+                    // The queue is gone and every batch signalling the timeline has completed,
+                    // unless the device was lost: then the timeline is not reused.
+                    if vk.timeline_value(timeline).is_ok_and(|v| v >= f.completed) {
+                        vk.give_back_timeline(timeline);
+                    }
                     return;
                 }
                 inflight.work.wait(&mut f);

@@ -26,11 +26,8 @@ pub struct Device {
     calibration: Option<ash::ext::calibrated_timestamps::Device>,
     /// Samplers by OpenCL sampler bitmask (see `image::Device::sampler`).
     pub(super) samplers: Mutex<std::collections::HashMap<u32, vk::Sampler>>,
-    /// Held around descriptor-set allocation and updates: one at a time per device, whatever
-    /// the pool. Vulkan allows them concurrently on different pools and sets, but two queues
-    /// launching at once crashed lavapipe's queue thread now and then (docs/LAVAPIPE.md);
-    /// serialising these calls is the defence while the cause is not known.
-    pub(super) descriptors: Mutex<()>,
+    /// Timeline semaphores given back (see `take_timeline`).
+    timelines: Mutex<Vec<vk::Semaphore>>,
 }
 
 #[derive(Default)]
@@ -155,7 +152,7 @@ impl Device {
             host_import,
             calibration,
             samplers: Mutex::new(Default::default()),
-            descriptors: Mutex::new(()),
+            timelines: Mutex::new(vec![]),
         }))
     }
 
@@ -226,13 +223,29 @@ impl Device {
         Some(self.ticks_to_ns(ticks[0]))
     }
 
-    pub fn create_timeline(&self, initial: u64) -> CLResult<vk::Semaphore> {
+    /// A timeline semaphore and the value it has reached: one given back earlier, or a new one
+    /// at 0. Timelines live as long as the device: lavapipe's queue thread (Mesa's vk_queue)
+    /// drops a submission's references to the timelines it waited for only after the host
+    /// can see the submission's signal, so destroying another queue's timeline when that queue
+    /// went away crashed it now and then (a use-after-free in vk_sync_timeline_point_release,
+    /// caught with a debug build of lavapipe; docs/LAVAPIPE.md). Vulkan allows the destruction;
+    /// reuse also spares creating one per queue.
+    pub fn take_timeline(&self) -> CLResult<(vk::Semaphore, u64)> {
+        if let Some(sem) = self.timelines.lock().pop() {
+            return Ok((sem, self.timeline_value(sem)?));
+        }
         let mut t = vk::SemaphoreTypeCreateInfo::default()
             .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(initial);
+            .initial_value(0);
         let info = vk::SemaphoreCreateInfo::default().push_next(&mut t);
-        // SAFETY: valid device and create info.
-        Ok(unsafe { self.raw.create_semaphore(&info, None) }?)
+        // SAFETY: valid device and create info; destroyed with the device.
+        Ok((unsafe { self.raw.create_semaphore(&info, None) }?, 0))
+    }
+
+    /// Takes back a timeline of `take_timeline` once every submission signalling it has
+    /// completed and nothing waits for it any more.
+    pub fn give_back_timeline(&self, sem: vk::Semaphore) {
+        self.timelines.lock().push(sem);
     }
 
     /// Waits until `sem` reaches `value`, or `timeout_ns` passes (Ok(false)).
@@ -262,6 +275,9 @@ impl Drop for Device {
         // the allocator goes before the device as gpu-allocator requires.
         unsafe {
             let _ = self.raw.device_wait_idle();
+            for s in self.timelines.lock().drain(..) {
+                self.raw.destroy_semaphore(s, None);
+            }
             self.allocator.lock().take();
             for (_, s) in self.samplers.lock().drain() {
                 self.raw.destroy_sampler(s, None);

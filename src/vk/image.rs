@@ -234,14 +234,16 @@ impl Image {
             let whole = self.region([0; 3], self.cl_region());
             rec.buffer_to_image(stage.raw, self.raw, &[whole.at(0)]);
         }
-        let timeline = device.create_timeline(0)?;
-        let result = rec.submit(timeline, 1).and_then(|retired| {
-            while !device.wait_timeline(timeline, 1, u64::MAX)? {}
+        let (timeline, base) = device.take_timeline()?;
+        let result = rec.submit(timeline, base + 1).and_then(|retired| {
+            while !device.wait_timeline(timeline, base + 1, u64::MAX)? {}
             drop(retired);
             Ok(())
         });
-        // SAFETY: the submission signalling it has completed (or none was made).
-        unsafe { device.raw.destroy_semaphore(timeline, None) };
+        if result.is_ok() {
+            // The submission signalling it has completed.
+            device.give_back_timeline(timeline);
+        }
         result
     }
 
