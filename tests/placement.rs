@@ -675,6 +675,30 @@ fn transfers_larger_than_the_staging_chunk() {
 }
 
 #[test]
+fn transfers_of_a_few_mib_arrive_whole() {
+    // Staged transfers of 1 to 16 MiB go in four chunks (at least 512 KiB each) whose copies
+    // overlap: sizes around the chunk boundaries, odd offsets, blocking and not.
+    let e = Env::new();
+    let n = 9 << 20;
+    let data = pattern(n, 11);
+    let m = e.buffer(CL_MEM_READ_WRITE, n, null_mut());
+    write(&e, m, true, 0, &data);
+    for (offset, len) in [(7, (1 << 20) + 5), (0, 2 << 20), (3, (3 << 20) + 1), (1, n - 1)] {
+        for blocking in [true, false] {
+            let got = read(&e, m, blocking, offset, len);
+            assert!(got == data[offset..offset + len], "read {len} at {offset}");
+        }
+    }
+    let other = pattern(n, 12);
+    write(&e, m, false, 5, &other[5..(5 << 20) + 9]);
+    let got = read(&e, m, true, 0, n);
+    assert!(got[..5] == data[..5], "before the write");
+    assert!(got[5..(5 << 20) + 9] == other[5..(5 << 20) + 9], "the write");
+    assert!(got[(5 << 20) + 9..] == data[(5 << 20) + 9..], "after the write");
+    check!(clReleaseMemObject(m));
+}
+
+#[test]
 fn the_largest_buffer_works_and_larger_is_rejected() {
     let e = Env::new();
     let max: cl_ulong = device_val(e.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);

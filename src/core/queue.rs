@@ -566,22 +566,29 @@ impl Queue {
             }
             return Ok(());
         };
-        // The timeline takes only the values of batch ends: wait for the end of the batch
-        // holding `value` (the same point in time; the validation layer can tell only so that
-        // the batch's signal has happened).
-        let end = {
-            let f = self.inflight.state.lock();
-            f.pending
-                .iter()
-                .find(|p| p.value >= value)
-                .map_or(value, |p| p.value)
-        };
-        let failed = if self.spin_until(end) {
-            None
-        } else {
-            self.block_until(end)?
-        };
-        complete_through(&self.vk, &self.inflight, end, failed);
+        // The timeline takes only the values of batch ends: wait for the end of each batch up
+        // to the one holding `value` (the same point in time; the validation layer can tell
+        // only so that the batch's signal has happened), completing each as it ends, so that
+        // the host parts of the first (a chunked read's copies out of staging memory) run
+        // while the GPU works on the next.
+        loop {
+            let end = {
+                let f = self.inflight.state.lock();
+                if f.completed >= value {
+                    break;
+                }
+                f.pending
+                    .iter()
+                    .find(|p| p.value > f.completed)
+                    .map_or(value, |p| p.value)
+            };
+            let failed = if self.spin_until(end) {
+                None
+            } else {
+                self.block_until(end)?
+            };
+            complete_through(&self.vk, &self.inflight, end, failed);
+        }
         drop(waiting);
         Ok(())
     }
