@@ -50,8 +50,9 @@ void *xmalloc(size_t size);
  * the seconds per call. */
 double time_per_call(void (*fn)(void *), void *arg, double min_s);
 
-/* Calls fn until the device runs at full speed (0.3 s; one call with --quick). */
+/* Calls fn until the device runs at full speed (warm_up_s: 0.3 s; one call with --quick). */
 void warm_up(void (*fn)(void *), void *arg, const Env *e);
+double warm_up_s(const Env *e);
 
 /* Seconds a timed sample should last (shorter with --quick). */
 double sample_s(const Env *e);

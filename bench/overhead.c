@@ -28,7 +28,8 @@ void write_overhead_kernels(const Env *e, const char *dir) {
     snprintf(path, sizeof path, "%s/params.txt", dir);
     FILE *f = fopen(path, "w");
     if (!f) bench_wrong("cannot write %s", path);
-    fprintf(f, "reps %d\nsample_s %g\nlocal_size %d\n", e->reps, sample_s(e), LOCAL_SIZE);
+    fprintf(f, "reps %d\nsample_s %g\nwarm_up_s %g\nlocal_size %d\n", e->reps, sample_s(e),
+            warm_up_s(e), LOCAL_SIZE);
     fprintf(f, "triad_bytes %zu\ntriad_launches %d\n", triad_bytes(e), launches_per_sample(e));
     fprintf(f, "fma_items %zu\nfma_iters %d\n", fma_items(e), FMA_ITERS);
     fclose(f);

@@ -56,8 +56,10 @@ double sample_s(const Env *e) { return e->quick ? 0.005 : 0.05; }
 /* A GPU whose shader cores sat idle (during transfers, builds) runs at its idle clock and
  * takes about 0.2 s of work to reach full speed (H200: 345 MHz, then 1980 MHz after 0.1-0.2 s;
  * nvidia-smi, docs/BENCHMARKS.md): a warm-up of one call measured the clock ramp. */
+double warm_up_s(const Env *e) { return e->quick ? 0 : 0.3; }
+
 void warm_up(void (*fn)(void *), void *arg, const Env *e) {
-    time_per_call(fn, arg, e->quick ? 0 : 0.3);
+    time_per_call(fn, arg, warm_up_s(e));
 }
 
 double time_per_call(void (*fn)(void *), void *arg, double min_s) {

@@ -622,10 +622,6 @@ fn compute_barrier(d: &ash::Device, cb: vk::CommandBuffer) {
     };
 }
 
-/// Warm-up before each figure: the GPU's clock rises from idle only after about 0.2 s of work
-/// (as in vkcl-bench).
-const WARM_UP_S: f64 = 0.3;
-
 /// Seconds per call of `f`, called until `min_s` seconds have passed (at least once).
 fn time_per_call(min_s: f64, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
     let t0 = Instant::now();
@@ -686,6 +682,9 @@ fn run() -> Res<()> {
     let gpu = Gpu::new(opt("--device").as_deref())?;
     println!("raw_vulkan: device {}", gpu.name);
     let (reps, sample_s): (usize, f64) = (params.get("reps")?, params.get("sample_s")?);
+    // Each figure's warm-up, as vkcl-bench's (a GPU's clock rises from idle only after about
+    // 0.2 s of work).
+    let warm_up_s: f64 = params.get("warm_up_s")?;
     let local: u32 = params.get("local_size")?;
     let pool_info = vk::CommandPoolCreateInfo::default()
         .queue_family_index(gpu.family)
@@ -738,7 +737,7 @@ fn run() -> Res<()> {
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
     let fence = gpu.fence()?;
-    time_per_call(WARM_UP_S, || gpu.submit_wait(cb, fence))?;
+    time_per_call(warm_up_s, || gpu.submit_wait(cb, fence))?;
     let mut samples = vec![];
     for _ in 0..reps {
         let t = time_per_call(sample_s, || gpu.submit_wait(cb, fence))?;
@@ -785,7 +784,7 @@ fn run() -> Res<()> {
     fma.record(&gpu.device, cb, groups, 1);
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
-    time_per_call(WARM_UP_S, || gpu.submit_wait(cb, fence))?;
+    time_per_call(warm_up_s, || gpu.submit_wait(cb, fence))?;
     let mut samples = vec![];
     for _ in 0..reps {
         let t = time_per_call(sample_s, || gpu.submit_wait(cb, fence))?;
@@ -829,7 +828,7 @@ fn run() -> Res<()> {
     triad.record(&gpu.device, cb, 1, 1);
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
-    time_per_call(WARM_UP_S, || round_trip(cb))?;
+    time_per_call(warm_up_s, || round_trip(cb))?;
     let mut samples = vec![];
     for _ in 0..reps {
         samples.push(1.0 / time_per_call(sample_s, || round_trip(cb))?);
@@ -864,7 +863,7 @@ fn run() -> Res<()> {
         }
         round_trip(cb)
     };
-    time_per_call(WARM_UP_S, &mut recorded)?;
+    time_per_call(warm_up_s, &mut recorded)?;
     let mut samples = vec![];
     for _ in 0..reps {
         samples.push(1.0 / time_per_call(sample_s, &mut recorded)?);
@@ -907,7 +906,7 @@ fn run() -> Res<()> {
         unsafe { std::ptr::copy_nonoverlapping(mapped, dst.as_mut_ptr(), READ as usize) };
         Ok(())
     };
-    time_per_call(WARM_UP_S, &mut read)?;
+    time_per_call(warm_up_s, &mut read)?;
     let mut samples = vec![];
     for _ in 0..reps {
         samples.push(READ as f64 / time_per_call(sample_s, &mut read)? / 1e9);
