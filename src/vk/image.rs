@@ -234,17 +234,7 @@ impl Image {
             let whole = self.region([0; 3], self.cl_region());
             rec.buffer_to_image(stage.raw, self.raw, &[whole.at(0)]);
         }
-        let (timeline, base) = device.take_timeline()?;
-        let result = rec.submit(timeline, base + 1).and_then(|retired| {
-            while !device.wait_timeline(timeline, base + 1, u64::MAX)? {}
-            drop(retired);
-            Ok(())
-        });
-        if result.is_ok() {
-            // The submission signalling it has completed.
-            device.give_back_timeline(timeline);
-        }
-        result
+        rec.submit_and_wait()
     }
 
     /// The whole image as an OpenCL region (width, height or layers, depth or layers).

@@ -687,6 +687,23 @@ impl Recorder {
             commands: self.commands,
         })
     }
+
+    /// Submits the commands and waits until they have completed: work outside any queue
+    /// (initial contents at creation), on a timeline of the device's.
+    pub fn submit_and_wait(self) -> CLResult<()> {
+        let device = self.device.clone();
+        let (timeline, base) = device.take_timeline()?;
+        let result = self.submit(timeline, base + 1).and_then(|retired| {
+            while !device.wait_timeline(timeline, base + 1, u64::MAX)? {}
+            drop(retired);
+            Ok(())
+        });
+        if result.is_ok() {
+            // The submission signalling it has completed.
+            device.give_back_timeline(timeline);
+        }
+        result
+    }
 }
 
 impl Drop for Recorder {
@@ -753,25 +770,14 @@ impl Drop for Retired {
 pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) -> CLResult<()> {
     let chunk = CHUNK.min(data.len());
     let stage = Buffer::new(device, chunk as u64, Placement::Upload, "initial data")?;
-    let (timeline, base) = device.take_timeline()?;
     let pools = Pools::new(device);
-    let result = (|| {
-        for (i, part) in data.chunks(CHUNK).enumerate() {
-            // SAFETY: the previous copy out of the staging buffer has completed (waited below).
-            unsafe { stage.write(0, part) };
-            let mut rec = Recorder::new(&pools, 0)?;
-            let at = offset + (i * CHUNK) as u64;
-            rec.copy_buffer(stage.raw, 0, dst.raw, at, part.len() as u64);
-            let value = base + i as u64 + 1;
-            let retired = rec.submit(timeline, value)?;
-            while !device.wait_timeline(timeline, value, u64::MAX)? {}
-            drop(retired);
-        }
-        Ok(())
-    })();
-    if result.is_ok() {
-        // Every submission signalling it has completed.
-        device.give_back_timeline(timeline);
+    for (i, part) in data.chunks(CHUNK).enumerate() {
+        // SAFETY: the previous copy out of the staging buffer has completed (waited below).
+        unsafe { stage.write(0, part) };
+        let mut rec = Recorder::new(&pools, 0)?;
+        let at = offset + (i * CHUNK) as u64;
+        rec.copy_buffer(stage.raw, 0, dst.raw, at, part.len() as u64);
+        rec.submit_and_wait()?;
     }
-    result
+    Ok(())
 }
