@@ -293,7 +293,8 @@ impl Gpu {
     /// Submits `cb` signalling `timeline` to `value`, then polls the timeline until it gets there.
     fn submit_poll(&self, cb: vk::CommandBuffer, timeline: vk::Semaphore, value: u64) -> Res<()> {
         let (cbs, sems, values) = ([cb], [timeline], [value]);
-        let mut signal = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+        let mut signal =
+            vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
         let submit = [vk::SubmitInfo::default()
             .command_buffers(&cbs)
             .signal_semaphores(&sems)

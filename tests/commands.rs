@@ -186,6 +186,60 @@ fn a_wait_list_orders_commands_across_queues() {
     check!(clReleaseCommandQueue(q2));
 }
 
+/// Queues created after others were released (whose timelines they reuse, going on from the
+/// values those reached) order, wait and complete their commands as the first ones did.
+#[test]
+fn queues_created_after_released_ones_work_the_same() {
+    let e = Env::new();
+    let n = 1 << 16;
+    let m = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let mut err = 0;
+    for round in 0..4u32 {
+        let q1 = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        let q2 = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        // Advance q1's timeline by a different number of commands each round.
+        for i in 0..=round {
+            let v = 100 * round + i;
+            check!(clEnqueueFillBuffer(
+                q1,
+                m,
+                (&v as *const u32).cast(),
+                4,
+                0,
+                n * 4,
+                0,
+                null(),
+                null_mut()
+            ));
+            check!(clFlush(q1));
+        }
+        let mut last = null_mut();
+        check!(clEnqueueMarkerWithWaitList(q1, 0, null(), &mut last));
+        // q2 waits (GPU-side) for q1's last command, then reads.
+        let mut out = vec![0u32; n];
+        check!(clEnqueueReadBuffer(
+            q2,
+            m,
+            CL_TRUE,
+            0,
+            n * 4,
+            out.as_mut_ptr().cast(),
+            1,
+            &last,
+            null_mut()
+        ));
+        let want = 100 * round + round;
+        assert!(out.iter().all(|&x| x == want), "round {round}");
+        assert_eq!(event_status(last), CL_COMPLETE as cl_int, "round {round}");
+        check!(clReleaseEvent(last));
+        check!(clReleaseCommandQueue(q1));
+        check!(clReleaseCommandQueue(q2));
+    }
+    check!(clReleaseMemObject(m));
+}
+
 static CALLS: Mutex<Vec<(usize, cl_int)>> = Mutex::new(Vec::new());
 
 unsafe extern "C" fn record(_e: cl_event, status: cl_int, user: *mut c_void) {

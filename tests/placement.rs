@@ -683,7 +683,12 @@ fn transfers_of_a_few_mib_arrive_whole() {
     let data = pattern(n, 11);
     let m = e.buffer(CL_MEM_READ_WRITE, n, null_mut());
     write(&e, m, true, 0, &data);
-    for (offset, len) in [(7, (1 << 20) + 5), (0, 2 << 20), (3, (3 << 20) + 1), (1, n - 1)] {
+    for (offset, len) in [
+        (7, (1 << 20) + 5),
+        (0, 2 << 20),
+        (3, (3 << 20) + 1),
+        (1, n - 1),
+    ] {
         for blocking in [true, false] {
             let got = read(&e, m, blocking, offset, len);
             assert!(got == data[offset..offset + len], "read {len} at {offset}");
@@ -693,8 +698,14 @@ fn transfers_of_a_few_mib_arrive_whole() {
     write(&e, m, false, 5, &other[5..(5 << 20) + 9]);
     let got = read(&e, m, true, 0, n);
     assert!(got[..5] == data[..5], "before the write");
-    assert!(got[5..(5 << 20) + 9] == other[5..(5 << 20) + 9], "the write");
-    assert!(got[(5 << 20) + 9..] == data[(5 << 20) + 9..], "after the write");
+    assert!(
+        got[5..(5 << 20) + 9] == other[5..(5 << 20) + 9],
+        "the write"
+    );
+    assert!(
+        got[(5 << 20) + 9..] == data[(5 << 20) + 9..],
+        "after the write"
+    );
     check!(clReleaseMemObject(m));
 }
 
