@@ -1159,3 +1159,47 @@ fn constant_arguments_honour_the_device_limit() {
         clReleaseProgram(p);
     }
 }
+
+/// A kernel that only reads an argument gets it as a read-only (NonWritable) buffer while
+/// another kernel of the program writes the same binding (src/compiler/spirv.rs): both still
+/// see and make the right values, also with the read-only and the written argument bound to
+/// one buffer.
+#[test]
+fn read_only_arguments_alias_written_ones() {
+    const SRC: &str = "
+        kernel void twice(global const int* a, global int* b) {
+            size_t i = get_global_id(0);
+            b[i] = a[i] * 2;
+        }
+        kernel void bump(global int* a) { a[get_global_id(0)] += 1; }
+    ";
+    let e = Env::new();
+    let p = e.program(SRC, "");
+    let (twice, bump) = (kernel(p, "twice"), kernel(p, "bump"));
+    let data: Vec<i32> = (0..256).collect();
+    let (x, y) = (e.buffer_from(&data), e.buffer_from(&data));
+    arg(bump, 0, &x);
+    e.run(bump, None, &[256], None);
+    arg(twice, 0, &x);
+    arg(twice, 1, &y);
+    e.run(twice, None, &[256], None);
+    assert_eq!(
+        e.read::<i32>(y, 256),
+        data.iter().map(|v| (v + 1) * 2).collect::<Vec<_>>()
+    );
+    // a and b one buffer: each work-item reads its element, then writes it.
+    arg(twice, 1, &x);
+    e.run(twice, None, &[256], None);
+    e.run(bump, None, &[256], None);
+    assert_eq!(
+        e.read::<i32>(x, 256),
+        data.iter().map(|v| (v + 1) * 2 + 1).collect::<Vec<_>>()
+    );
+    for k in [twice, bump] {
+        check!(clReleaseKernel(k));
+    }
+    for m in [x, y] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseProgram(p));
+}

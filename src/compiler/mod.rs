@@ -12,6 +12,7 @@ pub mod options;
 pub mod pipes;
 pub mod pystubs;
 pub mod reflection;
+pub mod spirv;
 #[cfg(test)]
 mod tests;
 
@@ -53,7 +54,10 @@ impl std::fmt::Display for CompileError {
 pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
     let (bytes, log) = compile_bytes(sources, clspv_args)?;
     match words(&bytes) {
-        Some(spirv) => Ok(CompileOutput { spirv, log }),
+        Some(spirv) => Ok(CompileOutput {
+            spirv: spirv::mark_read_only_buffers(&spirv),
+            log,
+        }),
         None => Err(CompileError::Failed {
             log: format!("{log}\nclspv produced no valid SPIR-V"),
         }),

@@ -5,6 +5,7 @@
 use super::options::{clspv_args, StorageClasses, Target};
 use super::reflection::{parse, ArgKind, ImageMetadataKind, PushRange, Reflection};
 use super::{compile, words, CompileError};
+use std::collections::HashMap;
 
 pub(crate) fn target() -> Target {
     let all = StorageClasses {
@@ -382,4 +383,115 @@ fn pipe_errors_keep_line_numbers() {
         Err(CompileError::Failed { log }) => assert!(log.contains("source:5:"), "{log}"),
         other => panic!("{other:?}"),
     }
+}
+
+// Read-only buffers: `NonWritable` per kernel (spirv::mark_read_only_buffers).
+
+const SHARED_BINDINGS: &[u8] = b"
+kernel void add(global const float* a, global const float* b, global float* c) {
+    size_t i = get_global_id(0);
+    c[i] = a[i] + b[i];
+}
+kernel void scale(global float* x, global const float* y) {
+    size_t i = get_global_id(0);
+    x[i] = y[i] * 2.0f;
+}
+kernel void count(global int* n) { atomic_inc(n); }
+kernel void copy_through(global const float* in, global float* out) {
+    global const float* p = in + 1;
+    out[0] = p[get_global_id(0)];
+}
+";
+
+/// Per entry point: (binding, NonWritable) of each storage buffer its functions name.
+fn buffer_views(spirv: &[u32]) -> std::collections::BTreeMap<String, Vec<(u32, bool)>> {
+    use super::spirv::{entry_point_name, instructions};
+    let (mut binding, mut non_writable, mut buffers) = (HashMap::new(), vec![], vec![]);
+    let (mut entries, mut current, mut named) = (HashMap::new(), None, HashMap::new());
+    for (_, inst) in instructions(spirv) {
+        match inst[0] & 0xffff {
+            15 => {
+                entries.insert(inst[2], entry_point_name(inst).unwrap().0);
+            }
+            71 if inst[2] == 33 => {
+                binding.insert(inst[1], inst[3]);
+            }
+            71 if inst[2] == 24 => non_writable.push(inst[1]),
+            59 if inst[3] == 12 => buffers.push(inst[2]),
+            54 => current = Some(inst[2]),
+            _ => {
+                for w in &inst[1..] {
+                    if buffers.contains(w) {
+                        let e: &mut Vec<(u32, bool)> = named.entry(current.unwrap()).or_default();
+                        e.push((binding[w], non_writable.contains(w)));
+                    }
+                }
+            }
+        }
+    }
+    entries
+        .into_iter()
+        .map(|(f, name)| {
+            let mut v = named.remove(&f).unwrap_or_default();
+            v.sort();
+            v.dedup();
+            (name, v)
+        })
+        .collect()
+}
+
+fn spirv_val(spirv: &[u32]) {
+    let path = std::env::temp_dir().join(format!("vkcl-ro-{}.spv", std::process::id()));
+    std::fs::write(
+        &path,
+        spirv
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let out = std::process::Command::new("spirv-val")
+        .args(["--target-env", "vulkan1.2"])
+        .arg(&path)
+        .output()
+        .expect("spirv-val (Debian's spirv-tools) runs");
+    std::fs::remove_file(&path).ok();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn buffers_a_kernel_only_reads_are_non_writable_in_that_kernel() {
+    let args = clspv_args("", &target()).unwrap();
+    let out = compile(&[SHARED_BINDINGS], &args).unwrap();
+    spirv_val(&out.spirv);
+    let views = buffer_views(&out.spirv);
+    // add reads bindings 0 and 1 and writes 2; scale writes 0 and reads 1: add's binding 0
+    // is a NonWritable copy, binding 1 is NonWritable everywhere.
+    assert_eq!(views["add"], [(0, true), (1, true), (2, false)]);
+    assert_eq!(views["scale"], [(0, false), (1, true)]);
+    assert_eq!(views["count"], [(0, false)]);
+    assert_eq!(views["copy_through"], [(0, true), (1, false)]);
+    // The reflection still describes the same interface.
+    let r = parse(&out.spirv).unwrap();
+    let add = r.kernels.iter().find(|k| k.name == "add").unwrap();
+    assert_eq!(
+        add.args[0].kind,
+        ArgKind::StorageBuffer { set: 0, binding: 0 }
+    );
+}
+
+#[test]
+fn modules_it_does_not_understand_are_left_alone() {
+    let args = clspv_args("", &target()).unwrap();
+    let spirv = compile(&[SHARED_BINDINGS], &args).unwrap().spirv;
+    let cut = &spirv[..spirv.len() - 3];
+    assert_eq!(super::spirv::mark_read_only_buffers(cut), cut);
+    assert_eq!(
+        super::spirv::mark_read_only_buffers(&spirv[..5]),
+        &spirv[..5]
+    );
 }

@@ -1,0 +1,298 @@
+//! Reading and adjusting the SPIR-V modules clspv writes.
+//!
+//! - [`instructions`]: a module's instructions, as word slices;
+//! - [`mark_read_only_buffers`]: `NonWritable` on the storage buffers a kernel only reads.
+//!
+//! clspv leaves kernel arguments such as `global const float *a` undecorated, and it gives
+//! arguments of different kernels at the same binding one variable, so a buffer one kernel writes
+//! is writable in every kernel of the program. Drivers read a `NonWritable` buffer through their
+//! read-only caches (NVIDIA's naive SGEMM: docs/BENCHMARKS.md), so each kernel gets its own
+//! decorated variable for the buffers it only reads while another kernel writes them.
+
+use std::collections::{HashMap, HashSet};
+
+const OP_ENTRY_POINT: u32 = 15;
+const OP_FUNCTION: u32 = 54;
+const OP_FUNCTION_END: u32 = 56;
+const OP_FUNCTION_CALL: u32 = 57;
+const OP_VARIABLE: u32 = 59;
+const OP_LOAD: u32 = 61;
+const OP_ACCESS_CHAIN: u32 = 65;
+const OP_IN_BOUNDS_ACCESS_CHAIN: u32 = 66;
+const OP_PTR_ACCESS_CHAIN: u32 = 67;
+const OP_IN_BOUNDS_PTR_ACCESS_CHAIN: u32 = 70;
+const OP_ARRAY_LENGTH: u32 = 68;
+const OP_DECORATE: u32 = 71;
+const OP_COPY_OBJECT: u32 = 83;
+const STORAGE_CLASS_STORAGE_BUFFER: u32 = 12;
+const DECORATION_NON_WRITABLE: u32 = 24;
+
+/// The module's instructions after its 5-word header: (word offset, words). Stops at a
+/// malformed instruction (zero length or running past the end).
+pub fn instructions(spirv: &[u32]) -> impl Iterator<Item = (usize, &[u32])> {
+    let mut at = 5;
+    std::iter::from_fn(move || {
+        let count = (*spirv.get(at)? >> 16) as usize;
+        let inst = spirv.get(at..at + count).filter(|_| count > 0)?;
+        let item = (at, inst);
+        at += count;
+        Some(item)
+    })
+}
+
+/// An entry point's name (the literal string of an OpEntryPoint) and the word index where its
+/// interface list starts.
+pub fn entry_point_name(inst: &[u32]) -> Option<(String, usize)> {
+    let bytes: Vec<u8> = inst
+        .get(3..)?
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let len = bytes.iter().position(|&b| b == 0)?;
+    let name = String::from_utf8(bytes[..len].to_vec()).ok()?;
+    Some((name, 3 + len / 4 + 1))
+}
+
+/// How one function uses one storage buffer variable.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Use {
+    Reads,
+    /// Stores, atomics, or anything the analysis does not follow (calls, pointer selects).
+    Other,
+}
+
+/// Where a variable is named in a function, in positions a clone may be substituted into: the
+/// word offsets of the base operand of an access chain or copy, or the pointer of a load.
+type Sites = Vec<usize>;
+
+struct Function {
+    calls: Vec<u32>,
+    uses: HashMap<u32, (Use, Sites)>,
+}
+
+/// `spirv` with `NonWritable` on each storage buffer variable that no kernel writes, and, for a
+/// variable some kernels write and others only read, a `NonWritable` copy of it (same set,
+/// binding and type) for each kernel that only reads it. The module is returned unchanged where
+/// anything is not understood.
+pub fn mark_read_only_buffers(spirv: &[u32]) -> Vec<u32> {
+    analyse(spirv)
+        .and_then(|a| a.rewrite(spirv))
+        .unwrap_or_else(|| spirv.to_vec())
+}
+
+struct Analysis {
+    buffers: Vec<u32>,
+    /// Entry point id → (OpEntryPoint offset, the functions it reaches).
+    entries: Vec<(u32, usize, HashSet<u32>)>,
+    functions: HashMap<u32, Function>,
+    decorations: HashMap<u32, Vec<usize>>,
+    variable_at: HashMap<u32, usize>,
+}
+
+fn analyse(spirv: &[u32]) -> Option<Analysis> {
+    let mut buffers = vec![];
+    let mut variable_at = HashMap::new();
+    let mut decorations: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut non_writable = HashSet::new();
+    let mut entry_points = vec![];
+    let mut functions = HashMap::new();
+    let mut body: Option<(u32, Vec<(usize, &[u32])>)> = None;
+    for (at, inst) in instructions(spirv) {
+        let op = inst[0] & 0xffff;
+        if let Some((_, insts)) = body.as_mut() {
+            if op == OP_FUNCTION_END {
+                let (id, insts) = body.take()?;
+                functions.insert(id, function_uses(&insts, &buffers));
+            } else {
+                insts.push((at, inst));
+            }
+            continue;
+        }
+        match op {
+            OP_ENTRY_POINT => entry_points.push((*inst.get(2)?, at)),
+            OP_DECORATE => {
+                decorations.entry(*inst.get(1)?).or_default().push(at);
+                if inst.get(2) == Some(&DECORATION_NON_WRITABLE) {
+                    non_writable.insert(inst[1]);
+                }
+            }
+            OP_VARIABLE if inst.get(3) == Some(&STORAGE_CLASS_STORAGE_BUFFER) => {
+                buffers.push(inst[2]);
+                variable_at.insert(inst[2], at);
+            }
+            OP_FUNCTION => body = Some((*inst.get(2)?, vec![])),
+            _ => {}
+        }
+    }
+    if body.is_some() {
+        return None;
+    }
+    buffers.retain(|b| !non_writable.contains(b));
+    let entries = entry_points
+        .into_iter()
+        .map(|(id, at)| (id, at, reachable(id, &functions)))
+        .collect();
+    Some(Analysis {
+        buffers,
+        entries,
+        functions,
+        decorations,
+        variable_at,
+    })
+}
+
+/// The functions `root` calls, directly or not, itself included.
+fn reachable(root: u32, functions: &HashMap<u32, Function>) -> HashSet<u32> {
+    let (mut todo, mut seen) = (vec![root], HashSet::new());
+    while let Some(f) = todo.pop() {
+        if seen.insert(f) {
+            todo.extend(functions.get(&f).map_or(&[][..], |f| &f.calls));
+        }
+    }
+    seen
+}
+
+/// How a function's instructions use each buffer variable: pointers derived from a variable by
+/// access chains and copies are followed; a pointer loaded from is read; any other mention of a
+/// variable or derived pointer (a store, an atomic, a call argument, a phi; also a literal operand
+/// that happens to equal its id) counts as `Other`.
+fn function_uses(insts: &[(usize, &[u32])], buffers: &[u32]) -> Function {
+    let mut calls = vec![];
+    let mut uses: HashMap<u32, (Use, Sites)> = HashMap::new();
+    let mut derived: HashMap<u32, u32> = buffers.iter().map(|&b| (b, b)).collect();
+    // Phis may name pointers defined further down: iterate until nothing new is derived.
+    loop {
+        let before = derived.len();
+        uses.clear();
+        calls.clear();
+        for &(at, inst) in insts {
+            let op = inst[0] & 0xffff;
+            if op == OP_FUNCTION_CALL {
+                calls.extend(inst.get(3));
+            }
+            let base = inst.get(3).and_then(|p| derived.get(p).copied());
+            let follows = matches!(
+                op,
+                OP_ACCESS_CHAIN
+                    | OP_IN_BOUNDS_ACCESS_CHAIN
+                    | OP_PTR_ACCESS_CHAIN
+                    | OP_IN_BOUNDS_PTR_ACCESS_CHAIN
+                    | OP_COPY_OBJECT
+            );
+            match (base, op) {
+                (Some(var), OP_LOAD | OP_ARRAY_LENGTH) => {
+                    note(&mut uses, var, Use::Reads, at + 3, inst[3] == var)
+                }
+                (Some(var), _) if follows => {
+                    derived.insert(inst[2], var);
+                    note(&mut uses, var, Use::Reads, at + 3, inst[3] == var);
+                    let others = inst[4..].iter().filter_map(|w| derived.get(w));
+                    for &other in others.collect::<Vec<_>>() {
+                        note(&mut uses, other, Use::Other, 0, false);
+                    }
+                }
+                _ => {
+                    for &other in inst[1..].iter().filter_map(|w| derived.get(w)) {
+                        note(&mut uses, other, Use::Other, 0, false);
+                    }
+                }
+            }
+        }
+        if derived.len() == before {
+            return Function { calls, uses };
+        }
+    }
+}
+
+fn note(uses: &mut HashMap<u32, (Use, Sites)>, var: u32, how: Use, at: usize, site: bool) {
+    let entry = uses.entry(var).or_insert((Use::Reads, vec![]));
+    entry.0 = entry.0.max(how);
+    if site {
+        entry.1.push(at);
+    }
+}
+
+impl Analysis {
+    /// How entry point `entry` (by index) uses `var`: None where it does not.
+    fn entry_use(&self, entry: usize, var: u32) -> Option<Use> {
+        let fns = &self.entries[entry].2;
+        fns.iter()
+            .filter_map(|f| self.functions.get(f)?.uses.get(&var).map(|u| u.0))
+            .max()
+    }
+
+    fn rewrite(&self, spirv: &[u32]) -> Option<Vec<u32>> {
+        let mut out = spirv.to_vec();
+        let mut bound = spirv[3];
+        // Instructions to insert, by the offset they go after.
+        let mut after: HashMap<usize, Vec<u32>> = HashMap::new();
+        // Interface lists to extend: OpEntryPoint offset → ids.
+        let mut interfaces: HashMap<usize, Vec<u32>> = HashMap::new();
+        for &var in &self.buffers {
+            let users: Vec<(usize, Use)> = (0..self.entries.len())
+                .filter_map(|e| Some((e, self.entry_use(e, var)?)))
+                .collect();
+            let decorations = self.decorations.get(&var).map_or(&[][..], |d| d);
+            let &last_decoration = decorations.iter().max()?;
+            if users.iter().all(|&(_, u)| u == Use::Reads) {
+                if !users.is_empty() {
+                    let d = after.entry(last_decoration).or_default();
+                    d.extend([(3 << 16) | OP_DECORATE, var, DECORATION_NON_WRITABLE]);
+                }
+                continue;
+            }
+            for &(e, how) in &users {
+                let fns = &self.entries[e].2;
+                let shared = |f: &u32| {
+                    self.entries
+                        .iter()
+                        .enumerate()
+                        .any(|(o, other)| o != e && other.2.contains(f))
+                };
+                if how != Use::Reads || fns.iter().any(|f| self.uses(*f, var) && shared(f)) {
+                    continue;
+                }
+                let copy = bound;
+                bound += 1;
+                let var_at = self.variable_at[&var];
+                let mut variable = spirv[var_at..var_at + (spirv[var_at] >> 16) as usize].to_vec();
+                variable[2] = copy;
+                after.entry(var_at).or_default().extend(variable);
+                let d = after.entry(last_decoration).or_default();
+                for &at in decorations {
+                    let mut decoration = spirv[at..at + (spirv[at] >> 16) as usize].to_vec();
+                    decoration[1] = copy;
+                    d.extend(decoration);
+                }
+                d.extend([(3 << 16) | OP_DECORATE, copy, DECORATION_NON_WRITABLE]);
+                for f in fns {
+                    for &site in self.functions[f].uses.get(&var).map_or(&[][..], |u| &u.1) {
+                        out[site] = copy;
+                    }
+                }
+                interfaces.entry(self.entries[e].1).or_default().push(copy);
+            }
+        }
+        if after.is_empty() {
+            return None;
+        }
+        out[3] = bound;
+        let mut result = out[..5].to_vec();
+        for (at, inst) in instructions(&out) {
+            let mut inst = inst.to_vec();
+            if let Some(extra) = interfaces.get(&at) {
+                inst.extend(extra);
+                inst[0] = ((inst.len() as u32) << 16) | OP_ENTRY_POINT;
+            }
+            result.extend(inst);
+            result.extend(after.get(&at).map_or(&[][..], |a| a));
+        }
+        Some(result)
+    }
+
+    fn uses(&self, f: u32, var: u32) -> bool {
+        self.functions
+            .get(&f)
+            .is_some_and(|f| f.uses.contains_key(&var))
+    }
+}
