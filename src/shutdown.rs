@@ -8,11 +8,12 @@
 //! vkcl fail fast (CL_OUT_OF_RESOURCES, no Vulkan call), and waits, for at most two seconds,
 //! for the calls and background work already inside to leave.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 static EXITING: AtomicBool = AtomicBool::new(false);
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+static ENTRIES: AtomicU64 = AtomicU64::new(0);
 
 /// Proof that the current thread may use the driver; held for the length of the call.
 pub struct Active(());
@@ -27,7 +28,21 @@ impl Drop for Active {
 pub fn enter() -> Option<Active> {
     ACTIVE.fetch_add(1, Ordering::SeqCst);
     let active = Active(());
-    (!EXITING.load(Ordering::SeqCst)).then_some(active)
+    if EXITING.load(Ordering::SeqCst) {
+        return None;
+    }
+    // The driver and the validation layer construct function-local statics on first use, and
+    // register their destructors then: after the handler, so they would run before it. The
+    // handler is registered again at the 1st, 2nd, 4th, 8th... entry, which covers a static
+    // constructed at entry n from entry 2n on, for about 40 registrations in a process's life.
+    if ENTRIES
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_add(1)
+        .is_power_of_two()
+    {
+        install();
+    }
+    Some(active)
 }
 
 /// The process is exiting: a thread waiting in a loop of short waits should leave vkcl.
