@@ -39,6 +39,8 @@ struct Batch {
     /// The host-resolved events the batch's first command waits for: if one fails, neither
     /// this batch nor (in order) any later one is executed.
     gated: Vec<Arc<Event>>,
+    /// The events of other queues its commands wait for on the GPU (see `Pending::after`).
+    after: Vec<Arc<Event>>,
     keep: Keep,
 }
 
@@ -50,6 +52,10 @@ struct Pending {
     profiled_at: Option<u64>,
     retired: Option<Retired>,
     items: Vec<Item>,
+    /// Events of other queues its commands waited for on the GPU: completed (on their own
+    /// queues) before this batch's events, so that no command is seen complete before a
+    /// command it waited for.
+    after: Vec<Arc<Event>>,
     keep: Keep,
 }
 
@@ -251,6 +257,7 @@ impl Queue {
                 rec: Recorder::new(&self.pools, self.profiled_commands())?,
                 items: Vec::with_capacity(n),
                 gated: gates.clone(),
+                after: vec![],
                 keep: Vec::with_capacity(4 * n),
             });
         }
@@ -269,8 +276,11 @@ impl Queue {
         // A batch's first command waits for the batches before it, so that they complete, and
         // signal the timeline, in order.
         let ordered = ordered || batch.rec.commands == 0;
-        for (sem, value) in waits {
-            batch.rec.wait_for(sem, value);
+        for e in waits {
+            if let Some(q) = &e.queue {
+                batch.rec.wait_for(q.timeline, e.value);
+            }
+            batch.after.push(e);
         }
         batch.rec.unordered = !ordered;
         let recorded = record(&mut batch.rec);
@@ -389,7 +399,7 @@ impl Queue {
     fn resolve_waits(
         &self,
         wait_list: &[Arc<Event>],
-    ) -> CLResult<(Vec<(vk::Semaphore, u64)>, Vec<Arc<Event>>)> {
+    ) -> CLResult<(Vec<Arc<Event>>, Vec<Arc<Event>>)> {
         let (mut waits, mut gates) = (vec![], vec![]);
         for e in wait_list {
             let status = e.status();
@@ -404,7 +414,7 @@ impl Queue {
                 Some(q) => {
                     q.flush_to(e.value)?;
                     if Arc::ptr_eq(&q.vk, &self.vk) && q.state.lock().submitted >= e.value {
-                        waits.push((q.timeline, e.value));
+                        waits.push(e.clone());
                     } else {
                         gates.push(e.clone());
                     }
@@ -476,6 +486,7 @@ impl Queue {
             profiled_at: (self.profiled_commands() > 0).then_some(now),
             retired,
             items: batch.items,
+            after: batch.after,
             keep: batch.keep,
         };
         let mut f = self.inflight.state.lock();
@@ -685,6 +696,15 @@ fn complete_batch(vk: &VkDevice, p: Pending, failed: Option<ClError>) {
     for item in &p.items {
         if let Some((submitted, t)) = &times {
             record_times(&item.event, *submitted, t, item.index, clocks);
+        }
+    }
+    if failed.is_none() {
+        for e in p.after.iter().filter(|e| e.status() > 0) {
+            // Their timeline values have been reached: no waiting for the GPU. (Their batches
+            // were submitted before this one, so they never wait for this queue's.)
+            if let Some(q) = &e.queue {
+                let _ = q.wait_for(e.value);
+            }
         }
     }
     for item in p.items {
