@@ -55,22 +55,18 @@ fn num_workgroups_users(spirv: &[u32]) -> Vec<String> {
     // Per function: does it read the variable, and which functions does it call.
     let mut functions: HashMap<u32, (bool, Vec<u32>)> = HashMap::new();
     let mut current = None;
-    let mut i = 5;
-    while i < spirv.len() {
-        let (count, op) = ((spirv[i] >> 16) as usize, spirv[i] & 0xffff);
-        let Some(inst) = spirv.get(i..i + count.max(1)) else {
-            break;
-        };
+    for (_, inst) in compiler::spirv::instructions(spirv) {
+        let op = inst[0] & 0xffff;
         match op {
             OP_DECORATE
                 if inst.get(2..4) == Some(&[DECORATION_BUILTIN, BUILTIN_NUM_WORKGROUPS]) =>
             {
                 var = Some(inst[1])
             }
-            OP_ENTRY_POINT if inst.len() > 3 => {
-                let bytes: Vec<u8> = inst[3..].iter().flat_map(|w| w.to_le_bytes()).collect();
-                let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-                entries.push((String::from_utf8_lossy(&bytes[..len]).into_owned(), inst[2]));
+            OP_ENTRY_POINT => {
+                if let Some((name, _)) = compiler::spirv::entry_point_name(inst) {
+                    entries.push((name, inst[2]));
+                }
             }
             OP_FUNCTION if inst.len() > 2 => {
                 current = Some(inst[2]);
@@ -91,7 +87,6 @@ fn num_workgroups_users(spirv: &[u32]) -> Vec<String> {
             }
             _ => {}
         }
-        i += count.max(1);
     }
     let reads = |root: u32| {
         let (mut todo, mut seen) = (vec![root], vec![]);
