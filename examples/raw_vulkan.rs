@@ -291,13 +291,25 @@ impl Gpu {
     }
 
     /// Submits `cb` signalling `timeline` to `value`, then polls the timeline until it gets there.
-    fn submit_poll(&self, cb: vk::CommandBuffer, timeline: vk::Semaphore, value: u64) -> Res<()> {
-        let (cbs, sems, values) = ([cb], [timeline], [value]);
-        let mut signal =
-            vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+    /// `wait_previous`: the submission also waits (compute and transfer stages) for the
+    /// timeline's previous value, already reached.
+    fn submit_poll(
+        &self,
+        cb: vk::CommandBuffer,
+        timeline: vk::Semaphore,
+        value: u64,
+        wait_previous: bool,
+    ) -> Res<()> {
+        let (cbs, sems, values, waits) = ([cb], [timeline], [value], [value - 1]);
+        let stages = [vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER];
+        let mut signal = vk::TimelineSemaphoreSubmitInfo::default()
+            .signal_semaphore_values(&values)
+            .wait_semaphore_values(if wait_previous { &waits } else { &[] });
         let submit = [vk::SubmitInfo::default()
             .command_buffers(&cbs)
             .signal_semaphores(&sems)
+            .wait_semaphores(if wait_previous { &sems } else { &[] })
+            .wait_dst_stage_mask(if wait_previous { &stages } else { &[] })
             .push_next(&mut signal)];
         // SAFETY: cb is executable and not pending (the previous submission was waited for).
         unsafe {
@@ -623,6 +635,25 @@ fn compute_barrier(d: &ash::Device, cb: vk::CommandBuffer) {
     };
 }
 
+/// Makes the compute and transfer writes before it visible to the host.
+fn host_barrier(d: &ash::Device, cb: vk::CommandBuffer) {
+    let barrier = [vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::HOST_READ)];
+    // SAFETY: cb is recording.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cb,
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &barrier,
+            &[],
+            &[],
+        )
+    };
+}
+
 /// Seconds per call of `f`, called until `min_s` seconds have passed (at least once).
 fn time_per_call(min_s: f64, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
     let t0 = Instant::now();
@@ -815,9 +846,9 @@ fn run() -> Res<()> {
     // device memory into host memory, then into the application's array.
     let timeline = gpu.timeline()?;
     let mut value = 0u64;
-    let mut round_trip = |cb: vk::CommandBuffer| -> Res<()> {
+    let mut round_trip_waiting = |cb: vk::CommandBuffer, wait_previous: bool| -> Res<()> {
         value += 1;
-        gpu.submit_poll(cb, timeline, value)
+        gpu.submit_poll(cb, timeline, value, wait_previous)
     };
     let cb = gpu.command_buffer(pool)?;
     // SAFETY: as for triad.
@@ -829,17 +860,43 @@ fn run() -> Res<()> {
     triad.record(&gpu.device, cb, 1, 1);
     // SAFETY: recording.
     unsafe { gpu.device.end_command_buffer(cb) }.map_err(vkr("end"))?;
-    time_per_call(warm_up_s, || round_trip(cb))?;
-    let mut samples = vec![];
-    for _ in 0..reps {
-        samples.push(1.0 / time_per_call(sample_s, || round_trip(cb))?);
+    // The same dispatch ordered as vkcl orders a batch's first command: a barrier before it
+    // (compute and transfer stages) or a wait for the timeline's previous value; and a barrier
+    // to the host after it.
+    let cb_barriers = gpu.command_buffer(pool)?;
+    let cb_wait = gpu.command_buffer(pool)?;
+    for (cb, leading) in [(cb_barriers, true), (cb_wait, false)] {
+        // SAFETY: as for triad.
+        unsafe {
+            gpu.device
+                .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+                .map_err(vkr("begin"))?;
+            if leading {
+                compute_barrier(&gpu.device, cb);
+            }
+            triad.record(&gpu.device, cb, 1, 1);
+            host_barrier(&gpu.device, cb);
+            gpu.device.end_command_buffer(cb).map_err(vkr("end"))?;
+        }
     }
-    figures.push(Figure {
-        group: "launch",
-        name: "launch+finish per second",
-        unit: "1/s",
-        samples,
-    });
+    for (name, cb, wait) in [
+        ("launch+finish per second", cb, false),
+        ("launch+finish per second, barriers", cb_barriers, false),
+        ("launch+finish per second, timeline wait", cb_wait, true),
+    ] {
+        time_per_call(warm_up_s, || round_trip_waiting(cb, wait))?;
+        let mut samples = vec![];
+        for _ in 0..reps {
+            samples.push(1.0 / time_per_call(sample_s, || round_trip_waiting(cb, wait))?);
+        }
+        figures.push(Figure {
+            group: "launch",
+            name,
+            unit: "1/s",
+            samples,
+        });
+    }
+    let mut round_trip = |cb: vk::CommandBuffer| round_trip_waiting(cb, false);
     // The same with the command buffer recorded for each launch, as vkcl records its batches
     // (a transient pool reset, begun for one submission).
     let info = vk::CommandPoolCreateInfo::default()
