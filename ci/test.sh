@@ -2,7 +2,8 @@
 # README command (2): set up, build and run every test:
 #  1. the unit tests and the integration tests (through the ocl-icd loader on lavapipe, with
 #     Vulkan validation errors fatal): cargo test; then the buffer tests again with
-#     VKCL_PLACEMENT=device (the staging paths of discrete GPUs; 1D buffer images);
+#     VKCL_PLACEMENT=device (the staging paths of discrete GPUs; 1D buffer images) and
+#     VKCL_PLACEMENT=mapped (those of discrete GPUs whose memory the host maps);
 #  2. other people's suites against vkcl, each compared with its ci/expectations file:
 #     piglit's OpenCL tests, pyopencl's test suite, and a clpeak smoke run; then vkcl-bench
 #     with --quick settings (ci/bench.sh: results checked, no timing assertions);
@@ -33,6 +34,10 @@ part "cargo test" env VKCL_VALIDATION=fatal cargo test --no-fail-fast
 # The discrete-GPU placement (device-local buffers, staging copies) on lavapipe: the test files
 # that move buffer contents, again.
 part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=device \
+  cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images
+# The same with device-local memory the host maps (resizable BAR: direct small writes and
+# write maps, streaming-load small reads).
+part "cargo test, VKCL_PLACEMENT=mapped" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=mapped \
   cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images
 part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh

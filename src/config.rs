@@ -109,10 +109,14 @@ pub struct Config {
 /// VKCL_PLACEMENT: where buffers without host-pointer flags live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlacementMode {
-    /// Device-local on discrete GPUs, host-visible on unified memory.
+    /// Device-local on discrete GPUs (mapped by the host where all of it can be), host-visible
+    /// on unified memory.
     Auto,
     /// Device-local with staging copies, whatever the device.
     Device,
+    /// Device-local and mapped by the host where the device allows (else as `Device`),
+    /// whatever the device: lavapipe then runs the resizable-BAR paths.
+    Mapped,
     /// Host-visible, whatever the device.
     Host,
 }
@@ -121,10 +125,13 @@ impl PlacementMode {
     fn parse(v: Option<String>) -> PlacementMode {
         match v.as_deref().map(str::to_ascii_lowercase).as_deref() {
             Some("device") => PlacementMode::Device,
+            Some("mapped") => PlacementMode::Mapped,
             Some("host") => PlacementMode::Host,
             None | Some("auto") => PlacementMode::Auto,
             Some(other) => {
-                log::warn!("VKCL_PLACEMENT={other} is not auto, device or host: using auto");
+                log::warn!(
+                    "VKCL_PLACEMENT={other} is not auto, device, mapped or host: using auto"
+                );
                 PlacementMode::Auto
             }
         }
@@ -184,6 +191,7 @@ mod tests {
         assert_eq!(P::parse(None), P::Auto);
         assert_eq!(P::parse(Some("Device".into())), P::Device);
         assert_eq!(P::parse(Some("host".into())), P::Host);
+        assert_eq!(P::parse(Some("mapped".into())), P::Mapped);
         assert_eq!(P::parse(Some("auto".into())), P::Auto);
     }
 

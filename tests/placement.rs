@@ -710,6 +710,63 @@ fn transfers_of_a_few_mib_arrive_whole() {
 }
 
 #[test]
+fn small_reads_and_write_maps_at_every_alignment() {
+    // With VKCL_PLACEMENT=mapped (or on a GPU whose memory the host maps), reads up to 8 KiB
+    // are streaming loads of 32-byte blocks and write-only maps return the buffer's memory:
+    // ranges starting and ending inside blocks, after a kernel wrote the buffer.
+    let e = Env::new();
+    let n = 64 << 10;
+    let data = pattern(n, 21);
+    let m = e.buffer(CL_MEM_READ_WRITE, n, null_mut());
+    write(&e, m, true, 0, &data);
+    let p = e.program(
+        "kernel void flip(global uchar* b) { b[get_global_id(0)] ^= 0x5a; }",
+        "",
+    );
+    let k = kernel(p, "flip");
+    arg(k, 0, &m);
+    e.run(k, None, &[n], None);
+    let mut model: Vec<u8> = data.iter().map(|b| b ^ 0x5a).collect();
+    for (offset, len) in [
+        (0, 1),
+        (1, 31),
+        (31, 2),
+        (32, 32),
+        (33, 95),
+        (100, 4096),
+        (5, 8191),
+        (64, 8192),
+    ] {
+        for blocking in [true, false] {
+            let got = read(&e, m, blocking, offset, len);
+            assert!(got == model[offset..offset + len], "read {len} at {offset}");
+        }
+        let w = map(&e, m, CL_MAP_WRITE_INVALIDATE_REGION, offset + 1000, len);
+        let new = pattern(len, (offset % 251) as u8);
+        // SAFETY: the map holds len bytes.
+        unsafe { std::ptr::copy_nonoverlapping(new.as_ptr(), w, len) };
+        unmap(&e, m, w);
+        model[offset + 1000..offset + 1000 + len].copy_from_slice(&new);
+        let r = map(&e, m, CL_MAP_READ, offset + 999, len + 2);
+        // SAFETY: the map holds len + 2 bytes.
+        let got = unsafe { std::slice::from_raw_parts(r, len + 2) }.to_vec();
+        unmap(&e, m, r);
+        assert!(
+            got == model[offset + 999..offset + 1001 + len],
+            "map {len} at {offset}"
+        );
+    }
+    e.run(k, None, &[n], None);
+    for b in &mut model {
+        *b ^= 0x5a;
+    }
+    assert!(contents(&e, m, n) == model, "after a kernel");
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseMemObject(m));
+}
+
+#[test]
 fn the_largest_buffer_works_and_larger_is_rejected() {
     let e = Env::new();
     let max: cl_ulong = device_val(e.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);

@@ -126,7 +126,8 @@ pub struct Mapping {
 /// choice with CL_MEM_ALLOC_HOST_PTR (host memory: zero-copy maps), else device-local memory on
 /// discrete GPUs and host-visible memory where device and host share memory, unless
 /// VKCL_PLACEMENT says otherwise.
-fn placement(flags: cl_mem_flags, unified: bool) -> Placement {
+fn placement(flags: cl_mem_flags, caps: &crate::vk::probe::Caps) -> Placement {
+    let unified = caps.unified_memory();
     if flags & CL_MEM_ALLOC_HOST_PTR != 0 {
         return if unified {
             Placement::Upload
@@ -136,8 +137,10 @@ fn placement(flags: cl_mem_flags, unified: bool) -> Placement {
     }
     match crate::config::get().placement {
         PlacementMode::Device => Placement::Device,
+        PlacementMode::Mapped => Placement::Mapped,
         PlacementMode::Host => Placement::Upload,
         PlacementMode::Auto if unified => Placement::Upload,
+        PlacementMode::Auto if caps.mappable_device_memory() => Placement::Mapped,
         PlacementMode::Auto => Placement::Device,
     }
 }
@@ -321,10 +324,10 @@ fn root_storage(
     let storage = match imported {
         Some(b) => b,
         None => {
-            let placement = placement(flags, device.caps.unified_memory());
+            let placement = placement(flags, &device.caps);
             let storage = Buffer::new(device, size as u64, placement, "cl_mem")?;
             if let Some(src) = init {
-                if storage.host().is_some() {
+                if storage.host().or(storage.write_combined()).is_some() {
                     // SAFETY: the buffer is new, so no GPU work touches it.
                     unsafe { storage.write(0, src) };
                 } else {
@@ -337,6 +340,7 @@ fn root_storage(
     log::debug!(target: "memory", "buffer of {size} bytes: {}", match storage.host() {
         _ if storage.imported() => "imported host memory",
         Some(_) => "host-visible",
+        None if storage.write_combined().is_some() => "device-local, mapped",
         None => "device-local",
     });
     Ok(storage)

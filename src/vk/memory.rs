@@ -20,6 +20,11 @@ pub enum Placement {
     Upload,
     /// Host-visible, cached memory: readback, and CL_MEM_ALLOC_HOST_PTR on discrete GPUs.
     Readback,
+    /// Device-local memory the host also maps, where the whole device-local heap is
+    /// host-visible (resizable BAR; `Caps::mappable_device_memory`): kernels at full speed,
+    /// the host writes it directly; it reads it (write-combined, uncached) only in small
+    /// pieces, with streaming loads. Device-local where the driver gives no such memory.
+    Mapped,
 }
 
 enum Memory {
@@ -36,6 +41,8 @@ pub struct Buffer {
     memory: Option<Memory>,
     /// The host address of byte 0, for placements the host accesses.
     host: Option<NonNull<u8>>,
+    /// The host address of byte 0 of `Placement::Mapped` memory (write-combined).
+    write_combined: Option<NonNull<u8>>,
 }
 
 // SAFETY: the host pointer is only used through `host`, whose users synchronise through the
@@ -85,7 +92,7 @@ impl Buffer {
         let requirements = unsafe { device.raw.get_buffer_memory_requirements(raw) };
         let location = match placement {
             Placement::Device => MemoryLocation::GpuOnly,
-            Placement::Upload => MemoryLocation::CpuToGpu,
+            Placement::Upload | Placement::Mapped => MemoryLocation::CpuToGpu,
             Placement::Readback => MemoryLocation::GpuToCpu,
         };
         let alloc = {
@@ -131,21 +138,40 @@ impl Buffer {
             // SAFETY: only the handle's value is printed.
             unsafe { alloc.memory() },
         );
-        let host = match placement {
-            Placement::Device => None,
-            _ => alloc.mapped_ptr().map(|p| p.cast()),
-        };
-        if placement != Placement::Device && host.is_none() {
-            log::error!(target: "memory", "{name}: host-visible memory came back unmapped");
-            return Err(ClError(crate::cl::CL_MEM_OBJECT_ALLOCATION_FAILURE));
-        }
-        Ok(Buffer {
+        let mapped = alloc.mapped_ptr().map(|p| p.cast());
+        let device_local =
+            vk::MemoryPropertyFlags::DEVICE_LOCAL | vk::MemoryPropertyFlags::HOST_VISIBLE;
+        let mut buffer = Buffer {
             device: device.clone(),
             raw,
             size,
             memory: Some(Memory::Allocated(alloc)),
-            host,
-        })
+            host: None,
+            write_combined: None,
+        };
+        match placement {
+            Placement::Device => {}
+            Placement::Mapped => {
+                let props = match &buffer.memory {
+                    Some(Memory::Allocated(a)) => a.memory_properties(),
+                    _ => vk::MemoryPropertyFlags::empty(),
+                };
+                if mapped.is_none() || !props.contains(device_local) {
+                    // Not device-local after all: a device-local buffer instead.
+                    drop(buffer);
+                    return Buffer::new(device, size, Placement::Device, name);
+                }
+                buffer.write_combined = mapped;
+            }
+            Placement::Upload | Placement::Readback => {
+                if mapped.is_none() {
+                    log::error!(target: "memory", "{name}: host-visible memory came back unmapped");
+                    return Err(ClError(crate::cl::CL_MEM_OBJECT_ALLOCATION_FAILURE));
+                }
+                buffer.host = mapped;
+            }
+        }
+        Ok(buffer)
     }
 
     /// A buffer on the application's memory at `ptr` (VK_EXT_external_memory_host), zero-copy.
@@ -228,6 +254,7 @@ impl Buffer {
             size,
             memory: Some(Memory::Imported(memory)),
             host: Some(host),
+            write_combined: None,
         })
     }
 
@@ -237,6 +264,12 @@ impl Buffer {
         self.host
     }
 
+    /// The host address of byte 0 of a `Placement::Mapped` buffer: written directly, read only
+    /// with streaming loads (uncached, write-combined memory).
+    pub fn write_combined(&self) -> Option<NonNull<u8>> {
+        self.write_combined
+    }
+
     /// Whether the buffer is the application's memory itself (imported).
     pub fn imported(&self) -> bool {
         matches!(self.memory, Some(Memory::Imported(..)))
@@ -244,7 +277,10 @@ impl Buffer {
 
     fn host_range(&self, offset: u64, len: usize) -> *mut u8 {
         assert!(offset + len as u64 <= self.size);
-        let base = self.host.expect("host access to a device-local buffer");
+        let base = self
+            .host
+            .or(self.write_combined)
+            .expect("host access to a device-local buffer");
         // SAFETY: in bounds of the buffer's host mapping (checked above).
         unsafe { base.as_ptr().add(offset as usize) }
     }

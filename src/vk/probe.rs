@@ -98,6 +98,25 @@ impl Caps {
             || !device_only
     }
 
+    /// True when the host can map all of the device-local memory (resizable BAR: a
+    /// device-local, host-visible memory type on the largest device-local heap), on a device
+    /// whose memory is not unified.
+    pub fn mappable_device_memory(&self) -> bool {
+        let m = &self.memory;
+        let heaps = &m.memory_heaps[..m.memory_heap_count as usize];
+        let Some(largest) = (0..heaps.len())
+            .filter(|&h| heaps[h].flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+            .max_by_key(|&h| heaps[h].size)
+        else {
+            return false;
+        };
+        let mapped = vk::MemoryPropertyFlags::DEVICE_LOCAL | vk::MemoryPropertyFlags::HOST_VISIBLE;
+        !self.unified_memory()
+            && m.memory_types[..m.memory_type_count as usize]
+                .iter()
+                .any(|t| t.heap_index as usize == largest && t.property_flags.contains(mapped))
+    }
+
     /// Probes `pd`; Err says why vkcl cannot use it.
     pub fn probe(instance: &Instance, pd: vk::PhysicalDevice) -> Result<Caps, String> {
         let inst = &instance.raw;
