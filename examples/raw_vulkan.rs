@@ -4,6 +4,11 @@
 //!
 //!     vkcl-bench --platform vkcl --write-overhead-kernels DIR [--quick]
 //!     raw_vulkan DIR [--device SUBSTRING] [--json FILE]
+//!     raw_vulkan --host-access [--device SUBSTRING]
+//!
+//! `--host-access` measures instead how fast the host writes and reads device-local memory it
+//! maps (resizable BAR; docs/MEMORY.md): memcpy in and out, and reads with AVX2 streaming loads,
+//! 4 KiB to 16 MiB.
 //!
 //! DIR holds vkcl program binaries (docs/BINARY.md) and params.txt (sizes, launches per sample,
 //! seconds per sample, repetitions). The kernels' interfaces come from clspv's reflection
@@ -703,13 +708,132 @@ fn json(gpu: &Gpu, params: &Params, figures: &[Figure]) -> Res<String> {
     Ok(out + "  ]\n}\n")
 }
 
+/// `--host-access`: the memory types, then host writes and reads of a device-local,
+/// host-visible buffer (GB/s and µs per copy).
+fn host_access(gpu: &Gpu) -> Res<()> {
+    let m = &gpu.memory;
+    for (i, t) in m.memory_types[..m.memory_type_count as usize]
+        .iter()
+        .enumerate()
+    {
+        let heap = m.memory_heaps[t.heap_index as usize].size >> 20;
+        println!(
+            "memory type {i}: {:?}, heap {} ({heap} MiB)",
+            t.property_flags, t.heap_index
+        );
+    }
+    const SIZE: usize = 16 << 20;
+    let info = vk::BufferCreateInfo::default()
+        .size(SIZE as u64)
+        .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST);
+    // SAFETY: valid device and create info.
+    let raw = unsafe { gpu.device.create_buffer(&info, None) }.map_err(vkr("vkCreateBuffer"))?;
+    // SAFETY: raw was created above.
+    let req = unsafe { gpu.device.get_buffer_memory_requirements(raw) };
+    let mapped = vk::MemoryPropertyFlags::DEVICE_LOCAL | vk::MemoryPropertyFlags::HOST_VISIBLE;
+    let index = gpu
+        .memory_type(
+            req.memory_type_bits,
+            mapped,
+            vk::MemoryPropertyFlags::empty(),
+        )
+        .ok_or("no device-local, host-visible memory type")?;
+    let alloc = vk::MemoryAllocateInfo::default()
+        .allocation_size(req.size)
+        .memory_type_index(index);
+    // SAFETY: valid allocate info; the memory fits the buffer.
+    let memory = unsafe {
+        let memory = gpu
+            .device
+            .allocate_memory(&alloc, None)
+            .map_err(vkr("alloc"))?;
+        gpu.device
+            .bind_buffer_memory(raw, memory, 0)
+            .map_err(vkr("bind"))?;
+        memory
+    };
+    let b = Buffer {
+        raw,
+        memory,
+        size: SIZE as u64,
+    };
+    let p = gpu.map(&b)?;
+    println!("memory type {index}, mapped at {p:p}");
+    let (src, mut dst) = (vec![7u8; SIZE], vec![0u8; SIZE]);
+    for n in [
+        4 << 10,
+        16 << 10,
+        64 << 10,
+        256 << 10,
+        1 << 20,
+        4 << 20,
+        16 << 20,
+    ] {
+        let reps = ((64usize << 20) / n).clamp(3, 2000);
+        let time = |f: &mut dyn FnMut()| {
+            f();
+            let t = Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            t.elapsed().as_secs_f64() / reps as f64
+        };
+        // SAFETY (all three): n bytes fit the mapping and both vectors.
+        let write = time(&mut || unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p, n) });
+        // Plain reads are uncached: seconds for the larger sizes, so only up to 1 MiB.
+        let read = (n <= 1 << 20).then(|| {
+            time(&mut || unsafe { std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr(), n) })
+        });
+        let stream = is_x86_feature_detected!("avx2")
+            .then(|| time(&mut || unsafe { stream_copy(p, dst.as_mut_ptr(), n) }));
+        let show = |t: Option<f64>| {
+            t.map_or("-".into(), |t| {
+                format!("{:.3} GB/s ({:.1} us)", n as f64 / t / 1e9, t * 1e6)
+            })
+        };
+        println!(
+            "{:>6} KiB: write {}, read {}, read with streaming loads {}",
+            n >> 10,
+            show(Some(write)),
+            show(read),
+            show(stream)
+        );
+    }
+    // SAFETY: nothing uses the buffer any more.
+    unsafe {
+        gpu.device.destroy_buffer(b.raw, None);
+        gpu.device.free_memory(b.memory, None);
+    }
+    Ok(())
+}
+
+/// Copies `n` bytes (a multiple of 128) from 32-byte aligned `src` with AVX2 streaming loads,
+/// four in flight (as vkcl's `stream_read`).
+#[target_feature(enable = "avx2")]
+unsafe fn stream_copy(src: *const u8, dst: *mut u8, n: usize) {
+    use std::arch::x86_64::{__m256i, _mm256_storeu_si256, _mm256_stream_load_si256};
+    let (s, d) = (src as *const __m256i, dst as *mut __m256i);
+    for i in (0..n / 32).step_by(4) {
+        // SAFETY: in bounds (caller's contract).
+        unsafe {
+            let v = [0, 1, 2, 3].map(|j| _mm256_stream_load_si256(s.add(i + j)));
+            for (j, v) in v.into_iter().enumerate() {
+                _mm256_storeu_si256(d.add(i + j), v);
+            }
+        }
+    }
+}
+
 fn run() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
+    let opt = |name: &str| args.windows(2).find(|w| w[0] == name).map(|w| w[1].clone());
+    if args.iter().any(|a| a == "--host-access") {
+        return host_access(&Gpu::new(opt("--device").as_deref())?);
+    }
     let dir = args
         .get(1)
         .filter(|a| !a.starts_with("--"))
-        .ok_or("usage: raw_vulkan DIR [--device SUB] [--json FILE]")?;
-    let opt = |name: &str| args.windows(2).find(|w| w[0] == name).map(|w| w[1].clone());
+        .ok_or("usage: raw_vulkan DIR [--device SUB] [--json FILE] | --host-access")?;
     let params = Params::read(dir)?;
     let gpu = Gpu::new(opt("--device").as_deref())?;
     println!("raw_vulkan: device {}", gpu.name);
