@@ -233,7 +233,10 @@ impl Analysis {
                 .filter_map(|e| Some((e, self.entry_use(e, var)?)))
                 .collect();
             let decorations = self.decorations.get(&var).map_or(&[][..], |d| d);
-            let &last_decoration = decorations.iter().max()?;
+            // (Vulkan buffers always have a set and binding; one without is left alone.)
+            let Some(&last_decoration) = decorations.iter().max() else {
+                continue;
+            };
             if users.iter().all(|&(_, u)| u == Use::Reads) {
                 if !users.is_empty() {
                     let d = after.entry(last_decoration).or_default();
