@@ -1,7 +1,8 @@
 //! Reading and adjusting the SPIR-V modules clspv writes.
 //!
 //! - [`instructions`]: a module's instructions, as word slices;
-//! - [`mark_read_only_buffers`]: `NonWritable` on the storage buffers a kernel only reads.
+//! - [`mark_read_only_buffers`]: `NonWritable` on the storage buffers a kernel only reads;
+//! - [`entry_point_only`]: the module of one kernel, without the others' code.
 //!
 //! clspv leaves kernel arguments such as `global const float *a` undecorated, and it gives
 //! arguments of different kernels at the same binding one variable, so a buffer one kernel writes
@@ -11,7 +12,16 @@
 
 use std::collections::{HashMap, HashSet};
 
+const OP_NAME: u32 = 5;
+const OP_EXT_INST_IMPORT: u32 = 11;
+const OP_EXT_INST: u32 = 12;
 const OP_ENTRY_POINT: u32 = 15;
+const OP_EXECUTION_MODE: u32 = 16;
+const OP_EXECUTION_MODE_ID: u32 = 331;
+const OP_MEMBER_DECORATE: u32 = 72;
+const OP_DECORATE_ID: u32 = 332;
+const OP_DECORATE_STRING: u32 = 5632;
+const OP_LABEL: u32 = 248;
 const OP_FUNCTION: u32 = 54;
 const OP_FUNCTION_END: u32 = 56;
 const OP_FUNCTION_CALL: u32 = 57;
@@ -23,6 +33,8 @@ const OP_PTR_ACCESS_CHAIN: u32 = 67;
 const OP_IN_BOUNDS_PTR_ACCESS_CHAIN: u32 = 70;
 const OP_ARRAY_LENGTH: u32 = 68;
 const OP_DECORATE: u32 = 71;
+/// Decoration groups (never in clspv's output): modules with them are left whole.
+const OP_GROUP_DECORATIONS: [u32; 4] = [73, 74, 75, 5633];
 const OP_COPY_OBJECT: u32 = 83;
 const STORAGE_CLASS_STORAGE_BUFFER: u32 = 12;
 const DECORATION_NON_WRITABLE: u32 = 24;
@@ -297,5 +309,153 @@ impl Analysis {
         self.functions
             .get(&f)
             .is_some_and(|f| f.uses.contains_key(&var))
+    }
+}
+
+/// The module with only entry point `entry` and the functions it reaches: the other entry
+/// points, their execution modes and code, the names, decorations and (NonSemantic)
+/// reflection instructions of what goes with them, and the interface variables `entry` does
+/// not use are left out. (NVIDIA's driver crashed creating a pipeline of one kernel from a
+/// module that also held a certain other kernel, docs/PIPES.md; and a driver may declare the
+/// `__local` arrays of every interface.) None where there is nothing to leave out or the
+/// module holds something this does not understand.
+pub fn entry_point_only(spirv: &[u32], entry: &str) -> Option<Vec<u32>> {
+    // Functions (id → the offsets of their instructions), calls, and the ids defined at
+    // module scope.
+    let mut functions: HashMap<u32, Function> = HashMap::new();
+    let mut bodies: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut current: Option<u32> = None;
+    let mut global: HashSet<u32> = HashSet::new();
+    let mut types: HashSet<u32> = HashSet::new();
+    let mut non_semantic: HashSet<u32> = HashSet::new();
+    let mut chosen = None;
+    for (at, inst) in instructions(spirv) {
+        let op = inst[0] & 0xffff;
+        if let Some(f) = current {
+            bodies.entry(f).or_default().push(at);
+            if op == OP_FUNCTION_CALL {
+                functions
+                    .entry(f)
+                    .or_insert_with(Function::empty)
+                    .calls
+                    .extend(inst.get(3));
+            }
+            if op == OP_FUNCTION_END {
+                current = None;
+            }
+            continue;
+        }
+        match op {
+            OP_FUNCTION => {
+                let f = *inst.get(2)?;
+                functions.entry(f).or_insert_with(Function::empty);
+                bodies.entry(f).or_default().push(at);
+                current = Some(f);
+            }
+            OP_ENTRY_POINT if entry_point_name(inst)?.0 == entry => chosen = Some(inst[2]),
+            OP_EXT_INST_IMPORT => {
+                global.insert(*inst.get(1)?);
+                let name: Vec<u8> = inst[2..].iter().flat_map(|w| w.to_le_bytes()).collect();
+                if name.starts_with(b"NonSemantic.") {
+                    non_semantic.insert(inst[1]);
+                }
+            }
+            // Types (OpTypeVoid ... OpTypePipe, OpTypePipeStorage, OpTypeNamedBarrier).
+            19..=38 | 322 | 327 => {
+                global.insert(*inst.get(1)?);
+                types.insert(inst[1]);
+            }
+            // Constants, spec constants, variables, undef, module-scope OpExtInst.
+            1 | 12 | 41..=46 | 48..=52 | OP_VARIABLE => {
+                global.insert(*inst.get(2)?);
+            }
+            7 => {
+                global.insert(*inst.get(1)?);
+            }
+            op if OP_GROUP_DECORATIONS.contains(&op) => return None,
+            _ => {}
+        }
+    }
+    let chosen = chosen?;
+    let kept = reachable(chosen, &functions);
+    if kept.len() == functions.len() {
+        return None;
+    }
+    // Ids defined in the kept functions (labels, and results of instructions with a result
+    // type), and every word those functions name (for the interface).
+    let mut defined = global.clone();
+    let mut named: HashSet<u32> = HashSet::new();
+    for f in &kept {
+        for &at in bodies.get(f)? {
+            let inst = &spirv[at..at + (spirv[at] >> 16) as usize];
+            match inst[0] & 0xffff {
+                OP_LABEL => {
+                    defined.insert(*inst.get(1)?);
+                }
+                _ if inst.len() > 2 && types.contains(&inst[1]) => {
+                    defined.insert(inst[2]);
+                }
+                _ => {}
+            }
+            named.extend(&inst[1..]);
+        }
+    }
+    let mut out = spirv[..5].to_vec();
+    let mut in_function: Option<bool> = None;
+    for (_, inst) in instructions(spirv) {
+        let op = inst[0] & 0xffff;
+        if op == OP_FUNCTION {
+            in_function = Some(kept.contains(inst.get(2)?));
+        }
+        if let Some(keep) = in_function {
+            if keep {
+                out.extend(inst);
+            }
+            if op == OP_FUNCTION_END {
+                in_function = None;
+            }
+            continue;
+        }
+        let keep = match op {
+            OP_ENTRY_POINT if inst[2] != chosen => false,
+            OP_ENTRY_POINT => {
+                let (_, interface) = entry_point_name(inst)?;
+                let mut e: Vec<u32> = inst[..interface].to_vec();
+                e.extend(inst[interface..].iter().filter(|v| named.contains(v)));
+                e[0] = ((e.len() as u32) << 16) | OP_ENTRY_POINT;
+                out.extend(e);
+                continue;
+            }
+            OP_EXECUTION_MODE | OP_EXECUTION_MODE_ID => inst.get(1) == Some(&chosen),
+            OP_NAME | OP_DECORATE | OP_DECORATE_STRING => defined.contains(inst.get(1)?),
+            OP_DECORATE_ID => inst[1..].iter().all(|id| defined.contains(id)),
+            OP_MEMBER_DECORATE => true,
+            OP_EXT_INST => {
+                // Module-scope extended instructions: NonSemantic ones (clspv's reflection)
+                // go with what they name; others stay only if they name nothing left out.
+                let names_all = inst.get(5..)?.iter().all(|id| defined.contains(id));
+                if !names_all && !non_semantic.contains(inst.get(3)?) {
+                    return None;
+                }
+                if !names_all {
+                    defined.remove(&inst[2]);
+                }
+                names_all
+            }
+            _ => true,
+        };
+        if keep {
+            out.extend(inst);
+        }
+    }
+    Some(out)
+}
+
+impl Function {
+    fn empty() -> Function {
+        Function {
+            calls: vec![],
+            uses: HashMap::new(),
+        }
     }
 }

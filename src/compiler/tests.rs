@@ -495,3 +495,37 @@ fn modules_it_does_not_understand_are_left_alone() {
         &spirv[..5]
     );
 }
+
+#[test]
+fn one_kernels_module_is_valid_and_holds_only_it() {
+    use super::spirv::{entry_point_name, entry_point_only, instructions};
+    let src = format!(
+        "{}\n{}",
+        std::str::from_utf8(SHARED_BINDINGS).unwrap(),
+        "kernel void tiles(global const float* a, global float* c, local float* t) {
+             local float fixed[64];
+             size_t l = get_local_id(0);
+             fixed[l] = a[get_global_id(0)];
+             t[l] = fixed[l] * 2.0f;
+             barrier(CLK_LOCAL_MEM_FENCE);
+             c[get_global_id(0)] = fma(t[(l + 1) % 64], 3.0f, fixed[l]);
+         }
+         kernel void speak(int x) { printf(\"%d\\n\", x); }"
+    );
+    let args = clspv_args("", &target()).unwrap();
+    let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+    let functions = |m: &[u32]| instructions(m).filter(|(_, i)| i[0] & 0xffff == 54).count();
+    for name in ["add", "scale", "count", "copy_through", "tiles", "speak"] {
+        let one = entry_point_only(&spirv, name).expect(name);
+        spirv_val(&one);
+        let entries: Vec<String> = instructions(&one)
+            .filter(|(_, i)| i[0] & 0xffff == 15)
+            .map(|(_, i)| entry_point_name(i).unwrap().0)
+            .collect();
+        assert_eq!(entries, [name]);
+        assert!(functions(&one) < functions(&spirv), "{name}");
+    }
+    assert_eq!(entry_point_only(&spirv, "nope"), None);
+    let single = compile(&[KERNEL], &clspv_args("-DX=1", &target()).unwrap()).unwrap();
+    assert_eq!(entry_point_only(&single.spirv, "k"), None);
+}

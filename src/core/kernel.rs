@@ -9,6 +9,7 @@ use super::object::{Base, ClObject, Kind};
 use super::program::{Executable, Program};
 use super::queue::{Keep, Queue, Recorded};
 use crate::cl::*;
+use crate::compiler;
 use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
 use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
@@ -143,7 +144,9 @@ impl KernelDevice {
             .collect();
         let push_size = r.push_constant_size.next_multiple_of(4);
         let layout = KernelLayout::new(&vkd, layout_sets, push_size)?;
-        let module = ShaderModule::new(&vkd, &exe.spirv)?;
+        // The kernel's own module: without the program's other kernels.
+        let own = compiler::spirv::entry_point_only(&exe.spirv, &refl.name);
+        let module = ShaderModule::new(&vkd, own.as_deref().unwrap_or(&exe.spirv))?;
         let constant_data = match &r.constant_data {
             Some(c) => {
                 let b = Buffer::new(
