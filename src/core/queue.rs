@@ -149,10 +149,8 @@ pub struct Queue {
     timeline: vk::Semaphore,
     /// Free lists of the Vulkan objects batches use.
     pools: Arc<Pools>,
-    /// How long a waiting thread polls the timeline before it blocks (VKCL_WAIT_SPIN_US), and
-    /// after how long of it the thread yields its core between polls.
+    /// How long a waiting thread polls the timeline before it blocks (VKCL_WAIT_SPIN_US).
     spin: std::time::Duration,
-    yield_after: std::time::Duration,
     state: Mutex<State>,
     inflight: Arc<Inflight>,
 }
@@ -200,7 +198,6 @@ impl Queue {
             vk.give_back_timeline(timeline);
             return Err(ClError(CL_OUT_OF_HOST_MEMORY));
         }
-        let cpu = vk.caps.device_type == vk::PhysicalDeviceType::CPU;
         Ok(Arc::new(Queue {
             base: Base::new(Kind::Queue),
             context: context.clone(),
@@ -209,19 +206,17 @@ impl Queue {
             properties_array,
             staging: StagingPool::new(&vk),
             pools: Pools::new(&vk),
-            // A blocking wait wakes late: NVIDIA's vkWaitSemaphores ~100 µs after the signal
-            // (which halved the rate of waited-for 0.2 ms kernels on the H200), lavapipe's
-            // 30 µs or more (an empty launch and clFinish: 38 µs polling, 64-71 blocking on an
-            // idle 2-core machine; 59-69 against 150 with two other busy processes). On GPUs
-            // the waiter polls for 2 ms; a CPU device's threads need the cores, so there it
-            // polls for 0.2 ms and yields its core between polls (polling without yielding was
-            // slower than blocking on a busy machine: 184 µs).
-            spin: std::time::Duration::from_micros(
-                crate::config::get()
-                    .wait_spin_us
-                    .unwrap_or(if cpu { 200 } else { 2000 }),
-            ),
-            yield_after: std::time::Duration::from_micros(if cpu { 0 } else { 50 }),
+            spin: std::time::Duration::from_micros(crate::config::get().wait_spin_us.unwrap_or(
+                // A CPU device's threads need the cores a spinning waiter would take. On GPUs
+                // a blocking wait wakes late (NVIDIA's vkWaitSemaphores: ~100 µs after the
+                // signal, which halved the rate of waited-for 0.2 ms kernels on the H200):
+                // polling for 2 ms catches the commands that are worth waiting for this way.
+                if vk.caps.device_type == vk::PhysicalDeviceType::CPU {
+                    0
+                } else {
+                    2000
+                },
+            )),
             vk,
             timeline,
             state: Mutex::new(State {
@@ -348,8 +343,8 @@ impl Queue {
             match self.vk.timeline_value(self.timeline) {
                 Ok(v) if v >= value => return true,
                 Ok(_) if t0.elapsed() < self.spin => {
-                    // Past the first microseconds, let other threads run.
-                    if t0.elapsed() >= self.yield_after {
+                    // Past the first microseconds, let other threads of the process run.
+                    if t0.elapsed() > std::time::Duration::from_micros(50) {
                         std::thread::yield_now();
                     } else {
                         for _ in 0..64 {
