@@ -146,6 +146,23 @@ fn markers_and_barriers_complete_after_earlier_commands() {
     check!(clReleaseMemObject(m));
 }
 
+/// The first `n` uints of `m`, read on `q` (blocking) after `event`.
+fn read_after(q: cl_command_queue, m: cl_mem, n: usize, event: cl_event) -> Vec<u32> {
+    let mut out = vec![0u32; n];
+    check!(clEnqueueReadBuffer(
+        q,
+        m,
+        CL_TRUE,
+        0,
+        n * 4,
+        out.as_mut_ptr().cast(),
+        1,
+        &event,
+        null_mut()
+    ));
+    out
+}
+
 #[test]
 fn a_wait_list_orders_commands_across_queues() {
     let e = Env::new();
@@ -168,18 +185,7 @@ fn a_wait_list_orders_commands_across_queues() {
         &mut filled
     ));
     // The read on the second queue waits (GPU-side) for the fill on the first.
-    let mut out = vec![0u32; n];
-    check!(clEnqueueReadBuffer(
-        q2,
-        m,
-        CL_TRUE,
-        0,
-        n * 4,
-        out.as_mut_ptr().cast(),
-        1,
-        &filled,
-        null_mut()
-    ));
+    let out = read_after(q2, m, n, filled);
     assert!(out.iter().all(|&x| x == v));
     check!(clReleaseEvent(filled));
     check!(clReleaseMemObject(m));
@@ -218,18 +224,7 @@ fn queues_created_after_released_ones_work_the_same() {
         let mut last = null_mut();
         check!(clEnqueueMarkerWithWaitList(q1, 0, null(), &mut last));
         // q2 waits (GPU-side) for q1's last command, then reads.
-        let mut out = vec![0u32; n];
-        check!(clEnqueueReadBuffer(
-            q2,
-            m,
-            CL_TRUE,
-            0,
-            n * 4,
-            out.as_mut_ptr().cast(),
-            1,
-            &last,
-            null_mut()
-        ));
+        let out = read_after(q2, m, n, last);
         let want = 100 * round + round;
         assert!(out.iter().all(|&x| x == want), "round {round}");
         assert_eq!(event_status(last), CL_COMPLETE as cl_int, "round {round}");

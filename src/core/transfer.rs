@@ -211,25 +211,23 @@ pub(super) fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Lease>>) -> Keep {
 /// in staging memory, which on the H200 was as fast as writing the buffer directly.)
 const STREAM_READ: usize = 8 << 10;
 
-/// The buffer's host address for a transfer of `len` bytes on the direct path, and whether
-/// a blocking call may wait for the commands before it to take it. None: staged.
-fn direct_base(mem: &Mem, len: usize, upload: bool, blocking: bool) -> Option<(*mut u8, bool)> {
-    if let Some(host) = mem.storage.host() {
-        return Some((host.as_ptr(), blocking));
-    }
-    let mapped = mem.storage.write_combined()?.as_ptr();
-    (!upload && len <= STREAM_READ && streaming_loads()).then_some((mapped, blocking))
+/// The address of `mem`'s write-combined memory where a read of `len` bytes of it is streamed
+/// on the calling thread (see `STREAM_READ`).
+fn streamed(mem: &Mem, len: usize) -> Option<*mut u8> {
+    let mapped = mem.storage.write_combined()?;
+    (len <= STREAM_READ && streaming_loads()).then_some(mapped.as_ptr())
 }
 
 /// Runs `copy` with the buffer's host address `base` on this thread when nothing the command
-/// must follow is pending (with `drain`, a blocking call first waits for the commands before
-/// it). The queue stays locked during the copy, so no later command can overtake it. None:
-/// the command must be recorded (staged).
+/// must follow is pending (a blocking call first waits for the commands before it). The queue
+/// stays locked during the copy, so no later command can overtake it. None: the command must
+/// be recorded (staged).
 fn direct(
     queue: &Arc<Queue>,
     command: cl_command_type,
     mem: &Arc<Mem>,
-    (base, drain): (*mut u8, bool),
+    base: *mut u8,
+    blocking: bool,
     wait: &[Arc<Event>],
     copy: impl Fn(*mut u8),
 ) -> CLResult<Option<Arc<Event>>> {
@@ -239,7 +237,7 @@ fn direct(
             return Ok(Some(event));
         }
     }
-    if !drain {
+    if !blocking {
         return Ok(None);
     }
     // Drain what the command follows, then copy unless another thread enqueued meanwhile.
@@ -475,9 +473,8 @@ unsafe fn upload(
             unsafe { copy_bytes(src.add(p.host), base.add(p.dev as usize), p.len) };
         }
     };
-    let total = pieces.iter().map(|p| p.len).sum();
-    if let Some(base) = direct_base(mem, total, true, blocking) {
-        if let Some(event) = direct(queue, command, mem, base, wait, copy)? {
+    if let Some(host) = mem.storage.host() {
+        if let Some(event) = direct(queue, command, mem, host.as_ptr(), blocking, wait, copy)? {
             return Ok(event);
         }
     }
@@ -507,7 +504,11 @@ fn download(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let streaming = mem.storage.host().is_none();
+    let total = pieces.iter().map(|p| p.len).sum();
+    let (host, streaming) = match mem.storage.host() {
+        Some(host) => (Some(host.as_ptr()), false),
+        None => (streamed(mem, total), true),
+    };
     let copy = |base: *mut u8| {
         for p in &pieces {
             let (src, to) = (
@@ -524,9 +525,8 @@ fn download(
             }
         }
     };
-    let total = pieces.iter().map(|p| p.len).sum();
-    if let Some(base) = direct_base(mem, total, false, blocking) {
-        if let Some(event) = direct(queue, command, mem, base, wait, copy)? {
+    if let Some(base) = host {
+        if let Some(event) = direct(queue, command, mem, base, blocking, wait, copy)? {
             return Ok(event);
         }
     }
@@ -906,8 +906,8 @@ pub fn map(
             // SAFETY: the region is inside the buffer; the shadow holds `size` bytes.
             unsafe { stream_read(base.add(mem.at(offset) as usize), at, size) }
         };
-        let streamed = match direct_base(mem, size, false, blocking).filter(|_| !invalidate) {
-            Some(base) => direct(queue, command, mem, base, wait, read)?,
+        let streamed = match streamed(mem, size).filter(|_| !invalidate) {
+            Some(base) => direct(queue, command, mem, base, blocking, wait, read)?,
             None => None,
         };
         let event = if let Some(event) = streamed {
