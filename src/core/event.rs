@@ -43,6 +43,31 @@ pub fn host_ns() -> u64 {
 /// An event callback, given the status that triggered it (negative on error).
 pub type Callback = Box<dyn FnOnce(cl_int) + Send>;
 
+/// A status change whose consequences have not run yet: the application's callbacks and the
+/// flushes of the queues the event held back. Made under a lock (`Event::update`), run after
+/// it is released (`run`), so no application code ever runs under a vkcl lock.
+#[must_use]
+pub struct Notice {
+    event: Arc<Event>,
+    status: cl_int,
+}
+
+impl Notice {
+    pub fn run(self) {
+        let Notice { event, status } = self;
+        if status <= 0 {
+            // Commands held back by this event may go now.
+            let waiters = std::mem::take(&mut *event.waiters.lock());
+            for q in waiters.iter().filter_map(Weak::upgrade) {
+                if let Err(e) = q.flush() {
+                    log::error!(target: "queue", "submitting commands released by an event failed: {e}");
+                }
+            }
+        }
+        event.run_callbacks(status);
+    }
+}
+
 impl ClObject for Event {
     const KIND: Kind = Kind::Event;
     const INVALID: i32 = CL_INVALID_EVENT;
@@ -112,28 +137,30 @@ impl Event {
         *self.status.lock()
     }
 
-    /// Moves the status forward (never back, never out of an error).
-    pub fn set_status(&self, status: cl_int) {
-        let now = {
-            let mut s = self.status.lock();
-            // Ended (complete or failed) is final; otherwise only forward.
-            if *s <= 0 || (status >= 0 && *s <= status) {
-                return;
-            }
-            *s = status;
-            self.cond.notify_all();
-            status
-        };
-        if now <= 0 {
-            // Commands held back by this event may go now.
-            let waiters = std::mem::take(&mut *self.waiters.lock());
-            for q in waiters.iter().filter_map(Weak::upgrade) {
-                if let Err(e) = q.flush() {
-                    log::error!(target: "queue", "submitting commands released by an event failed: {e}");
-                }
-            }
+    /// Moves the status forward (never back, never out of an error) and runs what that
+    /// implies (callbacks, queues to flush). Call it with no vkcl lock held: application
+    /// code runs inside.
+    pub fn set_status(self: &Arc<Self>, status: cl_int) {
+        if let Some(notice) = self.update(status) {
+            notice.run();
         }
-        self.run_callbacks(now);
+    }
+
+    /// Moves the status forward (waking the threads waiting in `wait`), and returns what is
+    /// left to do, to be run once every vkcl lock is released (None if nothing changed).
+    #[must_use]
+    pub fn update(self: &Arc<Self>, status: cl_int) -> Option<Notice> {
+        let mut s = self.status.lock();
+        // Ended (complete or failed) is final; otherwise only forward.
+        if *s <= 0 || (status >= 0 && *s <= status) {
+            return None;
+        }
+        *s = status;
+        self.cond.notify_all();
+        Some(Notice {
+            event: self.clone(),
+            status,
+        })
     }
 
     /// Runs, outside every lock and in status order, the callbacks whose status was reached.

@@ -19,7 +19,7 @@ use crate::vk::vk;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// A kernel argument's value as set by clSetKernelArg.
 #[derive(Clone)]
@@ -55,7 +55,42 @@ pub struct Kernel {
     pub reflection: KernelReflection,
     /// By device index of the program; None where the program is not built.
     devices: Vec<Option<Arc<KernelDevice>>>,
-    args: Mutex<Vec<Option<ArgValue>>>,
+    /// The arguments set so far. Objects are held weakly: "implementations shall not allow
+    /// cl_kernel objects to hold reference counts to cl_kernel arguments" (clSetKernelArg),
+    /// so a buffer the application releases is deleted (and its destructor callbacks run)
+    /// even while it is still set here; the commands enqueued with it keep it alive.
+    args: Mutex<Vec<Option<HeldArg>>>,
+}
+
+/// An argument as a kernel holds it between clSetKernelArg and a launch.
+#[derive(Clone)]
+enum HeldArg {
+    Mem(Option<Weak<Mem>>),
+    Bytes(Vec<u8>),
+    Local(usize),
+    Sampler(Weak<super::sampler::Sampler>),
+}
+
+impl HeldArg {
+    fn new(value: ArgValue) -> HeldArg {
+        match value {
+            ArgValue::Mem(m) => HeldArg::Mem(m.as_ref().map(Arc::downgrade)),
+            ArgValue::Bytes(b) => HeldArg::Bytes(b),
+            ArgValue::Local(size) => HeldArg::Local(size),
+            ArgValue::Sampler(s) => HeldArg::Sampler(Arc::downgrade(&s)),
+        }
+    }
+
+    /// The value for a launch; None if the object it names has been deleted.
+    fn get(&self) -> Option<ArgValue> {
+        Some(match self {
+            HeldArg::Mem(None) => ArgValue::Mem(None),
+            HeldArg::Mem(Some(m)) => ArgValue::Mem(Some(m.upgrade()?)),
+            HeldArg::Bytes(b) => ArgValue::Bytes(b.clone()),
+            HeldArg::Local(size) => ArgValue::Local(*size),
+            HeldArg::Sampler(s) => ArgValue::Sampler(s.upgrade()?),
+        })
+    }
 }
 
 impl ClObject for Kernel {
@@ -250,7 +285,18 @@ impl Kernel {
     }
 
     pub fn set_arg(&self, index: usize, value: ArgValue) {
-        self.args.lock()[index] = Some(value);
+        self.args.lock()[index] = Some(HeldArg::new(value));
+    }
+
+    /// The arguments of a launch now (CL_INVALID_KERNEL_ARGS if one is not set, or names an
+    /// object that has been deleted).
+    pub fn args(&self) -> CLResult<Vec<ArgValue>> {
+        self.args
+            .lock()
+            .iter()
+            .map(|a| a.as_ref().and_then(HeldArg::get))
+            .collect::<Option<_>>()
+            .ok_or(ClError(CL_INVALID_KERNEL_ARGS))
     }
 
     /// The `__local` bytes a launch uses: static `__local` variables plus `__local` arguments.
@@ -260,7 +306,7 @@ impl Kernel {
             .lock()
             .iter()
             .flatten()
-            .map(|a| if let ArgValue::Local(s) = a { *s } else { 0 })
+            .map(|a| if let HeldArg::Local(s) = a { *s } else { 0 })
             .sum();
         self.reflection.static_local_mem + dynamic as u64
     }
@@ -316,25 +362,21 @@ pub fn enqueue(
     nd: &NdRange,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    enqueue_as(queue, kernel, nd, wait, CL_COMMAND_NDRANGE_KERNEL)
+    let args = kernel.args()?;
+    enqueue_as(queue, kernel, args, nd, wait, CL_COMMAND_NDRANGE_KERNEL)
 }
 
-/// A launch reported as `command_type` (internal kernels implement other commands).
+/// A launch of `kernel` with `args`, reported as `command_type` (internal kernels implement
+/// other commands).
 pub fn enqueue_as(
     queue: &Arc<Queue>,
     kernel: &Arc<Kernel>,
+    args: Vec<ArgValue>,
     nd: &NdRange,
     wait: &[Arc<Event>],
     command_type: cl_command_type,
 ) -> CLResult<Arc<Event>> {
     let kd = kernel.on(&queue.device)?;
-    let args: Vec<ArgValue> = kernel
-        .args
-        .lock()
-        .iter()
-        .cloned()
-        .collect::<Option<_>>()
-        .ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
     let refl = &kernel.reflection;
     let dims = nd.work_dim as usize;
     let device = &queue.device;

@@ -42,11 +42,33 @@ pub struct Mem {
     /// buffer images, whose texels are its bytes).
     pub image: Option<super::image::ImageInfo>,
     maps: Mutex<HashMap<usize, Mapping>>,
-    destructors: Mutex<Vec<Destructor>>,
     /// In a context of several devices: the same memory imported into the other devices.
     elsewhere: Vec<Arc<Buffer>>,
-    /// The host memory `storage` and `elsewhere` import (last: freed after them).
+    /// The host memory `storage` and `elsewhere` import (freed after them).
     shared: Option<HostAlloc>,
+    /// Last, so that the callbacks run once the fields above (the object's Vulkan memory,
+    /// which may import the application's CL_MEM_USE_HOST_PTR memory) are gone.
+    destructors: Destructors,
+}
+
+/// A memory object's destructor callbacks, run when it drops: in reverse order of
+/// registration, after the object's storage is released and before its parent (of a
+/// sub-buffer) goes.
+#[derive(Default)]
+struct Destructors {
+    list: Mutex<Vec<Destructor>>,
+    /// The object's handle, set when it drops.
+    handle: usize,
+    /// A sub-buffer's parent, kept until the callbacks have run.
+    parent: Option<Arc<Mem>>,
+}
+
+impl Drop for Destructors {
+    fn drop(&mut self) {
+        for f in std::mem::take(self.list.get_mut()).into_iter().rev() {
+            f(self.handle as *mut c_void);
+        }
+    }
 }
 
 /// Host memory that the devices of a multi-device context import (VK_EXT_external_memory_host):
@@ -84,13 +106,9 @@ impl Drop for Mem {
     /// The destructor callbacks run when the object is deleted, after its last use, in
     /// reverse order of registration.
     fn drop(&mut self) {
-        let handle = self as *mut Mem as *mut c_void;
-        for f in std::mem::take(&mut *self.destructors.lock())
-            .into_iter()
-            .rev()
-        {
-            f(handle);
-        }
+        // The callbacks run when the last field drops (`Destructors`).
+        self.destructors.handle = self as *mut Mem as usize;
+        self.destructors.parent = self.parent.as_ref().map(|(p, _)| p.clone());
     }
 }
 
@@ -239,7 +257,7 @@ impl Mem {
             pipe,
             image: None,
             maps: Mutex::new(HashMap::new()),
-            destructors: Mutex::new(vec![]),
+            destructors: Destructors::default(),
             elsewhere,
             shared,
         }))
@@ -272,7 +290,7 @@ impl Mem {
             pipe: None,
             image: Some(info),
             maps: Mutex::new(HashMap::new()),
-            destructors: Mutex::new(vec![]),
+            destructors: Destructors::default(),
             elsewhere: vec![],
             shared: None,
         }))
@@ -300,7 +318,7 @@ impl Mem {
             pipe: None,
             image: Some(info),
             maps: Mutex::new(HashMap::new()),
-            destructors: Mutex::new(vec![]),
+            destructors: Destructors::default(),
             elsewhere: buffer.elsewhere.clone(),
             shared: None,
         })
@@ -434,14 +452,14 @@ impl Mem {
             pipe: None,
             image: None,
             maps: Mutex::new(HashMap::new()),
-            destructors: Mutex::new(vec![]),
+            destructors: Destructors::default(),
             elsewhere: parent.elsewhere.clone(),
             shared: None,
         })
     }
 
     pub fn on_destroy(&self, f: Destructor) {
-        self.destructors.lock().push(f);
+        self.destructors.list.lock().push(f);
     }
 
     pub fn map_count(&self) -> u32 {

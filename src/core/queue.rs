@@ -8,14 +8,14 @@
 use super::context::Context;
 use super::device::Device;
 use super::error::{CLResult, ClError};
-use super::event::Event;
+use super::event::{Event, Notice};
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
 use crate::vk::staging::StagingPool;
 use crate::vk::submit::{Pools, Recorder, Retired};
 use crate::vk::vk;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -71,6 +71,40 @@ struct State {
     /// The last command was a barrier: the next one waits for everything before it (on an
     /// out-of-order queue; on an in-order queue every command does).
     after_barrier: bool,
+    /// Status changes made under this lock whose callbacks and flushes run once it is
+    /// released (`Locked`'s drop).
+    notices: Vec<Notice>,
+}
+
+/// The queue's `State`, locked. Dropping it releases the lock, then runs the notices the
+/// holder collected: no application callback runs under the lock (a callback may flush or
+/// enqueue on this queue).
+struct Locked<'a>(Option<MutexGuard<'a, State>>);
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.0.as_ref().expect("locked until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.0.as_mut().expect("locked until dropped")
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let Some(mut state) = self.0.take() else {
+            return;
+        };
+        let notices = std::mem::take(&mut state.notices);
+        drop(state);
+        for n in notices {
+            n.run();
+        }
+    }
 }
 
 /// The submitted batches not yet completed, shared by the queue's API threads and its
@@ -226,9 +260,14 @@ impl Queue {
                 last: base,
                 submitted: base,
                 gates: vec![],
+                notices: vec![],
             }),
             inflight,
         }))
+    }
+
+    fn lock(&self) -> Locked<'_> {
+        Locked(Some(self.state.lock()))
     }
 
     /// Enqueues one command: `record` records its GPU part into the open batch and returns
@@ -240,7 +279,7 @@ impl Queue {
         record: impl FnOnce(&mut Recorder) -> CLResult<Recorded>,
     ) -> CLResult<Arc<Event>> {
         let (waits, gates) = self.resolve_waits(wait_list)?;
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         if !gates.is_empty() {
             // A command with host-resolved dependencies starts a batch of its own, held back
             // with those after it: what comes before goes now (or, if already held, waits in
@@ -413,7 +452,7 @@ impl Queue {
                 Some(q) if std::ptr::eq(q.as_ref(), self) => {}
                 Some(q) => {
                     q.flush_to(e.value)?;
-                    if Arc::ptr_eq(&q.vk, &self.vk) && q.state.lock().submitted >= e.value {
+                    if Arc::ptr_eq(&q.vk, &self.vk) && q.lock().submitted >= e.value {
                         waits.push(e.clone());
                     } else {
                         gates.push(e.clone());
@@ -441,8 +480,8 @@ impl Queue {
             failed = failed || batch.gated.iter().any(|g| g.status() < 0);
             if failed {
                 for item in &batch.items {
-                    item.event
-                        .set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+                    let failed = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+                    state.notices.extend(item.event.update(failed));
                 }
                 // Its commands are dropped; an empty submission still signals their timeline
                 // values in queue order.
@@ -469,8 +508,8 @@ impl Queue {
         let now = super::event::host_ns();
         for item in &batch.items {
             item.event.times.lock()[1] = now;
-            item.event
-                .set_status(failed.map_or(CL_SUBMITTED as cl_int, |e| e.0));
+            let status = failed.map_or(CL_SUBMITTED as cl_int, |e| e.0);
+            state.notices.extend(item.event.update(status));
         }
         if failed.is_some() {
             // Nothing will signal the timeline: signal it from the host so later waits end.
@@ -507,7 +546,7 @@ impl Queue {
         command_type: cl_command_type,
         work: impl FnOnce(),
     ) -> CLResult<Option<Arc<Event>>> {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         let mut flight = self.inflight.state.lock();
         if flight.completed < state.last || state.open.is_some() || !state.gates.is_empty() {
             return Ok(None);
@@ -533,13 +572,13 @@ impl Queue {
 
     /// clFlush: submits the open batch.
     pub fn flush(&self) -> CLResult<()> {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         self.submit(&mut state)
     }
 
     /// Submits the open batch if it holds the command with `value`.
     pub fn flush_to(&self, value: u64) -> CLResult<()> {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         if state.submitted < value {
             self.submit(&mut state)?;
         }
@@ -548,7 +587,7 @@ impl Queue {
 
     /// clFinish: submits and waits for every command enqueued so far.
     pub fn finish(&self) -> CLResult<()> {
-        let last = self.state.lock().last;
+        let last = self.lock().last;
         self.wait_for(last)
     }
 
@@ -561,7 +600,7 @@ impl Queue {
             return Ok(());
         }
         let waiting = {
-            let mut state = self.state.lock();
+            let mut state = self.lock();
             // Registered before the submission, so that the completion thread is not woken
             // for a batch this thread completes.
             let waiting = Waiting::new(&self.inflight, value);
@@ -607,7 +646,7 @@ impl Queue {
 
 impl Drop for Queue {
     fn drop(&mut self) {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         let _ = self.submit(&mut state);
         // The completion thread ends after the last batch; it destroys the timeline semaphore.
         self.inflight.state.lock().closed = true;

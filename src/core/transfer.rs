@@ -757,7 +757,6 @@ fn copy_by_kernel(
     let Some(shared) = internal::copy16(&queue.device) else {
         return Ok(None);
     };
-    let kernel = shared.duplicate();
     let view = |m: &Arc<Mem>, offset| {
         ArgValue::Mem(Some(Mem::new_sub_buffer(
             m,
@@ -766,15 +765,14 @@ fn copy_by_kernel(
             size,
         )))
     };
-    kernel.set_arg(0, view(dst, dst_offset));
-    kernel.set_arg(1, view(src, src_offset));
+    let args = vec![view(dst, dst_offset), view(src, src_offset)];
     let nd = NdRange {
         work_dim: 1,
         offset: [0; 3],
         global: [size / 16, 1, 1],
         local: None,
     };
-    kernel::enqueue_as(queue, &kernel, &nd, wait, CL_COMMAND_COPY_BUFFER).map(Some)
+    kernel::enqueue_as(queue, &shared, args, &nd, wait, CL_COMMAND_COPY_BUFFER).map(Some)
 }
 
 /// Whether two rects of the same storage share a byte (the spec's CL_MEM_COPY_OVERLAP).

@@ -317,8 +317,11 @@ impl Drop for Buffer {
                     let _ = a.free(alloc);
                 }
             }
-            // SAFETY: the buffer bound to it is destroyed.
-            Some(Memory::Imported(m)) => unsafe { self.device.raw.free_memory(m, None) },
+            Some(Memory::Imported(m)) => {
+                // SAFETY: the buffer bound to it is destroyed.
+                unsafe { self.device.raw.free_memory(m, None) };
+                log::debug!(target: "memory", "released imported host memory: {} bytes", self.size);
+            }
             None => {}
         }
     }

@@ -1,0 +1,407 @@
+//! Application callbacks that call back into the API: event callbacks that flush or enqueue
+//! on their own queue, memory-object destructor callbacks that set kernel arguments, and the
+//! order in which a memory object's storage and its destructor callbacks go. No vkcl lock is
+//! held while application code runs, so none of these may hang; each test has a watchdog that
+//! aborts the process (a failure) if it does.
+#[macro_use]
+mod common;
+use common::*;
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Runs `f`, aborting the process with `name` if it takes longer than a minute (a hang).
+fn watchdog<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < Duration::from_secs(60) {
+            if flag.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("{name}: hung for 60 s (a callback re-entering the API deadlocked)");
+        std::process::abort();
+    });
+    let r = f();
+    done.store(true, Ordering::SeqCst);
+    r
+}
+
+/// What a callback saw and did, for the test to check afterwards.
+#[derive(Default)]
+struct Seen {
+    calls: AtomicUsize,
+    status: AtomicI32,
+    /// The codes of the API calls the callback made.
+    codes: Mutex<Vec<cl_int>>,
+}
+
+struct Ctx {
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    seen: Seen,
+}
+
+fn fill(
+    q: cl_command_queue,
+    m: cl_mem,
+    value: u32,
+    wait: &[cl_event],
+    ev: *mut cl_event,
+) -> cl_int {
+    unsafe {
+        clEnqueueFillBuffer(
+            q,
+            m,
+            (&value as *const u32).cast(),
+            4,
+            0,
+            64,
+            wait.len() as cl_uint,
+            if wait.is_empty() {
+                null()
+            } else {
+                wait.as_ptr()
+            },
+            ev,
+        )
+    }
+}
+
+/// Flushes its queue and enqueues a fill of 7s on it.
+unsafe extern "C" fn flush_and_enqueue(_: cl_event, status: cl_int, user: *mut c_void) {
+    let c = unsafe { &*(user as *const Ctx) };
+    c.seen.status.store(status, Ordering::SeqCst);
+    let mut codes = vec![unsafe { clFlush(c.queue) }];
+    codes.push(fill(c.queue, c.buffer, 7, &[], null_mut()));
+    codes.push(unsafe { clFlush(c.queue) });
+    c.seen.codes.lock().unwrap().extend(codes);
+    c.seen.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Issue 17, item 1: a CL_SUBMITTED callback that flushes and enqueues on its own queue runs
+/// (while clFlush submits the batch) and its calls succeed.
+#[test]
+fn submitted_callback_flushes_and_enqueues_on_its_queue() {
+    setup();
+    let e = Env::new();
+    let b = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    let c = Box::new(Ctx {
+        queue: e.queue,
+        buffer: b,
+        seen: Seen::default(),
+    });
+    watchdog(
+        "submitted_callback_flushes_and_enqueues_on_its_queue",
+        || {
+            let mut ev = null_mut();
+            check!(fill(e.queue, b, 1, &[], &mut ev));
+            check!(clSetEventCallback(
+                ev,
+                CL_SUBMITTED as cl_int,
+                Some(flush_and_enqueue),
+                &*c as *const Ctx as *mut c_void
+            ));
+            check!(clFlush(e.queue));
+            check!(clFinish(e.queue));
+            check!(clWaitForEvents(1, &ev));
+            unsafe { clReleaseEvent(ev) };
+        },
+    );
+    assert_eq!(c.seen.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*c.seen.codes.lock().unwrap(), vec![CL_SUCCESS; 3]);
+    // The callback's fill came after the first one.
+    assert_eq!(e.read::<u32>(b, 16), vec![7; 16]);
+    unsafe { clReleaseMemObject(b) };
+}
+
+/// Issue 17, item 2: a command gated by a user event that then fails: its CL_COMPLETE
+/// callback gets the error and may flush and enqueue on the queue.
+#[test]
+fn failed_gate_callback_flushes_and_enqueues_on_its_queue() {
+    setup();
+    let e = Env::new();
+    let b = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    let c = Box::new(Ctx {
+        queue: e.queue,
+        buffer: b,
+        seen: Seen::default(),
+    });
+    watchdog(
+        "failed_gate_callback_flushes_and_enqueues_on_its_queue",
+        || {
+            let mut err = 0;
+            let user = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+            assert_eq!(err, CL_SUCCESS);
+            let mut ev = null_mut();
+            check!(fill(e.queue, b, 1, &[user], &mut ev));
+            check!(clSetEventCallback(
+                ev,
+                CL_COMPLETE as cl_int,
+                Some(flush_and_enqueue),
+                &*c as *const Ctx as *mut c_void
+            ));
+            check!(clFlush(e.queue));
+            check!(clSetUserEventStatus(user, -1));
+            // The gated command failed and was not executed; the callback's fill runs.
+            let status: cl_int = event_val(ev, CL_EVENT_COMMAND_EXECUTION_STATUS);
+            assert!(status < 0, "status {status}");
+            check!(clFinish(e.queue));
+            unsafe {
+                clReleaseEvent(ev);
+                clReleaseEvent(user);
+            }
+        },
+    );
+    assert_eq!(c.seen.calls.load(Ordering::SeqCst), 1);
+    assert!(c.seen.status.load(Ordering::SeqCst) < 0);
+    assert_eq!(*c.seen.codes.lock().unwrap(), vec![CL_SUCCESS; 3]);
+    assert_eq!(e.read::<u32>(b, 16), vec![7; 16]);
+    unsafe { clReleaseMemObject(b) };
+}
+
+/// An event callback that enqueues on its queue, registered on a command that has already
+/// completed (so it runs inside clSetEventCallback) and on one completing in a clFinish.
+#[test]
+fn complete_callbacks_enqueue_on_their_queue() {
+    setup();
+    let e = Env::new();
+    let b = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    let c = Box::new(Ctx {
+        queue: e.queue,
+        buffer: b,
+        seen: Seen::default(),
+    });
+    watchdog("complete_callbacks_enqueue_on_their_queue", || {
+        let mut ev = null_mut();
+        check!(fill(e.queue, b, 1, &[], &mut ev));
+        check!(clSetEventCallback(
+            ev,
+            CL_COMPLETE as cl_int,
+            Some(flush_and_enqueue),
+            &*c as *const Ctx as *mut c_void
+        ));
+        check!(clFinish(e.queue));
+        check!(clWaitForEvents(1, &ev));
+        // Already complete: the callback runs at once.
+        check!(clSetEventCallback(
+            ev,
+            CL_COMPLETE as cl_int,
+            Some(flush_and_enqueue),
+            &*c as *const Ctx as *mut c_void
+        ));
+        check!(clFinish(e.queue));
+        unsafe { clReleaseEvent(ev) };
+    });
+    assert_eq!(c.seen.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(*c.seen.codes.lock().unwrap(), vec![CL_SUCCESS; 6]);
+    assert_eq!(e.read::<u32>(b, 16), vec![7; 16]);
+    unsafe { clReleaseMemObject(b) };
+}
+
+const COPY: &str = "kernel void put(global uint *out, uint v) { out[get_global_id(0)] = v; }";
+
+struct ArgSwap {
+    kernel: cl_kernel,
+    replacement: cl_mem,
+    calls: AtomicUsize,
+    code: AtomicI32,
+}
+
+unsafe extern "C" fn set_arg_in_destructor(_: cl_mem, user: *mut c_void) {
+    let s = unsafe { &*(user as *const ArgSwap) };
+    let code = unsafe {
+        clSetKernelArg(
+            s.kernel,
+            0,
+            std::mem::size_of::<cl_mem>(),
+            (&s.replacement as *const cl_mem).cast(),
+        )
+    };
+    s.code.store(code, Ordering::SeqCst);
+    s.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Issue 17, item 3 (and issue 16: "implementations shall not allow cl_kernel objects to hold
+/// reference counts to cl_kernel arguments"): a buffer released by the application while set
+/// as a kernel argument is deleted then (its destructor callback runs), and that callback may
+/// set the same kernel's argument.
+#[test]
+fn kernel_arguments_do_not_keep_buffers_alive() {
+    setup();
+    let e = Env::new();
+    let p = e.program(COPY, "");
+    let k = kernel(p, "put");
+    let first = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    let second = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
+    let s = Box::new(ArgSwap {
+        kernel: k,
+        replacement: second,
+        calls: AtomicUsize::new(0),
+        code: AtomicI32::new(1),
+    });
+    watchdog("kernel_arguments_do_not_keep_buffers_alive", || {
+        arg(k, 0, &first);
+        arg(k, 1, &5u32);
+        check!(clSetMemObjectDestructorCallback(
+            first,
+            Some(set_arg_in_destructor),
+            &*s as *const ArgSwap as *mut c_void
+        ));
+        check!(clReleaseMemObject(first));
+        // Deleted at once: no command uses it, and the kernel holds no reference.
+        assert_eq!(s.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(s.code.load(Ordering::SeqCst), CL_SUCCESS);
+        e.run(k, None, &[16], None);
+    });
+    assert_eq!(e.read::<u32>(second, 16), vec![5; 16]);
+    unsafe {
+        clReleaseMemObject(second);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}
+
+static RELEASED_AT_LAUNCH: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn count_release(_: cl_mem, _: *mut c_void) {
+    RELEASED_AT_LAUNCH.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A buffer released after a launch that uses it lives until that launch completes (the
+/// command, not the kernel, keeps it), and a launch of a kernel whose argument was deleted
+/// fails with CL_INVALID_KERNEL_ARGS rather than touching freed memory.
+#[test]
+fn commands_keep_their_buffers_until_they_complete() {
+    setup();
+    let e = Env::new();
+    let p = e.program(COPY, "");
+    let k = kernel(p, "put");
+    let b = e.buffer(CL_MEM_READ_WRITE, 4096, null_mut());
+    let copy = e.buffer(CL_MEM_READ_WRITE, 4096, null_mut());
+    arg(k, 0, &b);
+    arg(k, 1, &9u32);
+    check!(clSetMemObjectDestructorCallback(
+        b,
+        Some(count_release),
+        null_mut()
+    ));
+    let gws = [1024usize];
+    let code = unsafe {
+        clEnqueueNDRangeKernel(
+            e.queue,
+            k,
+            1,
+            null(),
+            gws.as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut(),
+        )
+    };
+    check!(code);
+    check!(clEnqueueCopyBuffer(
+        e.queue,
+        b,
+        copy,
+        0,
+        0,
+        4096,
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clReleaseMemObject(b));
+    check!(clFinish(e.queue));
+    // Its commands have completed: the buffer is gone, and it was alive while they ran.
+    let t0 = std::time::Instant::now();
+    while RELEASED_AT_LAUNCH.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(RELEASED_AT_LAUNCH.load(Ordering::SeqCst), 1);
+    assert_eq!(e.read::<u32>(copy, 1024), vec![9; 1024]);
+    let code = unsafe {
+        clEnqueueNDRangeKernel(
+            e.queue,
+            k,
+            1,
+            null(),
+            gws.as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut(),
+        )
+    };
+    assert_eq!(code, CL_INVALID_KERNEL_ARGS, "{}", err_name(code));
+    unsafe {
+        clReleaseMemObject(copy);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}
+
+const PAGE: usize = 4096;
+
+extern "C" {
+    fn mmap(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64)
+        -> *mut c_void;
+    fn munmap(addr: *mut c_void, len: usize) -> i32;
+}
+
+unsafe extern "C" fn free_host_memory(_: cl_mem, user: *mut c_void) {
+    // What the callback is for: the application frees the memory it gave the buffer.
+    eprintln!("vkcl-test: destructor callback");
+    assert_eq!(unsafe { munmap(user, PAGE) }, 0);
+}
+
+/// Issue 17, item 4: a CL_MEM_USE_HOST_PTR buffer's destructor callback runs after the
+/// buffer's storage is released, so that freeing `host_ptr` there frees memory no Vulkan
+/// allocation imports any more. Checked in a child process through vkcl's memory log: the
+/// imported memory's release is logged before the callback's line.
+#[test]
+fn destructor_callbacks_run_after_the_storage_is_released() {
+    if std::env::var("VKCL_TEST_DESTRUCTOR_CHILD").is_ok() {
+        setup();
+        let e = Env::new();
+        // SAFETY: an anonymous private mapping of one page.
+        let host = unsafe { mmap(null_mut(), PAGE, 3, 0x22, -1, 0) };
+        assert_ne!(host as isize, -1);
+        unsafe { std::ptr::write_bytes(host as *mut u8, 3, PAGE) };
+        let b = e.buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, PAGE, host);
+        check!(clSetMemObjectDestructorCallback(
+            b,
+            Some(free_host_memory),
+            host
+        ));
+        assert_eq!(e.read::<u8>(b, 16), vec![3; 16]);
+        eprintln!("vkcl-test: releasing");
+        check!(clReleaseMemObject(b));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "destructor_callbacks_run_after_the_storage_is_released",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("VKCL_TEST_DESTRUCTOR_CHILD", "1")
+        .env("VKCL_LOG", "memory=debug")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed:\n{log}");
+    let tail = &log[log.find("vkcl-test: releasing").expect("child ran")..];
+    let released = tail.find("released imported host memory");
+    let callback = tail.find("vkcl-test: destructor callback");
+    assert!(
+        released.is_some() && callback.is_some() && released < callback,
+        "the storage must be released before the callback runs:\n{tail}"
+    );
+}
