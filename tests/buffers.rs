@@ -982,3 +982,51 @@ fn many_events_and_flush_finish() {
     assert_eq!(e.read::<u32>(m, 64), vals);
     check!(clReleaseMemObject(m));
 }
+
+/// Issue 17, item 6: a blocking map whose wait list fails while it waits returns NULL with
+/// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST and leaves nothing mapped (CL_MEM_MAP_COUNT
+/// back to 0, the buffer unmappable at that address).
+#[test]
+fn a_blocking_map_whose_wait_list_fails_maps_nothing() {
+    setup();
+    let e = Env::new();
+    let b = e.buffer_from(&[1u32; 256]);
+    for flags in [CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION] {
+        let mut err = 0;
+        let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        let g = gate as usize;
+        let failer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            unsafe { clSetUserEventStatus(g as cl_event, -1) }
+        });
+        let ptr = unsafe {
+            clEnqueueMapBuffer(
+                e.queue,
+                b,
+                CL_TRUE,
+                flags,
+                0,
+                1024,
+                1,
+                &gate,
+                null_mut(),
+                &mut err,
+            )
+        };
+        assert_eq!(failer.join().unwrap(), CL_SUCCESS);
+        assert!(ptr.is_null(), "flags {flags:#x}");
+        assert_eq!(
+            err,
+            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+            "{}",
+            err_name(err)
+        );
+        let count: cl_uint = mem_val(b, CL_MEM_MAP_COUNT);
+        assert_eq!(count, 0, "flags {flags:#x}");
+        unsafe { clReleaseEvent(gate) };
+    }
+    // The buffer still works and was not changed.
+    assert_eq!(e.read::<u32>(b, 256), vec![1; 256]);
+    unsafe { clReleaseMemObject(b) };
+}

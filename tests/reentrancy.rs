@@ -405,3 +405,64 @@ fn destructor_callbacks_run_after_the_storage_is_released() {
         "the storage must be released before the callback runs:\n{tail}"
     );
 }
+
+struct Reported {
+    messages: Mutex<Vec<String>>,
+    build_done: AtomicUsize,
+}
+
+unsafe extern "C" fn context_error(
+    msg: *const std::ffi::c_char,
+    _: *const c_void,
+    _: usize,
+    user: *mut c_void,
+) {
+    let r = unsafe { &*(user as *const Reported) };
+    let msg = unsafe { std::ffi::CStr::from_ptr(msg) }
+        .to_string_lossy()
+        .into_owned();
+    r.messages.lock().unwrap().push(msg);
+}
+
+unsafe extern "C" fn build_done(_: cl_program, user: *mut c_void) {
+    let r = unsafe { &*(user as *const Reported) };
+    r.build_done.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Issue 17, item 5: the context's error callback (pfn_notify of clCreateContext) hears of
+/// asynchronous errors: here a build that fails on its own thread (clBuildProgram with a
+/// callback returns at once, so only the callbacks can tell). A build that fails
+/// synchronously returns its error and is not reported.
+#[test]
+fn asynchronous_errors_reach_the_context_callback() {
+    setup();
+    let dev = device();
+    let r = Box::new(Reported {
+        messages: Mutex::new(vec![]),
+        build_done: AtomicUsize::new(0),
+    });
+    let user = &*r as *const Reported as *mut c_void;
+    let mut err = 0;
+    let ctx = unsafe { clCreateContext(null(), 1, &dev, Some(context_error), user, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let src = "kernel void broken(global int *p) { p[0] = undeclared; }";
+    let (ptr, len) = (src.as_ptr() as *const std::ffi::c_char, src.len());
+    let p = unsafe { clCreateProgramWithSource(ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let code = unsafe { clBuildProgram(p, 1, &dev, null(), None, null_mut()) };
+    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
+    assert!(r.messages.lock().unwrap().is_empty());
+    watchdog("asynchronous_errors_reach_the_context_callback", || {
+        check!(clBuildProgram(p, 1, &dev, null(), Some(build_done), user));
+        while r.build_done.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+    let messages = r.messages.lock().unwrap().clone();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0].contains("build"), "{messages:?}");
+    unsafe {
+        clReleaseProgram(p);
+        clReleaseContext(ctx);
+    }
+}

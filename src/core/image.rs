@@ -722,6 +722,7 @@ pub fn map(
             )?
         };
         mem.add_image_mapping(ptr as usize, flags, origin, region, None);
+        mem.complete_map(ptr as usize, &event, blocking)?;
         return Ok((ptr as *mut c_void, pitches, event));
     }
     let pitches = Pitches::new(
@@ -760,6 +761,7 @@ pub fn map(
         .expect("staging memory is host-visible")
         .as_ptr();
     mem.add_image_mapping(ptr as usize, flags, origin, region, Some(shadow));
+    mem.complete_map(ptr as usize, &event, blocking)?;
     Ok((ptr as *mut c_void, pitches, event))
 }
 

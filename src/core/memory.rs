@@ -8,6 +8,7 @@
 
 use super::context::Context;
 use super::error::{check, CLResult, ClError};
+use super::event::Event;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::compiler::pipes;
@@ -524,6 +525,18 @@ impl Mem {
         });
         m.count += 1;
         m.flags |= flags;
+    }
+
+    /// Completes the map of `ptr` that `event` performs: a blocking map waits for it, and if
+    /// it failed (its wait list failed), the map is undone: the call returns NULL with
+    /// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, and nothing stays mapped.
+    pub fn complete_map(&self, ptr: usize, event: &Arc<Event>, blocking: bool) -> CLResult<()> {
+        if !blocking {
+            return Ok(());
+        }
+        event.wait().inspect_err(|_| {
+            let _ = self.remove_mapping(ptr);
+        })
     }
 
     /// Ends one map of `ptr` (CL_INVALID_VALUE if it is not mapped).

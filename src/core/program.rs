@@ -483,8 +483,19 @@ impl Program {
         let thread = std::thread::Builder::new()
             .name("vkcl-build".into())
             .spawn(move || {
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).is_err() {
-                    program.abandon(&thread_indices, "the build thread panicked");
+                // No other thread sees the result: a failure is reported through the
+                // context's error callback too, before the build's own.
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => program.context.report(&format!(
+                        "an asynchronous build failed ({e}): see the build log"
+                    )),
+                    Err(_) => {
+                        program.abandon(&thread_indices, "the build thread panicked");
+                        program
+                            .context
+                            .report("an asynchronous build failed: the build thread panicked");
+                    }
                 }
                 notify();
             });

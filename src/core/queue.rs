@@ -18,7 +18,7 @@ use crate::vk::vk;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// Host-side work run once the command's GPU part is done, by the thread that completes its
 /// batch (a waiting API thread or the completion thread).
@@ -74,35 +74,44 @@ struct State {
     /// Status changes made under this lock whose callbacks and flushes run once it is
     /// released (`Locked`'s drop).
     notices: Vec<Notice>,
+    /// Asynchronous errors for the context's error callback, reported the same way.
+    reports: Vec<String>,
 }
 
 /// The queue's `State`, locked. Dropping it releases the lock, then runs the notices the
 /// holder collected: no application callback runs under the lock (a callback may flush or
 /// enqueue on this queue).
-struct Locked<'a>(Option<MutexGuard<'a, State>>);
+struct Locked<'a> {
+    state: Option<MutexGuard<'a, State>>,
+    context: &'a Context,
+}
 
 impl std::ops::Deref for Locked<'_> {
     type Target = State;
     fn deref(&self) -> &State {
-        self.0.as_ref().expect("locked until dropped")
+        self.state.as_ref().expect("locked until dropped")
     }
 }
 
 impl std::ops::DerefMut for Locked<'_> {
     fn deref_mut(&mut self) -> &mut State {
-        self.0.as_mut().expect("locked until dropped")
+        self.state.as_mut().expect("locked until dropped")
     }
 }
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        let Some(mut state) = self.0.take() else {
+        let Some(mut state) = self.state.take() else {
             return;
         };
         let notices = std::mem::take(&mut state.notices);
+        let reports = std::mem::take(&mut state.reports);
         drop(state);
         for n in notices {
             n.run();
+        }
+        for r in reports {
+            self.context.report(&r);
         }
     }
 }
@@ -224,10 +233,10 @@ impl Queue {
             done: Condvar::new(),
             work: Condvar::new(),
         });
-        let (vk2, inflight2) = (vk.clone(), inflight.clone());
+        let (vk2, inflight2, context2) = (vk.clone(), inflight.clone(), Arc::downgrade(context));
         let spawned = std::thread::Builder::new()
             .name("vkcl-completion".into())
-            .spawn(move || complete_batches(vk2, timeline, inflight2));
+            .spawn(move || complete_batches(vk2, timeline, inflight2, context2));
         if spawned.is_err() {
             vk.give_back_timeline(timeline);
             return Err(ClError(CL_OUT_OF_HOST_MEMORY));
@@ -261,13 +270,17 @@ impl Queue {
                 submitted: base,
                 gates: vec![],
                 notices: vec![],
+                reports: vec![],
             }),
             inflight,
         }))
     }
 
     fn lock(&self) -> Locked<'_> {
-        Locked(Some(self.state.lock()))
+        Locked {
+            state: Some(self.state.lock()),
+            context: &self.context,
+        }
     }
 
     /// Enqueues one command: `record` records its GPU part into the open batch and returns
@@ -408,7 +421,7 @@ impl Queue {
                 }
                 Ok(false) => {}
                 Err(e) => {
-                    log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
+                    wait_failed(&self.context, e);
                     return Ok(Some(e));
                 }
             }
@@ -511,7 +524,10 @@ impl Queue {
             let status = failed.map_or(CL_SUBMITTED as cl_int, |e| e.0);
             state.notices.extend(item.event.update(status));
         }
-        if failed.is_some() {
+        if let Some(e) = failed {
+            state.reports.push(format!(
+                "submitting a batch of commands failed ({e}): their events report it"
+            ));
             // Nothing will signal the timeline: signal it from the host so later waits end.
             let info = vk::SemaphoreSignalInfo::default()
                 .semaphore(self.timeline)
@@ -690,6 +706,14 @@ fn record_times(
     times[4] = times[3].max(now);
 }
 
+/// A wait for the GPU failed: the device is lost (the commands concerned fail with `e`).
+fn wait_failed(context: &Context, e: ClError) {
+    log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
+    context.report(&format!(
+        "waiting for the device failed ({e}): the device may be lost"
+    ));
+}
+
 /// At process exit: the batches left may still be running, so nothing of them is destroyed.
 fn abandon(inflight: Arc<Inflight>) {
     std::mem::forget(inflight);
@@ -767,7 +791,12 @@ fn complete_batch(vk: &VkDevice, p: Pending, failed: Option<ClError>) {
 }
 
 /// The completion thread: completes the batches no API thread waits for, in order.
-fn complete_batches(vk: Arc<VkDevice>, timeline: vk::Semaphore, inflight: Arc<Inflight>) {
+fn complete_batches(
+    vk: Arc<VkDevice>,
+    timeline: vk::Semaphore,
+    inflight: Arc<Inflight>,
+    context: Weak<Context>,
+) {
     loop {
         let target = {
             let mut f = inflight.state.lock();
@@ -797,7 +826,9 @@ fn complete_batches(vk: Arc<VkDevice>, timeline: vk::Semaphore, inflight: Arc<In
                 Ok(true) => break,
                 Ok(false) => continue,
                 Err(e) => {
-                    log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
+                    if let Some(context) = context.upgrade() {
+                        wait_failed(&context, e);
+                    }
                     failed = Some(e);
                     break;
                 }

@@ -926,6 +926,7 @@ pub fn map(
         (at, Some(shadow), event)
     };
     mem.add_mapping(ptr as usize, offset, size, flags, shadow);
+    mem.complete_map(ptr as usize, &event, blocking)?;
     Ok((ptr as *mut c_void, event))
 }
 
