@@ -193,8 +193,9 @@ pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
     if let Some(hit) = cache.and_then(|c| c.load("llvm-spirv", &key)) {
         return Ok(hit);
     }
-    let dir = TempDir::new().map_err(|e| format!("temporary directory: {e}"))?;
-    let (input, output) = (dir.0.join("in.spv"), dir.0.join("out.bc"));
+    let dir =
+        super::tempdir::PrivateDir::new("il").map_err(|e| format!("temporary directory: {e}"))?;
+    let (input, output) = (dir.path().join("in.spv"), dir.path().join("out.bc"));
     std::fs::write(&input, il).map_err(|e| format!("{}: {e}", input.display()))?;
     let run = Command::new(&tool)
         .arg("-r")
@@ -217,24 +218,5 @@ pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
             run.status,
             String::from_utf8_lossy(&run.stderr).trim()
         )),
-    }
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> std::io::Result<TempDir> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("vkcl-il-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        Ok(TempDir(dir))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -13,6 +13,7 @@ pub mod pipes;
 pub mod pystubs;
 pub mod reflection;
 pub mod spirv;
+pub mod tempdir;
 #[cfg(test)]
 mod tests;
 
@@ -287,8 +288,10 @@ pub fn locate() -> Result<(PathBuf, PathBuf), String> {
 }
 
 /// Where the helper may be: the configured path only, if one is set; else beside the binary
-/// holding this code (the ICD, or an executable linking vkcl), its parent directory (cargo test
-/// binaries live in target/*/deps, the helper in target/*), then PATH.
+/// holding this code (the ICD, or an executable linking vkcl), or in its parent directory
+/// (cargo test binaries live in target/*/deps, the helper in target/*). Never on the
+/// application's PATH: the helper runs the compiler for every build, so only the
+/// installation's own copy (or the one the configuration names) is trusted.
 fn helper_candidates() -> Vec<PathBuf> {
     if let Some(p) = &crate::config::get().clspv_helper {
         return vec![PathBuf::from(p)];
@@ -299,9 +302,6 @@ fn helper_candidates() -> Vec<PathBuf> {
         if let Some(up) = dir.parent() {
             v.push(up.join(HELPER_NAME));
         }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        v.extend(std::env::split_paths(&path).map(|d| d.join(HELPER_NAME)));
     }
     v
 }

@@ -6,6 +6,7 @@ use super::error::{check, CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::compiler::reflection::{self, Reflection};
+use crate::compiler::tempdir::PrivateDir;
 use crate::compiler::{self, binary, options, CompileError};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -595,7 +596,7 @@ impl Program {
                 let with_headers = match &dir {
                     Some(d) => format!(
                         "{user_options} -I {}",
-                        options::quote(&d.0.to_string_lossy())
+                        options::quote(&d.0.path().to_string_lossy())
                     ),
                     None => user_options.to_string(),
                 };
@@ -816,18 +817,16 @@ fn executable(out: Result<compiler::CompileOutput, CompileError>, options: &str)
     }
 }
 
-/// A temporary folder holding clCompileProgram's embedded headers under their include names.
-struct HeaderDir(std::path::PathBuf);
+/// A private temporary folder holding clCompileProgram's embedded headers under their
+/// include names.
+struct HeaderDir(PrivateDir);
 
 impl HeaderDir {
     fn new(headers: &[(String, String)]) -> std::io::Result<Option<HeaderDir>> {
         if headers.is_empty() {
             return Ok(None);
         }
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("vkcl-headers-{}-{n}", std::process::id()));
-        let made = HeaderDir(dir.clone());
+        let dir = PrivateDir::new("headers")?;
         for (name, text) in headers {
             // Include names are relative paths; refuse anything that would leave the folder.
             let rel = std::path::Path::new(name);
@@ -838,20 +837,13 @@ impl HeaderDir {
             {
                 continue;
             }
-            let path = dir.join(rel);
+            let path = dir.path().join(rel);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
             std::fs::write(path, text)?;
         }
-        std::fs::create_dir_all(&dir)?;
-        Ok(Some(made))
-    }
-}
-
-impl Drop for HeaderDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        Ok(Some(HeaderDir(dir)))
     }
 }
 
