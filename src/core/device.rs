@@ -76,12 +76,12 @@ impl Device {
             Some("accelerator") => return CL_DEVICE_TYPE_ACCELERATOR,
             _ => {}
         }
-        match self.caps.device_type {
-            vk::PhysicalDeviceType::CPU => CL_DEVICE_TYPE_CPU,
-            vk::PhysicalDeviceType::DISCRETE_GPU
-            | vk::PhysicalDeviceType::INTEGRATED_GPU
-            | vk::PhysicalDeviceType::VIRTUAL_GPU => CL_DEVICE_TYPE_GPU,
-            _ => CL_DEVICE_TYPE_ACCELERATOR,
+        if self.caps.is_cpu() {
+            CL_DEVICE_TYPE_CPU
+        } else if self.caps.is_gpu() {
+            CL_DEVICE_TYPE_GPU
+        } else {
+            CL_DEVICE_TYPE_ACCELERATOR
         }
     }
 

@@ -11,10 +11,9 @@ use super::error::{CLResult, ClError};
 use super::event::{Event, Notice};
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
-use crate::vk::device::Device as VkDevice;
+use crate::vk::device::{Device as VkDevice, Timeline};
 use crate::vk::staging::StagingPool;
 use crate::vk::submit::{Pools, Recorder, Retired};
-use crate::vk::vk;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
 use std::collections::VecDeque;
@@ -189,7 +188,7 @@ pub struct Queue {
     pub properties_array: Vec<cl_queue_properties>,
     /// Staging memory for host transfers of device-local buffers.
     pub staging: StagingPool,
-    timeline: vk::Semaphore,
+    timeline: Arc<Timeline>,
     /// Free lists of the Vulkan objects batches use.
     pools: Arc<Pools>,
     /// How long a waiting thread polls the timeline before it blocks (VKCL_WAIT_SPIN_US).
@@ -221,7 +220,8 @@ impl Queue {
     ) -> CLResult<Arc<Queue>> {
         let vk = device.vk()?;
         // Values go on from where the timeline's last user left it.
-        let (timeline, base) = vk.take_timeline()?;
+        let (timeline, base) = vk.timeline()?;
+        let timeline = Arc::new(timeline);
         let inflight = Arc::new(Inflight {
             state: Mutex::new(Flight {
                 pending: VecDeque::new(),
@@ -233,12 +233,12 @@ impl Queue {
             done: Condvar::new(),
             work: Condvar::new(),
         });
-        let (vk2, inflight2, context2) = (vk.clone(), inflight.clone(), Arc::downgrade(context));
+        let (vk2, timeline2, inflight2) = (vk.clone(), timeline.clone(), inflight.clone());
+        let context2 = Arc::downgrade(context);
         let spawned = std::thread::Builder::new()
             .name("vkcl-completion".into())
-            .spawn(move || complete_batches(vk2, timeline, inflight2, context2));
+            .spawn(move || complete_batches(vk2, timeline2, inflight2, context2));
         if spawned.is_err() {
-            vk.give_back_timeline(timeline);
             return Err(ClError(CL_OUT_OF_HOST_MEMORY));
         }
         Ok(Arc::new(Queue {
@@ -254,11 +254,7 @@ impl Queue {
                 // a blocking wait wakes late (NVIDIA's vkWaitSemaphores: ~100 µs after the
                 // signal, which halved the rate of waited-for 0.2 ms kernels on the H200):
                 // polling for 2 ms catches the commands that are worth waiting for this way.
-                if vk.caps.device_type == vk::PhysicalDeviceType::CPU {
-                    0
-                } else {
-                    2000
-                },
+                if vk.caps.is_cpu() { 0 } else { 2000 },
             )),
             vk,
             timeline,
@@ -330,7 +326,7 @@ impl Queue {
         let ordered = ordered || batch.rec.commands == 0;
         for e in waits {
             if let Some(q) = &e.queue {
-                batch.rec.wait_for(q.timeline, e.value);
+                batch.rec.wait_for(&q.timeline, e.value);
             }
             batch.after.push(e);
         }
@@ -392,7 +388,7 @@ impl Queue {
         }
         let t0 = std::time::Instant::now();
         loop {
-            match self.vk.timeline_value(self.timeline) {
+            match self.timeline.value() {
                 Ok(v) if v >= value => return true,
                 Ok(_) if t0.elapsed() < self.spin => {
                     // Past the first microseconds, let other threads of the process run.
@@ -414,7 +410,7 @@ impl Queue {
     fn block_until(&self, value: u64) -> CLResult<Option<ClError>> {
         loop {
             // Short waits: a process exit waits for the calls inside vkcl to leave the driver.
-            match self.vk.wait_timeline(self.timeline, value, 100_000_000) {
+            match self.timeline.wait(value, 100_000_000) {
                 Ok(true) => return Ok(None),
                 Ok(false) if crate::shutdown::exiting() => {
                     return Err(ClError(CL_OUT_OF_RESOURCES))
@@ -430,9 +426,7 @@ impl Queue {
 
     /// Every batch submitted so far has finished on the device.
     fn device_idle(&self, submitted: u64) -> bool {
-        self.vk
-            .timeline_value(self.timeline)
-            .is_ok_and(|v| v >= submitted)
+        self.timeline.value().is_ok_and(|v| v >= submitted)
     }
 
     fn profiled_commands(&self) -> u32 {
@@ -512,7 +506,7 @@ impl Queue {
     }
 
     fn submit_batch(&self, state: &mut State, batch: Batch, value: u64) -> CLResult<()> {
-        let result = batch.rec.submit(self.timeline, value);
+        let result = batch.rec.submit(&self.timeline, value);
         let (retired, failed) = match result {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(e)),
@@ -528,12 +522,9 @@ impl Queue {
             state.reports.push(format!(
                 "submitting a batch of commands failed ({e}): their events report it"
             ));
-            // Nothing will signal the timeline: signal it from the host so later waits end.
-            let info = vk::SemaphoreSignalInfo::default()
-                .semaphore(self.timeline)
-                .value(value);
-            // SAFETY: valid semaphore; value is greater than any signalled before.
-            let _ = unsafe { self.vk.raw.signal_semaphore(&info) };
+            // Nothing will signal the timeline: signal it from the host so later waits end
+            // (the value is greater than any signalled before).
+            let _ = self.timeline.signal(value);
         }
         let pending = Pending {
             first: batch.items.first().map_or(value, |i| i.event.value),
@@ -569,12 +560,9 @@ impl Queue {
         }
         work();
         let value = state.last + 1;
-        let info = vk::SemaphoreSignalInfo::default()
-            .semaphore(self.timeline)
-            .value(value);
-        // SAFETY: valid semaphore; every earlier value has been reached and no submission
-        // signals it any more, so `value` is the next one.
-        unsafe { self.vk.raw.signal_semaphore(&info) }?;
+        // Every earlier value has been reached and no submission signals it any more, so
+        // `value` is the next one.
+        self.timeline.signal(value)?;
         (state.last, state.submitted, flight.completed) = (value, value, value);
         drop(flight);
         drop(state);
@@ -715,8 +703,9 @@ fn wait_failed(context: &Context, e: ClError) {
 }
 
 /// At process exit: the batches left may still be running, so nothing of them is destroyed.
-fn abandon(inflight: Arc<Inflight>) {
+fn abandon(inflight: Arc<Inflight>, timeline: Arc<Timeline>) {
     std::mem::forget(inflight);
+    std::mem::forget(timeline);
 }
 
 /// Completes, in order, the batches up to the one holding `value`, whose timeline value has
@@ -793,7 +782,7 @@ fn complete_batch(vk: &VkDevice, p: Pending, failed: Option<ClError>) {
 /// The completion thread: completes the batches no API thread waits for, in order.
 fn complete_batches(
     vk: Arc<VkDevice>,
-    timeline: vk::Semaphore,
+    timeline: Arc<Timeline>,
     inflight: Arc<Inflight>,
     context: Weak<Context>,
 ) {
@@ -807,8 +796,8 @@ fn complete_batches(
                 if f.closed && f.pending.is_empty() {
                     // The queue is gone and every batch signalling the timeline has completed,
                     // unless the device was lost: then the timeline is not reused.
-                    if vk.timeline_value(timeline).is_ok_and(|v| v >= f.completed) {
-                        vk.give_back_timeline(timeline);
+                    if !timeline.value().is_ok_and(|v| v >= f.completed) {
+                        timeline.retire();
                     }
                     return;
                 }
@@ -820,9 +809,9 @@ fn complete_batches(
             // Short waits: a process exit waits for this thread to leave the driver. Then the
             // batch may still run: nothing of it is destroyed.
             let Some(_active) = crate::shutdown::enter() else {
-                return abandon(inflight);
+                return abandon(inflight, timeline);
             };
-            match vk.wait_timeline(timeline, target, 100_000_000) {
+            match timeline.wait(target, 100_000_000) {
                 Ok(true) => break,
                 Ok(false) => continue,
                 Err(e) => {
@@ -835,7 +824,7 @@ fn complete_batches(
             }
         }
         let Some(_active) = crate::shutdown::enter() else {
-            return abandon(inflight);
+            return abandon(inflight, timeline);
         };
         complete_through(&vk, &inflight, target, failed);
     }

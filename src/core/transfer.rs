@@ -26,7 +26,7 @@ use super::queue::{HostPart, Keep, Queue, Recorded};
 use crate::cl::*;
 use crate::vk::memory::Placement;
 use crate::vk::staging::{Lease, CHUNK};
-use crate::vk::vk;
+use crate::vk::submit::CopyRegion;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -124,9 +124,9 @@ fn copies(
     dst: Rect,
     dst_base: u64,
     region: [usize; 3],
-) -> Vec<vk::BufferCopy> {
+) -> Vec<CopyRegion> {
     rows(src, dst, region)
-        .map(|(s, d)| vk::BufferCopy {
+        .map(|(s, d)| CopyRegion {
             src_offset: src_base + s as u64,
             dst_offset: dst_base + d as u64,
             size: region[0] as u64,
@@ -419,7 +419,7 @@ fn enqueue_chunk(
 ) -> CLResult<Arc<Event>> {
     let upload = matches!(direction, Direction::Upload);
     let mut offset = 0;
-    let regions: Vec<vk::BufferCopy> = chunk
+    let regions: Vec<CopyRegion> = chunk
         .iter()
         .map(|p| {
             let (src_offset, dst_offset) = if upload {
@@ -428,7 +428,7 @@ fn enqueue_chunk(
                 (p.dev, offset)
             };
             offset += p.len as u64;
-            vk::BufferCopy {
+            CopyRegion {
                 src_offset,
                 dst_offset,
                 size: p.len as u64,

@@ -6,6 +6,7 @@ use super::vk;
 use crate::core::{CLResult, ClError};
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub struct Device {
@@ -230,42 +231,84 @@ impl Device {
     /// went away crashed it now and then (a use-after-free in vk_sync_timeline_point_release,
     /// caught with a debug build of lavapipe; docs/LAVAPIPE.md). Vulkan allows the destruction;
     /// reuse also spares creating one per queue.
-    pub fn take_timeline(&self) -> CLResult<(vk::Semaphore, u64)> {
-        if let Some(sem) = self.timelines.lock().pop() {
-            return Ok((sem, self.timeline_value(sem)?));
-        }
-        let mut t = vk::SemaphoreTypeCreateInfo::default()
-            .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(0);
-        let info = vk::SemaphoreCreateInfo::default().push_next(&mut t);
-        // SAFETY: valid device and create info; destroyed with the device.
-        Ok((unsafe { self.raw.create_semaphore(&info, None) }?, 0))
+    pub fn timeline(self: &Arc<Self>) -> CLResult<(Timeline, u64)> {
+        let reused = self.timelines.lock().pop();
+        let raw = match reused {
+            Some(raw) => raw,
+            None => {
+                let mut t = vk::SemaphoreTypeCreateInfo::default()
+                    .semaphore_type(vk::SemaphoreType::TIMELINE)
+                    .initial_value(0);
+                let info = vk::SemaphoreCreateInfo::default().push_next(&mut t);
+                // SAFETY: valid device and create info; destroyed with the device.
+                unsafe { self.raw.create_semaphore(&info, None) }?
+            }
+        };
+        let timeline = Timeline {
+            device: self.clone(),
+            raw,
+            reusable: AtomicBool::new(true),
+        };
+        let value = if reused.is_some() {
+            timeline.value()?
+        } else {
+            0
+        };
+        Ok((timeline, value))
     }
+}
 
-    /// Takes back a timeline of `take_timeline` once every submission signalling it has
-    /// completed and nothing waits for it any more.
-    pub fn give_back_timeline(&self, sem: vk::Semaphore) {
-        self.timelines.lock().push(sem);
-    }
+/// A timeline semaphore of a device, whose values go on across its users: given back to the
+/// device when dropped (see `Device::timeline`), for the next user to continue from the value
+/// it reached; destroyed only with the device.
+pub struct Timeline {
+    device: Arc<Device>,
+    pub(crate) raw: vk::Semaphore,
+    reusable: AtomicBool,
+}
 
-    /// Waits until `sem` reaches `value`, or `timeout_ns` passes (Ok(false)).
-    pub fn wait_timeline(&self, sem: vk::Semaphore, value: u64, timeout_ns: u64) -> CLResult<bool> {
-        let sems = [sem];
+impl Timeline {
+    /// Waits until the timeline reaches `value`, or `timeout_ns` passes (Ok(false)).
+    pub fn wait(&self, value: u64, timeout_ns: u64) -> CLResult<bool> {
+        let sems = [self.raw];
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default()
             .semaphores(&sems)
             .values(&values);
         // SAFETY: valid semaphore of this device.
-        match unsafe { self.raw.wait_semaphores(&info, timeout_ns) } {
+        match unsafe { self.device.raw.wait_semaphores(&info, timeout_ns) } {
             Ok(()) => Ok(true),
             Err(vk::Result::TIMEOUT) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
 
-    pub fn timeline_value(&self, sem: vk::Semaphore) -> CLResult<u64> {
+    pub fn value(&self) -> CLResult<u64> {
         // SAFETY: valid semaphore of this device.
-        Ok(unsafe { self.raw.get_semaphore_counter_value(sem) }?)
+        Ok(unsafe { self.device.raw.get_semaphore_counter_value(self.raw) }?)
+    }
+
+    /// Signals `value` from the host. The caller makes sure that it is greater than every value
+    /// signalled so far and that no pending submission signals it.
+    pub fn signal(&self, value: u64) -> CLResult<()> {
+        let info = vk::SemaphoreSignalInfo::default()
+            .semaphore(self.raw)
+            .value(value);
+        // SAFETY: valid semaphore of this device; the value rule is the caller's.
+        Ok(unsafe { self.device.raw.signal_semaphore(&info) }?)
+    }
+
+    /// Submissions signalling it may never complete (the device was lost): it is not reused.
+    pub fn retire(&self) {
+        self.reusable.store(false, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Timeline {
+    fn drop(&mut self) {
+        if self.reusable.load(Ordering::Relaxed) {
+            self.device.timelines.lock().push(self.raw);
+        }
     }
 }
 

@@ -66,6 +66,20 @@ pub struct Caps {
 }
 
 impl Caps {
+    /// A CPU implementation (lavapipe, SwiftShader).
+    pub fn is_cpu(&self) -> bool {
+        self.device_type == vk::PhysicalDeviceType::CPU
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        matches!(
+            self.device_type,
+            vk::PhysicalDeviceType::DISCRETE_GPU
+                | vk::PhysicalDeviceType::INTEGRATED_GPU
+                | vk::PhysicalDeviceType::VIRTUAL_GPU
+        )
+    }
+
     pub fn has_ext(&self, name: &CStr) -> bool {
         self.extensions.contains(name.to_str().unwrap_or(""))
     }

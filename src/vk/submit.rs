@@ -3,7 +3,7 @@
 //! (in-order queue semantics); the batch starts with one, which also orders it after earlier
 //! submissions on the same VkQueue.
 
-use super::device::Device;
+use super::device::{Device, Timeline};
 use super::memory::{Buffer, Placement};
 use super::pipeline::{KernelLayout, Pipeline};
 use super::staging::CHUNK;
@@ -120,7 +120,7 @@ struct Free {
 const KEEP: usize = 16;
 /// Command pools given back since a pool before it is reset and reused: a margin, so that a
 /// pool is not reset the moment its batch's signal is seen. (Added against an intermittent
-/// lavapipe crash whose cause turned out to be elsewhere, see `Device::take_timeline`; kept as
+/// lavapipe crash whose cause turned out to be elsewhere, see `Device::timeline`; kept as
 /// it costs a few idle pools.)
 const SETTLE: usize = 4;
 
@@ -355,6 +355,14 @@ impl Drop for SetCache {
     }
 }
 
+/// One region of a buffer-to-buffer copy, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyRegion {
+    pub src_offset: u64,
+    pub dst_offset: u64,
+    pub size: u64,
+}
+
 impl Recorder {
     /// A recorder taking its objects from `pools`; with `profiled_commands > 0`, room for that
     /// many commands' timestamps.
@@ -464,7 +472,7 @@ impl Recorder {
         dst_offset: u64,
         size: u64,
     ) {
-        let region = vk::BufferCopy {
+        let region = CopyRegion {
             src_offset,
             dst_offset,
             size,
@@ -473,8 +481,16 @@ impl Recorder {
     }
 
     /// One command copying several regions (rows of a rect transfer); empty regions skipped.
-    pub fn copy_regions(&mut self, src: vk::Buffer, dst: vk::Buffer, regions: &[vk::BufferCopy]) {
-        let regions: Vec<vk::BufferCopy> = regions.iter().filter(|r| r.size > 0).copied().collect();
+    pub fn copy_regions(&mut self, src: vk::Buffer, dst: vk::Buffer, regions: &[CopyRegion]) {
+        let regions: Vec<vk::BufferCopy> = regions
+            .iter()
+            .filter(|r| r.size > 0)
+            .map(|r| vk::BufferCopy {
+                src_offset: r.src_offset,
+                dst_offset: r.dst_offset,
+                size: r.size,
+            })
+            .collect();
         if regions.is_empty() {
             return self.marker();
         }
@@ -637,7 +653,10 @@ impl Recorder {
     }
 
     /// The batch will not start before `sem` reaches `value`.
-    pub fn wait_for(&mut self, sem: vk::Semaphore, value: u64) {
+    /// The submission waits (on the GPU) until `timeline` reaches `value`. The timeline must
+    /// live until the submission has completed.
+    pub fn wait_for(&mut self, timeline: &Timeline, value: u64) {
+        let sem = timeline.raw;
         match self.waits.iter_mut().find(|(s, _)| *s == sem) {
             Some(w) => w.1 = w.1.max(value),
             None => self.waits.push((sem, value)),
@@ -646,7 +665,7 @@ impl Recorder {
 
     /// Ends the command buffer and submits it; `timeline` reaches `value` when it completes.
     /// The returned Retired must live until then.
-    pub fn submit(mut self, timeline: vk::Semaphore, value: u64) -> CLResult<Retired> {
+    pub fn submit(mut self, timeline: &Timeline, value: u64) -> CLResult<Retired> {
         // Make every write visible to the host reads that follow completion.
         self.memory_barrier(vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ);
         // SAFETY: cmd is recording.
@@ -654,7 +673,7 @@ impl Recorder {
         let wait_sems: Vec<_> = self.waits.iter().map(|w| w.0).collect();
         let wait_values: Vec<_> = self.waits.iter().map(|w| w.1).collect();
         let wait_stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; wait_sems.len()];
-        let signal = [timeline];
+        let signal = [timeline.raw];
         let signal_values = [value];
         let mut timeline_info = vk::TimelineSemaphoreSubmitInfo::default()
             .wait_semaphore_values(&wait_values)
@@ -692,15 +711,15 @@ impl Recorder {
     /// (initial contents at creation), on a timeline of the device's.
     pub fn submit_and_wait(self) -> CLResult<()> {
         let device = self.device.clone();
-        let (timeline, base) = device.take_timeline()?;
-        let result = self.submit(timeline, base + 1).and_then(|retired| {
-            while !device.wait_timeline(timeline, base + 1, u64::MAX)? {}
+        let (timeline, base) = device.timeline()?;
+        let result = self.submit(&timeline, base + 1).and_then(|retired| {
+            while !timeline.wait(base + 1, u64::MAX)? {}
             drop(retired);
             Ok(())
         });
-        if result.is_ok() {
-            // The submission signalling it has completed.
-            device.give_back_timeline(timeline);
+        if result.is_err() {
+            // Whether the submission signalling it will complete is unknown.
+            timeline.retire();
         }
         result
     }
