@@ -90,6 +90,8 @@ fn compile_bytes(
             log: format!("invalid compiler argument {bad:?}"),
         });
     }
+    let is_ir = clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
+    let clspv_args = &without_needless_packed_rewrite(clspv_args, sources, is_ir);
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
     let options = options.join(" ");
@@ -99,7 +101,7 @@ fn compile_bytes(
     let lower_pipes = clspv_args
         .iter()
         .any(|a| a == "-cl-std=CL2.0" || a == "-cl-std=CL3.0")
-        && !clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
+        && !is_ir;
     let lowered: Vec<_> = match lower_pipes {
         true => sources.iter().map(|s| pipes::lower_bytes(s)).collect(),
         false => sources
@@ -129,6 +131,33 @@ fn compile_bytes(
         }
     }
     Ok((output, log))
+}
+
+/// `clspv_args` without `-rewrite-packed-structs` when the sources cannot declare a packed
+/// struct. clspv's rewrite of struct accesses into byte arrays, which that option turns on for
+/// every function whose pointer types it finds mixed, not only for packed structs, indexes
+/// the resulting word buffer with byte offsets (`s = structs[i]` of a 60-byte struct reads
+/// words 60*i+4, 60*i+8, ...; docs/DECISIONS.md). Sources that may pack a struct (`packed`,
+/// `#pragma pack`), include files the check cannot see, and LLVM IR inputs keep
+/// the option: clspv needs it for packed structs.
+fn without_needless_packed_rewrite(
+    clspv_args: &[String],
+    sources: &[&[u8]],
+    is_ir: bool,
+) -> Vec<String> {
+    const FLAG: &str = "-rewrite-packed-structs";
+    let may_pack = |s: &&[u8]| {
+        [&b"packed"[..], b"pack(", b"pragma pack", b"#include"]
+            .iter()
+            .any(|w| s.windows(w.len()).any(|x| x == *w))
+    };
+    let keep =
+        is_ir || clspv_args.iter().any(|a| a.starts_with("-I")) || sources.iter().any(may_pack);
+    clspv_args
+        .iter()
+        .filter(|a| keep || a.as_str() != FLAG)
+        .cloned()
+        .collect()
 }
 
 /// The disk-cache key of a compile: clspv's identity, its options and the sources. None (not

@@ -529,3 +529,26 @@ fn one_kernels_module_is_valid_and_holds_only_it() {
     let single = compile(&[KERNEL], &clspv_args("-DX=1", &target()).unwrap()).unwrap();
     assert_eq!(entry_point_only(&single.spirv, "k"), None);
 }
+
+#[test]
+fn packed_struct_rewrite_only_where_a_struct_may_be_packed() {
+    use super::without_needless_packed_rewrite as adjust;
+    let args: Vec<String> = ["-cl-std=CL1.2", "-rewrite-packed-structs", "-w"]
+        .map(String::from)
+        .to_vec();
+    let has = |a: &[String]| a.iter().any(|s| s == "-rewrite-packed-structs");
+    let plain = b"typedef struct { uint x[2]; } s; kernel void k(global s *a) {}";
+    assert_eq!(adjust(&args, &[plain], false), ["-cl-std=CL1.2", "-w"]);
+    for src in [
+        &b"typedef struct __attribute__((packed)) { char c; int i; } s;"[..],
+        b"struct __attribute__((__packed__)) t { char c; int i; };",
+        b"#pragma pack(push, 1)",
+        b"#include \"defs.h\"",
+    ] {
+        assert!(has(&adjust(&args, &[plain, src], false)), "{src:?}");
+    }
+    assert!(has(&adjust(&args, &[plain], true)), "LLVM IR keeps it");
+    let mut with_dir = args.clone();
+    with_dir.push("-I/inc".into());
+    assert!(has(&adjust(&with_dir, &[plain], false)), "-I keeps it");
+}

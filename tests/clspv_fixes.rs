@@ -1,0 +1,226 @@
+//! Programs that clspv (the compiler vkcl loads) crashes on or compiles wrongly, and that vkcl's
+//! compiler layer must get right anyway (issue 15; docs/DECISIONS.md "clspv fixes"). Every test
+//! compares the kernel's output with a reference computed here on the host.
+#[macro_use]
+mod common;
+use common::*;
+
+/// Builds `src` with `opts`, runs kernel `name` over `gws` work-items with the buffers `bufs`
+/// (arguments 0..) then the `scalars` (uint arguments after them), and returns every buffer's
+/// contents afterwards.
+fn run_words(
+    src: &str,
+    opts: &str,
+    name: &str,
+    bufs: &[Vec<u32>],
+    scalars: &[u32],
+    gws: usize,
+) -> Vec<Vec<u32>> {
+    let e = Env::new();
+    let p = e.program(src, opts);
+    let k = kernel(p, name);
+    let mems: Vec<cl_mem> = bufs.iter().map(|b| e.buffer_from(b)).collect();
+    for (i, m) in mems.iter().enumerate() {
+        arg(k, i as u32, m);
+    }
+    for (i, s) in scalars.iter().enumerate() {
+        arg(k, (mems.len() + i) as u32, s);
+    }
+    e.run(k, None, &[gws], None);
+    let out = mems
+        .iter()
+        .zip(bufs)
+        .map(|(&m, b)| e.read::<u32>(m, b.len()))
+        .collect();
+    for m in mems {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    out
+}
+
+/// Words 0x100, 0x101, ...: each word says where it is.
+fn numbered(n: usize) -> Vec<u32> {
+    (0..n as u32).map(|w| 0x100 + w).collect()
+}
+
+/// A small deterministic generator (xorshift) for indices and data.
+struct Rng(u32);
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        self.0
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        self.next() % n
+    }
+}
+
+// ---------------------------------------------------------------- arrays inside structs (item 4)
+
+/// The issue's first form: `a[i].d[j]` from a `__global const one_t *` with `i` (and `j`)
+/// known only at run time; 16-byte structs.
+#[test]
+fn member_array_of_a_struct_array_indexed_at_run_time() {
+    let src = r#"
+typedef struct { uint d[4]; } one_t;
+kernel void k(global const one_t *a, global const uint *idx, global uint *out) {
+    uint g = get_global_id(0);
+    uint i = idx[2 * g], j = idx[2 * g + 1];
+    for (int n = 0; n < 4; n++) out[8 * g + n] = a[i].d[n];
+    out[8 * g + 4] = a[i].d[j];
+    out[8 * g + 5] = a[j].d[i % 4];
+    out[8 * g + 6] = a[i + 1].d[(j + 1) % 4];
+    out[8 * g + 7] = 0;
+}
+"#;
+    let (n, items) = (16usize, 32usize);
+    let a = numbered(n * 4);
+    let mut r = Rng(7);
+    let idx: Vec<u32> = (0..items)
+        .flat_map(|_| [r.below(n as u32 - 1), r.below(4)])
+        .collect();
+    let out = run_words(
+        src,
+        "",
+        "k",
+        &[a.clone(), idx.clone(), vec![0; items * 8]],
+        &[],
+        items,
+    );
+    for g in 0..items {
+        let (i, j) = (idx[2 * g] as usize, idx[2 * g + 1] as usize);
+        let w = |s: usize, m: usize| a[s * 4 + m];
+        let want = [
+            w(i, 0),
+            w(i, 1),
+            w(i, 2),
+            w(i, 3),
+            w(i, j),
+            w(j, i % 4),
+            w(i + 1, (j + 1) % 4),
+            0,
+        ];
+        assert_eq!(out[2][8 * g..8 * g + 8], want, "item {g}: i={i} j={j}");
+    }
+}
+
+/// pyopencl's test_struct_with_array_fields: a 60-byte struct with a 2-word array, an int and
+/// a 3×4 array, copied by value (`my_struct s = structs[i];`) and summed, and the same read
+/// through the pointer.
+#[test]
+fn struct_with_array_fields_copied_by_value() {
+    let src = r#"
+typedef struct { uint x[2]; int y; uint z[3][4]; } my_struct;
+kernel void by_value(global const my_struct *structs, global int *res) {
+    int i = get_global_id(0);
+    my_struct s = structs[i];
+    res[i] = s.x[0] + s.x[1] + s.y;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++)
+            res[i] += s.z[r][c];
+}
+kernel void by_pointer(global const my_struct *structs, global int *res) {
+    int i = get_global_id(0);
+    res[i] = structs[i].x[0] + structs[i].x[1] + structs[i].y;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++)
+            res[i] += structs[i].z[r][c];
+}
+kernel void words(global const my_struct *structs, global uint *res) {
+    int i = get_global_id(0);
+    my_struct s = structs[i];
+    res[15 * i] = s.x[0];
+    res[15 * i + 1] = s.x[1];
+    res[15 * i + 2] = s.y;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++)
+            res[15 * i + 3 + 4 * r + c] = s.z[r][c];
+}
+"#;
+    let n = 9usize;
+    let mut r = Rng(99);
+    let data: Vec<u32> = (0..n * 15).map(|_| r.below(200)).collect();
+    let want: Vec<u32> = data
+        .chunks(15)
+        .map(|s| s.iter().fold(0u32, |a, &b| a.wrapping_add(b)))
+        .collect();
+    for name in ["by_value", "by_pointer"] {
+        let out = run_words(src, "", name, &[data.clone(), vec![0; n]], &[], n);
+        assert_eq!(out[1], want, "{name}");
+    }
+    let out = run_words(src, "", "words", &[data.clone(), vec![0; n * 15]], &[], n);
+    assert_eq!(out[1], data, "words");
+}
+
+/// The issue's second form: a pointer to a struct's member array passed to a helper that
+/// indexes it (68-byte structs: not a multiple of 16), for reads and writes.
+#[test]
+fn member_array_passed_to_a_helper_function() {
+    let src = r#"
+typedef struct { uint d[16]; uint len; } msg_t;
+void rd(global const uint *w, uint pos, global uint *out) { *out = w[pos]; }
+void wr(global uint *w, uint pos, uint v) { w[pos] = v; }
+uint sum(const uint *w, uint n) { uint s = 0; for (uint k = 0; k < n; k++) s += w[k]; return s; }
+kernel void read(global const msg_t *a, global const uint *idx, global uint *out) {
+    uint g = get_global_id(0);
+    uint i = idx[2 * g], j = idx[2 * g + 1];
+    rd(a[i].d, j, &out[3 * g]);
+    rd(&a[i].len, 0, &out[3 * g + 1]);
+    msg_t m = a[i];
+    out[3 * g + 2] = sum(m.d, m.len % 17);
+}
+kernel void write(global msg_t *a, global const uint *idx) {
+    uint g = get_global_id(0);
+    uint i = idx[2 * g], j = idx[2 * g + 1];
+    wr(a[i].d, j, 0xA000 + g);
+}
+"#;
+    let n = 12usize;
+    let mut a = numbered(n * 17);
+    for i in 0..n {
+        a[17 * i + 16] = (5 * i as u32 + 3) % 17;
+    }
+    let mut r = Rng(3);
+    let items = 40usize;
+    let idx: Vec<u32> = (0..items)
+        .flat_map(|_| [r.below(n as u32), r.below(16)])
+        .collect();
+    let out = run_words(
+        src,
+        "",
+        "read",
+        &[a.clone(), idx.clone(), vec![0; 3 * items]],
+        &[],
+        items,
+    );
+    for g in 0..items {
+        let (i, j) = (idx[2 * g] as usize, idx[2 * g + 1] as usize);
+        let s = &a[17 * i..17 * i + 17];
+        let len = (s[16] % 17) as usize;
+        let sum = s[..len].iter().fold(0u32, |x, &y| x.wrapping_add(y));
+        assert_eq!(
+            out[2][3 * g..3 * g + 3],
+            [s[j], s[16], sum],
+            "item {g}: i={i} j={j}"
+        );
+    }
+    // Distinct (i, j) pairs so that each word is written by one item at most.
+    let mut seen = std::collections::HashSet::new();
+    let idx: Vec<u32> = idx
+        .chunks(2)
+        .filter(|p| seen.insert((p[0], p[1])))
+        .flatten()
+        .copied()
+        .collect();
+    let items = idx.len() / 2;
+    let out = run_words(src, "", "write", &[a.clone(), idx.clone()], &[], items);
+    let mut want = a.clone();
+    for g in 0..items {
+        want[17 * idx[2 * g] as usize + idx[2 * g + 1] as usize] = 0xA000 + g as u32;
+    }
+    assert_eq!(out[0], want);
+}
