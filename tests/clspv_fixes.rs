@@ -224,3 +224,72 @@ kernel void write(global msg_t *a, global const uint *idx) {
     }
     assert_eq!(out[0], want);
 }
+
+// ---------------------------------------------------------------- build options (item 5)
+
+/// `-D` with function-like macros, values with spaces and quotes, `-U`, and `-I` with a
+/// quoted path holding a space, as clang's driver takes them.
+#[test]
+fn build_options_as_compilers_take_them() {
+    let dir = std::env::temp_dir().join(format!("vkcl inc {}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("answer.h"), "#define FROM_HEADER 42\n").unwrap();
+    let src = r#"
+#include "answer.h"
+kernel void k(global uint *o) {
+    o[0] = TWICE(21);
+    o[1] = sizeof(M2S(abcd));            /* "abcd" and its NUL */
+    o[2] = sizeof(TEXT);                 /* "a b  c" and its NUL */
+    o[3] = FROM_HEADER;
+#ifdef GONE
+    o[4] = 1;
+#else
+    o[4] = 2;
+#endif
+#ifdef BACK
+    o[5] = BACK;
+#endif
+    o[6] = SUM(1, 2, 3);
+}
+"#;
+    let opts = format!(
+        "-D TWICE(x)=((x)*2) -D 'M2S(x)=#x' -DTEXT='\"a b  c\"' -DGONE -UGONE -UBACK -DBACK=9 \
+         -D 'SUM(a, ...)=(a + sum2(__VA_ARGS__))' -D'sum2(b,c)=(b+c)' -I '{}'",
+        dir.display()
+    );
+    let out = run_words(src, &opts, "k", &[vec![0; 7]], &[], 1);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out[0], [42, 5, 7, 42, 2, 9, 6]);
+}
+
+/// What the OpenCL C grammar makes invalid is still refused.
+#[test]
+fn invalid_macro_options_are_refused() {
+    let e = Env::new();
+    for bad in ["-D1X", "-DF(x=1", "-DF(1)=2", "-U", "-UX=1", "-D"] {
+        match build_program(e.ctx, e.dev, "kernel void k() {}", bad) {
+            Err((code, _)) => assert_eq!(code, CL_INVALID_BUILD_OPTIONS, "{bad}"),
+            Ok(_) => panic!("{bad} accepted"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- __OPENCL_VERSION__ (item 9)
+
+/// `__OPENCL_VERSION__` is the device's OpenCL version whatever -cl-std says, and
+/// `__OPENCL_C_VERSION__` the language's (piglit check_predefined_preprocessor_macros).
+#[test]
+fn opencl_version_macro_is_the_devices() {
+    let src =
+        "kernel void k(global uint *o) { o[0] = __OPENCL_VERSION__; o[1] = __OPENCL_C_VERSION__; }\n";
+    for (std, c) in [
+        ("", 120),
+        ("-cl-std=CL1.1", 110),
+        ("-cl-std=CL1.2", 120),
+        ("-cl-std=CL2.0", 200),
+        ("-cl-std=CL3.0", 300),
+    ] {
+        let out = run_words(src, &format!("{std} -Werror"), "k", &[vec![0; 2]], &[], 1);
+        assert_eq!(out[0], [300, c], "{std:?}");
+    }
+}

@@ -92,6 +92,16 @@ fn compile_bytes(
     }
     let is_ir = clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
     let clspv_args = &without_needless_packed_rewrite(clspv_args, sources, is_ir);
+    // -U is ours (clspv exits on it): it becomes an #undef in the prelude.
+    let undefs: Vec<&str> = clspv_args
+        .iter()
+        .filter_map(|a| a.strip_prefix("-U"))
+        .collect();
+    let clspv_args: &Vec<String> = &clspv_args
+        .iter()
+        .filter(|a| !a.starts_with("-U"))
+        .cloned()
+        .collect();
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
     let options = options.join(" ");
@@ -109,7 +119,14 @@ fn compile_bytes(
             .map(|&s| std::borrow::Cow::Borrowed(s))
             .collect(),
     };
-    let sources: Vec<&[u8]> = lowered.iter().map(|s| s.as_ref()).collect();
+    let with_prelude: Vec<Vec<u8>>;
+    let sources: Vec<&[u8]> = if is_ir {
+        lowered.iter().map(|s| s.as_ref()).collect()
+    } else {
+        let p = prelude(&undefs);
+        with_prelude = lowered.iter().map(|s| [p.as_bytes(), s].concat()).collect();
+        with_prelude.iter().map(Vec::as_slice).collect()
+    };
     let sources = sources.as_slice();
     let cache = crate::cache::get().zip(cache_key(sources, clspv_args, &options));
     if let Some((cache, key)) = &cache {
@@ -123,7 +140,15 @@ fn compile_bytes(
             return Ok(hit);
         }
     }
-    let (output, log) = compile_in_helper(sources, &options)?;
+    let shift = |log: String| match is_ir {
+        true => log,
+        false => shift_source_lines(&log, prelude(&undefs).matches('\n').count()),
+    };
+    let (output, log) = match compile_in_helper(sources, &options) {
+        Ok((output, log)) => (output, shift(log)),
+        Err(CompileError::Failed { log }) => return Err(CompileError::Failed { log: shift(log) }),
+        Err(e) => return Err(e),
+    };
     if let Some((cache, key)) = &cache {
         let mut entry = vec![];
         if helper::write_frame(&mut entry, &[&output, log.as_bytes()]).is_ok() {
@@ -131,6 +156,52 @@ fn compile_bytes(
         }
     }
     Ok((output, log))
+}
+
+/// The lines put before every OpenCL C source. clspv's diagnostics name physical lines (they
+/// ignore `#line`), so the log's line numbers are shifted back (`shift_source_lines`).
+///
+/// - `__OPENCL_VERSION__` is the device's OpenCL version (OpenCL C 3.0 §6.12: "an integer
+///   reflecting the version number of the OpenCL supported by the OpenCL device"), 300 on
+///   every vkcl device, whatever -cl-std says; clang defines it as the language version.
+///   A -D would be a redefinition (a warning, an error under -Werror) and comes before
+///   clspv's own definition; an #undef in the source does neither.
+/// - the application's -U names (clspv has no -U).
+pub(crate) fn prelude(undefs: &[&str]) -> String {
+    let mut p = String::from(
+        "#pragma clang diagnostic push\n\
+         #pragma clang diagnostic ignored \"-Wreserved-macro-identifier\"\n\
+         #pragma clang diagnostic ignored \"-Wunused-macros\"\n\
+         #undef __OPENCL_VERSION__\n\
+         #define __OPENCL_VERSION__ 300\n",
+    );
+    for name in undefs {
+        p += &format!("#undef {name}\n");
+    }
+    p += "#pragma clang diagnostic pop\n";
+    p
+}
+
+/// Rewrites clang's `source:LINE:` locations in `log` to count from the application's first
+/// line, `lines` being the prelude's length.
+pub(crate) fn shift_source_lines(log: &str, lines: usize) -> String {
+    const AT: &str = "source:";
+    let mut out = String::with_capacity(log.len());
+    let mut rest = log;
+    while let Some(i) = rest.find(AT) {
+        let (before, after) = rest.split_at(i + AT.len());
+        out.push_str(before);
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match after[..digits].parse::<usize>() {
+            Ok(n) if n > lines && after[digits..].starts_with(':') => {
+                out.push_str(&(n - lines).to_string())
+            }
+            _ => out.push_str(&after[..digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `clspv_args` without `-rewrite-packed-structs` when the sources cannot declare a packed

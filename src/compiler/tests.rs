@@ -552,3 +552,19 @@ fn packed_struct_rewrite_only_where_a_struct_may_be_packed() {
     with_dir.push("-I/inc".into());
     assert!(has(&adjust(&with_dir, &[plain], false)), "-I keeps it");
 }
+
+#[test]
+fn build_log_lines_count_from_the_applications_source() {
+    use super::shift_source_lines as shift;
+    assert_eq!(
+        shift(
+            "source:9:3: error: x\nsource:12:1: note: y source:2:1: z",
+            7
+        ),
+        "source:2:3: error: x\nsource:5:1: note: y source:2:1: z"
+    );
+    assert_eq!(
+        shift("<built-in>:410:9: w\nsource: x", 7),
+        "<built-in>:410:9: w\nsource: x"
+    );
+}
