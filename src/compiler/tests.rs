@@ -568,3 +568,37 @@ fn build_log_lines_count_from_the_applications_source() {
         "<built-in>:410:9: w\nsource: x"
     );
 }
+
+/// A helper that never answers and floods its stderr in tiny writes (as clspv 0.0.1 does on
+/// pyopencl's radix-sort scan kernels) ends the build in bounded time, with a bounded log.
+#[cfg(unix)]
+#[test]
+fn a_compile_that_never_finishes_is_stopped() {
+    use super::helper::{Client, Lost};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("vkcl-hang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("helper.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nprintf '\\001\\000\\000\\000\\002\\000\\000\\000ok'\n\
+         while :; do echo 'Instruction: call void @llvm.memcpy.p0.p3.i32' >&2; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut client = Client::spawn(&script, &dir).expect("fake helper starts");
+    client.timeout = std::time::Duration::from_secs(2);
+    let start = std::time::Instant::now();
+    let answer = client.compile("-cl-std=CL1.2", &[b"kernel void k() {}"]);
+    let took = start.elapsed();
+    std::fs::remove_dir_all(&dir).ok();
+    match answer {
+        Err(Lost::During(why)) => {
+            assert!(why.starts_with("clspv did not finish within 2 s"), "{why}");
+            assert!(why.len() < 80 * 1024, "log of {} bytes", why.len());
+            assert!(why.contains("llvm.memcpy"), "{why}");
+        }
+        _ => panic!("the hung compile got an answer"),
+    }
+    assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
+}
