@@ -172,13 +172,83 @@ pub(crate) fn prelude(undefs: &[&str]) -> String {
         "#pragma clang diagnostic push\n\
          #pragma clang diagnostic ignored \"-Wreserved-macro-identifier\"\n\
          #pragma clang diagnostic ignored \"-Wunused-macros\"\n\
+         #pragma clang diagnostic ignored \"-Wunused-function\"\n\
+         #pragma clang diagnostic ignored \"-Wreserved-identifier\"\n\
          #undef __OPENCL_VERSION__\n\
          #define __OPENCL_VERSION__ 300\n",
     );
+    p += &scalarised_builtins();
     for name in undefs {
         p += &format!("#undef {name}\n");
     }
     p += "#pragma clang diagnostic pop\n";
+    p
+}
+
+/// Vector `fdim`, `maxmag`, `minmag` and `fract` crash clspv 0.0.1 (SIGSEGV lowering
+/// llvm.maxnum/minimumnum of vectors); their scalar forms compile right. These overloads do
+/// the vector forms one component at a time, and macros send the built-ins' names to them.
+fn scalarised_builtins() -> String {
+    const O: &str = "static inline __attribute__((overloadable))";
+    const C: [&str; 16] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
+    ];
+    let mut p = String::new();
+    for (s, guard) in [("float", None), ("double", Some("cl_khr_fp64"))] {
+        if let Some(g) = guard {
+            p += &format!("#ifdef {g}\n");
+        }
+        for f in ["fdim", "maxmag", "minmag"] {
+            p += &format!("{O} {s} __vkcl_{f}({s} a, {s} b) {{ return {f}(a, b); }}\n");
+            for n in [2, 3, 4, 8, 16] {
+                let parts: Vec<String> = C[..n]
+                    .iter()
+                    .map(|c| format!("{f}(a.s{c}, b.s{c})"))
+                    .collect();
+                p += &format!(
+                    "{O} {s}{n} __vkcl_{f}({s}{n} a, {s}{n} b) {{ return ({s}{n})({}); }}\n",
+                    parts.join(", ")
+                );
+            }
+        }
+        // The last, unqualified, is the generic address space (OpenCL C 2.0 and later).
+        for space in ["__global", "__local", "__private", ""] {
+            let body = |n: usize| -> String {
+                if n == 1 {
+                    return format!("{s} i; {s} r = fract(x, &i); *ip = i; return r;");
+                }
+                let mut b = format!("{s}{n} i, r; {s} t;");
+                for c in &C[..n] {
+                    b += &format!(" r.s{c} = fract(x.s{c}, &t); i.s{c} = t;");
+                }
+                b + " *ip = i; return r;"
+            };
+            let guard = space.is_empty();
+            if guard {
+                p += "#if __OPENCL_C_VERSION__ >= 200\n";
+            }
+            for n in [1, 2, 3, 4, 8, 16] {
+                let t = if n == 1 {
+                    s.to_string()
+                } else {
+                    format!("{s}{n}")
+                };
+                p += &format!(
+                    "{O} {t} __vkcl_fract({t} x, {space} {t} *ip) {{ {} }}\n",
+                    body(n)
+                );
+            }
+            if guard {
+                p += "#endif\n";
+            }
+        }
+        if guard.is_some() {
+            p += "#endif\n";
+        }
+    }
+    for f in ["fdim", "maxmag", "minmag", "fract"] {
+        p += &format!("#define {f}(a, b) __vkcl_{f}(a, b)\n");
+    }
     p
 }
 

@@ -602,3 +602,19 @@ fn a_compile_that_never_finishes_is_stopped() {
     }
     assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
 }
+
+/// The prelude's scalarised vector built-ins compile for double too, in every language
+/// version (generic address space from 2.0 on), and clspv accepts the output.
+#[test]
+fn scalarised_vector_builtins_compile_with_fp64_and_generic_pointers() {
+    let mut t = target();
+    t.fp64 = true;
+    let src = b"kernel void k(global double4 *a, global float3 *b) {\n\
+        double4 ip; a[0] = fdim(a[1], a[2]) + maxmag(a[1], a[2]) + minmag(a[1], a[2]) + fract(a[3], &ip) + ip;\n\
+        b[0] = fract(b[1], &b[2]);\n}\n";
+    for std in ["", "-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let args = clspv_args(&format!("{std} -Werror"), &t).unwrap();
+        let out = compile(&[src], &args).unwrap_or_else(|e| panic!("{std}: {e}"));
+        spirv_val(&out.spirv);
+    }
+}
