@@ -189,14 +189,22 @@ pub(crate) fn prelude(undefs: &[&str]) -> String {
 /// llvm.maxnum/minimumnum of vectors); their scalar forms compile right. These overloads do
 /// the vector forms one component at a time, and macros send the built-ins' names to them.
 fn scalarised_builtins() -> String {
-    const O: &str = "static inline __attribute__((overloadable))";
+    // OpenCL C 1.0 and 1.1 have no `static`; an inline definition there, always inlined.
+    const O: &str = "__VKCL_FN";
     const C: [&str; 16] = [
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
     ];
-    let mut p = String::new();
+    let mut p = String::from(
+        "#if __OPENCL_C_VERSION__ >= 120\n\
+         #define __VKCL_FN static inline __attribute__((overloadable))\n#else\n\
+         #define __VKCL_FN inline __attribute__((overloadable, always_inline))\n#endif\n",
+    );
     for (s, guard) in [("float", None), ("double", Some("cl_khr_fp64"))] {
+        // Before OpenCL C 1.2, double needs the extension enabled; put back as it was after.
+        const FP64_ON: &str = "#if __OPENCL_C_VERSION__ < 120\n\
+                               #pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n";
         if let Some(g) = guard {
-            p += &format!("#ifdef {g}\n");
+            p += &format!("#ifdef {g}\n{FP64_ON}");
         }
         for f in ["fdim", "maxmag", "minmag"] {
             p += &format!("{O} {s} __vkcl_{f}({s} a, {s} b) {{ return {f}(a, b); }}\n");
@@ -243,9 +251,11 @@ fn scalarised_builtins() -> String {
             }
         }
         if guard.is_some() {
+            p += &FP64_ON.replace("enable", "disable");
             p += "#endif\n";
         }
     }
+    p += "#undef __VKCL_FN\n";
     for f in ["fdim", "maxmag", "minmag", "fract"] {
         p += &format!("#define {f}(a, b) __vkcl_{f}(a, b)\n");
     }

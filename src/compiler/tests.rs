@@ -612,7 +612,13 @@ fn scalarised_vector_builtins_compile_with_fp64_and_generic_pointers() {
     let src = b"kernel void k(global double4 *a, global float3 *b) {\n\
         double4 ip; a[0] = fdim(a[1], a[2]) + maxmag(a[1], a[2]) + minmag(a[1], a[2]) + fract(a[3], &ip) + ip;\n\
         b[0] = fract(b[1], &b[2]);\n}\n";
-    for std in ["", "-cl-std=CL2.0", "-cl-std=CL3.0"] {
+    for std in [
+        "-cl-std=CL1.0",
+        "-cl-std=CL1.1",
+        "",
+        "-cl-std=CL2.0",
+        "-cl-std=CL3.0",
+    ] {
         let args = clspv_args(&format!("{std} -Werror"), &t).unwrap();
         let out = compile(&[src], &args).unwrap_or_else(|e| panic!("{std}: {e}"));
         spirv_val(&out.spirv);
