@@ -8,6 +8,7 @@
 pub mod binary;
 pub mod helper;
 pub mod il;
+pub mod member_index;
 pub mod options;
 pub mod pipes;
 pub mod pystubs;
@@ -54,10 +55,13 @@ impl std::fmt::Display for CompileError {
 pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
     let (bytes, log) = compile_bytes(sources, clspv_args)?;
     match words(&bytes) {
-        Some(spirv) => Ok(CompileOutput {
-            spirv: spirv::mark_read_only_buffers(&spirv),
-            log,
-        }),
+        Some(spirv) => {
+            let spirv = member_index::repair(&spirv).unwrap_or(spirv);
+            Ok(CompileOutput {
+                spirv: spirv::mark_read_only_buffers(&spirv),
+                log,
+            })
+        }
         None => Err(CompileError::Failed {
             log: format!("{log}\nclspv produced no valid SPIR-V"),
         }),
@@ -281,7 +285,23 @@ pub(crate) fn shift_source_lines(log: &str, lines: usize) -> String {
         rest = &after[digits..];
     }
     out.push_str(rest);
-    out
+    // The quoted source lines' gutters ("  120 | text") count physical lines too.
+    out.split_inclusive('\n')
+        .map(|line| {
+            let digits = line.trim_start_matches(' ');
+            let n = digits.len()
+                - digits
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .len();
+            match digits[..n].parse::<usize>() {
+                Ok(v) if v > lines && digits[n..].starts_with(" |") => {
+                    let width = line.len() - digits.len() + n;
+                    format!("{:>width$}{}", v - lines, &digits[n..])
+                }
+                _ => line.to_string(),
+            }
+        })
+        .collect()
 }
 
 /// `clspv_args` without `-rewrite-packed-structs` when the sources cannot declare a packed

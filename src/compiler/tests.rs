@@ -624,3 +624,25 @@ fn scalarised_vector_builtins_compile_with_fp64_and_generic_pointers() {
         spirv_val(&out.spirv);
     }
 }
+
+/// The helper-function form of a struct member array: member_index reads the word through an
+/// Aliased word view of the binding, and the module stays valid.
+#[test]
+fn member_array_through_a_helper_reads_through_a_word_view() {
+    let src = b"typedef struct { uint d[16]; uint len; } msg_t;\n\
+        void rd(global const uint *w, uint pos, global uint *out) { *out = w[pos]; }\n\
+        void wr(global uint *w, uint pos, uint v) { w[pos] = v; }\n\
+        kernel void k(global msg_t *a, global const uint *idx, global uint *out) {\n\
+        rd(a[idx[0]].d, idx[1], out); wr(a[idx[2]].d, idx[3], 7); }\n";
+    let args = clspv_args("", &target()).unwrap();
+    let out = compile(&[src], &args).unwrap();
+    spirv_val(&out.spirv);
+    let aliased = super::spirv::instructions(&out.spirv)
+        .filter(|(_, i)| i[0] & 0xffff == 71 && i.get(2) == Some(&20))
+        .count();
+    assert_eq!(aliased, 2, "the buffer and its word view are Aliased");
+    // Nothing to repair: left as clspv wrote it.
+    let plain = clspv_args("-DX=1", &target()).unwrap();
+    let k = compile(&[KERNEL], &plain).unwrap();
+    assert!(super::member_index::repair(&k.spirv).is_none());
+}
