@@ -62,7 +62,8 @@ impl Rng {
 // ---------------------------------------------------------------- arrays inside structs (item 4)
 
 /// The issue's first form: `a[i].d[j]` from a `__global const one_t *` with `i` (and `j`)
-/// known only at run time; 16-byte structs.
+/// known only at run time, read through the pointer and from a copy (`one_t s = a[i]`, which
+/// read words 4i, 16i+4, 16i+8, 16i+12 under -rewrite-packed-structs: "100 104 108 10c").
 #[test]
 fn member_array_of_a_struct_array_indexed_at_run_time() {
     let src = r#"
@@ -70,11 +71,13 @@ typedef struct { uint d[4]; } one_t;
 kernel void k(global const one_t *a, global const uint *idx, global uint *out) {
     uint g = get_global_id(0);
     uint i = idx[2 * g], j = idx[2 * g + 1];
-    for (int n = 0; n < 4; n++) out[8 * g + n] = a[i].d[n];
-    out[8 * g + 4] = a[i].d[j];
-    out[8 * g + 5] = a[j].d[i % 4];
-    out[8 * g + 6] = a[i + 1].d[(j + 1) % 4];
-    out[8 * g + 7] = 0;
+    for (int n = 0; n < 4; n++) out[12 * g + n] = a[i].d[n];
+    out[12 * g + 4] = a[i].d[j];
+    out[12 * g + 5] = a[j].d[i % 4];
+    out[12 * g + 6] = a[i + 1].d[(j + 1) % 4];
+    one_t s = a[i];
+    out[12 * g + 7] = s.d[j];
+    for (int n = 0; n < 4; n++) out[12 * g + 8 + n] = s.d[n];
 }
 "#;
     let (n, items) = (16usize, 32usize);
@@ -83,14 +86,8 @@ kernel void k(global const one_t *a, global const uint *idx, global uint *out) {
     let idx: Vec<u32> = (0..items)
         .flat_map(|_| [r.below(n as u32 - 1), r.below(4)])
         .collect();
-    let out = run_words(
-        src,
-        "",
-        "k",
-        &[a.clone(), idx.clone(), vec![0; items * 8]],
-        &[],
-        items,
-    );
+    let bufs = [a.clone(), idx.clone(), vec![0; items * 12]];
+    let out = run_words(src, "", "k", &bufs, &[], items);
     for g in 0..items {
         let (i, j) = (idx[2 * g] as usize, idx[2 * g + 1] as usize);
         let w = |s: usize, m: usize| a[s * 4 + m];
@@ -102,9 +99,13 @@ kernel void k(global const one_t *a, global const uint *idx, global uint *out) {
             w(i, j),
             w(j, i % 4),
             w(i + 1, (j + 1) % 4),
-            0,
+            w(i, j),
+            w(i, 0),
+            w(i, 1),
+            w(i, 2),
+            w(i, 3),
         ];
-        assert_eq!(out[2][8 * g..8 * g + 8], want, "item {g}: i={i} j={j}");
+        assert_eq!(out[2][12 * g..12 * g + 12], want, "item {g}: i={i} j={j}");
     }
 }
 
