@@ -238,6 +238,70 @@ fn member_array_passed_to_a_helper_function() {
     assert_eq!(out[0], want);
 }
 
+/// Nested member arrays (28-byte structs: not a multiple of 16) and 32-byte structs (a
+/// multiple of 16), each read and written directly and through helpers, indices at run time.
+#[test]
+fn nested_member_arrays_and_strides_direct_and_through_helpers() {
+    let src = r#"
+typedef struct { uint x[3]; } in_t;
+typedef struct { in_t in[2]; uint n; } out_t;
+typedef struct { uint w[7]; uint tag; } wide_t;
+uint get(global const uint *p, uint k) { return p[k]; }
+void put(global uint *p, uint k, uint v) { p[k] = v; }
+kernel void rd(global const out_t *a, global const wide_t *b, global const uint *idx,
+               global uint *out) {
+    uint g = get_global_id(0);
+    uint i = idx[4 * g], j = idx[4 * g + 1] % 2, k = idx[4 * g + 2] % 3, m = idx[4 * g + 3] % 7;
+    out[6 * g] = a[i].in[j].x[k];
+    out[6 * g + 1] = get(a[i].in[j].x, k);
+    out[6 * g + 2] = a[i].n;
+    out[6 * g + 3] = b[i].w[m];
+    out[6 * g + 4] = get(b[i].w, m);
+    out[6 * g + 5] = b[i].tag;
+}
+kernel void wr(global out_t *a, global wide_t *b, global const uint *idx) {
+    uint g = get_global_id(0);
+    uint i = idx[4 * g], j = idx[4 * g + 1] % 2, k = idx[4 * g + 2] % 3, m = idx[4 * g + 3] % 7;
+    if (g % 2) { a[i].in[j].x[k] = 0xB000 + g; b[i].w[m] = 0xC000 + g; }
+    else { put(a[i].in[j].x, k, 0xB000 + g); put(b[i].w, m, 0xC000 + g); }
+}
+"#;
+    let n = 10usize;
+    let a = numbered(n * 7);
+    let b: Vec<u32> = (0..n * 8).map(|w| 0x5000 + w as u32).collect();
+    let mut r = Rng(5);
+    let items = 10usize;
+    // One item per struct, so that each word is written once.
+    let idx: Vec<u32> = (0..items as u32)
+        .flat_map(|g| [g, r.below(2), r.below(3), r.below(7)])
+        .collect();
+    let bufs = [a.clone(), b.clone(), idx.clone(), vec![0; 6 * items]];
+    let out = run_words(src, "", "rd", &bufs, &[], items);
+    for g in 0..items {
+        let q = &idx[4 * g..4 * g + 4];
+        let (i, j, k, m) = (q[0] as usize, q[1] as usize, q[2] as usize, q[3] as usize);
+        let x = a[7 * i + 3 * j + k];
+        let want = [x, x, a[7 * i + 6], b[8 * i + m], b[8 * i + m], b[8 * i + 7]];
+        assert_eq!(out[3][6 * g..6 * g + 6], want, "item {g}: {q:?}");
+    }
+    let out = run_words(
+        src,
+        "",
+        "wr",
+        &[a.clone(), b.clone(), idx.clone()],
+        &[],
+        items,
+    );
+    let (mut wa, mut wb) = (a.clone(), b.clone());
+    for g in 0..items {
+        let q = &idx[4 * g..4 * g + 4];
+        wa[7 * q[0] as usize + 3 * q[1] as usize + q[2] as usize] = 0xB000 + g as u32;
+        wb[8 * q[0] as usize + q[3] as usize] = 0xC000 + g as u32;
+    }
+    assert_eq!(out[0], wa, "nested writes");
+    assert_eq!(out[1], wb, "32-byte struct writes");
+}
+
 // ---------------------------------------------------------------- build options (item 5)
 
 /// `-D` with function-like macros, values with spaces and quotes, `-U`, and `-I` with a
