@@ -296,6 +296,19 @@ fn protocol_stdout() -> Option<io::Stdout> {
 #[cfg(unix)]
 const STDERR_KEEP: usize = 64 * 1024;
 
+/// The longest a compile may take before the helper is stopped and the build fails. clspv
+/// 0.0.1 loops for ever on some programs (pyopencl's radix-sort scan kernels: still inside
+/// clBuildProgram after 900 s), and an application must get an answer.
+#[cfg(unix)]
+pub(crate) const COMPILE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// The reader of the helper's stderr pauses this long after each read, so that a helper
+/// printing in tiny writes (LLVM's unbuffered stderr; clspv printing an instruction per
+/// iteration of a loop) costs the application a few wake-ups a second, not a core: the pipe
+/// fills meanwhile and the next read takes it all.
+#[cfg(unix)]
+const STDERR_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Why a request got no answer.
 #[cfg(unix)]
 pub(crate) enum Lost {
@@ -312,6 +325,8 @@ pub(crate) struct Client {
     sock: std::os::unix::net::UnixStream,
     stderr: std::sync::Arc<Captured>,
     stderr_reader: Option<std::thread::JoinHandle<()>>,
+    /// How long one compile may take (`COMPILE_TIMEOUT`; shorter in tests).
+    pub(crate) timeout: std::time::Duration,
 }
 
 #[cfg(unix)]
@@ -341,6 +356,7 @@ impl Client {
             sock,
             stderr,
             stderr_reader,
+            timeout: COMPILE_TIMEOUT,
         };
         match read_frame(&mut client.sock) {
             Ok(f) if f.first().is_some_and(|c| c == b"ok") => Ok(client),
@@ -367,8 +383,24 @@ impl Client {
         if write_frame(&mut NoSigPipe(&self.sock), &parts).is_err() {
             return Err(Lost::BeforeRequest);
         }
-        let frame = match read_frame(&mut self.sock) {
+        let _ = self.sock.set_read_timeout(Some(self.timeout));
+        let frame = read_frame(&mut self.sock);
+        let _ = self.sock.set_read_timeout(None);
+        let frame = match frame {
             Ok(f) => f,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                let _ = self.child.kill();
+                return Err(Lost::During(format!(
+                    "clspv did not finish within {} s and was stopped ({})",
+                    self.timeout.as_secs(),
+                    self.died()
+                )));
+            }
             Err(_) => return Err(Lost::During(self.died())),
         };
         match frame.as_slice() {
@@ -493,7 +525,7 @@ fn spawn_stderr_reader(
     captured: std::sync::Arc<Captured>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut chunk = [0u8; 4096];
+        let mut chunk = vec![0u8; 64 * 1024];
         while let Ok(n @ 1..) = pipe.read(&mut chunk) {
             let mut b = captured.buf.lock();
             b.extend_from_slice(&chunk[..n]);
@@ -502,6 +534,8 @@ fn spawn_stderr_reader(
                 b.drain(..cut);
             }
             captured.cv.notify_all();
+            drop(b);
+            std::thread::sleep(STDERR_PAUSE);
         }
     })
 }

@@ -8,6 +8,7 @@
 pub mod binary;
 pub mod helper;
 pub mod il;
+pub mod member_index;
 pub mod options;
 pub mod pipes;
 pub mod pystubs;
@@ -55,10 +56,13 @@ impl std::fmt::Display for CompileError {
 pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
     let (bytes, log) = compile_bytes(sources, clspv_args)?;
     match words(&bytes) {
-        Some(spirv) => Ok(CompileOutput {
-            spirv: spirv::mark_read_only_buffers(&spirv),
-            log,
-        }),
+        Some(spirv) => {
+            let spirv = member_index::repair(&spirv).unwrap_or(spirv);
+            Ok(CompileOutput {
+                spirv: spirv::mark_read_only_buffers(&spirv),
+                log,
+            })
+        }
         None => Err(CompileError::Failed {
             log: format!("{log}\nclspv produced no valid SPIR-V"),
         }),
@@ -91,6 +95,18 @@ fn compile_bytes(
             log: format!("invalid compiler argument {bad:?}"),
         });
     }
+    let is_ir = clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
+    let clspv_args = &without_needless_packed_rewrite(clspv_args, sources, is_ir);
+    // -U is ours (clspv exits on it): it becomes an #undef in the prelude.
+    let undefs: Vec<&str> = clspv_args
+        .iter()
+        .filter_map(|a| a.strip_prefix("-U"))
+        .collect();
+    let clspv_args: &Vec<String> = &clspv_args
+        .iter()
+        .filter(|a| !a.starts_with("-U"))
+        .cloned()
+        .collect();
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
     let options = options.join(" ");
@@ -100,7 +116,7 @@ fn compile_bytes(
     let lower_pipes = clspv_args
         .iter()
         .any(|a| a == "-cl-std=CL2.0" || a == "-cl-std=CL3.0")
-        && !clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
+        && !is_ir;
     let lowered: Vec<_> = match lower_pipes {
         true => sources.iter().map(|s| pipes::lower_bytes(s)).collect(),
         false => sources
@@ -108,7 +124,14 @@ fn compile_bytes(
             .map(|&s| std::borrow::Cow::Borrowed(s))
             .collect(),
     };
-    let sources: Vec<&[u8]> = lowered.iter().map(|s| s.as_ref()).collect();
+    let with_prelude: Vec<Vec<u8>>;
+    let sources: Vec<&[u8]> = if is_ir {
+        lowered.iter().map(|s| s.as_ref()).collect()
+    } else {
+        let p = prelude(&undefs);
+        with_prelude = lowered.iter().map(|s| [p.as_bytes(), s].concat()).collect();
+        with_prelude.iter().map(Vec::as_slice).collect()
+    };
     let sources = sources.as_slice();
     let cache = crate::cache::get().zip(cache_key(sources, clspv_args, &options));
     if let Some((cache, key)) = &cache {
@@ -122,7 +145,15 @@ fn compile_bytes(
             return Ok(hit);
         }
     }
-    let (output, log) = compile_in_helper(sources, &options)?;
+    let shift = |log: String| match is_ir {
+        true => log,
+        false => shift_source_lines(&log, prelude(&undefs).matches('\n').count()),
+    };
+    let (output, log) = match compile_in_helper(sources, &options) {
+        Ok((output, log)) => (output, shift(log)),
+        Err(CompileError::Failed { log }) => return Err(CompileError::Failed { log: shift(log) }),
+        Err(e) => return Err(e),
+    };
     if let Some((cache, key)) = &cache {
         let mut entry = vec![];
         if helper::write_frame(&mut entry, &[&output, log.as_bytes()]).is_ok() {
@@ -130,6 +161,175 @@ fn compile_bytes(
         }
     }
     Ok((output, log))
+}
+
+/// The lines put before every OpenCL C source. clspv's diagnostics name physical lines (they
+/// ignore `#line`), so the log's line numbers are shifted back (`shift_source_lines`).
+///
+/// - `__OPENCL_VERSION__` is the device's OpenCL version (OpenCL C 3.0 §6.12: "an integer
+///   reflecting the version number of the OpenCL supported by the OpenCL device"), 300 on
+///   every vkcl device, whatever -cl-std says; clang defines it as the language version.
+///   A -D would be a redefinition (a warning, an error under -Werror) and comes before
+///   clspv's own definition; an #undef in the source does neither.
+/// - the application's -U names (clspv has no -U).
+pub(crate) fn prelude(undefs: &[&str]) -> String {
+    let mut p = String::from(
+        "#pragma clang diagnostic push\n\
+         #pragma clang diagnostic ignored \"-Wreserved-macro-identifier\"\n\
+         #pragma clang diagnostic ignored \"-Wunused-macros\"\n\
+         #pragma clang diagnostic ignored \"-Wunused-function\"\n\
+         #pragma clang diagnostic ignored \"-Wreserved-identifier\"\n\
+         #undef __OPENCL_VERSION__\n\
+         #define __OPENCL_VERSION__ 300\n",
+    );
+    p += &scalarised_builtins();
+    for name in undefs {
+        p += &format!("#undef {name}\n");
+    }
+    p += "#pragma clang diagnostic pop\n";
+    p
+}
+
+/// Vector `fdim`, `maxmag`, `minmag` and `fract` crash clspv 0.0.1 (SIGSEGV lowering
+/// llvm.maxnum/minimumnum of vectors); their scalar forms compile right. These overloads do
+/// the vector forms one component at a time, and macros send the built-ins' names to them.
+fn scalarised_builtins() -> String {
+    // OpenCL C 1.0 and 1.1 have no `static`; an inline definition there, always inlined.
+    const O: &str = "__VKCL_FN";
+    const C: [&str; 16] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
+    ];
+    let mut p = String::from(
+        "#if __OPENCL_C_VERSION__ >= 120\n\
+         #define __VKCL_FN static inline __attribute__((overloadable))\n#else\n\
+         #define __VKCL_FN inline __attribute__((overloadable, always_inline))\n#endif\n",
+    );
+    for (s, guard) in [("float", None), ("double", Some("cl_khr_fp64"))] {
+        // Before OpenCL C 1.2, double needs the extension enabled; put back as it was after.
+        const FP64_ON: &str = "#if __OPENCL_C_VERSION__ < 120\n\
+                               #pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n";
+        if let Some(g) = guard {
+            p += &format!("#ifdef {g}\n{FP64_ON}");
+        }
+        for f in ["fdim", "maxmag", "minmag"] {
+            p += &format!("{O} {s} __vkcl_{f}({s} a, {s} b) {{ return {f}(a, b); }}\n");
+            for n in [2, 3, 4, 8, 16] {
+                let parts: Vec<String> = C[..n]
+                    .iter()
+                    .map(|c| format!("{f}(a.s{c}, b.s{c})"))
+                    .collect();
+                p += &format!(
+                    "{O} {s}{n} __vkcl_{f}({s}{n} a, {s}{n} b) {{ return ({s}{n})({}); }}\n",
+                    parts.join(", ")
+                );
+            }
+        }
+        // The last, unqualified, is the generic address space (OpenCL C 2.0 and later).
+        for space in ["__global", "__local", "__private", ""] {
+            let body = |n: usize| -> String {
+                if n == 1 {
+                    return format!("{s} i; {s} r = fract(x, &i); *ip = i; return r;");
+                }
+                let mut b = format!("{s}{n} i, r; {s} t;");
+                for c in &C[..n] {
+                    b += &format!(" r.s{c} = fract(x.s{c}, &t); i.s{c} = t;");
+                }
+                b + " *ip = i; return r;"
+            };
+            let guard = space.is_empty();
+            if guard {
+                p += "#if __OPENCL_C_VERSION__ >= 200\n";
+            }
+            for n in [1, 2, 3, 4, 8, 16] {
+                let t = if n == 1 {
+                    s.to_string()
+                } else {
+                    format!("{s}{n}")
+                };
+                p += &format!(
+                    "{O} {t} __vkcl_fract({t} x, {space} {t} *ip) {{ {} }}\n",
+                    body(n)
+                );
+            }
+            if guard {
+                p += "#endif\n";
+            }
+        }
+        if guard.is_some() {
+            p += &FP64_ON.replace("enable", "disable");
+            p += "#endif\n";
+        }
+    }
+    p += "#undef __VKCL_FN\n";
+    for f in ["fdim", "maxmag", "minmag", "fract"] {
+        p += &format!("#define {f}(a, b) __vkcl_{f}(a, b)\n");
+    }
+    p
+}
+
+/// Rewrites clang's `source:LINE:` locations in `log` to count from the application's first
+/// line, `lines` being the prelude's length.
+pub(crate) fn shift_source_lines(log: &str, lines: usize) -> String {
+    const AT: &str = "source:";
+    let mut out = String::with_capacity(log.len());
+    let mut rest = log;
+    while let Some(i) = rest.find(AT) {
+        let (before, after) = rest.split_at(i + AT.len());
+        out.push_str(before);
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match after[..digits].parse::<usize>() {
+            Ok(n) if n > lines && after[digits..].starts_with(':') => {
+                out.push_str(&(n - lines).to_string())
+            }
+            _ => out.push_str(&after[..digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    // The quoted source lines' gutters ("  120 | text") count physical lines too.
+    out.split_inclusive('\n')
+        .map(|line| {
+            let digits = line.trim_start_matches(' ');
+            let n = digits.len()
+                - digits
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .len();
+            match digits[..n].parse::<usize>() {
+                Ok(v) if v > lines && digits[n..].starts_with(" |") => {
+                    let width = line.len() - digits.len() + n;
+                    format!("{:>width$}{}", v - lines, &digits[n..])
+                }
+                _ => line.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// `clspv_args` without `-rewrite-packed-structs` when the sources cannot declare a packed
+/// struct. clspv's rewrite of struct accesses into byte arrays, which that option turns on for
+/// every function whose pointer types it finds mixed, not only for packed structs, indexes
+/// the resulting word buffer with byte offsets (`s = structs[i]` of a 60-byte struct reads
+/// words 60*i+4, 60*i+8, ...; docs/DECISIONS.md). Sources that may pack a struct (`packed`,
+/// `#pragma pack`), include files the check cannot see, and LLVM IR inputs keep
+/// the option: clspv needs it for packed structs.
+fn without_needless_packed_rewrite(
+    clspv_args: &[String],
+    sources: &[&[u8]],
+    is_ir: bool,
+) -> Vec<String> {
+    const FLAG: &str = "-rewrite-packed-structs";
+    let may_pack = |s: &&[u8]| {
+        [&b"packed"[..], b"pack(", b"pragma pack", b"#include"]
+            .iter()
+            .any(|w| s.windows(w.len()).any(|x| x == *w))
+    };
+    let keep =
+        is_ir || clspv_args.iter().any(|a| a.starts_with("-I")) || sources.iter().any(may_pack);
+    clspv_args
+        .iter()
+        .filter(|a| keep || a.as_str() != FLAG)
+        .cloned()
+        .collect()
 }
 
 /// The disk-cache key of a compile: clspv's identity, its options and the sources. None (not

@@ -90,8 +90,23 @@ pub fn clspv_args(user_options: &str, target: &Target) -> Result<Vec<String>, St
             } else {
                 rest.to_string()
             };
-            check_define(&def)?;
+            let name = check_define(&def)?;
+            // A later -D wins over an earlier -U of the same name (clang's order).
+            args.retain(|a: &String| a.strip_prefix("-U") != Some(name));
             args.push(format!("-D{def}"));
+        } else if let Some(rest) = w.strip_prefix("-U") {
+            let name = if rest.is_empty() {
+                it.next().ok_or("-U needs a macro name")?
+            } else {
+                rest.to_string()
+            };
+            if check_define(&name)? != name {
+                return Err(format!("-U{name}: not a macro name"));
+            }
+            // clspv exits on -U: earlier -D's of the name are dropped here, and the name is
+            // #undef'd in the source (compiler::prelude), so predefined macros go too.
+            args.retain(|a| a.strip_prefix("-D").map(define_name) != Some(name.as_str()));
+            args.push(format!("-U{name}"));
         } else if let Some(rest) = w.strip_prefix("-I") {
             let dir = if rest.is_empty() {
                 it.next().ok_or("-I needs a directory")?
@@ -277,16 +292,38 @@ fn no_storage(flag: &str, s: StorageClasses) -> Option<String> {
     (!missing.is_empty()).then(|| format!("{flag}={}", missing.join(",")))
 }
 
-/// `NAME` or `NAME=VALUE` with a C identifier for NAME.
-fn check_define(def: &str) -> Result<(), String> {
-    let name = def.split('=').next().unwrap_or("");
-    let ident = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if ident {
-        Ok(())
+/// The macro name of a -D definition (`NAME`, `NAME=VALUE`, `NAME(x)=BODY`).
+fn define_name(def: &str) -> &str {
+    let end = def.find(['=', '(']).unwrap_or(def.len());
+    &def[..end]
+}
+
+/// Checks `NAME`, `NAME=VALUE`, `NAME(params)` or `NAME(params)=BODY` (what clang's -D takes:
+/// a C identifier, for a function-like macro its parameter list) and returns NAME.
+fn check_define(def: &str) -> Result<&str, String> {
+    let name = define_name(def);
+    let ident = |s: &str| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let rest = &def[name.len()..];
+    let params_ok = match rest.strip_prefix('(') {
+        None => true,
+        Some(r) => r.split_once(')').is_some_and(|(params, after)| {
+            let params: Vec<&str> = params.split(',').map(str::trim).collect();
+            let n = params.len();
+            (after.is_empty() || after.starts_with('='))
+                && (params == [""]
+                    || params
+                        .iter()
+                        .enumerate()
+                        .all(|(i, p)| ident(p) || (*p == "..." && i == n - 1)))
+        }),
+    };
+    if ident(name) && params_ok {
+        Ok(name)
     } else {
         Err(format!("-D{def}: not a macro name"))
     }
@@ -398,6 +435,12 @@ mod tests {
             "-cl-std=CLC++",
             "-D",
             "-D1X=2",
+            "-DF(x=1",
+            "-DF(1)=2",
+            "-DF(x)y",
+            "-U",
+            "-UX=1",
+            "-UF(x)",
             "-I",
             "-cl-ext=+all",
             "-x spir",
@@ -405,6 +448,27 @@ mod tests {
         ] {
             assert!(clspv_args(bad, &target()).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn defines_and_undefines_like_clang() {
+        let a = clspv_args(
+            "-D 'M2S(x)=#x' -DF(a,b)=a+b -D G(...)=0 -DE() -DX=1 -UX -UY -DY=2 -I '/p q'",
+            &target(),
+        )
+        .unwrap();
+        assert_eq!(
+            &a[..6],
+            [
+                "-DM2S(x)=#x",
+                "-DF(a,b)=a+b",
+                "-DG(...)=0",
+                "-DE()",
+                "-UX",
+                "-DY=2"
+            ]
+        );
+        assert_eq!(a[6], "-I/p q");
     }
 
     #[test]

@@ -38,6 +38,7 @@ const OP_GROUP_DECORATIONS: [u32; 4] = [73, 74, 75, 5633];
 const OP_COPY_OBJECT: u32 = 83;
 const STORAGE_CLASS_STORAGE_BUFFER: u32 = 12;
 const DECORATION_NON_WRITABLE: u32 = 24;
+const DECORATION_ALIASED: u32 = 20;
 
 /// The module's instructions after its 5-word header: (word offset, words). Stops at a
 /// malformed instruction (zero length or running past the end).
@@ -124,7 +125,12 @@ fn analyse(spirv: &[u32]) -> Option<Analysis> {
             OP_ENTRY_POINT => entry_points.push((*inst.get(2)?, at)),
             OP_DECORATE => {
                 decorations.entry(*inst.get(1)?).or_default().push(at);
-                if inst.get(2) == Some(&DECORATION_NON_WRITABLE) {
+                // Aliased variables (member_index's views of a binding) stay writable: a
+                // read-only cache would miss writes through the other view.
+                if inst
+                    .get(2)
+                    .is_some_and(|d| [DECORATION_NON_WRITABLE, DECORATION_ALIASED].contains(d))
+                {
                     non_writable.insert(inst[1]);
                 }
             }

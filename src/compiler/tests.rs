@@ -529,3 +529,120 @@ fn one_kernels_module_is_valid_and_holds_only_it() {
     let single = compile(&[KERNEL], &clspv_args("-DX=1", &target()).unwrap()).unwrap();
     assert_eq!(entry_point_only(&single.spirv, "k"), None);
 }
+
+#[test]
+fn packed_struct_rewrite_only_where_a_struct_may_be_packed() {
+    use super::without_needless_packed_rewrite as adjust;
+    let args: Vec<String> = ["-cl-std=CL1.2", "-rewrite-packed-structs", "-w"]
+        .map(String::from)
+        .to_vec();
+    let has = |a: &[String]| a.iter().any(|s| s == "-rewrite-packed-structs");
+    let plain = b"typedef struct { uint x[2]; } s; kernel void k(global s *a) {}";
+    assert_eq!(adjust(&args, &[plain], false), ["-cl-std=CL1.2", "-w"]);
+    for src in [
+        &b"typedef struct __attribute__((packed)) { char c; int i; } s;"[..],
+        b"struct __attribute__((__packed__)) t { char c; int i; };",
+        b"#pragma pack(push, 1)",
+        b"#include \"defs.h\"",
+    ] {
+        assert!(has(&adjust(&args, &[plain, src], false)), "{src:?}");
+    }
+    assert!(has(&adjust(&args, &[plain], true)), "LLVM IR keeps it");
+    let mut with_dir = args.clone();
+    with_dir.push("-I/inc".into());
+    assert!(has(&adjust(&with_dir, &[plain], false)), "-I keeps it");
+}
+
+#[test]
+fn build_log_lines_count_from_the_applications_source() {
+    use super::shift_source_lines as shift;
+    assert_eq!(
+        shift(
+            "source:9:3: error: x\nsource:12:1: note: y source:2:1: z",
+            7
+        ),
+        "source:2:3: error: x\nsource:5:1: note: y source:2:1: z"
+    );
+    assert_eq!(
+        shift("<built-in>:410:9: w\nsource: x", 7),
+        "<built-in>:410:9: w\nsource: x"
+    );
+}
+
+/// A helper that never answers and floods its stderr in tiny writes (as clspv 0.0.1 does on
+/// pyopencl's radix-sort scan kernels) ends the build in bounded time, with a bounded log.
+#[cfg(unix)]
+#[test]
+fn a_compile_that_never_finishes_is_stopped() {
+    use super::helper::{Client, Lost};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("vkcl-hang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("helper.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nprintf '\\001\\000\\000\\000\\002\\000\\000\\000ok'\n\
+         while :; do echo 'Instruction: call void @llvm.memcpy.p0.p3.i32' >&2; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut client = Client::spawn(&script, &dir).expect("fake helper starts");
+    client.timeout = std::time::Duration::from_secs(2);
+    let start = std::time::Instant::now();
+    let answer = client.compile("-cl-std=CL1.2", &[b"kernel void k() {}"]);
+    let took = start.elapsed();
+    std::fs::remove_dir_all(&dir).ok();
+    match answer {
+        Err(Lost::During(why)) => {
+            assert!(why.starts_with("clspv did not finish within 2 s"), "{why}");
+            assert!(why.len() < 80 * 1024, "log of {} bytes", why.len());
+            assert!(why.contains("llvm.memcpy"), "{why}");
+        }
+        _ => panic!("the hung compile got an answer"),
+    }
+    assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
+}
+
+/// The prelude's scalarised vector built-ins compile for double too, in every language
+/// version (generic address space from 2.0 on), and clspv accepts the output.
+#[test]
+fn scalarised_vector_builtins_compile_with_fp64_and_generic_pointers() {
+    let mut t = target();
+    t.fp64 = true;
+    let src = b"kernel void k(global double4 *a, global float3 *b) {\n\
+        double4 ip; a[0] = fdim(a[1], a[2]) + maxmag(a[1], a[2]) + minmag(a[1], a[2]) + fract(a[3], &ip) + ip;\n\
+        b[0] = fract(b[1], &b[2]);\n}\n";
+    for std in [
+        "-cl-std=CL1.0",
+        "-cl-std=CL1.1",
+        "",
+        "-cl-std=CL2.0",
+        "-cl-std=CL3.0",
+    ] {
+        let args = clspv_args(&format!("{std} -Werror"), &t).unwrap();
+        let out = compile(&[src], &args).unwrap_or_else(|e| panic!("{std}: {e}"));
+        spirv_val(&out.spirv);
+    }
+}
+
+/// The helper-function form of a struct member array: member_index reads the word through an
+/// Aliased word view of the binding, and the module stays valid.
+#[test]
+fn member_array_through_a_helper_reads_through_a_word_view() {
+    let src = b"typedef struct { uint d[16]; uint len; } msg_t;\n\
+        void rd(global const uint *w, uint pos, global uint *out) { *out = w[pos]; }\n\
+        void wr(global uint *w, uint pos, uint v) { w[pos] = v; }\n\
+        kernel void k(global msg_t *a, global const uint *idx, global uint *out) {\n\
+        rd(a[idx[0]].d, idx[1], out); wr(a[idx[2]].d, idx[3], 7); }\n";
+    let args = clspv_args("", &target()).unwrap();
+    let out = compile(&[src], &args).unwrap();
+    spirv_val(&out.spirv);
+    let aliased = super::spirv::instructions(&out.spirv)
+        .filter(|(_, i)| i[0] & 0xffff == 71 && i.get(2) == Some(&20))
+        .count();
+    assert_eq!(aliased, 2, "the buffer and its word view are Aliased");
+    // Nothing to repair: left as clspv wrote it.
+    let plain = clspv_args("-DX=1", &target()).unwrap();
+    let k = compile(&[KERNEL], &plain).unwrap();
+    assert!(super::member_index::repair(&k.spirv).is_none());
+}
