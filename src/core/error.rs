@@ -114,3 +114,16 @@ pub fn check(cond: bool, code: cl_int) -> CLResult<()> {
         Err(ClError(code))
     }
 }
+
+impl From<crate::vk::Error> for ClError {
+    /// The Vulkan layer's failures as the CL errors DESIGN.md assigns them, where the entry
+    /// point does not say otherwise.
+    fn from(e: crate::vk::Error) -> ClError {
+        use crate::vk::Error;
+        ClError(match e {
+            Error::HostMemory => CL_OUT_OF_HOST_MEMORY,
+            Error::DeviceMemory => CL_MEM_OBJECT_ALLOCATION_FAILURE,
+            Error::DeviceLost | Error::Other(_) => CL_OUT_OF_RESOURCES,
+        })
+    }
+}

@@ -14,6 +14,7 @@ use crate::cl::*;
 use crate::vk::device::{Device as VkDevice, Timeline};
 use crate::vk::staging::StagingPool;
 use crate::vk::submit::{Pools, Recorder, Retired};
+use crate::vk::Error as VkError;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
 use std::collections::VecDeque;
@@ -417,8 +418,7 @@ impl Queue {
                 }
                 Ok(false) => {}
                 Err(e) => {
-                    wait_failed(&self.context, e);
-                    return Ok(Some(e));
+                    return Ok(Some(wait_failed(&self.context, e)));
                 }
             }
         }
@@ -507,9 +507,11 @@ impl Queue {
 
     fn submit_batch(&self, state: &mut State, batch: Batch, value: u64) -> CLResult<()> {
         let result = batch.rec.submit(&self.timeline, value);
+        // clFlush (and every call that submits) may fail only with these two.
         let (retired, failed) = match result {
             Ok(r) => (Some(r), None),
-            Err(e) => (None, Some(e)),
+            Err(VkError::HostMemory) => (None, Some(ClError(CL_OUT_OF_HOST_MEMORY))),
+            Err(_) => (None, Some(ClError(CL_OUT_OF_RESOURCES))),
         };
         state.submitted = value;
         let now = super::event::host_ns();
@@ -694,12 +696,13 @@ fn record_times(
     times[4] = times[3].max(now);
 }
 
-/// A wait for the GPU failed: the device is lost (the commands concerned fail with `e`).
-fn wait_failed(context: &Context, e: ClError) {
+/// A wait for the GPU failed: the device is lost. Returns the error of the commands concerned.
+fn wait_failed(context: &Context, e: VkError) -> ClError {
     log::error!(target: "queue", "waiting for a batch failed ({e}): device lost?");
     context.report(&format!(
         "waiting for the device failed ({e}): the device may be lost"
     ));
+    ClError(CL_OUT_OF_RESOURCES)
 }
 
 /// At process exit: the batches left may still be running, so nothing of them is destroyed.
@@ -815,10 +818,10 @@ fn complete_batches(
                 Ok(true) => break,
                 Ok(false) => continue,
                 Err(e) => {
-                    if let Some(context) = context.upgrade() {
-                        wait_failed(&context, e);
-                    }
-                    failed = Some(e);
+                    failed = Some(match context.upgrade() {
+                        Some(context) => wait_failed(&context, e),
+                        None => ClError(CL_OUT_OF_RESOURCES),
+                    });
                     break;
                 }
             }

@@ -3,7 +3,7 @@
 use super::instance::Instance;
 use super::probe::Caps;
 use super::vk;
-use crate::core::{CLResult, ClError};
+use super::{Error, Result};
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +39,7 @@ struct SaveState {
 }
 
 impl Device {
-    pub fn new(instance: Arc<Instance>, caps: Arc<Caps>) -> CLResult<Arc<Device>> {
+    pub fn new(instance: Arc<Instance>, caps: Arc<Caps>) -> Result<Arc<Device>> {
         let fs = &caps.features;
         let b = |x: bool| x as vk::Bool32;
         let features = vk::PhysicalDeviceFeatures {
@@ -108,7 +108,7 @@ impl Device {
             log::error!(target: "vk", "allocator: {e}");
             // SAFETY: nothing was created from the device yet.
             unsafe { raw.destroy_device(None) };
-            ClError(crate::cl::CL_OUT_OF_RESOURCES)
+            Error::Other(vk::Result::ERROR_INITIALIZATION_FAILED)
         })?;
         let pipeline_cache_key = crate::cache::key(&[
             b"vk-pipeline-cache-1",
@@ -231,7 +231,7 @@ impl Device {
     /// went away crashed it now and then (a use-after-free in vk_sync_timeline_point_release,
     /// caught with a debug build of lavapipe; docs/LAVAPIPE.md). Vulkan allows the destruction;
     /// reuse also spares creating one per queue.
-    pub fn timeline(self: &Arc<Self>) -> CLResult<(Timeline, u64)> {
+    pub fn timeline(self: &Arc<Self>) -> Result<(Timeline, u64)> {
         let reused = self.timelines.lock().pop();
         let raw = match reused {
             Some(raw) => raw,
@@ -269,7 +269,7 @@ pub struct Timeline {
 
 impl Timeline {
     /// Waits until the timeline reaches `value`, or `timeout_ns` passes (Ok(false)).
-    pub fn wait(&self, value: u64, timeout_ns: u64) -> CLResult<bool> {
+    pub fn wait(&self, value: u64, timeout_ns: u64) -> Result<bool> {
         let sems = [self.raw];
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default()
@@ -283,14 +283,14 @@ impl Timeline {
         }
     }
 
-    pub fn value(&self) -> CLResult<u64> {
+    pub fn value(&self) -> Result<u64> {
         // SAFETY: valid semaphore of this device.
         Ok(unsafe { self.device.raw.get_semaphore_counter_value(self.raw) }?)
     }
 
     /// Signals `value` from the host. The caller makes sure that it is greater than every value
     /// signalled so far and that no pending submission signals it.
-    pub fn signal(&self, value: u64) -> CLResult<()> {
+    pub fn signal(&self, value: u64) -> Result<()> {
         let info = vk::SemaphoreSignalInfo::default()
             .semaphore(self.raw)
             .value(value);

@@ -6,8 +6,8 @@
 use super::device::Device;
 use super::submit::Recorder;
 use super::vk;
+use super::{Error, Result};
 use crate::cl::*;
-use crate::core::{CLResult, ClError};
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 use std::sync::Arc;
@@ -91,7 +91,7 @@ pub struct Image {
 impl Image {
     /// A new image, in the GENERAL layout, holding `data` (tightly packed texels of the whole
     /// image) or zeros; waits for the GPU (there is no queue at creation).
-    pub fn new(device: &Arc<Device>, shape: ImageShape, data: Option<&[u8]>) -> CLResult<Image> {
+    pub fn new(device: &Arc<Device>, shape: ImageShape, data: Option<&[u8]>) -> Result<Image> {
         let (ty, _, _) = shape.shape_types();
         let [w, h, d] = shape.extent;
         let (format, flags) = creation_format(shape.format);
@@ -126,7 +126,9 @@ impl Image {
         let requirements = unsafe { device.raw.get_image_memory_requirements(raw) };
         let alloc = {
             let mut guard = device.allocator.lock();
-            let allocator = guard.as_mut().ok_or(ClError(CL_OUT_OF_RESOURCES))?;
+            let allocator = guard
+                .as_mut()
+                .ok_or(Error::Other(vk::Result::ERROR_INITIALIZATION_FAILED))?;
             allocator.allocate(&AllocationCreateDesc {
                 name: "image",
                 requirements,
@@ -155,7 +157,7 @@ impl Image {
         format: vk::Format,
         swizzle: [vk::ComponentSwizzle; 4],
         storage: bool,
-    ) -> CLResult<Image> {
+    ) -> Result<Image> {
         let shape = ImageShape {
             format,
             swizzle,
@@ -177,7 +179,7 @@ impl Image {
 
     /// The sampled view (with the format's swizzle) and, where kernels may write, the storage
     /// view.
-    fn make_views(&mut self) -> CLResult<()> {
+    fn make_views(&mut self) -> Result<()> {
         let (_, view_type, _) = self.shape.shape_types();
         let view = |swizzle: [vk::ComponentSwizzle; 4], storage: bool| {
             // Each view declares only its own use: a sampled sRGB view of an image with the
@@ -212,7 +214,7 @@ impl Image {
 
     /// Moves the image to the GENERAL layout, with `data` in it if given (else its contents
     /// are undefined, as the spec allows), and waits.
-    fn initialize(&self, data: Option<&[u8]>) -> CLResult<()> {
+    fn initialize(&self, data: Option<&[u8]>) -> Result<()> {
         let device = &self.device;
         let stage = match data {
             Some(data) => {
@@ -327,7 +329,7 @@ impl TexelView {
         offset: u64,
         format: vk::Format,
         range: u64,
-    ) -> CLResult<TexelView> {
+    ) -> Result<TexelView> {
         let info = vk::BufferViewCreateInfo::default()
             .buffer(buffer.raw)
             .format(format)
@@ -448,7 +450,7 @@ impl Recorder {
 impl Device {
     /// The sampler of an OpenCL sampler bitmask (CLK_NORMALIZED_COORDS_*, CLK_ADDRESS_*,
     /// CLK_FILTER_*: the literal samplers' encoding), created once per device.
-    pub fn sampler(&self, mask: u32) -> CLResult<vk::Sampler> {
+    pub fn sampler(&self, mask: u32) -> Result<vk::Sampler> {
         let mut samplers = self.samplers.lock();
         if let Some(&s) = samplers.get(&mask) {
             return Ok(s);

@@ -3,7 +3,7 @@
 
 use super::device::Device;
 use super::vk;
-use crate::core::{CLResult, ClError};
+use super::{Error, Result};
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 use std::ptr::NonNull;
@@ -66,7 +66,7 @@ pub fn padded(size: u64) -> u64 {
     size.max(16).next_multiple_of(16)
 }
 
-fn create_raw(device: &Device, size: u64, external: bool) -> CLResult<vk::Buffer> {
+fn create_raw(device: &Device, size: u64, external: bool) -> Result<vk::Buffer> {
     let mut ext = vk::ExternalMemoryBufferCreateInfo::default()
         .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
     let mut info = vk::BufferCreateInfo::default()
@@ -86,7 +86,7 @@ impl Buffer {
         size: u64,
         placement: Placement,
         name: &str,
-    ) -> CLResult<Buffer> {
+    ) -> Result<Buffer> {
         let raw = create_raw(device, padded(size), false)?;
         // SAFETY: raw was just created on this device.
         let requirements = unsafe { device.raw.get_buffer_memory_requirements(raw) };
@@ -99,7 +99,7 @@ impl Buffer {
             let mut guard = device.allocator.lock();
             let allocator = guard
                 .as_mut()
-                .ok_or(ClError(crate::cl::CL_OUT_OF_RESOURCES))?;
+                .ok_or(Error::Other(vk::Result::ERROR_INITIALIZATION_FAILED))?;
             allocator.allocate(&AllocationCreateDesc {
                 name,
                 requirements,
@@ -166,7 +166,7 @@ impl Buffer {
             Placement::Upload | Placement::Readback => {
                 if mapped.is_none() {
                     log::error!(target: "memory", "{name}: host-visible memory came back unmapped");
-                    return Err(ClError(crate::cl::CL_MEM_OBJECT_ALLOCATION_FAILURE));
+                    return Err(Error::DeviceMemory);
                 }
                 buffer.host = mapped;
             }

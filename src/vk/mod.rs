@@ -12,30 +12,52 @@ pub mod submit;
 
 pub use ash::vk;
 
-use crate::cl::*;
-use crate::core::ClError;
+/// What can go wrong in the Vulkan layer. Callers in core map it to the CL error of the entry
+/// point concerned (`From` gives the default mapping, core/error.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// Host memory ran out.
+    HostMemory,
+    /// Device memory (or another device object) ran out.
+    DeviceMemory,
+    /// The device is lost: nothing submitted will complete.
+    DeviceLost,
+    /// Any other failure of the driver (or of vkcl's use of it).
+    Other(vk::Result),
+}
 
-impl From<vk::Result> for ClError {
-    /// Vulkan failures as the CL errors DESIGN.md assigns them.
-    fn from(r: vk::Result) -> ClError {
-        match r {
-            vk::Result::ERROR_OUT_OF_HOST_MEMORY => ClError(CL_OUT_OF_HOST_MEMORY),
-            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_TOO_MANY_OBJECTS => {
-                ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-            }
-            _ => ClError(CL_OUT_OF_RESOURCES),
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::HostMemory => f.write_str("out of host memory"),
+            Error::DeviceMemory => f.write_str("out of device memory"),
+            Error::DeviceLost => f.write_str("device lost"),
+            Error::Other(r) => write!(f, "{r}"),
         }
     }
 }
 
-impl From<gpu_allocator::AllocationError> for ClError {
-    fn from(e: gpu_allocator::AllocationError) -> ClError {
+impl From<vk::Result> for Error {
+    fn from(r: vk::Result) -> Error {
+        match r {
+            vk::Result::ERROR_OUT_OF_HOST_MEMORY => Error::HostMemory,
+            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_TOO_MANY_OBJECTS => {
+                Error::DeviceMemory
+            }
+            vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost,
+            r => Error::Other(r),
+        }
+    }
+}
+
+impl From<gpu_allocator::AllocationError> for Error {
+    fn from(e: gpu_allocator::AllocationError) -> Error {
         log::warn!(target: "memory", "allocation failed: {e}");
         match e {
-            gpu_allocator::AllocationError::OutOfMemory => {
-                ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-            }
-            _ => ClError(CL_OUT_OF_RESOURCES),
+            gpu_allocator::AllocationError::OutOfMemory => Error::DeviceMemory,
+            _ => Error::Other(vk::Result::ERROR_UNKNOWN),
         }
     }
 }

@@ -3,7 +3,7 @@
 use super::device::Device;
 use super::submit::SetCache;
 use super::vk;
-use crate::core::CLResult;
+use super::Result;
 use std::ffi::CString;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ pub struct ShaderModule {
 }
 
 impl ShaderModule {
-    pub fn new(device: &Arc<Device>, spirv: &[u32]) -> CLResult<ShaderModule> {
+    pub fn new(device: &Arc<Device>, spirv: &[u32]) -> Result<ShaderModule> {
         let info = vk::ShaderModuleCreateInfo::default().code(spirv);
         // SAFETY: valid device; the code is clspv output (validated SPIR-V).
         let raw = unsafe { device.raw.create_shader_module(&info, None) }?;
@@ -50,7 +50,7 @@ impl KernelLayout {
         device: &Arc<Device>,
         sets: Vec<SetBindings>,
         push_constant_size: u32,
-    ) -> CLResult<KernelLayout> {
+    ) -> Result<KernelLayout> {
         let mut layout = KernelLayout {
             device: device.clone(),
             sets: vec![],
@@ -96,7 +96,7 @@ impl KernelLayout {
         module: &ShaderModule,
         entry: &str,
         spec: &[(u32, u32)],
-    ) -> CLResult<Pipeline> {
+    ) -> Result<Pipeline> {
         let entries: Vec<_> = spec
             .iter()
             .enumerate()

@@ -7,7 +7,7 @@
 
 use super::device::Device;
 use super::memory::{Buffer, Placement};
-use crate::core::CLResult;
+use super::Result;
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -93,9 +93,9 @@ impl StagingPool {
         placement: Placement,
         size: usize,
         flush: Option<&dyn Fn()>,
-    ) -> CLResult<Lease> {
+    ) -> Result<Lease> {
         let inner = &self.inner;
-        let own = |size: u64| -> CLResult<Lease> {
+        let own = |size: u64| -> Result<Lease> {
             Ok(Lease {
                 buffer: Some(Buffer::new(&inner.device, size, placement, "staging")?),
                 home: None,

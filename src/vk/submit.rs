@@ -8,7 +8,7 @@ use super::memory::{Buffer, Placement};
 use super::pipeline::{KernelLayout, Pipeline};
 use super::staging::CHUNK;
 use super::vk;
-use crate::core::CLResult;
+use super::Result;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -133,7 +133,7 @@ impl Pools {
     }
 
     /// A command pool with its one command buffer, both reset.
-    fn command_buffer(&self) -> CLResult<(vk::CommandPool, vk::CommandBuffer)> {
+    fn command_buffer(&self) -> Result<(vk::CommandPool, vk::CommandBuffer)> {
         let d = &self.device.raw;
         let settled = {
             let mut free = self.free.lock();
@@ -173,7 +173,7 @@ impl Pools {
     }
 
     /// A timestamp query pool of `count` queries (reset by the recorder on the GPU).
-    fn query_pool(&self, count: u32) -> CLResult<(vk::QueryPool, u32)> {
+    fn query_pool(&self, count: u32) -> Result<(vk::QueryPool, u32)> {
         let mut free = self.free.lock();
         if let Some(i) = free.queries.iter().position(|q| q.1 == count) {
             return Ok(free.queries.swap_remove(i));
@@ -303,7 +303,7 @@ impl SetCache {
     }
 
     /// A set of set `index` (layout `layout`), its descriptors to be written.
-    fn take(&self, index: usize, layout: vk::DescriptorSetLayout) -> CLResult<TakenSet> {
+    fn take(&self, index: usize, layout: vk::DescriptorSetLayout) -> Result<TakenSet> {
         let mut state = self.state.lock();
         if let Some(set) = state.free[index].pop() {
             return Ok(set);
@@ -366,7 +366,7 @@ pub struct CopyRegion {
 impl Recorder {
     /// A recorder taking its objects from `pools`; with `profiled_commands > 0`, room for that
     /// many commands' timestamps.
-    pub fn new(pools: &Arc<Pools>, profiled_commands: u32) -> CLResult<Recorder> {
+    pub fn new(pools: &Arc<Pools>, profiled_commands: u32) -> Result<Recorder> {
         let (pool, cmd) = pools.command_buffer()?;
         let mut rec = Recorder {
             device: pools.device.clone(),
@@ -395,7 +395,7 @@ impl Recorder {
     }
 
     /// A recorder of its own, for work outside any queue (initial contents at creation).
-    pub fn one_off(device: &Arc<Device>) -> CLResult<Recorder> {
+    pub fn one_off(device: &Arc<Device>) -> Result<Recorder> {
         Recorder::new(&Pools::new(device), 0)
     }
 
@@ -535,7 +535,7 @@ impl Recorder {
         bindings: &[Vec<(u32, Binding)>],
         push: &[u8],
         groups: [u32; 3],
-    ) -> CLResult<()> {
+    ) -> Result<()> {
         let same_layout = self.bound.layout == layout.pipeline_layout;
         let rebind = !same_layout || self.bound.bindings.as_slice() != bindings;
         let mut sets = Vec::with_capacity(layout.set_layouts.len());
@@ -665,7 +665,7 @@ impl Recorder {
 
     /// Ends the command buffer and submits it; `timeline` reaches `value` when it completes.
     /// The returned Retired must live until then.
-    pub fn submit(mut self, timeline: &Timeline, value: u64) -> CLResult<Retired> {
+    pub fn submit(mut self, timeline: &Timeline, value: u64) -> Result<Retired> {
         // Make every write visible to the host reads that follow completion.
         self.memory_barrier(vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ);
         // SAFETY: cmd is recording.
@@ -709,7 +709,7 @@ impl Recorder {
 
     /// Submits the commands and waits until they have completed: work outside any queue
     /// (initial contents at creation), on a timeline of the device's.
-    pub fn submit_and_wait(self) -> CLResult<()> {
+    pub fn submit_and_wait(self) -> Result<()> {
         let device = self.device.clone();
         let (timeline, base) = device.timeline()?;
         let result = self.submit(&timeline, base + 1).and_then(|retired| {
@@ -786,7 +786,7 @@ impl Drop for Retired {
 /// Copies `data` into `dst` at `offset` through a staging buffer and waits for the GPU: the
 /// initial contents of a device-local buffer, at creation, where no queue exists yet. The
 /// staging buffer holds at most one chunk and is reused chunk by chunk.
-pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) -> CLResult<()> {
+pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
     let chunk = CHUNK.min(data.len());
     let stage = Buffer::new(device, chunk as u64, Placement::Upload, "initial data")?;
     let pools = Pools::new(device);
