@@ -13,9 +13,8 @@ use crate::compiler;
 use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
 use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
-use crate::vk::pipeline::{KernelLayout, Pipeline, SetBindings, ShaderModule};
-use crate::vk::submit::{Binding, BufferBinding};
-use crate::vk::vk;
+use crate::vk::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings, ShaderModule};
+use crate::vk::submit::{Binding, BufferBinding, WHOLE_SIZE};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
@@ -107,27 +106,23 @@ impl Drop for Kernel {
     }
 }
 
-fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, vk::DescriptorType)>> {
+fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, Descriptor)>> {
     Ok(match *kind {
         ArgKind::StorageBuffer { set, binding }
         | ArgKind::PodStorageBuffer { set, binding, .. } => {
-            Some((set, binding, vk::DescriptorType::STORAGE_BUFFER))
+            Some((set, binding, Descriptor::StorageBuffer))
         }
         ArgKind::UniformBuffer { set, binding } | ArgKind::PodUniform { set, binding, .. } => {
-            Some((set, binding, vk::DescriptorType::UNIFORM_BUFFER))
+            Some((set, binding, Descriptor::UniformBuffer))
         }
-        ArgKind::SampledImage { set, binding } => {
-            Some((set, binding, vk::DescriptorType::SAMPLED_IMAGE))
-        }
-        ArgKind::StorageImage { set, binding } => {
-            Some((set, binding, vk::DescriptorType::STORAGE_IMAGE))
-        }
-        ArgKind::Sampler { set, binding } => Some((set, binding, vk::DescriptorType::SAMPLER)),
+        ArgKind::SampledImage { set, binding } => Some((set, binding, Descriptor::SampledImage)),
+        ArgKind::StorageImage { set, binding } => Some((set, binding, Descriptor::StorageImage)),
+        ArgKind::Sampler { set, binding } => Some((set, binding, Descriptor::Sampler)),
         ArgKind::UniformTexelBuffer { set, binding } => {
-            Some((set, binding, vk::DescriptorType::UNIFORM_TEXEL_BUFFER))
+            Some((set, binding, Descriptor::UniformTexelBuffer))
         }
         ArgKind::StorageTexelBuffer { set, binding } => {
-            Some((set, binding, vk::DescriptorType::STORAGE_TEXEL_BUFFER))
+            Some((set, binding, Descriptor::StorageTexelBuffer))
         }
         ArgKind::Unused | ArgKind::Local { .. } | ArgKind::PodPushConstant { .. } => None,
         _ => {
@@ -145,7 +140,7 @@ impl KernelDevice {
     ) -> CLResult<KernelDevice> {
         let vkd = device.vk()?;
         let r = &exe.reflection;
-        let mut sets: BTreeMap<u32, BTreeMap<u32, vk::DescriptorType>> = BTreeMap::new();
+        let mut sets: BTreeMap<u32, BTreeMap<u32, Descriptor>> = BTreeMap::new();
         for arg in &refl.args {
             if let Some((set, binding, ty)) = descriptor_type(&arg.kind)? {
                 sets.entry(set).or_default().insert(binding, ty);
@@ -153,21 +148,21 @@ impl KernelDevice {
         }
         if let Some(c) = &r.constant_data {
             let ty = if c.is_uniform {
-                vk::DescriptorType::UNIFORM_BUFFER
+                Descriptor::UniformBuffer
             } else {
-                vk::DescriptorType::STORAGE_BUFFER
+                Descriptor::StorageBuffer
             };
             sets.entry(c.set).or_default().insert(c.binding, ty);
         }
         if let Some((set, binding, _)) = r.printf.as_ref().and_then(|p| p.buffer) {
             sets.entry(set)
                 .or_default()
-                .insert(binding, vk::DescriptorType::STORAGE_BUFFER);
+                .insert(binding, Descriptor::StorageBuffer);
         }
         for s in &r.literal_samplers {
             sets.entry(s.set)
                 .or_default()
-                .insert(s.binding, vk::DescriptorType::SAMPLER);
+                .insert(s.binding, Descriptor::Sampler);
         }
         let count = sets.keys().next_back().map_or(0, |&s| s + 1);
         let layout_sets: Vec<SetBindings> = (0..count)
@@ -523,7 +518,7 @@ pub fn enqueue_as(
                         ty,
                         buffer: kd.scratch.raw,
                         offset: 0,
-                        range: vk::WHOLE_SIZE,
+                        range: WHOLE_SIZE,
                     },
                 };
                 bindings.entry(*set).or_default().push((*binding, b.into()));
@@ -569,10 +564,10 @@ pub fn enqueue_as(
                     backed.push((m.clone(), image.clone(), writes));
                 }
                 let b = if let ArgKind::SampledImage { .. } = arg.kind {
-                    Binding::Image(vk::DescriptorType::SAMPLED_IMAGE, image.sampled)
+                    Binding::Image(Descriptor::SampledImage, image.sampled)
                 } else {
                     let view = image.storage.ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
-                    Binding::Image(vk::DescriptorType::STORAGE_IMAGE, view)
+                    Binding::Image(Descriptor::StorageImage, view)
                 };
                 keep.push(m.clone());
                 bindings.entry(*set).or_default().push((*binding, b));
@@ -656,9 +651,9 @@ pub fn enqueue_as(
         // SAFETY: the buffer is new; no GPU work uses it yet.
         unsafe { b.write(0, &data) };
         let ty = if uniform {
-            vk::DescriptorType::UNIFORM_BUFFER
+            Descriptor::UniformBuffer
         } else {
-            vk::DescriptorType::STORAGE_BUFFER
+            Descriptor::StorageBuffer
         };
         bindings.entry(set).or_default().push((
             binding,
@@ -674,9 +669,9 @@ pub fn enqueue_as(
     }
     if let (Some(c), Some(buf)) = (&r.constant_data, &kd.constant_data) {
         let ty = if c.is_uniform {
-            vk::DescriptorType::UNIFORM_BUFFER
+            Descriptor::UniformBuffer
         } else {
-            vk::DescriptorType::STORAGE_BUFFER
+            Descriptor::StorageBuffer
         };
         bindings.entry(c.set).or_default().push((
             c.binding,
@@ -684,7 +679,7 @@ pub fn enqueue_as(
                 ty,
                 buffer: buf.raw,
                 offset: 0,
-                range: vk::WHOLE_SIZE,
+                range: WHOLE_SIZE,
             }
             .into(),
         ));
@@ -723,10 +718,10 @@ pub fn enqueue_as(
             }));
         }
         let b = BufferBinding {
-            ty: vk::DescriptorType::STORAGE_BUFFER,
+            ty: Descriptor::StorageBuffer,
             buffer,
             offset: 0,
-            range: vk::WHOLE_SIZE,
+            range: WHOLE_SIZE,
         };
         bindings.entry(set).or_default().push((binding, b.into()));
     }

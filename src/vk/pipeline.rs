@@ -31,8 +31,35 @@ impl Drop for ShaderModule {
     }
 }
 
-/// The descriptor types of one set, by binding.
-pub type SetBindings = Vec<(u32, vk::DescriptorType)>;
+/// The kind of a kernel's descriptor (what clspv's reflection says an argument is bound as).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Descriptor {
+    StorageBuffer,
+    UniformBuffer,
+    SampledImage,
+    StorageImage,
+    Sampler,
+    UniformTexelBuffer,
+    StorageTexelBuffer,
+}
+
+impl Descriptor {
+    pub(crate) fn vk(self) -> vk::DescriptorType {
+        use vk::DescriptorType as T;
+        match self {
+            Descriptor::StorageBuffer => T::STORAGE_BUFFER,
+            Descriptor::UniformBuffer => T::UNIFORM_BUFFER,
+            Descriptor::SampledImage => T::SAMPLED_IMAGE,
+            Descriptor::StorageImage => T::STORAGE_IMAGE,
+            Descriptor::Sampler => T::SAMPLER,
+            Descriptor::UniformTexelBuffer => T::UNIFORM_TEXEL_BUFFER,
+            Descriptor::StorageTexelBuffer => T::STORAGE_TEXEL_BUFFER,
+        }
+    }
+}
+
+/// The descriptor kinds of one set, by binding.
+pub type SetBindings = Vec<(u32, Descriptor)>;
 
 /// Descriptor-set layouts (sets 0..n, empty where unused) and the pipeline layout of a kernel.
 pub struct KernelLayout {
@@ -65,7 +92,7 @@ impl KernelLayout {
                 .map(|&(binding, ty)| {
                     vk::DescriptorSetLayoutBinding::default()
                         .binding(binding)
-                        .descriptor_type(ty)
+                        .descriptor_type(ty.vk())
                         .descriptor_count(1)
                         .stage_flags(vk::ShaderStageFlags::COMPUTE)
                 })

@@ -5,17 +5,20 @@
 
 use super::device::{Device, Timeline};
 use super::memory::{Buffer, Placement};
-use super::pipeline::{KernelLayout, Pipeline};
+use super::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings};
 use super::staging::CHUNK;
 use super::vk;
 use super::Result;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
+/// A buffer binding's range reaching to the end of the buffer.
+pub const WHOLE_SIZE: u64 = vk::WHOLE_SIZE;
+
 /// A buffer range bound to a descriptor.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BufferBinding {
-    pub ty: vk::DescriptorType,
+    pub ty: Descriptor,
     pub buffer: vk::Buffer,
     pub offset: u64,
     pub range: u64,
@@ -26,10 +29,10 @@ pub struct BufferBinding {
 pub enum Binding {
     Buffer(BufferBinding),
     /// An image view bound as `ty` (sampled or storage image), in the GENERAL layout.
-    Image(vk::DescriptorType, vk::ImageView),
+    Image(Descriptor, vk::ImageView),
     Sampler(vk::Sampler),
     /// A texel-buffer view bound as `ty` (uniform or storage texel buffer).
-    Texels(vk::DescriptorType, vk::BufferView),
+    Texels(Descriptor, vk::BufferView),
 }
 
 impl From<BufferBinding> for Binding {
@@ -39,11 +42,11 @@ impl From<BufferBinding> for Binding {
 }
 
 impl Binding {
-    fn ty(&self) -> vk::DescriptorType {
+    fn ty(&self) -> Descriptor {
         match *self {
             Binding::Buffer(b) => b.ty,
             Binding::Image(ty, _) | Binding::Texels(ty, _) => ty,
-            Binding::Sampler(_) => vk::DescriptorType::SAMPLER,
+            Binding::Sampler(_) => Descriptor::Sampler,
         }
     }
 }
@@ -267,12 +270,13 @@ struct TakenSet(vk::DescriptorSet);
 
 impl SetCache {
     /// A cache for sets with these descriptor types, by set and binding.
-    pub fn new(device: &Arc<Device>, sets: &[Vec<(u32, vk::DescriptorType)>]) -> Arc<SetCache> {
+    pub fn new(device: &Arc<Device>, sets: &[SetBindings]) -> Arc<SetCache> {
         let sizes = sets
             .iter()
             .map(|bindings| {
                 let mut sizes: Vec<vk::DescriptorPoolSize> = vec![];
                 for &(_, ty) in bindings {
+                    let ty = ty.vk();
                     match sizes.iter_mut().find(|s| s.ty == ty) {
                         Some(s) => s.descriptor_count += SETS_PER_POOL,
                         None => sizes.push(vk::DescriptorPoolSize {
@@ -586,7 +590,7 @@ impl Recorder {
                     let w = vk::WriteDescriptorSet::default()
                         .dst_set(set)
                         .dst_binding(*binding)
-                        .descriptor_type(b.ty());
+                        .descriptor_type(b.ty().vk());
                     match b {
                         Binding::Buffer(_) => w.buffer_info(&buffers[j]),
                         Binding::Image(..) | Binding::Sampler(_) => w.image_info(&images[j]),
