@@ -147,11 +147,7 @@ impl KernelDevice {
             }
         }
         if let Some(c) = &r.constant_data {
-            let ty = if c.is_uniform {
-                Descriptor::UniformBuffer
-            } else {
-                Descriptor::StorageBuffer
-            };
+            let ty = buffer_descriptor(c.is_uniform);
             sets.entry(c.set).or_default().insert(c.binding, ty);
         }
         if let Some((set, binding, _)) = r.printf.as_ref().and_then(|p| p.buffer) {
@@ -362,7 +358,9 @@ pub fn enqueue(
 }
 
 /// A launch of `kernel` with `args`, reported as `command_type` (internal kernels implement
-/// other commands).
+/// other commands). Built in steps: the shape (work-group size and count, checked), the
+/// arguments (descriptors, push constants, `__local` sizes), the buffers of vkcl's own
+/// (by-value arguments, module constants, printf), the regions, then the recording.
 pub fn enqueue_as(
     queue: &Arc<Queue>,
     kernel: &Arc<Kernel>,
@@ -372,10 +370,55 @@ pub fn enqueue_as(
     command_type: cl_command_type,
 ) -> CLResult<Arc<Event>> {
     let kd = kernel.on(&queue.device)?;
+    let Some((local, groups)) = launch_shape(kernel, &kd, nd, &queue.device)? else {
+        return queue.enqueue_marker(command_type, wait, vec![]);
+    };
+    let mut launch = Launch::new(&kd, nd, local, groups);
+    launch.bind_arguments(queue, kernel, &kd, &args)?;
+    launch.bind_image_metadata(&kernel.reflection, &args)?;
+    launch.bind_own_buffers(queue, kernel, &kd)?;
+    let dispatches = launch.dispatches(kernel, &kd, nd)?;
+    let Launch {
+        mut bindings,
+        keep,
+        backed,
+        host,
+        ..
+    } = launch;
+    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_layouts.len() as u32)
+        .map(|s| bindings.remove(&s).unwrap_or_default())
+        .collect();
+    if log::log_enabled!(target: "launch", log::Level::Trace) {
+        for (set, b) in set_bindings.iter().enumerate() {
+            for (binding, b) in b {
+                log::trace!(target: "launch", "  set {set} binding {binding}: {b:?}");
+            }
+        }
+    }
+    queue.enqueue(command_type, wait, |rec| {
+        for (m, image, _) in &backed {
+            super::image::sync_in(rec, m, image);
+        }
+        for (pipeline, push, groups) in &dispatches {
+            rec.dispatch(&kd.layout, pipeline, &set_bindings, push, *groups)?;
+        }
+        for (m, image, _) in backed.iter().filter(|b| b.2) {
+            super::image::sync_out(rec, m, image);
+        }
+        Ok(Recorded { host, keep })
+    })
+}
+
+/// The work-group size and count of a launch, checked against the kernel and the device;
+/// None for a launch without work-items.
+fn launch_shape(
+    kernel: &Kernel,
+    kd: &KernelDevice,
+    nd: &NdRange,
+    device: &Device,
+) -> CLResult<Option<([usize; 3], [usize; 3])>> {
     let refl = &kernel.reflection;
     let dims = nd.work_dim as usize;
-    let device = &queue.device;
-
     let local = match (nd.local, refl.reqd_work_group_size) {
         (Some(l), Some(r)) => {
             check(
@@ -408,7 +451,7 @@ pub fn enqueue_as(
     )?;
 
     if nd.global[..dims].contains(&0) {
-        return queue.enqueue_marker(command_type, wait, vec![]);
+        return Ok(None);
     }
     let groups: [usize; 3] = std::array::from_fn(|d| {
         if d < dims {
@@ -435,47 +478,372 @@ pub fn enqueue_as(
         return Err(ClError(CL_OUT_OF_RESOURCES));
     }
 
-    let r = &kd.exe.reflection;
-    // The specialisation of a region with work-groups of `size` (plus the `__local` argument
-    // sizes, `local_spec`, filled below).
-    let mut local_spec = vec![];
-    let spec = |size: [usize; 3], local_spec: &[(u32, u32)]| {
-        let mut spec = local_spec.to_vec();
-        if let Some(ids) = r.spec_constants.workgroup_size {
-            spec.extend((0..3).map(|d| (ids[d], size[d] as u32)));
-        }
-        if let Some(id) = r.spec_constants.work_dim {
-            spec.push((id, nd.work_dim));
-        }
-        if let Some(ids) = r.spec_constants.global_offset {
-            spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
-        }
-        spec
-    };
+    Ok(Some((local, groups)))
+}
 
-    let mut push = vec![0u8; kd.layout.push_constant_size as usize];
-    let pc = &r.push_constants;
-    let u = |a: [usize; 3]| a.map(|x| x as u32);
-    put(&mut push, pc.global_offset, &u(nd.offset));
-    put(&mut push, pc.region_offset, &u(nd.offset));
-    put(&mut push, pc.enqueued_local_size, &u(local));
-    put(
-        &mut push,
-        pc.global_size,
-        &u(std::array::from_fn(
-            |d| if d < dims { nd.global[d] } else { 1 },
-        )),
-    );
-    put(&mut push, pc.num_workgroups, &u(groups));
+/// Dispatch ready: a pipeline, its push constants and its work-group count.
+type Dispatch = (Arc<Pipeline>, Vec<u8>, [u32; 3]);
 
-    let mut bindings: BTreeMap<u32, Vec<(u32, Binding)>> = BTreeMap::new();
-    let mut pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>> = BTreeMap::new();
-    // __constant arguments (Table 1 of the spec): at most CL_DEVICE_MAX_CONSTANT_ARGS of them,
-    // CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE bytes in all.
+/// What a launch binds, pushes and keeps alive, gathered from its arguments.
+struct Launch {
+    local: [usize; 3],
+    push: Vec<u8>,
+    bindings: BTreeMap<u32, Vec<(u32, Binding)>>,
+    /// The bytes of by-value arguments passed in buffers, by (set, binding, uniform).
+    pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>>,
+    /// The specialisation of `__local` argument sizes.
+    local_spec: Vec<(u32, u32)>,
+    keep: Keep,
+    /// Buffer-backed images among the arguments (refreshed from their buffers before the
+    /// launch, written back after it where the kernel may write them).
+    backed: Vec<(Arc<Mem>, Arc<VkImage>, bool)>,
+    /// The launch's host part (printf output).
+    host: Option<super::queue::HostPart>,
+}
+
+fn u32s(a: [usize; 3]) -> [u32; 3] {
+    a.map(|x| x as u32)
+}
+
+impl Launch {
+    /// The push constants every region shares (the region's own are set in `dispatches`).
+    fn new(kd: &Arc<KernelDevice>, nd: &NdRange, local: [usize; 3], groups: [usize; 3]) -> Launch {
+        let dims = nd.work_dim as usize;
+        let mut push = vec![0u8; kd.layout.push_constant_size as usize];
+        let pc = &kd.exe.reflection.push_constants;
+        put(&mut push, pc.global_offset, &u32s(nd.offset));
+        put(&mut push, pc.region_offset, &u32s(nd.offset));
+        put(&mut push, pc.enqueued_local_size, &u32s(local));
+        let global = std::array::from_fn(|d| if d < dims { nd.global[d] } else { 1 });
+        put(&mut push, pc.global_size, &u32s(global));
+        put(&mut push, pc.num_workgroups, &u32s(groups));
+        Launch {
+            local,
+            push,
+            bindings: BTreeMap::new(),
+            pod_buffers: BTreeMap::new(),
+            local_spec: vec![],
+            keep: vec![kd.clone()],
+            backed: vec![],
+            host: None,
+        }
+    }
+
+    fn bind(&mut self, set: u32, binding: u32, b: impl Into<Binding>) {
+        self.bindings
+            .entry(set)
+            .or_default()
+            .push((binding, b.into()));
+    }
+
+    /// Writes `bytes` at `offset` of the by-value buffer at (set, binding).
+    fn pod(&mut self, at: (u32, u32, bool), offset: usize, size: usize, bytes: &[u8]) {
+        let data = self.pod_buffers.entry(at).or_default();
+        if data.len() < offset + size {
+            data.resize(offset + size, 0);
+        }
+        let n = size.min(bytes.len());
+        data[offset..offset + n].copy_from_slice(&bytes[..n]);
+    }
+
+    /// The arguments: buffers, images, samplers and texel buffers as descriptors, by-value
+    /// arguments as push constants or buffer bytes, `__local` sizes as specialisation.
+    fn bind_arguments(
+        &mut self,
+        queue: &Arc<Queue>,
+        kernel: &Kernel,
+        kd: &KernelDevice,
+        args: &[ArgValue],
+    ) -> CLResult<()> {
+        let refl = &kernel.reflection;
+        check_constant_arguments(refl, args, &queue.device)?;
+        for (ordinal, (arg, value)) in refl.args.iter().zip(args).enumerate() {
+            match (&arg.kind, value) {
+                (
+                    ArgKind::StorageBuffer { set, binding }
+                    | ArgKind::UniformBuffer { set, binding },
+                    ArgValue::Mem(m),
+                ) => {
+                    let ty = descriptor_type(&arg.kind)?
+                        .map(|t| t.2)
+                        .expect("buffer kinds have a descriptor");
+                    let b = match m {
+                        Some(m) => {
+                            let storage = m.storage_on(&queue.vk)?;
+                            self.keep.push(m.clone());
+                            BufferBinding {
+                                ty,
+                                buffer: storage.raw,
+                                offset: m.offset,
+                                // Padded like the allocation, so vector loads at the end work.
+                                range: padded(m.size as u64).min(padded(storage.size) - m.offset),
+                            }
+                        }
+                        None => BufferBinding {
+                            ty,
+                            buffer: kd.scratch.raw,
+                            offset: 0,
+                            range: WHOLE_SIZE,
+                        },
+                    };
+                    self.bind(*set, *binding, b);
+                }
+                (ArgKind::PodPushConstant { offset, size }, ArgValue::Bytes(bytes)) => {
+                    let n = (*size as usize).min(bytes.len());
+                    self.push[*offset as usize..*offset as usize + n].copy_from_slice(&bytes[..n]);
+                }
+                (
+                    ArgKind::PodStorageBuffer {
+                        set,
+                        binding,
+                        offset,
+                        size,
+                    }
+                    | ArgKind::PodUniform {
+                        set,
+                        binding,
+                        offset,
+                        size,
+                    },
+                    ArgValue::Bytes(bytes),
+                ) => {
+                    let uniform = matches!(arg.kind, ArgKind::PodUniform { .. });
+                    let at = (*set, *binding, uniform);
+                    self.pod(at, *offset as usize, *size as usize, bytes);
+                }
+                (ArgKind::Local { spec_id, elem_size }, ArgValue::Local(size)) => {
+                    self.local_spec
+                        .push((*spec_id, (*size as u32).div_ceil((*elem_size).max(1))));
+                }
+                (
+                    ArgKind::SampledImage { set, binding } | ArgKind::StorageImage { set, binding },
+                    ArgValue::Mem(Some(m)),
+                ) => {
+                    let image = super::image::vk_image(m, &queue.vk)?;
+                    if m.image.as_ref().is_some_and(|i| i.backed) {
+                        let writes = matches!(arg.kind, ArgKind::StorageImage { .. });
+                        self.backed.push((m.clone(), image.clone(), writes));
+                    }
+                    let b = if let ArgKind::SampledImage { .. } = arg.kind {
+                        Binding::Image(Descriptor::SampledImage, image.sampled)
+                    } else {
+                        let view = image.storage.ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
+                        Binding::Image(Descriptor::StorageImage, view)
+                    };
+                    self.keep.push(m.clone());
+                    self.bind(*set, *binding, b);
+                }
+                (
+                    ArgKind::UniformTexelBuffer { set, binding }
+                    | ArgKind::StorageTexelBuffer { set, binding },
+                    ArgValue::Mem(Some(m)),
+                ) => {
+                    let Some(Store::Texels(view)) = m.image.as_ref().map(|i| &i.store) else {
+                        return Err(ClError(CL_INVALID_KERNEL_ARGS));
+                    };
+                    m.check_device(&queue.vk)?;
+                    let ty = descriptor_type(&arg.kind)?
+                        .map(|t| t.2)
+                        .expect("texel buffers have a descriptor");
+                    self.keep.push(m.clone());
+                    self.keep.push(view.clone());
+                    self.bind(*set, *binding, Binding::Texels(ty, view.raw));
+                }
+                (ArgKind::Sampler { set, binding }, ArgValue::Sampler(s)) => {
+                    // Where clspv normalizes the coordinates itself (it is told the sampler's mask
+                    // below), the Vulkan sampler is a normalized one.
+                    let normalizes = refl.image_metadata.iter().any(|m| {
+                        m.kind == ImageMetadataKind::NormalizedSamplerMask
+                            && m.ordinal as usize == ordinal
+                    });
+                    let mask = s.mask() | if normalizes { SAMPLER_NORMALIZED } else { 0 };
+                    let sampler = queue.vk.sampler(mask)?;
+                    self.bind(*set, *binding, Binding::Sampler(sampler));
+                }
+                (ArgKind::Unused, _) => {}
+                _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
+            }
+        }
+        Ok(())
+    }
+
+    /// What kernels ask about their images and samplers (get_image_channel_order,
+    /// get_image_channel_data_type, the normalization clspv does for some samplers).
+    fn bind_image_metadata(&mut self, refl: &KernelReflection, args: &[ArgValue]) -> CLResult<()> {
+        for m in &refl.image_metadata {
+            let value = match (m.kind, args.get(m.ordinal as usize)) {
+                (ImageMetadataKind::ChannelOrder, Some(ArgValue::Mem(Some(mem)))) => {
+                    mem.image()?.format.order
+                }
+                (ImageMetadataKind::ChannelDataType, Some(ArgValue::Mem(Some(mem)))) => {
+                    mem.image()?.format.data_type
+                }
+                (ImageMetadataKind::NormalizedSamplerMask, Some(ArgValue::Sampler(s))) => s.mask(),
+                _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
+            };
+            put(&mut self.push, m.push_constant, &[value]);
+            if let Some((set, binding, range)) = m.uniform {
+                self.pod(
+                    (set, binding, true),
+                    range.offset as usize,
+                    4,
+                    &value.to_le_bytes(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The buffers and samplers of vkcl's own: literal samplers, by-value argument buffers,
+    /// module constants, and the printf buffer of a kernel that prints.
+    fn bind_own_buffers(
+        &mut self,
+        queue: &Arc<Queue>,
+        kernel: &Kernel,
+        kd: &KernelDevice,
+    ) -> CLResult<()> {
+        let r = &kd.exe.reflection;
+        let refl = &kernel.reflection;
+        for s in &r.literal_samplers {
+            let sampler = queue.vk.sampler(s.mask)?;
+            self.bind(s.set, s.binding, Binding::Sampler(sampler));
+        }
+        let vkd = &queue.vk;
+        for ((set, binding, uniform), mut data) in std::mem::take(&mut self.pod_buffers) {
+            data.resize(data.len().next_multiple_of(16), 0);
+            let b = Arc::new(Buffer::new(
+                vkd,
+                data.len() as u64,
+                Placement::Upload,
+                "pod args",
+            )?);
+            // SAFETY: the buffer is new; no GPU work uses it yet.
+            unsafe { b.write(0, &data) };
+            let ty = buffer_descriptor(uniform);
+            self.bind(
+                set,
+                binding,
+                BufferBinding {
+                    ty,
+                    buffer: b.raw,
+                    offset: 0,
+                    range: data.len() as u64,
+                },
+            );
+            self.keep.push(b);
+        }
+        if let (Some(c), Some(buf)) = (&r.constant_data, &kd.constant_data) {
+            let ty = buffer_descriptor(c.is_uniform);
+            self.bind(
+                c.set,
+                c.binding,
+                BufferBinding {
+                    ty,
+                    buffer: buf.raw,
+                    offset: 0,
+                    range: WHOLE_SIZE,
+                },
+            );
+        }
+        // A kernel that prints gets a printf buffer of its own for this launch, decoded and
+        // written to stdout when the launch completes (in the queue's order).
+        if let Some((set, binding, size)) = r.printf.as_ref().and_then(|p| p.buffer) {
+            let mut buffer = kd.scratch.raw;
+            if refl.may_use_printf {
+                let b = Arc::new(Buffer::new(
+                    &queue.vk,
+                    size.max(8) as u64,
+                    Placement::Readback,
+                    "printf",
+                )?);
+                // SAFETY: the buffer is new; no GPU work uses it yet.
+                unsafe { b.write(0, &[0; 4]) };
+                buffer = b.raw;
+                // The formats are read from the executable when the launch completes.
+                let exe = kd.exe.clone();
+                self.host = Some(Box::new(move || {
+                    let formats = exe
+                        .reflection
+                        .printf
+                        .as_ref()
+                        .map_or(&[][..], |p| &p.formats);
+                    let mut bytes = vec![0u8; size as usize];
+                    // SAFETY: the launch that wrote the buffer has completed.
+                    unsafe { b.read(0, &mut bytes) };
+                    let text = super::printf::decode(&bytes, formats);
+                    use std::io::Write;
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+                    Ok(())
+                }));
+            }
+            let b = BufferBinding {
+                ty: Descriptor::StorageBuffer,
+                buffer,
+                offset: 0,
+                range: WHOLE_SIZE,
+            };
+            self.bind(set, binding, b);
+        }
+        Ok(())
+    }
+
+    /// One dispatch per region: its pipeline (work-group size), push constants (where the
+    /// region starts) and work-group count.
+    fn dispatches(
+        &mut self,
+        kernel: &Kernel,
+        kd: &KernelDevice,
+        nd: &NdRange,
+    ) -> CLResult<Vec<Dispatch>> {
+        let r = &kd.exe.reflection;
+        let pc = &r.push_constants;
+        let local = self.local;
+        let mut dispatches = vec![];
+        for region in regions(&nd.global, &local, nd.work_dim as usize) {
+            let mut spec = self.local_spec.clone();
+            if let Some(ids) = r.spec_constants.workgroup_size {
+                spec.extend((0..3).map(|d| (ids[d], region.size[d] as u32)));
+            }
+            if let Some(id) = r.spec_constants.work_dim {
+                spec.push((id, nd.work_dim));
+            }
+            if let Some(ids) = r.spec_constants.global_offset {
+                spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
+            }
+            let pipeline = kd.pipeline(&kernel.name, spec)?;
+            self.keep.push(pipeline.clone());
+            let mut push = self.push.clone();
+            let start = region.start;
+            let offset = std::array::from_fn(|d| nd.offset[d] + start[d]);
+            put(&mut push, pc.region_offset, &u32s(offset));
+            let group_offset = std::array::from_fn(|d| start[d] / local[d]);
+            put(&mut push, pc.region_group_offset, &u32s(group_offset));
+            dispatches.push((pipeline, push, region.groups.map(|g| g as u32)));
+        }
+        Ok(dispatches)
+    }
+}
+
+fn buffer_descriptor(uniform: bool) -> Descriptor {
+    if uniform {
+        Descriptor::UniformBuffer
+    } else {
+        Descriptor::StorageBuffer
+    }
+}
+
+/// `__constant` arguments (Table 1 of the spec): at most CL_DEVICE_MAX_CONSTANT_ARGS of them,
+/// CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE bytes in all.
+fn check_constant_arguments(
+    refl: &KernelReflection,
+    args: &[ArgValue],
+    device: &Device,
+) -> CLResult<()> {
     let (count, bytes) = refl
         .args
         .iter()
-        .zip(&args)
+        .zip(args)
         .filter(|(a, _)| {
             a.info
                 .as_ref()
@@ -488,286 +856,7 @@ pub fn enqueue_as(
     check(
         count <= super::device::MAX_CONSTANT_ARGS && bytes <= device.max_constant_buffer_size(),
         CL_OUT_OF_RESOURCES,
-    )?;
-    let mut keep: Keep = vec![kd.clone()];
-    // Buffer-backed images among the arguments (refreshed from their buffers before the
-    // launch, written back after it where the kernel may write them).
-    let mut backed: Vec<(Arc<Mem>, Arc<VkImage>, bool)> = vec![];
-    for (ordinal, (arg, value)) in refl.args.iter().zip(&args).enumerate() {
-        match (&arg.kind, value) {
-            (
-                ArgKind::StorageBuffer { set, binding } | ArgKind::UniformBuffer { set, binding },
-                ArgValue::Mem(m),
-            ) => {
-                let ty = descriptor_type(&arg.kind)?
-                    .map(|t| t.2)
-                    .expect("buffer kinds have a descriptor");
-                let b = match m {
-                    Some(m) => {
-                        let storage = m.storage_on(&queue.vk)?;
-                        keep.push(m.clone());
-                        BufferBinding {
-                            ty,
-                            buffer: storage.raw,
-                            offset: m.offset,
-                            // Padded like the allocation, so vector loads at the end work.
-                            range: padded(m.size as u64).min(padded(storage.size) - m.offset),
-                        }
-                    }
-                    None => BufferBinding {
-                        ty,
-                        buffer: kd.scratch.raw,
-                        offset: 0,
-                        range: WHOLE_SIZE,
-                    },
-                };
-                bindings.entry(*set).or_default().push((*binding, b.into()));
-            }
-            (ArgKind::PodPushConstant { offset, size }, ArgValue::Bytes(bytes)) => {
-                let n = (*size as usize).min(bytes.len());
-                push[*offset as usize..*offset as usize + n].copy_from_slice(&bytes[..n]);
-            }
-            (
-                ArgKind::PodStorageBuffer {
-                    set,
-                    binding,
-                    offset,
-                    size,
-                }
-                | ArgKind::PodUniform {
-                    set,
-                    binding,
-                    offset,
-                    size,
-                },
-                ArgValue::Bytes(bytes),
-            ) => {
-                let uniform = matches!(arg.kind, ArgKind::PodUniform { .. });
-                let data = pod_buffers.entry((*set, *binding, uniform)).or_default();
-                let end = (*offset + *size) as usize;
-                if data.len() < end {
-                    data.resize(end, 0);
-                }
-                let n = (*size as usize).min(bytes.len());
-                data[*offset as usize..*offset as usize + n].copy_from_slice(&bytes[..n]);
-            }
-            (ArgKind::Local { spec_id, elem_size }, ArgValue::Local(size)) => {
-                local_spec.push((*spec_id, (*size as u32).div_ceil((*elem_size).max(1))));
-            }
-            (
-                ArgKind::SampledImage { set, binding } | ArgKind::StorageImage { set, binding },
-                ArgValue::Mem(Some(m)),
-            ) => {
-                let image = super::image::vk_image(m, &queue.vk)?;
-                if m.image.as_ref().is_some_and(|i| i.backed) {
-                    let writes = matches!(arg.kind, ArgKind::StorageImage { .. });
-                    backed.push((m.clone(), image.clone(), writes));
-                }
-                let b = if let ArgKind::SampledImage { .. } = arg.kind {
-                    Binding::Image(Descriptor::SampledImage, image.sampled)
-                } else {
-                    let view = image.storage.ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
-                    Binding::Image(Descriptor::StorageImage, view)
-                };
-                keep.push(m.clone());
-                bindings.entry(*set).or_default().push((*binding, b));
-            }
-            (
-                ArgKind::UniformTexelBuffer { set, binding }
-                | ArgKind::StorageTexelBuffer { set, binding },
-                ArgValue::Mem(Some(m)),
-            ) => {
-                let Some(Store::Texels(view)) = m.image.as_ref().map(|i| &i.store) else {
-                    return Err(ClError(CL_INVALID_KERNEL_ARGS));
-                };
-                m.check_device(&queue.vk)?;
-                let ty = descriptor_type(&arg.kind)?
-                    .map(|t| t.2)
-                    .expect("texel buffers have a descriptor");
-                keep.push(m.clone());
-                keep.push(view.clone());
-                bindings
-                    .entry(*set)
-                    .or_default()
-                    .push((*binding, Binding::Texels(ty, view.raw)));
-            }
-            (ArgKind::Sampler { set, binding }, ArgValue::Sampler(s)) => {
-                // Where clspv normalizes the coordinates itself (it is told the sampler's mask
-                // below), the Vulkan sampler is a normalized one.
-                let normalizes = refl.image_metadata.iter().any(|m| {
-                    m.kind == ImageMetadataKind::NormalizedSamplerMask
-                        && m.ordinal as usize == ordinal
-                });
-                let mask = s.mask() | if normalizes { SAMPLER_NORMALIZED } else { 0 };
-                let sampler = queue.vk.sampler(mask)?;
-                bindings
-                    .entry(*set)
-                    .or_default()
-                    .push((*binding, Binding::Sampler(sampler)));
-            }
-            (ArgKind::Unused, _) => {}
-            _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
-        }
-    }
-    // What kernels ask about their images and samplers (get_image_channel_order,
-    // get_image_channel_data_type, the normalization clspv does for some samplers).
-    for m in &refl.image_metadata {
-        let value = match (m.kind, args.get(m.ordinal as usize)) {
-            (ImageMetadataKind::ChannelOrder, Some(ArgValue::Mem(Some(mem)))) => {
-                mem.image()?.format.order
-            }
-            (ImageMetadataKind::ChannelDataType, Some(ArgValue::Mem(Some(mem)))) => {
-                mem.image()?.format.data_type
-            }
-            (ImageMetadataKind::NormalizedSamplerMask, Some(ArgValue::Sampler(s))) => s.mask(),
-            _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
-        };
-        put(&mut push, m.push_constant, &[value]);
-        if let Some((set, binding, range)) = m.uniform {
-            let data = pod_buffers.entry((set, binding, true)).or_default();
-            let at = range.offset as usize;
-            if data.len() < at + 4 {
-                data.resize(at + 4, 0);
-            }
-            data[at..at + 4].copy_from_slice(&value.to_le_bytes());
-        }
-    }
-    for s in &r.literal_samplers {
-        let sampler = queue.vk.sampler(s.mask)?;
-        bindings
-            .entry(s.set)
-            .or_default()
-            .push((s.binding, Binding::Sampler(sampler)));
-    }
-    let vkd = &queue.vk;
-    for ((set, binding, uniform), mut data) in pod_buffers {
-        data.resize(data.len().next_multiple_of(16), 0);
-        let b = Arc::new(Buffer::new(
-            vkd,
-            data.len() as u64,
-            Placement::Upload,
-            "pod args",
-        )?);
-        // SAFETY: the buffer is new; no GPU work uses it yet.
-        unsafe { b.write(0, &data) };
-        let ty = if uniform {
-            Descriptor::UniformBuffer
-        } else {
-            Descriptor::StorageBuffer
-        };
-        bindings.entry(set).or_default().push((
-            binding,
-            BufferBinding {
-                ty,
-                buffer: b.raw,
-                offset: 0,
-                range: data.len() as u64,
-            }
-            .into(),
-        ));
-        keep.push(b);
-    }
-    if let (Some(c), Some(buf)) = (&r.constant_data, &kd.constant_data) {
-        let ty = if c.is_uniform {
-            Descriptor::UniformBuffer
-        } else {
-            Descriptor::StorageBuffer
-        };
-        bindings.entry(c.set).or_default().push((
-            c.binding,
-            BufferBinding {
-                ty,
-                buffer: buf.raw,
-                offset: 0,
-                range: WHOLE_SIZE,
-            }
-            .into(),
-        ));
-    }
-    // A kernel that prints gets a printf buffer of its own for this launch, decoded and
-    // written to stdout when the launch completes (in the queue's order).
-    let mut host: Option<super::queue::HostPart> = None;
-    if let Some((set, binding, size)) = r.printf.as_ref().and_then(|p| p.buffer) {
-        let mut buffer = kd.scratch.raw;
-        if refl.may_use_printf {
-            let b = Arc::new(Buffer::new(
-                &queue.vk,
-                size.max(8) as u64,
-                Placement::Readback,
-                "printf",
-            )?);
-            // SAFETY: the buffer is new; no GPU work uses it yet.
-            unsafe { b.write(0, &[0; 4]) };
-            buffer = b.raw;
-            // The formats are read from the executable when the launch completes.
-            let exe = kd.exe.clone();
-            host = Some(Box::new(move || {
-                let formats = exe
-                    .reflection
-                    .printf
-                    .as_ref()
-                    .map_or(&[][..], |p| &p.formats);
-                let mut bytes = vec![0u8; size as usize];
-                // SAFETY: the launch that wrote the buffer has completed.
-                unsafe { b.read(0, &mut bytes) };
-                let text = super::printf::decode(&bytes, formats);
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-                Ok(())
-            }));
-        }
-        let b = BufferBinding {
-            ty: Descriptor::StorageBuffer,
-            buffer,
-            offset: 0,
-            range: WHOLE_SIZE,
-        };
-        bindings.entry(set).or_default().push((binding, b.into()));
-    }
-    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_layouts.len() as u32)
-        .map(|s| bindings.remove(&s).unwrap_or_default())
-        .collect();
-    if log::log_enabled!(target: "launch", log::Level::Trace) {
-        for (set, b) in set_bindings.iter().enumerate() {
-            for (binding, b) in b {
-                log::trace!(target: "launch", "  set {set} binding {binding}: {b:?}");
-            }
-        }
-    }
-
-    // One dispatch per region: its pipeline (work-group size), push constants (where the
-    // region starts) and work-group count.
-    let mut dispatches = vec![];
-    for region in regions(&nd.global, &local, dims) {
-        let pipeline = kd.pipeline(&kernel.name, spec(region.size, &local_spec))?;
-        keep.push(pipeline.clone());
-        let mut push = push.clone();
-        let start = region.start;
-        put(
-            &mut push,
-            pc.region_offset,
-            &u(std::array::from_fn(|d| nd.offset[d] + start[d])),
-        );
-        put(
-            &mut push,
-            pc.region_group_offset,
-            &u(std::array::from_fn(|d| start[d] / local[d])),
-        );
-        dispatches.push((pipeline, push, region.groups.map(|g| g as u32)));
-    }
-    queue.enqueue(command_type, wait, |rec| {
-        for (m, image, _) in &backed {
-            super::image::sync_in(rec, m, image);
-        }
-        for (pipeline, push, groups) in &dispatches {
-            rec.dispatch(&kd.layout, pipeline, &set_bindings, push, *groups)?;
-        }
-        for (m, image, _) in backed.iter().filter(|b| b.2) {
-            super::image::sync_out(rec, m, image);
-        }
-        Ok(Recorded { host, keep })
-    })
+    )
 }
 
 /// A part of a launch whose work-groups all have one size.
