@@ -2,7 +2,9 @@
 
 use super::platform::platform_arg;
 use crate::cl::*;
+use crate::core::CLResult;
 use std::ffi::{c_char, c_void, CStr};
+use vkcl_macros::entry;
 
 /// Functions clGetExtensionFunctionAddress* returns: the ICD and extension entry points.
 fn extension_function(name: &str) -> *mut c_void {
@@ -50,8 +52,12 @@ pub unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(
     .unwrap_or(std::ptr::null_mut())
 }
 
-entry! {
-    fn clIcdGetPlatformIDsKHR(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) {
-        super::platform::get_platform_ids(num_entries, platforms, num_platforms)
-    }
+#[entry(clIcdGetPlatformIDsKHR)]
+unsafe fn icd_get_platform_ids_khr(
+    num_entries: cl_uint,
+    platforms: *mut cl_platform_id,
+    num_platforms: *mut cl_uint,
+) -> CLResult<()> {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { super::platform::get_platform_ids(num_entries, platforms, num_platforms) }
 }

@@ -9,31 +9,6 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-/// Defines `cl_int`-returning entry points whose bodies evaluate to `CLResult<()>`, and
-/// object-returning ones (`-> T, errcode_ret`) whose bodies evaluate to `CLResult<T>`; the
-/// `errcode_ret` parameter is appended.
-macro_rules! entry {
-    ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block $($rest:tt)*) => {
-        $(#[$m])*
-        #[no_mangle]
-        #[allow(unused_variables)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> cl_int {
-            $crate::api::run_int(stringify!($name), || -> $crate::core::CLResult<()> { $body })
-        }
-        entry!($($rest)*);
-    };
-    ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty, errcode_ret $body:block $($rest:tt)*) => {
-        $(#[$m])*
-        #[no_mangle]
-        #[allow(unused_variables)]
-        pub unsafe extern "C" fn $name($($arg: $ty,)* errcode_ret: *mut cl_int) -> $ret {
-            $crate::api::run_obj(stringify!($name), errcode_ret, || -> $crate::core::CLResult<$ret> { $body })
-        }
-        entry!($($rest)*);
-    };
-    () => {};
-}
-
 fn log_error(name: &str, e: ClError) {
     log::debug!(target: "api", "{name} -> {e}");
 }
@@ -44,7 +19,7 @@ fn panicked(name: &str) -> ClError {
 }
 
 /// Runs a `cl_int` entry point's body: panics become errors, nothing unwinds into C.
-pub fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
+pub(crate) fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
     crate::logger::init();
     log::trace!(target: "api", "{name}");
     let Some(_active) = crate::shutdown::enter() else {
@@ -61,7 +36,10 @@ pub fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
 }
 
 /// Runs an object-returning entry point's body and writes `errcode_ret`.
-pub fn run_obj<T: Null>(
+///
+/// # Safety
+/// `errcode_ret` is NULL or points to a writable `cl_int`.
+pub(crate) unsafe fn run_obj<T: Null>(
     name: &str,
     errcode_ret: *mut cl_int,
     body: impl FnOnce() -> CLResult<T>,
@@ -89,7 +67,7 @@ pub fn run_obj<T: Null>(
 }
 
 /// Return types of object-returning entry points: their value on error.
-pub trait Null {
+pub(crate) trait Null {
     fn null() -> Self;
 }
 impl<T> Null for *mut T {
@@ -100,7 +78,7 @@ impl<T> Null for *mut T {
 
 /// An entry point vkcl does not implement yet: the error of its handle checks, else `code`
 /// (logged as unimplemented).
-pub fn unimplemented_after(
+pub(crate) fn unimplemented_after(
     name: &str,
     checks: impl FnOnce() -> CLResult<()>,
     code: cl_int,
@@ -116,7 +94,7 @@ pub fn unimplemented_after(
 }
 
 /// The object behind a handle of type `T` (the spec's CL_INVALID_<OBJECT> otherwise).
-pub fn obj<T: ClObject, H>(handle: *mut H) -> CLResult<Arc<T>> {
+pub(crate) fn obj<T: ClObject, H>(handle: *mut H) -> CLResult<Arc<T>> {
     crate::api::platform::ensure_init();
     lookup::<T>(handle as *const c_void)
 }
@@ -124,7 +102,10 @@ pub fn obj<T: ClObject, H>(handle: *mut H) -> CLResult<Arc<T>> {
 /// The events of a wait list, checked as every enqueue command must:
 /// CL_INVALID_EVENT_WAIT_LIST for a NULL list with a count or a count of 0 with a list,
 /// or an invalid event; CL_INVALID_CONTEXT for an event of another context.
-pub fn wait_list(
+///
+/// # Safety
+/// `list` is NULL or points to `num` event handles.
+pub(crate) unsafe fn wait_list(
     num: cl_uint,
     list: *const cl_event,
     context: &Arc<crate::core::context::Context>,
@@ -149,7 +130,10 @@ pub fn wait_list(
 }
 
 /// Writes an event handle to the application's `event` out-parameter, or drops the event.
-pub fn return_event(event: Arc<Event>, out: *mut cl_event) {
+///
+/// # Safety
+/// `out` is NULL or points to a writable `cl_event`.
+pub(crate) unsafe fn return_event(event: Arc<Event>, out: *mut cl_event) {
     if !out.is_null() {
         // SAFETY: out is NULL or points to a cl_event.
         unsafe { *out = crate::core::object::register(event) as cl_event };
@@ -160,7 +144,7 @@ pub fn return_event(event: Arc<Event>, out: *mut cl_event) {
 ///
 /// # Safety
 /// `ptr` must point to `len` valid elements when `len > 0`.
-pub unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
     if len == 0 || ptr.is_null() {
         &[]
     } else {
@@ -173,7 +157,7 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
 ///
 /// # Safety
 /// `ptr` must be NULL or point to a 0-terminated list of (name, value) pairs.
-pub unsafe fn property_list<T: Copy + PartialEq + Default>(ptr: *const T) -> Vec<T> {
+pub(crate) unsafe fn property_list<T: Copy + PartialEq + Default>(ptr: *const T) -> Vec<T> {
     let mut out = vec![];
     if ptr.is_null() {
         return out;
