@@ -79,6 +79,11 @@ pub const OPTIONS: &[OptionDoc] = &[
         doc: "directory of the persistent cache (default: $XDG_CACHE_HOME/vkcl, else ~/.cache/vkcl)",
     },
     OptionDoc {
+        name: "VKCL_PANIC",
+        default: "error",
+        doc: "what a panic caught at the C boundary does: error (the call returns CL_OUT_OF_HOST_MEMORY, logged), abort (the process aborts: the tests set this, so that no panic goes unseen)",
+    },
+    OptionDoc {
         name: "VKCL_VALIDATION",
         default: "0",
         doc: "1: enable VK_LAYER_KHRONOS_validation and log its messages (errors at level error); fatal: also abort the process on a validation error (the tests use this)",
@@ -104,6 +109,8 @@ pub struct Config {
     pub cache: bool,
     pub cache_dir: Option<String>,
     pub placement: PlacementMode,
+    /// VKCL_PANIC=abort.
+    pub panic_abort: bool,
 }
 
 /// VKCL_PLACEMENT: where buffers without host-pointer flags live.
@@ -173,6 +180,7 @@ impl Config {
             cache: var("VKCL_CACHE").map_or(true, |v| v != "0"),
             cache_dir: var("VKCL_CACHE_DIR"),
             placement: PlacementMode::parse(var("VKCL_PLACEMENT")),
+            panic_abort: var("VKCL_PANIC").is_some_and(|v| v.eq_ignore_ascii_case("abort")),
         }
     }
 }

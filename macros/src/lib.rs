@@ -10,19 +10,38 @@
 //! `crate::api::util::run_int` (a function returning `CLResult<()>` becomes one returning
 //! `cl_int`) or `crate::api::util::run_obj` (one returning `CLResult<T>` becomes one returning
 //! `T` with an `errcode_ret` parameter appended). Those catch panics, write the error code and
-//! log the call.
+//! log the call. `#[entry(clReleaseX, at_exit)]` marks an entry point that still runs after
+//! vkcl's exit handler (releases, retains and queries of known state, which do no GPU work
+//! then); every other one returns CL_OUT_OF_RESOURCES at that point.
 
 use proc_macro::TokenStream;
 use quote::quote;
+use syn::punctuated::Punctuated;
 use syn::{
-    parse_macro_input, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type,
+    parse_macro_input, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType,
+    Token, Type,
 };
 
 #[proc_macro_attribute]
 pub fn entry(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let c_name = parse_macro_input!(attr as Ident);
+    let args = parse_macro_input!(attr with Punctuated::<Ident, Token![,]>::parse_terminated);
     let mut func = parse_macro_input!(item as ItemFn);
-    match expand(&c_name, &mut func) {
+    let mut names = args.iter();
+    let Some(c_name) = names.next() else {
+        return syn::Error::new(proc_macro2::Span::call_site(), "#[entry(clName)]")
+            .to_compile_error()
+            .into();
+    };
+    let at_exit = match names.next() {
+        None => false,
+        Some(i) if i == "at_exit" => true,
+        Some(i) => {
+            return syn::Error::new_spanned(i, "expected `at_exit`")
+                .to_compile_error()
+                .into()
+        }
+    };
+    match expand(c_name, at_exit, &mut func) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
     }
@@ -47,7 +66,11 @@ fn result_value(ret: &ReturnType) -> Option<&Type> {
     }
 }
 
-fn expand(c_name: &Ident, func: &mut ItemFn) -> syn::Result<proc_macro2::TokenStream> {
+fn expand(
+    c_name: &Ident,
+    at_exit: bool,
+    func: &mut ItemFn,
+) -> syn::Result<proc_macro2::TokenStream> {
     let sig = &func.sig;
     let rust_name = &sig.ident;
     let value = result_value(&sig.output).ok_or_else(|| {
@@ -93,7 +116,7 @@ fn expand(c_name: &Ident, func: &mut ItemFn) -> syn::Result<proc_macro2::TokenSt
             #[no_mangle]
             #[allow(non_snake_case, clippy::too_many_arguments)]
             pub unsafe extern "C" fn #c_name(#(#params),*) -> crate::cl::cl_int {
-                crate::api::util::run_int(#c_str, || #call)
+                crate::api::util::run_int(#c_str, #at_exit, || #call)
             }
         }
     } else {
@@ -110,7 +133,7 @@ fn expand(c_name: &Ident, func: &mut ItemFn) -> syn::Result<proc_macro2::TokenSt
                 errcode_ret: *mut crate::cl::cl_int,
             ) -> #value {
                 // SAFETY: errcode_ret is NULL or points to a cl_int, as the spec requires.
-                unsafe { crate::api::util::run_obj(#c_str, errcode_ret, || #call) }
+                unsafe { crate::api::util::run_obj(#c_str, #at_exit, errcode_ret, || #call) }
             }
         }
     };

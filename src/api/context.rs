@@ -86,13 +86,13 @@ unsafe fn create_context_from_type(
     create(properties, devices, pfn_notify, user_data)
 }
 
-#[entry(clRetainContext)]
+#[entry(clRetainContext, at_exit)]
 fn retain_context(context: cl_context) -> CLResult<()> {
     super::platform::ensure_init();
     retain::<Context>(context as *const c_void)
 }
 
-#[entry(clReleaseContext)]
+#[entry(clReleaseContext, at_exit)]
 fn release_context(context: cl_context) -> CLResult<()> {
     super::platform::ensure_init();
     release::<Context>(context as *const c_void).map(|_| ())
@@ -114,7 +114,7 @@ unsafe fn set_context_destructor_callback(
     Ok(())
 }
 
-#[entry(clGetContextInfo)]
+#[entry(clGetContextInfo, at_exit)]
 unsafe fn get_context_info(
     context: cl_context,
     param_name: cl_context_info,

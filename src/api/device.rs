@@ -87,12 +87,12 @@ unsafe fn get_device_info(
     unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
-#[entry(clRetainDevice)]
+#[entry(clRetainDevice, at_exit)]
 fn retain_device(device: cl_device_id) -> CLResult<()> {
     super::obj::<Device, _>(device).map(|_| ())
 }
 
-#[entry(clReleaseDevice)]
+#[entry(clReleaseDevice, at_exit)]
 fn release_device(device: cl_device_id) -> CLResult<()> {
     super::obj::<Device, _>(device).map(|_| ())
 }

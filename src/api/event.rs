@@ -37,7 +37,7 @@ unsafe fn wait_for_events(num_events: cl_uint, event_list: *const cl_event) -> C
     result
 }
 
-#[entry(clGetEventInfo)]
+#[entry(clGetEventInfo, at_exit)]
 unsafe fn get_event_info(
     event: cl_event,
     param_name: cl_event_info,
@@ -54,7 +54,8 @@ unsafe fn get_event_info(
         CL_EVENT_COMMAND_TYPE => v::<cl_command_type>(e.command_type),
         CL_EVENT_COMMAND_EXECUTION_STATUS => {
             // Polling must make progress: submit the command's batch.
-            if let Some(q) = &e.queue {
+            // Not after vkcl's exit handler: nothing reaches the GPU any more.
+            if let Some(q) = e.queue.as_ref().filter(|_| !crate::shutdown::exiting()) {
                 q.flush_to(e.value)?;
             }
             v::<cl_int>(e.status())
@@ -66,13 +67,13 @@ unsafe fn get_event_info(
     unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
-#[entry(clRetainEvent)]
+#[entry(clRetainEvent, at_exit)]
 fn retain_event(event: cl_event) -> CLResult<()> {
     super::platform::ensure_init();
     retain::<Event>(event as *const c_void)
 }
 
-#[entry(clReleaseEvent)]
+#[entry(clReleaseEvent, at_exit)]
 fn release_event(event: cl_event) -> CLResult<()> {
     super::platform::ensure_init();
     release::<Event>(event as *const c_void).map(|_| ())

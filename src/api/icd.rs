@@ -35,7 +35,10 @@ fn lookup(name: *const c_char) -> *mut c_void {
 /// `name` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn clGetExtensionFunctionAddress(name: *const c_char) -> *mut c_void {
-    std::panic::catch_unwind(|| lookup(name)).unwrap_or(std::ptr::null_mut())
+    std::panic::catch_unwind(|| lookup(name)).unwrap_or_else(|_| {
+        super::util::panicked("clGetExtensionFunctionAddress");
+        std::ptr::null_mut()
+    })
 }
 
 /// # Safety
@@ -49,7 +52,10 @@ pub unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(
         Ok(_) => lookup(name),
         Err(_) => std::ptr::null_mut(),
     })
-    .unwrap_or(std::ptr::null_mut())
+    .unwrap_or_else(|_| {
+        super::util::panicked("clGetExtensionFunctionAddressForPlatform");
+        std::ptr::null_mut()
+    })
 }
 
 #[entry(clIcdGetPlatformIDsKHR)]

@@ -458,7 +458,7 @@ unsafe fn create_image3d(
     new_image(context, vec![], flags, image_format, &desc, host_ptr)
 }
 
-#[entry(clGetImageInfo)]
+#[entry(clGetImageInfo, at_exit)]
 unsafe fn get_image_info(
     image: cl_mem,
     param_name: cl_image_info,
@@ -799,19 +799,19 @@ unsafe fn create_sampler_with_properties(
     Ok(register(s) as cl_sampler)
 }
 
-#[entry(clRetainSampler)]
+#[entry(clRetainSampler, at_exit)]
 fn retain_sampler(sampler: cl_sampler) -> CLResult<()> {
     super::platform::ensure_init();
     retain::<Sampler>(sampler as *const c_void)
 }
 
-#[entry(clReleaseSampler)]
+#[entry(clReleaseSampler, at_exit)]
 fn release_sampler(sampler: cl_sampler) -> CLResult<()> {
     super::platform::ensure_init();
     release::<Sampler>(sampler as *const c_void).map(|_| ())
 }
 
-#[entry(clGetSamplerInfo)]
+#[entry(clGetSamplerInfo, at_exit)]
 unsafe fn get_sampler_info(
     sampler: cl_sampler,
     param_name: cl_sampler_info,

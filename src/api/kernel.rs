@@ -294,13 +294,13 @@ fn set_kernel_exec_info(
     }
 }
 
-#[entry(clRetainKernel)]
+#[entry(clRetainKernel, at_exit)]
 fn retain_kernel(kernel: cl_kernel) -> CLResult<()> {
     super::platform::ensure_init();
     retain::<Kernel>(kernel as *const c_void)
 }
 
-#[entry(clReleaseKernel)]
+#[entry(clReleaseKernel, at_exit)]
 fn release_kernel(kernel: cl_kernel) -> CLResult<()> {
     super::platform::ensure_init();
     release::<Kernel>(kernel as *const c_void).map(|_| ())
@@ -317,7 +317,7 @@ unsafe fn set_kernel_arg(
     set_arg(&k, index, size, value)
 }
 
-#[entry(clGetKernelInfo)]
+#[entry(clGetKernelInfo, at_exit)]
 unsafe fn get_kernel_info(
     kernel: cl_kernel,
     param_name: cl_kernel_info,

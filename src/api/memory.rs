@@ -218,19 +218,19 @@ unsafe fn create_buffer_with_properties(
     new_buffer(context, props, flags, size, host_ptr)
 }
 
-#[entry(clRetainMemObject)]
+#[entry(clRetainMemObject, at_exit)]
 fn retain_mem_object(mem: cl_mem) -> CLResult<()> {
     super::platform::ensure_init();
     retain::<Mem>(mem as *const c_void)
 }
 
-#[entry(clReleaseMemObject)]
+#[entry(clReleaseMemObject, at_exit)]
 fn release_mem_object(mem: cl_mem) -> CLResult<()> {
     super::platform::ensure_init();
     release::<Mem>(mem as *const c_void).map(|_| ())
 }
 
-#[entry(clGetMemObjectInfo)]
+#[entry(clGetMemObjectInfo, at_exit)]
 unsafe fn get_mem_object_info(
     mem: cl_mem,
     param_name: cl_mem_info,

@@ -81,7 +81,7 @@ unsafe fn create_pipe(
     )
 }
 
-#[entry(clGetPipeInfo)]
+#[entry(clGetPipeInfo, at_exit)]
 unsafe fn get_pipe_info(
     pipe: cl_mem,
     param_name: cl_pipe_info,

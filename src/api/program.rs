@@ -121,13 +121,13 @@ unsafe fn create_program_with_source(
     Ok(register(Program::from_source(&ctx, source)) as cl_program)
 }
 
-#[entry(clRetainProgram)]
+#[entry(clRetainProgram, at_exit)]
 fn retain_program(program: cl_program) -> CLResult<()> {
     super::platform::ensure_init();
     retain::<Program>(program as *const c_void)
 }
 
-#[entry(clReleaseProgram)]
+#[entry(clReleaseProgram, at_exit)]
 fn release_program(program: cl_program) -> CLResult<()> {
     super::platform::ensure_init();
     release::<Program>(program as *const c_void).map(|_| ())
@@ -245,7 +245,7 @@ unsafe fn link_program(
     }
 }
 
-#[entry(clGetProgramInfo)]
+#[entry(clGetProgramInfo, at_exit)]
 unsafe fn get_program_info(
     program: cl_program,
     param_name: cl_program_info,

@@ -89,23 +89,26 @@ fn create_command_queue(
     create(context, device, properties, vec![])
 }
 
-#[entry(clRetainCommandQueue)]
+#[entry(clRetainCommandQueue, at_exit)]
 fn retain_command_queue(queue: cl_command_queue) -> CLResult<()> {
     super::platform::ensure_init();
     retain::<Queue>(queue as *const c_void)
 }
 
-#[entry(clReleaseCommandQueue)]
+#[entry(clReleaseCommandQueue, at_exit)]
 fn release_command_queue(queue: cl_command_queue) -> CLResult<()> {
     super::platform::ensure_init();
     // The spec: clReleaseCommandQueue performs an implicit flush.
+    // At exit (after vkcl's exit handler) nothing reaches the GPU any more.
     if let Some(q) = release::<Queue>(queue as *const c_void)? {
-        q.flush()?;
+        if !crate::shutdown::exiting() {
+            q.flush()?;
+        }
     }
     Ok(())
 }
 
-#[entry(clGetCommandQueueInfo)]
+#[entry(clGetCommandQueueInfo, at_exit)]
 unsafe fn get_command_queue_info(
     queue: cl_command_queue,
     param_name: cl_command_queue_info,

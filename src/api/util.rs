@@ -7,24 +7,41 @@ use crate::core::object::{lookup, ClObject};
 use crate::core::{CLResult, ClError};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 fn log_error(name: &str, e: ClError) {
     log::debug!(target: "api", "{name} -> {e}");
 }
 
-fn panicked(name: &str) -> ClError {
-    log::error!(target: "api", "{name} panicked; returning CL_OUT_OF_HOST_MEMORY");
+/// Panics caught at the C boundary in this process.
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+
+/// A panic caught in `name`: CL_OUT_OF_HOST_MEMORY, or the end of the process with
+/// VKCL_PANIC=abort (the tests' setting: a panic must not hide behind an error code that
+/// every call may return).
+pub(crate) fn panicked(name: &str) -> ClError {
+    let n = PANICS.fetch_add(1, Ordering::Relaxed) + 1;
+    if crate::config::get().panic_abort {
+        eprintln!("vkcl: {name} panicked (panic {n} of the process); VKCL_PANIC=abort: aborting");
+        std::process::abort();
+    }
+    log::error!(target: "api", "{name} panicked (panic {n}); returning CL_OUT_OF_HOST_MEMORY");
     ClError(CL_OUT_OF_HOST_MEMORY)
 }
 
 /// Runs a `cl_int` entry point's body: panics become errors, nothing unwinds into C.
-pub(crate) fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
+///
+/// After vkcl's exit handler ran (src/shutdown.rs) only `at_exit` entry points run: an
+/// application's atexit handlers and static destructors release their objects then, and
+/// those releases must succeed (they skip GPU work; core::object::release leaks the object).
+pub(crate) fn run_int(name: &str, at_exit: bool, body: impl FnOnce() -> CLResult<()>) -> cl_int {
     crate::logger::init();
     log::trace!(target: "api", "{name}");
-    let Some(_active) = crate::shutdown::enter() else {
+    let active = crate::shutdown::enter();
+    if active.is_none() && !at_exit {
         return CL_OUT_OF_RESOURCES;
-    };
+    }
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => CL_SUCCESS,
         Ok(Err(e)) => {
@@ -41,6 +58,7 @@ pub(crate) fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int
 /// `errcode_ret` is NULL or points to a writable `cl_int`.
 pub(crate) unsafe fn run_obj<T: Null>(
     name: &str,
+    _at_exit: bool,
     errcode_ret: *mut cl_int,
     body: impl FnOnce() -> CLResult<T>,
 ) -> T {
@@ -86,7 +104,8 @@ pub(crate) fn unimplemented_after(
     crate::logger::init();
     match catch_unwind(AssertUnwindSafe(checks)) {
         Ok(Err(e)) => e.0,
-        _ => {
+        Err(_) => panicked(name).0,
+        Ok(Ok(())) => {
             log::warn!(target: "api", "{name} is not implemented yet; returning {}", ClError(code));
             code
         }
