@@ -54,7 +54,7 @@ unsafe fn get_device_ids(
         device_type != 0 && (device_type == CL_DEVICE_TYPE_ALL || device_type & !ALL_TYPES == 0),
         CL_INVALID_DEVICE_TYPE,
     )?;
-    check(!(num_entries == 0 && !devices.is_null()), CL_INVALID_VALUE)?;
+    check(num_entries != 0 || devices.is_null(), CL_INVALID_VALUE)?;
     check(
         !(devices.is_null() && num_devices.is_null()),
         CL_INVALID_VALUE,

@@ -190,7 +190,7 @@ fn new_image(
         check(!host_widens, CL_INVALID_VALUE)?;
         check(host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     } else {
-        check(wants_ptr == !host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
+        check(wants_ptr != host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     }
     if flags & ACCESS == 0 {
         flags |= CL_MEM_READ_WRITE;

@@ -152,10 +152,7 @@ fn check_image_arg(k: &Kernel, index: usize, m: &Mem) -> CLResult<()> {
     let Some(ai) = &arg.info else {
         return Ok(());
     };
-    let declared = match ai
-        .type_name
-        .trim_end_matches(|c: char| c == '*' || c == ' ')
-    {
+    let declared = match ai.type_name.trim_end_matches(['*', ' ']) {
         "image1d_t" => CL_MEM_OBJECT_IMAGE1D,
         "image1d_array_t" => CL_MEM_OBJECT_IMAGE1D_ARRAY,
         "image1d_buffer_t" => CL_MEM_OBJECT_IMAGE1D_BUFFER,

@@ -82,7 +82,7 @@ fn new_buffer(
         .unwrap_or(0);
     check(size > 0 && size as u64 <= max, CL_INVALID_BUFFER_SIZE)?;
     let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
-    check(wants_ptr == !host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
+    check(wants_ptr != host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     if flags & ACCESS == 0 {
         flags |= CL_MEM_READ_WRITE;
     }

@@ -36,10 +36,7 @@ pub(super) unsafe fn get_platform_ids(
     platforms: *mut cl_platform_id,
     num_platforms: *mut cl_uint,
 ) -> CLResult<()> {
-    check(
-        !(num_entries == 0 && !platforms.is_null()),
-        CL_INVALID_VALUE,
-    )?;
+    check(num_entries != 0 || platforms.is_null(), CL_INVALID_VALUE)?;
     check(
         !(platforms.is_null() && num_platforms.is_null()),
         CL_INVALID_VALUE,
