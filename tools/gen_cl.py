@@ -232,7 +232,7 @@ def implemented():
             continue
         # `#[entry(clName)]` functions, and the few extern "C" functions written out by hand.
         text = open(os.path.join(API, f)).read()
-        for m in re.finditer(r"#\[entry\((cl[A-Z]\w*)\)\]|\bfn\s+(cl[A-Z]\w*)\s*\(", text):
+        for m in re.finditer(r"#\[entry\((cl[A-Z]\w*)[,)]|\bfn\s+(cl[A-Z]\w*)\s*\(", text):
             found[m.group(1) or m.group(2)] = f[:-3]
     return found
 
