@@ -54,6 +54,8 @@ unsafe fn get_device_ids(
         device_type != 0 && (device_type == CL_DEVICE_TYPE_ALL || device_type & !ALL_TYPES == 0),
         CL_INVALID_DEVICE_TYPE,
     )?;
+    // "CL_INVALID_VALUE if num_entries is equal to zero and devices is not NULL or if both
+    // num_devices and devices are NULL."
     check(num_entries != 0 || devices.is_null(), CL_INVALID_VALUE)?;
     check(
         !(devices.is_null() && num_devices.is_null()),

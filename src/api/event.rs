@@ -163,7 +163,8 @@ fn set_user_event_status(event: cl_event, execution_status: cl_int) -> CLResult<
         execution_status == CL_COMPLETE as cl_int || execution_status < 0,
         CL_INVALID_VALUE,
     )?;
-    // The status of a user event can be set once.
+    // "CL_INVALID_OPERATION if the execution_status for event has already been changed by a
+    // previous call to clSetUserEventStatus."
     check(e.status() == CL_SUBMITTED as cl_int, CL_INVALID_OPERATION)?;
     e.set_status(execution_status);
     Ok(())

@@ -81,6 +81,9 @@ fn new_buffer(
         .min()
         .unwrap_or(0);
     check(size > 0 && size as u64 <= max, CL_INVALID_BUFFER_SIZE)?;
+    // "CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR
+    // are set in flags or if host_ptr is not NULL but CL_MEM_COPY_HOST_PTR or
+    // CL_MEM_USE_HOST_PTR are not set in flags."
     let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
     check(wants_ptr != host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     if flags & ACCESS == 0 {

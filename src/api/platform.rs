@@ -36,6 +36,8 @@ pub(super) unsafe fn get_platform_ids(
     platforms: *mut cl_platform_id,
     num_platforms: *mut cl_uint,
 ) -> CLResult<()> {
+    // "CL_INVALID_VALUE if num_entries is equal to zero and platforms is not NULL or if both
+    // num_platforms and platforms are NULL."
     check(num_entries != 0 || platforms.is_null(), CL_INVALID_VALUE)?;
     check(
         !(platforms.is_null() && num_platforms.is_null()),
