@@ -47,8 +47,8 @@ aliases!(cl_uint: cl_platform_info, cl_device_info, cl_device_mem_cache_type,
     cl_kernel_arg_address_qualifier, cl_kernel_arg_access_qualifier, cl_kernel_work_group_info,
     cl_kernel_sub_group_info, cl_event_info, cl_command_type, cl_profiling_info,
     cl_kernel_exec_info, cl_pipe_info, cl_khronos_vendor_id, cl_mem_info_intel);
-aliases!(cl_intptr: cl_device_partition_property, cl_context_properties, cl_sampler_properties);
-aliases!(cl_properties: cl_queue_properties, cl_mem_properties, cl_pipe_properties);
+aliases!(cl_intptr: cl_device_partition_property, cl_context_properties, cl_pipe_properties);
+aliases!(cl_properties: cl_queue_properties, cl_mem_properties, cl_sampler_properties);
 pub type cl_intptr = isize;
 pub type cl_build_status = cl_int;
 pub type cl_device_partition_property_ext = cl_ulong;

@@ -4,89 +4,134 @@
 
 use std::sync::OnceLock;
 
-/// One configuration option: its environment variable, default and meaning.
+/// One configuration option: its environment variable, default and meaning, and how its value
+/// sets the [`Config`] (one row, so that the documentation and the parser cannot drift apart).
 pub struct OptionDoc {
     pub name: &'static str,
     pub default: &'static str,
     pub doc: &'static str,
+    /// Sets the option's fields from the variable's value (None: unset or empty).
+    set: fn(&mut Config, Option<String>),
 }
 
-/// Every option vkcl reads. Keep this table and the README in step.
+/// Every option vkcl reads. The README lists the same table (a test checks it).
 pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_LOG",
         default: "off",
         doc: "log level (off, error, warn, info, debug, trace), optionally per target: `warn,api=trace`",
+        set: |c, v| c.log = v.unwrap_or_else(|| "off".into()),
     },
     OptionDoc {
         name: "VKCL_DEVICES",
         default: "",
         doc: "comma-separated substrings; only Vulkan devices whose name contains one are exposed",
+        set: |c, v| {
+            c.devices = v
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default()
+        },
     },
     OptionDoc {
         name: "VKCL_DEVICE_COPIES",
         default: "1",
         doc: "expose each Vulkan device this many times (each copy its own VkDevice): multi-device contexts on a one-GPU machine, for tests",
+        set: |c, v| {
+            c.device_copies = v
+                .and_then(|v| v.parse().ok())
+                .filter(|&n| (1..=16).contains(&n))
+                .unwrap_or(1)
+        },
     },
     OptionDoc {
         name: "VKCL_DEVICE_TYPE",
         default: "",
         doc: "override the reported CL_DEVICE_TYPE of every device: cpu, gpu or accelerator",
+        set: |c, v| c.device_type = v.map(|s| s.to_ascii_lowercase()),
     },
     OptionDoc {
         name: "VKCL_CLSPV_LIBRARY",
         default: "",
         doc: "path of the clspv shared object (default: beside the ICD, then $XDG_DATA_HOME/vkcl, then the build tree's .clspv/)",
+        set: |c, v| c.clspv_library = v,
     },
     OptionDoc {
         name: "VKCL_CLSPV_HELPER",
         default: "",
         doc: "path of the vkcl-clspv compiler helper executable (default: beside the ICD)",
+        set: |c, v| c.clspv_helper = v,
     },
     OptionDoc {
         name: "VKCL_LLVM_SPIRV",
         default: "",
         doc: "path of the SPIR-V → LLVM translator used for clCreateProgramWithIL (default: llvm-spirv-15, then llvm-spirv, on PATH)",
+        set: |c, v| c.llvm_spirv = v,
     },
     OptionDoc {
         name: "VKCL_BATCH_COMMANDS",
         default: "64",
         doc: "commands recorded into one command buffer before it is submitted (fewer while the device is idle)",
+        set: |c, v| {
+            c.batch_commands = v
+                .and_then(|v| v.parse().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or(64)
+        },
     },
     OptionDoc {
         name: "VKCL_WAIT_SPIN_US",
         default: "",
         doc: "microseconds a waiting call polls the queue's timeline before it sleeps in the driver (default: 0 on CPU devices, 2000 elsewhere)",
+        set: |c, v| c.wait_spin_us = v.and_then(|v| v.parse().ok()),
     },
     OptionDoc {
         name: "VKCL_PLACEMENT",
         default: "auto",
         doc: "where buffers live: auto (device-local on discrete GPUs, mapped by the host where all of the device's memory can be, else reached through staging copies; host-visible zero-copy on unified memory), device (device-local with staging everywhere: tests the discrete-GPU paths on lavapipe), mapped (device-local and mapped where the device allows: tests the resizable-BAR paths on lavapipe), host (host-visible everywhere)",
+        set: |c, v| c.placement = PlacementMode::parse(v),
     },
     OptionDoc {
         name: "VKCL_FP64",
         default: "0",
         doc: "1: expose cl_khr_fp64 on devices with shaderFloat64 and shaderInt64 (experimental: on lavapipe double sin/cos return wrong values)",
+        set: |c, v| c.fp64 = v.is_some_and(|v| v != "0"),
     },
     OptionDoc {
         name: "VKCL_CACHE",
         default: "1",
         doc: "0: no persistent cache (compiled programs and Vulkan pipeline caches are then not kept on disk)",
+        set: |c, v| c.cache = v.map_or(true, |v| v != "0"),
     },
     OptionDoc {
         name: "VKCL_CACHE_DIR",
         default: "",
         doc: "directory of the persistent cache (default: $XDG_CACHE_HOME/vkcl, else ~/.cache/vkcl)",
+        set: |c, v| c.cache_dir = v,
+    },
+    OptionDoc {
+        name: "VKCL_PANIC",
+        default: "error",
+        doc: "what a panic caught at the C boundary does: error (the call returns CL_OUT_OF_HOST_MEMORY, logged), abort (the process aborts: the tests set this, so that no panic goes unseen)",
+        set: |c, v| c.panic_abort = v.is_some_and(|v| v.eq_ignore_ascii_case("abort")),
     },
     OptionDoc {
         name: "VKCL_VALIDATION",
         default: "0",
         doc: "1: enable VK_LAYER_KHRONOS_validation and log its messages (errors at level error); fatal: also abort the process on a validation error (the tests use this)",
+        set: |c, v| {
+            c.validation = v.as_ref().is_some_and(|v| v != "0");
+            c.validation_fatal = v.is_some_and(|v| v == "fatal");
+        },
     },
 ];
 
 /// The parsed configuration.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Config {
     pub log: String,
     pub devices: Vec<String>,
@@ -104,13 +149,16 @@ pub struct Config {
     pub cache: bool,
     pub cache_dir: Option<String>,
     pub placement: PlacementMode,
+    /// VKCL_PANIC=abort.
+    pub panic_abort: bool,
 }
 
 /// VKCL_PLACEMENT: where buffers without host-pointer flags live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PlacementMode {
     /// Device-local on discrete GPUs (mapped by the host where all of it can be), host-visible
     /// on unified memory.
+    #[default]
     Auto,
     /// Device-local with staging copies, whatever the device.
     Device,
@@ -144,36 +192,11 @@ fn var(name: &str) -> Option<String> {
 
 impl Config {
     fn from_env() -> Config {
-        Config {
-            log: var("VKCL_LOG").unwrap_or_else(|| "off".into()),
-            devices: var("VKCL_DEVICES")
-                .map(|v| {
-                    v.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            device_copies: var("VKCL_DEVICE_COPIES")
-                .and_then(|v| v.parse().ok())
-                .filter(|&n| (1..=16).contains(&n))
-                .unwrap_or(1),
-            device_type: var("VKCL_DEVICE_TYPE").map(|s| s.to_ascii_lowercase()),
-            clspv_library: var("VKCL_CLSPV_LIBRARY"),
-            clspv_helper: var("VKCL_CLSPV_HELPER"),
-            llvm_spirv: var("VKCL_LLVM_SPIRV"),
-            batch_commands: var("VKCL_BATCH_COMMANDS")
-                .and_then(|v| v.parse().ok())
-                .filter(|&n| n > 0)
-                .unwrap_or(64),
-            wait_spin_us: var("VKCL_WAIT_SPIN_US").and_then(|v| v.parse().ok()),
-            validation: var("VKCL_VALIDATION").is_some_and(|v| v != "0"),
-            validation_fatal: var("VKCL_VALIDATION").is_some_and(|v| v == "fatal"),
-            fp64: var("VKCL_FP64").is_some_and(|v| v != "0"),
-            cache: var("VKCL_CACHE").map_or(true, |v| v != "0"),
-            cache_dir: var("VKCL_CACHE_DIR"),
-            placement: PlacementMode::parse(var("VKCL_PLACEMENT")),
+        let mut c = Config::default();
+        for o in OPTIONS {
+            (o.set)(&mut c, var(o.name));
         }
+        c
     }
 }
 
@@ -193,6 +216,34 @@ mod tests {
         assert_eq!(P::parse(Some("host".into())), P::Host);
         assert_eq!(P::parse(Some("mapped".into())), P::Mapped);
         assert_eq!(P::parse(Some("auto".into())), P::Auto);
+    }
+
+    /// Unset, every option takes the default its row documents.
+    #[test]
+    fn unset_options_take_their_documented_defaults() {
+        let mut c = super::Config::default();
+        for o in super::OPTIONS {
+            (o.set)(&mut c, None);
+        }
+        let doc = |name: &str| {
+            super::OPTIONS
+                .iter()
+                .find(|o| o.name == name)
+                .unwrap()
+                .default
+        };
+        assert_eq!(c.log, doc("VKCL_LOG"));
+        assert_eq!(c.device_copies.to_string(), doc("VKCL_DEVICE_COPIES"));
+        assert_eq!(c.batch_commands.to_string(), doc("VKCL_BATCH_COMMANDS"));
+        assert_eq!(c.placement, super::PlacementMode::Auto);
+        assert_eq!(doc("VKCL_PLACEMENT"), "auto");
+        assert!(c.cache && doc("VKCL_CACHE") == "1");
+        assert!(!c.fp64 && doc("VKCL_FP64") == "0");
+        assert!(!c.validation && !c.validation_fatal && doc("VKCL_VALIDATION") == "0");
+        assert!(!c.panic_abort && doc("VKCL_PANIC") == "error");
+        assert!(c.devices.is_empty() && c.device_type.is_none() && c.wait_spin_us.is_none());
+        let names: std::collections::HashSet<_> = super::OPTIONS.iter().map(|o| o.name).collect();
+        assert_eq!(names.len(), super::OPTIONS.len(), "an option listed twice");
     }
 
     #[test]

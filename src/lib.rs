@@ -2,9 +2,7 @@
 //!
 //! Layers: `api` (C ABI) → `core` (OpenCL objects) → `vk` (Vulkan) and `compiler` (clspv).
 
-#![allow(clippy::missing_safety_doc)]
-
-pub mod api;
+pub(crate) mod api;
 pub mod cache;
 #[rustfmt::skip]
 pub mod cl;

@@ -18,6 +18,7 @@ use common::*;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const DEFAULT_SEED: u64 = 0x5EED_C0DE_2024;
 const N: usize = 64; // ints per pool buffer
@@ -770,9 +771,34 @@ impl Fuzz {
         }
     }
 
+    /// An event callback that re-enters the API on its own event (and, with
+    /// VKCL_FUZZ_REENTER=flush, on the pool's queue): a random pool event, or a bad handle.
+    fn callback(&mut self) {
+        let ev = if self.events.is_empty() || self.rng.below(8) == 0 {
+            self.wrong_type()
+        } else {
+            self.rng.pick(&self.events) as *mut c_void
+        };
+        let ty = self.rng.pick(&[CL_SUBMITTED, CL_RUNNING, CL_COMPLETE, 7]);
+        let c = unsafe {
+            clSetEventCallback(
+                ev as cl_event,
+                ty,
+                Some(reenter_cb),
+                self.e.queue as *mut c_void,
+            )
+        };
+        let ok = [CL_SUCCESS, CL_INVALID_EVENT, CL_INVALID_VALUE];
+        self.got("clSetEventCallback", c, &ok, || format!("type {ty}"));
+        if c == CL_SUCCESS {
+            CALLBACKS_SET.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
     fn step(&mut self) {
         match self.rng.below(100) {
-            0..=19 => self.info(),
+            0..=1 => self.callback(),
+            2..=19 => self.info(),
             20..=27 => self.create_buffer(),
             28..=47 => self.read_write(),
             48..=59 => self.copy_fill(),
@@ -856,6 +882,45 @@ impl Drop for Fuzz {
     }
 }
 
+static CALLBACKS_SET: AtomicUsize = AtomicUsize::new(0);
+static CALLBACKS_RAN: AtomicUsize = AtomicUsize::new(0);
+/// Calls inside callbacks that did not return CL_SUCCESS.
+static CALLBACK_FAILURES: AtomicUsize = AtomicUsize::new(0);
+
+/// Re-enters the API from an event callback: retain, query and release its own event; with
+/// VKCL_FUZZ_REENTER=flush also flush the queue (`ud`), which hangs until the src/core fix of
+/// issue 17 item 1 (a callback run under the queue's lock), hence not by default.
+unsafe extern "C" fn reenter_cb(ev: cl_event, _status: cl_int, ud: *mut c_void) {
+    let ok = |what: &str, c: cl_int| {
+        if c != CL_SUCCESS {
+            eprintln!("fuzz callback: {what} -> {}", err_name(c));
+            CALLBACK_FAILURES.fetch_add(1, Ordering::SeqCst);
+        }
+    };
+    unsafe {
+        ok("clRetainEvent", clRetainEvent(ev));
+        let mut refs: cl_uint = 0;
+        let c = clGetEventInfo(
+            ev,
+            CL_EVENT_REFERENCE_COUNT,
+            4,
+            (&mut refs as *mut cl_uint).cast(),
+            null_mut(),
+        );
+        ok("clGetEventInfo", c);
+        // The callback's own reference and the one just taken.
+        ok(
+            "CL_EVENT_REFERENCE_COUNT >= 2",
+            if refs >= 2 { CL_SUCCESS } else { -1 },
+        );
+        ok("clReleaseEvent", clReleaseEvent(ev));
+        if std::env::var("VKCL_FUZZ_REENTER").is_ok_and(|v| v == "flush") {
+            ok("clFlush", clFlush(ud as cl_command_queue));
+        }
+    }
+    CALLBACKS_RAN.fetch_add(1, Ordering::SeqCst);
+}
+
 fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;
     let v = v.trim();
@@ -893,4 +958,20 @@ fn fuzz_api() {
         f.bad.join("\n  ")
     );
     f.verify_pool();
+    // Every callback set ran (the pool's events are complete after verify_pool's clFinish;
+    // the last callbacks may still be running on vkcl's thread), and no call inside failed.
+    let t0 = std::time::Instant::now();
+    while CALLBACKS_RAN.load(Ordering::SeqCst) < CALLBACKS_SET.load(Ordering::SeqCst)
+        && t0.elapsed().as_secs() < 20
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let (set, ran) = (
+        CALLBACKS_SET.load(Ordering::SeqCst),
+        CALLBACKS_RAN.load(Ordering::SeqCst),
+    );
+    println!("fuzz: {set} re-entrant event callbacks set, {ran} ran");
+    assert!(set > 0, "the fuzzer set no callback");
+    assert_eq!(ran, set, "re-entrant callbacks that ran");
+    assert_eq!(CALLBACK_FAILURES.load(Ordering::SeqCst), 0);
 }

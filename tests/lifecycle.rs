@@ -166,3 +166,113 @@ fn exiting_without_releasing_is_clean() {
         assert!(status.success(), "{mode}: {status}");
     }
 }
+
+/// The objects the exit handler of `releasing_at_exit_succeeds`'s child releases.
+static AT_EXIT: std::sync::OnceLock<[usize; 6]> = std::sync::OnceLock::new();
+
+extern "C" {
+    fn atexit(f: extern "C" fn()) -> std::ffi::c_int;
+    fn _exit(status: std::ffi::c_int) -> !;
+}
+
+/// Runs after main returned and after vkcl's own exit handler (registered later, so run
+/// earlier), as an application's static destructors do: every release, retain and query of
+/// known state succeeds, and a handle released to zero is then invalid. A failure ends the
+/// process with status 3 + the step's number.
+extern "C" fn release_at_exit() {
+    let Some(&[ctx, q, b, p, k, ev]) = AT_EXIT.get() else {
+        unsafe { _exit(2) }
+    };
+    let fail = |step: i32, code: cl_int, want: cl_int| {
+        if code != want {
+            eprintln!(
+                "at exit, step {step}: {} (want {})",
+                err_name(code),
+                err_name(want)
+            );
+            unsafe { _exit(3 + step) }
+        }
+    };
+    let b = b as cl_mem;
+    unsafe {
+        fail(0, clRetainMemObject(b), CL_SUCCESS);
+        let mut refs: cl_uint = 0;
+        let code = clGetMemObjectInfo(
+            b,
+            CL_MEM_REFERENCE_COUNT,
+            4,
+            &mut refs as *mut _ as *mut c_void,
+            null_mut(),
+        );
+        fail(1, code, CL_SUCCESS);
+        fail(2, if refs == 2 { CL_SUCCESS } else { -1000 }, CL_SUCCESS);
+        fail(3, clReleaseMemObject(b), CL_SUCCESS);
+        fail(4, clReleaseMemObject(b), CL_SUCCESS);
+        // Released to zero: the handle is gone, as at any other time.
+        fail(5, clRetainMemObject(b), CL_INVALID_MEM_OBJECT);
+        fail(6, clReleaseEvent(ev as cl_event), CL_SUCCESS);
+        fail(7, clReleaseKernel(k as cl_kernel), CL_SUCCESS);
+        fail(8, clReleaseProgram(p as cl_program), CL_SUCCESS);
+        fail(9, clReleaseCommandQueue(q as cl_command_queue), CL_SUCCESS);
+        fail(10, clReleaseContext(ctx as cl_context), CL_SUCCESS);
+        fail(11, clReleaseContext(ctx as cl_context), CL_INVALID_CONTEXT);
+    }
+}
+
+/// Issue 17 item 8: a process whose exit path (an atexit handler registered before the first
+/// OpenCL call, like a static destructor) releases its objects after vkcl's exit handler ran
+/// gets CL_SUCCESS from every release (CLBlast's programs printed `clReleaseProgram: -5`).
+#[test]
+fn releasing_at_exit_succeeds() {
+    if std::env::var_os("VKCL_TEST_AT_EXIT_CHILD").is_some() {
+        // SAFETY: registers a function with no captured state.
+        unsafe { atexit(release_at_exit) };
+        let dev = device();
+        let mut err = 0;
+        let ctx = unsafe { clCreateContext(null(), 1, &dev, None, null_mut(), &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        let q = unsafe { clCreateCommandQueueWithProperties(ctx, dev, null(), &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        let p = build_program(ctx, dev, SPIN, "").expect("build");
+        let k = kernel(p, "spin");
+        let b = unsafe { clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 20, null_mut(), &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        arg(k, 0, &b);
+        arg(k, 1, &1000i32);
+        let mut ev = null_mut();
+        check!(clEnqueueNDRangeKernel(
+            q,
+            k,
+            1,
+            null(),
+            [1usize << 16].as_ptr(),
+            null(),
+            0,
+            null(),
+            &mut ev
+        ));
+        check!(clFlush(q));
+        let objs = [
+            ctx as usize,
+            q as usize,
+            b as usize,
+            p as usize,
+            k as usize,
+            ev as usize,
+        ];
+        AT_EXIT.set(objs).unwrap();
+        std::process::exit(0);
+    }
+    setup();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["releasing_at_exit_succeeds", "--exact", "--nocapture"])
+        .env("VKCL_TEST_AT_EXIT_CHILD", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the child's exit-time releases failed: {} (status 3+n: step n; stderr: {})",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -63,8 +63,8 @@ aliases!(cl_uint: cl_platform_info, cl_device_info, cl_device_mem_cache_type,
     cl_kernel_arg_address_qualifier, cl_kernel_arg_access_qualifier, cl_kernel_work_group_info,
     cl_kernel_sub_group_info, cl_event_info, cl_command_type, cl_profiling_info,
     cl_kernel_exec_info, cl_pipe_info, cl_khronos_vendor_id, cl_mem_info_intel);
-aliases!(cl_intptr: cl_device_partition_property, cl_context_properties, cl_sampler_properties);
-aliases!(cl_properties: cl_queue_properties, cl_mem_properties, cl_pipe_properties);
+aliases!(cl_intptr: cl_device_partition_property, cl_context_properties, cl_pipe_properties);
+aliases!(cl_properties: cl_queue_properties, cl_mem_properties, cl_sampler_properties);
 pub type cl_intptr = isize;
 pub type cl_build_status = cl_int;
 pub type cl_device_partition_property_ext = cl_ulong;
@@ -230,8 +230,10 @@ def implemented():
     for f in sorted(os.listdir(API)):
         if not f.endswith(".rs") or f in ("stubs.rs", "dispatch.rs"):
             continue
-        for m in re.finditer(r"\bfn\s+(cl[A-Z]\w*)\s*\(", open(os.path.join(API, f)).read()):
-            found[m.group(1)] = f[:-3]
+        # `#[entry(clName)]` functions, and the few extern "C" functions written out by hand.
+        text = open(os.path.join(API, f)).read()
+        for m in re.finditer(r"#\[entry\((cl[A-Z]\w*)[,)]|\bfn\s+(cl[A-Z]\w*)\s*\(", text):
+            found[m.group(1) or m.group(2)] = f[:-3]
     return found
 
 # Error each unimplemented entry point returns, by name pattern (first match wins).

@@ -1,6 +1,6 @@
 //! Contexts.
 
-use super::info::{v, write};
+use super::info::{array, v, write};
 use super::util::{obj, property_list, slice};
 use crate::cl::*;
 use crate::core::context::{Context, ErrorCallback};
@@ -9,6 +9,7 @@ use crate::core::object::{handle, register, release, retain};
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
+use vkcl_macros::entry;
 
 pub type ContextCallback = unsafe extern "C" fn(cl_context, *mut c_void);
 
@@ -49,75 +50,91 @@ fn create(
     Ok(register(ctx) as cl_context)
 }
 
-entry! {
-    fn clCreateContext(
-        properties: *const cl_context_properties,
-        num_devices: cl_uint,
-        devices: *const cl_device_id,
-        pfn_notify: Option<ErrorCallback>,
-        user_data: *mut c_void,
-    ) -> cl_context, errcode_ret {
-        check(!devices.is_null() && num_devices > 0, CL_INVALID_VALUE)?;
-        // SAFETY: the application passes num_devices handles.
-        let handles = unsafe { slice(devices, num_devices as usize) };
-        let mut list: Vec<Arc<Device>> = vec![];
-        for &h in handles {
-            let d = obj::<Device, _>(h)?;
-            // A device listed twice is the same device (the spec leaves it open); keep one.
-            if !list.iter().any(|x| Arc::ptr_eq(x, &d)) {
-                list.push(d);
-            }
+#[entry(clCreateContext)]
+unsafe fn create_context(
+    properties: *const cl_context_properties,
+    num_devices: cl_uint,
+    devices: *const cl_device_id,
+    pfn_notify: Option<ErrorCallback>,
+    user_data: *mut c_void,
+) -> CLResult<cl_context> {
+    check(!devices.is_null() && num_devices > 0, CL_INVALID_VALUE)?;
+    // SAFETY: the application passes num_devices handles.
+    let handles = unsafe { slice(devices, num_devices as usize) };
+    let mut list: Vec<Arc<Device>> = vec![];
+    for &h in handles {
+        let d = obj::<Device, _>(h)?;
+        // A device listed twice is the same device (the spec leaves it open); keep one.
+        if !list.iter().any(|x| Arc::ptr_eq(x, &d)) {
+            list.push(d);
         }
-        create(properties, list, pfn_notify, user_data)
     }
+    create(properties, list, pfn_notify, user_data)
+}
 
-    fn clCreateContextFromType(
-        properties: *const cl_context_properties,
-        device_type: cl_device_type,
-        pfn_notify: Option<ErrorCallback>,
-        user_data: *mut c_void,
-    ) -> cl_context, errcode_ret {
-        // Properties first: a bad platform is CL_INVALID_PLATFORM before any device lookup.
-        // SAFETY: properties is NULL or a 0-terminated list.
-        check_properties(&unsafe { property_list(properties) })?;
-        let devices = super::device::devices_of_type(device_type)?;
-        create(properties, devices, pfn_notify, user_data)
-    }
+#[entry(clCreateContextFromType)]
+unsafe fn create_context_from_type(
+    properties: *const cl_context_properties,
+    device_type: cl_device_type,
+    pfn_notify: Option<ErrorCallback>,
+    user_data: *mut c_void,
+) -> CLResult<cl_context> {
+    // Properties first: a bad platform is CL_INVALID_PLATFORM before any device lookup.
+    // SAFETY: properties is NULL or a 0-terminated list.
+    check_properties(&unsafe { property_list(properties) })?;
+    let devices = super::device::devices_of_type(device_type)?;
+    create(properties, devices, pfn_notify, user_data)
+}
 
-    fn clRetainContext(context: cl_context) {
-        super::platform::ensure_init();
-        retain::<Context>(context as *const c_void)
-    }
+#[entry(clRetainContext, at_exit)]
+fn retain_context(context: cl_context) -> CLResult<()> {
+    super::platform::ensure_init();
+    retain::<Context>(context as *const c_void)
+}
 
-    fn clReleaseContext(context: cl_context) {
-        super::platform::ensure_init();
-        release::<Context>(context as *const c_void).map(|_| ())
-    }
+#[entry(clReleaseContext, at_exit)]
+fn release_context(context: cl_context) -> CLResult<()> {
+    super::platform::ensure_init();
+    release::<Context>(context as *const c_void).map(|_| ())
+}
 
-    fn clSetContextDestructorCallback(context: cl_context, pfn_notify: Option<ContextCallback>, user_data: *mut c_void) {
-        let ctx: Arc<Context> = obj(context)?;
-        let f = pfn_notify.ok_or(ClError(CL_INVALID_VALUE))?;
-        let user = user_data as usize;
-        // SAFETY: the application's callback with its user data, called once.
-        ctx.on_destroy(Box::new(move |h| unsafe { f(h as cl_context, user as *mut c_void) }));
-        Ok(())
-    }
+#[entry(clSetContextDestructorCallback)]
+unsafe fn set_context_destructor_callback(
+    context: cl_context,
+    pfn_notify: Option<ContextCallback>,
+    user_data: *mut c_void,
+) -> CLResult<()> {
+    let ctx: Arc<Context> = obj(context)?;
+    let f = pfn_notify.ok_or(ClError(CL_INVALID_VALUE))?;
+    let user = user_data as usize;
+    // SAFETY: the application's callback with its user data, called once.
+    ctx.on_destroy(Box::new(move |h| unsafe {
+        f(h as cl_context, user as *mut c_void)
+    }));
+    Ok(())
+}
 
-    fn clGetContextInfo(
-        context: cl_context,
-        param_name: cl_context_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let ctx: Arc<Context> = obj(context)?;
-        let value = match param_name {
-            CL_CONTEXT_REFERENCE_COUNT => v(&ctx.base.api_refs()),
-            CL_CONTEXT_NUM_DEVICES => v(&(ctx.devices.len() as cl_uint)),
-            CL_CONTEXT_DEVICES => v(&ctx.devices.iter().map(handle).collect::<Vec<_>>()),
-            CL_CONTEXT_PROPERTIES => v(&ctx.properties),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
+#[entry(clGetContextInfo, at_exit)]
+unsafe fn get_context_info(
+    context: cl_context,
+    param_name: cl_context_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let ctx: Arc<Context> = obj(context)?;
+    let value = match param_name {
+        CL_CONTEXT_REFERENCE_COUNT => v::<cl_uint>(ctx.base.api_refs()),
+        CL_CONTEXT_NUM_DEVICES => v::<cl_uint>(ctx.devices.len() as cl_uint),
+        CL_CONTEXT_DEVICES => array::<cl_device_id>(
+            &ctx.devices
+                .iter()
+                .map(|d| handle(d) as cl_device_id)
+                .collect::<Vec<_>>(),
+        ),
+        CL_CONTEXT_PROPERTIES => array::<cl_context_properties>(&ctx.properties),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }

@@ -2,7 +2,9 @@
 
 use super::platform::platform_arg;
 use crate::cl::*;
+use crate::core::CLResult;
 use std::ffi::{c_char, c_void, CStr};
+use vkcl_macros::entry;
 
 /// Functions clGetExtensionFunctionAddress* returns: the ICD and extension entry points.
 fn extension_function(name: &str) -> *mut c_void {
@@ -33,7 +35,10 @@ fn lookup(name: *const c_char) -> *mut c_void {
 /// `name` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn clGetExtensionFunctionAddress(name: *const c_char) -> *mut c_void {
-    std::panic::catch_unwind(|| lookup(name)).unwrap_or(std::ptr::null_mut())
+    std::panic::catch_unwind(|| lookup(name)).unwrap_or_else(|_| {
+        super::util::panicked("clGetExtensionFunctionAddress");
+        std::ptr::null_mut()
+    })
 }
 
 /// # Safety
@@ -47,11 +52,18 @@ pub unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(
         Ok(_) => lookup(name),
         Err(_) => std::ptr::null_mut(),
     })
-    .unwrap_or(std::ptr::null_mut())
+    .unwrap_or_else(|_| {
+        super::util::panicked("clGetExtensionFunctionAddressForPlatform");
+        std::ptr::null_mut()
+    })
 }
 
-entry! {
-    fn clIcdGetPlatformIDsKHR(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) {
-        super::platform::get_platform_ids(num_entries, platforms, num_platforms)
-    }
+#[entry(clIcdGetPlatformIDsKHR)]
+unsafe fn icd_get_platform_ids_khr(
+    num_entries: cl_uint,
+    platforms: *mut cl_platform_id,
+    num_platforms: *mut cl_uint,
+) -> CLResult<()> {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { super::platform::get_platform_ids(num_entries, platforms, num_platforms) }
 }

@@ -1,6 +1,6 @@
 //! Images, samplers, and the image commands (sections 5.3 and 5.13 of the spec).
 
-use super::info::{v, write};
+use super::info::{array, v, write};
 use super::memory::{
     check_flags, check_map_access, check_map_flags, finish, finish_write, NO_HOST_READ,
     NO_HOST_WRITE,
@@ -19,6 +19,7 @@ use crate::core::transfer::HostPtr;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
+use vkcl_macros::entry;
 
 const IMAGE_TYPES: [cl_mem_object_type; 6] = [
     CL_MEM_OBJECT_IMAGE1D,
@@ -49,7 +50,7 @@ fn supported(
 }
 
 /// clCreateImage's checks, in the spec's terms, then the image.
-fn create_image(
+fn new_image(
     context: cl_context,
     properties: Vec<cl_mem_properties>,
     mut flags: cl_mem_flags,
@@ -189,7 +190,7 @@ fn create_image(
         check(!host_widens, CL_INVALID_VALUE)?;
         check(host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     } else {
-        check(wants_ptr == !host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
+        check(wants_ptr != host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     }
     if flags & ACCESS == 0 {
         flags |= CL_MEM_READ_WRITE;
@@ -306,7 +307,8 @@ fn host_transfer(
     let info = m.image()?;
     let element = info.format.element_size();
     let pitches = Pitches::new(info.desc.image_type, element, r, row_pitch, slice_pitch)?;
-    let wait = wait_list(num_events, events, &q.context)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
     check(m.flags & forbidden == 0, CL_INVALID_OPERATION)?;
     Ok(HostTransfer {
         queue: q,
@@ -338,365 +340,495 @@ fn region_bytes(m: &Mem, region: [usize; 3]) -> CLResult<usize> {
     Ok(region.iter().product::<usize>() * m.image()?.format.element_size())
 }
 
-entry! {
-    fn clGetSupportedImageFormats(
-        context: cl_context,
-        flags: cl_mem_flags,
-        image_type: cl_mem_object_type,
-        num_entries: cl_uint,
-        image_formats: *mut cl_image_format,
-        num_image_formats: *mut cl_uint,
-    ) {
-        let ctx: Arc<Context> = obj(context)?;
-        check_flags(flags)?;
-        check(IMAGE_TYPES.contains(&image_type), CL_INVALID_VALUE)?;
-        check(num_entries > 0 || image_formats.is_null(), CL_INVALID_VALUE)?;
-        let flags = if flags & ACCESS == 0 { flags | CL_MEM_READ_WRITE } else { flags };
-        let list: Vec<Format> = Format::all()
-            .filter(|f| supported(&ctx, f, image_type, flags))
-            .collect();
-        if !image_formats.is_null() {
-            for (i, f) in list.iter().take(num_entries as usize).enumerate() {
-                // SAFETY: the application gives room for num_entries formats.
-                unsafe { *image_formats.add(i) = f.cl() };
+#[entry(clGetSupportedImageFormats)]
+unsafe fn get_supported_image_formats(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_type: cl_mem_object_type,
+    num_entries: cl_uint,
+    image_formats: *mut cl_image_format,
+    num_image_formats: *mut cl_uint,
+) -> CLResult<()> {
+    let ctx: Arc<Context> = obj(context)?;
+    check_flags(flags)?;
+    check(IMAGE_TYPES.contains(&image_type), CL_INVALID_VALUE)?;
+    check(num_entries > 0 || image_formats.is_null(), CL_INVALID_VALUE)?;
+    let flags = if flags & ACCESS == 0 {
+        flags | CL_MEM_READ_WRITE
+    } else {
+        flags
+    };
+    let list: Vec<Format> = Format::all()
+        .filter(|f| supported(&ctx, f, image_type, flags))
+        .collect();
+    if !image_formats.is_null() {
+        for (i, f) in list.iter().take(num_entries as usize).enumerate() {
+            // SAFETY: the application gives room for num_entries formats.
+            unsafe { *image_formats.add(i) = f.cl() };
+        }
+    }
+    if !num_image_formats.is_null() {
+        // SAFETY: NULL or a cl_uint.
+        unsafe { *num_image_formats = list.len() as cl_uint };
+    }
+    Ok(())
+}
+
+#[entry(clCreateImage)]
+unsafe fn create_image(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    new_image(context, vec![], flags, image_format, image_desc, host_ptr)
+}
+
+#[entry(clCreateImageWithProperties)]
+unsafe fn create_image_with_properties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    // SAFETY: properties is NULL or a 0-terminated list.
+    let props = unsafe { property_list(properties) };
+    new_image(context, props, flags, image_format, image_desc, host_ptr)
+}
+
+#[entry(clCreateImage2D)]
+unsafe fn create_image2d(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_width: usize,
+    image_height: usize,
+    image_row_pitch: usize,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    // "CL_INVALID_IMAGE_SIZE if image_width or image_height are 0".
+    check(image_width > 0 && image_height > 0, CL_INVALID_IMAGE_SIZE)?;
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE2D,
+        image_width,
+        image_height,
+        image_depth: 0,
+        image_array_size: 0,
+        image_row_pitch,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        mem_object: std::ptr::null_mut(),
+    };
+    new_image(context, vec![], flags, image_format, &desc, host_ptr)
+}
+
+#[entry(clCreateImage3D)]
+unsafe fn create_image3d(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_width: usize,
+    image_height: usize,
+    image_depth: usize,
+    image_row_pitch: usize,
+    image_slice_pitch: usize,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    // "CL_INVALID_IMAGE_SIZE if image_width or image_height are 0 or image_depth <= 1".
+    check(
+        image_width > 0 && image_height > 0 && image_depth > 1,
+        CL_INVALID_IMAGE_SIZE,
+    )?;
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE3D,
+        image_width,
+        image_height,
+        image_depth,
+        image_array_size: 0,
+        image_row_pitch,
+        image_slice_pitch,
+        num_mip_levels: 0,
+        num_samples: 0,
+        mem_object: std::ptr::null_mut(),
+    };
+    new_image(context, vec![], flags, image_format, &desc, host_ptr)
+}
+
+#[entry(clGetImageInfo, at_exit)]
+unsafe fn get_image_info(
+    image: cl_mem,
+    param_name: cl_image_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let m = image_obj(image)?;
+    let i = m.image()?;
+    let value = match param_name {
+        CL_IMAGE_FORMAT => v::<cl_image_format>(cl_image_format {
+            image_channel_order: i.format.order,
+            image_channel_data_type: i.format.data_type,
+        }),
+        CL_IMAGE_ELEMENT_SIZE => v::<usize>(i.format.element_size()),
+        CL_IMAGE_ROW_PITCH => v::<usize>(i.desc.row_pitch),
+        CL_IMAGE_SLICE_PITCH => v::<usize>(i.desc.slice_pitch),
+        CL_IMAGE_WIDTH => v::<usize>(i.desc.width),
+        CL_IMAGE_HEIGHT => v::<usize>(i.desc.height),
+        CL_IMAGE_DEPTH => v::<usize>(i.desc.depth),
+        CL_IMAGE_ARRAY_SIZE => v::<usize>(i.desc.array_size),
+        CL_IMAGE_BUFFER => v::<cl_mem>(
+            m.parent
+                .as_ref()
+                .map_or(std::ptr::null_mut(), |p| handle(&p.0)) as cl_mem,
+        ),
+        CL_IMAGE_NUM_MIP_LEVELS | CL_IMAGE_NUM_SAMPLES => v::<cl_uint>(0u32),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
+
+#[entry(clEnqueueReadImage)]
+unsafe fn enqueue_read_image(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_read: cl_bool,
+    origin: *const usize,
+    region: *const usize,
+    row_pitch: usize,
+    slice_pitch: usize,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let t = host_transfer(
+        command_queue,
+        image,
+        origin,
+        region,
+        [row_pitch, slice_pitch],
+        ptr,
+        (num_events_in_wait_list, event_wait_list),
+        NO_HOST_READ,
+    )?;
+    let blocking = blocking_read != 0;
+    let e = image::read(
+        &t.queue,
+        CL_COMMAND_READ_IMAGE,
+        &t.image,
+        t.origin,
+        t.region,
+        t.pitches,
+        HostPtr(ptr as *mut u8),
+        blocking,
+        &t.wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, blocking, event) }
+}
+
+#[entry(clEnqueueWriteImage)]
+unsafe fn enqueue_write_image(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_write: cl_bool,
+    origin: *const usize,
+    region: *const usize,
+    input_row_pitch: usize,
+    input_slice_pitch: usize,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let t = host_transfer(
+        command_queue,
+        image,
+        origin,
+        region,
+        [input_row_pitch, input_slice_pitch],
+        ptr,
+        (num_events_in_wait_list, event_wait_list),
+        NO_HOST_WRITE,
+    )?;
+    let blocking = blocking_write != 0;
+    // SAFETY: the application's memory holds the region at these pitches.
+    let e = unsafe {
+        image::write(
+            &t.queue,
+            CL_COMMAND_WRITE_IMAGE,
+            &t.image,
+            t.origin,
+            t.region,
+            t.pitches,
+            ptr as *const u8,
+            blocking,
+            &t.wait,
+        )?
+    };
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish_write(e, blocking, &t.wait, event) }
+}
+
+#[entry(clEnqueueFillImage)]
+unsafe fn enqueue_fill_image(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const usize,
+    region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, m) = queue_and_image(command_queue, image)?;
+    check(!fill_color.is_null(), CL_INVALID_VALUE)?;
+    let (o, r) = origin_region(&m, origin, region)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
+    // SAFETY: the application passes a four-component color (16 bytes).
+    let color = unsafe { *(fill_color as *const [u32; 4]) };
+    let e = image::fill(&q, &m, color, o, r, &wait)?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
+
+#[entry(clEnqueueCopyImage)]
+unsafe fn enqueue_copy_image(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, src) = queue_and_image(command_queue, src_image)?;
+    let (_, dst) = queue_and_image(command_queue, dst_image)?;
+    check(
+        src.image()?.format == dst.image()?.format,
+        CL_IMAGE_FORMAT_MISMATCH,
+    )?;
+    let (src_o, r) = origin_region(&src, src_origin, region)?;
+    let (dst_o, _) = origin_region(&dst, dst_origin, region)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
+    check(
+        !Arc::ptr_eq(&src, &dst) || !overlap(src_o, dst_o, r),
+        CL_MEM_COPY_OVERLAP,
+    )?;
+    let e = image::copy(
+        &q,
+        CL_COMMAND_COPY_IMAGE,
+        &src,
+        src_o,
+        &dst,
+        dst_o,
+        r,
+        0,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
+
+#[entry(clEnqueueCopyImageToBuffer)]
+unsafe fn enqueue_copy_image_to_buffer(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    region: *const usize,
+    dst_offset: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, src) = queue_and_image(command_queue, src_image)?;
+    let (o, r) = origin_region(&src, src_origin, region)?;
+    let dst = buffer_for(&q, dst_buffer, dst_offset, region_bytes(&src, r)?)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
+    let e = image::copy(
+        &q,
+        CL_COMMAND_COPY_IMAGE_TO_BUFFER,
+        &src,
+        o,
+        &dst,
+        [0; 3],
+        r,
+        dst_offset,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
+
+#[entry(clEnqueueCopyBufferToImage)]
+unsafe fn enqueue_copy_buffer_to_image(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_image: cl_mem,
+    src_offset: usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, dst) = queue_and_image(command_queue, dst_image)?;
+    let (o, r) = origin_region(&dst, dst_origin, region)?;
+    let src = buffer_for(&q, src_buffer, src_offset, region_bytes(&dst, r)?)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
+    let e = image::copy(
+        &q,
+        CL_COMMAND_COPY_BUFFER_TO_IMAGE,
+        &src,
+        [0; 3],
+        &dst,
+        o,
+        r,
+        src_offset,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
+
+#[entry(clEnqueueMapImage)]
+unsafe fn enqueue_map_image(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_map: cl_bool,
+    map_flags: cl_map_flags,
+    origin: *const usize,
+    region: *const usize,
+    image_row_pitch: *mut usize,
+    image_slice_pitch: *mut usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<*mut c_void> {
+    let (q, m) = queue_and_image(command_queue, image)?;
+    let (o, r) = origin_region(&m, origin, region)?;
+    check(!image_row_pitch.is_null(), CL_INVALID_VALUE)?;
+    let slices = matches!(
+        m.mem_type,
+        CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
+    );
+    check(!slices || !image_slice_pitch.is_null(), CL_INVALID_VALUE)?;
+    check_map_flags(map_flags)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
+    check_map_access(map_flags, m.flags)?;
+    let blocking = blocking_map != 0;
+    let (ptr, pitches, e) = image::map(&q, &m, map_flags, o, r, blocking, &wait)?;
+    // SAFETY: checked not NULL above (the slice pitch where the image has slices).
+    unsafe {
+        *image_row_pitch = pitches.row;
+        if !image_slice_pitch.is_null() {
+            *image_slice_pitch = if slices { pitches.slice } else { 0 };
+        }
+    }
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, blocking, event) }?;
+    Ok(ptr)
+}
+
+#[entry(clCreateSampler)]
+fn create_sampler(
+    context: cl_context,
+    normalized_coords: cl_bool,
+    addressing_mode: cl_addressing_mode,
+    filter_mode: cl_filter_mode,
+) -> CLResult<cl_sampler> {
+    let ctx: Arc<Context> = obj(context)?;
+    check(
+        ctx.devices.iter().any(|d| d.has_images()),
+        CL_INVALID_OPERATION,
+    )?;
+    check(normalized_coords <= 1, CL_INVALID_VALUE)?;
+    let s = Sampler::new(
+        &ctx,
+        normalized_coords != 0,
+        addressing_mode,
+        filter_mode,
+        vec![],
+    )?;
+    Ok(register(s) as cl_sampler)
+}
+
+#[entry(clCreateSamplerWithProperties)]
+unsafe fn create_sampler_with_properties(
+    context: cl_context,
+    sampler_properties: *const cl_sampler_properties,
+) -> CLResult<cl_sampler> {
+    let ctx: Arc<Context> = obj(context)?;
+    // SAFETY: NULL or a 0-terminated list.
+    let props = unsafe { property_list(sampler_properties) };
+    let (mut normalized, mut addressing, mut filter) = (true, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
+    let mut seen = vec![];
+    for pair in props.chunks(2).filter(|p| p.len() == 2) {
+        let (name, value) = (pair[0] as cl_uint, pair[1]);
+        check(!seen.contains(&name), CL_INVALID_VALUE)?;
+        seen.push(name);
+        match name {
+            CL_SAMPLER_NORMALIZED_COORDS => {
+                check(value == 0 || value == 1, CL_INVALID_VALUE)?;
+                normalized = value != 0;
             }
+            CL_SAMPLER_ADDRESSING_MODE => addressing = value as cl_uint,
+            CL_SAMPLER_FILTER_MODE => filter = value as cl_uint,
+            _ => return Err(ClError(CL_INVALID_VALUE)),
         }
-        if !num_image_formats.is_null() {
-            // SAFETY: NULL or a cl_uint.
-            unsafe { *num_image_formats = list.len() as cl_uint };
-        }
-        Ok(())
     }
+    check(props.len() % 2 == 1 || props.is_empty(), CL_INVALID_VALUE)?;
+    check(
+        ctx.devices.iter().any(|d| d.has_images()),
+        CL_INVALID_OPERATION,
+    )?;
+    let s = Sampler::new(&ctx, normalized, addressing, filter, props)?;
+    Ok(register(s) as cl_sampler)
+}
 
-    fn clCreateImage(
-        context: cl_context,
-        flags: cl_mem_flags,
-        image_format: *const cl_image_format,
-        image_desc: *const cl_image_desc,
-        host_ptr: *mut c_void,
-    ) -> cl_mem, errcode_ret {
-        create_image(context, vec![], flags, image_format, image_desc, host_ptr)
-    }
+#[entry(clRetainSampler, at_exit)]
+fn retain_sampler(sampler: cl_sampler) -> CLResult<()> {
+    super::platform::ensure_init();
+    retain::<Sampler>(sampler as *const c_void)
+}
 
-    fn clCreateImageWithProperties(
-        context: cl_context,
-        properties: *const cl_mem_properties,
-        flags: cl_mem_flags,
-        image_format: *const cl_image_format,
-        image_desc: *const cl_image_desc,
-        host_ptr: *mut c_void,
-    ) -> cl_mem, errcode_ret {
-        // SAFETY: properties is NULL or a 0-terminated list.
-        let props = unsafe { property_list(properties) };
-        create_image(context, props, flags, image_format, image_desc, host_ptr)
-    }
+#[entry(clReleaseSampler, at_exit)]
+fn release_sampler(sampler: cl_sampler) -> CLResult<()> {
+    super::platform::ensure_init();
+    release::<Sampler>(sampler as *const c_void).map(|_| ())
+}
 
-    fn clCreateImage2D(
-        context: cl_context,
-        flags: cl_mem_flags,
-        image_format: *const cl_image_format,
-        image_width: usize,
-        image_height: usize,
-        image_row_pitch: usize,
-        host_ptr: *mut c_void,
-    ) -> cl_mem, errcode_ret {
-        // "CL_INVALID_IMAGE_SIZE if image_width or image_height are 0".
-        check(image_width > 0 && image_height > 0, CL_INVALID_IMAGE_SIZE)?;
-        let desc = cl_image_desc {
-            image_type: CL_MEM_OBJECT_IMAGE2D,
-            image_width,
-            image_height,
-            image_depth: 0,
-            image_array_size: 0,
-            image_row_pitch,
-            image_slice_pitch: 0,
-            num_mip_levels: 0,
-            num_samples: 0,
-            mem_object: std::ptr::null_mut(),
-        };
-        create_image(context, vec![], flags, image_format, &desc, host_ptr)
-    }
-
-    fn clCreateImage3D(
-        context: cl_context,
-        flags: cl_mem_flags,
-        image_format: *const cl_image_format,
-        image_width: usize,
-        image_height: usize,
-        image_depth: usize,
-        image_row_pitch: usize,
-        image_slice_pitch: usize,
-        host_ptr: *mut c_void,
-    ) -> cl_mem, errcode_ret {
-        // "CL_INVALID_IMAGE_SIZE if image_width or image_height are 0 or image_depth <= 1".
-        check(image_width > 0 && image_height > 0 && image_depth > 1, CL_INVALID_IMAGE_SIZE)?;
-        let desc = cl_image_desc {
-            image_type: CL_MEM_OBJECT_IMAGE3D,
-            image_width,
-            image_height,
-            image_depth,
-            image_array_size: 0,
-            image_row_pitch,
-            image_slice_pitch,
-            num_mip_levels: 0,
-            num_samples: 0,
-            mem_object: std::ptr::null_mut(),
-        };
-        create_image(context, vec![], flags, image_format, &desc, host_ptr)
-    }
-
-    fn clGetImageInfo(
-        image: cl_mem,
-        param_name: cl_image_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let m = image_obj(image)?;
-        let i = m.image()?;
-        let value = match param_name {
-            CL_IMAGE_FORMAT => v(&[i.format.order, i.format.data_type]),
-            CL_IMAGE_ELEMENT_SIZE => v(&i.format.element_size()),
-            CL_IMAGE_ROW_PITCH => v(&i.desc.row_pitch),
-            CL_IMAGE_SLICE_PITCH => v(&i.desc.slice_pitch),
-            CL_IMAGE_WIDTH => v(&i.desc.width),
-            CL_IMAGE_HEIGHT => v(&i.desc.height),
-            CL_IMAGE_DEPTH => v(&i.desc.depth),
-            CL_IMAGE_ARRAY_SIZE => v(&i.desc.array_size),
-            CL_IMAGE_BUFFER => v(&m.parent.as_ref().map_or(std::ptr::null_mut(), |p| handle(&p.0))),
-            CL_IMAGE_NUM_MIP_LEVELS | CL_IMAGE_NUM_SAMPLES => v(&0u32),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
-
-    fn clEnqueueReadImage(
-        command_queue: cl_command_queue,
-        image: cl_mem,
-        blocking_read: cl_bool,
-        origin: *const usize,
-        region: *const usize,
-        row_pitch: usize,
-        slice_pitch: usize,
-        ptr: *mut c_void,
-        num_events_in_wait_list: cl_uint,
-        event_wait_list: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let t = host_transfer(command_queue, image, origin, region, [row_pitch, slice_pitch], ptr, (num_events_in_wait_list, event_wait_list), NO_HOST_READ)?;
-        let blocking = blocking_read != 0;
-        let e = image::read(&t.queue, CL_COMMAND_READ_IMAGE, &t.image, t.origin, t.region, t.pitches, HostPtr(ptr as *mut u8), blocking, &t.wait)?;
-        finish(e, blocking, event)
-    }
-
-    fn clEnqueueWriteImage(
-        command_queue: cl_command_queue,
-        image: cl_mem,
-        blocking_write: cl_bool,
-        origin: *const usize,
-        region: *const usize,
-        input_row_pitch: usize,
-        input_slice_pitch: usize,
-        ptr: *const c_void,
-        num_events_in_wait_list: cl_uint,
-        event_wait_list: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let t = host_transfer(command_queue, image, origin, region, [input_row_pitch, input_slice_pitch], ptr, (num_events_in_wait_list, event_wait_list), NO_HOST_WRITE)?;
-        let blocking = blocking_write != 0;
-        // SAFETY: the application's memory holds the region at these pitches.
-        let e = unsafe {
-            image::write(&t.queue, CL_COMMAND_WRITE_IMAGE, &t.image, t.origin, t.region, t.pitches, ptr as *const u8, blocking, &t.wait)?
-        };
-        finish_write(e, blocking, &t.wait, event)
-    }
-
-    fn clEnqueueFillImage(
-        command_queue: cl_command_queue,
-        image: cl_mem,
-        fill_color: *const c_void,
-        origin: *const usize,
-        region: *const usize,
-        num_events_in_wait_list: cl_uint,
-        event_wait_list: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, m) = queue_and_image(command_queue, image)?;
-        check(!fill_color.is_null(), CL_INVALID_VALUE)?;
-        let (o, r) = origin_region(&m, origin, region)?;
-        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        // SAFETY: the application passes a four-component color (16 bytes).
-        let color = unsafe { *(fill_color as *const [u32; 4]) };
-        let e = image::fill(&q, &m, color, o, r, &wait)?;
-        finish(e, false, event)
-    }
-
-    fn clEnqueueCopyImage(
-        command_queue: cl_command_queue,
-        src_image: cl_mem,
-        dst_image: cl_mem,
-        src_origin: *const usize,
-        dst_origin: *const usize,
-        region: *const usize,
-        num_events_in_wait_list: cl_uint,
-        event_wait_list: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, src) = queue_and_image(command_queue, src_image)?;
-        let (_, dst) = queue_and_image(command_queue, dst_image)?;
-        check(src.image()?.format == dst.image()?.format, CL_IMAGE_FORMAT_MISMATCH)?;
-        let (src_o, r) = origin_region(&src, src_origin, region)?;
-        let (dst_o, _) = origin_region(&dst, dst_origin, region)?;
-        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        check(!Arc::ptr_eq(&src, &dst) || !overlap(src_o, dst_o, r), CL_MEM_COPY_OVERLAP)?;
-        let e = image::copy(&q, CL_COMMAND_COPY_IMAGE, &src, src_o, &dst, dst_o, r, 0, &wait)?;
-        finish(e, false, event)
-    }
-
-    fn clEnqueueCopyImageToBuffer(
-        command_queue: cl_command_queue,
-        src_image: cl_mem,
-        dst_buffer: cl_mem,
-        src_origin: *const usize,
-        region: *const usize,
-        dst_offset: usize,
-        num_events_in_wait_list: cl_uint,
-        event_wait_list: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, src) = queue_and_image(command_queue, src_image)?;
-        let (o, r) = origin_region(&src, src_origin, region)?;
-        let dst = buffer_for(&q, dst_buffer, dst_offset, region_bytes(&src, r)?)?;
-        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        let e = image::copy(&q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, &src, o, &dst, [0; 3], r, dst_offset, &wait)?;
-        finish(e, false, event)
-    }
-
-    fn clEnqueueCopyBufferToImage(
-        command_queue: cl_command_queue,
-        src_buffer: cl_mem,
-        dst_image: cl_mem,
-        src_offset: usize,
-        dst_origin: *const usize,
-        region: *const usize,
-        num_events_in_wait_list: cl_uint,
-        event_wait_list: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, dst) = queue_and_image(command_queue, dst_image)?;
-        let (o, r) = origin_region(&dst, dst_origin, region)?;
-        let src = buffer_for(&q, src_buffer, src_offset, region_bytes(&dst, r)?)?;
-        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        let e = image::copy(&q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, &src, [0; 3], &dst, o, r, src_offset, &wait)?;
-        finish(e, false, event)
-    }
-
-    fn clEnqueueMapImage(
-        command_queue: cl_command_queue,
-        image: cl_mem,
-        blocking_map: cl_bool,
-        map_flags: cl_map_flags,
-        origin: *const usize,
-        region: *const usize,
-        image_row_pitch: *mut usize,
-        image_slice_pitch: *mut usize,
-        num_events_in_wait_list: cl_uint,
-        event_wait_list: *const cl_event,
-        event: *mut cl_event,
-    ) -> *mut c_void, errcode_ret {
-        let (q, m) = queue_and_image(command_queue, image)?;
-        let (o, r) = origin_region(&m, origin, region)?;
-        check(!image_row_pitch.is_null(), CL_INVALID_VALUE)?;
-        let slices = matches!(
-            m.mem_type,
-            CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
-        );
-        check(!slices || !image_slice_pitch.is_null(), CL_INVALID_VALUE)?;
-        check_map_flags(map_flags)?;
-        let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-        check_map_access(map_flags, m.flags)?;
-        let blocking = blocking_map != 0;
-        let (ptr, pitches, e) = image::map(&q, &m, map_flags, o, r, blocking, &wait)?;
-        // SAFETY: checked not NULL above (the slice pitch where the image has slices).
-        unsafe {
-            *image_row_pitch = pitches.row;
-            if !image_slice_pitch.is_null() {
-                *image_slice_pitch = if slices { pitches.slice } else { 0 };
-            }
-        }
-        finish(e, blocking, event)?;
-        Ok(ptr)
-    }
-
-    fn clCreateSampler(
-        context: cl_context,
-        normalized_coords: cl_bool,
-        addressing_mode: cl_addressing_mode,
-        filter_mode: cl_filter_mode,
-    ) -> cl_sampler, errcode_ret {
-        let ctx: Arc<Context> = obj(context)?;
-        check(ctx.devices.iter().any(|d| d.has_images()), CL_INVALID_OPERATION)?;
-        check(normalized_coords <= 1, CL_INVALID_VALUE)?;
-        let s = Sampler::new(&ctx, normalized_coords != 0, addressing_mode, filter_mode, vec![])?;
-        Ok(register(s) as cl_sampler)
-    }
-
-    fn clCreateSamplerWithProperties(
-        context: cl_context,
-        sampler_properties: *const cl_sampler_properties,
-    ) -> cl_sampler, errcode_ret {
-        let ctx: Arc<Context> = obj(context)?;
-        // SAFETY: NULL or a 0-terminated list.
-        let props = unsafe { property_list(sampler_properties) };
-        let (mut normalized, mut addressing, mut filter) = (true, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
-        let mut seen = vec![];
-        for pair in props.chunks(2).filter(|p| p.len() == 2) {
-            let (name, value) = (pair[0] as cl_uint, pair[1]);
-            check(!seen.contains(&name), CL_INVALID_VALUE)?;
-            seen.push(name);
-            match name {
-                CL_SAMPLER_NORMALIZED_COORDS => {
-                    check(value == 0 || value == 1, CL_INVALID_VALUE)?;
-                    normalized = value != 0;
-                }
-                CL_SAMPLER_ADDRESSING_MODE => addressing = value as cl_uint,
-                CL_SAMPLER_FILTER_MODE => filter = value as cl_uint,
-                _ => return Err(ClError(CL_INVALID_VALUE)),
-            }
-        }
-        check(props.len() % 2 == 1 || props.is_empty(), CL_INVALID_VALUE)?;
-        check(ctx.devices.iter().any(|d| d.has_images()), CL_INVALID_OPERATION)?;
-        let s = Sampler::new(&ctx, normalized, addressing, filter, props)?;
-        Ok(register(s) as cl_sampler)
-    }
-
-    fn clRetainSampler(sampler: cl_sampler) {
-        super::platform::ensure_init();
-        retain::<Sampler>(sampler as *const c_void)
-    }
-
-    fn clReleaseSampler(sampler: cl_sampler) {
-        super::platform::ensure_init();
-        release::<Sampler>(sampler as *const c_void).map(|_| ())
-    }
-
-    fn clGetSamplerInfo(
-        sampler: cl_sampler,
-        param_name: cl_sampler_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let s: Arc<Sampler> = obj(sampler)?;
-        let value = match param_name {
-            CL_SAMPLER_REFERENCE_COUNT => v(&s.base.api_refs()),
-            CL_SAMPLER_CONTEXT => v(&handle(&s.context)),
-            CL_SAMPLER_NORMALIZED_COORDS => v(&(s.normalized as cl_bool)),
-            CL_SAMPLER_ADDRESSING_MODE => v(&s.addressing),
-            CL_SAMPLER_FILTER_MODE => v(&s.filter),
-            CL_SAMPLER_PROPERTIES => v(&s.properties.iter().map(|&p| p as isize).collect::<Vec<_>>()),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
+#[entry(clGetSamplerInfo, at_exit)]
+unsafe fn get_sampler_info(
+    sampler: cl_sampler,
+    param_name: cl_sampler_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let s: Arc<Sampler> = obj(sampler)?;
+    let value = match param_name {
+        CL_SAMPLER_REFERENCE_COUNT => v::<cl_uint>(s.base.api_refs()),
+        CL_SAMPLER_CONTEXT => v::<cl_context>(handle(&s.context) as cl_context),
+        CL_SAMPLER_NORMALIZED_COORDS => v::<cl_bool>(s.normalized as cl_bool),
+        CL_SAMPLER_ADDRESSING_MODE => v::<cl_addressing_mode>(s.addressing),
+        CL_SAMPLER_FILTER_MODE => v::<cl_filter_mode>(s.filter),
+        CL_SAMPLER_PROPERTIES => array::<cl_sampler_properties>(&s.properties),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }

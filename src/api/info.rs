@@ -7,7 +7,11 @@ use std::ffi::c_void;
 /// Writes `value` as the spec's info queries require: its size to `size_ret` (if not NULL);
 /// the bytes to `out` (if not NULL), which must have room for them (CL_INVALID_VALUE
 /// otherwise).
-pub fn write(
+///
+/// # Safety
+/// `out` is NULL or points to `out_size` writable bytes; `size_ret` is NULL or points to a
+/// writable `size_t`.
+pub(crate) unsafe fn write(
     value: &[u8],
     out_size: usize,
     out: *mut c_void,
@@ -28,7 +32,7 @@ pub fn write(
 }
 
 /// Values an info query returns, as their C bytes.
-pub trait InfoValue {
+pub(crate) trait InfoValue {
     fn info_bytes(&self) -> Vec<u8>;
 }
 
@@ -43,17 +47,9 @@ macro_rules! pod_info {
 }
 pod_info!(u8, u32, i32, u64, usize, isize);
 
-impl InfoValue for str {
+impl InfoValue for cl_image_format {
     fn info_bytes(&self) -> Vec<u8> {
-        let mut v = self.as_bytes().to_vec();
-        v.push(0);
-        v
-    }
-}
-
-impl InfoValue for String {
-    fn info_bytes(&self) -> Vec<u8> {
-        self.as_str().info_bytes()
+        [self.image_channel_order, self.image_channel_data_type].info_bytes()
     }
 }
 
@@ -66,12 +62,6 @@ impl<T> InfoValue for *mut T {
 impl<T: InfoValue> InfoValue for [T] {
     fn info_bytes(&self) -> Vec<u8> {
         self.iter().flat_map(|v| v.info_bytes()).collect()
-    }
-}
-
-impl<T: InfoValue> InfoValue for Vec<T> {
-    fn info_bytes(&self) -> Vec<u8> {
-        self.as_slice().info_bytes()
     }
 }
 
@@ -90,7 +80,7 @@ impl InfoValue for cl_name_version {
 }
 
 /// `cl_name_version` entries for a list of (name, version).
-pub fn name_versions(list: &[(&str, cl_version)]) -> Vec<cl_name_version> {
+pub(crate) fn name_versions(list: &[(&str, cl_version)]) -> Vec<cl_name_version> {
     list.iter()
         .map(|&(name, version)| {
             let mut nv = cl_name_version {
@@ -104,7 +94,25 @@ pub fn name_versions(list: &[(&str, cl_version)]) -> Vec<cl_name_version> {
         .collect()
 }
 
-/// Shorthand for a query's value.
-pub fn v<T: InfoValue + ?Sized>(x: &T) -> CLResult<Vec<u8>> {
-    Ok(x.info_bytes())
+// A query's value is built by one of the three functions below, each naming the C type the
+// spec gives the parameter: `v::<cl_uint>(x)`, `array::<size_t>(&sizes)`, `string(name)`. The
+// type of `v` and `array` cannot be inferred from the argument (anything that converts into
+// it losslessly is accepted), so a Rust field's type never silently becomes the ABI.
+
+/// One value of the C type `T`.
+pub(crate) fn v<T: InfoValue>(x: impl Into<T>) -> CLResult<Vec<u8>> {
+    Ok(x.into().info_bytes())
+}
+
+/// An array of the C type `T`.
+pub(crate) fn array<T: InfoValue>(x: &[impl Copy + Into<T>]) -> CLResult<Vec<u8>> {
+    Ok(x.iter().flat_map(|&e| e.into().info_bytes()).collect())
+}
+
+/// A `char[]`: the string and its terminating NUL.
+pub(crate) fn string(x: &str) -> CLResult<Vec<u8>> {
+    let mut v = Vec::with_capacity(x.len() + 1);
+    v.extend_from_slice(x.as_bytes());
+    v.push(0);
+    Ok(v)
 }

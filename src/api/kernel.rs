@@ -1,6 +1,6 @@
 //! Kernels: creation, arguments, queries and NDRange enqueue.
 
-use super::info::{v, write};
+use super::info::{array, string, v, write};
 use super::util::{obj, return_event, slice, wait_list};
 use crate::cl::*;
 use crate::compiler::reflection::ArgKind;
@@ -14,6 +14,7 @@ use crate::core::sampler::Sampler;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
+use vkcl_macros::entry;
 
 /// How an argument is passed, from the reflection (or, for arguments clspv dropped, from
 /// the argument's address qualifier).
@@ -151,10 +152,7 @@ fn check_image_arg(k: &Kernel, index: usize, m: &Mem) -> CLResult<()> {
     let Some(ai) = &arg.info else {
         return Ok(());
     };
-    let declared = match ai
-        .type_name
-        .trim_end_matches(|c: char| c == '*' || c == ' ')
-    {
+    let declared = match ai.type_name.trim_end_matches(['*', ' ']) {
         "image1d_t" => CL_MEM_OBJECT_IMAGE1D,
         "image1d_array_t" => CL_MEM_OBJECT_IMAGE1D_ARRAY,
         "image1d_buffer_t" => CL_MEM_OBJECT_IMAGE1D_BUFFER,
@@ -221,185 +219,280 @@ fn dims3(p: *const usize, n: usize, fill: usize) -> [usize; 3] {
     std::array::from_fn(|i| s.get(i).copied().unwrap_or(fill))
 }
 
-entry! {
-    fn clCreateKernel(program: cl_program, name: *const c_char) -> cl_kernel, errcode_ret {
-        let p: Arc<Program> = obj(program)?;
-        check(!name.is_null(), CL_INVALID_VALUE)?;
-        // SAFETY: the application passes a NUL-terminated name.
-        let name = unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| ClError(CL_INVALID_KERNEL_NAME))?;
-        Ok(register(Kernel::new(&p, name)?) as cl_kernel)
-    }
+#[entry(clCreateKernel)]
+unsafe fn create_kernel(program: cl_program, name: *const c_char) -> CLResult<cl_kernel> {
+    let p: Arc<Program> = obj(program)?;
+    check(!name.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes a NUL-terminated name.
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_str()
+        .map_err(|_| ClError(CL_INVALID_KERNEL_NAME))?;
+    Ok(register(Kernel::new(&p, name)?) as cl_kernel)
+}
 
-    fn clCreateKernelsInProgram(
-        program: cl_program,
-        num_kernels: cl_uint,
-        kernels: *mut cl_kernel,
-        num_kernels_ret: *mut cl_uint,
-    ) {
-        let p: Arc<Program> = obj(program)?;
-        let exe = p.any_executable().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
-        let names: Vec<_> = exe.reflection.kernels.iter().map(|k| k.name.clone()).collect();
-        check(kernels.is_null() || num_kernels as usize >= names.len(), CL_INVALID_VALUE)?;
-        if !kernels.is_null() {
-            let created = names.iter().map(|n| Kernel::new(&p, n)).collect::<CLResult<Vec<_>>>()?;
-            for (i, k) in created.into_iter().enumerate() {
-                // SAFETY: the application gives room for num_kernels handles.
-                unsafe { *kernels.add(i) = register(k) as cl_kernel };
-            }
-        }
-        if !num_kernels_ret.is_null() {
-            // SAFETY: NULL or a cl_uint.
-            unsafe { *num_kernels_ret = names.len() as cl_uint };
-        }
-        Ok(())
-    }
-
-    fn clCloneKernel(source_kernel: cl_kernel) -> cl_kernel, errcode_ret {
-        let k: Arc<Kernel> = obj(source_kernel)?;
-        Ok(register(k.duplicate()) as cl_kernel)
-    }
-
-    fn clSetKernelExecInfo(kernel: cl_kernel, param_name: cl_kernel_exec_info, param_value_size: usize, param_value: *const c_void) {
-        obj::<Kernel, _>(kernel)?;
-        match param_name {
-            // No device of vkcl supports SVM yet.
-            CL_KERNEL_EXEC_INFO_SVM_PTRS | CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => Err(ClError(CL_INVALID_OPERATION)),
-            _ => Err(ClError(CL_INVALID_VALUE)),
+#[entry(clCreateKernelsInProgram)]
+unsafe fn create_kernels_in_program(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> CLResult<()> {
+    let p: Arc<Program> = obj(program)?;
+    let exe = p
+        .any_executable()
+        .ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+    let names: Vec<_> = exe
+        .reflection
+        .kernels
+        .iter()
+        .map(|k| k.name.clone())
+        .collect();
+    check(
+        kernels.is_null() || num_kernels as usize >= names.len(),
+        CL_INVALID_VALUE,
+    )?;
+    if !kernels.is_null() {
+        let created = names
+            .iter()
+            .map(|n| Kernel::new(&p, n))
+            .collect::<CLResult<Vec<_>>>()?;
+        for (i, k) in created.into_iter().enumerate() {
+            // SAFETY: the application gives room for num_kernels handles.
+            unsafe { *kernels.add(i) = register(k) as cl_kernel };
         }
     }
-
-    fn clRetainKernel(kernel: cl_kernel) {
-        super::platform::ensure_init();
-        retain::<Kernel>(kernel as *const c_void)
+    if !num_kernels_ret.is_null() {
+        // SAFETY: NULL or a cl_uint.
+        unsafe { *num_kernels_ret = names.len() as cl_uint };
     }
+    Ok(())
+}
 
-    fn clReleaseKernel(kernel: cl_kernel) {
-        super::platform::ensure_init();
-        release::<Kernel>(kernel as *const c_void).map(|_| ())
-    }
+#[entry(clCloneKernel)]
+fn clone_kernel(source_kernel: cl_kernel) -> CLResult<cl_kernel> {
+    let k: Arc<Kernel> = obj(source_kernel)?;
+    Ok(register(k.duplicate()) as cl_kernel)
+}
 
-    fn clSetKernelArg(kernel: cl_kernel, index: cl_uint, size: usize, value: *const c_void) {
-        let k: Arc<Kernel> = obj(kernel)?;
-        set_arg(&k, index, size, value)
-    }
-
-    fn clGetKernelInfo(
-        kernel: cl_kernel,
-        param_name: cl_kernel_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let k: Arc<Kernel> = obj(kernel)?;
-        let value = match param_name {
-            CL_KERNEL_FUNCTION_NAME => v(&k.name),
-            CL_KERNEL_NUM_ARGS => v(&k.num_args()),
-            CL_KERNEL_REFERENCE_COUNT => v(&k.base.api_refs()),
-            CL_KERNEL_CONTEXT => v(&handle(&k.program.context)),
-            CL_KERNEL_PROGRAM => v(&handle(&k.program)),
-            CL_KERNEL_ATTRIBUTES => v(&attributes(&k)),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
-
-    fn clGetKernelArgInfo(
-        kernel: cl_kernel,
-        index: cl_uint,
-        param_name: cl_kernel_arg_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let k: Arc<Kernel> = obj(kernel)?;
-        check((index as usize) < k.num_args() as usize, CL_INVALID_ARG_INDEX)?;
-        // Only for programs built with -cl-kernel-arg-info, as the spec says.
-        let built_with_info = k.program.any_executable().is_some_and(|e| e.arg_info);
-        let info = k.reflection.args[index as usize]
-            .info
-            .clone()
-            .filter(|_| built_with_info)
-            .ok_or(ClError(CL_KERNEL_ARG_INFO_NOT_AVAILABLE))?;
-        let value = match param_name {
-            CL_KERNEL_ARG_ADDRESS_QUALIFIER => v(&info.address_qualifier),
-            CL_KERNEL_ARG_ACCESS_QUALIFIER => v(&info.access_qualifier),
-            CL_KERNEL_ARG_TYPE_NAME => v(&info.type_name),
-            CL_KERNEL_ARG_TYPE_QUALIFIER => v(&(info.type_qualifier as cl_kernel_arg_type_qualifier)),
-            CL_KERNEL_ARG_NAME => v(&info.name),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
-
-    fn clGetKernelWorkGroupInfo(
-        kernel: cl_kernel,
-        device: cl_device_id,
-        param_name: cl_kernel_work_group_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let k: Arc<Kernel> = obj(kernel)?;
-        let d = kernel_device(&k, device)?;
-        let value = match param_name {
-            CL_KERNEL_WORK_GROUP_SIZE => v(&d.max_work_group_size()),
-            CL_KERNEL_COMPILE_WORK_GROUP_SIZE => {
-                v(&k.reflection.reqd_work_group_size.map_or([0usize; 3], |r| r.map(|x| x as usize)))
-            }
-            CL_KERNEL_LOCAL_MEM_SIZE => v(&k.local_mem_size()),
-            CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(&(d.caps.subgroup_size as usize)),
-            CL_KERNEL_PRIVATE_MEM_SIZE => v(&0u64),
-            // Only for custom devices and built-in kernels.
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
-
-    fn clEnqueueNDRangeKernel(
-        queue: cl_command_queue,
-        kernel: cl_kernel,
-        work_dim: cl_uint,
-        global_offset: *const usize,
-        global_size: *const usize,
-        local_size: *const usize,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let q: Arc<Queue> = obj(queue)?;
-        let k: Arc<Kernel> = obj(kernel)?;
-        check(k.program.device_index(&q.device).and_then(|i| k.program.executables()[i].clone()).is_some(), CL_INVALID_PROGRAM_EXECUTABLE)?;
-        check(Arc::ptr_eq(&q.context, &k.program.context), CL_INVALID_CONTEXT)?;
-        check((1..=3).contains(&work_dim), CL_INVALID_WORK_DIMENSION)?;
-        let n = work_dim as usize;
-        // OpenCL 2.1+: a NULL global size (or a 0 in it) is allowed and launches nothing.
-        let global = if global_size.is_null() { [0; 3] } else { dims3(global_size, n, 1) };
-        let offset = dims3(global_offset, n, 0);
-        check((0..n).all(|d| global[d].checked_add(offset[d]).is_some_and(|e| e <= u32::MAX as usize + 1)), CL_INVALID_GLOBAL_OFFSET)?;
-        check(global.iter().all(|&g| g <= u32::MAX as usize), CL_INVALID_GLOBAL_WORK_SIZE)?;
-        let local = (!local_size.is_null()).then(|| dims3(local_size, n, 1));
-        if let Some(l) = local {
-            check(l[..n].iter().all(|&x| x > 0), CL_INVALID_WORK_GROUP_SIZE)?;
+#[entry(clSetKernelExecInfo)]
+fn set_kernel_exec_info(
+    kernel: cl_kernel,
+    param_name: cl_kernel_exec_info,
+    _param_value_size: usize,
+    _param_value: *const c_void,
+) -> CLResult<()> {
+    obj::<Kernel, _>(kernel)?;
+    match param_name {
+        // No device of vkcl supports SVM yet.
+        CL_KERNEL_EXEC_INFO_SVM_PTRS | CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
+            Err(ClError(CL_INVALID_OPERATION))
         }
-        let wait = wait_list(num_events, events, &q.context)?;
-        let e = kernel::enqueue(&q, &k, &NdRange { work_dim, offset, global, local }, &wait)?;
-        return_event(e, event);
-        Ok(())
+        _ => Err(ClError(CL_INVALID_VALUE)),
     }
+}
 
-    fn clEnqueueTask(
-        queue: cl_command_queue,
-        kernel: cl_kernel,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let one = [1usize];
-        // SAFETY: the same arguments, with 1-element sizes that live across the call.
-        let code = unsafe {
-            clEnqueueNDRangeKernel(queue, kernel, 1, std::ptr::null(), one.as_ptr(), one.as_ptr(), num_events, events, event)
-        };
-        if code == CL_SUCCESS { Ok(()) } else { Err(ClError(code)) }
+#[entry(clRetainKernel, at_exit)]
+fn retain_kernel(kernel: cl_kernel) -> CLResult<()> {
+    super::platform::ensure_init();
+    retain::<Kernel>(kernel as *const c_void)
+}
+
+#[entry(clReleaseKernel, at_exit)]
+fn release_kernel(kernel: cl_kernel) -> CLResult<()> {
+    super::platform::ensure_init();
+    release::<Kernel>(kernel as *const c_void).map(|_| ())
+}
+
+#[entry(clSetKernelArg)]
+unsafe fn set_kernel_arg(
+    kernel: cl_kernel,
+    index: cl_uint,
+    size: usize,
+    value: *const c_void,
+) -> CLResult<()> {
+    let k: Arc<Kernel> = obj(kernel)?;
+    set_arg(&k, index, size, value)
+}
+
+#[entry(clGetKernelInfo, at_exit)]
+unsafe fn get_kernel_info(
+    kernel: cl_kernel,
+    param_name: cl_kernel_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let k: Arc<Kernel> = obj(kernel)?;
+    let value = match param_name {
+        CL_KERNEL_FUNCTION_NAME => string(&k.name),
+        CL_KERNEL_NUM_ARGS => v::<cl_uint>(k.num_args()),
+        CL_KERNEL_REFERENCE_COUNT => v::<cl_uint>(k.base.api_refs()),
+        CL_KERNEL_CONTEXT => v::<cl_context>(handle(&k.program.context) as cl_context),
+        CL_KERNEL_PROGRAM => v::<cl_program>(handle(&k.program) as cl_program),
+        CL_KERNEL_ATTRIBUTES => string(&attributes(&k)),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
+
+#[entry(clGetKernelArgInfo)]
+unsafe fn get_kernel_arg_info(
+    kernel: cl_kernel,
+    index: cl_uint,
+    param_name: cl_kernel_arg_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let k: Arc<Kernel> = obj(kernel)?;
+    check(
+        (index as usize) < k.num_args() as usize,
+        CL_INVALID_ARG_INDEX,
+    )?;
+    // Only for programs built with -cl-kernel-arg-info, as the spec says.
+    let built_with_info = k.program.any_executable().is_some_and(|e| e.arg_info);
+    let info = k.reflection.args[index as usize]
+        .info
+        .clone()
+        .filter(|_| built_with_info)
+        .ok_or(ClError(CL_KERNEL_ARG_INFO_NOT_AVAILABLE))?;
+    let value = match param_name {
+        CL_KERNEL_ARG_ADDRESS_QUALIFIER => {
+            v::<cl_kernel_arg_address_qualifier>(info.address_qualifier)
+        }
+        CL_KERNEL_ARG_ACCESS_QUALIFIER => {
+            v::<cl_kernel_arg_access_qualifier>(info.access_qualifier)
+        }
+        CL_KERNEL_ARG_TYPE_NAME => string(&info.type_name),
+        CL_KERNEL_ARG_TYPE_QUALIFIER => {
+            v::<cl_kernel_arg_type_qualifier>(info.type_qualifier as cl_kernel_arg_type_qualifier)
+        }
+        CL_KERNEL_ARG_NAME => string(&info.name),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
+
+#[entry(clGetKernelWorkGroupInfo)]
+unsafe fn get_kernel_work_group_info(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_work_group_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let k: Arc<Kernel> = obj(kernel)?;
+    let d = kernel_device(&k, device)?;
+    let value = match param_name {
+        CL_KERNEL_WORK_GROUP_SIZE => v::<usize>(d.max_work_group_size()),
+        CL_KERNEL_COMPILE_WORK_GROUP_SIZE => array::<usize>(
+            &k.reflection
+                .reqd_work_group_size
+                .map_or([0usize; 3], |r| r.map(|x| x as usize)),
+        ),
+        CL_KERNEL_LOCAL_MEM_SIZE => v::<cl_ulong>(k.local_mem_size()),
+        CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v::<usize>(d.caps.subgroup_size as usize),
+        CL_KERNEL_PRIVATE_MEM_SIZE => v::<cl_ulong>(0u64),
+        // Only for custom devices and built-in kernels.
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
+
+#[entry(clEnqueueNDRangeKernel)]
+unsafe fn enqueue_nd_range_kernel(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_offset: *const usize,
+    global_size: *const usize,
+    local_size: *const usize,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    let k: Arc<Kernel> = obj(kernel)?;
+    check(
+        k.program
+            .device_index(&q.device)
+            .and_then(|i| k.program.executables()[i].clone())
+            .is_some(),
+        CL_INVALID_PROGRAM_EXECUTABLE,
+    )?;
+    check(
+        Arc::ptr_eq(&q.context, &k.program.context),
+        CL_INVALID_CONTEXT,
+    )?;
+    check((1..=3).contains(&work_dim), CL_INVALID_WORK_DIMENSION)?;
+    let n = work_dim as usize;
+    // OpenCL 2.1+: a NULL global size (or a 0 in it) is allowed and launches nothing.
+    let global = if global_size.is_null() {
+        [0; 3]
+    } else {
+        dims3(global_size, n, 1)
+    };
+    let offset = dims3(global_offset, n, 0);
+    check(
+        (0..n).all(|d| {
+            global[d]
+                .checked_add(offset[d])
+                .is_some_and(|e| e <= u32::MAX as usize + 1)
+        }),
+        CL_INVALID_GLOBAL_OFFSET,
+    )?;
+    check(
+        global.iter().all(|&g| g <= u32::MAX as usize),
+        CL_INVALID_GLOBAL_WORK_SIZE,
+    )?;
+    let local = (!local_size.is_null()).then(|| dims3(local_size, n, 1));
+    if let Some(l) = local {
+        check(l[..n].iter().all(|&x| x > 0), CL_INVALID_WORK_GROUP_SIZE)?;
+    }
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    let e = kernel::enqueue(
+        &q,
+        &k,
+        &NdRange {
+            work_dim,
+            offset,
+            global,
+            local,
+        },
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { return_event(e, event) };
+    Ok(())
+}
+
+#[entry(clEnqueueTask)]
+unsafe fn enqueue_task(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let one = [1usize];
+    // SAFETY: the same arguments, with 1-element sizes that live across the call.
+    unsafe {
+        enqueue_nd_range_kernel(
+            queue,
+            kernel,
+            1,
+            std::ptr::null(),
+            one.as_ptr(),
+            one.as_ptr(),
+            num_events,
+            events,
+            event,
+        )
     }
 }
 
@@ -452,8 +545,8 @@ fn sub_group_info(
         Ok(local.iter().product())
     };
     let value = match param_name {
-        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => v(&sg.min(local_items()?.max(1))),
-        CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => v(&local_items()?.div_ceil(sg)),
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => v::<usize>(sg.min(local_items()?.max(1))),
+        CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => v::<usize>(local_items()?.div_ceil(sg)),
         CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT if !khr => {
             check(
                 !input_value.is_null() && input_value_size == size_t,
@@ -467,39 +560,60 @@ fn sub_group_info(
                 local[0] = count * sg;
                 local[1..].fill(1);
             }
-            v(&local)
+            array::<usize>(&local)
         }
-        CL_KERNEL_MAX_NUM_SUB_GROUPS if !khr => v(&max_items.div_ceil(sg)),
-        CL_KERNEL_COMPILE_NUM_SUB_GROUPS if !khr => v(&0usize),
+        CL_KERNEL_MAX_NUM_SUB_GROUPS if !khr => v::<usize>(max_items.div_ceil(sg)),
+        CL_KERNEL_COMPILE_NUM_SUB_GROUPS if !khr => v::<usize>(0usize),
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;
-    write(&value, param_value_size, param_value, param_value_size_ret)
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
-entry! {
-    fn clGetKernelSubGroupInfo(
-        kernel: cl_kernel,
-        device: cl_device_id,
-        param_name: cl_kernel_sub_group_info,
-        input_value_size: usize,
-        input_value: *const c_void,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        sub_group_info(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, false)
-    }
+#[entry(clGetKernelSubGroupInfo)]
+unsafe fn get_kernel_sub_group_info(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    sub_group_info(
+        kernel,
+        device,
+        param_name,
+        input_value_size,
+        input_value,
+        param_value_size,
+        param_value,
+        param_value_size_ret,
+        false,
+    )
+}
 
-    fn clGetKernelSubGroupInfoKHR(
-        kernel: cl_kernel,
-        device: cl_device_id,
-        param_name: cl_kernel_sub_group_info,
-        input_value_size: usize,
-        input_value: *const c_void,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        sub_group_info(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, true)
-    }
+#[entry(clGetKernelSubGroupInfoKHR)]
+unsafe fn get_kernel_sub_group_info_khr(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    sub_group_info(
+        kernel,
+        device,
+        param_name,
+        input_value_size,
+        input_value,
+        param_value_size,
+        param_value,
+        param_value_size_ret,
+        true,
+    )
 }

@@ -1,6 +1,6 @@
 //! Buffers and the buffer commands.
 
-use super::info::{v, write};
+use super::info::{array, v, write};
 use super::util::{obj, property_list, return_event, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
@@ -12,6 +12,7 @@ use crate::core::transfer::{self, HostPtr, Rect};
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
+use vkcl_macros::entry;
 
 const ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY;
 const HOST_ACCESS: cl_mem_flags =
@@ -62,7 +63,7 @@ pub(super) fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
     )
 }
 
-fn create_buffer(
+fn new_buffer(
     context: cl_context,
     properties: Vec<cl_mem_properties>,
     mut flags: cl_mem_flags,
@@ -80,8 +81,11 @@ fn create_buffer(
         .min()
         .unwrap_or(0);
     check(size > 0 && size as u64 <= max, CL_INVALID_BUFFER_SIZE)?;
+    // "CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR
+    // are set in flags or if host_ptr is not NULL but CL_MEM_COPY_HOST_PTR or
+    // CL_MEM_USE_HOST_PTR are not set in flags."
     let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
-    check(wants_ptr == !host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
+    check(wants_ptr != host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     if flags & ACCESS == 0 {
         flags |= CL_MEM_READ_WRITE;
     }
@@ -163,11 +167,15 @@ fn queue_and_mem(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, 
 }
 
 /// Finishes an enqueue: waits when blocking, hands out the event.
-pub(super) fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
+///
+/// # Safety
+/// `out` is NULL or points to a writable `cl_event`.
+pub(super) unsafe fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> CLResult<()> {
     if blocking {
         event.wait()?;
     }
-    return_event(event, out);
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { return_event(event, out) };
     Ok(())
 }
 
@@ -176,332 +184,526 @@ pub(super) fn finish(event: Arc<Event>, blocking: bool, out: *mut cl_event) -> C
 /// blocking write promises ("the memory pointed to by ptr can be reused by the application
 /// after the call returns"); so a blocking write waits only when its wait list is not resolved
 /// yet, to return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if one of its events fails.
-pub(super) fn finish_write(
+///
+/// # Safety
+/// `out` is NULL or points to a writable `cl_event`.
+pub(super) unsafe fn finish_write(
     event: Arc<Event>,
     blocking: bool,
     wait: &[Arc<Event>],
     out: *mut cl_event,
 ) -> CLResult<()> {
     let resolved = wait.iter().all(|e| e.status() == CL_COMPLETE as cl_int);
-    finish(event, blocking && !resolved, out)
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(event, blocking && !resolved, out) }
 }
 
-entry! {
-    fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void) -> cl_mem, errcode_ret {
-        create_buffer(context, vec![], flags, size, host_ptr)
-    }
+#[entry(clCreateBuffer)]
+unsafe fn create_buffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    new_buffer(context, vec![], flags, size, host_ptr)
+}
 
-    fn clCreateBufferWithProperties(
-        context: cl_context,
-        properties: *const cl_mem_properties,
-        flags: cl_mem_flags,
-        size: usize,
-        host_ptr: *mut c_void,
-    ) -> cl_mem, errcode_ret {
-        // SAFETY: properties is NULL or a 0-terminated list.
-        let props = unsafe { property_list(properties) };
-        create_buffer(context, props, flags, size, host_ptr)
-    }
+#[entry(clCreateBufferWithProperties)]
+unsafe fn create_buffer_with_properties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    // SAFETY: properties is NULL or a 0-terminated list.
+    let props = unsafe { property_list(properties) };
+    new_buffer(context, props, flags, size, host_ptr)
+}
 
-    fn clRetainMemObject(mem: cl_mem) {
-        super::platform::ensure_init();
-        retain::<Mem>(mem as *const c_void)
-    }
+#[entry(clRetainMemObject, at_exit)]
+fn retain_mem_object(mem: cl_mem) -> CLResult<()> {
+    super::platform::ensure_init();
+    retain::<Mem>(mem as *const c_void)
+}
 
-    fn clReleaseMemObject(mem: cl_mem) {
-        super::platform::ensure_init();
-        release::<Mem>(mem as *const c_void).map(|_| ())
-    }
+#[entry(clReleaseMemObject, at_exit)]
+fn release_mem_object(mem: cl_mem) -> CLResult<()> {
+    super::platform::ensure_init();
+    release::<Mem>(mem as *const c_void).map(|_| ())
+}
 
-    fn clGetMemObjectInfo(
-        mem: cl_mem,
-        param_name: cl_mem_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let m: Arc<Mem> = obj(mem)?;
-        let cl_false: cl_bool = CL_FALSE;
-        let value = match param_name {
-            CL_MEM_TYPE => v(&m.mem_type),
-            CL_MEM_FLAGS => v(&m.flags),
-            CL_MEM_SIZE => v(&m.size),
-            CL_MEM_HOST_PTR => v(&m.host_ptr),
-            CL_MEM_MAP_COUNT => v(&m.map_count()),
-            CL_MEM_REFERENCE_COUNT => v(&m.base.api_refs()),
-            CL_MEM_CONTEXT => v(&handle(&m.context)),
-            CL_MEM_ASSOCIATED_MEMOBJECT => v(&m.parent.as_ref().map_or(std::ptr::null_mut(), |p| handle(&p.0))),
-            CL_MEM_OFFSET => v(&m.parent.as_ref().map_or(0, |p| p.1)),
-            CL_MEM_USES_SVM_POINTER => v(&cl_false),
-            CL_MEM_PROPERTIES => v(&m.properties),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
+#[entry(clGetMemObjectInfo, at_exit)]
+unsafe fn get_mem_object_info(
+    mem: cl_mem,
+    param_name: cl_mem_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let m: Arc<Mem> = obj(mem)?;
+    let cl_false: cl_bool = CL_FALSE;
+    let value = match param_name {
+        CL_MEM_TYPE => v::<cl_mem_object_type>(m.mem_type),
+        CL_MEM_FLAGS => v::<cl_mem_flags>(m.flags),
+        CL_MEM_SIZE => v::<usize>(m.size),
+        CL_MEM_HOST_PTR => v::<*mut c_void>(m.host_ptr as *mut c_void),
+        CL_MEM_MAP_COUNT => v::<cl_uint>(m.map_count()),
+        CL_MEM_REFERENCE_COUNT => v::<cl_uint>(m.base.api_refs()),
+        CL_MEM_CONTEXT => v::<cl_context>(handle(&m.context) as cl_context),
+        CL_MEM_ASSOCIATED_MEMOBJECT => v::<cl_mem>(
+            m.parent
+                .as_ref()
+                .map_or(std::ptr::null_mut(), |p| handle(&p.0)) as cl_mem,
+        ),
+        CL_MEM_OFFSET => v::<usize>(m.parent.as_ref().map_or(0, |p| p.1)),
+        CL_MEM_USES_SVM_POINTER => v::<cl_bool>(cl_false),
+        CL_MEM_PROPERTIES => array::<cl_mem_properties>(&m.properties),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
 
-    fn clCreateSubBuffer(
-        buffer: cl_mem,
-        flags: cl_mem_flags,
-        create_type: cl_buffer_create_type,
-        create_info: *const c_void,
-    ) -> cl_mem, errcode_ret {
-        let parent: Arc<Mem> = obj(buffer)?;
-        check(parent.mem_type == CL_MEM_OBJECT_BUFFER && parent.parent.is_none(), CL_INVALID_MEM_OBJECT)?;
-        let flags = sub_buffer_flags(parent.flags, flags)?;
-        check(create_type == CL_BUFFER_CREATE_TYPE_REGION && !create_info.is_null(), CL_INVALID_VALUE)?;
-        // SAFETY: CL_BUFFER_CREATE_TYPE_REGION passes a cl_buffer_region.
-        let region = unsafe { *(create_info as *const cl_buffer_region) };
-        check(region.size > 0, CL_INVALID_BUFFER_SIZE)?;
-        parent.check_range(region.origin, region.size)?;
-        let aligned = parent.context.devices.iter().all(|d| region.origin as u64 % d.mem_base_addr_align() == 0);
-        check(aligned, CL_MISALIGNED_SUB_BUFFER_OFFSET)?;
-        Ok(register(Mem::new_sub_buffer(&parent, flags, region.origin, region.size)) as cl_mem)
-    }
+#[entry(clCreateSubBuffer)]
+unsafe fn create_sub_buffer(
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    create_type: cl_buffer_create_type,
+    create_info: *const c_void,
+) -> CLResult<cl_mem> {
+    let parent: Arc<Mem> = obj(buffer)?;
+    check(
+        parent.mem_type == CL_MEM_OBJECT_BUFFER && parent.parent.is_none(),
+        CL_INVALID_MEM_OBJECT,
+    )?;
+    let flags = sub_buffer_flags(parent.flags, flags)?;
+    check(
+        create_type == CL_BUFFER_CREATE_TYPE_REGION && !create_info.is_null(),
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: CL_BUFFER_CREATE_TYPE_REGION passes a cl_buffer_region.
+    let region = unsafe { *(create_info as *const cl_buffer_region) };
+    check(region.size > 0, CL_INVALID_BUFFER_SIZE)?;
+    parent.check_range(region.origin, region.size)?;
+    let aligned = parent
+        .context
+        .devices
+        .iter()
+        .all(|d| region.origin as u64 % d.mem_base_addr_align() == 0);
+    check(aligned, CL_MISALIGNED_SUB_BUFFER_OFFSET)?;
+    Ok(register(Mem::new_sub_buffer(
+        &parent,
+        flags,
+        region.origin,
+        region.size,
+    )) as cl_mem)
+}
 
-    fn clSetMemObjectDestructorCallback(mem: cl_mem, pfn_notify: Option<MemCallback>, user_data: *mut c_void) {
-        let m: Arc<Mem> = obj(mem)?;
-        let f = pfn_notify.ok_or(ClError(CL_INVALID_VALUE))?;
-        let user = user_data as usize;
-        // SAFETY: the application's callback with its user data, called once.
-        m.on_destroy(Box::new(move |h| unsafe { f(h as cl_mem, user as *mut c_void) }));
-        Ok(())
-    }
+#[entry(clSetMemObjectDestructorCallback)]
+unsafe fn set_mem_object_destructor_callback(
+    mem: cl_mem,
+    pfn_notify: Option<MemCallback>,
+    user_data: *mut c_void,
+) -> CLResult<()> {
+    let m: Arc<Mem> = obj(mem)?;
+    let f = pfn_notify.ok_or(ClError(CL_INVALID_VALUE))?;
+    let user = user_data as usize;
+    // SAFETY: the application's callback with its user data, called once.
+    m.on_destroy(Box::new(move |h| unsafe {
+        f(h as cl_mem, user as *mut c_void)
+    }));
+    Ok(())
+}
 
-    fn clEnqueueMigrateMemObjects(
-        queue: cl_command_queue,
-        num_mem_objects: cl_uint,
-        mem_objects: *const cl_mem,
-        flags: cl_mem_migration_flags,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let q: Arc<Queue> = obj(queue)?;
-        check(num_mem_objects > 0 && !mem_objects.is_null(), CL_INVALID_VALUE)?;
-        // SAFETY: the application passes num_mem_objects handles.
-        let handles = unsafe { super::util::slice(mem_objects, num_mem_objects as usize) };
-        let mems = handles.iter().map(|&h| obj::<Mem, _>(h)).collect::<CLResult<Vec<_>>>()?;
-        check(mems.iter().all(|m| Arc::ptr_eq(&m.context, &q.context)), CL_INVALID_CONTEXT)?;
-        let known = CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
-        check(flags & !known == 0, CL_INVALID_VALUE)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        // Every buffer lives in memory the context's device reaches: nothing moves; the command
-        // still orders like any other.
-        let keep = mems.iter().map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>).collect();
-        let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, keep)?;
-        finish(e, false, event)
-    }
+#[entry(clEnqueueMigrateMemObjects)]
+unsafe fn enqueue_migrate_mem_objects(
+    queue: cl_command_queue,
+    num_mem_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    flags: cl_mem_migration_flags,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    check(
+        num_mem_objects > 0 && !mem_objects.is_null(),
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: the application passes num_mem_objects handles.
+    let handles = unsafe { super::util::slice(mem_objects, num_mem_objects as usize) };
+    let mems = handles
+        .iter()
+        .map(|&h| obj::<Mem, _>(h))
+        .collect::<CLResult<Vec<_>>>()?;
+    check(
+        mems.iter().all(|m| Arc::ptr_eq(&m.context, &q.context)),
+        CL_INVALID_CONTEXT,
+    )?;
+    let known = CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
+    check(flags & !known == 0, CL_INVALID_VALUE)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    // Every buffer lives in memory the context's device reaches: nothing moves; the command
+    // still orders like any other.
+    let keep = mems
+        .iter()
+        .map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
+        .collect();
+    let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, keep)?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
 
-    fn clEnqueueReadBufferRect(
-        queue: cl_command_queue,
-        buffer: cl_mem,
-        blocking: cl_bool,
-        buffer_origin: *const usize,
-        host_origin: *const usize,
-        region: *const usize,
-        buffer_row_pitch: usize,
-        buffer_slice_pitch: usize,
-        host_row_pitch: usize,
-        host_slice_pitch: usize,
-        ptr: *mut c_void,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, m) = queue_and_mem(queue, buffer)?;
-        let (buf, host, region) = rects(&m, buffer_origin, host_origin, region, [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch])?;
-        check(!ptr.is_null(), CL_INVALID_VALUE)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
-        let e = transfer::read(&q, &m, buf, host, region, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
-        finish(e, blocking != 0, event)
-    }
+#[entry(clEnqueueReadBufferRect)]
+unsafe fn enqueue_read_buffer_rect(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking: cl_bool,
+    buffer_origin: *const usize,
+    host_origin: *const usize,
+    region: *const usize,
+    buffer_row_pitch: usize,
+    buffer_slice_pitch: usize,
+    host_row_pitch: usize,
+    host_slice_pitch: usize,
+    ptr: *mut c_void,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, m) = queue_and_mem(queue, buffer)?;
+    let (buf, host, region) = rects(
+        &m,
+        buffer_origin,
+        host_origin,
+        region,
+        [
+            buffer_row_pitch,
+            buffer_slice_pitch,
+            host_row_pitch,
+            host_slice_pitch,
+        ],
+    )?;
+    check(!ptr.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
+    let e = transfer::read(
+        &q,
+        &m,
+        buf,
+        host,
+        region,
+        HostPtr(ptr as *mut u8),
+        blocking != 0,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, blocking != 0, event) }
+}
 
-    fn clEnqueueWriteBufferRect(
-        queue: cl_command_queue,
-        buffer: cl_mem,
-        blocking: cl_bool,
-        buffer_origin: *const usize,
-        host_origin: *const usize,
-        region: *const usize,
-        buffer_row_pitch: usize,
-        buffer_slice_pitch: usize,
-        host_row_pitch: usize,
-        host_slice_pitch: usize,
-        ptr: *const c_void,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, m) = queue_and_mem(queue, buffer)?;
-        let (buf, host, region) = rects(&m, buffer_origin, host_origin, region, [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch])?;
-        check(!ptr.is_null(), CL_INVALID_VALUE)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
-        // SAFETY: the application passes the region at its pitches in ptr.
-        let e = unsafe { transfer::write(&q, &m, buf, host, region, ptr as *const u8, blocking != 0, &wait) }?;
-        finish_write(e, blocking != 0, &wait, event)
-    }
+#[entry(clEnqueueWriteBufferRect)]
+unsafe fn enqueue_write_buffer_rect(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking: cl_bool,
+    buffer_origin: *const usize,
+    host_origin: *const usize,
+    region: *const usize,
+    buffer_row_pitch: usize,
+    buffer_slice_pitch: usize,
+    host_row_pitch: usize,
+    host_slice_pitch: usize,
+    ptr: *const c_void,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, m) = queue_and_mem(queue, buffer)?;
+    let (buf, host, region) = rects(
+        &m,
+        buffer_origin,
+        host_origin,
+        region,
+        [
+            buffer_row_pitch,
+            buffer_slice_pitch,
+            host_row_pitch,
+            host_slice_pitch,
+        ],
+    )?;
+    check(!ptr.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
+    // SAFETY: the application passes the region at its pitches in ptr.
+    let e = unsafe {
+        transfer::write(
+            &q,
+            &m,
+            buf,
+            host,
+            region,
+            ptr as *const u8,
+            blocking != 0,
+            &wait,
+        )
+    }?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish_write(e, blocking != 0, &wait, event) }
+}
 
-    fn clEnqueueCopyBufferRect(
-        queue: cl_command_queue,
-        src: cl_mem,
-        dst: cl_mem,
-        src_origin: *const usize,
-        dst_origin: *const usize,
-        region: *const usize,
-        src_row_pitch: usize,
-        src_slice_pitch: usize,
-        dst_row_pitch: usize,
-        dst_slice_pitch: usize,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, s) = queue_and_mem(queue, src)?;
-        let (_, d) = queue_and_mem(queue, dst)?;
-        let (sr, _, region3) = rects(&s, src_origin, src_origin, region, [src_row_pitch, src_slice_pitch, src_row_pitch, src_slice_pitch])?;
-        let (dr, _, _) = rects(&d, dst_origin, dst_origin, region, [dst_row_pitch, dst_slice_pitch, dst_row_pitch, dst_slice_pitch])?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        if Arc::ptr_eq(&s.storage, &d.storage) {
-            check(sr.slice_pitch == dr.slice_pitch || sr.row_pitch == dr.row_pitch, CL_INVALID_VALUE)?;
-            let overlap = transfer::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
-            check(!overlap, CL_MEM_COPY_OVERLAP)?;
-        }
-        let e = transfer::copy(&q, CL_COMMAND_COPY_BUFFER_RECT, &s, &d, sr, dr, region3, &wait)?;
-        finish(e, false, event)
-    }
-
-    fn clEnqueueReadBuffer(
-        queue: cl_command_queue,
-        buffer: cl_mem,
-        blocking: cl_bool,
-        offset: usize,
-        size: usize,
-        ptr: *mut c_void,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, m) = queue_and_mem(queue, buffer)?;
-        m.check_range(offset, size)?;
-        check(!ptr.is_null(), CL_INVALID_VALUE)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
-        let e = transfer::download_linear(&q, CL_COMMAND_READ_BUFFER, &m, offset, size, HostPtr(ptr as *mut u8), blocking != 0, &wait)?;
-        finish(e, blocking != 0, event)
-    }
-
-    fn clEnqueueWriteBuffer(
-        queue: cl_command_queue,
-        buffer: cl_mem,
-        blocking: cl_bool,
-        offset: usize,
-        size: usize,
-        ptr: *const c_void,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, m) = queue_and_mem(queue, buffer)?;
-        m.check_range(offset, size)?;
-        check(!ptr.is_null(), CL_INVALID_VALUE)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
-        // SAFETY: the application passes `size` readable bytes at ptr.
-        let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
-        let e = transfer::upload_linear(&q, CL_COMMAND_WRITE_BUFFER, &m, offset, data, blocking != 0, &wait)?;
-        finish_write(e, blocking != 0, &wait, event)
-    }
-
-    fn clEnqueueCopyBuffer(
-        queue: cl_command_queue,
-        src: cl_mem,
-        dst: cl_mem,
-        src_offset: usize,
-        dst_offset: usize,
-        size: usize,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, s) = queue_and_mem(queue, src)?;
-        let (_, d) = queue_and_mem(queue, dst)?;
-        s.check_range(src_offset, size)?;
-        d.check_range(dst_offset, size)?;
-        check(size > 0, CL_INVALID_VALUE)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        let overlap = Arc::ptr_eq(&s.storage, &d.storage) && {
-            let (a, b) = (s.offset as usize + src_offset, d.offset as usize + dst_offset);
-            a < b + size && b < a + size
-        };
+#[entry(clEnqueueCopyBufferRect)]
+unsafe fn enqueue_copy_buffer_rect(
+    queue: cl_command_queue,
+    src: cl_mem,
+    dst: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    src_row_pitch: usize,
+    src_slice_pitch: usize,
+    dst_row_pitch: usize,
+    dst_slice_pitch: usize,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, s) = queue_and_mem(queue, src)?;
+    let (_, d) = queue_and_mem(queue, dst)?;
+    let (sr, _, region3) = rects(
+        &s,
+        src_origin,
+        src_origin,
+        region,
+        [
+            src_row_pitch,
+            src_slice_pitch,
+            src_row_pitch,
+            src_slice_pitch,
+        ],
+    )?;
+    let (dr, _, _) = rects(
+        &d,
+        dst_origin,
+        dst_origin,
+        region,
+        [
+            dst_row_pitch,
+            dst_slice_pitch,
+            dst_row_pitch,
+            dst_slice_pitch,
+        ],
+    )?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    if Arc::ptr_eq(&s.storage, &d.storage) {
+        check(
+            sr.slice_pitch == dr.slice_pitch || sr.row_pitch == dr.row_pitch,
+            CL_INVALID_VALUE,
+        )?;
+        let overlap =
+            transfer::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
         check(!overlap, CL_MEM_COPY_OVERLAP)?;
-        let e = transfer::copy_linear(&q, &s, &d, src_offset, dst_offset, size, &wait)?;
-        finish(e, false, event)
     }
+    let e = transfer::copy(
+        &q,
+        CL_COMMAND_COPY_BUFFER_RECT,
+        &s,
+        &d,
+        sr,
+        dr,
+        region3,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
 
-    fn clEnqueueFillBuffer(
-        queue: cl_command_queue,
-        buffer: cl_mem,
-        pattern: *const c_void,
-        pattern_size: usize,
-        offset: usize,
-        size: usize,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let (q, m) = queue_and_mem(queue, buffer)?;
-        m.check_range(offset, size)?;
-        check(!pattern.is_null() && pattern_size.is_power_of_two() && pattern_size <= 128, CL_INVALID_VALUE)?;
-        check(offset % pattern_size == 0 && size % pattern_size == 0, CL_INVALID_VALUE)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        // SAFETY: the application passes pattern_size bytes at pattern.
-        let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
-        let e = transfer::fill(&q, &m, pattern, offset, size, &wait)?;
-        finish(e, false, event)
-    }
+#[entry(clEnqueueReadBuffer)]
+unsafe fn enqueue_read_buffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking: cl_bool,
+    offset: usize,
+    size: usize,
+    ptr: *mut c_void,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, m) = queue_and_mem(queue, buffer)?;
+    m.check_range(offset, size)?;
+    check(!ptr.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    check(m.flags & NO_HOST_READ == 0, CL_INVALID_OPERATION)?;
+    let e = transfer::download_linear(
+        &q,
+        CL_COMMAND_READ_BUFFER,
+        &m,
+        offset,
+        size,
+        HostPtr(ptr as *mut u8),
+        blocking != 0,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, blocking != 0, event) }
+}
 
-    fn clEnqueueMapBuffer(
-        queue: cl_command_queue,
-        buffer: cl_mem,
-        blocking: cl_bool,
-        flags: cl_map_flags,
-        offset: usize,
-        size: usize,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) -> *mut c_void, errcode_ret {
-        let (q, m) = queue_and_mem(queue, buffer)?;
-        m.check_range(offset, size)?;
-        check(size > 0, CL_INVALID_VALUE)?;
-        check_map_flags(flags)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        check_map_access(flags, m.flags)?;
-        let (ptr, e) = transfer::map(&q, CL_COMMAND_MAP_BUFFER, &m, flags, offset, size, blocking != 0, &wait)?;
-        finish(e, blocking != 0, event)?;
-        Ok(ptr)
-    }
+#[entry(clEnqueueWriteBuffer)]
+unsafe fn enqueue_write_buffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking: cl_bool,
+    offset: usize,
+    size: usize,
+    ptr: *const c_void,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, m) = queue_and_mem(queue, buffer)?;
+    m.check_range(offset, size)?;
+    check(!ptr.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    check(m.flags & NO_HOST_WRITE == 0, CL_INVALID_OPERATION)?;
+    // SAFETY: the application passes `size` readable bytes at ptr.
+    let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
+    let e = transfer::upload_linear(
+        &q,
+        CL_COMMAND_WRITE_BUFFER,
+        &m,
+        offset,
+        data,
+        blocking != 0,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish_write(e, blocking != 0, &wait, event) }
+}
 
-    fn clEnqueueUnmapMemObject(
-        queue: cl_command_queue,
-        mem: cl_mem,
-        mapped_ptr: *mut c_void,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        let q: Arc<Queue> = obj(queue)?;
-        let m: Arc<Mem> = obj(mem)?;
-        check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
-        m.check_device(&q.vk)?;
-        let wait = wait_list(num_events, events, &q.context)?;
-        let e = if m.image.is_some() {
-            crate::core::image::unmap(&q, &m, mapped_ptr, &wait)?
-        } else {
-            transfer::unmap(&q, &m, mapped_ptr, &wait)?
-        };
-        finish(e, false, event)
-    }
+#[entry(clEnqueueCopyBuffer)]
+unsafe fn enqueue_copy_buffer(
+    queue: cl_command_queue,
+    src: cl_mem,
+    dst: cl_mem,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, s) = queue_and_mem(queue, src)?;
+    let (_, d) = queue_and_mem(queue, dst)?;
+    s.check_range(src_offset, size)?;
+    d.check_range(dst_offset, size)?;
+    check(size > 0, CL_INVALID_VALUE)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    let overlap = Arc::ptr_eq(&s.storage, &d.storage) && {
+        let (a, b) = (
+            s.offset as usize + src_offset,
+            d.offset as usize + dst_offset,
+        );
+        a < b + size && b < a + size
+    };
+    check(!overlap, CL_MEM_COPY_OVERLAP)?;
+    let e = transfer::copy_linear(&q, &s, &d, src_offset, dst_offset, size, &wait)?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
+
+#[entry(clEnqueueFillBuffer)]
+unsafe fn enqueue_fill_buffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: usize,
+    offset: usize,
+    size: usize,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, m) = queue_and_mem(queue, buffer)?;
+    m.check_range(offset, size)?;
+    check(
+        !pattern.is_null() && pattern_size.is_power_of_two() && pattern_size <= 128,
+        CL_INVALID_VALUE,
+    )?;
+    check(
+        offset % pattern_size == 0 && size % pattern_size == 0,
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    // SAFETY: the application passes pattern_size bytes at pattern.
+    let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
+    let e = transfer::fill(&q, &m, pattern, offset, size, &wait)?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
+}
+
+#[entry(clEnqueueMapBuffer)]
+unsafe fn enqueue_map_buffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking: cl_bool,
+    flags: cl_map_flags,
+    offset: usize,
+    size: usize,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<*mut c_void> {
+    let (q, m) = queue_and_mem(queue, buffer)?;
+    m.check_range(offset, size)?;
+    check(size > 0, CL_INVALID_VALUE)?;
+    check_map_flags(flags)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    check_map_access(flags, m.flags)?;
+    let (ptr, e) = transfer::map(
+        &q,
+        CL_COMMAND_MAP_BUFFER,
+        &m,
+        flags,
+        offset,
+        size,
+        blocking != 0,
+        &wait,
+    )?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, blocking != 0, event) }?;
+    Ok(ptr)
+}
+
+#[entry(clEnqueueUnmapMemObject)]
+unsafe fn enqueue_unmap_mem_object(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    mapped_ptr: *mut c_void,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    let m: Arc<Mem> = obj(mem)?;
+    check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
+    m.check_device(&q.vk)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
+    let e = if m.image.is_some() {
+        crate::core::image::unmap(&q, &m, mapped_ptr, &wait)?
+    } else {
+        transfer::unmap(&q, &m, mapped_ptr, &wait)?
+    };
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { finish(e, false, event) }
 }

@@ -4,25 +4,24 @@
 //! The helpers here take the application's raw pointers (out-parameters, lists) and use them
 //! under the spec's contract for each argument; they are only called from the entry points,
 //! which received those pointers from the application.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-#[macro_use]
-mod util;
-pub mod context;
-pub mod device;
+mod context;
+mod device;
+pub(crate) mod util;
 #[rustfmt::skip]
-pub mod dispatch;
-pub mod event;
-pub mod icd;
-pub mod image;
-pub mod info;
-pub mod kernel;
-pub mod memory;
-pub mod pipe;
-pub mod platform;
-pub mod program;
-pub mod queue;
+#[allow(dead_code)] // NAMES: the slots' names, kept beside the table for debugging
+mod dispatch;
+mod event;
+mod icd;
+mod image;
+mod info;
+mod kernel;
+mod memory;
+mod pipe;
+mod platform;
+mod program;
+mod queue;
 #[rustfmt::skip]
-pub mod stubs;
+mod stubs;
 
-pub use util::*;
+pub(crate) use util::*;

@@ -1,6 +1,6 @@
 //! Pipes: creation and queries. The kernel side is lowered by `compiler::pipes`.
 
-use super::info::{v, write};
+use super::info::{array, v, write};
 use super::util::{obj, property_list};
 use crate::cl::*;
 use crate::compiler::pipes;
@@ -10,8 +10,9 @@ use crate::core::object::register;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
+use vkcl_macros::entry;
 
-fn create_pipe(
+fn new_pipe(
     context: cl_context,
     flags: cl_mem_flags,
     packet_size: cl_uint,
@@ -56,36 +57,51 @@ fn create_pipe(
         packet_size,
         max_packets,
     };
+    // A pipe's properties are intptr_t, a memory object's cl_properties (both only the
+    // terminator here).
+    let props = props.iter().map(|&p| p as cl_mem_properties).collect();
     let mem = Mem::new_pipe(&ctx, flags, shape, props)?;
     Ok(register(mem) as cl_mem)
 }
 
-entry! {
-    fn clCreatePipe(
-        context: cl_context,
-        flags: cl_mem_flags,
-        pipe_packet_size: cl_uint,
-        pipe_max_packets: cl_uint,
-        properties: *const cl_pipe_properties,
-    ) -> cl_mem, errcode_ret {
-        create_pipe(context, flags, pipe_packet_size, pipe_max_packets, properties)
-    }
+#[entry(clCreatePipe)]
+unsafe fn create_pipe(
+    context: cl_context,
+    flags: cl_mem_flags,
+    pipe_packet_size: cl_uint,
+    pipe_max_packets: cl_uint,
+    properties: *const cl_pipe_properties,
+) -> CLResult<cl_mem> {
+    new_pipe(
+        context,
+        flags,
+        pipe_packet_size,
+        pipe_max_packets,
+        properties,
+    )
+}
 
-    fn clGetPipeInfo(
-        pipe: cl_mem,
-        param_name: cl_pipe_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let m: Arc<Mem> = obj(pipe)?;
-        let shape = m.pipe.ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
-        let value = match param_name {
-            CL_PIPE_PACKET_SIZE => v(&shape.packet_size),
-            CL_PIPE_MAX_PACKETS => v(&shape.max_packets),
-            CL_PIPE_PROPERTIES => v(&m.properties),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
+#[entry(clGetPipeInfo, at_exit)]
+unsafe fn get_pipe_info(
+    pipe: cl_mem,
+    param_name: cl_pipe_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let m: Arc<Mem> = obj(pipe)?;
+    let shape = m.pipe.ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+    let value = match param_name {
+        CL_PIPE_PACKET_SIZE => v::<cl_uint>(shape.packet_size),
+        CL_PIPE_MAX_PACKETS => v::<cl_uint>(shape.max_packets),
+        CL_PIPE_PROPERTIES => array::<cl_pipe_properties>(
+            &m.properties
+                .iter()
+                .map(|&p| p as cl_pipe_properties)
+                .collect::<Vec<_>>(),
+        ),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }

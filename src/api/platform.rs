@@ -1,12 +1,13 @@
 //! clGetPlatformIDs, clGetPlatformInfo and the host timer.
 
-use super::info::{name_versions, v, write};
+use super::info::{array, name_versions, string, v, write};
 use crate::cl::*;
 use crate::core::object::handle;
 use crate::core::platform::{self, Platform};
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::{Arc, Once};
+use vkcl_macros::entry;
 
 /// Sets the dispatch table, then creates the platform (once).
 pub fn ensure_init() -> &'static Arc<Platform> {
@@ -29,15 +30,15 @@ pub fn platform_arg(p: cl_platform_id, null_ok: bool) -> CLResult<&'static Arc<P
     }
 }
 
-pub fn get_platform_ids(
+#[entry(clGetPlatformIDs)]
+pub(super) unsafe fn get_platform_ids(
     num_entries: cl_uint,
     platforms: *mut cl_platform_id,
     num_platforms: *mut cl_uint,
 ) -> CLResult<()> {
-    check(
-        !(num_entries == 0 && !platforms.is_null()),
-        CL_INVALID_VALUE,
-    )?;
+    // "CL_INVALID_VALUE if num_entries is equal to zero and platforms is not NULL or if both
+    // num_platforms and platforms are NULL."
+    check(num_entries != 0 || platforms.is_null(), CL_INVALID_VALUE)?;
     check(
         !(platforms.is_null() && num_platforms.is_null()),
         CL_INVALID_VALUE,
@@ -54,42 +55,48 @@ pub fn get_platform_ids(
     Ok(())
 }
 
-entry! {
-    fn clGetPlatformIDs(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) {
-        get_platform_ids(num_entries, platforms, num_platforms)
-    }
+#[entry(clGetPlatformInfo)]
+unsafe fn get_platform_info(
+    p: cl_platform_id,
+    param_name: cl_platform_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    platform_arg(p, true)?;
+    let value = match param_name {
+        CL_PLATFORM_PROFILE => string("FULL_PROFILE"),
+        CL_PLATFORM_VERSION => string(platform::VERSION),
+        CL_PLATFORM_NUMERIC_VERSION => v::<cl_version>(cl_make_version(3, 0, 0)),
+        CL_PLATFORM_NAME => string(platform::NAME),
+        CL_PLATFORM_VENDOR => string(platform::VENDOR),
+        CL_PLATFORM_EXTENSIONS => string(
+            &platform_extensions()
+                .iter()
+                .map(|e| e.0)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        CL_PLATFORM_EXTENSIONS_WITH_VERSION => {
+            array::<cl_name_version>(&name_versions(&platform_extensions()))
+        }
+        CL_PLATFORM_HOST_TIMER_RESOLUTION => v::<cl_ulong>(1u64),
+        CL_PLATFORM_ICD_SUFFIX_KHR => string(platform::ICD_SUFFIX),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
 
-    fn clGetPlatformInfo(
-        p: cl_platform_id,
-        param_name: cl_platform_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        platform_arg(p, true)?;
-        let value = match param_name {
-            CL_PLATFORM_PROFILE => v("FULL_PROFILE"),
-            CL_PLATFORM_VERSION => v(platform::VERSION),
-            CL_PLATFORM_NUMERIC_VERSION => v(&cl_make_version(3, 0, 0)),
-            CL_PLATFORM_NAME => v(platform::NAME),
-            CL_PLATFORM_VENDOR => v(platform::VENDOR),
-            CL_PLATFORM_EXTENSIONS => v(&platform_extensions().iter().map(|e| e.0).collect::<Vec<_>>().join(" ")),
-            CL_PLATFORM_EXTENSIONS_WITH_VERSION => v(&name_versions(&platform_extensions())),
-            CL_PLATFORM_HOST_TIMER_RESOLUTION => v(&1u64),
-            CL_PLATFORM_ICD_SUFFIX_KHR => v(platform::ICD_SUFFIX),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
+#[entry(clUnloadCompiler)]
+fn unload_compiler() -> CLResult<()> {
+    Ok(())
+}
 
-    fn clUnloadCompiler() {
-        Ok(())
-    }
-
-    fn clUnloadPlatformCompiler(p: cl_platform_id) {
-        platform_arg(p, false)?;
-        Ok(())
-    }
+#[entry(clUnloadPlatformCompiler)]
+fn unload_platform_compiler(p: cl_platform_id) -> CLResult<()> {
+    platform_arg(p, false)?;
+    Ok(())
 }
 
 fn platform_extensions() -> Vec<(&'static str, cl_version)> {

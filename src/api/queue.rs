@@ -1,6 +1,6 @@
 //! Command queues.
 
-use super::info::{v, write};
+use super::info::{array, v, write};
 use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
@@ -11,6 +11,7 @@ use crate::core::queue::Queue;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
+use vkcl_macros::entry;
 
 /// Out-of-order queues are accepted and run their commands in order, which the spec allows
 /// (out-of-order execution is permitted, not required); overlapping independent commands is
@@ -47,132 +48,170 @@ fn create(
     Ok(register(q) as cl_command_queue)
 }
 
-entry! {
-    fn clCreateCommandQueueWithProperties(
-        context: cl_context,
-        device: cl_device_id,
-        properties: *const cl_queue_properties,
-    ) -> cl_command_queue, errcode_ret {
-        // SAFETY: properties is NULL or a 0-terminated list.
-        let array = unsafe { property_list(properties) };
-        let mut props = 0;
-        for pair in array.chunks(2).filter(|c| c.len() == 2) {
-            match pair[0] as cl_uint {
-                CL_QUEUE_PROPERTIES => props = pair[1],
-                // Only meaningful for on-device queues, which are refused below.
-                CL_QUEUE_SIZE => {}
-                _ => {
-                    obj::<Context, _>(context)?;
-                    return Err(ClError(CL_INVALID_VALUE));
-                }
+#[entry(clCreateCommandQueueWithProperties)]
+unsafe fn create_command_queue_with_properties(
+    context: cl_context,
+    device: cl_device_id,
+    properties: *const cl_queue_properties,
+) -> CLResult<cl_command_queue> {
+    // SAFETY: properties is NULL or a 0-terminated list.
+    let array = unsafe { property_list(properties) };
+    let mut props = 0;
+    for pair in array.chunks(2).filter(|c| c.len() == 2) {
+        match pair[0] as cl_uint {
+            CL_QUEUE_PROPERTIES => props = pair[1],
+            // Only meaningful for on-device queues, which are refused below.
+            CL_QUEUE_SIZE => {}
+            _ => {
+                obj::<Context, _>(context)?;
+                return Err(ClError(CL_INVALID_VALUE));
             }
         }
-        if array.iter().step_by(2).any(|&n| n as cl_uint == CL_QUEUE_SIZE) && props & CL_QUEUE_ON_DEVICE == 0 {
-            obj::<Context, _>(context)?;
-            return Err(ClError(CL_INVALID_VALUE));
-        }
-        create(context, device, props, array)
     }
-
-    fn clCreateCommandQueue(
-        context: cl_context,
-        device: cl_device_id,
-        properties: cl_command_queue_properties,
-    ) -> cl_command_queue, errcode_ret {
-        create(context, device, properties, vec![])
+    if array
+        .iter()
+        .step_by(2)
+        .any(|&n| n as cl_uint == CL_QUEUE_SIZE)
+        && props & CL_QUEUE_ON_DEVICE == 0
+    {
+        obj::<Context, _>(context)?;
+        return Err(ClError(CL_INVALID_VALUE));
     }
+    create(context, device, props, array)
+}
 
-    fn clRetainCommandQueue(queue: cl_command_queue) {
-        super::platform::ensure_init();
-        retain::<Queue>(queue as *const c_void)
-    }
+#[entry(clCreateCommandQueue)]
+fn create_command_queue(
+    context: cl_context,
+    device: cl_device_id,
+    properties: cl_command_queue_properties,
+) -> CLResult<cl_command_queue> {
+    create(context, device, properties, vec![])
+}
 
-    fn clReleaseCommandQueue(queue: cl_command_queue) {
-        super::platform::ensure_init();
-        // The spec: clReleaseCommandQueue performs an implicit flush.
-        if let Some(q) = release::<Queue>(queue as *const c_void)? {
+#[entry(clRetainCommandQueue, at_exit)]
+fn retain_command_queue(queue: cl_command_queue) -> CLResult<()> {
+    super::platform::ensure_init();
+    retain::<Queue>(queue as *const c_void)
+}
+
+#[entry(clReleaseCommandQueue, at_exit)]
+fn release_command_queue(queue: cl_command_queue) -> CLResult<()> {
+    super::platform::ensure_init();
+    // The spec: clReleaseCommandQueue performs an implicit flush.
+    // At exit (after vkcl's exit handler) nothing reaches the GPU any more.
+    if let Some(q) = release::<Queue>(queue as *const c_void)? {
+        if !crate::shutdown::exiting() {
             q.flush()?;
         }
-        Ok(())
     }
+    Ok(())
+}
 
-    fn clGetCommandQueueInfo(
-        queue: cl_command_queue,
-        param_name: cl_command_queue_info,
-        param_value_size: usize,
-        param_value: *mut c_void,
-        param_value_size_ret: *mut usize,
-    ) {
-        let q: Arc<Queue> = obj(queue)?;
-        let value = match param_name {
-            CL_QUEUE_CONTEXT => v(&handle(&q.context)),
-            CL_QUEUE_DEVICE => v(&handle(&q.device)),
-            CL_QUEUE_REFERENCE_COUNT => v(&q.base.api_refs()),
-            CL_QUEUE_PROPERTIES => v(&q.properties),
-            CL_QUEUE_PROPERTIES_ARRAY => v(&q.properties_array),
-            CL_QUEUE_SIZE => Err(ClError(CL_INVALID_COMMAND_QUEUE)),
-            CL_QUEUE_DEVICE_DEFAULT => v(&std::ptr::null_mut::<c_void>()),
-            _ => Err(ClError(CL_INVALID_VALUE)),
-        }?;
-        write(&value, param_value_size, param_value, param_value_size_ret)
-    }
-
-    fn clSetCommandQueueProperty(
-        queue: cl_command_queue,
-        properties: cl_command_queue_properties,
-        enable: cl_bool,
-        old_properties: *mut cl_command_queue_properties,
-    ) {
-        obj::<Queue, _>(queue)?;
-        Err(ClError(CL_INVALID_OPERATION))
-    }
-
-    fn clEnqueueMarkerWithWaitList(
-        queue: cl_command_queue,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        marker(queue, CL_COMMAND_MARKER, num_events, events, event)
-    }
-
-    fn clEnqueueBarrierWithWaitList(
-        queue: cl_command_queue,
-        num_events: cl_uint,
-        events: *const cl_event,
-        event: *mut cl_event,
-    ) {
-        marker(queue, CL_COMMAND_BARRIER, num_events, events, event)
-    }
-
-    fn clEnqueueMarker(queue: cl_command_queue, event: *mut cl_event) {
-        obj::<Queue, _>(queue)?;
-        check(!event.is_null(), CL_INVALID_VALUE)?;
-        marker(queue, CL_COMMAND_MARKER, 0, std::ptr::null(), event)
-    }
-
-    fn clEnqueueBarrier(queue: cl_command_queue) {
-        marker(queue, CL_COMMAND_BARRIER, 0, std::ptr::null(), std::ptr::null_mut())
-    }
-
-    fn clEnqueueWaitForEvents(queue: cl_command_queue, num_events: cl_uint, events: *const cl_event) {
-        let q: Arc<Queue> = obj(queue)?;
-        check(num_events > 0 && !events.is_null(), CL_INVALID_VALUE)?;
-        // SAFETY: the application passes num_events handles.
-        for &h in unsafe { slice(events, num_events as usize) } {
-            let e: Arc<Event> = obj(h)?;
-            check(Arc::ptr_eq(&e.context, &q.context), CL_INVALID_CONTEXT)?;
+#[entry(clGetCommandQueueInfo, at_exit)]
+unsafe fn get_command_queue_info(
+    queue: cl_command_queue,
+    param_name: cl_command_queue_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    let value = match param_name {
+        CL_QUEUE_CONTEXT => v::<cl_context>(handle(&q.context) as cl_context),
+        CL_QUEUE_DEVICE => v::<cl_device_id>(handle(&q.device) as cl_device_id),
+        CL_QUEUE_REFERENCE_COUNT => v::<cl_uint>(q.base.api_refs()),
+        CL_QUEUE_PROPERTIES => v::<cl_command_queue_properties>(q.properties),
+        CL_QUEUE_PROPERTIES_ARRAY => array::<cl_queue_properties>(&q.properties_array),
+        CL_QUEUE_SIZE => Err(ClError(CL_INVALID_COMMAND_QUEUE)),
+        CL_QUEUE_DEVICE_DEFAULT => {
+            v::<cl_command_queue>(std::ptr::null_mut::<c_void>() as cl_command_queue)
         }
-        marker(queue, CL_COMMAND_BARRIER, num_events, events, std::ptr::null_mut())
-    }
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
 
-    fn clFlush(queue: cl_command_queue) {
-        obj::<Queue, _>(queue)?.flush()
-    }
+#[entry(clSetCommandQueueProperty)]
+fn set_command_queue_property(
+    queue: cl_command_queue,
+    _properties: cl_command_queue_properties,
+    _enable: cl_bool,
+    _old_properties: *mut cl_command_queue_properties,
+) -> CLResult<()> {
+    obj::<Queue, _>(queue)?;
+    Err(ClError(CL_INVALID_OPERATION))
+}
 
-    fn clFinish(queue: cl_command_queue) {
-        obj::<Queue, _>(queue)?.finish()
+#[entry(clEnqueueMarkerWithWaitList)]
+unsafe fn enqueue_marker_with_wait_list(
+    queue: cl_command_queue,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    marker(queue, CL_COMMAND_MARKER, num_events, events, event)
+}
+
+#[entry(clEnqueueBarrierWithWaitList)]
+unsafe fn enqueue_barrier_with_wait_list(
+    queue: cl_command_queue,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    marker(queue, CL_COMMAND_BARRIER, num_events, events, event)
+}
+
+#[entry(clEnqueueMarker)]
+unsafe fn enqueue_marker(queue: cl_command_queue, event: *mut cl_event) -> CLResult<()> {
+    obj::<Queue, _>(queue)?;
+    check(!event.is_null(), CL_INVALID_VALUE)?;
+    marker(queue, CL_COMMAND_MARKER, 0, std::ptr::null(), event)
+}
+
+#[entry(clEnqueueBarrier)]
+fn enqueue_barrier(queue: cl_command_queue) -> CLResult<()> {
+    marker(
+        queue,
+        CL_COMMAND_BARRIER,
+        0,
+        std::ptr::null(),
+        std::ptr::null_mut(),
+    )
+}
+
+#[entry(clEnqueueWaitForEvents)]
+unsafe fn enqueue_wait_for_events(
+    queue: cl_command_queue,
+    num_events: cl_uint,
+    events: *const cl_event,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    check(num_events > 0 && !events.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes num_events handles.
+    for &h in unsafe { slice(events, num_events as usize) } {
+        let e: Arc<Event> = obj(h)?;
+        check(Arc::ptr_eq(&e.context, &q.context), CL_INVALID_CONTEXT)?;
     }
+    marker(
+        queue,
+        CL_COMMAND_BARRIER,
+        num_events,
+        events,
+        std::ptr::null_mut(),
+    )
+}
+
+#[entry(clFlush)]
+fn flush(queue: cl_command_queue) -> CLResult<()> {
+    obj::<Queue, _>(queue)?.flush()
+}
+
+#[entry(clFinish)]
+fn finish(queue: cl_command_queue) -> CLResult<()> {
+    obj::<Queue, _>(queue)?.finish()
 }
 
 /// Markers and barriers: on an in-order queue both complete after every earlier command and
@@ -185,8 +224,10 @@ fn marker(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let q: Arc<Queue> = obj(queue)?;
-    let wait = wait_list(num_events, events, &q.context)?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, &q.context) }?;
     let e = q.enqueue_marker(command, &wait, vec![])?;
-    return_event(e, event);
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { return_event(e, event) };
     Ok(())
 }

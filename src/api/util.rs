@@ -7,49 +7,41 @@ use crate::core::object::{lookup, ClObject};
 use crate::core::{CLResult, ClError};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// Defines `cl_int`-returning entry points whose bodies evaluate to `CLResult<()>`, and
-/// object-returning ones (`-> T, errcode_ret`) whose bodies evaluate to `CLResult<T>`; the
-/// `errcode_ret` parameter is appended.
-macro_rules! entry {
-    ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block $($rest:tt)*) => {
-        $(#[$m])*
-        #[no_mangle]
-        #[allow(unused_variables)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> cl_int {
-            $crate::api::run_int(stringify!($name), || -> $crate::core::CLResult<()> { $body })
-        }
-        entry!($($rest)*);
-    };
-    ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty, errcode_ret $body:block $($rest:tt)*) => {
-        $(#[$m])*
-        #[no_mangle]
-        #[allow(unused_variables)]
-        pub unsafe extern "C" fn $name($($arg: $ty,)* errcode_ret: *mut cl_int) -> $ret {
-            $crate::api::run_obj(stringify!($name), errcode_ret, || -> $crate::core::CLResult<$ret> { $body })
-        }
-        entry!($($rest)*);
-    };
-    () => {};
-}
 
 fn log_error(name: &str, e: ClError) {
     log::debug!(target: "api", "{name} -> {e}");
 }
 
-fn panicked(name: &str) -> ClError {
-    log::error!(target: "api", "{name} panicked; returning CL_OUT_OF_HOST_MEMORY");
+/// Panics caught at the C boundary in this process.
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+
+/// A panic caught in `name`: CL_OUT_OF_HOST_MEMORY, or the end of the process with
+/// VKCL_PANIC=abort (the tests' setting: a panic must not hide behind an error code that
+/// every call may return).
+pub(crate) fn panicked(name: &str) -> ClError {
+    let n = PANICS.fetch_add(1, Ordering::Relaxed) + 1;
+    if crate::config::get().panic_abort {
+        eprintln!("vkcl: {name} panicked (panic {n} of the process); VKCL_PANIC=abort: aborting");
+        std::process::abort();
+    }
+    log::error!(target: "api", "{name} panicked (panic {n}); returning CL_OUT_OF_HOST_MEMORY");
     ClError(CL_OUT_OF_HOST_MEMORY)
 }
 
 /// Runs a `cl_int` entry point's body: panics become errors, nothing unwinds into C.
-pub fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
+///
+/// After vkcl's exit handler ran (src/shutdown.rs) only `at_exit` entry points run: an
+/// application's atexit handlers and static destructors release their objects then, and
+/// those releases must succeed (they skip GPU work; core::object::release leaks the object).
+pub(crate) fn run_int(name: &str, at_exit: bool, body: impl FnOnce() -> CLResult<()>) -> cl_int {
     crate::logger::init();
     log::trace!(target: "api", "{name}");
-    let Some(_active) = crate::shutdown::enter() else {
+    let active = crate::shutdown::enter();
+    if active.is_none() && !at_exit {
         return CL_OUT_OF_RESOURCES;
-    };
+    }
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => CL_SUCCESS,
         Ok(Err(e)) => {
@@ -61,8 +53,12 @@ pub fn run_int(name: &str, body: impl FnOnce() -> CLResult<()>) -> cl_int {
 }
 
 /// Runs an object-returning entry point's body and writes `errcode_ret`.
-pub fn run_obj<T: Null>(
+///
+/// # Safety
+/// `errcode_ret` is NULL or points to a writable `cl_int`.
+pub(crate) unsafe fn run_obj<T: Null>(
     name: &str,
+    _at_exit: bool,
     errcode_ret: *mut cl_int,
     body: impl FnOnce() -> CLResult<T>,
 ) -> T {
@@ -89,7 +85,7 @@ pub fn run_obj<T: Null>(
 }
 
 /// Return types of object-returning entry points: their value on error.
-pub trait Null {
+pub(crate) trait Null {
     fn null() -> Self;
 }
 impl<T> Null for *mut T {
@@ -100,7 +96,7 @@ impl<T> Null for *mut T {
 
 /// An entry point vkcl does not implement yet: the error of its handle checks, else `code`
 /// (logged as unimplemented).
-pub fn unimplemented_after(
+pub(crate) fn unimplemented_after(
     name: &str,
     checks: impl FnOnce() -> CLResult<()>,
     code: cl_int,
@@ -108,7 +104,8 @@ pub fn unimplemented_after(
     crate::logger::init();
     match catch_unwind(AssertUnwindSafe(checks)) {
         Ok(Err(e)) => e.0,
-        _ => {
+        Err(_) => panicked(name).0,
+        Ok(Ok(())) => {
             log::warn!(target: "api", "{name} is not implemented yet; returning {}", ClError(code));
             code
         }
@@ -116,7 +113,7 @@ pub fn unimplemented_after(
 }
 
 /// The object behind a handle of type `T` (the spec's CL_INVALID_<OBJECT> otherwise).
-pub fn obj<T: ClObject, H>(handle: *mut H) -> CLResult<Arc<T>> {
+pub(crate) fn obj<T: ClObject, H>(handle: *mut H) -> CLResult<Arc<T>> {
     crate::api::platform::ensure_init();
     lookup::<T>(handle as *const c_void)
 }
@@ -124,7 +121,10 @@ pub fn obj<T: ClObject, H>(handle: *mut H) -> CLResult<Arc<T>> {
 /// The events of a wait list, checked as every enqueue command must:
 /// CL_INVALID_EVENT_WAIT_LIST for a NULL list with a count or a count of 0 with a list,
 /// or an invalid event; CL_INVALID_CONTEXT for an event of another context.
-pub fn wait_list(
+///
+/// # Safety
+/// `list` is NULL or points to `num` event handles.
+pub(crate) unsafe fn wait_list(
     num: cl_uint,
     list: *const cl_event,
     context: &Arc<crate::core::context::Context>,
@@ -149,7 +149,10 @@ pub fn wait_list(
 }
 
 /// Writes an event handle to the application's `event` out-parameter, or drops the event.
-pub fn return_event(event: Arc<Event>, out: *mut cl_event) {
+///
+/// # Safety
+/// `out` is NULL or points to a writable `cl_event`.
+pub(crate) unsafe fn return_event(event: Arc<Event>, out: *mut cl_event) {
     if !out.is_null() {
         // SAFETY: out is NULL or points to a cl_event.
         unsafe { *out = crate::core::object::register(event) as cl_event };
@@ -160,7 +163,7 @@ pub fn return_event(event: Arc<Event>, out: *mut cl_event) {
 ///
 /// # Safety
 /// `ptr` must point to `len` valid elements when `len > 0`.
-pub unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
     if len == 0 || ptr.is_null() {
         &[]
     } else {
@@ -173,7 +176,7 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
 ///
 /// # Safety
 /// `ptr` must be NULL or point to a 0-terminated list of (name, value) pairs.
-pub unsafe fn property_list<T: Copy + PartialEq + Default>(ptr: *const T) -> Vec<T> {
+pub(crate) unsafe fn property_list<T: Copy + PartialEq + Default>(ptr: *const T) -> Vec<T> {
     let mut out = vec![];
     if ptr.is_null() {
         return out;

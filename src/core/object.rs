@@ -135,7 +135,9 @@ pub fn release<T: ClObject>(handle: *const c_void) -> CLResult<Option<Arc<T>>> {
         }
         live.remove(&(handle as usize))
     };
-    if let Some(e) = entry {
+    // After vkcl's exit handler (src/shutdown.rs) the driver may be half torn down: the handle
+    // dies, but the object is leaked rather than destroyed (no Vulkan call, no callback).
+    if let Some(e) = entry.filter(|_| !crate::shutdown::exiting()) {
         // SAFETY: the entry was registered for this address and is now removed, so its
         // reference is dropped exactly once.
         unsafe { (e.drop_ref)(handle as usize) };

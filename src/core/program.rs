@@ -123,6 +123,17 @@ pub struct DeviceBuild {
     pub objects: Vec<Arc<Vec<u8>>>,
     /// clspv arguments the objects need to be linked (`-arch=spir64` for 64-bit IL).
     pub bitcode_args: Vec<String>,
+    /// Why the compiler failed, for a build it failed (the call's error code depends on it).
+    pub failure: Option<BuildFailure>,
+}
+
+/// How the compiler failed a build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildFailure {
+    /// The source (or IL) did not compile: CL_BUILD_PROGRAM_FAILURE or its kin.
+    Failed,
+    /// No compiler could be loaded or started: CL_COMPILER_NOT_AVAILABLE.
+    CompilerUnavailable,
 }
 
 impl Default for DeviceBuild {
@@ -135,6 +146,7 @@ impl Default for DeviceBuild {
             exe: None,
             objects: vec![],
             bitcode_args: vec![],
+            failure: None,
         }
     }
 }
@@ -466,7 +478,7 @@ impl Program {
                     job(i, &args)
                 };
                 if build.status != CL_BUILD_SUCCESS {
-                    let unavailable = build.log.starts_with(UNAVAILABLE);
+                    let unavailable = build.failure == Some(BuildFailure::CompilerUnavailable);
                     result = Err(ClError(if unavailable {
                         CL_COMPILER_NOT_AVAILABLE
                     } else {
@@ -777,18 +789,23 @@ fn object_build(objects: Vec<Arc<Vec<u8>>>, log: String, options: &str) -> Devic
         objects,
         exe: None,
         bitcode_args: vec![],
+        failure: None,
     }
 }
 
 fn failed_build(e: CompileError, options: &str) -> DeviceBuild {
-    let log = match e {
-        CompileError::Failed { log } => log,
-        CompileError::Unavailable(why) => format!("{UNAVAILABLE}: {why}"),
+    let (log, failure) = match e {
+        CompileError::Failed { log } => (log, BuildFailure::Failed),
+        CompileError::Unavailable(why) => (
+            format!("{UNAVAILABLE}: {why}"),
+            BuildFailure::CompilerUnavailable,
+        ),
     };
     DeviceBuild {
         status: CL_BUILD_ERROR,
         options: options.to_string(),
         log,
+        failure: Some(failure),
         ..Default::default()
     }
 }

@@ -294,6 +294,13 @@ static SETUP: Once = Once::new();
 /// Selects the ICD (see module doc). Called first by every test.
 pub fn setup() {
     SETUP.call_once(|| {
+        // A panic that vkcl catches at the C boundary aborts the test process (instead of
+        // hiding behind CL_OUT_OF_HOST_MEMORY, which the fuzzer accepts from every call): every
+        // test through the loader asserts that no call panicked. Set before the first CL call,
+        // while no other test thread can be inside one (they wait on SETUP).
+        if std::env::var_os("VKCL_PANIC").is_none() {
+            std::env::set_var("VKCL_PANIC", "abort");
+        }
         if std::env::var_os("OCL_ICD_VENDORS").is_none() {
             let exe = std::env::current_exe().expect("current_exe");
             let lib = exe
