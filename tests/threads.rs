@@ -250,14 +250,17 @@ unsafe extern "C" fn count_cb(_: cl_event, _: cl_int, ud: *mut c_void) {
 
 /// An event callback that uses its own queue and event: flush, enqueue, retain, release and
 /// one more callback on the same event.
-unsafe extern "C" fn event_reenters(ev: cl_event, _status: cl_int, ud: *mut c_void) {
+unsafe extern "C" fn event_reenters(ev: cl_event, status: cl_int, ud: *mut c_void) {
     let r = unsafe { &*(ud as *const Reentry) };
     unsafe {
         r.expect("clFlush", clFlush(r.queue));
         let mut marker = null_mut();
+        // A marker after the event (not waiting for a failed one, which is an error of its
+        // own).
+        let n = u32::from(status >= 0);
         r.expect(
             "clEnqueueMarkerWithWaitList",
-            clEnqueueMarkerWithWaitList(r.queue, 1, &ev, &mut marker),
+            clEnqueueMarkerWithWaitList(r.queue, n, if n == 1 { &ev } else { null() }, &mut marker),
         );
         r.expect("clReleaseEvent(marker)", clReleaseEvent(marker));
         r.expect("clRetainEvent", clRetainEvent(ev));
@@ -436,18 +439,10 @@ fn wait_for(r: &Reentry, want: usize) {
     }
 }
 
-/// Scenarios that hang on this branch: their callbacks run under a vkcl lock (issue 17 items
-/// 1-3: the queue's state lock, the kernel's argument lock), which the src/core change of
-/// the same issue removes. Empty this list when it lands.
-const HANG_UNTIL_CORE_FIX: &[&str] = &["event", "failed", "destructor"];
-
-/// The scenarios of `reenter` to run: VKCL_TEST_REENTER=event,failed,destructor,build, or by
-/// default those not in HANG_UNTIL_CORE_FIX.
+/// The scenarios of `reenter` to run: all, or those VKCL_TEST_REENTER names
+/// (`event,failed,destructor,build`).
 fn on(scenario: &str) -> bool {
-    match std::env::var("VKCL_TEST_REENTER") {
-        Ok(v) => v.split(',').any(|s| s == scenario),
-        Err(_) => !HANG_UNTIL_CORE_FIX.contains(&scenario),
-    }
+    std::env::var("VKCL_TEST_REENTER").map_or(true, |v| v.split(',').any(|s| s == scenario))
 }
 
 /// Issue 17 items 1-3 and 7: callbacks that call back into OpenCL, from 8 threads at once.
@@ -456,12 +451,6 @@ fn on(scenario: &str) -> bool {
 #[test]
 fn callbacks_reenter_the_api_from_many_threads() {
     setup();
-    if std::env::var_os("VKCL_TEST_REENTER").is_none() && !HANG_UNTIL_CORE_FIX.is_empty() {
-        println!(
-            "NOT RUN (they hang until the src/core fix of issue 17): {HANG_UNTIL_CORE_FIX:?}; \
-             VKCL_TEST_REENTER=event,failed,destructor,build runs every scenario"
-        );
-    }
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watch = done.clone();
     std::thread::spawn(move || {
