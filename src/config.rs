@@ -65,8 +65,8 @@ pub const OPTIONS: &[OptionDoc] = &[
     },
     OptionDoc {
         name: "VKCL_FP64",
-        default: "0",
-        doc: "1: expose cl_khr_fp64 on devices with shaderFloat64 and shaderInt64 (experimental: on lavapipe double sin/cos return wrong values)",
+        default: "1",
+        doc: "0: no cl_khr_fp64 (doubles are otherwise on wherever the device has shaderFloat64 and shaderInt64)",
     },
     OptionDoc {
         name: "VKCL_CACHE",
@@ -169,7 +169,7 @@ impl Config {
             wait_spin_us: var("VKCL_WAIT_SPIN_US").and_then(|v| v.parse().ok()),
             validation: var("VKCL_VALIDATION").is_some_and(|v| v != "0"),
             validation_fatal: var("VKCL_VALIDATION").is_some_and(|v| v == "fatal"),
-            fp64: var("VKCL_FP64").is_some_and(|v| v != "0"),
+            fp64: !var("VKCL_FP64").is_some_and(|v| v == "0"),
             cache: var("VKCL_CACHE").map_or(true, |v| v != "0"),
             cache_dir: var("VKCL_CACHE_DIR"),
             placement: PlacementMode::parse(var("VKCL_PLACEMENT")),
