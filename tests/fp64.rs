@@ -24,20 +24,24 @@ fn has_fp64() -> bool {
 #[test]
 fn fp64_is_reported_consistently() {
     let cfg: u64 = device_val(device(), CL_DEVICE_DOUBLE_FP_CONFIG);
-    let features = bytes_to_vec::<cl_name_version>(&device_info(
-        device(),
-        CL_DEVICE_OPENCL_C_FEATURES,
-    ));
+    let features =
+        bytes_to_vec::<cl_name_version>(&device_info(device(), CL_DEVICE_OPENCL_C_FEATURES));
     let feature = features.iter().any(|f| f.name() == "__opencl_c_fp64");
     let name = device_str(device(), CL_DEVICE_NAME);
     if name.contains("llvmpipe") || name.contains("NVIDIA") {
-        assert!(has_fp64(), "{name} has shaderFloat64 + shaderInt64: cl_khr_fp64 expected");
+        assert!(
+            has_fp64(),
+            "{name} has shaderFloat64 + shaderInt64: cl_khr_fp64 expected"
+        );
     }
     if has_fp64() {
         // §4.2: the minimum for devices with doubles.
         let min = CL_FP_FMA | CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN | CL_FP_DENORM;
         assert_eq!(cfg & min, min, "CL_DEVICE_DOUBLE_FP_CONFIG {cfg:#x}");
-        assert!(feature, "__opencl_c_fp64 missing from CL_DEVICE_OPENCL_C_FEATURES");
+        assert!(
+            feature,
+            "__opencl_c_fp64 missing from CL_DEVICE_OPENCL_C_FEATURES"
+        );
         let pref: cl_uint = device_val(device(), CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE);
         assert!(pref >= 1);
     } else {
@@ -70,7 +74,13 @@ fn double_arithmetic_is_double() {
         arg(k, 1, &a);
         e.run(k, None, &[2], None);
         let r: Vec<f64> = e.read(o, 2);
-        assert_eq!(r, vec![1.0 + 2f64.powi(-40) + 1.0 / 3.0, 2.0 + 2f64.powi(-40) + 1.0 / 3.0]);
+        assert_eq!(
+            r,
+            vec![
+                1.0 + 2f64.powi(-40) + 1.0 / 3.0,
+                2.0 + 2f64.powi(-40) + 1.0 / 3.0
+            ]
+        );
     }
 }
 

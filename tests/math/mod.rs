@@ -177,13 +177,7 @@ pub struct Worst {
 /// Runs built-in `func` of shape `kind` on every case and returns the worst error (in ULPs;
 /// exact integer outputs count as infinity when wrong). `skip` drops cases outside a
 /// function's defined domain (e.g. half_sin's |x| <= 2^16).
-pub fn run(
-    fmt: Fmt,
-    func: &str,
-    kind: Kind,
-    cases: &[Case],
-    opts: &str,
-) -> (Worst, Vec<String>) {
+pub fn run(fmt: Fmt, func: &str, kind: Kind, cases: &[Case], opts: &str) -> (Worst, Vec<String>) {
     let ty = fmt.ty();
     let n = cases.len();
     let ext = if fmt.double {
@@ -292,8 +286,8 @@ pub fn run(
                 // integral quotient's magnitude.
                 let q = iout[i] as i64;
                 if c.hi.is_finite() && c.aux != 0 {
-                    let ok = q.signum() == c.aux.signum()
-                        && (q.abs() & 0x7f) == (c.aux.abs() & 0x7f);
+                    let ok =
+                        q.signum() == c.aux.signum() && (q.abs() & 0x7f) == (c.aux.abs() & 0x7f);
                     if !ok {
                         err = f64::INFINITY;
                     }
