@@ -286,8 +286,8 @@ pub fn run(fmt: Fmt, func: &str, kind: Kind, cases: &[Case], opts: &str) -> (Wor
                 // integral quotient's magnitude.
                 let q = iout[i] as i64;
                 if c.hi.is_finite() && c.aux != 0 {
-                    let ok =
-                        q.signum() == c.aux.signum() && (q.abs() & 0x7f) == (c.aux.abs() & 0x7f);
+                    let ok = (q.abs() & 0x7f) == (c.aux.abs() & 0x7f)
+                        && (q.signum() == c.aux.signum() || (c.aux.abs() & 0x7f == 0 && q == 0));
                     if !ok {
                         err = f64::INFINITY;
                     }
