@@ -2,8 +2,8 @@
 //! (tests/math, tests/data/math_ref_f32.txt), with the bounds of the OpenCL C spec's full-profile
 //! table (§7.4, "ULP values for single precision built-in math functions"), over huge and tiny
 //! arguments, subnormals, signed zeros, infinities and NaN. The half_ forms are held to 8192 ULP
-//! on their domain. A result flushed to zero where the exact one is subnormal fails: the device
-//! reports CL_FP_DENORM.
+//! on their domain. A result flushed to zero where the exact one is subnormal fails where the
+//! device reports CL_FP_DENORM (and is allowed where it does not, §7.5.3).
 #[macro_use]
 mod common;
 mod math;

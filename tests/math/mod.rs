@@ -123,6 +123,13 @@ impl Fmt {
         }
         pow2(e.max(emin) - mant)
     }
+    pub fn min_normal(self) -> f64 {
+        if self.double {
+            f64::MIN_POSITIVE
+        } else {
+            f32::MIN_POSITIVE as f64
+        }
+    }
     fn encode(self, bits: u64, out: &mut Vec<u8>) {
         if self.double {
             out.extend_from_slice(&bits.to_le_bytes());
@@ -177,7 +184,14 @@ pub struct Worst {
 /// Runs built-in `func` of shape `kind` on every case and returns the worst error (in ULPs;
 /// exact integer outputs count as infinity when wrong). `skip` drops cases outside a
 /// function's defined domain (e.g. half_sin's |x| <= 2^16).
-pub fn run(fmt: Fmt, func: &str, kind: Kind, cases: &[Case], opts: &str) -> (Worst, Vec<String>) {
+pub fn run(
+    fmt: Fmt,
+    func: &str,
+    kind: Kind,
+    cases: &[Case],
+    opts: &str,
+    ftz: bool,
+) -> (Worst, Vec<String>) {
     let ty = fmt.ty();
     let n = cases.len();
     let ext = if fmt.double {
@@ -248,6 +262,13 @@ pub fn run(fmt: Fmt, func: &str, kind: Kind, cases: &[Case], opts: &str) -> (Wor
             .map(|j| format!("{:e}", f64::from_bits(c.args[j])))
             .collect();
         format!("({}, {}, {} / int {})", a[0], a[1], a[2], c.args[1] as i64)
+    };
+    let ulp_error = |fmt: Fmt, dev: f64, hi: f64, lo: f64| {
+        if ftz && dev == 0.0 && hi.abs() < fmt.min_normal() {
+            0.0
+        } else {
+            ulp_error(fmt, dev, hi, lo)
+        }
     };
     for (i, c) in cases.iter().enumerate() {
         let (err, dev) = match kind {
@@ -323,6 +344,13 @@ pub fn run(fmt: Fmt, func: &str, kind: Kind, cases: &[Case], opts: &str) -> (Wor
     (worst, wrong_exact)
 }
 
+/// CL_FP_DENORM in the device's config for this precision.
+fn denormals(fmt: Fmt) -> bool {
+    let p = if fmt.double { 0x1032 } else { 0x101B };
+    let cfg: u64 = device_val(device(), p);
+    cfg & 1 != 0
+}
+
 /// Checks `func` against its ULP bound (`bound` from the spec's table: 0 means correctly
 /// rounded, which an error up to half an ULP is) and prints the worst case either way.
 pub fn check(
@@ -334,11 +362,21 @@ pub fn check(
     opts: &str,
     keep: impl Fn(&Case) -> bool,
 ) {
+    // §7.5.3: without CL_FP_DENORM a subnormal argument or result may be flushed to zero.
+    // A subnormal argument is then left out (its answer would be that of a zero), and a
+    // subnormal result may come back as a zero of either sign.
+    let ftz = !denormals(fmt);
+    let sub = |bits: u64| {
+        let x = f64::from_bits(bits);
+        x != 0.0 && x.abs() < fmt.min_normal()
+    };
     let cases: Vec<Case> = cases(fmt.double, table_name)
         .into_iter()
         .filter(|c| keep(c))
+        .filter(|c| !ftz || kind == Kind::FI || !c.args.iter().any(|&a| sub(a)))
+        .filter(|c| !ftz || kind != Kind::FI || !sub(c.args[0]))
         .collect();
-    let (w, wrong) = run(fmt, func, kind, &cases, opts);
+    let (w, wrong) = run(fmt, func, kind, &cases, opts, ftz);
     let limit = bound.max(0.5);
     println!(
         "ULP {} {func}: max {:.3} (bound {bound}) over {} cases; worst {}",
