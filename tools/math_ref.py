@@ -437,7 +437,8 @@ def lines_for(name, fmt, rng):
                 hi = cfun("remainder", 2)(x, y)
                 aux = q
             lo = 0.0
-            aux = max(min(aux, 2**62), -2**62)
+            # the spec promises the 7 low bits of |quotient| and its sign
+            aux = (1 if aux > 0 else -1) * (abs(aux) % 128 + 128) if aux else 0
         elif kind == "sincos":
             hi, lo = exact("sin", "f", mpmath.sin, cfun("sin"), args, fmt)
             c = exact("cos", "f", mpmath.cos, cfun("cos"), args, fmt)
