@@ -6,7 +6,6 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod binary;
-mod fma;
 pub mod helper;
 pub mod il;
 pub mod options;
@@ -55,18 +54,10 @@ impl std::fmt::Display for CompileError {
 pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
     let (bytes, log) = compile_bytes(sources, clspv_args)?;
     match words(&bytes) {
-        Some(spirv) => {
-            // A target with doubles (no -fp64=0) gets libclc's float Fmas computed exactly.
-            let spirv = if clspv_args.iter().any(|a| a == "-fp64=0") {
-                spirv
-            } else {
-                fma::exact_float_fma(&spirv)
-            };
-            Ok(CompileOutput {
-                spirv: spirv::mark_read_only_buffers(&spirv),
-                log,
-            })
-        }
+        Some(spirv) => Ok(CompileOutput {
+            spirv: spirv::mark_read_only_buffers(&spirv),
+            log,
+        }),
         None => Err(CompileError::Failed {
             log: format!("{log}\nclspv produced no valid SPIR-V"),
         }),
