@@ -263,13 +263,13 @@ def pi_special(name, x):
         if x == math.floor(x):
             return math.copysign(0.0, x)
     if name == "cospi":
-        if x + 0.5 == math.floor(x + 0.5):
+        if (Fraction(x) + Fraction(1, 2)).denominator == 1:  # exact: x + 0.5 rounds for huge x
             return 0.0
     if name == "tanpi":
         if x == math.floor(x):
             n = int(abs(x))
             return math.copysign(0.0, x) if n % 2 == 0 else -math.copysign(0.0, x)
-        if x + 0.5 == math.floor(x + 0.5):
+        if (Fraction(x) + Fraction(1, 2)).denominator == 1:  # exact: x + 0.5 rounds for huge x
             n = int(math.floor(x))
             return INF if n % 2 == 0 else -INF
     return None
