@@ -246,6 +246,9 @@ pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
     if target.int64 {
         f.push("__opencl_c_int64");
     }
+    if target.fp64 {
+        f.push("__opencl_c_fp64");
+    }
     if target.subgroups {
         f.push("__opencl_c_subgroups");
     }
