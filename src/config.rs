@@ -97,9 +97,9 @@ pub const OPTIONS: &[OptionDoc] = &[
     },
     OptionDoc {
         name: "VKCL_FP64",
-        default: "0",
-        doc: "1: expose cl_khr_fp64 on devices with shaderFloat64 and shaderInt64 (experimental: on lavapipe double sin/cos return wrong values)",
-        set: |c, v| c.fp64 = v.is_some_and(|v| v != "0"),
+        default: "1",
+        doc: "0: no cl_khr_fp64 (doubles are otherwise on wherever the device has shaderFloat64 and shaderInt64)",
+        set: |c, v| c.fp64 = !v.is_some_and(|v| v == "0"),
     },
     OptionDoc {
         name: "VKCL_CACHE",
@@ -238,7 +238,7 @@ mod tests {
         assert_eq!(c.placement, super::PlacementMode::Auto);
         assert_eq!(doc("VKCL_PLACEMENT"), "auto");
         assert!(c.cache && doc("VKCL_CACHE") == "1");
-        assert!(!c.fp64 && doc("VKCL_FP64") == "0");
+        assert!(c.fp64 && doc("VKCL_FP64") == "1");
         assert!(!c.validation && !c.validation_fatal && doc("VKCL_VALIDATION") == "0");
         assert!(!c.panic_abort && doc("VKCL_PANIC") == "error");
         assert!(c.devices.is_empty() && c.device_type.is_none() && c.wait_spin_us.is_none());

@@ -179,6 +179,11 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
         // correctly rounded operations; clang contracts the expression (FP_CONTRACT is on by
         // default in OpenCL C) into one Fma, which Vulkan lets the driver fuse or not.
         MAD,
+        // clspv 0.0.1 lowers libclc's fabs (llvm.fabs) on doubles to an AND with the float
+        // mask 0x7fffffff zero-extended to 64 bits: it clears the exponent, so fabs(2.0) is a
+        // subnormal and every double built-in that takes |x| (sin, acos, exp, ...) is wrong.
+        // GLSL.std.450 FAbs is exact for every float width (docs/DECISIONS.md).
+        "--use-native-builtins=fabs",
     ]
     .map(String::from)
     .to_vec();
@@ -255,6 +260,9 @@ pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
     }
     if target.int64 {
         f.push("__opencl_c_int64");
+    }
+    if target.fp64 {
+        f.push("__opencl_c_fp64");
     }
     if target.subgroups {
         f.push("__opencl_c_subgroups");

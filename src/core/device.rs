@@ -154,8 +154,8 @@ impl Device {
         self.caps.features.float16 && self.caps.features.storage_buffer16
     }
 
-    /// Doubles: shaderFloat64, and shaderInt64 for the built-ins that take them apart; opt-in
-    /// (VKCL_FP64) while clspv's double trigonometry is wrong on lavapipe (sin(0.5) == 0).
+    /// Doubles: shaderFloat64, and shaderInt64 for the built-ins that take them apart; on
+    /// unless VKCL_FP64=0.
     pub fn has_fp64(&self) -> bool {
         crate::config::get().fp64 && self.caps.features.float64 && self.caps.features.int64
     }

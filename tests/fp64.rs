@@ -1,0 +1,118 @@
+//! Doubles (cl_khr_fp64): the device query, and every double built-in's error in ULPs against
+//! an exact reference (tests/math, tests/data/math_ref_f64.txt), with the bounds of the
+//! OpenCL C spec's double-precision table (§7.4, "ULP values for double precision built-in
+//! math functions").
+#[macro_use]
+mod common;
+mod math;
+use common::*;
+use math::{check, Fmt, Kind};
+
+const CL_DEVICE_DOUBLE_FP_CONFIG: cl_uint = 0x1032;
+const CL_FP_DENORM: u64 = 1 << 0;
+const CL_FP_INF_NAN: u64 = 1 << 1;
+const CL_FP_ROUND_TO_NEAREST: u64 = 1 << 2;
+const CL_FP_FMA: u64 = 1 << 5;
+
+fn has_fp64() -> bool {
+    device_str(device(), CL_DEVICE_EXTENSIONS)
+        .split_whitespace()
+        .any(|e| e == "cl_khr_fp64")
+}
+
+/// Devices whose Vulkan driver has shaderFloat64 and shaderInt64: doubles must be on.
+#[test]
+fn fp64_is_reported_consistently() {
+    let cfg: u64 = device_val(device(), CL_DEVICE_DOUBLE_FP_CONFIG);
+    let features =
+        bytes_to_vec::<cl_name_version>(&device_info(device(), CL_DEVICE_OPENCL_C_FEATURES));
+    let feature = features.iter().any(|f| f.name() == "__opencl_c_fp64");
+    let name = device_str(device(), CL_DEVICE_NAME);
+    if name.contains("llvmpipe") || name.contains("NVIDIA") {
+        assert!(
+            has_fp64(),
+            "{name} has shaderFloat64 + shaderInt64: cl_khr_fp64 expected"
+        );
+    }
+    if has_fp64() {
+        // §4.2: the minimum for devices with doubles.
+        let min = CL_FP_FMA | CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN | CL_FP_DENORM;
+        assert_eq!(cfg & min, min, "CL_DEVICE_DOUBLE_FP_CONFIG {cfg:#x}");
+        assert!(
+            feature,
+            "__opencl_c_fp64 missing from CL_DEVICE_OPENCL_C_FEATURES"
+        );
+        let pref: cl_uint = device_val(device(), CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE);
+        assert!(pref >= 1);
+    } else {
+        assert_eq!(cfg, 0);
+        assert!(!feature);
+    }
+}
+
+const CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE: cl_uint = 0x100B;
+
+/// A kernel using doubles builds under OpenCL C 1.2 and 3.0 and computes in double (not in
+/// float: 1 + 2^-40 is not 1).
+#[test]
+fn double_arithmetic_is_double() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+               kernel void k(global double *o, global const double *a) {\n\
+               size_t i = get_global_id(0);\n\
+               o[i] = a[i] + 0x1p-40 + 1.0 / 3.0; }";
+    for opts in ["", "-cl-std=CL3.0"] {
+        let e = Env::new();
+        let p = e.program(src, opts);
+        let k = kernel(p, "k");
+        let a = e.buffer_from(&[1.0f64, 2.0]);
+        let o = e.buffer(CL_MEM_READ_WRITE, 16, std::ptr::null_mut());
+        arg(k, 0, &o);
+        arg(k, 1, &a);
+        e.run(k, None, &[2], None);
+        let r: Vec<f64> = e.read(o, 2);
+        assert_eq!(
+            r,
+            vec![
+                1.0 + 2f64.powi(-40) + 1.0 / 3.0,
+                2.0 + 2f64.powi(-40) + 1.0 / 3.0
+            ]
+        );
+    }
+}
+
+fn d(func: &str, kind: Kind, bound: f64) {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    check(Fmt { double: true }, func, func, kind, bound, "", |_| true);
+}
+
+macro_rules! ulp {
+    ($($name:ident: $kind:ident $bound:expr;)*) => {
+        $(#[test] fn $name() { d(stringify!($name), Kind::$kind, $bound as f64); })*
+    };
+}
+
+ulp! {
+    sin: F 4; cos: F 4; tan: F 5; asin: F 4; acos: F 4; atan: F 5;
+    sinh: F 4; cosh: F 4; tanh: F 5; asinh: F 4; acosh: F 4; atanh: F 5;
+    asinpi: F 5; acospi: F 5; atanpi: F 5; sinpi: F 4; cospi: F 4; tanpi: F 6;
+    exp: F 3; exp2: F 3; exp10: F 3; expm1: F 3;
+    log: F 3; log2: F 3; log10: F 3; log1p: F 2;
+    sqrt: F 0; rsqrt: F 2; cbrt: F 2; erf: F 16; erfc: F 16; tgamma: F 16;
+    pow: FF 16; powr: FF 16; atan2: FF 6; atan2pi: FF 6; hypot: FF 4;
+    fmod: FF 0; remainder: FF 0; fdim: FF 0; fma: FFF 0;
+    pown: FI 16; rootn: FI 16; ldexp: FI 0; ilogb: I 0; logb: F 0;
+    frexp: Frexp 0; modf: Modf 0; sincos: Sincos 4; remquo: Remquo 0;
+}
+
+/// lgamma has no ULP bound in the spec's table; held to what a good libm does (glibc: 4).
+#[test]
+fn lgamma() {
+    d("lgamma", Kind::F, 16.0);
+}
