@@ -376,7 +376,18 @@ pub fn check(
         .filter(|c| !ftz || kind == Kind::FI || !c.args.iter().any(|&a| sub(a)))
         .filter(|c| !ftz || kind != Kind::FI || !sub(c.args[0]))
         .collect();
-    let (w, wrong) = run(fmt, func, kind, &cases, opts, ftz);
+    let known = known_failure(fmt, func);
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(fmt, func, kind, &cases, opts, ftz)
+    }));
+    let (w, wrong) = match (ran, &known) {
+        (Ok(r), _) => r,
+        (Err(_), Some(why)) => {
+            println!("known failure ({EXPECTATIONS}): {} {func}: {why}", fmt.ty());
+            return;
+        }
+        (Err(e), None) => std::panic::resume_unwind(e),
+    };
     let limit = bound.max(0.5);
     println!(
         "ULP {} {func}: max {:.3} (bound {bound}) over {} cases; worst {}",
@@ -385,6 +396,17 @@ pub fn check(
         cases.len(),
         w.what
     );
+    if let Some(why) = known {
+        // The list was measured on lavapipe; elsewhere a listed function may pass.
+        let lavapipe = device_str(device(), CL_DEVICE_NAME).contains("llvmpipe");
+        assert!(
+            w.err > limit || !lavapipe,
+            "{} {func} meets its bound now: remove it from {EXPECTATIONS}",
+            fmt.ty()
+        );
+        println!("known failure ({EXPECTATIONS}): {} {func}: {why}", fmt.ty());
+        return;
+    }
     assert!(
         w.err <= limit,
         "{} {func}: max error {:.3} ULP exceeds {bound}: {}\nwrong special values/signs/integers:\n{}",
@@ -393,4 +415,22 @@ pub fn check(
         w.what,
         wrong.join("\n")
     );
+}
+
+/// The built-ins known to miss their bound on vkcl (a bug each, with its reason): such a test
+/// reports the failure and passes while it still fails, and fails once the function meets
+/// its bound (then the line goes).
+const EXPECTATIONS: &str = "ci/expectations/math.txt";
+
+/// The reason `func` of `fmt`'s type is listed in EXPECTATIONS (lines `<type> <func> # why`).
+fn known_failure(fmt: Fmt, func: &str) -> Option<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/ci/expectations/math.txt");
+    let text = std::fs::read_to_string(path).expect("ci/expectations/math.txt");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .find_map(|l| {
+            let (key, why) = l.split_once('#')?;
+            let mut key = key.split_whitespace();
+            (key.next()? == fmt.ty() && key.next()? == func).then(|| why.trim().to_string())
+        })
 }
