@@ -13,9 +13,9 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use vkcl_macros::entry;
 
-/// Out-of-order queues are accepted and run their commands in order, which the spec allows
-/// (out-of-order execution is permitted, not required); overlapping independent commands is
-/// the asynchronous-engine issue's work.
+/// Out-of-order queues let independent commands of a batch overlap: a command waits only for
+/// the pending events of its own queue in its wait list, a barrier, or (as the first of its
+/// batch) the batches before it (docs/DECISIONS.md, "Queues and events").
 const SUPPORTED: cl_command_queue_properties =
     CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
 const KNOWN: cl_command_queue_properties = CL_QUEUE_PROFILING_ENABLE
