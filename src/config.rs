@@ -19,7 +19,7 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_LOG",
         default: "off",
-        doc: "log level (off, error, warn, info, debug, trace), optionally per target: `warn,api=trace`",
+        doc: "log level (off, error, warn, info, debug, trace), optionally per target: `warn,api=trace`; targets: api, queue, memory, compiler, cache, vk, launch (each kernel launch: sizes at debug, bindings at trace)",
         set: |c, v| c.log = v.unwrap_or_else(|| "off".into()),
     },
     OptionDoc {
