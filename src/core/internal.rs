@@ -16,7 +16,7 @@ const COPY16: &str = "kernel void vkcl_copy16(global uint4 *dst, global const ui
 ";
 
 /// The 16-byte copy kernel on `device`; None where it cannot be built (the caller falls back).
-/// Callers set arguments on a `duplicate`, never on the shared kernel.
+/// Callers pass their arguments to `kernel::enqueue_as`; the shared kernel holds none.
 pub fn copy16(device: &Arc<Device>) -> Option<Arc<Kernel>> {
     device
         .internal_copy
