@@ -582,3 +582,123 @@ kernel void k(global const half *in, global float *out, local half *l, uint off)
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// The half nearest to `x` in `mode` (0 rte, 1 rtz, 2 rtp, 3 rtn), from the double's bits
+/// (the reference for vstore_half of doubles: one rounding, straight from double).
+fn half_of(x: f64, mode: u32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    let neg = sign != 0;
+    let a = bits & !(1 << 63);
+    if a > 0x7ff0_0000_0000_0000 {
+        return 0x7e00 | sign;
+    }
+    if a == 0x7ff0_0000_0000_0000 {
+        return 0x7c00 | sign;
+    }
+    let away = |inexact: bool| inexact && ((mode == 2 && !neg) || (mode == 3 && neg));
+    let biased = (a >> 52) as i64;
+    let e = if biased == 0 { -1022 } else { biased - 1023 };
+    let m = (a & ((1 << 52) - 1)) | if biased == 0 { 0 } else { 1 << 52 };
+    if e > 15 {
+        // Past the largest half: infinity, or the largest finite half towards zero.
+        let inf = mode == 0 || away(true);
+        return sign | if inf { 0x7c00 } else { 0x7bff };
+    }
+    // Bits of the 53-bit significand below the half's last one.
+    let shift = 42 + (-14 - e).max(0) as u32;
+    let (q, rem, half) = if shift >= 64 {
+        (0, m, u64::MAX)
+    } else {
+        (m >> shift, m & ((1u64 << shift) - 1), 1u64 << (shift - 1))
+    };
+    let up = match mode {
+        0 => rem > half || (rem == half && q & 1 == 1),
+        1 => false,
+        _ => away(rem != 0),
+    };
+    let q = q + u64::from(up);
+    let h = if e >= -14 {
+        (((e + 14) as u64) << 10) + q
+    } else {
+        q
+    };
+    // Rounding up past the largest half gives infinity's encoding: right for rte, rtp (+), rtn (-).
+    sign | h.min(0x7c00) as u16
+}
+
+/// vstore_half and vstorea_half of doubles, every rounding mode and width (clspv crashed on
+/// all of them): each value rounded once, straight from double, as the spec's conversion
+/// rules say; ties, values between halves by less than a float's precision, overflow,
+/// subnormal halves, NaN.
+#[test]
+fn vstore_half_of_doubles_rounds_once() {
+    let e = Env::new();
+    let values: Vec<f64> = [
+        1.0,
+        1.0 + 2f64.powi(-11),
+        1.0 + 2f64.powi(-11) + 2f64.powi(-40),
+        1.0 + 2f64.powi(-11) - 2f64.powi(-40),
+        -(1.0 + 3.0 * 2f64.powi(-11)),
+        65504.0,
+        65519.0,
+        65520.0,
+        1e300,
+        -1e300,
+        2f64.powi(-24) * 0.75,
+        -2f64.powi(-20) * 1.3,
+        3.0e-6,
+        0.1,
+        -0.0,
+        f64::INFINITY,
+        f64::NAN,
+    ]
+    .to_vec();
+    let n = values.len();
+    let modes = ["_rte", "_rtz", "_rtp", "_rtn"];
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+               kernel void k(global half *o, global const double *a, local half *l) {\n\
+               size_t i = get_global_id(0), n = get_global_size(0);\n\
+               vstore_half_rte(a[i], i, o); vstore_half_rtz(a[i], n + i, o);\n\
+               vstore_half_rtp(a[i], 2 * n + i, o); vstore_half_rtn(a[i], 3 * n + i, o);\n\
+               vstore_half(a[i], 4 * n + i, l); barrier(CLK_LOCAL_MEM_FENCE);\n\
+               vstore_half4_rtz((double4)(a[i]), i, o + 5 * n);\n\
+               vstorea_half2_rtp((double2)(a[i], -a[i]), i, o + 9 * n);\n\
+               ((global ushort *)o)[4 * n + i] = ((local ushort *)l)[4 * n + i]; }";
+    let p = e.program(src, "");
+    let k = kernel(p, "k");
+    let a = e.buffer_from(&values);
+    let o = e.buffer(CL_MEM_READ_WRITE, 2 * 11 * n, std::ptr::null_mut());
+    arg(k, 0, &o);
+    arg(k, 1, &a);
+    arg_local(k, 2, 2 * 5 * n);
+    e.run(k, None, &[n], None);
+    let got: Vec<u16> = e.read(o, 11 * n);
+    let nan = |h: u16| h & 0x7c00 == 0x7c00 && h & 0x3ff != 0;
+    let same = |g: u16, w: u16| g == w || (nan(g) && nan(w));
+    for (i, &x) in values.iter().enumerate() {
+        for (m, name) in modes.iter().enumerate() {
+            let (g, w) = (got[m * n + i], half_of(x, m as u32));
+            assert!(
+                same(g, w),
+                "vstore_half{name}({x:e}): {g:#06x}, expected {w:#06x}"
+            );
+        }
+        assert!(
+            same(got[4 * n + i], half_of(x, 0)),
+            "vstore_half to local ({x:e})"
+        );
+        for c in 0..4 {
+            let g = got[5 * n + 4 * i + c];
+            assert!(
+                same(g, half_of(x, 1)),
+                "vstore_half4_rtz({x:e})[{c}]: {g:#06x}"
+            );
+        }
+        let (g0, g1) = (got[9 * n + 2 * i], got[9 * n + 2 * i + 1]);
+        assert!(
+            same(g0, half_of(x, 2)) && same(g1, half_of(-x, 2)),
+            "vstorea_half2_rtp({x:e})"
+        );
+    }
+}

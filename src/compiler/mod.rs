@@ -128,7 +128,7 @@ fn compile_bytes(
     let sources: Vec<&[u8]> = if is_ir {
         lowered.iter().map(|s| s.as_ref()).collect()
     } else {
-        let p = prelude(&undefs);
+        let p = prelude(&undefs, sources);
         with_prelude = lowered.iter().map(|s| [p.as_bytes(), s].concat()).collect();
         with_prelude.iter().map(Vec::as_slice).collect()
     };
@@ -147,7 +147,7 @@ fn compile_bytes(
     }
     let shift = |log: String| match is_ir {
         true => log,
-        false => shift_source_lines(&log, prelude(&undefs).matches('\n').count()),
+        false => shift_source_lines(&log, prelude(&undefs, sources).matches('\n').count()),
     };
     let (output, log) = match compile_in_helper(sources, &options) {
         Ok((output, log)) => (output, shift(log)),
@@ -172,17 +172,21 @@ fn compile_bytes(
 ///   A -D would be a redefinition (a warning, an error under -Werror) and comes before
 ///   clspv's own definition; an #undef in the source does neither.
 /// - the application's -U names (clspv has no -U).
-pub(crate) fn prelude(undefs: &[&str]) -> String {
+pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     let mut p = String::from(
         "#pragma clang diagnostic push\n\
          #pragma clang diagnostic ignored \"-Wreserved-macro-identifier\"\n\
          #pragma clang diagnostic ignored \"-Wunused-macros\"\n\
          #pragma clang diagnostic ignored \"-Wunused-function\"\n\
          #pragma clang diagnostic ignored \"-Wreserved-identifier\"\n\
+         #pragma clang diagnostic ignored \"-Wfloat-equal\"\n\
          #undef __OPENCL_VERSION__\n\
          #define __OPENCL_VERSION__ 300\n",
     );
     p += &scalarised_builtins();
+    if sources.iter().any(|s| s.windows(6).any(|w| w == b"vstore")) {
+        p += &double_vstore_half();
+    }
     for name in undefs {
         p += &format!("#undef {name}\n");
     }
@@ -265,6 +269,79 @@ fn scalarised_builtins() -> String {
         p += &format!("#define {f}(a, b) __vkcl_{f}(a, b)\n");
     }
     p
+}
+
+/// `vstore_half`/`vstorea_half` of doubles (every width and rounding mode) crash clspv 0.0.1
+/// (SIGSEGV). The double is first rounded to float by round-to-odd (towards zero, the lowest
+/// mantissa bit set where that was inexact), which keeps the final rounding to half exact in
+/// every mode (float has more than the 11 + 2 bits that needs), then stored by the float
+/// built-in. The float forms forward to the built-ins. Only programs that name a vstore get
+/// these overloads.
+fn double_vstore_half() -> String {
+    const O: &str = "__VKCL_FN";
+    let mut p = String::from(
+        "#ifdef cl_khr_fp64
+#if __OPENCL_C_VERSION__ < 120
+         #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+         #if __OPENCL_C_VERSION__ >= 120
+         #define __VKCL_FN static inline __attribute__((overloadable))
+#else
+         #define __VKCL_FN inline __attribute__((overloadable, always_inline))
+#endif
+",
+    );
+    p += &format!(
+        "{O} float __vkcl_odd(double x) {{ float f = convert_float_rtz(x); \
+         return as_float(as_uint(f) | (uint)((double)f != x)); }}\n"
+    );
+    // Vectors one component at a time (clspv crashes on some vector forms of this).
+    const C: [&str; 16] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
+    ];
+    for n in [2, 3, 4, 8, 16] {
+        let parts: Vec<String> = C[..n]
+            .iter()
+            .map(|c| format!("__vkcl_odd(x.s{c})"))
+            .collect();
+        p += &format!(
+            "{O} float{n} __vkcl_odd(double{n} x) {{ return (float{n})({}); }}\n",
+            parts.join(", ")
+        );
+    }
+    let mut names = vec![];
+    for (base, widths) in [
+        ("vstore_half", &["", "2", "3", "4", "8", "16"][..]),
+        ("vstorea_half", &["2", "3", "4", "8", "16"][..]),
+    ] {
+        for n in widths {
+            for mode in ["", "_rte", "_rtz", "_rtp", "_rtn"] {
+                let name = format!("{base}{n}{mode}");
+                for space in ["__global", "__local", "__private", ""] {
+                    let generic = space.is_empty();
+                    if generic {
+                        p += "#if __OPENCL_C_VERSION__ >= 200\n";
+                    }
+                    for ty in ["float", "double"] {
+                        let value = if ty == "double" { "__vkcl_odd(d)" } else { "d" };
+                        p += &format!(
+                            "{O} void __vkcl_{name}({ty}{n} d, size_t o, {space} half *p) \
+                             {{ {name}({value}, o, p); }}\n"
+                        );
+                    }
+                    if generic {
+                        p += "#endif\n";
+                    }
+                }
+                names.push(name);
+            }
+        }
+    }
+    p += "#undef __VKCL_FN\n";
+    for name in names {
+        p += &format!("#define {name}(d, o, p) __vkcl_{name}(d, o, p)\n");
+    }
+    p + "#if __OPENCL_C_VERSION__ < 120\n#pragma OPENCL EXTENSION cl_khr_fp64 : disable\n#endif\n#endif\n"
 }
 
 /// Rewrites clang's `source:LINE:` locations in `log` to count from the application's first
