@@ -702,3 +702,47 @@ fn vstore_half_of_doubles_rounds_once() {
         );
     }
 }
+
+/// convert_doubleN (and _rte) from integers and floats crashed clspv (pyopencl's random
+/// number generators use them): exact where the value is a double, ties to even otherwise.
+#[test]
+fn convert_double_of_every_source_type() {
+    let e = Env::new();
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+               kernel void k(global double4 *o, global const uint4 *u, global const long4 *l,\n\
+               global const float4 *f, global const int4 *i) {\n\
+               o[0] = convert_double4(u[0]); o[1] = convert_double4_rte(l[0]);\n\
+               o[2] = convert_double4(f[0]); o[3] = (double4)(convert_double(i[0].x),\n\
+               convert_double_rte(l[0].y), convert_double(f[0].z), convert_double(u[0].w));\n\
+               o[4] = convert_double4(convert_char4(i[0])); }";
+    let p = e.program(src, "");
+    let k = kernel(p, "k");
+    let u = [0u32, 1, u32::MAX, 123_456_789];
+    let l = [
+        (1i64 << 53) + 1,
+        -((1i64 << 53) + 3),
+        (1 << 62) + (1 << 9),
+        -7,
+    ];
+    let f = [1.5f32, -0.0, 3e38, 1e-40];
+    let i = [i32::MIN, 5, -1, 0];
+    let o = e.buffer(CL_MEM_READ_WRITE, 5 * 32, std::ptr::null_mut());
+    let (bu, bl, bf, bi) = (
+        e.buffer_from(&u),
+        e.buffer_from(&l),
+        e.buffer_from(&f),
+        e.buffer_from(&i),
+    );
+    for (n, m) in [o, bu, bl, bf, bi].iter().enumerate() {
+        arg(k, n as u32, m);
+    }
+    e.run(k, None, &[1], None);
+    let got: Vec<u64> = e.read(o, 20);
+    let mut want: Vec<f64> = u.iter().map(|&x| x as f64).collect();
+    want.extend(l.iter().map(|&x| x as f64));
+    want.extend(f.iter().map(|&x| x as f64));
+    want.extend([i[0] as f64, l[1] as f64, f[2] as f64, u[3] as f64]);
+    want.extend(i.iter().map(|&x| x as i8 as f64));
+    let want: Vec<u64> = want.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(got, want);
+}

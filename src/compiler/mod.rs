@@ -184,6 +184,7 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
          #define __OPENCL_VERSION__ 300\n",
     );
     p += &scalarised_builtins();
+    p += DOUBLE_CONVERSIONS;
     if sources.iter().any(|s| s.windows(6).any(|w| w == b"vstore")) {
         p += &double_vstore_half();
     }
@@ -270,6 +271,25 @@ fn scalarised_builtins() -> String {
     }
     p
 }
+
+/// `convert_doubleN` and `convert_doubleN_rte` crash clspv 0.0.1 (SIGSEGV) whatever the
+/// source type, while the conversion itself (a cast, `__builtin_convertvector`) compiles right.
+/// Round to nearest even is the conversions' default rounding, so the macros are exact (the
+/// other rounding modes compile, and keep the built-ins).
+const DOUBLE_CONVERSIONS: &str = "#ifdef cl_khr_fp64\n\
+    #define convert_double(x) ((double)(x))\n\
+    #define convert_double_rte(x) ((double)(x))\n\
+    #define convert_double2(x) __builtin_convertvector((x), double2)\n\
+    #define convert_double2_rte(x) __builtin_convertvector((x), double2)\n\
+    #define convert_double3(x) __builtin_convertvector((x), double3)\n\
+    #define convert_double3_rte(x) __builtin_convertvector((x), double3)\n\
+    #define convert_double4(x) __builtin_convertvector((x), double4)\n\
+    #define convert_double4_rte(x) __builtin_convertvector((x), double4)\n\
+    #define convert_double8(x) __builtin_convertvector((x), double8)\n\
+    #define convert_double8_rte(x) __builtin_convertvector((x), double8)\n\
+    #define convert_double16(x) __builtin_convertvector((x), double16)\n\
+    #define convert_double16_rte(x) __builtin_convertvector((x), double16)\n\
+    #endif\n";
 
 /// `vstore_half`/`vstorea_half` of doubles (every width and rounding mode) crash clspv 0.0.1
 /// (SIGSEGV). The double is first rounded to float by round-to-odd (towards zero, the lowest
