@@ -416,17 +416,71 @@ fn without_needless_packed_rewrite(
 ) -> Vec<String> {
     const FLAG: &str = "-rewrite-packed-structs";
     let may_pack = |s: &&[u8]| {
-        [&b"packed"[..], b"pack(", b"pragma pack", b"#include"]
+        [&b"packed"[..], b"pack(", b"pragma pack"]
             .iter()
             .any(|w| s.windows(w.len()).any(|x| x == *w))
     };
-    let keep =
-        is_ir || clspv_args.iter().any(|a| a.starts_with("-I")) || sources.iter().any(may_pack);
+    // Headers come from the -I folders (pyopencl always passes one): they are read too. An
+    // #include with no -I folder (relative to a directory vkcl cannot know) keeps the flag.
+    let dirs = include_dirs(clspv_args);
+    let includes = sources
+        .iter()
+        .any(|s| s.windows(8).any(|w| w == b"#include"));
+    let keep = is_ir
+        || sources.iter().any(may_pack)
+        || (includes && dirs.is_empty())
+        || dirs.iter().any(|d| folder_may_pack(d, &may_pack));
     clspv_args
         .iter()
         .filter(|a| keep || a.as_str() != FLAG)
         .cloned()
         .collect()
+}
+
+/// The folders of `-I DIR` / `-IDIR` arguments.
+fn include_dirs(args: &[String]) -> Vec<PathBuf> {
+    let mut dirs = vec![];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.strip_prefix("-I") {
+            Some("") => dirs.extend(it.next().map(PathBuf::from)),
+            Some(d) => dirs.push(PathBuf::from(d)),
+            None => {}
+        }
+    }
+    dirs
+}
+
+/// Whether a header in `dir` (or a folder below it, two levels deep) may declare a packed
+/// struct; true where the folder cannot be read whole (more than 256 files, or a file over
+/// 4 MiB), so that the answer errs towards keeping the rewrite.
+fn folder_may_pack(dir: &Path, may_pack: &dyn Fn(&&[u8]) -> bool) -> bool {
+    let mut pending = vec![(dir.to_path_buf(), 0)];
+    let mut files = 0;
+    while let Some((d, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            return true;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let Ok(meta) = e.metadata() else { return true };
+            if meta.is_dir() {
+                if depth < 2 {
+                    pending.push((path, depth + 1));
+                }
+                continue;
+            }
+            files += 1;
+            if files > 256 || meta.len() > 4 << 20 {
+                return true;
+            }
+            match std::fs::read(&path) {
+                Ok(text) if !may_pack(&text.as_slice()) => {}
+                _ => return true,
+            }
+        }
+    }
+    false
 }
 
 /// The disk-cache key of a compile: clspv's identity, its options and the sources. None (not

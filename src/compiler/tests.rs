@@ -543,14 +543,38 @@ fn packed_struct_rewrite_only_where_a_struct_may_be_packed() {
         &b"typedef struct __attribute__((packed)) { char c; int i; } s;"[..],
         b"struct __attribute__((__packed__)) t { char c; int i; };",
         b"#pragma pack(push, 1)",
-        b"#include \"defs.h\"",
     ] {
         assert!(has(&adjust(&args, &[plain, src], false)), "{src:?}");
     }
     assert!(has(&adjust(&args, &[plain], true)), "LLVM IR keeps it");
     let mut with_dir = args.clone();
     with_dir.push("-I/inc".into());
-    assert!(has(&adjust(&with_dir, &[plain], false)), "-I keeps it");
+    assert!(
+        has(&adjust(&with_dir, &[plain], false)),
+        "-I of a missing folder keeps it"
+    );
+    // A folder whose headers pack nothing (pyopencl's): dropped, also with an #include.
+    let dir = super::tempdir::PrivateDir::new("packed-test").unwrap();
+    std::fs::write(dir.path().join("plain.h"), "typedef struct { int a; } p;").unwrap();
+    let include = b"#include \"plain.h\"\nkernel void k() {}";
+    for form in [
+        vec![format!("-I{}", dir.path().display())],
+        vec!["-I".into(), dir.path().display().to_string()],
+    ] {
+        let mut a = args.clone();
+        a.extend(form);
+        assert!(!has(&adjust(&a, &[plain, include], false)), "{a:?}");
+        std::fs::write(dir.path().join("packed.h"), "#pragma pack(1)").unwrap();
+        assert!(
+            has(&adjust(&a, &[plain, include], false)),
+            "a packed header: {a:?}"
+        );
+        std::fs::remove_file(dir.path().join("packed.h")).unwrap();
+    }
+    assert!(
+        has(&adjust(&args, &[plain, include], false)),
+        "#include without -I keeps it"
+    );
 }
 
 #[test]
