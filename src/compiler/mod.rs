@@ -96,7 +96,9 @@ fn compile_bytes(
         });
     }
     let is_ir = clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir");
+    let with_rewrite = clspv_args.iter().any(|a| a == PACKED_REWRITE);
     let clspv_args = &without_needless_packed_rewrite(clspv_args, sources, is_ir);
+    let rewrite_dropped = with_rewrite && !clspv_args.iter().any(|a| a == PACKED_REWRITE);
     // -U is ours (clspv exits on it): it becomes an #undef in the prelude.
     let undefs: Vec<&str> = clspv_args
         .iter()
@@ -149,7 +151,17 @@ fn compile_bytes(
         true => log,
         false => shift_source_lines(&log, prelude(&undefs, sources).matches('\n').count()),
     };
-    let (output, log) = match compile_in_helper(sources, &options) {
+    let mut result = compile_in_helper(sources, &options);
+    // Without the rewrite clspv's front end refuses some by-value struct layouts (pyopencl's
+    // complex numbers followed by another argument) that it accepts with it: then the program
+    // is built with it after all.
+    const REFUSED: &str = "must not be placed between the end of a structure";
+    if let (true, Err(CompileError::Failed { log })) = (rewrite_dropped, &result) {
+        if log.contains(REFUSED) {
+            result = compile_in_helper(sources, &format!("{options} {PACKED_REWRITE}"));
+        }
+    }
+    let (output, log) = match result {
         Ok((output, log)) => (output, shift(log)),
         Err(CompileError::Failed { log }) => return Err(CompileError::Failed { log: shift(log) }),
         Err(e) => return Err(e),
@@ -414,7 +426,7 @@ fn without_needless_packed_rewrite(
     sources: &[&[u8]],
     is_ir: bool,
 ) -> Vec<String> {
-    const FLAG: &str = "-rewrite-packed-structs";
+    const FLAG: &str = PACKED_REWRITE;
     let may_pack = |s: &&[u8]| {
         [&b"packed"[..], b"pack(", b"pragma pack"]
             .iter()
@@ -436,6 +448,8 @@ fn without_needless_packed_rewrite(
         .cloned()
         .collect()
 }
+
+const PACKED_REWRITE: &str = "-rewrite-packed-structs";
 
 /// The folders of `-I DIR` / `-IDIR` arguments.
 fn include_dirs(args: &[String]) -> Vec<PathBuf> {
