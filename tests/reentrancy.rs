@@ -84,10 +84,15 @@ unsafe extern "C" fn flush_and_enqueue(_: cl_event, status: cl_int, user: *mut c
     c.seen.calls.fetch_add(1, Ordering::SeqCst);
 }
 
-/// Issue 17, item 1: a CL_SUBMITTED callback that flushes and enqueues on its own queue runs
-/// (while clFlush submits the batch) and its calls succeed.
-#[test]
-fn submitted_callback_flushes_and_enqueues_on_its_queue() {
+/// Runs `body(env, buffer, user_data)` under the watchdog, where `body` registers
+/// `flush_and_enqueue` (with `user_data`) on events that reach their status `calls` times in
+/// all; then every call inside the callbacks must have succeeded, and the buffer must hold the
+/// callbacks' fill (7s), which comes after every fill of `body`.
+fn callbacks_flush_and_enqueue(
+    name: &'static str,
+    calls: usize,
+    body: impl FnOnce(&Env, cl_mem, *mut c_void),
+) -> cl_int {
     setup();
     let e = Env::new();
     let b = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
@@ -96,112 +101,95 @@ fn submitted_callback_flushes_and_enqueues_on_its_queue() {
         buffer: b,
         seen: Seen::default(),
     });
-    watchdog(
-        "submitted_callback_flushes_and_enqueues_on_its_queue",
-        || {
-            let mut ev = null_mut();
-            check!(fill(e.queue, b, 1, &[], &mut ev));
-            check!(clSetEventCallback(
-                ev,
-                CL_SUBMITTED as cl_int,
-                Some(flush_and_enqueue),
-                &*c as *const Ctx as *mut c_void
-            ));
-            check!(clFlush(e.queue));
-            check!(clFinish(e.queue));
-            check!(clWaitForEvents(1, &ev));
-            unsafe { clReleaseEvent(ev) };
-        },
-    );
-    assert_eq!(c.seen.calls.load(Ordering::SeqCst), 1);
-    assert_eq!(*c.seen.codes.lock().unwrap(), vec![CL_SUCCESS; 3]);
-    // The callback's fill came after the first one.
+    watchdog(name, || body(&e, b, &*c as *const Ctx as *mut c_void));
+    assert_eq!(c.seen.calls.load(Ordering::SeqCst), calls);
+    assert_eq!(*c.seen.codes.lock().unwrap(), vec![CL_SUCCESS; 3 * calls]);
     assert_eq!(e.read::<u32>(b, 16), vec![7; 16]);
     unsafe { clReleaseMemObject(b) };
+    c.seen.status.load(Ordering::SeqCst)
+}
+
+/// Issue 17, item 1: a CL_SUBMITTED callback that flushes and enqueues on its own queue runs
+/// (while clFlush submits the batch) and its calls succeed.
+#[test]
+fn submitted_callback_flushes_and_enqueues_on_its_queue() {
+    let name = "submitted_callback_flushes_and_enqueues_on_its_queue";
+    callbacks_flush_and_enqueue(name, 1, |e, b, user| {
+        let mut ev = null_mut();
+        check!(fill(e.queue, b, 1, &[], &mut ev));
+        let submitted = CL_SUBMITTED as cl_int;
+        check!(clSetEventCallback(
+            ev,
+            submitted,
+            Some(flush_and_enqueue),
+            user
+        ));
+        check!(clFlush(e.queue));
+        check!(clFinish(e.queue));
+        check!(clWaitForEvents(1, &ev));
+        unsafe { clReleaseEvent(ev) };
+    });
 }
 
 /// Issue 17, item 2: a command gated by a user event that then fails: its CL_COMPLETE
 /// callback gets the error and may flush and enqueue on the queue.
 #[test]
 fn failed_gate_callback_flushes_and_enqueues_on_its_queue() {
-    setup();
-    let e = Env::new();
-    let b = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
-    let c = Box::new(Ctx {
-        queue: e.queue,
-        buffer: b,
-        seen: Seen::default(),
+    let name = "failed_gate_callback_flushes_and_enqueues_on_its_queue";
+    let status = callbacks_flush_and_enqueue(name, 1, |e, b, user| {
+        let mut err = 0;
+        let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        let mut ev = null_mut();
+        check!(fill(e.queue, b, 1, &[gate], &mut ev));
+        let complete = CL_COMPLETE as cl_int;
+        check!(clSetEventCallback(
+            ev,
+            complete,
+            Some(flush_and_enqueue),
+            user
+        ));
+        check!(clFlush(e.queue));
+        check!(clSetUserEventStatus(gate, -1));
+        // The gated command failed and was not executed; the callback's fill runs.
+        let status: cl_int = event_val(ev, CL_EVENT_COMMAND_EXECUTION_STATUS);
+        assert!(status < 0, "status {status}");
+        check!(clFinish(e.queue));
+        unsafe {
+            clReleaseEvent(ev);
+            clReleaseEvent(gate);
+        }
     });
-    watchdog(
-        "failed_gate_callback_flushes_and_enqueues_on_its_queue",
-        || {
-            let mut err = 0;
-            let user = unsafe { clCreateUserEvent(e.ctx, &mut err) };
-            assert_eq!(err, CL_SUCCESS);
-            let mut ev = null_mut();
-            check!(fill(e.queue, b, 1, &[user], &mut ev));
-            check!(clSetEventCallback(
-                ev,
-                CL_COMPLETE as cl_int,
-                Some(flush_and_enqueue),
-                &*c as *const Ctx as *mut c_void
-            ));
-            check!(clFlush(e.queue));
-            check!(clSetUserEventStatus(user, -1));
-            // The gated command failed and was not executed; the callback's fill runs.
-            let status: cl_int = event_val(ev, CL_EVENT_COMMAND_EXECUTION_STATUS);
-            assert!(status < 0, "status {status}");
-            check!(clFinish(e.queue));
-            unsafe {
-                clReleaseEvent(ev);
-                clReleaseEvent(user);
-            }
-        },
-    );
-    assert_eq!(c.seen.calls.load(Ordering::SeqCst), 1);
-    assert!(c.seen.status.load(Ordering::SeqCst) < 0);
-    assert_eq!(*c.seen.codes.lock().unwrap(), vec![CL_SUCCESS; 3]);
-    assert_eq!(e.read::<u32>(b, 16), vec![7; 16]);
-    unsafe { clReleaseMemObject(b) };
+    assert!(status < 0, "the callback got status {status}");
 }
 
 /// An event callback that enqueues on its queue, registered on a command that has already
 /// completed (so it runs inside clSetEventCallback) and on one completing in a clFinish.
 #[test]
 fn complete_callbacks_enqueue_on_their_queue() {
-    setup();
-    let e = Env::new();
-    let b = e.buffer(CL_MEM_READ_WRITE, 64, null_mut());
-    let c = Box::new(Ctx {
-        queue: e.queue,
-        buffer: b,
-        seen: Seen::default(),
-    });
-    watchdog("complete_callbacks_enqueue_on_their_queue", || {
+    let name = "complete_callbacks_enqueue_on_their_queue";
+    callbacks_flush_and_enqueue(name, 2, |e, b, user| {
         let mut ev = null_mut();
         check!(fill(e.queue, b, 1, &[], &mut ev));
+        let complete = CL_COMPLETE as cl_int;
         check!(clSetEventCallback(
             ev,
-            CL_COMPLETE as cl_int,
+            complete,
             Some(flush_and_enqueue),
-            &*c as *const Ctx as *mut c_void
+            user
         ));
         check!(clFinish(e.queue));
         check!(clWaitForEvents(1, &ev));
         // Already complete: the callback runs at once.
         check!(clSetEventCallback(
             ev,
-            CL_COMPLETE as cl_int,
+            complete,
             Some(flush_and_enqueue),
-            &*c as *const Ctx as *mut c_void
+            user
         ));
         check!(clFinish(e.queue));
         unsafe { clReleaseEvent(ev) };
     });
-    assert_eq!(c.seen.calls.load(Ordering::SeqCst), 2);
-    assert_eq!(*c.seen.codes.lock().unwrap(), vec![CL_SUCCESS; 6]);
-    assert_eq!(e.read::<u32>(b, 16), vec![7; 16]);
-    unsafe { clReleaseMemObject(b) };
 }
 
 const COPY: &str = "kernel void put(global uint *out, uint v) { out[get_global_id(0)] = v; }";
