@@ -705,8 +705,10 @@ fn wait_failed(context: &Context, e: VkError) -> ClError {
     ClError(CL_OUT_OF_RESOURCES)
 }
 
-/// At process exit: the batches left may still be running, so nothing of them is destroyed.
-fn abandon(inflight: Arc<Inflight>, timeline: Arc<Timeline>) {
+/// At process exit: the batches left may still be running and the driver's destructors may be
+/// running, so nothing is destroyed and the driver is not called.
+fn abandon(vk: Arc<VkDevice>, inflight: Arc<Inflight>, timeline: Arc<Timeline>) {
+    std::mem::forget(vk);
     std::mem::forget(inflight);
     std::mem::forget(timeline);
 }
@@ -798,10 +800,17 @@ fn complete_batches(
                 }
                 if f.closed && f.pending.is_empty() {
                     // The queue is gone and every batch signalling the timeline has completed,
-                    // unless the device was lost: then the timeline is not reused.
-                    if !timeline.value().is_ok_and(|v| v >= f.completed) {
+                    // unless the device was lost: then the timeline is not reused. The last
+                    // references to the device may go here too: all of it inside the driver.
+                    let completed = f.completed;
+                    drop(f);
+                    let Some(_active) = crate::shutdown::enter() else {
+                        return abandon(vk, inflight, timeline);
+                    };
+                    if !timeline.value().is_ok_and(|v| v >= completed) {
                         timeline.retire();
                     }
+                    drop((timeline, inflight, vk));
                     return;
                 }
                 inflight.work.wait(&mut f);
@@ -812,7 +821,7 @@ fn complete_batches(
             // Short waits: a process exit waits for this thread to leave the driver. Then the
             // batch may still run: nothing of it is destroyed.
             let Some(_active) = crate::shutdown::enter() else {
-                return abandon(inflight, timeline);
+                return abandon(vk, inflight, timeline);
             };
             match timeline.wait(target, 100_000_000) {
                 Ok(true) => break,
@@ -827,7 +836,7 @@ fn complete_batches(
             }
         }
         let Some(_active) = crate::shutdown::enter() else {
-            return abandon(inflight, timeline);
+            return abandon(vk, inflight, timeline);
         };
         complete_through(&vk, &inflight, target, failed);
     }
