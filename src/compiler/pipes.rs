@@ -117,17 +117,58 @@ const PRELUDE: &str = concat!(
     "return i < r.count ? (int)((r.start + i) & (h[6] - 1u)) : -1; } ",
     "static inline uint __vkcl_num_packets(volatile __global uint *h) { return h[5] - h[4]; } ",
     "static inline uint __vkcl_max_packets(volatile __global uint *h) { return h[3]; } ",
-    "static inline void __vkcl_get_char(__global uint *h, uint s, char *v) { *v = (char)h[32u + s]; } ",
-    "static inline void __vkcl_get_uchar(__global uint *h, uint s, uchar *v) { *v = (uchar)h[32u + s]; } ",
-    "static inline void __vkcl_get_short(__global uint *h, uint s, short *v) { *v = (short)h[32u + s]; } ",
-    "static inline void __vkcl_get_ushort(__global uint *h, uint s, ushort *v) { *v = (ushort)h[32u + s]; } ",
-    "static inline void __vkcl_put_char(__global uint *h, uint s, const char *v) { h[32u + s] = (uint)(uchar)*v; } ",
-    "static inline void __vkcl_put_uchar(__global uint *h, uint s, const uchar *v) { h[32u + s] = (uint)*v; } ",
-    "static inline void __vkcl_put_short(__global uint *h, uint s, const short *v) { h[32u + s] = (uint)(ushort)*v; } ",
-    "static inline void __vkcl_put_ushort(__global uint *h, uint s, const ushort *v) { h[32u + s] = (uint)*v; } ",
     "static inline int __vkcl_status(int s) { return s < 0 ? -1 : 0; } ",
+);
+
+/// Sub-group reservations, in the prelude of sources that use them (the sub-group built-ins
+/// exist only where the device has sub-groups): the sub-group's first work-item reserves
+/// and broadcasts the result.
+const SUB_GROUP_PRELUDE: &str = concat!(
+    r#"_Pragma("clang diagnostic push") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wreserved-identifier\"") "#,
+    r#"_Pragma("clang diagnostic ignored \"-Wunused-function\"") "#,
+    "static inline __vkcl_reserve_id_t __vkcl_sg_reserve(volatile __global uint *h, uint n, uint which) { ",
+    "uint s = 0u, c = 0u; if (get_sub_group_local_id() == 0u) { ",
+    "__vkcl_reserve_id_t r = __vkcl_reserve(h, n, which); s = r.start; c = r.count; } ",
+    "__vkcl_reserve_id_t r; r.start = sub_group_broadcast(s, 0u); r.count = sub_group_broadcast(c, 0u); ",
+    "return r; } ",
     r#"_Pragma("clang diagnostic pop") "#,
 );
+
+/// The prelude of a source whose lowered text is `lowered`: the fixed helpers and those of
+/// the packet copies and sub-group reservations it calls.
+fn prelude_text(lowered: &str) -> String {
+    let mut p = PRELUDE.to_string();
+    if ["l", "w", "h", "b"].iter().any(|u| {
+        lowered.contains(&format!("__vkcl_put_{u}("))
+            || lowered.contains(&format!("__vkcl_get_{u}("))
+    }) {
+        p.push_str(&view_helpers());
+    }
+    let mut typed: Vec<&str> = ["__vkcl_put_t_", "__vkcl_get_t_"]
+        .iter()
+        .flat_map(|f| {
+            lowered
+                .match_indices(f)
+                .map(move |(i, _)| &lowered[i + f.len()..])
+        })
+        .map(|rest| {
+            &rest[..rest
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .unwrap_or(rest.len())]
+        })
+        .collect();
+    typed.sort_unstable();
+    typed.dedup();
+    for ty in typed {
+        p.push_str(&typed_helpers(ty));
+    }
+    p.push_str(r#"_Pragma("clang diagnostic pop") "#);
+    if lowered.contains("__vkcl_sg_reserve(") {
+        p.push_str(SUB_GROUP_PRELUDE);
+    }
+    p
+}
 
 /// Identifiers whose presence means the source needs lowering.
 const PIPE_WORDS: &[&str] = &[
@@ -142,6 +183,10 @@ const PIPE_WORDS: &[&str] = &[
     "work_group_reserve_write_pipe",
     "work_group_commit_read_pipe",
     "work_group_commit_write_pipe",
+    "sub_group_reserve_read_pipe",
+    "sub_group_reserve_write_pipe",
+    "sub_group_commit_read_pipe",
+    "sub_group_commit_write_pipe",
     "is_valid_reserve_id",
     "get_pipe_num_packets",
     "get_pipe_max_packets",
@@ -324,6 +369,8 @@ struct Lowering<'a> {
     toks: Vec<Token>,
     /// Typedefs the declaration being lowered needs.
     typedefs: Vec<String>,
+    /// The packet type of each pipe parameter of the declaration being lowered.
+    packets: Vec<(String, String)>,
 }
 
 impl<'a> Lowering<'a> {
@@ -428,12 +475,26 @@ impl<'a> Lowering<'a> {
     /// A pipe built-in call, lowered; None for an argument count no form has (clang reports it).
     fn call(&self, name: &str, a: &[String]) -> Option<String> {
         let h = |p: &str| format!("((volatile __global uint *)({p}))");
+        // A 3-element vector as the 4-element vector whose size it has (clspv 0.0.1 fails on
+        // long3 values: "Invalid bitcast"), padding included.
+        let packet = a.first().and_then(|p| {
+            let p = p.trim();
+            let (_, ty) = self.packets.iter().find(|(name, _)| name == p)?;
+            // A half value needs cl_khr_fp16 enabled: half packets go through a view.
+            let (elem, _, n) = builtin_packet(ty).filter(|&(e, _, n)| (e, n) != ("half", 1))?;
+            Some(if n == 3 {
+                format!("{elem}4")
+            } else {
+                ty.clone()
+            })
+        });
+        let packet = packet.as_deref();
         Some(match (name, a.len()) {
-            ("read_pipe", 2) => copy(false, &a[0], &claim1(&a[0], false), &a[1]),
-            ("write_pipe", 2) => copy(true, &a[0], &claim1(&a[0], true), &a[1]),
+            ("read_pipe", 2) => copy(false, &a[0], &claim1(&a[0], false), &a[1], packet),
+            ("write_pipe", 2) => copy(true, &a[0], &claim1(&a[0], true), &a[1], packet),
             ("read_pipe" | "write_pipe", 4) => {
                 let slot = format!("__vkcl_slot({}, {}, (uint)({}))", h(&a[0]), a[1], a[2]);
-                copy(name == "write_pipe", &a[0], &slot, &a[3])
+                copy(name == "write_pipe", &a[0], &slot, &a[3], packet)
             }
             ("reserve_read_pipe" | "reserve_write_pipe", 2) => format!(
                 "__vkcl_reserve({}, (uint)({}), {}u)",
@@ -447,11 +508,19 @@ impl<'a> Lowering<'a> {
                 a[1],
                 u8::from(name == "work_group_reserve_write_pipe")
             ),
+            ("sub_group_reserve_read_pipe" | "sub_group_reserve_write_pipe", 2) => format!(
+                "__vkcl_sg_reserve({}, (uint)({}), {}u)",
+                h(&a[0]),
+                a[1],
+                u8::from(name == "sub_group_reserve_write_pipe")
+            ),
             (
                 "commit_read_pipe"
                 | "commit_write_pipe"
                 | "work_group_commit_read_pipe"
-                | "work_group_commit_write_pipe",
+                | "work_group_commit_write_pipe"
+                | "sub_group_commit_read_pipe"
+                | "sub_group_commit_write_pipe",
                 2,
             ) => format!("((void)({}), (void)({}))", a[0], a[1]),
             ("is_valid_reserve_id", 1) => format!("(({}).count != 0u)", a[0]),
@@ -507,6 +576,8 @@ impl<'a> Lowering<'a> {
         out.push_str(&format!("__global {name} *"));
         if has_name {
             out.push_str(self.text(last));
+            self.packets
+                .push((self.text(last).to_string(), ty.join(" ")));
         }
         end
     }
@@ -542,42 +613,196 @@ fn claim1(p: &str, writes: bool) -> String {
 }
 
 /// A read or write of one packet at the slot `slot` evaluates to (or -1): 0 on success, -1
-/// otherwise. Packets of a multiple of 4 bytes are copied word by word; char, uchar, short
-/// and ushort packets take one word each; other sizes are refused at compile time.
-fn copy(writes: bool, p: &str, slot: &str, ptr: &str) -> String {
+/// otherwise. The packet's slot in the ring (its size rounded up to 4 bytes) is only ever
+/// accessed as words: clspv types a storage buffer from its accesses and mishandles one
+/// accessed as both uint (the header) and another type. The application's packet is accessed
+/// as its own type where the pipe's packet type is a built-in scalar or vector (`packet`:
+/// [`typed_helpers`] convert the value to words), otherwise (structs, or a pipe whose
+/// declaration the lowering does not see) in units of its alignment (bytes, half-words, words
+/// or, from 8 on, 64-bit words), chosen at compile time (`__builtin_choose_expr`: the other
+/// views are not emitted) and copied by [`view_helpers`]. Other views of a buffer are what
+/// clspv gets wrong: words of a `long` buffer come from the wrong offsets, and a half3 or
+/// float3 buffer accessed as 64-bit words never finishes compiling.
+fn copy(writes: bool, p: &str, slot: &str, ptr: &str, packet: Option<&str>) -> String {
     let (dir, c) = if writes {
         ("put", "const ")
     } else {
         ("get", "")
     };
-    let word = |t: &str| {
-        format!("{t}: __vkcl_{dir}_{t}((__global uint *)({p}), (uint)vkcl_s_, ({c}{t} *)({ptr}))")
+    let ring = format!("((__global uint *)({p}) + 32u + (uint)vkcl_s_ * ((vkcl_b_ + 3u) / 4u))");
+    let view = |unit: &str, letter: char, bytes: u32| {
+        format!("__vkcl_{dir}_{letter}({ring}, ({c}{unit} *)({ptr}), vkcl_b_ / {bytes}u)")
     };
-    let generic = format!(
-        "_Generic(*({ptr}), {}, {}, {}, {}, default: (void)0)",
-        word("char"),
-        word("uchar"),
-        word("short"),
-        word("ushort")
-    );
-    // Whole words, through a uint view of the packet: clspv types a storage buffer from its
-    // accesses and mishandles one accessed as both uint (the header) and another type.
-    let words = "vkcl_n_";
-    let ring = format!("((__global uint *)({p}))[32u + (uint)vkcl_s_ * {words} + vkcl_k_]");
-    let value = format!("(({c}uint *)({ptr}))[vkcl_k_]");
-    let (to, from) = if writes { (ring, value) } else { (value, ring) };
-    let typed = format!("for (uint vkcl_k_ = 0; vkcl_k_ < {words}; vkcl_k_++) {to} = {from}");
+    let copy = match packet {
+        Some(ty) => format!(
+            "__vkcl_{dir}_t_{}({ring}, ({c}{ty} *)({ptr}))",
+            encode_type(ty)
+        ),
+        None => format!(
+            "__builtin_choose_expr(__alignof__(*({ptr})) >= 8, {}, \
+             __builtin_choose_expr(__alignof__(*({ptr})) == 4, {}, \
+             __builtin_choose_expr(__alignof__(*({ptr})) == 2, {}, {})))",
+            view("ulong", 'l', 8),
+            view("uint", 'w', 4),
+            view("ushort", 'h', 2),
+            view("uchar", 'b', 1)
+        ),
+    };
     format!(
-        "({{ _Static_assert(sizeof(*({ptr})) % 4 == 0 || _Generic(*({ptr}), char: 1, uchar: 1, \
-         short: 1, ushort: 1, default: 0), \"pipe packets must be char, uchar, short, ushort or \
-         a multiple of 4 bytes\"); \
-         uint vkcl_n_ = (uint)(sizeof(*({ptr})) / 4); \
-         int vkcl_s_ = ((volatile __global uint *)({p}))[2] == (uint)sizeof(*({ptr})) ? {slot} : -1; \
-         if (vkcl_s_ >= 0) {{ if (sizeof(*({ptr})) < 4) {generic}; else {typed}; }} \
-         __vkcl_status(vkcl_s_); }})"
+        "({{ uint vkcl_b_ = (uint)sizeof(*({ptr})); \
+         int vkcl_s_ = ((volatile __global uint *)({p}))[2] == vkcl_b_ ? {slot} : -1; \
+         if (vkcl_s_ >= 0) {copy}; __vkcl_status(vkcl_s_); }})"
     )
 }
 
+/// A built-in scalar or vector packet type: its element type, the element's size and the
+/// number of elements.
+fn builtin_packet(ty: &str) -> Option<(&str, usize, usize)> {
+    let elem = ty.trim_end_matches(|c: char| c.is_ascii_digit());
+    let n = match &ty[elem.len()..] {
+        "" => 1,
+        d => d.parse().ok().filter(|n| [2, 3, 4, 8, 16].contains(n))?,
+    };
+    let size = match elem {
+        "char" | "uchar" => 1,
+        "short" | "ushort" | "half" => 2,
+        "int" | "uint" | "float" => 4,
+        "long" | "ulong" | "double" => 8,
+        _ => return None,
+    };
+    Some((elem, size, n))
+}
+
+/// `__vkcl_put_t_<T>(ring, packet)` and `__vkcl_get_t_<T>(ring, packet)` for a built-in
+/// packet type `T` (not a 3-element vector): the packet is read or written as one value of its
+/// type and reinterpreted (`as_type`) as the slot's words, so that the bytes are the host's.
+/// (Element by element, clspv 0.0.1 fails on long4 values loaded from a long3 buffer:
+/// "Invalid bitcast".)
+fn typed_helpers(ty: &str) -> String {
+    let Some((elem, size, n)) = builtin_packet(ty) else {
+        return String::new();
+    };
+    let bytes = size * n;
+    let name = encode_type(ty);
+    let words = |w: usize| {
+        if w == 1 {
+            "uint".to_string()
+        } else {
+            format!("uint{w}")
+        }
+    };
+    let list = |from: usize, w: usize| {
+        let r: Vec<String> = (from..from + w).map(|i| format!("r[{i}]")).collect();
+        format!("({})({})", words(w), r.join(", "))
+    };
+    let part = |v: &str, i: usize, w: usize| {
+        if w == 1 {
+            v.to_string()
+        } else {
+            format!("{v}.s{i:x}")
+        }
+    };
+    let (put, get) = match bytes {
+        1 | 2 => {
+            let u = if bytes == 1 { "uchar" } else { "ushort" };
+            (
+                format!("r[0] = (uint)as_{u}(*u);"),
+                format!("*u = as_{ty}(({u})r[0]);"),
+            )
+        }
+        4..=64 => {
+            let w = bytes / 4;
+            let put: String = (0..w)
+                .map(|i| format!("r[{i}] = {}; ", part("w", i, w)))
+                .collect();
+            (
+                format!("{} w = as_{}(*u); {put}", words(w), words(w)),
+                format!("*u = as_{ty}({});", list(0, w)),
+            )
+        }
+        _ => {
+            // 128 bytes: two halves of 16 words.
+            let put: String = (0..16)
+                .map(|i| format!("r[{i}] = a.s{i:x}; r[{}] = b.s{i:x}; ", 16 + i))
+                .collect();
+            (
+                format!("{ty} v = *u; uint16 a = as_uint16(v.lo), b = as_uint16(v.hi); {put}"),
+                format!(
+                    "*u = ({ty})(as_{elem}8({}), as_{elem}8({}));",
+                    list(0, 16),
+                    list(16, 16)
+                ),
+            )
+        }
+    };
+    format!(
+        "static inline void __vkcl_put_t_{name}(__global uint *r, const {ty} *u) {{ {put} }} \
+         static inline void __vkcl_get_t_{name}(__global uint *r, {ty} *u) {{ {get} }} "
+    )
+}
+
+/// The packet copies through views: `__vkcl_put_<u>(ring, packet, n)` and
+/// `__vkcl_get_<u>(ring, packet, n)` for units `u` of 8 (`l`), 4 (`w`), 2 (`h`) and 1 (`b`)
+/// bytes, `n` units. Unrolled, with constant indices, for packets of up to
+/// [`MAX_PACKET_SIZE`] bytes: clspv 0.0.1 never finishes compiling an access at a variable
+/// index through a pointer to a struct array element cast to another type (the form a loop
+/// over the packet's words takes). `n` is a constant where the helper is inlined, so only the
+/// accesses of the packet's size remain.
+fn view_helpers() -> String {
+    let mut s = String::new();
+    let words = MAX_PACKET_SIZE as usize / 4;
+    let f = |s: &mut String, head: &str, n: usize, body: &dyn Fn(usize) -> String| {
+        s.push_str(head);
+        for i in 0..n {
+            s.push_str(&body(i));
+        }
+        s.push_str("} ");
+    };
+    let sig = |dir: &str, u: char, t: &str| {
+        let c = if dir == "put" { "const " } else { "" };
+        format!("static inline void __vkcl_{dir}_{u}(__global uint *r, {c}{t} *u, uint n) {{ ")
+    };
+    f(&mut s, &sig("put", 'l', "ulong"), words / 2, &|i| {
+        format!(
+            "if (n > {i}u) {{ ulong v = u[{i}]; r[{}] = (uint)v; r[{}] = (uint)(v >> 32); }} ",
+            2 * i,
+            2 * i + 1
+        )
+    });
+    f(&mut s, &sig("get", 'l', "ulong"), words / 2, &|i| {
+        format!(
+            "if (n > {i}u) u[{i}] = (ulong)r[{}] | ((ulong)r[{}] << 32); ",
+            2 * i,
+            2 * i + 1
+        )
+    });
+    f(&mut s, &sig("put", 'w', "uint"), words, &|i| {
+        format!("if (n > {i}u) r[{i}] = u[{i}]; ")
+    });
+    f(&mut s, &sig("get", 'w', "uint"), words, &|i| {
+        format!("if (n > {i}u) u[{i}] = r[{i}]; ")
+    });
+    for (u, t, per) in [('h', "ushort", 2), ('b', "uchar", 4)] {
+        let bits = 32 / per;
+        f(&mut s, &sig("put", u, t), words, &|w| {
+            let parts: Vec<String> = (0..per)
+                .map(|j| {
+                    let i = w * per + j;
+                    format!("(n > {i}u ? (uint)u[{i}] << {} : 0u)", bits * j)
+                })
+                .collect();
+            format!("if (n > {}u) r[{w}] = {}; ", w * per, parts.join(" | "))
+        });
+        f(&mut s, &sig("get", u, t), words * per, &|i| {
+            format!(
+                "if (n > {i}u) u[{i}] = ({t})(r[{}] >> {}); ",
+                i / per,
+                bits * (i % per)
+            )
+        });
+    }
+    s
+}
 /// A preprocessor directive: the body of a `#define` is lowered (so that macros may wrap the
 /// pipe built-ins); other directives stay as they are.
 fn lower_directive(text: &str) -> Cow<'_, str> {
@@ -592,6 +817,7 @@ fn lower_directive(text: &str) -> Cow<'_, str> {
         src: body,
         toks: tokenize(body),
         typedefs: vec![],
+        packets: vec![],
     };
     if l.toks.is_empty() {
         return Cow::Borrowed(text);
@@ -640,6 +866,7 @@ pub fn lower(source: &str) -> Cow<'_, str> {
         src: source,
         toks,
         typedefs: vec![],
+        packets: vec![],
     };
     // Top-level declarations one by one: each gets the typedefs its pipe parameters name
     // before it, and a kernel body using work-group reservations gets their __local slot.
@@ -650,7 +877,7 @@ pub fn lower(source: &str) -> Cow<'_, str> {
     // dropped by the preprocessor), on its line; without such a declaration (a source inside
     // an include guard), on a line of its own at the top.
     let conditional = conditional_depths(source, &l.toks);
-    let mut prelude = false;
+    let mut prelude = None;
     let mut copied = 0;
     while t < n {
         if l.toks[t].kind == Kind::Directive {
@@ -685,11 +912,11 @@ pub fn lower(source: &str) -> Cow<'_, str> {
         }
         let end = end.min(n.saturating_sub(1));
         out.push_str(&source[copied..l.toks[start].start]);
-        if !prelude && conditional[start] == 0 {
-            out.push_str(PRELUDE);
-            prelude = true;
+        if prelude.is_none() && conditional[start] == 0 {
+            prelude = Some(out.len());
         }
         l.typedefs.clear();
+        l.packets.clear();
         let mut decl = String::new();
         match body {
             Some(open) => {
@@ -713,8 +940,9 @@ pub fn lower(source: &str) -> Cow<'_, str> {
         t = end + 1;
     }
     out.push_str(&source[copied..]);
-    if !prelude {
-        out.insert_str(0, &format!("{PRELUDE}\n"));
+    match prelude {
+        Some(at) => out.insert_str(at, &prelude_text(&out)),
+        None => out.insert_str(0, &format!("{}\n", prelude_text(&out))),
     }
     Cow::Owned(out)
 }
@@ -760,7 +988,7 @@ mod tests {
         let out = lower(src);
         assert!(out.starts_with(PRELUDE.split(' ').next().unwrap()));
         assert!(!out.contains('\n'), "one line: {out}");
-        let user = &out[PRELUDE.len()..];
+        let user = &out[prelude_text("").len()..];
         assert_eq!(
             user,
             "typedef uint vkcl_pipe_r_int; typedef uint vkcl_pipe_w_float4; \
@@ -789,7 +1017,7 @@ mod tests {
                    o[1] = get_pipe_num_packets(p) + get_pipe_max_packets(p); r = CLK_NULL_RESERVE_ID; \
                    reserve_id_t w = work_group_reserve_read_pipe(p, 4); work_group_commit_read_pipe(p, w); }";
         let out = lower(src);
-        let user = &out[PRELUDE.len()..];
+        let user = &out[prelude_text("").len()..];
         for gone in [
             " reserve_id_t r",
             "reserve_read_pipe(",
@@ -814,7 +1042,7 @@ mod tests {
         let src = "void f(write_only pipe int p /* pipe */, int *v) { write_pipe(p, reserve_write_pipe(p, 1), 0, v + (1, 0)); }\n\
                    kernel void k(write_only pipe int p) { int v = 0; f(p, &v); printf(\"read_pipe(p)\"); }";
         let out = lower(src);
-        let user = &out[PRELUDE.len()..];
+        let user = &out[prelude_text("").len()..];
         // Before each declaration naming it.
         assert_eq!(user.matches("typedef uint vkcl_pipe_w_int;").count(), 2);
         assert!(user.contains("__vkcl_reserve(((volatile __global uint *)(p)), (uint)(1), 1u)"));
@@ -854,7 +1082,7 @@ mod tests {
         // All inside an include guard: the prelude gets a line of its own.
         let src = "#ifndef G\n#define G\nkernel void k(read_only pipe int p) {}\n#endif\n";
         let out = lower(src);
-        assert!(out.starts_with(&format!("{PRELUDE}\n#ifndef G\n")));
+        assert!(out.starts_with(&format!("{}\n#ifndef G\n", prelude_text(""))));
         assert_eq!(out.matches("__vkcl_reserve_id_t;").count(), 1);
     }
 
