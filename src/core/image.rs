@@ -16,11 +16,10 @@ use super::queue::{HostPart, Queue, Recorded};
 use super::transfer::{self, keep, HostPtr};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
-use crate::vk::image::{Image as VkImage, ImageShape, TexelView};
-use crate::vk::memory::Placement;
+use crate::vk::image::{Image as VkImage, ImageShape, TexelCopy, TexelView};
+use crate::vk::memory::{Buffer, Placement};
 use crate::vk::staging::Lease;
 use crate::vk::submit::Recorder;
-use crate::vk::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -209,7 +208,7 @@ impl Mem {
         let Store::Image(image) = &info.store else {
             return Err(ClError(CL_INVALID_IMAGE_DESCRIPTOR));
         };
-        let view = VkImage::view_of(image, format.vk, format.swizzle, format.writable())?;
+        let view = VkImage::view_of(image, format.texel, format.writable())?;
         let info = ImageInfo {
             format,
             desc: info.desc,
@@ -257,7 +256,7 @@ impl Mem {
                 &device,
                 &buffer.storage,
                 buffer.offset,
-                format.vk,
+                format.texel,
                 packed as u64,
             )?;
             let info = ImageInfo {
@@ -279,7 +278,7 @@ impl Mem {
             });
             data
         });
-        let (_, _, arrayed) = crate::vk::image::shape(desc.image_type);
+        let arrayed = crate::vk::image::arrayed(desc.image_type);
         let [w, h, d] = dims;
         let extent = match desc.image_type {
             CL_MEM_OBJECT_IMAGE1D_ARRAY => [w, 1, 1],
@@ -300,8 +299,7 @@ impl Mem {
             image_type: desc.image_type,
             extent: extent.map(|x| x as u32),
             layers: if arrayed { desc.array_size as u32 } else { 1 },
-            format: format.vk,
-            swizzle: format.swizzle,
+            texel: format.texel,
             element_size: element,
             storage,
             storage_usage: storage || format.twin().is_some_and(|t| writable(&t)),
@@ -381,12 +379,12 @@ pub(super) fn vk_image(mem: &Mem, device: &Arc<VkDevice>) -> CLResult<Arc<VkImag
 
 /// The copy between a buffer-backed image and its buffer (the whole image, at the image's row
 /// pitch); None for other images.
-fn backing(mem: &Mem, image: &VkImage) -> Option<vk::BufferImageCopy> {
+fn backing(mem: &Mem, image: &VkImage) -> Option<TexelCopy> {
     let info = mem.image.as_ref()?;
     info.backed.then(|| {
-        let mut copy = image.region([0; 3], image.cl_region()).at(mem.offset);
-        copy.buffer_row_length = (info.desc.row_pitch / info.format.element_size()) as u32;
-        copy
+        let texels = info.desc.row_pitch / info.format.element_size();
+        let whole = image.region([0; 3], image.cl_region());
+        whole.at(mem.offset).with_row_length(texels as u32)
     })
 }
 
@@ -545,7 +543,7 @@ pub fn fill(
 enum Side {
     Image(Arc<VkImage>, [usize; 3]),
     /// A buffer (or a 1D buffer image's buffer) and the byte offset.
-    Bytes(vk::Buffer, u64),
+    Bytes(Arc<Buffer>, u64),
 }
 
 fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize) -> CLResult<Side> {
@@ -554,12 +552,12 @@ fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize)
         Some(Store::Texels(_)) => {
             let e = mem.image()?.format.element_size();
             Ok(Side::Bytes(
-                mem.storage_on(&queue.vk)?.raw,
+                mem.storage_on(&queue.vk)?.clone(),
                 mem.at(origin[0] * e),
             ))
         }
         None => Ok(Side::Bytes(
-            mem.storage_on(&queue.vk)?.raw,
+            mem.storage_on(&queue.vk)?.clone(),
             mem.at(buffer_offset),
         )),
     }
@@ -609,31 +607,33 @@ pub fn copy(
         }
         match (&from, &to) {
             (Side::Image(a, ao), Side::Image(b, bo)) => {
-                for r in image_copies(a, *ao, b, *bo, region) {
+                for r in a.copies_to(*ao, b, *bo, region) {
                     rec.copy_image(a.raw, b.raw, r);
                 }
             }
             (Side::Image(a, ao), Side::Bytes(buf, off)) => {
                 let r = a.region(*ao, region);
                 match &stage {
-                    None => rec.image_to_buffer(a.raw, *buf, &[r.at(*off)]),
+                    None => rec.image_to_buffer(a.raw, buf.raw, &[r.at(*off)]),
                     Some(s) => {
                         rec.image_to_buffer(a.raw, s.raw, &[r.at(0)]);
-                        rec.copy_buffer(s.raw, 0, *buf, *off, bytes);
+                        rec.copy_buffer(s.raw, 0, buf.raw, *off, bytes);
                     }
                 }
             }
             (Side::Bytes(buf, off), Side::Image(b, bo)) => {
                 let r = b.region(*bo, region);
                 match &stage {
-                    None => rec.buffer_to_image(*buf, b.raw, &[r.at(*off)]),
+                    None => rec.buffer_to_image(buf.raw, b.raw, &[r.at(*off)]),
                     Some(s) => {
-                        rec.copy_buffer(*buf, *off, s.raw, 0, bytes);
+                        rec.copy_buffer(buf.raw, *off, s.raw, 0, bytes);
                         rec.buffer_to_image(s.raw, b.raw, &[r.at(0)]);
                     }
                 }
             }
-            (Side::Bytes(a, ao), Side::Bytes(b, bo)) => rec.copy_buffer(*a, *ao, *b, *bo, bytes),
+            (Side::Bytes(a, ao), Side::Bytes(b, bo)) => {
+                rec.copy_buffer(a.raw, *ao, b.raw, *bo, bytes)
+            }
         }
         if let Side::Image(image, _) = &to {
             sync_out(rec, dst, image);
@@ -643,37 +643,6 @@ pub fn copy(
             keep: keep(&[src, dst], stage.clone()),
         })
     })
-}
-
-/// The vkCmdCopyImage regions of a copy: one where both images count the region alike,
-/// else one per row (a 1D array's layers are another image's rows, a 2D array's layers a 3D
-/// image's slices: each row maps to a row).
-fn image_copies(
-    a: &VkImage,
-    ao: [usize; 3],
-    b: &VkImage,
-    bo: [usize; 3],
-    region: [usize; 3],
-) -> Vec<vk::ImageCopy> {
-    let copy = |s: crate::vk::image::Region, d: crate::vk::image::Region| vk::ImageCopy {
-        src_subresource: s.layers,
-        src_offset: s.offset,
-        dst_subresource: d.layers,
-        dst_offset: d.offset,
-        extent: s.extent,
-    };
-    if a.shape.image_type == b.shape.image_type {
-        return vec![copy(a.region(ao, region), b.region(bo, region))];
-    }
-    let mut out = vec![];
-    for z in 0..region[2] {
-        for y in 0..region[1] {
-            let row = [region[0], 1, 1];
-            let at = |o: [usize; 3]| [o[0], o[1] + y, o[2] + z];
-            out.push(copy(a.region(at(ao), row), b.region(at(bo), row)));
-        }
-    }
-    out
 }
 
 /// clEnqueueMapImage: the host address, the row and slice pitches there, and the event.

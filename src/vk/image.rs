@@ -4,6 +4,7 @@
 //! images; samplers, one per OpenCL sampler bitmask and device.
 
 use super::device::Device;
+use super::format::Texel;
 use super::submit::Recorder;
 use super::vk;
 use super::{Error, Result};
@@ -13,7 +14,7 @@ use gpu_allocator::MemoryLocation;
 use std::sync::Arc;
 
 /// The Vulkan image type and view type of an OpenCL image type, and whether it is arrayed.
-pub fn shape(image_type: cl_mem_object_type) -> (vk::ImageType, vk::ImageViewType, bool) {
+pub(super) fn shape(image_type: cl_mem_object_type) -> (vk::ImageType, vk::ImageViewType, bool) {
     use vk::{ImageType as T, ImageViewType as V};
     match image_type {
         CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => (T::TYPE_1D, V::TYPE_1D, false),
@@ -24,8 +25,13 @@ pub fn shape(image_type: cl_mem_object_type) -> (vk::ImageType, vk::ImageViewTyp
     }
 }
 
+/// Whether images of this OpenCL type have array layers.
+pub fn arrayed(image_type: cl_mem_object_type) -> bool {
+    shape(image_type).2
+}
+
 /// The usage of every image vkcl creates (storage only for formats kernels may write).
-pub fn usage(storage: bool) -> vk::ImageUsageFlags {
+pub(super) fn usage(storage: bool) -> vk::ImageUsageFlags {
     let mut u = vk::ImageUsageFlags::SAMPLED
         | vk::ImageUsageFlags::TRANSFER_SRC
         | vk::ImageUsageFlags::TRANSFER_DST;
@@ -49,8 +55,7 @@ pub struct ImageShape {
     pub image_type: cl_mem_object_type,
     pub extent: [u32; 3],
     pub layers: u32,
-    pub format: vk::Format,
-    pub swizzle: [vk::ComponentSwizzle; 4],
+    pub texel: Texel,
     /// Bytes per texel.
     pub element_size: usize,
     /// Kernels may write it (a storage view).
@@ -94,7 +99,7 @@ impl Image {
     pub fn new(device: &Arc<Device>, shape: ImageShape, data: Option<&[u8]>) -> Result<Image> {
         let (ty, _, _) = shape.shape_types();
         let [w, h, d] = shape.extent;
-        let (format, flags) = creation_format(shape.format);
+        let (format, flags) = creation_format(shape.texel.format);
         let info = vk::ImageCreateInfo::default()
             .flags(flags)
             .image_type(ty)
@@ -150,17 +155,11 @@ impl Image {
         Ok(image)
     }
 
-    /// Another view of `owner`'s texels with `format` (of the same size class: the owner is
-    /// mutable) and its swizzle; a storage view if `storage` and the owner has the usage.
-    pub fn view_of(
-        owner: &Arc<Image>,
-        format: vk::Format,
-        swizzle: [vk::ComponentSwizzle; 4],
-        storage: bool,
-    ) -> Result<Image> {
+    /// Another view of `owner`'s texels as `texel` (a format of the same size class: the
+    /// owner is mutable); a storage view if `storage` and the owner has the usage.
+    pub fn view_of(owner: &Arc<Image>, texel: Texel, storage: bool) -> Result<Image> {
         let shape = ImageShape {
-            format,
-            swizzle,
+            texel,
             storage: storage && owner.shape.storage_usage,
             ..owner.shape
         };
@@ -193,7 +192,7 @@ impl Image {
                 .push_next(&mut usage)
                 .image(self.raw)
                 .view_type(view_type)
-                .format(self.shape.format)
+                .format(self.shape.texel.format)
                 .components(vk::ComponentMapping {
                     r: swizzle[0],
                     g: swizzle[1],
@@ -205,7 +204,7 @@ impl Image {
             // another format of its class).
             unsafe { self.device.raw.create_image_view(&info, None) }
         };
-        self.sampled = view(self.shape.swizzle, false)?;
+        self.sampled = view(self.shape.texel.swizzle, false)?;
         if self.shape.storage {
             self.storage = Some(view([vk::ComponentSwizzle::IDENTITY; 4], true)?);
         }
@@ -327,12 +326,12 @@ impl TexelView {
         device: &Arc<Device>,
         buffer: &super::memory::Buffer,
         offset: u64,
-        format: vk::Format,
+        texel: Texel,
         range: u64,
     ) -> Result<TexelView> {
         let info = vk::BufferViewCreateInfo::default()
             .buffer(buffer.raw)
-            .format(format)
+            .format(texel.format)
             .offset(offset)
             .range(range);
         // SAFETY: the buffer has the texel-buffer usages; the range is inside it.
@@ -354,22 +353,97 @@ impl Drop for TexelView {
 /// A part of an image in Vulkan's terms.
 #[derive(Clone, Copy, Debug)]
 pub struct Region {
-    pub offset: vk::Offset3D,
-    pub extent: vk::Extent3D,
-    pub layers: vk::ImageSubresourceLayers,
+    offset: vk::Offset3D,
+    extent: vk::Extent3D,
+    layers: vk::ImageSubresourceLayers,
 }
 
 impl Region {
     /// The copy of this region to or from tightly packed texels at `buffer_offset`.
-    pub fn at(&self, buffer_offset: u64) -> vk::BufferImageCopy {
-        vk::BufferImageCopy {
+    pub fn at(&self, buffer_offset: u64) -> TexelCopy {
+        TexelCopy {
+            region: *self,
             buffer_offset,
-            buffer_row_length: 0,
-            buffer_image_height: 0,
-            image_subresource: self.layers,
-            image_offset: self.offset,
-            image_extent: self.extent,
+            row_length: 0,
         }
+    }
+}
+
+/// A copy between an image region and texels in a buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct TexelCopy {
+    region: Region,
+    buffer_offset: u64,
+    /// Texels between rows in the buffer; 0: tightly packed.
+    row_length: u32,
+}
+
+impl TexelCopy {
+    /// The same copy with the buffer's rows `texels` texels apart.
+    pub fn with_row_length(self, texels: u32) -> TexelCopy {
+        TexelCopy {
+            row_length: texels,
+            ..self
+        }
+    }
+
+    fn vk(&self) -> vk::BufferImageCopy {
+        vk::BufferImageCopy {
+            buffer_offset: self.buffer_offset,
+            buffer_row_length: self.row_length,
+            buffer_image_height: 0,
+            image_subresource: self.region.layers,
+            image_offset: self.region.offset,
+            image_extent: self.region.extent,
+        }
+    }
+}
+
+/// A copy of a region between two images of the same format.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageCopy {
+    src: Region,
+    dst: Region,
+}
+
+impl ImageCopy {
+    fn vk(&self) -> vk::ImageCopy {
+        vk::ImageCopy {
+            src_subresource: self.src.layers,
+            src_offset: self.src.offset,
+            dst_subresource: self.dst.layers,
+            dst_offset: self.dst.offset,
+            extent: self.src.extent,
+        }
+    }
+}
+
+impl Image {
+    /// The copies of OpenCL `region` of `self` at `origin` to `dst` at `dst_origin`: one where
+    /// both images count the region alike, else one per row (a 1D array's layers are another
+    /// image's rows, a 2D array's layers a 3D image's slices: each row maps to a row).
+    pub fn copies_to(
+        &self,
+        origin: [usize; 3],
+        dst: &Image,
+        dst_origin: [usize; 3],
+        region: [usize; 3],
+    ) -> Vec<ImageCopy> {
+        let copy = |o: [usize; 3], d: [usize; 3], r: [usize; 3]| ImageCopy {
+            src: self.region(o, r),
+            dst: dst.region(d, r),
+        };
+        if self.shape.image_type == dst.shape.image_type {
+            return vec![copy(origin, dst_origin, region)];
+        }
+        let mut out = vec![];
+        for z in 0..region[2] {
+            for y in 0..region[1] {
+                let at = |o: [usize; 3]| [o[0], o[1] + y, o[2] + z];
+                out.push(copy(at(origin), at(dst_origin), [region[0], 1, 1]));
+            }
+        }
+        out
     }
 }
 
@@ -400,37 +474,30 @@ impl Recorder {
     }
 
     /// One command copying buffer ranges into image regions.
-    pub fn buffer_to_image(
-        &mut self,
-        buffer: vk::Buffer,
-        image: vk::Image,
-        regions: &[vk::BufferImageCopy],
-    ) {
+    pub fn buffer_to_image(&mut self, buffer: vk::Buffer, image: vk::Image, regions: &[TexelCopy]) {
+        let regions: Vec<_> = regions.iter().map(TexelCopy::vk).collect();
         self.command(|d, cmd| {
             // SAFETY: cmd is recording; the caller keeps both alive until completion.
             unsafe {
-                d.cmd_copy_buffer_to_image(cmd, buffer, image, vk::ImageLayout::GENERAL, regions)
+                d.cmd_copy_buffer_to_image(cmd, buffer, image, vk::ImageLayout::GENERAL, &regions)
             }
         });
     }
 
     /// One command copying image regions into buffer ranges.
-    pub fn image_to_buffer(
-        &mut self,
-        image: vk::Image,
-        buffer: vk::Buffer,
-        regions: &[vk::BufferImageCopy],
-    ) {
+    pub fn image_to_buffer(&mut self, image: vk::Image, buffer: vk::Buffer, regions: &[TexelCopy]) {
+        let regions: Vec<_> = regions.iter().map(TexelCopy::vk).collect();
         self.command(|d, cmd| {
             // SAFETY: cmd is recording; the caller keeps both alive until completion.
             unsafe {
-                d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::GENERAL, buffer, regions)
+                d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::GENERAL, buffer, &regions)
             }
         });
     }
 
     /// One command copying a region between images of the same format.
-    pub fn copy_image(&mut self, src: vk::Image, dst: vk::Image, region: vk::ImageCopy) {
+    pub fn copy_image(&mut self, src: vk::Image, dst: vk::Image, region: ImageCopy) {
+        let region = region.vk();
         self.command(|d, cmd| {
             // SAFETY: cmd is recording; the caller keeps both alive until completion.
             unsafe {

@@ -30,14 +30,39 @@ pub struct Features {
     pub shader_non_semantic_info: bool,
 }
 
+/// The subgroup operations compute shaders may use.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SubgroupOps {
+    pub basic: bool,
+    pub vote: bool,
+    pub arithmetic: bool,
+    pub ballot: bool,
+    pub shuffle: bool,
+    pub shuffle_relative: bool,
+}
+
+impl SubgroupOps {
+    fn of(flags: vk::SubgroupFeatureFlags) -> SubgroupOps {
+        use vk::SubgroupFeatureFlags as F;
+        SubgroupOps {
+            basic: flags.contains(F::BASIC),
+            vote: flags.contains(F::VOTE),
+            arithmetic: flags.contains(F::ARITHMETIC),
+            ballot: flags.contains(F::BALLOT),
+            shuffle: flags.contains(F::SHUFFLE),
+            shuffle_relative: flags.contains(F::SHUFFLE_RELATIVE),
+        }
+    }
+}
+
 /// Everything vkcl needs to know about one physical device.
 pub struct Caps {
     pub physical: vk::PhysicalDevice,
     pub name: String,
     pub vendor_id: u32,
     pub device_id: u32,
-    pub device_type: vk::PhysicalDeviceType,
-    pub api_version: u32,
+    device_type: vk::PhysicalDeviceType,
+    pub(super) api_version: u32,
     pub driver_version: u32,
     pub driver_name: String,
     pub driver_info: String,
@@ -53,7 +78,7 @@ pub struct Caps {
     pub subgroup_size: u32,
     pub min_subgroup_size: u32,
     pub max_subgroup_size: u32,
-    pub subgroup_ops: vk::SubgroupFeatureFlags,
+    pub subgroup_ops: SubgroupOps,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub queue_family: u32,
     pub queue_count: u32,
@@ -78,6 +103,25 @@ impl Caps {
                 | vk::PhysicalDeviceType::INTEGRATED_GPU
                 | vk::PhysicalDeviceType::VIRTUAL_GPU
         )
+    }
+
+    /// The newest SPIR-V version the device consumes (1.6 from Vulkan 1.3, else 1.5).
+    pub fn spirv_version(&self) -> (u32, u32) {
+        if self.api_version >= vk::API_VERSION_1_3 {
+            (1, 6)
+        } else {
+            (1, 5)
+        }
+    }
+
+    /// The driver version as (major, minor, patch) in Vulkan's encoding.
+    pub fn driver_version_parts(&self) -> [u32; 3] {
+        let v = self.driver_version;
+        [
+            vk::api_version_major(v),
+            vk::api_version_minor(v),
+            vk::api_version_patch(v),
+        ]
     }
 
     pub fn has_ext(&self, name: &CStr) -> bool {
@@ -315,7 +359,7 @@ impl Caps {
             } else {
                 p11.subgroup_size
             },
-            subgroup_ops: p11.subgroup_supported_operations,
+            subgroup_ops: SubgroupOps::of(p11.subgroup_supported_operations),
             memory,
             queue_family: queue_family as u32,
             queue_count: family.queue_count,
