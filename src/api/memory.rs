@@ -347,11 +347,7 @@ unsafe fn enqueue_migrate_mem_objects(
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
     // Every buffer lives in memory the context's device reaches: nothing moves; the command
     // still orders like any other.
-    let keep = mems
-        .iter()
-        .map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
-        .collect();
-    let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, keep)?;
+    let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, mems)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
 }

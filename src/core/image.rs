@@ -13,7 +13,7 @@ use super::event::Event;
 use super::format::{Format, Use};
 use super::memory::Mem;
 use super::queue::{HostPart, Queue, Recorded};
-use super::transfer::{self, keep, HostPtr};
+use super::transfer::{self, HostPtr};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
 use crate::vk::image::{Image as VkImage, ImageShape, TexelCopy, TexelView};
@@ -389,16 +389,16 @@ fn backing(mem: &Mem, image: &VkImage) -> Option<TexelCopy> {
 }
 
 /// Before a command uses the Vulkan image of a buffer-backed image: the buffer's texels into it.
-pub(super) fn sync_in(rec: &mut Recorder, mem: &Mem, image: &VkImage) {
+pub(super) fn sync_in(rec: &mut Recorder, mem: &Mem, image: &Arc<VkImage>) {
     if let Some(copy) = backing(mem, image) {
-        rec.buffer_to_image(mem.storage.raw, image.raw, &[copy]);
+        rec.buffer_to_image(&mem.storage, image, &[copy]);
     }
 }
 
 /// After a command wrote the Vulkan image of a buffer-backed image: its texels into the buffer.
-pub(super) fn sync_out(rec: &mut Recorder, mem: &Mem, image: &VkImage) {
+pub(super) fn sync_out(rec: &mut Recorder, mem: &Mem, image: &Arc<VkImage>) {
     if let Some(copy) = backing(mem, image) {
-        rec.image_to_buffer(image.raw, mem.storage.raw, &[copy]);
+        rec.image_to_buffer(image, &mem.storage, &[copy]);
     }
 }
 
@@ -446,10 +446,10 @@ pub fn read(
     });
     queue.enqueue(command, wait, |rec| {
         sync_in(rec, mem, &image);
-        rec.image_to_buffer(image.raw, stage.raw, &[vk_region]);
+        rec.image_to_buffer(&image, &stage, &[vk_region]);
         Ok(Recorded {
             host: Some(deliver),
-            keep: keep(&[mem], Some(stage.clone())),
+            keep: vec![mem.clone()],
         })
     })
 }
@@ -501,11 +501,11 @@ fn upload_staged(
     let vk_region = image.region(origin, region).at(0);
     queue.enqueue(command, wait, |rec| {
         sync_in(rec, mem, &image);
-        rec.buffer_to_image(stage.raw, image.raw, &[vk_region]);
+        rec.buffer_to_image(&stage, &image, &[vk_region]);
         sync_out(rec, mem, &image);
         Ok(Recorded {
             host: None,
-            keep: keep(&[mem], Some(stage.clone())),
+            keep: vec![mem.clone()],
         })
     })
 }
@@ -608,39 +608,37 @@ pub fn copy(
         match (&from, &to) {
             (Side::Image(a, ao), Side::Image(b, bo)) => {
                 for r in a.copies_to(*ao, b, *bo, region) {
-                    rec.copy_image(a.raw, b.raw, r);
+                    rec.copy_image(a, b, r);
                 }
             }
             (Side::Image(a, ao), Side::Bytes(buf, off)) => {
                 let r = a.region(*ao, region);
                 match &stage {
-                    None => rec.image_to_buffer(a.raw, buf.raw, &[r.at(*off)]),
+                    None => rec.image_to_buffer(a, buf, &[r.at(*off)]),
                     Some(s) => {
-                        rec.image_to_buffer(a.raw, s.raw, &[r.at(0)]);
-                        rec.copy_buffer(s.raw, 0, buf.raw, *off, bytes);
+                        rec.image_to_buffer(a, s, &[r.at(0)]);
+                        rec.copy_buffer(s, 0, buf, *off, bytes);
                     }
                 }
             }
             (Side::Bytes(buf, off), Side::Image(b, bo)) => {
                 let r = b.region(*bo, region);
                 match &stage {
-                    None => rec.buffer_to_image(buf.raw, b.raw, &[r.at(*off)]),
+                    None => rec.buffer_to_image(buf, b, &[r.at(*off)]),
                     Some(s) => {
-                        rec.copy_buffer(buf.raw, *off, s.raw, 0, bytes);
-                        rec.buffer_to_image(s.raw, b.raw, &[r.at(0)]);
+                        rec.copy_buffer(buf, *off, s, 0, bytes);
+                        rec.buffer_to_image(s, b, &[r.at(0)]);
                     }
                 }
             }
-            (Side::Bytes(a, ao), Side::Bytes(b, bo)) => {
-                rec.copy_buffer(a.raw, *ao, b.raw, *bo, bytes)
-            }
+            (Side::Bytes(a, ao), Side::Bytes(b, bo)) => rec.copy_buffer(a, *ao, b, *bo, bytes),
         }
         if let Side::Image(image, _) = &to {
             sync_out(rec, dst, image);
         }
         Ok(Recorded {
             host: None,
-            keep: keep(&[src, dst], stage.clone()),
+            keep: vec![src.clone(), dst.clone()],
         })
     })
 }
@@ -676,7 +674,7 @@ pub fn map(
         let offset = pitches.at(info.desc.image_type, origin[1], origin[2]) + origin[0] * e;
         let ptr = (mem.host_ptr + offset) as *mut u8;
         let event = if invalidate {
-            queue.enqueue_marker(command, wait, keep(&[mem], None))?
+            queue.enqueue_marker(command, wait, vec![mem.clone()])?
         } else {
             read(
                 queue,
@@ -716,13 +714,14 @@ pub fn map(
     let event = queue.enqueue(command, wait, |rec| {
         if invalidate {
             rec.marker();
+            rec.hold(&shadow);
         } else {
             sync_in(rec, mem, &image);
-            rec.image_to_buffer(image.raw, shadow.raw, &[vk_region]);
+            rec.image_to_buffer(&image, &shadow, &[vk_region]);
         }
         Ok(Recorded {
             host: None,
-            keep: keep(&[mem], Some(shadow.clone())),
+            keep: vec![mem.clone()],
         })
     })?;
     let ptr = shadow
@@ -750,7 +749,16 @@ pub fn unmap(
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     if !writes {
-        return queue.enqueue_marker(command, wait, keep(&[mem], m.shadow.clone()));
+        return queue.enqueue(command, wait, |rec| {
+            rec.marker();
+            if let Some(shadow) = &m.shadow {
+                rec.hold(shadow);
+            }
+            Ok(Recorded {
+                host: None,
+                keep: vec![mem.clone()],
+            })
+        });
     }
     match m.shadow {
         Some(shadow) => upload_staged(queue, command, mem, origin, region, shadow, wait),

@@ -9,6 +9,7 @@ use super::context::Context;
 use super::device::Device;
 use super::error::{CLResult, ClError};
 use super::event::{Event, Notice};
+use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::vk::device::{Device as VkDevice, Timeline};
@@ -16,15 +17,15 @@ use crate::vk::staging::StagingPool;
 use crate::vk::submit::{Pools, Recorder, Retired};
 use crate::vk::Error as VkError;
 use parking_lot::{Condvar, Mutex, MutexGuard};
-use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 
 /// Host-side work run once the command's GPU part is done, by the thread that completes its
 /// batch (a waiting API thread or the completion thread).
 pub type HostPart = Box<dyn FnOnce() -> CLResult<()> + Send>;
-/// Objects a command needs alive until it completes.
-pub type Keep = Vec<Arc<dyn Any + Send + Sync>>;
+/// The memory objects a command uses, kept until it completes (so that their destructor
+/// callbacks run after their last command). The Vulkan objects it records, the recorder holds.
+pub type Keep = Vec<Arc<Mem>>;
 
 struct Item {
     event: Arc<Event>,

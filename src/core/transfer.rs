@@ -22,7 +22,7 @@ use super::event::Event;
 use super::internal;
 use super::kernel::{self, ArgValue, NdRange};
 use super::memory::Mem;
-use super::queue::{HostPart, Keep, Queue, Recorded};
+use super::queue::{HostPart, Queue, Recorded};
 use crate::cl::*;
 use crate::vk::memory::Placement;
 use crate::vk::staging::{Lease, CHUNK};
@@ -196,15 +196,6 @@ fn chunks(pieces: Vec<Piece>, max: usize) -> Vec<Vec<Piece>> {
     out
 }
 
-pub(super) fn keep(mems: &[&Arc<Mem>], extra: Option<Arc<Lease>>) -> Keep {
-    let mut k: Keep = mems
-        .iter()
-        .map(|&m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
-        .collect();
-    k.extend(extra.map(|b| b as Arc<dyn std::any::Any + Send + Sync>));
-    k
-}
-
 /// Reads of device-local memory the host maps (write-combined) up to this size are streaming
 /// loads on the calling thread (H200: 4 KiB in 4 µs, 16 KiB in 24 µs; a GPU copy and its round
 /// trip take about 20 µs). (Writes of it stay staged: a staged write returns once its data is
@@ -242,7 +233,7 @@ fn direct(
     }
     // Drain what the command follows, then copy unless another thread enqueued meanwhile.
     queue
-        .enqueue_marker(CL_COMMAND_MARKER, wait, keep(&[mem], None))?
+        .enqueue_marker(CL_COMMAND_MARKER, wait, vec![mem.clone()])?
         .wait()?;
     queue.run_on_host(command, || copy(base))
 }
@@ -261,7 +252,16 @@ fn order_only(
             return Ok(event);
         }
     }
-    queue.enqueue_marker(command, wait, keep(&[mem], extra))
+    queue.enqueue(command, wait, |rec| {
+        rec.marker();
+        if let Some(lease) = &extra {
+            rec.hold(lease);
+        }
+        Ok(Recorded {
+            host: None,
+            keep: vec![mem.clone()],
+        })
+    })
 }
 
 /// Staging memory of the queue's pool; while the pool is exhausted, earlier commands are
@@ -435,21 +435,21 @@ fn enqueue_chunk(
             }
         })
         .collect();
-    let raw = mem.storage_on(&queue.vk)?.raw;
+    let storage = mem.storage_on(&queue.vk)?;
     queue.enqueue(command, wait, |rec| {
         let host = match direction {
             Direction::Upload => {
-                rec.copy_regions(stage.raw, raw, &regions);
+                rec.copy_regions(stage, storage, &regions);
                 None
             }
             Direction::Download(deliver) => {
-                rec.copy_regions(raw, stage.raw, &regions);
+                rec.copy_regions(storage, stage, &regions);
                 Some(deliver)
             }
         };
         Ok(Recorded {
             host,
-            keep: keep(&[mem], Some(stage.clone())),
+            keep: vec![mem.clone()],
         })
     })
 }
@@ -683,19 +683,16 @@ pub fn copy(
     region: [usize; 3],
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let (src_raw, dst_raw) = (
-        src.storage_on(&queue.vk)?.raw,
-        dst.storage_on(&queue.vk)?.raw,
-    );
+    let (src_storage, dst_storage) = (src.storage_on(&queue.vk)?, dst.storage_on(&queue.vk)?);
     queue.enqueue(command, wait, |rec| {
         rec.copy_regions(
-            src_raw,
-            dst_raw,
+            src_storage,
+            dst_storage,
             &copies(from, src.at(0), to, dst.at(0), region),
         );
         Ok(Recorded {
             host: None,
-            keep: keep(&[src, dst], None),
+            keep: vec![src.clone(), dst.clone()],
         })
     })
 }
@@ -824,12 +821,12 @@ pub fn fill(
 ) -> CLResult<Arc<Event>> {
     let at = mem.at(offset);
     if let Some(word) = pattern_word(pattern).filter(|_| at % 4 == 0 && size % 4 == 0) {
-        let raw = mem.storage_on(&queue.vk)?.raw;
+        let storage = mem.storage_on(&queue.vk)?;
         return queue.enqueue(CL_COMMAND_FILL_BUFFER, wait, |rec| {
-            rec.fill_buffer(raw, at, size as u64, word);
+            rec.fill_buffer(storage, at, size as u64, word);
             Ok(Recorded {
                 host: None,
-                keep: keep(&[mem], None),
+                keep: vec![mem.clone()],
             })
         });
     }
@@ -914,12 +911,12 @@ pub fn map(
             // Nothing to copy: only ordering (on the host when the queue is idle).
             order_only(queue, command, mem, wait, Some(shadow.clone()))?
         } else {
-            let raw = mem.storage_on(&queue.vk)?.raw;
+            let storage = mem.storage_on(&queue.vk)?;
             queue.enqueue(command, wait, |rec| {
-                rec.copy_buffer(raw, mem.at(offset), shadow.raw, 0, size as u64);
+                rec.copy_buffer(storage, mem.at(offset), &shadow, 0, size as u64);
                 Ok(Recorded {
                     host: None,
-                    keep: keep(&[mem], Some(shadow.clone())),
+                    keep: vec![mem.clone()],
                 })
             })?
         };
@@ -948,12 +945,12 @@ pub fn unmap(
             // the queue is idle, so that the map's copy is complete and the shadow free).
             return order_only(queue, command, mem, wait, Some(shadow));
         }
-        let raw = mem.storage_on(&queue.vk)?.raw;
+        let storage = mem.storage_on(&queue.vk)?;
         return queue.enqueue(command, wait, |rec| {
-            rec.copy_buffer(shadow.raw, 0, raw, mem.at(m.offset), m.size as u64);
+            rec.copy_buffer(&shadow, 0, storage, mem.at(m.offset), m.size as u64);
             Ok(Recorded {
                 host: None,
-                keep: keep(&[mem], Some(shadow.clone())),
+                keep: vec![mem.clone()],
             })
         });
     }

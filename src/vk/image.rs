@@ -5,7 +5,7 @@
 
 use super::device::Device;
 use super::format::Texel;
-use super::submit::Recorder;
+use super::submit::{AsBuffer, Recorder};
 use super::vk;
 use super::{Error, Result};
 use crate::cl::*;
@@ -230,10 +230,11 @@ impl Image {
             None => None,
         };
         let mut rec = Recorder::one_off(device)?;
-        rec.to_general(self.raw);
+        rec.enter_general_layout(self.raw);
         if let Some(stage) = &stage {
             let whole = self.region([0; 3], self.cl_region());
-            rec.buffer_to_image(stage.raw, self.raw, &[whole.at(0)]);
+            // Both outlive the wait below.
+            rec.buffer_to_image_raw(stage.raw, self.raw, &[whole.at(0)]);
         }
         rec.submit_and_wait()
     }
@@ -448,8 +449,9 @@ impl Image {
 }
 
 impl Recorder {
-    /// The image's first use: from UNDEFINED to GENERAL.
-    pub fn to_general(&mut self, image: vk::Image) {
+    /// The image's first use: from UNDEFINED to GENERAL (the caller keeps it alive until the
+    /// batch completes).
+    fn enter_general_layout(&mut self, image: vk::Image) {
         let barrier = vk::ImageMemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::empty())
             .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
@@ -474,10 +476,23 @@ impl Recorder {
     }
 
     /// One command copying buffer ranges into image regions.
-    pub fn buffer_to_image(&mut self, buffer: vk::Buffer, image: vk::Image, regions: &[TexelCopy]) {
+    pub fn buffer_to_image(
+        &mut self,
+        buffer: &Arc<impl AsBuffer>,
+        image: &Arc<Image>,
+        regions: &[TexelCopy],
+    ) {
+        self.hold(buffer);
+        self.hold(image);
+        self.buffer_to_image_raw(buffer.raw_buffer(), image.raw, regions);
+    }
+
+    /// `buffer_to_image` of objects the caller keeps alive until the batch completes.
+    fn buffer_to_image_raw(&mut self, buffer: vk::Buffer, image: vk::Image, regions: &[TexelCopy]) {
         let regions: Vec<_> = regions.iter().map(TexelCopy::vk).collect();
         self.command(|d, cmd| {
-            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            // SAFETY: cmd is recording; both are alive until completion (held, or the
+            // caller's contract).
             unsafe {
                 d.cmd_copy_buffer_to_image(cmd, buffer, image, vk::ImageLayout::GENERAL, &regions)
             }
@@ -485,27 +500,43 @@ impl Recorder {
     }
 
     /// One command copying image regions into buffer ranges.
-    pub fn image_to_buffer(&mut self, image: vk::Image, buffer: vk::Buffer, regions: &[TexelCopy]) {
+    pub fn image_to_buffer(
+        &mut self,
+        image: &Arc<Image>,
+        buffer: &Arc<impl AsBuffer>,
+        regions: &[TexelCopy],
+    ) {
+        self.hold(image);
+        self.hold(buffer);
+        let buffer = buffer.raw_buffer();
         let regions: Vec<_> = regions.iter().map(TexelCopy::vk).collect();
         self.command(|d, cmd| {
-            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            // SAFETY: cmd is recording; both are held until completion.
             unsafe {
-                d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::GENERAL, buffer, &regions)
+                d.cmd_copy_image_to_buffer(
+                    cmd,
+                    image.raw,
+                    vk::ImageLayout::GENERAL,
+                    buffer,
+                    &regions,
+                )
             }
         });
     }
 
     /// One command copying a region between images of the same format.
-    pub fn copy_image(&mut self, src: vk::Image, dst: vk::Image, region: ImageCopy) {
+    pub fn copy_image(&mut self, src: &Arc<Image>, dst: &Arc<Image>, region: ImageCopy) {
+        self.hold(src);
+        self.hold(dst);
         let region = region.vk();
         self.command(|d, cmd| {
-            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            // SAFETY: cmd is recording; both are held until completion.
             unsafe {
                 d.cmd_copy_image(
                     cmd,
-                    src,
+                    src.raw,
                     vk::ImageLayout::GENERAL,
-                    dst,
+                    dst.raw,
                     vk::ImageLayout::GENERAL,
                     &[region],
                 )
