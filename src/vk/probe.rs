@@ -178,19 +178,101 @@ impl Caps {
     /// Probes `pd`; Err says why vkcl cannot use it.
     pub fn probe(instance: &Instance, pd: vk::PhysicalDevice) -> Result<Caps, String> {
         let inst = &instance.raw;
-        // SAFETY: pd comes from this instance.
-        let exts = unsafe { inst.enumerate_device_extension_properties(pd) }
-            .map_err(|e| format!("extensions: {e}"))?;
-        let extensions: HashSet<String> = exts
-            .iter()
-            .filter_map(|e| e.extension_name_as_c_str().ok())
-            .map(|n| n.to_string_lossy().into_owned())
-            .collect();
+        let extensions = device_extensions(inst, pd)?;
         let has = |n: &CStr| extensions.contains(n.to_str().unwrap_or(""));
-
+        let p = Properties::of(inst, pd, &has)?;
+        let features = features(instance, pd, &has, p.props.api_version)?;
+        let (queue_family, family) = compute_queue(inst, pd)?;
         // SAFETY: pd comes from this instance.
-        let base_props = unsafe { inst.get_physical_device_properties(pd) };
-        let api_version = base_props.api_version;
+        let memory = unsafe { inst.get_physical_device_memory_properties(pd) };
+        let props = &p.props;
+        Ok(Caps {
+            physical: pd,
+            name: c_string(props.device_name_as_c_str()),
+            vendor_id: props.vendor_id,
+            device_id: props.device_id,
+            device_type: props.device_type,
+            api_version: props.api_version,
+            driver_version: props.driver_version,
+            driver_name: p.driver_name,
+            driver_info: p.driver_info,
+            device_uuid: p.device_uuid,
+            driver_uuid: p.driver_uuid,
+            pipeline_cache_uuid: props.pipeline_cache_uuid,
+            device_luid: p.device_luid,
+            device_node_mask: p.device_node_mask,
+            limits: props.limits,
+            max_memory_allocation_size: p.max_memory_allocation_size,
+            min_imported_host_pointer_alignment: p.min_imported_host_pointer_alignment,
+            subgroup_size: p.subgroup_size,
+            min_subgroup_size: p.min_subgroup_size,
+            max_subgroup_size: p.max_subgroup_size,
+            subgroup_ops: p.subgroup_ops,
+            memory,
+            queue_family,
+            queue_count: family.queue_count,
+            timestamp_valid_bits: family.timestamp_valid_bits,
+            features,
+            extensions,
+            compute_units: p.compute_units,
+            pci_bus: p.pci_bus,
+        })
+    }
+}
+
+fn c_string(s: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
+    s.map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The names of the device's extensions.
+fn device_extensions(
+    inst: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> Result<HashSet<String>, String> {
+    // SAFETY: pd comes from this instance.
+    let exts = unsafe { inst.enumerate_device_extension_properties(pd) }
+        .map_err(|e| format!("extensions: {e}"))?;
+    Ok(exts
+        .iter()
+        .filter_map(|e| e.extension_name_as_c_str().ok())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect())
+}
+
+/// Whether subgroup size control is available (core in 1.3, else the extension).
+fn has_subgroup_size_control(api_version: u32, has: &dyn Fn(&CStr) -> bool) -> bool {
+    api_version >= vk::API_VERSION_1_3 || has(ash::ext::subgroup_size_control::NAME)
+}
+
+/// The device's properties vkcl uses, out of the property structures' chain.
+struct Properties {
+    props: vk::PhysicalDeviceProperties,
+    driver_name: String,
+    driver_info: String,
+    device_uuid: [u8; 16],
+    driver_uuid: [u8; 16],
+    device_luid: Option<[u8; 8]>,
+    device_node_mask: u32,
+    max_memory_allocation_size: u64,
+    min_imported_host_pointer_alignment: u64,
+    subgroup_size: u32,
+    min_subgroup_size: u32,
+    max_subgroup_size: u32,
+    subgroup_ops: SubgroupOps,
+    compute_units: u32,
+    pci_bus: Option<vk::PhysicalDevicePCIBusInfoPropertiesEXT<'static>>,
+}
+
+impl Properties {
+    /// Err for a device below Vulkan 1.2.
+    fn of(
+        inst: &ash::Instance,
+        pd: vk::PhysicalDevice,
+        has: &dyn Fn(&CStr) -> bool,
+    ) -> Result<Properties, String> {
+        // SAFETY: pd comes from this instance.
+        let api_version = unsafe { inst.get_physical_device_properties(pd) }.api_version;
         if api_version < vk::API_VERSION_1_2 {
             return Err(format!(
                 "Vulkan {}.{} (vkcl needs 1.2)",
@@ -198,7 +280,6 @@ impl Caps {
                 vk::api_version_minor(api_version)
             ));
         }
-
         let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
         let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
         let mut p13 = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
@@ -211,7 +292,7 @@ impl Caps {
             .push_next(&mut p11)
             .push_next(&mut p12)
             .push_next(&mut m3);
-        let sgsc = api_version >= vk::API_VERSION_1_3 || has(ash::ext::subgroup_size_control::NAME);
+        let sgsc = has_subgroup_size_control(api_version, has);
         if sgsc {
             props2 = props2.push_next(&mut p13);
         }
@@ -227,86 +308,19 @@ impl Caps {
         if has_pci {
             props2 = props2.push_next(&mut pci);
         }
-        let has_emh = has(ash::ext::external_memory_host::NAME);
-        if has_emh {
+        if has(ash::ext::external_memory_host::NAME) {
             props2 = props2.push_next(&mut emh);
         }
         // SAFETY: every chained struct is valid for this device's version / extensions.
         unsafe { inst.get_physical_device_properties2(pd, &mut props2) };
         let props = props2.properties;
-
-        let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
-        let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
-        let mut feats2 = vk::PhysicalDeviceFeatures2::default()
-            .push_next(&mut f11)
-            .push_next(&mut f12);
-        if sgsc {
-            feats2 = feats2.push_next(&mut fsg);
-        }
-        // SAFETY: as above.
-        unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
-        let f = feats2.features;
-
-        if f12.timeline_semaphore == 0 {
-            return Err("no timelineSemaphore".into());
-        }
-        if f11.variable_pointers_storage_buffer == 0 {
-            return Err("no variablePointersStorageBuffer (clspv needs it)".into());
-        }
-        let non_semantic =
-            api_version >= vk::API_VERSION_1_3 || has(ash::khr::shader_non_semantic_info::NAME);
-        if !non_semantic {
-            return Err("no VK_KHR_shader_non_semantic_info".into());
-        }
-
-        // SAFETY: pd comes from this instance.
-        let families = unsafe { inst.get_physical_device_queue_family_properties(pd) };
-        let (queue_family, family) = families
-            .iter()
-            .enumerate()
-            // Prefer a compute queue of a family that also does graphics: it is the main
-            // queue and supports timestamps everywhere.
-            .filter(|(_, q)| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
-            .max_by_key(|(_, q)| q.queue_flags.contains(vk::QueueFlags::GRAPHICS) as u32)
-            .ok_or("no compute queue")?;
-        // SAFETY: pd comes from this instance.
-        let memory = unsafe { inst.get_physical_device_memory_properties(pd) };
-
-        let features = Features {
-            int8: f12.shader_int8 != 0,
-            int16: f.shader_int16 != 0,
-            int64: f.shader_int64 != 0,
-            float16: f12.shader_float16 != 0,
-            float64: f.shader_float64 != 0,
-            storage_buffer8: f12.storage_buffer8_bit_access != 0,
-            uniform8: f12.uniform_and_storage_buffer8_bit_access != 0,
-            push_constant8: f12.storage_push_constant8 != 0,
-            storage_buffer16: f11.storage_buffer16_bit_access != 0,
-            uniform16: f11.uniform_and_storage_buffer16_bit_access != 0,
-            push_constant16: f11.storage_push_constant16 != 0,
-            buffer_device_address: f12.buffer_device_address != 0,
-            storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
-            storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
-            subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
-            external_memory_host: has_emh && host_import_supported(inst, pd),
-            calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
-                let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
-                // SAFETY: pd comes from this instance; the extension is supported.
-                unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
-                    .is_ok_and(|d| d.contains(&vk::TimeDomainEXT::DEVICE))
-            },
-            shader_non_semantic_info: non_semantic,
-        };
-
-        let device_type = props.device_type;
         let compute_units = if has_sm {
             sm.shader_sm_count
         } else if has_amd {
             amd.shader_engine_count
                 * amd.shader_arrays_per_engine_count
                 * amd.compute_units_per_shader_array
-        } else if device_type == vk::PhysicalDeviceType::CPU {
+        } else if props.device_type == vk::PhysicalDeviceType::CPU {
             // lavapipe runs one thread per CPU.
             std::thread::available_parallelism()
                 .map(|n| n.get() as u32)
@@ -317,62 +331,110 @@ impl Caps {
             (props.limits.max_compute_work_group_invocations / p11.subgroup_size.max(1)).max(1)
         }
         .max(1);
-
-        let name = props
-            .device_name_as_c_str()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let driver_name = p12
-            .driver_name_as_c_str()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let driver_info = p12
-            .driver_info_as_c_str()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok(Caps {
-            physical: pd,
-            name,
-            vendor_id: props.vendor_id,
-            device_id: props.device_id,
-            device_type,
-            api_version,
-            driver_version: props.driver_version,
-            driver_name,
-            driver_info,
+        let (min_subgroup_size, max_subgroup_size) = if sgsc {
+            (p13.min_subgroup_size, p13.max_subgroup_size)
+        } else {
+            (p11.subgroup_size, p11.subgroup_size)
+        };
+        Ok(Properties {
+            props,
+            driver_name: c_string(p12.driver_name_as_c_str()),
+            driver_info: c_string(p12.driver_info_as_c_str()),
             device_uuid: p11.device_uuid,
             driver_uuid: p11.driver_uuid,
-            pipeline_cache_uuid: props.pipeline_cache_uuid,
             device_luid: (p11.device_luid_valid != 0).then_some(p11.device_luid),
             device_node_mask: p11.device_node_mask,
-            limits: props.limits,
             max_memory_allocation_size: m3.max_memory_allocation_size,
             min_imported_host_pointer_alignment: emh.min_imported_host_pointer_alignment.max(1),
             subgroup_size: p11.subgroup_size,
-            min_subgroup_size: if sgsc {
-                p13.min_subgroup_size
-            } else {
-                p11.subgroup_size
-            },
-            max_subgroup_size: if sgsc {
-                p13.max_subgroup_size
-            } else {
-                p11.subgroup_size
-            },
+            min_subgroup_size,
+            max_subgroup_size,
             subgroup_ops: SubgroupOps::of(p11.subgroup_supported_operations),
-            memory,
-            queue_family: queue_family as u32,
-            queue_count: family.queue_count,
-            timestamp_valid_bits: family.timestamp_valid_bits,
-            features,
-            extensions,
             compute_units,
-            pci_bus: has_pci.then(|| vk::PhysicalDevicePCIBusInfoPropertiesEXT {
+            pci_bus: has_pci.then_some(vk::PhysicalDevicePCIBusInfoPropertiesEXT {
                 p_next: std::ptr::null_mut(),
                 ..pci
             }),
         })
     }
+}
+
+/// The optional features vkcl uses; Err where a feature vkcl needs is missing.
+fn features(
+    instance: &Instance,
+    pd: vk::PhysicalDevice,
+    has: &dyn Fn(&CStr) -> bool,
+    api_version: u32,
+) -> Result<Features, String> {
+    let inst = &instance.raw;
+    let sgsc = has_subgroup_size_control(api_version, has);
+    let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+    let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
+    let mut feats2 = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut f11)
+        .push_next(&mut f12);
+    if sgsc {
+        feats2 = feats2.push_next(&mut fsg);
+    }
+    // SAFETY: pd comes from this instance; every chained struct is valid for its version.
+    unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
+    let f = feats2.features;
+
+    if f12.timeline_semaphore == 0 {
+        return Err("no timelineSemaphore".into());
+    }
+    if f11.variable_pointers_storage_buffer == 0 {
+        return Err("no variablePointersStorageBuffer (clspv needs it)".into());
+    }
+    let non_semantic =
+        api_version >= vk::API_VERSION_1_3 || has(ash::khr::shader_non_semantic_info::NAME);
+    if !non_semantic {
+        return Err("no VK_KHR_shader_non_semantic_info".into());
+    }
+    let has_emh = has(ash::ext::external_memory_host::NAME);
+    Ok(Features {
+        int8: f12.shader_int8 != 0,
+        int16: f.shader_int16 != 0,
+        int64: f.shader_int64 != 0,
+        float16: f12.shader_float16 != 0,
+        float64: f.shader_float64 != 0,
+        storage_buffer8: f12.storage_buffer8_bit_access != 0,
+        uniform8: f12.uniform_and_storage_buffer8_bit_access != 0,
+        push_constant8: f12.storage_push_constant8 != 0,
+        storage_buffer16: f11.storage_buffer16_bit_access != 0,
+        uniform16: f11.uniform_and_storage_buffer16_bit_access != 0,
+        push_constant16: f11.storage_push_constant16 != 0,
+        buffer_device_address: f12.buffer_device_address != 0,
+        storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
+        storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
+        subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
+        external_memory_host: has_emh && host_import_supported(inst, pd),
+        calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
+            let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
+            // SAFETY: pd comes from this instance; the extension is supported.
+            unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
+                .is_ok_and(|d| d.contains(&vk::TimeDomainEXT::DEVICE))
+        },
+        shader_non_semantic_info: non_semantic,
+    })
+}
+
+/// The queue family vkcl uses: a compute queue, preferably of a family that also does
+/// graphics (it is the main queue and supports timestamps everywhere).
+fn compute_queue(
+    inst: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> Result<(u32, vk::QueueFamilyProperties), String> {
+    // SAFETY: pd comes from this instance.
+    let families = unsafe { inst.get_physical_device_queue_family_properties(pd) };
+    let (index, family) = families
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        .max_by_key(|(_, q)| q.queue_flags.contains(vk::QueueFlags::GRAPHICS) as u32)
+        .ok_or("no compute queue")?;
+    Ok((index as u32, *family))
 }
 
 /// Whether buffers with vkcl's usage can be bound to imported host allocations.
