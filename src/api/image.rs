@@ -222,7 +222,9 @@ fn new_image(
     }
     let mem = match original {
         Some(o) => Mem::new_image_view(o, flags, fmt, properties)?,
-        None => Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties)?,
+        // SAFETY: host_ptr holds the image at the pitches of `desc` where the flags name it
+        // (the spec's contract; NULL with those flags was refused above).
+        None => unsafe { Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties) }?,
     };
     Ok(register(mem) as cl_mem)
 }
@@ -524,7 +526,9 @@ unsafe fn enqueue_read_image(
         t.origin,
         t.region,
         t.pitches,
-        HostPtr(ptr as *mut u8),
+        // SAFETY: the application's memory for the region, valid until the command completes
+        // (the spec's contract for ptr).
+        unsafe { HostPtr::new(ptr as *mut u8) },
         blocking,
         &t.wait,
     )?;

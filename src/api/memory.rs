@@ -89,7 +89,9 @@ fn new_buffer(
     if flags & ACCESS == 0 {
         flags |= CL_MEM_READ_WRITE;
     }
-    let mem = Mem::new_buffer(&ctx, flags, size, host_ptr, properties)?;
+    // SAFETY: host_ptr holds `size` bytes where the flags name it (the spec's contract; NULL
+    // with those flags was refused above).
+    let mem = unsafe { Mem::new_buffer(&ctx, flags, size, host_ptr, properties) }?;
     Ok(register(mem) as cl_mem)
 }
 
@@ -392,7 +394,9 @@ unsafe fn enqueue_read_buffer_rect(
         buf,
         host,
         region,
-        HostPtr(ptr as *mut u8),
+        // SAFETY: the application's memory for the region, valid until the command completes
+        // (the spec's contract for ptr).
+        unsafe { HostPtr::new(ptr as *mut u8) },
         blocking != 0,
         &wait,
     )?;
@@ -542,7 +546,9 @@ unsafe fn enqueue_read_buffer(
         &m,
         offset,
         size,
-        HostPtr(ptr as *mut u8),
+        // SAFETY: the application's memory for the region, valid until the command completes
+        // (the spec's contract for ptr).
+        unsafe { HostPtr::new(ptr as *mut u8) },
         blocking != 0,
         &wait,
     )?;

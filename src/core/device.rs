@@ -1,7 +1,7 @@
 //! A device: one Vulkan physical device, its logical device (opened on first use) and the
 //! OpenCL properties derived from its limits and features.
 
-use super::error::{CLResult, ClError};
+use super::error::CLResult;
 use super::kernel::Kernel;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
@@ -159,10 +159,6 @@ impl Device {
         crate::config::get().fp64 && self.caps.features.float64 && self.caps.features.int64
     }
 
-    pub fn has_int64(&self) -> bool {
-        self.caps.features.int64
-    }
-
     /// The extensions vkcl exposes on this device, with their versions.
     pub fn extensions(&self) -> Vec<(&'static str, cl_version)> {
         let v = |maj, min, pat| cl_make_version(maj, min, pat);
@@ -299,10 +295,5 @@ impl Device {
         } else {
             info.clone()
         }
-    }
-
-    /// The device errors (device lost) surface as this.
-    pub fn lost() -> ClError {
-        ClError(CL_OUT_OF_RESOURCES)
     }
 }

@@ -160,16 +160,6 @@ impl Pitches {
             y * self.row + z * self.slice
         }
     }
-
-    /// Bytes the host memory of `region` spans.
-    pub fn span(
-        &self,
-        image_type: cl_mem_object_type,
-        region: [usize; 3],
-        row_bytes: usize,
-    ) -> usize {
-        self.at(image_type, region[1] - 1, region[2] - 1) + row_bytes
-    }
 }
 
 /// Calls `f(host offset, packed offset, bytes)` for every row of `region` laid out at
@@ -224,9 +214,13 @@ impl Mem {
         ))
     }
 
-    /// clCreateImage: `host_ptr` (with COPY_HOST_PTR or USE_HOST_PTR) holds the image at
-    /// `desc`'s pitches; `buffer` is the buffer of a 1D buffer image.
-    pub fn new_image(
+    /// clCreateImage; `buffer` is the buffer of a 1D buffer image (or of a 2D image from a
+    /// buffer).
+    ///
+    /// # Safety
+    /// With COPY_HOST_PTR or USE_HOST_PTR, `host_ptr` holds the image at `desc`'s pitches;
+    /// with USE_HOST_PTR it stays valid for the image's life (the spec's contract).
+    pub unsafe fn new_image(
         context: &Arc<Context>,
         flags: cl_mem_flags,
         format: Format,
@@ -271,7 +265,7 @@ impl Mem {
             let mut data = vec![0u8; packed];
             rows(desc.image_type, element, dims, pitches, |host, at, len| {
                 // SAFETY: the application's memory holds the image at these pitches (the
-                // spec's contract for host_ptr).
+                // caller's contract).
                 let src =
                     unsafe { std::slice::from_raw_parts((host_ptr as *const u8).add(host), len) };
                 data[at..at + len].copy_from_slice(src);
@@ -300,7 +294,6 @@ impl Mem {
             extent: extent.map(|x| x as u32),
             layers: if arrayed { desc.array_size as u32 } else { 1 },
             texel: format.texel,
-            element_size: element,
             storage,
             storage_usage: storage || format.twin().is_some_and(|t| writable(&t)),
         };
@@ -432,16 +425,7 @@ pub fn read(
         let src = s.host().expect("staging memory is host-visible").as_ptr();
         // SAFETY: the copy into the staging buffer has completed; dst holds the region at
         // these pitches (the spec's contract).
-        unsafe {
-            repack(
-                m.image()?,
-                region,
-                pitches,
-                dst.get(),
-                src as *mut u8,
-                false,
-            )
-        };
+        unsafe { repack(m.image()?, region, pitches, dst.get(), src, false) };
         Ok(())
     });
     queue.enqueue(command, wait, |rec| {
@@ -683,7 +667,9 @@ pub fn map(
                 origin,
                 region,
                 pitches,
-                HostPtr(ptr),
+                // SAFETY: the CL_MEM_USE_HOST_PTR memory holds the image at these pitches
+                // for the object's life.
+                unsafe { HostPtr::new(ptr) },
                 blocking,
                 wait,
             )?

@@ -34,11 +34,11 @@ pub enum ArgValue {
 
 /// The Vulkan objects of a kernel on one device.
 pub struct KernelDevice {
-    pub device: Arc<Device>,
     exe: Arc<Executable>,
     module: ShaderModule,
     layout: Arc<KernelLayout>,
-    pipelines: Mutex<HashMap<Vec<(u32, u32)>, Arc<Pipeline>>>,
+    /// By specialisation (constant id, value).
+    pipelines: Mutex<HashMap<Spec, Arc<Pipeline>>>,
     /// Module-scope `__constant` data, filled once.
     constant_data: Option<Arc<Buffer>>,
     /// Bound where a kernel has a NULL buffer argument, and as the printf buffer.
@@ -199,7 +199,6 @@ impl KernelDevice {
             "scratch",
         )?);
         Ok(KernelDevice {
-            device: device.clone(),
             exe: exe.clone(),
             module,
             layout,
@@ -483,6 +482,8 @@ fn launch_shape(
 
 /// Dispatch ready: a pipeline, its push constants and its work-group count.
 type Dispatch = (Arc<Pipeline>, Vec<u8>, [u32; 3]);
+/// Specialisation constants: (id, value).
+type Spec = Vec<(u32, u32)>;
 
 /// What a launch binds, pushes and keeps alive, gathered from its arguments.
 struct Launch {

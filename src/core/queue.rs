@@ -20,6 +20,10 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 
+/// Events waited for on the GPU (other queues of the device) and on the host (gates).
+type Waits = Vec<Arc<Event>>;
+type Gates = Vec<Arc<Event>>;
+
 /// Host-side work run once the command's GPU part is done, by the thread that completes its
 /// batch (a waiting API thread or the completion thread).
 pub type HostPart = Box<dyn FnOnce() -> CLResult<()> + Send>;
@@ -443,10 +447,7 @@ impl Queue {
     /// submitted become GPU-side semaphore waits; user events, events of other devices and of
     /// commands still held back become gates, resolved on the host (the batch is held until
     /// they end). Events of this queue are already ordered.
-    fn resolve_waits(
-        &self,
-        wait_list: &[Arc<Event>],
-    ) -> CLResult<(Vec<Arc<Event>>, Vec<Arc<Event>>)> {
+    fn resolve_waits(&self, wait_list: &[Arc<Event>]) -> CLResult<(Waits, Gates)> {
         let (mut waits, mut gates) = (vec![], vec![]);
         for e in wait_list {
             let status = e.status();

@@ -30,19 +30,28 @@ use crate::vk::submit::CopyRegion;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-/// A raw application pointer carried into a command's host part.
+/// The application's memory a download writes, carried into the command's host part. Made
+/// only under the contract of `new`, so the commands taking one can be safe functions.
 #[derive(Clone, Copy)]
-pub struct HostPtr(pub *mut u8);
+pub struct HostPtr(*mut u8);
 
 impl HostPtr {
+    /// # Safety
+    /// `ptr` is valid for writes of every byte the command it is given to writes (its region
+    /// at its pitches) from the call until the command completes, and nothing else touches
+    /// those bytes meanwhile (the spec's rule for the host memory of non-blocking transfers).
+    pub unsafe fn new(ptr: *mut u8) -> HostPtr {
+        HostPtr(ptr)
+    }
+
     /// Closures must capture the whole `HostPtr` (which is Send), not its field.
     pub fn get(self) -> *mut u8 {
         self.0
     }
 }
 
-// SAFETY: the application guarantees the memory stays valid and untouched until the command
-// completes (the spec's rule for non-blocking transfers).
+// SAFETY: the memory stays valid and untouched until the command completes (`new`'s
+// contract), whichever thread completes it.
 unsafe impl Send for HostPtr {}
 
 /// The geometry of one side of a rect transfer: origin (bytes, rows, slices) and pitches,
@@ -673,6 +682,7 @@ pub fn upload_linear(
 }
 
 /// clEnqueueCopyBuffer / clEnqueueCopyBufferRect.
+#[allow(clippy::too_many_arguments)]
 pub fn copy(
     queue: &Arc<Queue>,
     command: cl_command_type,
@@ -869,7 +879,9 @@ pub fn map(
             order_only(queue, command, mem, wait, None)?
         } else {
             let pieces = linear(mem, offset, size);
-            download(queue, command, mem, pieces, HostPtr(ptr), blocking, wait)?
+            // SAFETY: the CL_MEM_USE_HOST_PTR memory holds the buffer for its life.
+            let dst = unsafe { HostPtr::new(ptr) };
+            download(queue, command, mem, pieces, dst, blocking, wait)?
         };
         (ptr, None, event)
     } else if let Some(base) = mem.storage.host().or_else(|| {

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub struct Device {
-    pub instance: Arc<Instance>,
+    /// Held: the instance outlives its devices.
+    _instance: Arc<Instance>,
     pub caps: Arc<Caps>,
     pub raw: ash::Device,
     /// vkQueueSubmit needs external synchronisation.
@@ -142,7 +143,7 @@ impl Device {
         );
         crate::shutdown::install();
         Ok(Arc::new(Device {
-            instance,
+            _instance: instance,
             caps,
             raw,
             queue: Mutex::new(queue),

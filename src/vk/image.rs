@@ -56,8 +56,6 @@ pub struct ImageShape {
     pub extent: [u32; 3],
     pub layers: u32,
     pub texel: Texel,
-    /// Bytes per texel.
-    pub element_size: usize,
     /// Kernels may write it (a storage view).
     pub storage: bool,
     /// The image has the storage usage (it or another view of it may be written).

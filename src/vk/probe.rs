@@ -27,7 +27,6 @@ pub struct Features {
     pub external_memory_host: bool,
     /// VK_EXT_calibrated_timestamps with the device's own time domain.
     pub calibrated_timestamps: bool,
-    pub shader_non_semantic_info: bool,
 }
 
 /// The subgroup operations compute shaders may use.
@@ -81,13 +80,10 @@ pub struct Caps {
     pub subgroup_ops: SubgroupOps,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub queue_family: u32,
-    pub queue_count: u32,
     pub timestamp_valid_bits: u32,
     pub features: Features,
-    pub extensions: HashSet<String>,
     /// Compute units: from a vendor extension where the driver tells, else an estimate.
     pub compute_units: u32,
-    pub pci_bus: Option<vk::PhysicalDevicePCIBusInfoPropertiesEXT<'static>>,
 }
 
 impl Caps {
@@ -122,10 +118,6 @@ impl Caps {
             vk::api_version_minor(v),
             vk::api_version_patch(v),
         ]
-    }
-
-    pub fn has_ext(&self, name: &CStr) -> bool {
-        self.extensions.contains(name.to_str().unwrap_or(""))
     }
 
     /// The size of the largest device-local heap (the device's global memory).
@@ -210,12 +202,9 @@ impl Caps {
             subgroup_ops: p.subgroup_ops,
             memory,
             queue_family,
-            queue_count: family.queue_count,
             timestamp_valid_bits: family.timestamp_valid_bits,
             features,
-            extensions,
             compute_units: p.compute_units,
-            pci_bus: p.pci_bus,
         })
     }
 }
@@ -261,7 +250,6 @@ struct Properties {
     max_subgroup_size: u32,
     subgroup_ops: SubgroupOps,
     compute_units: u32,
-    pci_bus: Option<vk::PhysicalDevicePCIBusInfoPropertiesEXT<'static>>,
 }
 
 impl Properties {
@@ -286,7 +274,6 @@ impl Properties {
         let mut m3 = vk::PhysicalDeviceMaintenance3Properties::default();
         let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
         let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
-        let mut pci = vk::PhysicalDevicePCIBusInfoPropertiesEXT::default();
         let mut emh = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
         let mut props2 = vk::PhysicalDeviceProperties2::default()
             .push_next(&mut p11)
@@ -303,10 +290,6 @@ impl Properties {
         let has_amd = has(ash::amd::shader_core_properties::NAME);
         if has_amd {
             props2 = props2.push_next(&mut amd);
-        }
-        let has_pci = has(ash::ext::pci_bus_info::NAME);
-        if has_pci {
-            props2 = props2.push_next(&mut pci);
         }
         if has(ash::ext::external_memory_host::NAME) {
             props2 = props2.push_next(&mut emh);
@@ -351,10 +334,6 @@ impl Properties {
             max_subgroup_size,
             subgroup_ops: SubgroupOps::of(p11.subgroup_supported_operations),
             compute_units,
-            pci_bus: has_pci.then_some(vk::PhysicalDevicePCIBusInfoPropertiesEXT {
-                p_next: std::ptr::null_mut(),
-                ..pci
-            }),
         })
     }
 }
@@ -416,7 +395,6 @@ fn features(
             unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
                 .is_ok_and(|d| d.contains(&vk::TimeDomainEXT::DEVICE))
         },
-        shader_non_semantic_info: non_semantic,
     })
 }
 
