@@ -384,7 +384,7 @@ pub fn enqueue_as(
         host,
         ..
     } = launch;
-    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_layouts.len() as u32)
+    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_count() as u32)
         .map(|s| bindings.remove(&s).unwrap_or_default())
         .collect();
     if log::log_enabled!(target: "launch", log::Level::Trace) {

@@ -80,15 +80,15 @@ fn creation_format(format: vk::Format) -> (vk::Format, vk::ImageCreateFlags) {
 
 pub struct Image {
     pub device: Arc<Device>,
-    pub raw: vk::Image,
+    pub(super) raw: vk::Image,
     pub shape: ImageShape,
     allocation: Option<Allocation>,
     /// For another view of an image (a 2D image from an image): the image that owns `raw`.
     owner: Option<Arc<Image>>,
     /// For reads: sampled images (with the format's swizzle).
-    pub sampled: vk::ImageView,
+    pub(super) sampled: vk::ImageView,
     /// For writes and read_write images: storage images.
-    pub storage: Option<vk::ImageView>,
+    pub(super) storage: Option<vk::ImageView>,
 }
 
 impl Image {
@@ -237,6 +237,11 @@ impl Image {
         rec.submit_and_wait()
     }
 
+    /// Kernels may write it (it has a storage view).
+    pub fn writable(&self) -> bool {
+        self.storage.is_some()
+    }
+
     /// The whole image as an OpenCL region (width, height or layers, depth or layers).
     pub fn cl_region(&self) -> [usize; 3] {
         let [w, h, d] = self.shape.extent.map(|x| x as usize);
@@ -317,7 +322,7 @@ impl Drop for Image {
 /// buffer for reads and a storage texel buffer for writes.
 pub struct TexelView {
     device: Arc<Device>,
-    pub raw: vk::BufferView,
+    pub(super) raw: vk::BufferView,
 }
 
 impl TexelView {
@@ -546,10 +551,10 @@ impl Recorder {
 impl Device {
     /// The sampler of an OpenCL sampler bitmask (CLK_NORMALIZED_COORDS_*, CLK_ADDRESS_*,
     /// CLK_FILTER_*: the literal samplers' encoding), created once per device.
-    pub fn sampler(&self, mask: u32) -> Result<vk::Sampler> {
+    pub fn sampler(&self, mask: u32) -> Result<Sampler> {
         let mut samplers = self.samplers.lock();
         if let Some(&s) = samplers.get(&mask) {
-            return Ok(s);
+            return Ok(Sampler(s));
         }
         let normalized = mask & SAMPLER_NORMALIZED != 0;
         let address = match mask & SAMPLER_ADDRESS_MASK {
@@ -577,9 +582,13 @@ impl Device {
         // SAFETY: valid device and create info; destroyed with the device.
         let s = unsafe { self.raw.create_sampler(&info, None) }?;
         samplers.insert(mask, s);
-        Ok(s)
+        Ok(Sampler(s))
     }
 }
+
+/// A sampler of a device (`Device::sampler`): it lives as long as the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampler(pub(super) vk::Sampler);
 
 /// The OpenCL C sampler bitmask (the values of the CLK_* sampler constants).
 pub const SAMPLER_NORMALIZED: u32 = 0x1;

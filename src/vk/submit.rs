@@ -4,7 +4,7 @@
 //! submissions on the same VkQueue.
 
 use super::device::{Device, Timeline};
-use super::image::{Image, TexelView};
+use super::image::{Image, Sampler, TexelView};
 use super::memory::{Buffer, Placement};
 use super::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings};
 use super::staging::{Lease, CHUNK};
@@ -59,7 +59,7 @@ pub enum Binding {
     Buffer(BufferBinding),
     /// An image bound as `ty` (its sampled view, or its storage view), in the GENERAL layout.
     Image(Descriptor, Arc<Image>),
-    Sampler(vk::Sampler),
+    Sampler(Sampler),
     /// A texel-buffer view bound as `ty` (uniform or storage texel buffer).
     Texels(Descriptor, Arc<TexelView>),
 }
@@ -690,7 +690,7 @@ impl Recorder {
                         image_layout: vk::ImageLayout::GENERAL,
                     }],
                     Binding::Sampler(sampler) => [vk::DescriptorImageInfo {
-                        sampler: *sampler,
+                        sampler: sampler.0,
                         ..Default::default()
                     }],
                     _ => Default::default(),
