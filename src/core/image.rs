@@ -11,7 +11,7 @@ use super::context::Context;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
 use super::format::{Format, Use};
-use super::memory::Mem;
+use super::memory::{Mapped, Mem};
 use super::queue::{HostPart, Queue, Recorded};
 use super::transfer::{self, HostPtr};
 use crate::cl::*;
@@ -674,7 +674,7 @@ pub fn map(
                 wait,
             )?
         };
-        mem.add_image_mapping(ptr as usize, flags, origin, region, None);
+        mem.add_mapping(ptr as usize, Mapped::Texels { origin, region }, flags, None);
         mem.complete_map(ptr as usize, &event, blocking)?;
         return Ok((ptr as *mut c_void, pitches, event));
     }
@@ -714,7 +714,8 @@ pub fn map(
         .host()
         .expect("staging memory is host-visible")
         .as_ptr();
-    mem.add_image_mapping(ptr as usize, flags, origin, region, Some(shadow));
+    let mapped = Mapped::Texels { origin, region };
+    mem.add_mapping(ptr as usize, mapped, flags, Some(shadow));
     mem.complete_map(ptr as usize, &event, blocking)?;
     Ok((ptr as *mut c_void, pitches, event))
 }
@@ -731,7 +732,9 @@ pub fn unmap(
         return transfer::unmap(queue, mem, ptr, wait);
     }
     let m = mem.remove_mapping(ptr as usize)?;
-    let (origin, region) = m.image.ok_or(ClError(CL_INVALID_VALUE))?;
+    let Mapped::Texels { origin, region } = m.region else {
+        return Err(ClError(CL_INVALID_VALUE));
+    };
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     if !writes {

@@ -131,16 +131,25 @@ pub struct PipeShape {
     pub max_packets: u32,
 }
 
+/// What a map covers.
+#[derive(Clone, Copy, Debug)]
+pub enum Mapped {
+    /// `size` bytes at `offset` of a buffer (or of a 1D buffer image).
+    Bytes { offset: usize, size: usize },
+    /// A region of an image (in texels, its array index the last coordinate its type uses).
+    Texels {
+        origin: [usize; 3],
+        region: [usize; 3],
+    },
+}
+
 /// An outstanding map of a region.
 #[derive(Clone)]
 pub struct Mapping {
-    pub offset: usize,
-    pub size: usize,
+    pub region: Mapped,
     pub flags: cl_map_flags,
     /// The host-visible copy the map returned, for device-local memory.
     pub shadow: Option<Arc<Lease>>,
-    /// The origin and region of a map of an image.
-    pub image: Option<([usize; 3], [usize; 3])>,
     /// Outstanding maps of this address (the same region may be mapped more than once).
     count: u32,
 }
@@ -507,51 +516,30 @@ impl Mem {
         self.offset + offset as u64
     }
 
-    /// Records a map of `[offset, offset + size)` at `ptr` (a shadow's own address, or the
-    /// buffer's memory, which several maps can share).
+    /// Records a map of `region` at `ptr`: a shadow's own address, or memory several maps can
+    /// share (a buffer's own, the application's of a CL_MEM_USE_HOST_PTR object). The first
+    /// map of an address gives the mapping its shadow and start; later maps of bytes widen it.
     pub fn add_mapping(
         &self,
         ptr: usize,
-        offset: usize,
-        size: usize,
+        region: Mapped,
         flags: cl_map_flags,
         shadow: Option<Arc<Lease>>,
     ) {
         let mut maps = self.maps.lock();
         let m = maps.entry(ptr).or_insert(Mapping {
-            offset,
-            size,
+            region,
             flags,
             shadow,
-            image: None,
             count: 0,
         });
         m.count += 1;
         m.flags |= flags;
-        m.size = m.size.max(size);
-    }
-
-    /// Records a map of an image region at `ptr` (a shadow's address, or the application's
-    /// memory of a CL_MEM_USE_HOST_PTR image).
-    pub fn add_image_mapping(
-        &self,
-        ptr: usize,
-        flags: cl_map_flags,
-        origin: [usize; 3],
-        region: [usize; 3],
-        shadow: Option<Arc<Lease>>,
-    ) {
-        let mut maps = self.maps.lock();
-        let m = maps.entry(ptr).or_insert(Mapping {
-            offset: 0,
-            size: 0,
-            flags,
-            shadow,
-            image: Some((origin, region)),
-            count: 0,
-        });
-        m.count += 1;
-        m.flags |= flags;
+        if let (Mapped::Bytes { size: have, .. }, Mapped::Bytes { size, .. }) =
+            (&mut m.region, region)
+        {
+            *have = (*have).max(size);
+        }
     }
 
     /// Completes the map of `ptr` that `event` performs: a blocking map waits for it, and if

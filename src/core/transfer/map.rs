@@ -5,9 +5,9 @@ use super::memcpy::stream_read;
 use super::staged::{direct, download, streamed, upload};
 use super::HostPtr;
 use crate::cl::*;
-use crate::core::error::CLResult;
+use crate::core::error::{CLResult, ClError};
 use crate::core::event::Event;
-use crate::core::memory::Mem;
+use crate::core::memory::{Mapped, Mem};
 use crate::core::queue::{Queue, Recorded};
 use crate::vk::memory::Placement;
 use crate::vk::staging::Lease;
@@ -118,7 +118,7 @@ pub fn map(
         };
         (at, Some(shadow), event)
     };
-    mem.add_mapping(ptr as usize, offset, size, flags, shadow);
+    mem.add_mapping(ptr as usize, Mapped::Bytes { offset, size }, flags, shadow);
     mem.complete_map(ptr as usize, &event, blocking)?;
     Ok((ptr as *mut c_void, event))
 }
@@ -133,6 +133,9 @@ pub fn unmap(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let m = mem.remove_mapping(ptr as usize)?;
+    let Mapped::Bytes { offset, size } = m.region else {
+        return Err(ClError(CL_INVALID_VALUE));
+    };
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     if let Some(shadow) = m.shadow {
@@ -143,7 +146,7 @@ pub fn unmap(
         }
         let storage = mem.storage_on(&queue.vk)?;
         return queue.enqueue(command, wait, |rec| {
-            rec.copy_buffer(&shadow, 0, storage, mem.at(m.offset), m.size as u64);
+            rec.copy_buffer(&shadow, 0, storage, mem.at(offset), size as u64);
             Ok(Recorded {
                 host: None,
                 keep: vec![mem.clone()],
@@ -155,7 +158,7 @@ pub fn unmap(
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
     if mem.host_ptr != 0 && !mem.storage.imported() && writes {
-        let pieces = linear(mem, m.offset, m.size);
+        let pieces = linear(mem, offset, size);
         // SAFETY: the mapped region is the application's memory of `size` bytes, which it has
         // finished writing when it unmaps.
         return unsafe { upload(queue, command, mem, pieces, ptr as *const u8, false, wait) };
