@@ -424,7 +424,7 @@ unsafe fn shared_storage(
         .map(|d| d.caps.min_imported_host_pointer_alignment as usize)
         .max()
         .unwrap_or(0);
-    if devices.len() < 2 || align == 0 || devices.iter().any(|d| d.host_import.is_none()) {
+    if devices.len() < 2 || align == 0 || devices.iter().any(|d| !d.imports_host_memory()) {
         return Ok(None);
     }
     let rounded = size.max(1).next_multiple_of(align);

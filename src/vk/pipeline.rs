@@ -44,7 +44,7 @@ pub enum Descriptor {
 }
 
 impl Descriptor {
-    pub(crate) fn vk(self) -> vk::DescriptorType {
+    pub(super) fn vk(self) -> vk::DescriptorType {
         use vk::DescriptorType as T;
         match self {
             Descriptor::StorageBuffer => T::STORAGE_BUFFER,

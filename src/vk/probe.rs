@@ -54,9 +54,54 @@ impl SubgroupOps {
     }
 }
 
+/// The device limits vkcl uses (Vulkan's names, in nanoseconds per tick for the timestamp
+/// period).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    pub max_compute_work_group_invocations: u32,
+    pub max_compute_work_group_size: [u32; 3],
+    pub max_compute_work_group_count: [u32; 3],
+    pub max_compute_shared_memory_size: u32,
+    pub max_storage_buffer_range: u32,
+    pub min_storage_buffer_offset_alignment: u64,
+    pub max_uniform_buffer_range: u32,
+    pub max_push_constants_size: u32,
+    pub max_per_stage_descriptor_sampled_images: u32,
+    pub max_per_stage_descriptor_storage_images: u32,
+    pub max_per_stage_descriptor_samplers: u32,
+    pub max_image_dimension2_d: u32,
+    pub max_image_dimension3_d: u32,
+    pub max_image_array_layers: u32,
+    pub max_texel_buffer_elements: u32,
+    pub timestamp_period: f32,
+}
+
+impl Limits {
+    fn of(l: &vk::PhysicalDeviceLimits) -> Limits {
+        Limits {
+            max_compute_work_group_invocations: l.max_compute_work_group_invocations,
+            max_compute_work_group_size: l.max_compute_work_group_size,
+            max_compute_work_group_count: l.max_compute_work_group_count,
+            max_compute_shared_memory_size: l.max_compute_shared_memory_size,
+            max_storage_buffer_range: l.max_storage_buffer_range,
+            min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+            max_uniform_buffer_range: l.max_uniform_buffer_range,
+            max_push_constants_size: l.max_push_constants_size,
+            max_per_stage_descriptor_sampled_images: l.max_per_stage_descriptor_sampled_images,
+            max_per_stage_descriptor_storage_images: l.max_per_stage_descriptor_storage_images,
+            max_per_stage_descriptor_samplers: l.max_per_stage_descriptor_samplers,
+            max_image_dimension2_d: l.max_image_dimension2_d,
+            max_image_dimension3_d: l.max_image_dimension3_d,
+            max_image_array_layers: l.max_image_array_layers,
+            max_texel_buffer_elements: l.max_texel_buffer_elements,
+            timestamp_period: l.timestamp_period,
+        }
+    }
+}
+
 /// Everything vkcl needs to know about one physical device.
 pub struct Caps {
-    pub physical: vk::PhysicalDevice,
+    pub(super) physical: vk::PhysicalDevice,
     pub name: String,
     pub vendor_id: u32,
     pub device_id: u32,
@@ -70,7 +115,7 @@ pub struct Caps {
     pub pipeline_cache_uuid: [u8; 16],
     pub device_luid: Option<[u8; 8]>,
     pub device_node_mask: u32,
-    pub limits: vk::PhysicalDeviceLimits,
+    pub limits: Limits,
     pub max_memory_allocation_size: u64,
     /// VK_EXT_external_memory_host: host pointers and sizes imported must be multiples of this.
     pub min_imported_host_pointer_alignment: u64,
@@ -78,7 +123,7 @@ pub struct Caps {
     pub min_subgroup_size: u32,
     pub max_subgroup_size: u32,
     pub subgroup_ops: SubgroupOps,
-    pub memory: vk::PhysicalDeviceMemoryProperties,
+    pub(super) memory: vk::PhysicalDeviceMemoryProperties,
     pub queue_family: u32,
     pub timestamp_valid_bits: u32,
     pub features: Features,
@@ -168,7 +213,7 @@ impl Caps {
     }
 
     /// Probes `pd`; Err says why vkcl cannot use it.
-    pub fn probe(instance: &Instance, pd: vk::PhysicalDevice) -> Result<Caps, String> {
+    pub(super) fn probe(instance: &Instance, pd: vk::PhysicalDevice) -> Result<Caps, String> {
         let inst = &instance.raw;
         let extensions = device_extensions(inst, pd)?;
         let has = |n: &CStr| extensions.contains(n.to_str().unwrap_or(""));
@@ -193,7 +238,7 @@ impl Caps {
             pipeline_cache_uuid: props.pipeline_cache_uuid,
             device_luid: p.device_luid,
             device_node_mask: p.device_node_mask,
-            limits: props.limits,
+            limits: Limits::of(&props.limits),
             max_memory_allocation_size: p.max_memory_allocation_size,
             min_imported_host_pointer_alignment: p.min_imported_host_pointer_alignment,
             subgroup_size: p.subgroup_size,
