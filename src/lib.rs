@@ -3,12 +3,12 @@
 //! Layers: `api` (C ABI) → `core` (OpenCL objects) → `vk` (Vulkan) and `compiler` (clspv).
 
 pub(crate) mod api;
-pub mod cache;
+pub(crate) mod cache;
 #[rustfmt::skip]
-pub mod cl;
+pub(crate) mod cl;
 pub mod compiler;
 pub mod config;
-pub mod core;
+pub(crate) mod core;
 mod logger;
-pub mod shutdown;
-pub mod vk;
+pub(crate) mod shutdown;
+pub(crate) mod vk;

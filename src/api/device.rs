@@ -119,21 +119,23 @@ fn fp_config(_d: &Device) -> cl_device_fp_config {
 }
 
 fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
+    work_info(d, param)
+        .or_else(|| memory_info(d, param))
+        .or_else(|| identity_info(d, param))
+        .or_else(|| feature_info(d, param))
+        .unwrap_or(Err(ClError(CL_INVALID_VALUE)))
+}
+
+/// Work-items, vector widths and images.
+fn work_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8>>> {
     let caps = &d.caps;
-    let l = &caps.limits;
-    let platform = handle(super::platform::ensure_init()) as cl_platform_id;
-    let cl_true: cl_bool = CL_TRUE;
-    let cl_false: cl_bool = CL_FALSE;
-    let bool_ = |b: bool| if b { cl_true } else { cl_false };
-    let v30 = cl_make_version(3, 0, 0);
-    let max_wg = d.max_work_group_size();
-    match param {
+    Some(match param {
         CL_DEVICE_TYPE => v::<cl_device_type>(d.device_type()),
         CL_DEVICE_VENDOR_ID => v::<cl_uint>(caps.vendor_id),
         CL_DEVICE_MAX_COMPUTE_UNITS => v::<cl_uint>(caps.compute_units),
         CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS => v::<cl_uint>(3u32),
         CL_DEVICE_MAX_WORK_ITEM_SIZES => array::<usize>(&d.max_work_item_sizes()),
-        CL_DEVICE_MAX_WORK_GROUP_SIZE => v::<usize>(max_wg),
+        CL_DEVICE_MAX_WORK_GROUP_SIZE => v::<usize>(d.max_work_group_size()),
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR
         | CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT
         | CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT
@@ -171,6 +173,18 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_IMAGE3D_MAX_DEPTH => v::<usize>(d.image_limits().max_3d),
         CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => v::<usize>(d.image_limits().max_buffer),
         CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => v::<usize>(d.image_limits().max_array),
+        _ => return None,
+    })
+}
+
+/// Memory, floating point, queues.
+fn memory_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8>>> {
+    let caps = &d.caps;
+    let l = &caps.limits;
+    let cl_true: cl_bool = CL_TRUE;
+    let cl_false: cl_bool = CL_FALSE;
+    let bool_ = |b: bool| if b { cl_true } else { cl_false };
+    Some(match param {
         CL_DEVICE_MAX_PARAMETER_SIZE => v::<usize>(l.max_push_constants_size.max(1024) as usize),
         CL_DEVICE_MEM_BASE_ADDR_ALIGN => v::<cl_uint>((d.mem_base_addr_align() * 8) as u32),
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => v::<cl_uint>(128u32),
@@ -220,6 +234,17 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
         | CL_DEVICE_MAX_ON_DEVICE_QUEUES
         | CL_DEVICE_MAX_ON_DEVICE_EVENTS => v::<cl_uint>(0u32),
+        _ => return None,
+    })
+}
+
+/// Names, versions, extensions, partitions, intermediate languages.
+fn identity_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8>>> {
+    let caps = &d.caps;
+    let cl_true: cl_bool = CL_TRUE;
+    let platform = handle(super::platform::ensure_init()) as cl_platform_id;
+    let v30 = cl_make_version(3, 0, 0);
+    Some(match param {
         CL_DEVICE_BUILT_IN_KERNELS => string(""),
         CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => {
             array::<cl_name_version>(&Vec::<cl_name_version>::new())
@@ -267,6 +292,17 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
                 .join(" "),
         ),
         CL_DEVICE_ILS_WITH_VERSION => array::<cl_name_version>(&name_versions(&d.ils())),
+        _ => return None,
+    })
+}
+
+/// Optional features: pipes, SVM, atomics, sub-groups, the identity of cl_khr_device_uuid.
+fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8>>> {
+    let caps = &d.caps;
+    let cl_true: cl_bool = CL_TRUE;
+    let cl_false: cl_bool = CL_FALSE;
+    let bool_ = |b: bool| if b { cl_true } else { cl_false };
+    Some(match param {
         // Pipes are lowered in the OpenCL C source before clspv (compiler::pipes).
         CL_DEVICE_MAX_PIPE_ARGS => v::<cl_uint>(pipes::MAX_PIPE_ARGS),
         CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS => v::<cl_uint>(pipes::MAX_ACTIVE_RESERVATIONS),
@@ -309,8 +345,8 @@ fn device_info(d: &Arc<Device>, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_LUID_KHR => array::<cl_uchar>(&caps.device_luid.unwrap_or_default()),
         CL_DEVICE_NODE_MASK_KHR => v::<cl_uint>(caps.device_node_mask),
         CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR => v::<cl_version>(cl_make_version(1, 2, 0)),
-        _ => Err(ClError(CL_INVALID_VALUE)),
-    }
+        _ => return None,
+    })
 }
 
 fn vendor_name(id: u32) -> String {

@@ -50,10 +50,14 @@ fn supported(
 }
 
 /// clCreateImage's checks, in the spec's terms, then the image.
-fn new_image(
+///
+/// # Safety
+/// `format` and `desc` are NULL or point to the structures their types name; `host_ptr`
+/// holds the image as `desc` lays it out where `flags` name it (the spec's contracts).
+unsafe fn new_image(
     context: cl_context,
     properties: Vec<cl_mem_properties>,
-    mut flags: cl_mem_flags,
+    flags: cl_mem_flags,
     format: *const cl_image_format,
     desc: *const cl_image_desc,
     host_ptr: *mut c_void,
@@ -90,9 +94,42 @@ fn new_image(
     };
     let dims = desc.dims();
     check(!dims.contains(&0), CL_INVALID_IMAGE_DESCRIPTOR)?;
-    // A buffer for 1D buffer images (required) and 2D images (cl_khr_image2d_from_buffer), or
-    // a 2D image for a 2D image over the same texels.
-    let buffer = if ty == CL_MEM_OBJECT_IMAGE1D_BUFFER
+    let buffer = desc_buffer(&ctx, &d)?;
+    let Some(fmt) = Format::new(order, data_type) else {
+        return Err(ClError(CL_IMAGE_FORMAT_NOT_SUPPORTED));
+    };
+    let element = fmt.element_size();
+    let original = buffer.as_ref().filter(|b| b.image.is_some());
+    check_pitches(&d, &fmt, dims, buffer.as_ref(), host_ptr)?;
+    let mut flags = inherited_flags(flags, buffer.as_deref(), host_ptr)?;
+    if flags & ACCESS == 0 {
+        flags |= CL_MEM_READ_WRITE;
+    }
+    check(
+        supported(&ctx, &fmt, ty, flags),
+        CL_IMAGE_FORMAT_NOT_SUPPORTED,
+    )?;
+    check_size(&ctx, ty, dims, element)?;
+    if let Some(b) = buffer
+        .as_ref()
+        .filter(|_| ty == CL_MEM_OBJECT_IMAGE1D_BUFFER)
+    {
+        check(dims[0] * element <= b.size, CL_INVALID_IMAGE_DESCRIPTOR)?;
+    }
+    let mem = match original {
+        Some(o) => Mem::new_image_view(o, flags, fmt, properties)?,
+        // SAFETY: host_ptr holds the image at the pitches of `desc` where the flags name it
+        // (the spec's contract; NULL with those flags was refused above).
+        None => unsafe { Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties) }?,
+    };
+    Ok(register(mem) as cl_mem)
+}
+
+/// The memory object of a description: a buffer for 1D buffer images (required) and 2D
+/// images (cl_khr_image2d_from_buffer), or a 2D image for a 2D image over the same texels.
+fn desc_buffer(ctx: &Arc<Context>, d: &cl_image_desc) -> CLResult<Option<Arc<Mem>>> {
+    let ty = d.image_type;
+    if ty == CL_MEM_OBJECT_IMAGE1D_BUFFER
         || (ty == CL_MEM_OBJECT_IMAGE2D && !d.mem_object.is_null())
     {
         check(!d.mem_object.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
@@ -102,25 +139,33 @@ fn new_image(
             b.mem_type == CL_MEM_OBJECT_BUFFER || from_image,
             CL_INVALID_IMAGE_DESCRIPTOR,
         )?;
-        check(Arc::ptr_eq(&b.context, &ctx), CL_INVALID_IMAGE_DESCRIPTOR)?;
-        Some(b)
+        check(Arc::ptr_eq(&b.context, ctx), CL_INVALID_IMAGE_DESCRIPTOR)?;
+        Ok(Some(b))
     } else {
         check(d.mem_object.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
-        None
-    };
-    let Some(fmt) = Format::new(order, data_type) else {
-        return Err(ClError(CL_IMAGE_FORMAT_NOT_SUPPORTED));
-    };
-    let element = fmt.element_size();
+        Ok(None)
+    }
+}
+
+/// The description's pitches and sizes against the image it views or the memory it is
+/// created from.
+fn check_pitches(
+    d: &cl_image_desc,
+    fmt: &Format,
+    dims: [usize; 3],
+    buffer: Option<&Arc<Mem>>,
+    host_ptr: *mut c_void,
+) -> CLResult<()> {
     // Pitches: only with a host pointer; multiples of the element (row) and the row (slice).
-    let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
-    let original = buffer.as_ref().filter(|b| b.image.is_some());
+    let element = fmt.element_size();
+    let ty = d.image_type;
+    let original = buffer.filter(|b| b.image.is_some());
     if let Some(o) = original {
         // A 2D image from a 2D image: the same size and row pitch, the same data type, and
         // the same channel order or its sRGB / linear twin (CL_IMAGE_FORMAT_DESCRIPTOR else).
         let oi = o.image()?;
         check(
-            oi.format == fmt || oi.format.twin() == Some(fmt),
+            oi.format == *fmt || oi.format.twin() == Some(*fmt),
             CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
         )?;
         let od = oi.desc;
@@ -131,7 +176,7 @@ fn new_image(
                 && d.image_slice_pitch == 0,
             CL_INVALID_IMAGE_DESCRIPTOR,
         )?;
-    } else if let Some(b) = buffer.as_ref().filter(|_| ty == CL_MEM_OBJECT_IMAGE2D) {
+    } else if let Some(b) = buffer.filter(|_| ty == CL_MEM_OBJECT_IMAGE2D) {
         // A 2D image from a buffer: rows of image_row_pitch bytes (a multiple of
         // CL_DEVICE_IMAGE_PITCH_ALIGNMENT, 1 pixel), all inside the buffer.
         let row = d.image_row_pitch;
@@ -165,9 +210,19 @@ fn new_image(
             CL_INVALID_IMAGE_DESCRIPTOR,
         )?;
     }
-    if let Some(b) = &buffer {
-        // The image inherits what the buffer says where flags leave it open, and may not
-        // widen it.
+    Ok(())
+}
+
+/// The flags of an image, completed from its buffer's (an image of a buffer inherits what
+/// the buffer says where its flags leave it open, and may not widen it); the host pointer
+/// checked against them.
+fn inherited_flags(
+    mut flags: cl_mem_flags,
+    buffer: Option<&Mem>,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem_flags> {
+    let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
+    if let Some(b) = buffer {
         let bf = b.flags;
         check(
             flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0,
@@ -192,13 +247,16 @@ fn new_image(
     } else {
         check(wants_ptr != host_ptr.is_null(), CL_INVALID_HOST_PTR)?;
     }
-    if flags & ACCESS == 0 {
-        flags |= CL_MEM_READ_WRITE;
-    }
-    check(
-        supported(&ctx, &fmt, ty, flags),
-        CL_IMAGE_FORMAT_NOT_SUPPORTED,
-    )?;
+    Ok(flags)
+}
+
+/// The image's size against every device's limits (CL_INVALID_IMAGE_SIZE).
+fn check_size(
+    ctx: &Context,
+    ty: cl_mem_object_type,
+    dims: [usize; 3],
+    element: usize,
+) -> CLResult<()> {
     for dev in ctx.devices.iter().filter(|d| d.has_images()) {
         let l = dev.image_limits();
         let fits = match ty {
@@ -214,17 +272,7 @@ fn new_image(
         let bytes = dims.iter().product::<usize>() as u64 * element as u64;
         check(bytes <= dev.max_mem_alloc_size(), CL_INVALID_IMAGE_SIZE)?;
     }
-    if let Some(b) = buffer
-        .as_ref()
-        .filter(|_| ty == CL_MEM_OBJECT_IMAGE1D_BUFFER)
-    {
-        check(dims[0] * element <= b.size, CL_INVALID_IMAGE_DESCRIPTOR)?;
-    }
-    let mem = match original {
-        Some(o) => Mem::new_image_view(o, flags, fmt, properties)?,
-        None => Mem::new_image(&ctx, flags, fmt, desc, host_ptr, buffer, properties)?,
-    };
-    Ok(register(mem) as cl_mem)
+    Ok(())
 }
 
 /// The image behind a handle (CL_INVALID_MEM_OBJECT for other memory objects).
@@ -382,7 +430,8 @@ unsafe fn create_image(
     image_desc: *const cl_image_desc,
     host_ptr: *mut c_void,
 ) -> CLResult<cl_mem> {
-    new_image(context, vec![], flags, image_format, image_desc, host_ptr)
+    // SAFETY: the application's format, description and host pointer (the spec's contract).
+    unsafe { new_image(context, vec![], flags, image_format, image_desc, host_ptr) }
 }
 
 #[entry(clCreateImageWithProperties)]
@@ -396,7 +445,8 @@ unsafe fn create_image_with_properties(
 ) -> CLResult<cl_mem> {
     // SAFETY: properties is NULL or a 0-terminated list.
     let props = unsafe { property_list(properties) };
-    new_image(context, props, flags, image_format, image_desc, host_ptr)
+    // SAFETY: the application's format, description and host pointer (the spec's contract).
+    unsafe { new_image(context, props, flags, image_format, image_desc, host_ptr) }
 }
 
 #[entry(clCreateImage2D)]
@@ -423,7 +473,8 @@ unsafe fn create_image2d(
         num_samples: 0,
         mem_object: std::ptr::null_mut(),
     };
-    new_image(context, vec![], flags, image_format, &desc, host_ptr)
+    // SAFETY: the application's format, description and host pointer (the spec's contract).
+    unsafe { new_image(context, vec![], flags, image_format, &desc, host_ptr) }
 }
 
 #[entry(clCreateImage3D)]
@@ -455,7 +506,8 @@ unsafe fn create_image3d(
         num_samples: 0,
         mem_object: std::ptr::null_mut(),
     };
-    new_image(context, vec![], flags, image_format, &desc, host_ptr)
+    // SAFETY: the application's format, description and host pointer (the spec's contract).
+    unsafe { new_image(context, vec![], flags, image_format, &desc, host_ptr) }
 }
 
 #[entry(clGetImageInfo, at_exit)]
@@ -524,7 +576,9 @@ unsafe fn enqueue_read_image(
         t.origin,
         t.region,
         t.pitches,
-        HostPtr(ptr as *mut u8),
+        // SAFETY: the application's memory for the region, valid until the command completes
+        // (the spec's contract for ptr).
+        unsafe { HostPtr::new(ptr as *mut u8) },
         blocking,
         &t.wait,
     )?;

@@ -89,7 +89,9 @@ fn new_buffer(
     if flags & ACCESS == 0 {
         flags |= CL_MEM_READ_WRITE;
     }
-    let mem = Mem::new_buffer(&ctx, flags, size, host_ptr, properties)?;
+    // SAFETY: host_ptr holds `size` bytes where the flags name it (the spec's contract; NULL
+    // with those flags was refused above).
+    let mem = unsafe { Mem::new_buffer(&ctx, flags, size, host_ptr, properties) }?;
     Ok(register(mem) as cl_mem)
 }
 
@@ -347,11 +349,7 @@ unsafe fn enqueue_migrate_mem_objects(
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
     // Every buffer lives in memory the context's device reaches: nothing moves; the command
     // still orders like any other.
-    let keep = mems
-        .iter()
-        .map(|m| m.clone() as Arc<dyn std::any::Any + Send + Sync>)
-        .collect();
-    let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, keep)?;
+    let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, mems)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
 }
@@ -396,7 +394,9 @@ unsafe fn enqueue_read_buffer_rect(
         buf,
         host,
         region,
-        HostPtr(ptr as *mut u8),
+        // SAFETY: the application's memory for the region, valid until the command completes
+        // (the spec's contract for ptr).
+        unsafe { HostPtr::new(ptr as *mut u8) },
         blocking != 0,
         &wait,
     )?;
@@ -546,7 +546,9 @@ unsafe fn enqueue_read_buffer(
         &m,
         offset,
         size,
-        HostPtr(ptr as *mut u8),
+        // SAFETY: the application's memory for the region, valid until the command completes
+        // (the spec's contract for ptr).
+        unsafe { HostPtr::new(ptr as *mut u8) },
         blocking != 0,
         &wait,
     )?;

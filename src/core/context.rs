@@ -9,6 +9,8 @@ use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
 pub type ErrorCallback = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
+/// A clSetContextDestructorCallback callback, given the context's handle.
+pub type Destructor = Box<dyn FnOnce(*mut c_void) + Send>;
 
 #[repr(C)]
 pub struct Context {
@@ -17,7 +19,7 @@ pub struct Context {
     /// The properties as given, with the terminating 0 (empty if none were given).
     pub properties: Vec<cl_context_properties>,
     notify: Option<(ErrorCallback, usize)>,
-    destructors: Mutex<Vec<Box<dyn FnOnce(*mut c_void) + Send>>>,
+    destructors: Mutex<Vec<Destructor>>,
 }
 
 impl Drop for Context {
@@ -63,7 +65,7 @@ impl Context {
         self.devices.iter().any(|d| Arc::ptr_eq(d, dev))
     }
 
-    pub fn on_destroy(&self, f: Box<dyn FnOnce(*mut c_void) + Send>) {
+    pub fn on_destroy(&self, f: Destructor) {
         self.destructors.lock().push(f);
     }
 

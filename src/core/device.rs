@@ -1,7 +1,7 @@
 //! A device: one Vulkan physical device, its logical device (opened on first use) and the
 //! OpenCL properties derived from its limits and features.
 
-use super::error::{CLResult, ClError};
+use super::error::CLResult;
 use super::kernel::Kernel;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
@@ -9,7 +9,6 @@ use crate::compiler::options::{self, StorageClasses, Target};
 use crate::vk::device::Device as VkDevice;
 use crate::vk::instance::Instance;
 use crate::vk::probe::Caps;
-use crate::vk::vk;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock};
 
@@ -160,10 +159,6 @@ impl Device {
         crate::config::get().fp64 && self.caps.features.float64 && self.caps.features.int64
     }
 
-    pub fn has_int64(&self) -> bool {
-        self.caps.features.int64
-    }
-
     /// The extensions vkcl exposes on this device, with their versions.
     pub fn extensions(&self) -> Vec<(&'static str, cl_version)> {
         let v = |maj, min, pat| cl_make_version(maj, min, pat);
@@ -200,10 +195,16 @@ impl Device {
     /// shaders with the operations clspv uses, of one fixed size (so that the sizes the
     /// queries report are the sizes kernels see).
     pub fn has_subgroups(&self) -> bool {
-        use vk::SubgroupFeatureFlags as F;
-        let needed =
-            F::BASIC | F::VOTE | F::ARITHMETIC | F::BALLOT | F::SHUFFLE | F::SHUFFLE_RELATIVE;
-        self.caps.subgroup_ops.contains(needed)
+        let ops = &self.caps.subgroup_ops;
+        let needed = [
+            ops.basic,
+            ops.vote,
+            ops.arithmetic,
+            ops.ballot,
+            ops.shuffle,
+            ops.shuffle_relative,
+        ];
+        needed.iter().all(|&op| op)
             && self.caps.min_subgroup_size == self.caps.max_subgroup_size
             && self.caps.subgroup_size == self.caps.min_subgroup_size
             && self.caps.subgroup_size > 0
@@ -261,11 +262,7 @@ impl Device {
             },
             max_push_constant_size: l.max_push_constants_size,
             max_ubo_size: l.max_uniform_buffer_range,
-            spirv_version: if self.caps.api_version >= vk::API_VERSION_1_3 {
-                (1, 6)
-            } else {
-                (1, 5)
-            },
+            spirv_version: self.caps.spirv_version(),
             images: self.has_images(),
             read_write_images: self.has_read_write_images(),
             subgroups: self.has_subgroups(),
@@ -291,22 +288,12 @@ impl Device {
     }
 
     pub fn driver_version_string(&self) -> String {
-        let v = self.caps.driver_version;
         let info = &self.caps.driver_info;
         if info.is_empty() {
-            format!(
-                "{}.{}.{}",
-                vk::api_version_major(v),
-                vk::api_version_minor(v),
-                vk::api_version_patch(v)
-            )
+            let [major, minor, patch] = self.caps.driver_version_parts();
+            format!("{major}.{minor}.{patch}")
         } else {
             info.clone()
         }
-    }
-
-    /// The device errors (device lost) surface as this.
-    pub fn lost() -> ClError {
-        ClError(CL_OUT_OF_RESOURCES)
     }
 }

@@ -1,23 +1,22 @@
 //! Image formats: which OpenCL channel order / data type pairs exist (section 5.3.1.1 of the
-//! OpenCL 3.0 API spec), the Vulkan format and component swizzle each maps to, which of them
-//! a device supports for which use, and the host-side conversion of a fill color (section
-//! 8.3 of the OpenCL C spec, "Conversion rules").
+//! OpenCL 3.0 API spec), their sizes, which of them a device supports for which use, and the
+//! host-side conversion of a fill color (section 8.3 of the OpenCL C spec, "Conversion rules").
+//! The Vulkan format and component swizzle of each, and the probing, are vk::format's.
 
 #![allow(non_upper_case_globals)] // CL_sRGBA and friends
 
 use super::device::Device;
 use crate::cl::*;
-use crate::vk::vk;
+use crate::vk::format::{Need, Texel};
 
 /// An OpenCL image format and how it is stored in Vulkan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Format {
     pub order: cl_channel_order,
     pub data_type: cl_channel_type,
-    pub vk: vk::Format,
-    /// How the Vulkan format's components become the OpenCL (r, g, b, a) of a read. Formats
-    /// with a swizzle other than the identity are read-only (storage views have none).
-    pub swizzle: [vk::ComponentSwizzle; 4],
+    /// Its Vulkan storage. Formats whose reads swizzle the components are read-only (storage
+    /// views have no swizzle).
+    pub texel: Texel,
 }
 
 /// The channel orders vkcl exposes. Not CL_DEPTH: clspv 0.0.1 emits invalid SPIR-V for
@@ -101,85 +100,19 @@ fn stored_channels(order: cl_channel_order) -> usize {
     }
 }
 
-fn vk_format(channels: usize, data_type: cl_channel_type) -> Option<vk::Format> {
-    use vk::Format as F;
-    let [one, two, four] = match data_type {
-        CL_UNORM_INT8 => [F::R8_UNORM, F::R8G8_UNORM, F::R8G8B8A8_UNORM],
-        CL_SNORM_INT8 => [F::R8_SNORM, F::R8G8_SNORM, F::R8G8B8A8_SNORM],
-        CL_UNSIGNED_INT8 => [F::R8_UINT, F::R8G8_UINT, F::R8G8B8A8_UINT],
-        CL_SIGNED_INT8 => [F::R8_SINT, F::R8G8_SINT, F::R8G8B8A8_SINT],
-        CL_UNORM_INT16 => [F::R16_UNORM, F::R16G16_UNORM, F::R16G16B16A16_UNORM],
-        CL_SNORM_INT16 => [F::R16_SNORM, F::R16G16_SNORM, F::R16G16B16A16_SNORM],
-        CL_UNSIGNED_INT16 => [F::R16_UINT, F::R16G16_UINT, F::R16G16B16A16_UINT],
-        CL_SIGNED_INT16 => [F::R16_SINT, F::R16G16_SINT, F::R16G16B16A16_SINT],
-        CL_HALF_FLOAT => [F::R16_SFLOAT, F::R16G16_SFLOAT, F::R16G16B16A16_SFLOAT],
-        CL_UNSIGNED_INT32 => [F::R32_UINT, F::R32G32_UINT, F::R32G32B32A32_UINT],
-        CL_SIGNED_INT32 => [F::R32_SINT, F::R32G32_SINT, F::R32G32B32A32_SINT],
-        CL_FLOAT => [F::R32_SFLOAT, F::R32G32_SFLOAT, F::R32G32B32A32_SFLOAT],
-        _ => return None,
-    };
-    Some(match channels {
-        1 => one,
-        2 => two,
-        _ => four,
-    })
-}
-
 impl Format {
     /// The Vulkan form of a valid OpenCL format; None for formats vkcl does not map (packed,
     /// ARGB/ABGR, sRGB without alpha, depth-stencil): CL_IMAGE_FORMAT_NOT_SUPPORTED.
     pub fn new(order: cl_channel_order, data_type: cl_channel_type) -> Option<Format> {
-        use vk::ComponentSwizzle as S;
-        let identity = [S::IDENTITY; 4];
-        if matches!(order, CL_RGB | CL_RGBx) && valid(order, data_type) {
-            // Packed RGB, the unused bits read as alpha 1.
-            let one = [S::IDENTITY, S::IDENTITY, S::IDENTITY, S::ONE];
-            let (vk, swizzle) = match data_type {
-                CL_UNORM_SHORT_565 => (vk::Format::R5G6B5_UNORM_PACK16, identity),
-                CL_UNORM_SHORT_555 => (vk::Format::A1R5G5B5_UNORM_PACK16, one),
-                _ => (vk::Format::A2R10G10B10_UNORM_PACK32, one),
-            };
-            return Some(Format {
-                order,
-                data_type,
-                vk,
-                swizzle,
-            });
-        }
-        if !ORDERS.contains(&order) || !TYPES.contains(&data_type) || !valid(order, data_type) {
+        let packed = matches!(order, CL_RGB | CL_RGBx);
+        let exposed = packed || (ORDERS.contains(&order) && TYPES.contains(&data_type));
+        if !exposed || !valid(order, data_type) {
             return None;
         }
-        let (vk, swizzle) = match order {
-            CL_BGRA | CL_sBGRA => {
-                let f = match (order, data_type) {
-                    (CL_sBGRA, _) => vk::Format::B8G8R8A8_SRGB,
-                    (_, CL_UNORM_INT8) => vk::Format::B8G8R8A8_UNORM,
-                    (_, CL_SNORM_INT8) => vk::Format::B8G8R8A8_SNORM,
-                    (_, CL_UNSIGNED_INT8) => vk::Format::B8G8R8A8_UINT,
-                    _ => vk::Format::B8G8R8A8_SINT,
-                };
-                (f, identity)
-            }
-            CL_sRGBA => (vk::Format::R8G8B8A8_SRGB, identity),
-            _ => {
-                let swizzle = match order {
-                    CL_A => [S::ZERO, S::ZERO, S::ZERO, S::R],
-                    CL_RA => [S::R, S::ZERO, S::ZERO, S::G],
-                    CL_INTENSITY => [S::R, S::R, S::R, S::R],
-                    CL_LUMINANCE => [S::R, S::R, S::R, S::ONE],
-                    // Bytes (a, r, g, b) and (a, b, g, r) read as RGBA.
-                    CL_ARGB => [S::G, S::B, S::A, S::R],
-                    CL_ABGR => [S::A, S::B, S::G, S::R],
-                    _ => identity,
-                };
-                (vk_format(stored_channels(order), data_type)?, swizzle)
-            }
-        };
         Some(Format {
             order,
             data_type,
-            vk,
-            swizzle,
+            texel: Texel::of(order, data_type, stored_channels(order))?,
         })
     }
 
@@ -238,8 +171,7 @@ impl Format {
 
     /// Whether kernels can write it (a storage view: no swizzle, no sRGB).
     pub fn writable(&self) -> bool {
-        self.swizzle == [vk::ComponentSwizzle::IDENTITY; 4]
-            && !matches!(self.order, CL_sRGBA | CL_sBGRA)
+        self.texel.unswizzled() && !matches!(self.order, CL_sRGBA | CL_sBGRA)
     }
 
     /// One element holding `color` (the fill color of clEnqueueFillImage: four floats, ints
@@ -404,34 +336,16 @@ impl Device {
     /// to write, copies both ways; texel buffers for 1D buffer images; and the image type
     /// itself (3D, arrays) for that format.
     pub fn supports(&self, format: &Format, image_type: cl_mem_object_type, usage: Use) -> bool {
-        use vk::FormatFeatureFlags as F;
         if !self.has_images() || (usage.write && !format.writable()) {
             return false;
         }
-        let props = self.format_properties(format.vk);
-        if image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER {
-            let mut need = F::empty();
-            if usage.read {
-                need |= F::UNIFORM_TEXEL_BUFFER;
-            }
-            if usage.write {
-                need |= F::STORAGE_TEXEL_BUFFER;
-            }
-            return props.buffer_features.contains(need);
-        }
-        let mut need = F::TRANSFER_SRC | F::TRANSFER_DST | F::SAMPLED_IMAGE;
-        if !format.is_integer() {
-            need |= F::SAMPLED_IMAGE_FILTER_LINEAR;
-        }
-        if usage.write {
-            need |= F::STORAGE_IMAGE;
-        }
-        if !props.optimal_tiling_features.contains(need) {
-            return false;
-        }
-        let (ty, _, arrayed) = crate::vk::image::shape(image_type);
-        let max = self.image_format_limits(format.vk, ty, usage.write);
-        max.is_some_and(|m| !arrayed || m.max_array_layers > 1)
+        let need = Need {
+            read: usage.read,
+            write: usage.write,
+            filter: !format.is_integer(),
+        };
+        self.instance
+            .supports(&self.caps, format.texel, image_type, need)
     }
 
     /// Images: kernels write them through storage images without a declared format, and
@@ -466,35 +380,6 @@ impl Device {
             },
             samplers: l.max_per_stage_descriptor_samplers.min(16),
         }
-    }
-
-    fn format_properties(&self, format: vk::Format) -> vk::FormatProperties {
-        let instance = &self.instance.raw;
-        // SAFETY: a valid physical device of this instance.
-        unsafe { instance.get_physical_device_format_properties(self.caps.physical, format) }
-    }
-
-    /// The limits of optimal-tiling images of this format and type with the usage vkcl gives
-    /// them; None where the device cannot create them.
-    pub fn image_format_limits(
-        &self,
-        format: vk::Format,
-        ty: vk::ImageType,
-        storage: bool,
-    ) -> Option<vk::ImageFormatProperties> {
-        let instance = &self.instance.raw;
-        // SAFETY: a valid physical device of this instance.
-        unsafe {
-            instance.get_physical_device_image_format_properties(
-                self.caps.physical,
-                format,
-                ty,
-                vk::ImageTiling::OPTIMAL,
-                crate::vk::image::usage(storage),
-                vk::ImageCreateFlags::empty(),
-            )
-        }
-        .ok()
     }
 }
 

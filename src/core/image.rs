@@ -11,16 +11,15 @@ use super::context::Context;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
 use super::format::{Format, Use};
-use super::memory::Mem;
+use super::memory::{Mapped, Mem};
 use super::queue::{HostPart, Queue, Recorded};
-use super::transfer::{self, keep, HostPtr};
+use super::transfer::{self, HostPtr};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
-use crate::vk::image::{Image as VkImage, ImageShape, TexelView};
-use crate::vk::memory::Placement;
+use crate::vk::image::{Image as VkImage, ImageShape, TexelCopy, TexelView};
+use crate::vk::memory::{Buffer, Placement};
 use crate::vk::staging::Lease;
 use crate::vk::submit::Recorder;
-use crate::vk::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -161,16 +160,6 @@ impl Pitches {
             y * self.row + z * self.slice
         }
     }
-
-    /// Bytes the host memory of `region` spans.
-    pub fn span(
-        &self,
-        image_type: cl_mem_object_type,
-        region: [usize; 3],
-        row_bytes: usize,
-    ) -> usize {
-        self.at(image_type, region[1] - 1, region[2] - 1) + row_bytes
-    }
 }
 
 /// Calls `f(host offset, packed offset, bytes)` for every row of `region` laid out at
@@ -209,7 +198,7 @@ impl Mem {
         let Store::Image(image) = &info.store else {
             return Err(ClError(CL_INVALID_IMAGE_DESCRIPTOR));
         };
-        let view = VkImage::view_of(image, format.vk, format.swizzle, format.writable())?;
+        let view = VkImage::view_of(image, format.texel, format.writable())?;
         let info = ImageInfo {
             format,
             desc: info.desc,
@@ -225,9 +214,13 @@ impl Mem {
         ))
     }
 
-    /// clCreateImage: `host_ptr` (with COPY_HOST_PTR or USE_HOST_PTR) holds the image at
-    /// `desc`'s pitches; `buffer` is the buffer of a 1D buffer image.
-    pub fn new_image(
+    /// clCreateImage; `buffer` is the buffer of a 1D buffer image (or of a 2D image from a
+    /// buffer).
+    ///
+    /// # Safety
+    /// With COPY_HOST_PTR or USE_HOST_PTR, `host_ptr` holds the image at `desc`'s pitches;
+    /// with USE_HOST_PTR it stays valid for the image's life (the spec's contract).
+    pub unsafe fn new_image(
         context: &Arc<Context>,
         flags: cl_mem_flags,
         format: Format,
@@ -257,7 +250,7 @@ impl Mem {
                 &device,
                 &buffer.storage,
                 buffer.offset,
-                format.vk,
+                format.texel,
                 packed as u64,
             )?;
             let info = ImageInfo {
@@ -272,14 +265,14 @@ impl Mem {
             let mut data = vec![0u8; packed];
             rows(desc.image_type, element, dims, pitches, |host, at, len| {
                 // SAFETY: the application's memory holds the image at these pitches (the
-                // spec's contract for host_ptr).
+                // caller's contract).
                 let src =
                     unsafe { std::slice::from_raw_parts((host_ptr as *const u8).add(host), len) };
                 data[at..at + len].copy_from_slice(src);
             });
             data
         });
-        let (_, _, arrayed) = crate::vk::image::shape(desc.image_type);
+        let arrayed = crate::vk::image::arrayed(desc.image_type);
         let [w, h, d] = dims;
         let extent = match desc.image_type {
             CL_MEM_OBJECT_IMAGE1D_ARRAY => [w, 1, 1],
@@ -300,9 +293,7 @@ impl Mem {
             image_type: desc.image_type,
             extent: extent.map(|x| x as u32),
             layers: if arrayed { desc.array_size as u32 } else { 1 },
-            format: format.vk,
-            swizzle: format.swizzle,
-            element_size: element,
+            texel: format.texel,
             storage,
             storage_usage: storage || format.twin().is_some_and(|t| writable(&t)),
         };
@@ -381,26 +372,26 @@ pub(super) fn vk_image(mem: &Mem, device: &Arc<VkDevice>) -> CLResult<Arc<VkImag
 
 /// The copy between a buffer-backed image and its buffer (the whole image, at the image's row
 /// pitch); None for other images.
-fn backing(mem: &Mem, image: &VkImage) -> Option<vk::BufferImageCopy> {
+fn backing(mem: &Mem, image: &VkImage) -> Option<TexelCopy> {
     let info = mem.image.as_ref()?;
     info.backed.then(|| {
-        let mut copy = image.region([0; 3], image.cl_region()).at(mem.offset);
-        copy.buffer_row_length = (info.desc.row_pitch / info.format.element_size()) as u32;
-        copy
+        let texels = info.desc.row_pitch / info.format.element_size();
+        let whole = image.region([0; 3], image.cl_region());
+        whole.at(mem.offset).with_row_length(texels as u32)
     })
 }
 
 /// Before a command uses the Vulkan image of a buffer-backed image: the buffer's texels into it.
-pub(super) fn sync_in(rec: &mut Recorder, mem: &Mem, image: &VkImage) {
+pub(super) fn sync_in(rec: &mut Recorder, mem: &Mem, image: &Arc<VkImage>) {
     if let Some(copy) = backing(mem, image) {
-        rec.buffer_to_image(mem.storage.raw, image.raw, &[copy]);
+        rec.buffer_to_image(&mem.storage, image, &[copy]);
     }
 }
 
 /// After a command wrote the Vulkan image of a buffer-backed image: its texels into the buffer.
-pub(super) fn sync_out(rec: &mut Recorder, mem: &Mem, image: &VkImage) {
+pub(super) fn sync_out(rec: &mut Recorder, mem: &Mem, image: &Arc<VkImage>) {
     if let Some(copy) = backing(mem, image) {
-        rec.image_to_buffer(image.raw, mem.storage.raw, &[copy]);
+        rec.image_to_buffer(image, &mem.storage, &[copy]);
     }
 }
 
@@ -434,24 +425,15 @@ pub fn read(
         let src = s.host().expect("staging memory is host-visible").as_ptr();
         // SAFETY: the copy into the staging buffer has completed; dst holds the region at
         // these pitches (the spec's contract).
-        unsafe {
-            repack(
-                m.image()?,
-                region,
-                pitches,
-                dst.get(),
-                src as *mut u8,
-                false,
-            )
-        };
+        unsafe { repack(m.image()?, region, pitches, dst.get(), src, false) };
         Ok(())
     });
     queue.enqueue(command, wait, |rec| {
         sync_in(rec, mem, &image);
-        rec.image_to_buffer(image.raw, stage.raw, &[vk_region]);
+        rec.image_to_buffer(&image, &stage, &[vk_region]);
         Ok(Recorded {
             host: Some(deliver),
-            keep: keep(&[mem], Some(stage.clone())),
+            keep: vec![mem.clone()],
         })
     })
 }
@@ -503,11 +485,11 @@ fn upload_staged(
     let vk_region = image.region(origin, region).at(0);
     queue.enqueue(command, wait, |rec| {
         sync_in(rec, mem, &image);
-        rec.buffer_to_image(stage.raw, image.raw, &[vk_region]);
+        rec.buffer_to_image(&stage, &image, &[vk_region]);
         sync_out(rec, mem, &image);
         Ok(Recorded {
             host: None,
-            keep: keep(&[mem], Some(stage.clone())),
+            keep: vec![mem.clone()],
         })
     })
 }
@@ -545,7 +527,7 @@ pub fn fill(
 enum Side {
     Image(Arc<VkImage>, [usize; 3]),
     /// A buffer (or a 1D buffer image's buffer) and the byte offset.
-    Bytes(vk::Buffer, u64),
+    Bytes(Arc<Buffer>, u64),
 }
 
 fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize) -> CLResult<Side> {
@@ -554,12 +536,12 @@ fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize)
         Some(Store::Texels(_)) => {
             let e = mem.image()?.format.element_size();
             Ok(Side::Bytes(
-                mem.storage_on(&queue.vk)?.raw,
+                mem.storage_on(&queue.vk)?.clone(),
                 mem.at(origin[0] * e),
             ))
         }
         None => Ok(Side::Bytes(
-            mem.storage_on(&queue.vk)?.raw,
+            mem.storage_on(&queue.vk)?.clone(),
             mem.at(buffer_offset),
         )),
     }
@@ -609,71 +591,40 @@ pub fn copy(
         }
         match (&from, &to) {
             (Side::Image(a, ao), Side::Image(b, bo)) => {
-                for r in image_copies(a, *ao, b, *bo, region) {
-                    rec.copy_image(a.raw, b.raw, r);
+                for r in a.copies_to(*ao, b, *bo, region) {
+                    rec.copy_image(a, b, r);
                 }
             }
             (Side::Image(a, ao), Side::Bytes(buf, off)) => {
                 let r = a.region(*ao, region);
                 match &stage {
-                    None => rec.image_to_buffer(a.raw, *buf, &[r.at(*off)]),
+                    None => rec.image_to_buffer(a, buf, &[r.at(*off)]),
                     Some(s) => {
-                        rec.image_to_buffer(a.raw, s.raw, &[r.at(0)]);
-                        rec.copy_buffer(s.raw, 0, *buf, *off, bytes);
+                        rec.image_to_buffer(a, s, &[r.at(0)]);
+                        rec.copy_buffer(s, 0, buf, *off, bytes);
                     }
                 }
             }
             (Side::Bytes(buf, off), Side::Image(b, bo)) => {
                 let r = b.region(*bo, region);
                 match &stage {
-                    None => rec.buffer_to_image(*buf, b.raw, &[r.at(*off)]),
+                    None => rec.buffer_to_image(buf, b, &[r.at(*off)]),
                     Some(s) => {
-                        rec.copy_buffer(*buf, *off, s.raw, 0, bytes);
-                        rec.buffer_to_image(s.raw, b.raw, &[r.at(0)]);
+                        rec.copy_buffer(buf, *off, s, 0, bytes);
+                        rec.buffer_to_image(s, b, &[r.at(0)]);
                     }
                 }
             }
-            (Side::Bytes(a, ao), Side::Bytes(b, bo)) => rec.copy_buffer(*a, *ao, *b, *bo, bytes),
+            (Side::Bytes(a, ao), Side::Bytes(b, bo)) => rec.copy_buffer(a, *ao, b, *bo, bytes),
         }
         if let Side::Image(image, _) = &to {
             sync_out(rec, dst, image);
         }
         Ok(Recorded {
             host: None,
-            keep: keep(&[src, dst], stage.clone()),
+            keep: vec![src.clone(), dst.clone()],
         })
     })
-}
-
-/// The vkCmdCopyImage regions of a copy: one where both images count the region alike,
-/// else one per row (a 1D array's layers are another image's rows, a 2D array's layers a 3D
-/// image's slices: each row maps to a row).
-fn image_copies(
-    a: &VkImage,
-    ao: [usize; 3],
-    b: &VkImage,
-    bo: [usize; 3],
-    region: [usize; 3],
-) -> Vec<vk::ImageCopy> {
-    let copy = |s: crate::vk::image::Region, d: crate::vk::image::Region| vk::ImageCopy {
-        src_subresource: s.layers,
-        src_offset: s.offset,
-        dst_subresource: d.layers,
-        dst_offset: d.offset,
-        extent: s.extent,
-    };
-    if a.shape.image_type == b.shape.image_type {
-        return vec![copy(a.region(ao, region), b.region(bo, region))];
-    }
-    let mut out = vec![];
-    for z in 0..region[2] {
-        for y in 0..region[1] {
-            let row = [region[0], 1, 1];
-            let at = |o: [usize; 3]| [o[0], o[1] + y, o[2] + z];
-            out.push(copy(a.region(at(ao), row), b.region(at(bo), row)));
-        }
-    }
-    out
 }
 
 /// clEnqueueMapImage: the host address, the row and slice pitches there, and the event.
@@ -707,7 +658,7 @@ pub fn map(
         let offset = pitches.at(info.desc.image_type, origin[1], origin[2]) + origin[0] * e;
         let ptr = (mem.host_ptr + offset) as *mut u8;
         let event = if invalidate {
-            queue.enqueue_marker(command, wait, keep(&[mem], None))?
+            queue.enqueue_marker(command, wait, vec![mem.clone()])?
         } else {
             read(
                 queue,
@@ -716,12 +667,14 @@ pub fn map(
                 origin,
                 region,
                 pitches,
-                HostPtr(ptr),
+                // SAFETY: the CL_MEM_USE_HOST_PTR memory holds the image at these pitches
+                // for the object's life.
+                unsafe { HostPtr::new(ptr) },
                 blocking,
                 wait,
             )?
         };
-        mem.add_image_mapping(ptr as usize, flags, origin, region, None);
+        mem.add_mapping(ptr as usize, Mapped::Texels { origin, region }, flags, None);
         mem.complete_map(ptr as usize, &event, blocking)?;
         return Ok((ptr as *mut c_void, pitches, event));
     }
@@ -747,20 +700,22 @@ pub fn map(
     let event = queue.enqueue(command, wait, |rec| {
         if invalidate {
             rec.marker();
+            rec.hold(&shadow);
         } else {
             sync_in(rec, mem, &image);
-            rec.image_to_buffer(image.raw, shadow.raw, &[vk_region]);
+            rec.image_to_buffer(&image, &shadow, &[vk_region]);
         }
         Ok(Recorded {
             host: None,
-            keep: keep(&[mem], Some(shadow.clone())),
+            keep: vec![mem.clone()],
         })
     })?;
     let ptr = shadow
         .host()
         .expect("staging memory is host-visible")
         .as_ptr();
-    mem.add_image_mapping(ptr as usize, flags, origin, region, Some(shadow));
+    let mapped = Mapped::Texels { origin, region };
+    mem.add_mapping(ptr as usize, mapped, flags, Some(shadow));
     mem.complete_map(ptr as usize, &event, blocking)?;
     Ok((ptr as *mut c_void, pitches, event))
 }
@@ -777,11 +732,22 @@ pub fn unmap(
         return transfer::unmap(queue, mem, ptr, wait);
     }
     let m = mem.remove_mapping(ptr as usize)?;
-    let (origin, region) = m.image.ok_or(ClError(CL_INVALID_VALUE))?;
+    let Mapped::Texels { origin, region } = m.region else {
+        return Err(ClError(CL_INVALID_VALUE));
+    };
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     if !writes {
-        return queue.enqueue_marker(command, wait, keep(&[mem], m.shadow.clone()));
+        return queue.enqueue(command, wait, |rec| {
+            rec.marker();
+            if let Some(shadow) = &m.shadow {
+                rec.hold(shadow);
+            }
+            Ok(Recorded {
+                host: None,
+                keep: vec![mem.clone()],
+            })
+        });
     }
     match m.shadow {
         Some(shadow) => upload_staged(queue, command, mem, origin, region, shadow, wait),

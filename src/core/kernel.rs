@@ -34,11 +34,11 @@ pub enum ArgValue {
 
 /// The Vulkan objects of a kernel on one device.
 pub struct KernelDevice {
-    pub device: Arc<Device>,
     exe: Arc<Executable>,
     module: ShaderModule,
-    layout: KernelLayout,
-    pipelines: Mutex<HashMap<Vec<(u32, u32)>, Arc<Pipeline>>>,
+    layout: Arc<KernelLayout>,
+    /// By specialisation (constant id, value).
+    pipelines: Mutex<HashMap<Spec, Arc<Pipeline>>>,
     /// Module-scope `__constant` data, filled once.
     constant_data: Option<Arc<Buffer>>,
     /// Bound where a kernel has a NULL buffer argument, and as the printf buffer.
@@ -169,7 +169,7 @@ impl KernelDevice {
             })
             .collect();
         let push_size = r.push_constant_size.next_multiple_of(4);
-        let layout = KernelLayout::new(&vkd, layout_sets, push_size)?;
+        let layout = Arc::new(KernelLayout::new(&vkd, layout_sets, push_size)?);
         // The kernel's own module: without the program's other kernels.
         let own = compiler::spirv::entry_point_only(&exe.spirv, &refl.name);
         let module = ShaderModule::new(&vkd, own.as_deref().unwrap_or(&exe.spirv))?;
@@ -199,7 +199,6 @@ impl KernelDevice {
             "scratch",
         )?);
         Ok(KernelDevice {
-            device: device.clone(),
             exe: exe.clone(),
             module,
             layout,
@@ -385,7 +384,7 @@ pub fn enqueue_as(
         host,
         ..
     } = launch;
-    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_layouts.len() as u32)
+    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_count() as u32)
         .map(|s| bindings.remove(&s).unwrap_or_default())
         .collect();
     if log::log_enabled!(target: "launch", log::Level::Trace) {
@@ -483,6 +482,8 @@ fn launch_shape(
 
 /// Dispatch ready: a pipeline, its push constants and its work-group count.
 type Dispatch = (Arc<Pipeline>, Vec<u8>, [u32; 3]);
+/// Specialisation constants: (id, value).
+type Spec = Vec<(u32, u32)>;
 
 /// What a launch binds, pushes and keeps alive, gathered from its arguments.
 struct Launch {
@@ -523,7 +524,7 @@ impl Launch {
             bindings: BTreeMap::new(),
             pod_buffers: BTreeMap::new(),
             local_spec: vec![],
-            keep: vec![kd.clone()],
+            keep: vec![],
             backed: vec![],
             host: None,
         }
@@ -573,7 +574,7 @@ impl Launch {
                             self.keep.push(m.clone());
                             BufferBinding {
                                 ty,
-                                buffer: storage.raw,
+                                buffer: storage.clone(),
                                 offset: m.offset,
                                 // Padded like the allocation, so vector loads at the end work.
                                 range: padded(m.size as u64).min(padded(storage.size) - m.offset),
@@ -581,7 +582,7 @@ impl Launch {
                         }
                         None => BufferBinding {
                             ty,
-                            buffer: kd.scratch.raw,
+                            buffer: kd.scratch.clone(),
                             offset: 0,
                             range: WHOLE_SIZE,
                         },
@@ -624,12 +625,12 @@ impl Launch {
                         let writes = matches!(arg.kind, ArgKind::StorageImage { .. });
                         self.backed.push((m.clone(), image.clone(), writes));
                     }
-                    let b = if let ArgKind::SampledImage { .. } = arg.kind {
-                        Binding::Image(Descriptor::SampledImage, image.sampled)
+                    let ty = if let ArgKind::SampledImage { .. } = arg.kind {
+                        Descriptor::SampledImage
                     } else {
-                        let view = image.storage.ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
-                        Binding::Image(Descriptor::StorageImage, view)
+                        Descriptor::StorageImage
                     };
+                    let b = Binding::image(ty, &image).ok_or(ClError(CL_INVALID_KERNEL_ARGS))?;
                     self.keep.push(m.clone());
                     self.bind(*set, *binding, b);
                 }
@@ -646,8 +647,7 @@ impl Launch {
                         .map(|t| t.2)
                         .expect("texel buffers have a descriptor");
                     self.keep.push(m.clone());
-                    self.keep.push(view.clone());
-                    self.bind(*set, *binding, Binding::Texels(ty, view.raw));
+                    self.bind(*set, *binding, Binding::Texels(ty, view.clone()));
                 }
                 (ArgKind::Sampler { set, binding }, ArgValue::Sampler(s)) => {
                     // Where clspv normalizes the coordinates itself (it is told the sampler's mask
@@ -725,12 +725,11 @@ impl Launch {
                 binding,
                 BufferBinding {
                     ty,
-                    buffer: b.raw,
+                    buffer: b,
                     offset: 0,
                     range: data.len() as u64,
                 },
             );
-            self.keep.push(b);
         }
         if let (Some(c), Some(buf)) = (&r.constant_data, &kd.constant_data) {
             let ty = buffer_descriptor(c.is_uniform);
@@ -739,7 +738,7 @@ impl Launch {
                 c.binding,
                 BufferBinding {
                     ty,
-                    buffer: buf.raw,
+                    buffer: buf.clone(),
                     offset: 0,
                     range: WHOLE_SIZE,
                 },
@@ -748,7 +747,7 @@ impl Launch {
         // A kernel that prints gets a printf buffer of its own for this launch, decoded and
         // written to stdout when the launch completes (in the queue's order).
         if let Some((set, binding, size)) = r.printf.as_ref().and_then(|p| p.buffer) {
-            let mut buffer = kd.scratch.raw;
+            let mut buffer = kd.scratch.clone();
             if refl.may_use_printf {
                 let b = Arc::new(Buffer::new(
                     &queue.vk,
@@ -758,7 +757,7 @@ impl Launch {
                 )?);
                 // SAFETY: the buffer is new; no GPU work uses it yet.
                 unsafe { b.write(0, &[0; 4]) };
-                buffer = b.raw;
+                buffer = b.clone();
                 // The formats are read from the executable when the launch completes.
                 let exe = kd.exe.clone();
                 self.host = Some(Box::new(move || {
@@ -812,7 +811,6 @@ impl Launch {
                 spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
             }
             let pipeline = kd.pipeline(&kernel.name, spec)?;
-            self.keep.push(pipeline.clone());
             let mut push = self.push.clone();
             let start = region.start;
             let offset = std::array::from_fn(|d| nd.offset[d] + start[d]);

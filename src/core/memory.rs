@@ -100,6 +100,10 @@ impl Drop for HostAlloc {
     }
 }
 
+/// Memory imported into every device of a context: the host allocation (None for the
+/// application's USE_HOST_PTR memory), the first device's buffer and the others'.
+type SharedStorage = (Option<HostAlloc>, Buffer, Vec<Arc<Buffer>>);
+
 /// A clSetMemObjectDestructorCallback callback, given the object's handle.
 pub type Destructor = Box<dyn FnOnce(*mut c_void) + Send>;
 
@@ -127,16 +131,25 @@ pub struct PipeShape {
     pub max_packets: u32,
 }
 
+/// What a map covers.
+#[derive(Clone, Copy, Debug)]
+pub enum Mapped {
+    /// `size` bytes at `offset` of a buffer (or of a 1D buffer image).
+    Bytes { offset: usize, size: usize },
+    /// A region of an image (in texels, its array index the last coordinate its type uses).
+    Texels {
+        origin: [usize; 3],
+        region: [usize; 3],
+    },
+}
+
 /// An outstanding map of a region.
 #[derive(Clone)]
 pub struct Mapping {
-    pub offset: usize,
-    pub size: usize,
+    pub region: Mapped,
     pub flags: cl_map_flags,
     /// The host-visible copy the map returned, for device-local memory.
     pub shadow: Option<Arc<Lease>>,
-    /// The origin and region of a map of an image.
-    pub image: Option<([usize; 3], [usize; 3])>,
     /// Outstanding maps of this address (the same region may be mapped more than once).
     count: u32,
 }
@@ -183,7 +196,13 @@ impl Mem {
         self.storage_on(device).map(|_| ())
     }
 
-    pub fn new_buffer(
+    /// clCreateBuffer.
+    ///
+    /// # Safety
+    /// With CL_MEM_COPY_HOST_PTR or CL_MEM_USE_HOST_PTR, `host_ptr` points to `size` readable
+    /// bytes; with CL_MEM_USE_HOST_PTR they stay valid for the buffer's life (the spec's
+    /// contract for host_ptr).
+    pub unsafe fn new_buffer(
         context: &Arc<Context>,
         flags: cl_mem_flags,
         size: usize,
@@ -191,11 +210,12 @@ impl Mem {
         properties: Vec<cl_mem_properties>,
     ) -> CLResult<Arc<Mem>> {
         let copy = flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR) != 0;
-        // SAFETY: the application passed `size` readable bytes at host_ptr.
+        // SAFETY: `size` readable bytes at host_ptr (the caller's contract).
         let init = copy.then(|| unsafe { std::slice::from_raw_parts(host_ptr as *const u8, size) });
         let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
         let host_ptr = if use_host { host_ptr as usize } else { 0 };
-        Self::new_root(context, flags, size, init, host_ptr, properties, None)
+        // SAFETY: host_ptr is 0 or the USE_HOST_PTR memory (the caller's contract).
+        unsafe { Self::new_root(context, flags, size, init, host_ptr, properties, None) }
     }
 
     /// clCreatePipe: a buffer holding the header of an empty pipe, then the packets.
@@ -211,18 +231,26 @@ impl Mem {
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect();
-        Self::new_root(
-            context,
-            flags,
-            size,
-            Some(&header),
-            0,
-            properties,
-            Some(shape),
-        )
+        // SAFETY: no host pointer.
+        unsafe {
+            Self::new_root(
+                context,
+                flags,
+                size,
+                Some(&header),
+                0,
+                properties,
+                Some(shape),
+            )
+        }
     }
 
-    fn new_root(
+    /// A buffer or pipe with storage of its own.
+    ///
+    /// # Safety
+    /// `host_ptr` is 0, or the address of `size` bytes that stay valid for the object's life
+    /// (CL_MEM_USE_HOST_PTR memory).
+    unsafe fn new_root(
         context: &Arc<Context>,
         flags: cl_mem_flags,
         size: usize,
@@ -232,11 +260,14 @@ impl Mem {
         pipe: Option<PipeShape>,
     ) -> CLResult<Arc<Mem>> {
         let device = context.devices[0].vk()?;
-        let (shared, storage, elsewhere) = match shared_storage(context, size, init, host_ptr)? {
+        // SAFETY: host_ptr as the caller's contract says.
+        let shared = unsafe { shared_storage(context, size, init, host_ptr) }?;
+        let (shared, storage, elsewhere) = match shared {
             Some(s) => s,
             None => (
                 None,
-                root_storage(&device, flags, size, init, host_ptr)?,
+                // SAFETY: as above.
+                unsafe { root_storage(&device, flags, size, init, host_ptr) }?,
                 vec![],
             ),
         };
@@ -328,15 +359,18 @@ impl Mem {
 
 /// A buffer's storage on one device: imported application memory (USE_HOST_PTR, where the
 /// device can), else an allocation placed as `placement` says, holding `init`.
-fn root_storage(
+///
+/// # Safety
+/// As `Mem::new_root`'s for `host_ptr`.
+unsafe fn root_storage(
     device: &Arc<VkDevice>,
     flags: cl_mem_flags,
     size: usize,
     init: Option<&[u8]>,
     host_ptr: usize,
 ) -> CLResult<Buffer> {
-    // SAFETY: with CL_MEM_USE_HOST_PTR (host_ptr not 0) the application keeps `size` bytes
-    // at host_ptr for the buffer's lifetime (the spec's contract).
+    // SAFETY: host_ptr, when not 0, holds `size` bytes for the buffer's lifetime (the
+    // caller's contract).
     let imported = (host_ptr != 0)
         .then(|| unsafe { Buffer::import(device, host_ptr as *mut u8, size as u64) })
         .flatten();
@@ -369,13 +403,15 @@ fn root_storage(
 /// allocation holding `init` (or the application's USE_HOST_PTR memory, if aligned), imported
 /// into each device; returns it with the first device's buffer and the others'. None where
 /// the context has one device or the devices cannot share (the caller allocates normally).
-#[allow(clippy::type_complexity)]
-fn shared_storage(
+///
+/// # Safety
+/// As `Mem::new_root`'s for `host_ptr`.
+unsafe fn shared_storage(
     context: &Context,
     size: usize,
     init: Option<&[u8]>,
     host_ptr: usize,
-) -> CLResult<Option<(Option<HostAlloc>, Buffer, Vec<Arc<Buffer>>)>> {
+) -> CLResult<Option<SharedStorage>> {
     let mut devices: Vec<Arc<VkDevice>> = vec![];
     for d in &context.devices {
         let vk = d.vk()?;
@@ -388,7 +424,7 @@ fn shared_storage(
         .map(|d| d.caps.min_imported_host_pointer_alignment as usize)
         .max()
         .unwrap_or(0);
-    if devices.len() < 2 || align == 0 || devices.iter().any(|d| d.host_import.is_none()) {
+    if devices.len() < 2 || align == 0 || devices.iter().any(|d| !d.imports_host_memory()) {
         return Ok(None);
     }
     let rounded = size.max(1).next_multiple_of(align);
@@ -480,51 +516,30 @@ impl Mem {
         self.offset + offset as u64
     }
 
-    /// Records a map of `[offset, offset + size)` at `ptr` (a shadow's own address, or the
-    /// buffer's memory, which several maps can share).
+    /// Records a map of `region` at `ptr`: a shadow's own address, or memory several maps can
+    /// share (a buffer's own, the application's of a CL_MEM_USE_HOST_PTR object). The first
+    /// map of an address gives the mapping its shadow and start; later maps of bytes widen it.
     pub fn add_mapping(
         &self,
         ptr: usize,
-        offset: usize,
-        size: usize,
+        region: Mapped,
         flags: cl_map_flags,
         shadow: Option<Arc<Lease>>,
     ) {
         let mut maps = self.maps.lock();
         let m = maps.entry(ptr).or_insert(Mapping {
-            offset,
-            size,
+            region,
             flags,
             shadow,
-            image: None,
             count: 0,
         });
         m.count += 1;
         m.flags |= flags;
-        m.size = m.size.max(size);
-    }
-
-    /// Records a map of an image region at `ptr` (a shadow's address, or the application's
-    /// memory of a CL_MEM_USE_HOST_PTR image).
-    pub fn add_image_mapping(
-        &self,
-        ptr: usize,
-        flags: cl_map_flags,
-        origin: [usize; 3],
-        region: [usize; 3],
-        shadow: Option<Arc<Lease>>,
-    ) {
-        let mut maps = self.maps.lock();
-        let m = maps.entry(ptr).or_insert(Mapping {
-            offset: 0,
-            size: 0,
-            flags,
-            shadow,
-            image: Some((origin, region)),
-            count: 0,
-        });
-        m.count += 1;
-        m.flags |= flags;
+        if let (Mapped::Bytes { size: have, .. }, Mapped::Bytes { size, .. }) =
+            (&mut m.region, region)
+        {
+            *have = (*have).max(size);
+        }
     }
 
     /// Completes the map of `ptr` that `event` performs: a blocking map waits for it, and if

@@ -9,6 +9,7 @@ use super::context::Context;
 use super::device::Device;
 use super::error::{CLResult, ClError};
 use super::event::{Event, Notice};
+use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::vk::device::{Device as VkDevice, Timeline};
@@ -16,15 +17,19 @@ use crate::vk::staging::StagingPool;
 use crate::vk::submit::{Pools, Recorder, Retired};
 use crate::vk::Error as VkError;
 use parking_lot::{Condvar, Mutex, MutexGuard};
-use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
+
+/// Events waited for on the GPU (other queues of the device) and on the host (gates).
+type Waits = Vec<Arc<Event>>;
+type Gates = Vec<Arc<Event>>;
 
 /// Host-side work run once the command's GPU part is done, by the thread that completes its
 /// batch (a waiting API thread or the completion thread).
 pub type HostPart = Box<dyn FnOnce() -> CLResult<()> + Send>;
-/// Objects a command needs alive until it completes.
-pub type Keep = Vec<Arc<dyn Any + Send + Sync>>;
+/// The memory objects a command uses, kept until it completes (so that their destructor
+/// callbacks run after their last command). The Vulkan objects it records, the recorder holds.
+pub type Keep = Vec<Arc<Mem>>;
 
 struct Item {
     event: Arc<Event>,
@@ -442,10 +447,7 @@ impl Queue {
     /// submitted become GPU-side semaphore waits; user events, events of other devices and of
     /// commands still held back become gates, resolved on the host (the batch is held until
     /// they end). Events of this queue are already ordered.
-    fn resolve_waits(
-        &self,
-        wait_list: &[Arc<Event>],
-    ) -> CLResult<(Vec<Arc<Event>>, Vec<Arc<Event>>)> {
+    fn resolve_waits(&self, wait_list: &[Arc<Event>]) -> CLResult<(Waits, Gates)> {
         let (mut waits, mut gates) = (vec![], vec![]);
         for e in wait_list {
             let status = e.status();

@@ -10,19 +10,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub struct Device {
-    pub instance: Arc<Instance>,
+    /// Held: the instance outlives its devices.
+    _instance: Arc<Instance>,
     pub caps: Arc<Caps>,
-    pub raw: ash::Device,
+    pub(super) raw: ash::Device,
     /// vkQueueSubmit needs external synchronisation.
-    pub queue: Mutex<vk::Queue>,
+    pub(super) queue: Mutex<vk::Queue>,
     /// Dropped (Some → None) before the device is destroyed.
-    pub allocator: Mutex<Option<Allocator>>,
-    pub pipeline_cache: vk::PipelineCache,
+    pub(super) allocator: Mutex<Option<Allocator>>,
+    pub(super) pipeline_cache: vk::PipelineCache,
     /// The pipeline cache's disk-cache key, and when it was last saved.
     pipeline_cache_key: String,
     pipeline_cache_saved: Mutex<SaveState>,
     /// VK_EXT_external_memory_host's functions, where the extension is enabled.
-    pub host_import: Option<ash::ext::external_memory_host::Device>,
+    pub(super) host_import: Option<ash::ext::external_memory_host::Device>,
     /// VK_EXT_calibrated_timestamps' functions, where enabled (see `now_ns`).
     calibration: Option<ash::ext::calibrated_timestamps::Device>,
     /// Samplers by OpenCL sampler bitmask (see `image::Device::sampler`).
@@ -142,7 +143,7 @@ impl Device {
         );
         crate::shutdown::install();
         Ok(Arc::new(Device {
-            instance,
+            _instance: instance,
             caps,
             raw,
             queue: Mutex::new(queue),
@@ -201,6 +202,11 @@ impl Device {
         if let Ok(data) = unsafe { self.raw.get_pipeline_cache_data(self.pipeline_cache) } {
             cache.store("pipelines", &self.pipeline_cache_key, &data);
         }
+    }
+
+    /// Buffers can import host memory (VK_EXT_external_memory_host is enabled).
+    pub fn imports_host_memory(&self) -> bool {
+        self.host_import.is_some()
     }
 
     /// A device timestamp (ticks) in nanoseconds, as the timestamp queries give them.

@@ -4,7 +4,8 @@
 //! images; samplers, one per OpenCL sampler bitmask and device.
 
 use super::device::Device;
-use super::submit::Recorder;
+use super::format::Texel;
+use super::submit::{AsBuffer, Recorder};
 use super::vk;
 use super::{Error, Result};
 use crate::cl::*;
@@ -13,7 +14,7 @@ use gpu_allocator::MemoryLocation;
 use std::sync::Arc;
 
 /// The Vulkan image type and view type of an OpenCL image type, and whether it is arrayed.
-pub fn shape(image_type: cl_mem_object_type) -> (vk::ImageType, vk::ImageViewType, bool) {
+pub(super) fn shape(image_type: cl_mem_object_type) -> (vk::ImageType, vk::ImageViewType, bool) {
     use vk::{ImageType as T, ImageViewType as V};
     match image_type {
         CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => (T::TYPE_1D, V::TYPE_1D, false),
@@ -24,8 +25,13 @@ pub fn shape(image_type: cl_mem_object_type) -> (vk::ImageType, vk::ImageViewTyp
     }
 }
 
+/// Whether images of this OpenCL type have array layers.
+pub fn arrayed(image_type: cl_mem_object_type) -> bool {
+    shape(image_type).2
+}
+
 /// The usage of every image vkcl creates (storage only for formats kernels may write).
-pub fn usage(storage: bool) -> vk::ImageUsageFlags {
+pub(super) fn usage(storage: bool) -> vk::ImageUsageFlags {
     let mut u = vk::ImageUsageFlags::SAMPLED
         | vk::ImageUsageFlags::TRANSFER_SRC
         | vk::ImageUsageFlags::TRANSFER_DST;
@@ -49,10 +55,7 @@ pub struct ImageShape {
     pub image_type: cl_mem_object_type,
     pub extent: [u32; 3],
     pub layers: u32,
-    pub format: vk::Format,
-    pub swizzle: [vk::ComponentSwizzle; 4],
-    /// Bytes per texel.
-    pub element_size: usize,
+    pub texel: Texel,
     /// Kernels may write it (a storage view).
     pub storage: bool,
     /// The image has the storage usage (it or another view of it may be written).
@@ -77,15 +80,15 @@ fn creation_format(format: vk::Format) -> (vk::Format, vk::ImageCreateFlags) {
 
 pub struct Image {
     pub device: Arc<Device>,
-    pub raw: vk::Image,
+    pub(super) raw: vk::Image,
     pub shape: ImageShape,
     allocation: Option<Allocation>,
     /// For another view of an image (a 2D image from an image): the image that owns `raw`.
     owner: Option<Arc<Image>>,
     /// For reads: sampled images (with the format's swizzle).
-    pub sampled: vk::ImageView,
+    pub(super) sampled: vk::ImageView,
     /// For writes and read_write images: storage images.
-    pub storage: Option<vk::ImageView>,
+    pub(super) storage: Option<vk::ImageView>,
 }
 
 impl Image {
@@ -94,7 +97,7 @@ impl Image {
     pub fn new(device: &Arc<Device>, shape: ImageShape, data: Option<&[u8]>) -> Result<Image> {
         let (ty, _, _) = shape.shape_types();
         let [w, h, d] = shape.extent;
-        let (format, flags) = creation_format(shape.format);
+        let (format, flags) = creation_format(shape.texel.format);
         let info = vk::ImageCreateInfo::default()
             .flags(flags)
             .image_type(ty)
@@ -150,17 +153,11 @@ impl Image {
         Ok(image)
     }
 
-    /// Another view of `owner`'s texels with `format` (of the same size class: the owner is
-    /// mutable) and its swizzle; a storage view if `storage` and the owner has the usage.
-    pub fn view_of(
-        owner: &Arc<Image>,
-        format: vk::Format,
-        swizzle: [vk::ComponentSwizzle; 4],
-        storage: bool,
-    ) -> Result<Image> {
+    /// Another view of `owner`'s texels as `texel` (a format of the same size class: the
+    /// owner is mutable); a storage view if `storage` and the owner has the usage.
+    pub fn view_of(owner: &Arc<Image>, texel: Texel, storage: bool) -> Result<Image> {
         let shape = ImageShape {
-            format,
-            swizzle,
+            texel,
             storage: storage && owner.shape.storage_usage,
             ..owner.shape
         };
@@ -193,7 +190,7 @@ impl Image {
                 .push_next(&mut usage)
                 .image(self.raw)
                 .view_type(view_type)
-                .format(self.shape.format)
+                .format(self.shape.texel.format)
                 .components(vk::ComponentMapping {
                     r: swizzle[0],
                     g: swizzle[1],
@@ -205,7 +202,7 @@ impl Image {
             // another format of its class).
             unsafe { self.device.raw.create_image_view(&info, None) }
         };
-        self.sampled = view(self.shape.swizzle, false)?;
+        self.sampled = view(self.shape.texel.swizzle, false)?;
         if self.shape.storage {
             self.storage = Some(view([vk::ComponentSwizzle::IDENTITY; 4], true)?);
         }
@@ -231,12 +228,18 @@ impl Image {
             None => None,
         };
         let mut rec = Recorder::one_off(device)?;
-        rec.to_general(self.raw);
+        rec.enter_general_layout(self.raw);
         if let Some(stage) = &stage {
             let whole = self.region([0; 3], self.cl_region());
-            rec.buffer_to_image(stage.raw, self.raw, &[whole.at(0)]);
+            // Both outlive the wait below.
+            rec.buffer_to_image_raw(stage.raw, self.raw, &[whole.at(0)]);
         }
         rec.submit_and_wait()
+    }
+
+    /// Kernels may write it (it has a storage view).
+    pub fn writable(&self) -> bool {
+        self.storage.is_some()
     }
 
     /// The whole image as an OpenCL region (width, height or layers, depth or layers).
@@ -319,7 +322,7 @@ impl Drop for Image {
 /// buffer for reads and a storage texel buffer for writes.
 pub struct TexelView {
     device: Arc<Device>,
-    pub raw: vk::BufferView,
+    pub(super) raw: vk::BufferView,
 }
 
 impl TexelView {
@@ -327,12 +330,12 @@ impl TexelView {
         device: &Arc<Device>,
         buffer: &super::memory::Buffer,
         offset: u64,
-        format: vk::Format,
+        texel: Texel,
         range: u64,
     ) -> Result<TexelView> {
         let info = vk::BufferViewCreateInfo::default()
             .buffer(buffer.raw)
-            .format(format)
+            .format(texel.format)
             .offset(offset)
             .range(range);
         // SAFETY: the buffer has the texel-buffer usages; the range is inside it.
@@ -354,28 +357,104 @@ impl Drop for TexelView {
 /// A part of an image in Vulkan's terms.
 #[derive(Clone, Copy, Debug)]
 pub struct Region {
-    pub offset: vk::Offset3D,
-    pub extent: vk::Extent3D,
-    pub layers: vk::ImageSubresourceLayers,
+    offset: vk::Offset3D,
+    extent: vk::Extent3D,
+    layers: vk::ImageSubresourceLayers,
 }
 
 impl Region {
     /// The copy of this region to or from tightly packed texels at `buffer_offset`.
-    pub fn at(&self, buffer_offset: u64) -> vk::BufferImageCopy {
-        vk::BufferImageCopy {
+    pub fn at(&self, buffer_offset: u64) -> TexelCopy {
+        TexelCopy {
+            region: *self,
             buffer_offset,
-            buffer_row_length: 0,
-            buffer_image_height: 0,
-            image_subresource: self.layers,
-            image_offset: self.offset,
-            image_extent: self.extent,
+            row_length: 0,
         }
     }
 }
 
+/// A copy between an image region and texels in a buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct TexelCopy {
+    region: Region,
+    buffer_offset: u64,
+    /// Texels between rows in the buffer; 0: tightly packed.
+    row_length: u32,
+}
+
+impl TexelCopy {
+    /// The same copy with the buffer's rows `texels` texels apart.
+    pub fn with_row_length(self, texels: u32) -> TexelCopy {
+        TexelCopy {
+            row_length: texels,
+            ..self
+        }
+    }
+
+    fn vk(&self) -> vk::BufferImageCopy {
+        vk::BufferImageCopy {
+            buffer_offset: self.buffer_offset,
+            buffer_row_length: self.row_length,
+            buffer_image_height: 0,
+            image_subresource: self.region.layers,
+            image_offset: self.region.offset,
+            image_extent: self.region.extent,
+        }
+    }
+}
+
+/// A copy of a region between two images of the same format.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageCopy {
+    src: Region,
+    dst: Region,
+}
+
+impl ImageCopy {
+    fn vk(&self) -> vk::ImageCopy {
+        vk::ImageCopy {
+            src_subresource: self.src.layers,
+            src_offset: self.src.offset,
+            dst_subresource: self.dst.layers,
+            dst_offset: self.dst.offset,
+            extent: self.src.extent,
+        }
+    }
+}
+
+impl Image {
+    /// The copies of OpenCL `region` of `self` at `origin` to `dst` at `dst_origin`: one where
+    /// both images count the region alike, else one per row (a 1D array's layers are another
+    /// image's rows, a 2D array's layers a 3D image's slices: each row maps to a row).
+    pub fn copies_to(
+        &self,
+        origin: [usize; 3],
+        dst: &Image,
+        dst_origin: [usize; 3],
+        region: [usize; 3],
+    ) -> Vec<ImageCopy> {
+        let copy = |o: [usize; 3], d: [usize; 3], r: [usize; 3]| ImageCopy {
+            src: self.region(o, r),
+            dst: dst.region(d, r),
+        };
+        if self.shape.image_type == dst.shape.image_type {
+            return vec![copy(origin, dst_origin, region)];
+        }
+        let mut out = vec![];
+        for z in 0..region[2] {
+            for y in 0..region[1] {
+                let at = |o: [usize; 3]| [o[0], o[1] + y, o[2] + z];
+                out.push(copy(at(origin), at(dst_origin), [region[0], 1, 1]));
+            }
+        }
+        out
+    }
+}
+
 impl Recorder {
-    /// The image's first use: from UNDEFINED to GENERAL.
-    pub fn to_general(&mut self, image: vk::Image) {
+    /// The image's first use: from UNDEFINED to GENERAL (the caller keeps it alive until the
+    /// batch completes).
+    fn enter_general_layout(&mut self, image: vk::Image) {
         let barrier = vk::ImageMemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::empty())
             .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
@@ -402,14 +481,23 @@ impl Recorder {
     /// One command copying buffer ranges into image regions.
     pub fn buffer_to_image(
         &mut self,
-        buffer: vk::Buffer,
-        image: vk::Image,
-        regions: &[vk::BufferImageCopy],
+        buffer: &Arc<impl AsBuffer>,
+        image: &Arc<Image>,
+        regions: &[TexelCopy],
     ) {
+        self.hold(buffer);
+        self.hold(image);
+        self.buffer_to_image_raw(buffer.raw_buffer(), image.raw, regions);
+    }
+
+    /// `buffer_to_image` of objects the caller keeps alive until the batch completes.
+    fn buffer_to_image_raw(&mut self, buffer: vk::Buffer, image: vk::Image, regions: &[TexelCopy]) {
+        let regions: Vec<_> = regions.iter().map(TexelCopy::vk).collect();
         self.command(|d, cmd| {
-            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            // SAFETY: cmd is recording; both are alive until completion (held, or the
+            // caller's contract).
             unsafe {
-                d.cmd_copy_buffer_to_image(cmd, buffer, image, vk::ImageLayout::GENERAL, regions)
+                d.cmd_copy_buffer_to_image(cmd, buffer, image, vk::ImageLayout::GENERAL, &regions)
             }
         });
     }
@@ -417,28 +505,41 @@ impl Recorder {
     /// One command copying image regions into buffer ranges.
     pub fn image_to_buffer(
         &mut self,
-        image: vk::Image,
-        buffer: vk::Buffer,
-        regions: &[vk::BufferImageCopy],
+        image: &Arc<Image>,
+        buffer: &Arc<impl AsBuffer>,
+        regions: &[TexelCopy],
     ) {
+        self.hold(image);
+        self.hold(buffer);
+        let buffer = buffer.raw_buffer();
+        let regions: Vec<_> = regions.iter().map(TexelCopy::vk).collect();
         self.command(|d, cmd| {
-            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            // SAFETY: cmd is recording; both are held until completion.
             unsafe {
-                d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::GENERAL, buffer, regions)
+                d.cmd_copy_image_to_buffer(
+                    cmd,
+                    image.raw,
+                    vk::ImageLayout::GENERAL,
+                    buffer,
+                    &regions,
+                )
             }
         });
     }
 
     /// One command copying a region between images of the same format.
-    pub fn copy_image(&mut self, src: vk::Image, dst: vk::Image, region: vk::ImageCopy) {
+    pub fn copy_image(&mut self, src: &Arc<Image>, dst: &Arc<Image>, region: ImageCopy) {
+        self.hold(src);
+        self.hold(dst);
+        let region = region.vk();
         self.command(|d, cmd| {
-            // SAFETY: cmd is recording; the caller keeps both alive until completion.
+            // SAFETY: cmd is recording; both are held until completion.
             unsafe {
                 d.cmd_copy_image(
                     cmd,
-                    src,
+                    src.raw,
                     vk::ImageLayout::GENERAL,
-                    dst,
+                    dst.raw,
                     vk::ImageLayout::GENERAL,
                     &[region],
                 )
@@ -450,10 +551,10 @@ impl Recorder {
 impl Device {
     /// The sampler of an OpenCL sampler bitmask (CLK_NORMALIZED_COORDS_*, CLK_ADDRESS_*,
     /// CLK_FILTER_*: the literal samplers' encoding), created once per device.
-    pub fn sampler(&self, mask: u32) -> Result<vk::Sampler> {
+    pub fn sampler(&self, mask: u32) -> Result<Sampler> {
         let mut samplers = self.samplers.lock();
         if let Some(&s) = samplers.get(&mask) {
-            return Ok(s);
+            return Ok(Sampler(s));
         }
         let normalized = mask & SAMPLER_NORMALIZED != 0;
         let address = match mask & SAMPLER_ADDRESS_MASK {
@@ -481,9 +582,13 @@ impl Device {
         // SAFETY: valid device and create info; destroyed with the device.
         let s = unsafe { self.raw.create_sampler(&info, None) }?;
         samplers.insert(mask, s);
-        Ok(s)
+        Ok(Sampler(s))
     }
 }
+
+/// A sampler of a device (`Device::sampler`): it lives as long as the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampler(pub(super) vk::Sampler);
 
 /// The OpenCL C sampler bitmask (the values of the CLK_* sampler constants).
 pub const SAMPLER_NORMALIZED: u32 = 0x1;

@@ -5,8 +5,8 @@ use super::vk;
 use std::ffi::{c_void, CStr};
 
 pub struct Instance {
-    pub entry: ash::Entry,
-    pub raw: ash::Instance,
+    pub(super) entry: ash::Entry,
+    pub(super) raw: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
 }
 

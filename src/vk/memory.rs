@@ -35,7 +35,7 @@ enum Memory {
 
 pub struct Buffer {
     pub device: Arc<Device>,
-    pub raw: vk::Buffer,
+    pub(super) raw: vk::Buffer,
     /// The size asked for (the allocation is `padded(size)`).
     pub size: u64,
     memory: Option<Memory>,

@@ -2,6 +2,7 @@
 //! pipelines. The rest of vkcl sees plain Rust types.
 
 pub mod device;
+pub mod format;
 pub mod image;
 pub mod instance;
 pub mod memory;

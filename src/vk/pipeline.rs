@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 pub struct ShaderModule {
     device: Arc<Device>,
-    pub raw: vk::ShaderModule,
+    pub(super) raw: vk::ShaderModule,
 }
 
 impl ShaderModule {
@@ -44,7 +44,7 @@ pub enum Descriptor {
 }
 
 impl Descriptor {
-    pub(crate) fn vk(self) -> vk::DescriptorType {
+    pub(super) fn vk(self) -> vk::DescriptorType {
         use vk::DescriptorType as T;
         match self {
             Descriptor::StorageBuffer => T::STORAGE_BUFFER,
@@ -65,11 +65,11 @@ pub type SetBindings = Vec<(u32, Descriptor)>;
 pub struct KernelLayout {
     device: Arc<Device>,
     pub sets: Vec<SetBindings>,
-    pub set_layouts: Vec<vk::DescriptorSetLayout>,
-    pub pipeline_layout: vk::PipelineLayout,
+    pub(super) set_layouts: Vec<vk::DescriptorSetLayout>,
+    pub(super) pipeline_layout: vk::PipelineLayout,
     pub push_constant_size: u32,
     /// Descriptor sets of these layouts, reused from launch to launch.
-    pub set_cache: Arc<SetCache>,
+    pub(super) set_cache: Arc<SetCache>,
 }
 
 impl KernelLayout {
@@ -115,6 +115,11 @@ impl KernelLayout {
         layout.pipeline_layout = unsafe { device.raw.create_pipeline_layout(&info, None) }?;
         layout.sets = sets;
         Ok(layout)
+    }
+
+    /// The number of descriptor sets (0..n).
+    pub fn set_count(&self) -> usize {
+        self.set_layouts.len()
     }
 
     /// A compute pipeline for `entry` with these specialisation constants (id, value).
@@ -178,7 +183,7 @@ impl Drop for KernelLayout {
 
 pub struct Pipeline {
     device: Arc<Device>,
-    pub raw: vk::Pipeline,
+    pub(super) raw: vk::Pipeline,
 }
 
 impl Drop for Pipeline {

@@ -27,17 +27,86 @@ pub struct Features {
     pub external_memory_host: bool,
     /// VK_EXT_calibrated_timestamps with the device's own time domain.
     pub calibrated_timestamps: bool,
-    pub shader_non_semantic_info: bool,
+}
+
+/// The subgroup operations compute shaders may use.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SubgroupOps {
+    pub basic: bool,
+    pub vote: bool,
+    pub arithmetic: bool,
+    pub ballot: bool,
+    pub shuffle: bool,
+    pub shuffle_relative: bool,
+}
+
+impl SubgroupOps {
+    fn of(flags: vk::SubgroupFeatureFlags) -> SubgroupOps {
+        use vk::SubgroupFeatureFlags as F;
+        SubgroupOps {
+            basic: flags.contains(F::BASIC),
+            vote: flags.contains(F::VOTE),
+            arithmetic: flags.contains(F::ARITHMETIC),
+            ballot: flags.contains(F::BALLOT),
+            shuffle: flags.contains(F::SHUFFLE),
+            shuffle_relative: flags.contains(F::SHUFFLE_RELATIVE),
+        }
+    }
+}
+
+/// The device limits vkcl uses (Vulkan's names, in nanoseconds per tick for the timestamp
+/// period).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    pub max_compute_work_group_invocations: u32,
+    pub max_compute_work_group_size: [u32; 3],
+    pub max_compute_work_group_count: [u32; 3],
+    pub max_compute_shared_memory_size: u32,
+    pub max_storage_buffer_range: u32,
+    pub min_storage_buffer_offset_alignment: u64,
+    pub max_uniform_buffer_range: u32,
+    pub max_push_constants_size: u32,
+    pub max_per_stage_descriptor_sampled_images: u32,
+    pub max_per_stage_descriptor_storage_images: u32,
+    pub max_per_stage_descriptor_samplers: u32,
+    pub max_image_dimension2_d: u32,
+    pub max_image_dimension3_d: u32,
+    pub max_image_array_layers: u32,
+    pub max_texel_buffer_elements: u32,
+    pub timestamp_period: f32,
+}
+
+impl Limits {
+    fn of(l: &vk::PhysicalDeviceLimits) -> Limits {
+        Limits {
+            max_compute_work_group_invocations: l.max_compute_work_group_invocations,
+            max_compute_work_group_size: l.max_compute_work_group_size,
+            max_compute_work_group_count: l.max_compute_work_group_count,
+            max_compute_shared_memory_size: l.max_compute_shared_memory_size,
+            max_storage_buffer_range: l.max_storage_buffer_range,
+            min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+            max_uniform_buffer_range: l.max_uniform_buffer_range,
+            max_push_constants_size: l.max_push_constants_size,
+            max_per_stage_descriptor_sampled_images: l.max_per_stage_descriptor_sampled_images,
+            max_per_stage_descriptor_storage_images: l.max_per_stage_descriptor_storage_images,
+            max_per_stage_descriptor_samplers: l.max_per_stage_descriptor_samplers,
+            max_image_dimension2_d: l.max_image_dimension2_d,
+            max_image_dimension3_d: l.max_image_dimension3_d,
+            max_image_array_layers: l.max_image_array_layers,
+            max_texel_buffer_elements: l.max_texel_buffer_elements,
+            timestamp_period: l.timestamp_period,
+        }
+    }
 }
 
 /// Everything vkcl needs to know about one physical device.
 pub struct Caps {
-    pub physical: vk::PhysicalDevice,
+    pub(super) physical: vk::PhysicalDevice,
     pub name: String,
     pub vendor_id: u32,
     pub device_id: u32,
-    pub device_type: vk::PhysicalDeviceType,
-    pub api_version: u32,
+    device_type: vk::PhysicalDeviceType,
+    pub(super) api_version: u32,
     pub driver_version: u32,
     pub driver_name: String,
     pub driver_info: String,
@@ -46,23 +115,20 @@ pub struct Caps {
     pub pipeline_cache_uuid: [u8; 16],
     pub device_luid: Option<[u8; 8]>,
     pub device_node_mask: u32,
-    pub limits: vk::PhysicalDeviceLimits,
+    pub limits: Limits,
     pub max_memory_allocation_size: u64,
     /// VK_EXT_external_memory_host: host pointers and sizes imported must be multiples of this.
     pub min_imported_host_pointer_alignment: u64,
     pub subgroup_size: u32,
     pub min_subgroup_size: u32,
     pub max_subgroup_size: u32,
-    pub subgroup_ops: vk::SubgroupFeatureFlags,
-    pub memory: vk::PhysicalDeviceMemoryProperties,
+    pub subgroup_ops: SubgroupOps,
+    pub(super) memory: vk::PhysicalDeviceMemoryProperties,
     pub queue_family: u32,
-    pub queue_count: u32,
     pub timestamp_valid_bits: u32,
     pub features: Features,
-    pub extensions: HashSet<String>,
     /// Compute units: from a vendor extension where the driver tells, else an estimate.
     pub compute_units: u32,
-    pub pci_bus: Option<vk::PhysicalDevicePCIBusInfoPropertiesEXT<'static>>,
 }
 
 impl Caps {
@@ -80,8 +146,23 @@ impl Caps {
         )
     }
 
-    pub fn has_ext(&self, name: &CStr) -> bool {
-        self.extensions.contains(name.to_str().unwrap_or(""))
+    /// The newest SPIR-V version the device consumes (1.6 from Vulkan 1.3, else 1.5).
+    pub fn spirv_version(&self) -> (u32, u32) {
+        if self.api_version >= vk::API_VERSION_1_3 {
+            (1, 6)
+        } else {
+            (1, 5)
+        }
+    }
+
+    /// The driver version as (major, minor, patch) in Vulkan's encoding.
+    pub fn driver_version_parts(&self) -> [u32; 3] {
+        let v = self.driver_version;
+        [
+            vk::api_version_major(v),
+            vk::api_version_minor(v),
+            vk::api_version_patch(v),
+        ]
     }
 
     /// The size of the largest device-local heap (the device's global memory).
@@ -132,21 +213,99 @@ impl Caps {
     }
 
     /// Probes `pd`; Err says why vkcl cannot use it.
-    pub fn probe(instance: &Instance, pd: vk::PhysicalDevice) -> Result<Caps, String> {
+    pub(super) fn probe(instance: &Instance, pd: vk::PhysicalDevice) -> Result<Caps, String> {
         let inst = &instance.raw;
-        // SAFETY: pd comes from this instance.
-        let exts = unsafe { inst.enumerate_device_extension_properties(pd) }
-            .map_err(|e| format!("extensions: {e}"))?;
-        let extensions: HashSet<String> = exts
-            .iter()
-            .filter_map(|e| e.extension_name_as_c_str().ok())
-            .map(|n| n.to_string_lossy().into_owned())
-            .collect();
+        let extensions = device_extensions(inst, pd)?;
         let has = |n: &CStr| extensions.contains(n.to_str().unwrap_or(""));
-
+        let p = Properties::of(inst, pd, &has)?;
+        let features = features(instance, pd, &has, p.props.api_version)?;
+        let (queue_family, family) = compute_queue(inst, pd)?;
         // SAFETY: pd comes from this instance.
-        let base_props = unsafe { inst.get_physical_device_properties(pd) };
-        let api_version = base_props.api_version;
+        let memory = unsafe { inst.get_physical_device_memory_properties(pd) };
+        let props = &p.props;
+        Ok(Caps {
+            physical: pd,
+            name: c_string(props.device_name_as_c_str()),
+            vendor_id: props.vendor_id,
+            device_id: props.device_id,
+            device_type: props.device_type,
+            api_version: props.api_version,
+            driver_version: props.driver_version,
+            driver_name: p.driver_name,
+            driver_info: p.driver_info,
+            device_uuid: p.device_uuid,
+            driver_uuid: p.driver_uuid,
+            pipeline_cache_uuid: props.pipeline_cache_uuid,
+            device_luid: p.device_luid,
+            device_node_mask: p.device_node_mask,
+            limits: Limits::of(&props.limits),
+            max_memory_allocation_size: p.max_memory_allocation_size,
+            min_imported_host_pointer_alignment: p.min_imported_host_pointer_alignment,
+            subgroup_size: p.subgroup_size,
+            min_subgroup_size: p.min_subgroup_size,
+            max_subgroup_size: p.max_subgroup_size,
+            subgroup_ops: p.subgroup_ops,
+            memory,
+            queue_family,
+            timestamp_valid_bits: family.timestamp_valid_bits,
+            features,
+            compute_units: p.compute_units,
+        })
+    }
+}
+
+fn c_string(s: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
+    s.map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The names of the device's extensions.
+fn device_extensions(
+    inst: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> Result<HashSet<String>, String> {
+    // SAFETY: pd comes from this instance.
+    let exts = unsafe { inst.enumerate_device_extension_properties(pd) }
+        .map_err(|e| format!("extensions: {e}"))?;
+    Ok(exts
+        .iter()
+        .filter_map(|e| e.extension_name_as_c_str().ok())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect())
+}
+
+/// Whether subgroup size control is available (core in 1.3, else the extension).
+fn has_subgroup_size_control(api_version: u32, has: &dyn Fn(&CStr) -> bool) -> bool {
+    api_version >= vk::API_VERSION_1_3 || has(ash::ext::subgroup_size_control::NAME)
+}
+
+/// The device's properties vkcl uses, out of the property structures' chain.
+struct Properties {
+    props: vk::PhysicalDeviceProperties,
+    driver_name: String,
+    driver_info: String,
+    device_uuid: [u8; 16],
+    driver_uuid: [u8; 16],
+    device_luid: Option<[u8; 8]>,
+    device_node_mask: u32,
+    max_memory_allocation_size: u64,
+    min_imported_host_pointer_alignment: u64,
+    subgroup_size: u32,
+    min_subgroup_size: u32,
+    max_subgroup_size: u32,
+    subgroup_ops: SubgroupOps,
+    compute_units: u32,
+}
+
+impl Properties {
+    /// Err for a device below Vulkan 1.2.
+    fn of(
+        inst: &ash::Instance,
+        pd: vk::PhysicalDevice,
+        has: &dyn Fn(&CStr) -> bool,
+    ) -> Result<Properties, String> {
+        // SAFETY: pd comes from this instance.
+        let api_version = unsafe { inst.get_physical_device_properties(pd) }.api_version;
         if api_version < vk::API_VERSION_1_2 {
             return Err(format!(
                 "Vulkan {}.{} (vkcl needs 1.2)",
@@ -154,20 +313,18 @@ impl Caps {
                 vk::api_version_minor(api_version)
             ));
         }
-
         let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
         let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
         let mut p13 = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
         let mut m3 = vk::PhysicalDeviceMaintenance3Properties::default();
         let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
         let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
-        let mut pci = vk::PhysicalDevicePCIBusInfoPropertiesEXT::default();
         let mut emh = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
         let mut props2 = vk::PhysicalDeviceProperties2::default()
             .push_next(&mut p11)
             .push_next(&mut p12)
             .push_next(&mut m3);
-        let sgsc = api_version >= vk::API_VERSION_1_3 || has(ash::ext::subgroup_size_control::NAME);
+        let sgsc = has_subgroup_size_control(api_version, has);
         if sgsc {
             props2 = props2.push_next(&mut p13);
         }
@@ -179,90 +336,19 @@ impl Caps {
         if has_amd {
             props2 = props2.push_next(&mut amd);
         }
-        let has_pci = has(ash::ext::pci_bus_info::NAME);
-        if has_pci {
-            props2 = props2.push_next(&mut pci);
-        }
-        let has_emh = has(ash::ext::external_memory_host::NAME);
-        if has_emh {
+        if has(ash::ext::external_memory_host::NAME) {
             props2 = props2.push_next(&mut emh);
         }
         // SAFETY: every chained struct is valid for this device's version / extensions.
         unsafe { inst.get_physical_device_properties2(pd, &mut props2) };
         let props = props2.properties;
-
-        let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
-        let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
-        let mut feats2 = vk::PhysicalDeviceFeatures2::default()
-            .push_next(&mut f11)
-            .push_next(&mut f12);
-        if sgsc {
-            feats2 = feats2.push_next(&mut fsg);
-        }
-        // SAFETY: as above.
-        unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
-        let f = feats2.features;
-
-        if f12.timeline_semaphore == 0 {
-            return Err("no timelineSemaphore".into());
-        }
-        if f11.variable_pointers_storage_buffer == 0 {
-            return Err("no variablePointersStorageBuffer (clspv needs it)".into());
-        }
-        let non_semantic =
-            api_version >= vk::API_VERSION_1_3 || has(ash::khr::shader_non_semantic_info::NAME);
-        if !non_semantic {
-            return Err("no VK_KHR_shader_non_semantic_info".into());
-        }
-
-        // SAFETY: pd comes from this instance.
-        let families = unsafe { inst.get_physical_device_queue_family_properties(pd) };
-        let (queue_family, family) = families
-            .iter()
-            .enumerate()
-            // Prefer a compute queue of a family that also does graphics: it is the main
-            // queue and supports timestamps everywhere.
-            .filter(|(_, q)| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
-            .max_by_key(|(_, q)| q.queue_flags.contains(vk::QueueFlags::GRAPHICS) as u32)
-            .ok_or("no compute queue")?;
-        // SAFETY: pd comes from this instance.
-        let memory = unsafe { inst.get_physical_device_memory_properties(pd) };
-
-        let features = Features {
-            int8: f12.shader_int8 != 0,
-            int16: f.shader_int16 != 0,
-            int64: f.shader_int64 != 0,
-            float16: f12.shader_float16 != 0,
-            float64: f.shader_float64 != 0,
-            storage_buffer8: f12.storage_buffer8_bit_access != 0,
-            uniform8: f12.uniform_and_storage_buffer8_bit_access != 0,
-            push_constant8: f12.storage_push_constant8 != 0,
-            storage_buffer16: f11.storage_buffer16_bit_access != 0,
-            uniform16: f11.uniform_and_storage_buffer16_bit_access != 0,
-            push_constant16: f11.storage_push_constant16 != 0,
-            buffer_device_address: f12.buffer_device_address != 0,
-            storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
-            storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
-            subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
-            external_memory_host: has_emh && host_import_supported(inst, pd),
-            calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
-                let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
-                // SAFETY: pd comes from this instance; the extension is supported.
-                unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
-                    .is_ok_and(|d| d.contains(&vk::TimeDomainEXT::DEVICE))
-            },
-            shader_non_semantic_info: non_semantic,
-        };
-
-        let device_type = props.device_type;
         let compute_units = if has_sm {
             sm.shader_sm_count
         } else if has_amd {
             amd.shader_engine_count
                 * amd.shader_arrays_per_engine_count
                 * amd.compute_units_per_shader_array
-        } else if device_type == vk::PhysicalDeviceType::CPU {
+        } else if props.device_type == vk::PhysicalDeviceType::CPU {
             // lavapipe runs one thread per CPU.
             std::thread::available_parallelism()
                 .map(|n| n.get() as u32)
@@ -273,62 +359,105 @@ impl Caps {
             (props.limits.max_compute_work_group_invocations / p11.subgroup_size.max(1)).max(1)
         }
         .max(1);
-
-        let name = props
-            .device_name_as_c_str()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let driver_name = p12
-            .driver_name_as_c_str()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let driver_info = p12
-            .driver_info_as_c_str()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok(Caps {
-            physical: pd,
-            name,
-            vendor_id: props.vendor_id,
-            device_id: props.device_id,
-            device_type,
-            api_version,
-            driver_version: props.driver_version,
-            driver_name,
-            driver_info,
+        let (min_subgroup_size, max_subgroup_size) = if sgsc {
+            (p13.min_subgroup_size, p13.max_subgroup_size)
+        } else {
+            (p11.subgroup_size, p11.subgroup_size)
+        };
+        Ok(Properties {
+            props,
+            driver_name: c_string(p12.driver_name_as_c_str()),
+            driver_info: c_string(p12.driver_info_as_c_str()),
             device_uuid: p11.device_uuid,
             driver_uuid: p11.driver_uuid,
-            pipeline_cache_uuid: props.pipeline_cache_uuid,
             device_luid: (p11.device_luid_valid != 0).then_some(p11.device_luid),
             device_node_mask: p11.device_node_mask,
-            limits: props.limits,
             max_memory_allocation_size: m3.max_memory_allocation_size,
             min_imported_host_pointer_alignment: emh.min_imported_host_pointer_alignment.max(1),
             subgroup_size: p11.subgroup_size,
-            min_subgroup_size: if sgsc {
-                p13.min_subgroup_size
-            } else {
-                p11.subgroup_size
-            },
-            max_subgroup_size: if sgsc {
-                p13.max_subgroup_size
-            } else {
-                p11.subgroup_size
-            },
-            subgroup_ops: p11.subgroup_supported_operations,
-            memory,
-            queue_family: queue_family as u32,
-            queue_count: family.queue_count,
-            timestamp_valid_bits: family.timestamp_valid_bits,
-            features,
-            extensions,
+            min_subgroup_size,
+            max_subgroup_size,
+            subgroup_ops: SubgroupOps::of(p11.subgroup_supported_operations),
             compute_units,
-            pci_bus: has_pci.then(|| vk::PhysicalDevicePCIBusInfoPropertiesEXT {
-                p_next: std::ptr::null_mut(),
-                ..pci
-            }),
         })
     }
+}
+
+/// The optional features vkcl uses; Err where a feature vkcl needs is missing.
+fn features(
+    instance: &Instance,
+    pd: vk::PhysicalDevice,
+    has: &dyn Fn(&CStr) -> bool,
+    api_version: u32,
+) -> Result<Features, String> {
+    let inst = &instance.raw;
+    let sgsc = has_subgroup_size_control(api_version, has);
+    let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+    let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
+    let mut feats2 = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut f11)
+        .push_next(&mut f12);
+    if sgsc {
+        feats2 = feats2.push_next(&mut fsg);
+    }
+    // SAFETY: pd comes from this instance; every chained struct is valid for its version.
+    unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
+    let f = feats2.features;
+
+    if f12.timeline_semaphore == 0 {
+        return Err("no timelineSemaphore".into());
+    }
+    if f11.variable_pointers_storage_buffer == 0 {
+        return Err("no variablePointersStorageBuffer (clspv needs it)".into());
+    }
+    let non_semantic =
+        api_version >= vk::API_VERSION_1_3 || has(ash::khr::shader_non_semantic_info::NAME);
+    if !non_semantic {
+        return Err("no VK_KHR_shader_non_semantic_info".into());
+    }
+    let has_emh = has(ash::ext::external_memory_host::NAME);
+    Ok(Features {
+        int8: f12.shader_int8 != 0,
+        int16: f.shader_int16 != 0,
+        int64: f.shader_int64 != 0,
+        float16: f12.shader_float16 != 0,
+        float64: f.shader_float64 != 0,
+        storage_buffer8: f12.storage_buffer8_bit_access != 0,
+        uniform8: f12.uniform_and_storage_buffer8_bit_access != 0,
+        push_constant8: f12.storage_push_constant8 != 0,
+        storage_buffer16: f11.storage_buffer16_bit_access != 0,
+        uniform16: f11.uniform_and_storage_buffer16_bit_access != 0,
+        push_constant16: f11.storage_push_constant16 != 0,
+        buffer_device_address: f12.buffer_device_address != 0,
+        storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
+        storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
+        subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
+        external_memory_host: has_emh && host_import_supported(inst, pd),
+        calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
+            let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
+            // SAFETY: pd comes from this instance; the extension is supported.
+            unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
+                .is_ok_and(|d| d.contains(&vk::TimeDomainEXT::DEVICE))
+        },
+    })
+}
+
+/// The queue family vkcl uses: a compute queue, preferably of a family that also does
+/// graphics (it is the main queue and supports timestamps everywhere).
+fn compute_queue(
+    inst: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> Result<(u32, vk::QueueFamilyProperties), String> {
+    // SAFETY: pd comes from this instance.
+    let families = unsafe { inst.get_physical_device_queue_family_properties(pd) };
+    let (index, family) = families
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        .max_by_key(|(_, q)| q.queue_flags.contains(vk::QueueFlags::GRAPHICS) as u32)
+        .ok_or("no compute queue")?;
+    Ok((index as u32, *family))
 }
 
 /// Whether buffers with vkcl's usage can be bound to imported host allocations.

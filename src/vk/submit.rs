@@ -4,9 +4,10 @@
 //! submissions on the same VkQueue.
 
 use super::device::{Device, Timeline};
+use super::image::{Image, Sampler, TexelView};
 use super::memory::{Buffer, Placement};
 use super::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings};
-use super::staging::CHUNK;
+use super::staging::{Lease, CHUNK};
 use super::vk;
 use super::Result;
 use parking_lot::Mutex;
@@ -15,24 +16,52 @@ use std::sync::Arc;
 /// A buffer binding's range reaching to the end of the buffer.
 pub const WHOLE_SIZE: u64 = vk::WHOLE_SIZE;
 
+/// A Vulkan object of vkcl's that commands use. The recorder holds each one it records until
+/// its batch has completed (or is dropped unsubmitted), so no caller keeps a list of them.
+pub trait Resource: Send + Sync + 'static {}
+
+impl Resource for Buffer {}
+impl Resource for Lease {}
+impl Resource for Image {}
+impl Resource for TexelView {}
+impl Resource for Pipeline {}
+impl Resource for KernelLayout {}
+
+/// A buffer commands copy from, into or fill: vkcl's buffers and staging leases.
+pub trait AsBuffer: Resource {
+    fn raw_buffer(&self) -> vk::Buffer;
+}
+
+impl AsBuffer for Buffer {
+    fn raw_buffer(&self) -> vk::Buffer {
+        self.raw
+    }
+}
+
+impl AsBuffer for Lease {
+    fn raw_buffer(&self) -> vk::Buffer {
+        self.raw
+    }
+}
+
 /// A buffer range bound to a descriptor.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone)]
 pub struct BufferBinding {
     pub ty: Descriptor,
-    pub buffer: vk::Buffer,
+    pub buffer: Arc<Buffer>,
     pub offset: u64,
     pub range: u64,
 }
 
 /// Anything bound to a descriptor of a kernel.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone)]
 pub enum Binding {
     Buffer(BufferBinding),
-    /// An image view bound as `ty` (sampled or storage image), in the GENERAL layout.
-    Image(Descriptor, vk::ImageView),
-    Sampler(vk::Sampler),
+    /// An image bound as `ty` (its sampled view, or its storage view), in the GENERAL layout.
+    Image(Descriptor, Arc<Image>),
+    Sampler(Sampler),
     /// A texel-buffer view bound as `ty` (uniform or storage texel buffer).
-    Texels(Descriptor, vk::BufferView),
+    Texels(Descriptor, Arc<TexelView>),
 }
 
 impl From<BufferBinding> for Binding {
@@ -41,12 +70,71 @@ impl From<BufferBinding> for Binding {
     }
 }
 
+/// Bindings are equal when they bind the same objects the same way.
+impl PartialEq for Binding {
+    fn eq(&self, other: &Binding) -> bool {
+        match (self, other) {
+            (Binding::Buffer(a), Binding::Buffer(b)) => {
+                a.ty == b.ty
+                    && Arc::ptr_eq(&a.buffer, &b.buffer)
+                    && a.offset == b.offset
+                    && a.range == b.range
+            }
+            (Binding::Image(t, a), Binding::Image(u, b)) => t == u && Arc::ptr_eq(a, b),
+            (Binding::Sampler(a), Binding::Sampler(b)) => a == b,
+            (Binding::Texels(t, a), Binding::Texels(u, b)) => t == u && Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Binding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Binding::Buffer(b) => write!(
+                f,
+                "{:?} {:?} at {} ({} bytes)",
+                b.ty, b.buffer.raw, b.offset, b.range
+            ),
+            Binding::Image(ty, i) => write!(f, "{ty:?} {:?}", self.image_view(i)),
+            Binding::Sampler(s) => write!(f, "Sampler {s:?}"),
+            Binding::Texels(ty, v) => write!(f, "{ty:?} {:?}", v.raw),
+        }
+    }
+}
+
 impl Binding {
+    /// An image bound as `ty`; None for a storage binding of an image without a storage view
+    /// (a format kernels cannot write).
+    pub fn image(ty: Descriptor, image: &Arc<Image>) -> Option<Binding> {
+        let storage = ty == Descriptor::StorageImage;
+        (!storage || image.storage.is_some()).then(|| Binding::Image(ty, image.clone()))
+    }
+
     fn ty(&self) -> Descriptor {
         match *self {
-            Binding::Buffer(b) => b.ty,
+            Binding::Buffer(ref b) => b.ty,
             Binding::Image(ty, _) | Binding::Texels(ty, _) => ty,
             Binding::Sampler(_) => Descriptor::Sampler,
+        }
+    }
+
+    /// The view an image binding writes into its descriptor.
+    fn image_view(&self, image: &Image) -> vk::ImageView {
+        match self.ty() {
+            Descriptor::StorageImage => image.storage.unwrap_or_default(),
+            _ => image.sampled,
+        }
+    }
+
+    /// Holds what the binding names until the batch completes.
+    fn hold_in(&self, rec: &mut Recorder) {
+        match self {
+            Binding::Buffer(b) => rec.hold(&b.buffer),
+            Binding::Image(_, i) => rec.hold(i),
+            // Samplers live as long as their device.
+            Binding::Sampler(_) => {}
+            Binding::Texels(_, v) => rec.hold(v),
         }
     }
 }
@@ -68,6 +156,8 @@ pub struct Recorder {
     /// The compute state the command buffer has bound, so that a launch like the one before
     /// it (same kernel, same arguments) records only its barrier and dispatch.
     bound: Bound,
+    /// What the recorded commands use, held until the batch completes.
+    held: Vec<Arc<dyn Resource>>,
 }
 
 /// Compute state bound in a command buffer. Everything it names is kept alive by the commands
@@ -383,6 +473,7 @@ impl Recorder {
             unordered: false,
             timestamps: None,
             bound: Bound::default(),
+            held: vec![],
         };
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
@@ -468,11 +559,21 @@ impl Recorder {
         }
     }
 
+    /// Holds `resource` until the batch completes (or is dropped unsubmitted): for what a
+    /// command uses besides what it records (a map shadow the unmap of a read-only mapping
+    /// gives back).
+    pub fn hold<T: Resource>(&mut self, resource: &Arc<T>) {
+        let last = self.held.last();
+        if !last.is_some_and(|h| std::ptr::addr_eq(Arc::as_ptr(h), Arc::as_ptr(resource))) {
+            self.held.push(resource.clone());
+        }
+    }
+
     pub fn copy_buffer(
         &mut self,
-        src: vk::Buffer,
+        src: &Arc<impl AsBuffer>,
         src_offset: u64,
-        dst: vk::Buffer,
+        dst: &Arc<impl AsBuffer>,
         dst_offset: u64,
         size: u64,
     ) {
@@ -485,7 +586,19 @@ impl Recorder {
     }
 
     /// One command copying several regions (rows of a rect transfer); empty regions skipped.
-    pub fn copy_regions(&mut self, src: vk::Buffer, dst: vk::Buffer, regions: &[CopyRegion]) {
+    pub fn copy_regions(
+        &mut self,
+        src: &Arc<impl AsBuffer>,
+        dst: &Arc<impl AsBuffer>,
+        regions: &[CopyRegion],
+    ) {
+        self.hold(src);
+        self.hold(dst);
+        self.copy_raw(src.raw_buffer(), dst.raw_buffer(), regions);
+    }
+
+    /// `copy_regions` of buffers the caller keeps alive until the batch completes.
+    fn copy_raw(&mut self, src: vk::Buffer, dst: vk::Buffer, regions: &[CopyRegion]) {
         let regions: Vec<vk::BufferCopy> = regions
             .iter()
             .filter(|r| r.size > 0)
@@ -499,7 +612,8 @@ impl Recorder {
             return self.marker();
         }
         self.begin_command();
-        // SAFETY: cmd is recording; the caller keeps both buffers alive until completion.
+        // SAFETY: cmd is recording; both buffers are alive until completion (held, or the
+        // caller's contract).
         unsafe {
             self.device
                 .raw
@@ -509,16 +623,17 @@ impl Recorder {
     }
 
     /// Fills with a 32-bit pattern; offset and size must be multiples of 4.
-    pub fn fill_buffer(&mut self, dst: vk::Buffer, offset: u64, size: u64, data: u32) {
+    pub fn fill_buffer(&mut self, dst: &Arc<impl AsBuffer>, offset: u64, size: u64, data: u32) {
         if size == 0 {
             return self.marker();
         }
+        self.hold(dst);
         self.begin_command();
-        // SAFETY: cmd is recording; the caller keeps dst alive until completion.
+        // SAFETY: cmd is recording; dst is held until completion.
         unsafe {
             self.device
                 .raw
-                .cmd_fill_buffer(self.cmd, dst, offset, size, data)
+                .cmd_fill_buffer(self.cmd, dst.raw_buffer(), offset, size, data)
         };
         self.end_command();
     }
@@ -534,12 +649,17 @@ impl Recorder {
     /// `push` and dispatches `groups`.
     pub fn dispatch(
         &mut self,
-        layout: &KernelLayout,
-        pipeline: &Pipeline,
+        layout: &Arc<KernelLayout>,
+        pipeline: &Arc<Pipeline>,
         bindings: &[Vec<(u32, Binding)>],
         push: &[u8],
         groups: [u32; 3],
     ) -> Result<()> {
+        self.hold(layout);
+        self.hold(pipeline);
+        for (_, b) in bindings.iter().flatten() {
+            b.hold_in(self);
+        }
         let same_layout = self.bound.layout == layout.pipeline_layout;
         let rebind = !same_layout || self.bound.bindings.as_slice() != bindings;
         let mut sets = Vec::with_capacity(layout.set_layouts.len());
@@ -554,7 +674,7 @@ impl Recorder {
                 .iter()
                 .map(|(_, b)| match b {
                     Binding::Buffer(b) => [vk::DescriptorBufferInfo {
-                        buffer: b.buffer,
+                        buffer: b.buffer.raw,
                         offset: b.offset,
                         range: b.range,
                     }],
@@ -563,14 +683,14 @@ impl Recorder {
                 .collect();
             let images: Vec<[vk::DescriptorImageInfo; 1]> = slots
                 .iter()
-                .map(|(_, b)| match *b {
-                    Binding::Image(_, view) => [vk::DescriptorImageInfo {
+                .map(|(_, b)| match b {
+                    Binding::Image(_, image) => [vk::DescriptorImageInfo {
                         sampler: vk::Sampler::null(),
-                        image_view: view,
+                        image_view: b.image_view(image),
                         image_layout: vk::ImageLayout::GENERAL,
                     }],
                     Binding::Sampler(sampler) => [vk::DescriptorImageInfo {
-                        sampler,
+                        sampler: sampler.0,
                         ..Default::default()
                     }],
                     _ => Default::default(),
@@ -578,8 +698,8 @@ impl Recorder {
                 .collect();
             let texels: Vec<[vk::BufferView; 1]> = slots
                 .iter()
-                .map(|(_, b)| match *b {
-                    Binding::Texels(_, view) => [view],
+                .map(|(_, b)| match b {
+                    Binding::Texels(_, view) => [view.raw],
                     _ => [vk::BufferView::null()],
                 })
                 .collect();
@@ -604,8 +724,8 @@ impl Recorder {
         }
         self.begin_command();
         let d = &self.device.raw;
-        // SAFETY: cmd is recording; pipeline, layout and sets are kept alive by the caller
-        // until the batch completes.
+        // SAFETY: cmd is recording; pipeline, layout and what the sets name are held until
+        // the batch completes, the sets given back then.
         unsafe {
             if self.bound.pipeline != pipeline.raw {
                 d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, pipeline.raw);
@@ -708,6 +828,7 @@ impl Recorder {
             sets: std::mem::take(&mut self.sets),
             timestamps: self.timestamps.take(),
             commands: self.commands,
+            held: std::mem::take(&mut self.held),
         })
     }
 
@@ -750,6 +871,8 @@ pub struct Retired {
     sets: Vec<(Arc<SetCache>, usize, TakenSet)>,
     timestamps: Option<(vk::QueryPool, u32)>,
     commands: usize,
+    /// What the batch's commands used (dropped after the objects above are given back).
+    held: Vec<Arc<dyn Resource>>,
 }
 
 impl Retired {
@@ -778,12 +901,13 @@ impl Retired {
 
 impl Drop for Retired {
     fn drop(&mut self) {
-        // The batch has completed: its objects may be reused.
+        // The batch has completed: its objects may be reused, and what it used may go.
         self.pools
             .give_back(self.command.take(), self.timestamps.take());
         for (cache, i, set) in self.sets.drain(..) {
             cache.give_back(i, set);
         }
+        drop(std::mem::take(&mut self.held));
     }
 }
 
@@ -798,8 +922,13 @@ pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) 
         // SAFETY: the previous copy out of the staging buffer has completed (waited below).
         unsafe { stage.write(0, part) };
         let mut rec = Recorder::new(&pools, 0)?;
-        let at = offset + (i * CHUNK) as u64;
-        rec.copy_buffer(stage.raw, 0, dst.raw, at, part.len() as u64);
+        let region = CopyRegion {
+            src_offset: 0,
+            dst_offset: offset + (i * CHUNK) as u64,
+            size: part.len() as u64,
+        };
+        // Both buffers outlive the wait below.
+        rec.copy_raw(stage.raw, dst.raw, &[region]);
         rec.submit_and_wait()?;
     }
     Ok(())
