@@ -121,6 +121,12 @@ impl Instance {
                 .get_physical_device_format_properties(caps.physical, texel.format)
         };
         if image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER {
+            // A VkBufferView has no component swizzle: the channel orders made by swizzling
+            // (CL_A, CL_RA, CL_INTENSITY, CL_LUMINANCE, CL_ARGB, CL_ABGR) would read their
+            // components in the wrong places, so 1D buffer images do not offer them.
+            if !texel.unswizzled() {
+                return false;
+            }
             let mut features = F::empty();
             if need.read {
                 features |= F::UNIFORM_TEXEL_BUFFER;

@@ -919,6 +919,7 @@ pub const CL_RGx: cl_uint = 0x10BB;
 pub const CL_RGBx: cl_uint = 0x10BC;
 pub const CL_DEPTH: cl_uint = 0x10BD;
 pub const CL_sRGBA: cl_uint = 0x10C1;
+pub const CL_sBGRA: cl_uint = 0x10C2;
 pub const CL_ABGR: cl_uint = 0x10C3;
 pub const CL_SNORM_INT8: cl_uint = 0x10D0;
 pub const CL_SNORM_INT16: cl_uint = 0x10D1;

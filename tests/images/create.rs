@@ -512,6 +512,63 @@ fn image1d_buffer_flags() {
     check!(clReleaseMemObject(wo));
 }
 
+/// Every 1D buffer image size up to CL_DEVICE_IMAGE_MAX_BUFFER_SIZE works: the conformance
+/// tests' 2,647,297 texels of CL_R / CL_SNORM_INT8 (odd, not a multiple of anything), read back
+/// at both ends by a kernel.
+#[test]
+fn large_buffer_images() {
+    let e = Env::new();
+    let mut max = 0usize;
+    check!(clGetDeviceInfo(
+        e.dev,
+        0x1040, // CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
+        8,
+        (&mut max as *mut usize).cast(),
+        null_mut()
+    ));
+    let fmt = fmt(CL_R, CL_SNORM_INT8);
+    let n = 2_647_297usize;
+    assert!(max >= n, "CL_DEVICE_IMAGE_MAX_BUFFER_SIZE {max}");
+    let data: Vec<i8> = (0..n).map(|i| ((i % 251) as i32 - 125) as i8).collect();
+    let buf = e.buffer_from(&data);
+    let shape = Shape {
+        ty: Ty::D1Buffer,
+        size: [n, 1, 1],
+    };
+    let img = create_image(
+        &e,
+        CL_MEM_READ_ONLY,
+        fmt,
+        &shape.desc(0, 0, buf),
+        null_mut(),
+    )
+    .unwrap_or_else(|c| panic!("clCreateImage of {n} texels: {}", err_name(c)));
+    let prog = e.program(
+        "kernel void k(read_only image1d_buffer_t img, global float *out, int n) {
+            out[0] = read_imagef(img, 0).x;
+            out[1] = read_imagef(img, n - 1).x;
+            out[2] = read_imagef(img, n / 2).x;
+        }",
+        "",
+    );
+    let k = kernel(prog, "k");
+    let out = e.buffer(CL_MEM_READ_WRITE, 12, null_mut());
+    arg(k, 0, &img);
+    arg(k, 1, &out);
+    arg(k, 2, &(n as i32));
+    e.run(k, None, &[1], None);
+    let got: Vec<f32> = e.read(out, 3);
+    let want = [0, n - 1, n / 2].map(|i| (data[i] as f32 / 127.0).max(-1.0));
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-6, "got {got:?}, want {want:?}");
+    }
+    check!(clReleaseMemObject(img));
+    check!(clReleaseMemObject(buf));
+    check!(clReleaseMemObject(out));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(prog));
+}
+
 /// clCreateImage2D/3D and clCreateImageWithProperties make the same images as clCreateImage.
 #[test]
 fn create_image_variants() {

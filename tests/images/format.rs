@@ -122,6 +122,8 @@ impl Format {
             CL_BGRA => &[2, 1, 0, 3],
             CL_ARGB => &[3, 0, 1, 2],
             CL_ABGR => &[3, 2, 1, 0],
+            CL_sRGBA => &[0, 1, 2, 3],
+            CL_sBGRA => &[2, 1, 0, 3],
             o => panic!("channel order {o:#x} not modelled"),
         }
     }
@@ -195,6 +197,15 @@ impl Format {
             let mut raw = [0u8; 4];
             raw[..cs].copy_from_slice(&px[i * cs..(i + 1) * cs]);
             v[comp] = decode_channel(self.ty, u32::from_le_bytes(raw));
+            if matches!(self.order, CL_sRGBA | CL_sBGRA) && comp < 3 {
+                // sRGB → linear (OpenCL C spec, section 8.3.1.1).
+                let c = v[comp];
+                v[comp] = if c <= 0.04045 {
+                    c / 12.92
+                } else {
+                    ((c + 0.055) / 1.055).powf(2.4)
+                };
+            }
         }
         v
     }
@@ -217,6 +228,18 @@ impl Format {
     /// `check_encoded` with `norm_tol` in place of the spec's 0.6 for normalized types.
     pub fn check_encoded_tol(self, want: [f64; 4], px: &[u8], norm_tol: f64) -> Result<(), String> {
         let cs = self.channel_size();
+        let mut want = want;
+        if matches!(self.order, CL_sRGBA | CL_sBGRA) {
+            // linear → sRGB (OpenCL C spec, section 8.3.1.1), then as UNORM_INT8.
+            for c in want.iter_mut().take(3) {
+                let l = c.clamp(0.0, 1.0);
+                *c = if l <= 0.0031308 {
+                    12.92 * l
+                } else {
+                    1.055 * l.powf(1.0 / 2.4) - 0.055
+                };
+            }
+        }
         for (i, &comp) in self.stored().iter().enumerate() {
             let mut raw = [0u8; 4];
             raw[..cs].copy_from_slice(&px[i * cs..(i + 1) * cs]);

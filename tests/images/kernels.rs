@@ -89,34 +89,62 @@ fn kernels_read_every_type_and_format_without_a_sampler() {
     let prog = e.program(&source(has_3d_writes(&e)), "");
     for ty in ALL_TYPES {
         for fmt in usable(&e, CL_MEM_READ_ONLY, ty, &FORMATS) {
-            let what = format!("{ty:?} {fmt}");
-            let class = fmt.class();
-            let h = HostImage::pattern(fmt, ty.small(), 21);
-            let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
-            let k = kernel(prog, &format!("rd_{}_{}", ty.cl_c(), class.suffix()));
-            let n = h.shape.pixels();
-            let out = e.buffer(CL_MEM_READ_WRITE, n * 16, null_mut());
-            arg(k, 0, &img.mem);
-            arg(k, 1, &out);
-            e.run(k, None, &h.shape.size, None);
-            let got: Vec<[u32; 4]> = e.read(out, n);
-            for (i, p) in points(h.shape.size).enumerate() {
-                let want = h.texel(p);
-                let g = decode_out(class, got[i]);
-                // normalized → float "≤ 1.5 ulp"; half and float are exact, integers too.
-                for c in 0..4 {
-                    let tol = 2.0 * f32::EPSILON as f64 * want[c].abs();
-                    assert!(
-                        (g[c] - want[c]).abs() <= tol,
-                        "{what}: pixel {p:?}: got {g:?}, want {want:?}"
-                    );
-                }
-            }
-            check!(clReleaseMemObject(out));
-            check!(clReleaseKernel(k));
+            read_without_a_sampler(&e, prog, ty, fmt);
         }
     }
     check!(clReleaseProgram(prog));
+}
+
+/// Every format the device lists for 1D buffer images reads like the same format in a 1D
+/// image: swizzled orders (CL_A, CL_RA, CL_INTENSITY, CL_LUMINANCE, CL_ARGB, CL_ABGR, CL_BGRA)
+/// and sRGB included.
+#[test]
+fn kernels_read_every_listed_buffer_image_format() {
+    let e = Env::new();
+    let prog = e.program(&source(has_3d_writes(&e)), "");
+    let listed = supported(&e, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE1D_BUFFER);
+    assert!(!listed.is_empty());
+    // The host model has no packed channels (565, 555, 101010: packed.rs tests them in 2D).
+    let packed = [CL_UNORM_SHORT_565, CL_UNORM_SHORT_555, CL_UNORM_INT_101010];
+    for fmt in listed.into_iter().filter(|f| !packed.contains(&f.ty)) {
+        read_without_a_sampler(&e, prog, Ty::D1Buffer, fmt);
+    }
+    check!(clReleaseProgram(prog));
+}
+
+/// read_image{f,i,ui} with integer coordinates of every texel of a `ty` image of `fmt`.
+fn read_without_a_sampler(e: &Env, prog: cl_program, ty: Ty, fmt: Format) {
+    let what = format!("{ty:?} {fmt}");
+    let class = fmt.class();
+    let h = HostImage::pattern(fmt, ty.small(), 21);
+    let img = Img::from_host(e, CL_MEM_READ_ONLY, &h);
+    let k = kernel(prog, &format!("rd_{}_{}", ty.cl_c(), class.suffix()));
+    let n = h.shape.pixels();
+    let out = e.buffer(CL_MEM_READ_WRITE, n * 16, null_mut());
+    arg(k, 0, &img.mem);
+    arg(k, 1, &out);
+    e.run(k, None, &h.shape.size, None);
+    let got: Vec<[u32; 4]> = e.read(out, n);
+    for (i, p) in points(h.shape.size).enumerate() {
+        let want = h.texel(p);
+        let g = decode_out(class, got[i]);
+        // normalized → float "≤ 1.5 ulp"; half and float are exact, integers too; sRGB
+        // decoding may be 0.5 ULP of the 8-bit value off.
+        let srgb = matches!(fmt.order, CL_sRGBA | CL_sBGRA);
+        for c in 0..4 {
+            let tol = if srgb && c < 3 {
+                0.6 / 255.0
+            } else {
+                2.0 * f32::EPSILON as f64 * want[c].abs()
+            };
+            assert!(
+                (g[c] - want[c]).abs() <= tol,
+                "{what}: pixel {p:?}: got {g:?}, want {want:?}"
+            );
+        }
+    }
+    check!(clReleaseMemObject(out));
+    check!(clReleaseKernel(k));
 }
 
 #[test]

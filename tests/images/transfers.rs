@@ -386,9 +386,22 @@ fn fill_and_check(
     r: [usize; 3],
     color: [f64; 4],
 ) {
+    fill_and_check_with(e, CL_MEM_READ_WRITE, fmt, shape, o, r, color)
+}
+
+/// [`fill_and_check`] of an image created with `flags`.
+fn fill_and_check_with(
+    e: &Env,
+    flags: cl_bitfield,
+    fmt: Format,
+    shape: Shape,
+    o: [usize; 3],
+    r: [usize; 3],
+    color: [f64; 4],
+) {
     let what = format!("{:?} {fmt} fill {color:?}", shape.ty);
     let before = HostImage::pattern(fmt, shape, 9);
-    let img = Img::from_host(e, CL_MEM_READ_WRITE, &before);
+    let img = Img::from_host(e, flags, &before);
     let c = color_bytes(fmt, color);
     with_event(&what, CL_COMMAND_FILL_IMAGE, |ev| unsafe {
         clEnqueueFillImage(
@@ -463,6 +476,30 @@ fn fill_image_converts_the_color_by_the_spec_rules() {
     // The whole image.
     let shape = Ty::D3.small();
     fill_and_check(&e, RGBA_UNORM8, shape, [0; 3], shape.size, float_color);
+}
+
+/// Every format the device lists for 1D buffer images fills like the same format in a 1D
+/// image (a region inside and the whole image).
+#[test]
+fn fill_image_of_every_listed_buffer_image_format() {
+    let e = Env::new();
+    let packed = [CL_UNORM_SHORT_565, CL_UNORM_SHORT_555, CL_UNORM_INT_101010];
+    let shape = Ty::D1Buffer.small();
+    let (o, r) = inner(shape);
+    for flags in [CL_MEM_READ_ONLY, CL_MEM_READ_WRITE] {
+        for fmt in supported(&e, flags, CL_MEM_OBJECT_IMAGE1D_BUFFER)
+            .into_iter()
+            .filter(|f| !packed.contains(&f.ty))
+        {
+            let color = match fmt.class() {
+                Class::Float => [0.2, -0.3, 0.7, 0.50196],
+                Class::Int => [-5.0, 100.0, -128.0, 127.0],
+                Class::Uint => [1.0, 300.0, 255.0, 0.0],
+            };
+            fill_and_check_with(&e, flags, fmt, shape, o, r, color);
+            fill_and_check_with(&e, flags, fmt, shape, [0; 3], shape.size, color);
+        }
+    }
 }
 
 /// Integer fill colours saturate like write_imagei/ui: "convert_<type>_sat".
