@@ -951,25 +951,31 @@ kernel void nu(global uint *out, global uint *counts) {
     }
 }
 
-/// Sub-groups (cl_khr_subgroups): the kernel sees the sizes the queries report, and the
+/// Sub-groups (__opencl_c_subgroups; not cl_khr_subgroups, which needs independent forward
+/// progress: CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS is false and the extension is not
+/// listed): the kernel sees the sizes the queries report, and the
 /// sub-group functions compute over its sub-group.
 #[test]
 fn sub_groups_match_the_queries() {
     let e = Env::new();
-    if !device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_subgroups") {
-        // A device without fixed-size subgroups: the queries say so.
-        assert_eq!(device_val::<u32>(e.dev, 0x105C /* MAX_NUM_SUB_GROUPS */), 0);
+    assert!(!device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_subgroups"));
+    assert_eq!(
+        device_val::<u32>(e.dev, 0x105D /* SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS */),
+        0
+    );
+    if device_val::<u32>(e.dev, 0x105C /* MAX_NUM_SUB_GROUPS */) == 0 {
+        // A device without fixed-size subgroups (lavapipe and NVIDIA have them).
         return;
     }
     let src = r#"
-#pragma OPENCL EXTENSION cl_khr_subgroups : enable
-kernel void sg(global uint *o, global int *in) {
+kernel void sg(global uint *o, global int *in, uint n5) {
     uint i = get_global_id(0);
     o[i * 5 + 0] = get_sub_group_size();
     o[i * 5 + 1] = get_num_sub_groups();
     o[i * 5 + 2] = get_sub_group_id();
     o[i * 5 + 3] = get_sub_group_local_id();
     o[i * 5 + 4] = sub_group_reduce_add(in[i]);
+    o[n5 + i] = get_max_sub_group_size();
 }
 "#;
     for opts in ["", "-cl-std=CL3.0"] {
@@ -990,49 +996,60 @@ kernel void sg(global uint *o, global int *in) {
             (&mut sg as *mut usize).cast(),
             null_mut()
         ));
-        let local = 3 * sg;
-        let info = |name: cl_uint| {
-            let mut v = 0usize;
-            check!(clGetKernelSubGroupInfo(
-                k,
-                e.dev,
-                name,
-                8,
-                (&local as *const usize).cast(),
-                8,
-                (&mut v as *mut usize).cast(),
-                null_mut()
-            ));
-            v
-        };
-        let sg_size = info(0x2033 /* MAX_SUB_GROUP_SIZE_FOR_NDRANGE */);
-        let sg_count = info(0x2034 /* SUB_GROUP_COUNT_FOR_NDRANGE */);
-        assert!(sg_size >= 1 && sg_count == local.div_ceil(sg_size));
-        let n = 2 * local;
-        let input: Vec<i32> = (0..n as i32).collect();
-        let (out, inb) = (e.buffer_from(&vec![0u32; n * 5]), e.buffer_from(&input));
-        arg(k, 0, &out);
-        arg(k, 1, &inb);
-        e.run(k, None, &[n], Some(&[local]));
-        let o = e.read::<u32>(out, n * 5);
-        for i in 0..n {
-            let l = i % local;
-            let (id, lid) = (l / sg_size, l % sg_size);
-            let first = i - lid;
-            let last = (first + sg_size).min(i - l + local);
-            let sum: i32 = input[first..last].iter().sum();
-            let size = last - first;
-            assert_eq!(
-                &o[i * 5..i * 5 + 5],
-                &[
-                    size as u32,
-                    sg_count as u32,
-                    id as u32,
-                    lid as u32,
-                    sum as u32
-                ],
-                "item {i} ({opts:?})"
-            );
+        // Whole sub-groups, and a partial last one (the spec: get_sub_group_size is the
+        // number of work-items in the sub-group, get_num_sub_groups counts the partial one).
+        for local in [3 * sg, 3 * sg - 3] {
+            let info = |name: cl_uint| {
+                let mut v = 0usize;
+                check!(clGetKernelSubGroupInfo(
+                    k,
+                    e.dev,
+                    name,
+                    8,
+                    (&local as *const usize).cast(),
+                    8,
+                    (&mut v as *mut usize).cast(),
+                    null_mut()
+                ));
+                v
+            };
+            let sg_size = info(0x2033 /* MAX_SUB_GROUP_SIZE_FOR_NDRANGE */);
+            let sg_count = info(0x2034 /* SUB_GROUP_COUNT_FOR_NDRANGE */);
+            assert!(sg_size >= 1 && sg_count == local.div_ceil(sg_size));
+            let n = 2 * local;
+            let input: Vec<i32> = (0..n as i32).collect();
+            let (out, inb) = (e.buffer_from(&vec![0u32; n * 6]), e.buffer_from(&input));
+            arg(k, 0, &out);
+            arg(k, 1, &inb);
+            arg(k, 2, &((n * 5) as u32));
+            e.run(k, None, &[n], Some(&[local]));
+            let o = e.read::<u32>(out, n * 6);
+            assert!(
+            o[n * 5..].iter().all(|&m| m as usize == sg_size),
+            "get_max_sub_group_size {:?} vs the query's {sg_size} (local size {local}, {opts:?})",
+            &o[n * 5..n * 5 + 4]
+        );
+            for i in 0..n {
+                let l = i % local;
+                let (id, lid) = (l / sg_size, l % sg_size);
+                let first = i - lid;
+                let last = (first + sg_size).min(i - l + local);
+                let sum: i32 = input[first..last].iter().sum();
+                let size = last - first;
+                assert_eq!(
+                    &o[i * 5..i * 5 + 5],
+                    &[
+                        size as u32,
+                        sg_count as u32,
+                        id as u32,
+                        lid as u32,
+                        sum as u32
+                    ],
+                    "item {i} (local size {local}, {opts:?})"
+                );
+            }
+            check!(clReleaseMemObject(out));
+            check!(clReleaseMemObject(inb));
         }
         // The local size for a sub-group count, and the kernel's maximum.
         let mut local_for = [0usize; 3];
@@ -1047,7 +1064,7 @@ kernel void sg(global uint *o, global int *in) {
             local_for.as_mut_ptr().cast(),
             null_mut()
         ));
-        assert_eq!(local_for, [2 * sg_size, 1, 1]);
+        assert_eq!(local_for, [2 * sg, 1, 1]);
         let mut max = 0usize;
         check!(clGetKernelSubGroupInfo(
             k,
@@ -1103,8 +1120,6 @@ kernel void sg(global uint *o, global int *in) {
             CL_INVALID_VALUE
         );
         unsafe {
-            clReleaseMemObject(out);
-            clReleaseMemObject(inb);
             clReleaseKernel(k);
             clReleaseProgram(p);
         }

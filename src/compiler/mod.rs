@@ -200,12 +200,41 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     if sources.iter().any(|s| s.windows(6).any(|w| w == b"vstore")) {
         p += &double_vstore_half();
     }
+    let names = |n: &[u8]| sources.iter().any(|s| s.windows(n.len()).any(|w| w == n));
+    if names(b"get_sub_group_size")
+        || names(b"get_max_sub_group_size")
+        || names(b"get_num_sub_groups")
+    {
+        p += SUB_GROUP_SIZES;
+    }
     for name in undefs {
         p += &format!("#undef {name}\n");
     }
     p += "#pragma clang diagnostic pop\n";
     p
 }
+
+/// The sub-group sizes as OpenCL C defines them. clspv 0.0.1 returns 1 from
+/// `get_max_sub_group_size()` and Vulkan's SubgroupSize (the full size, also for a partial
+/// last sub-group) from `get_sub_group_size()`, and lavapipe's NumSubgroups leaves out a
+/// partial last sub-group. Sub-groups are consecutive runs of the linear local id (what
+/// clGetKernelSubGroupInfo reports), so the sizes follow from the full size and the local size.
+/// Only in programs that name one of them (the built-ins exist only where the device has
+/// sub-groups).
+const SUB_GROUP_SIZES: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
+     #define __VKCL_FN static inline\n#else\n#define __VKCL_FN inline __attribute__((always_inline))\n#endif\n\
+     __VKCL_FN uint __vkcl_local_linear_size(void) {\n\
+       return (uint)(get_local_size(0) * get_local_size(1) * get_local_size(2)); }\n\
+     __VKCL_FN uint __vkcl_max_sub_group_size(void) { return get_sub_group_size(); }\n\
+     __VKCL_FN uint __vkcl_num_sub_groups(void) {\n\
+       uint m = get_sub_group_size(); return (__vkcl_local_linear_size() + m - 1u) / m; }\n\
+     __VKCL_FN uint __vkcl_sub_group_size(void) {\n\
+       uint m = get_sub_group_size();\n\
+       return min(m, __vkcl_local_linear_size() - get_sub_group_id() * m); }\n\
+     #undef __VKCL_FN\n\
+     #define get_max_sub_group_size() __vkcl_max_sub_group_size()\n\
+     #define get_num_sub_groups() __vkcl_num_sub_groups()\n\
+     #define get_sub_group_size() __vkcl_sub_group_size()\n";
 
 /// Vector `fdim`, `maxmag`, `minmag` and `fract` crash clspv 0.0.1 (SIGSEGV lowering
 /// llvm.maxnum/minimumnum of vectors); their scalar forms compile right. These overloads do

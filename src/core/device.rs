@@ -181,9 +181,10 @@ impl Device {
         if crate::compiler::il::available() {
             e.push(("cl_khr_il_program", v(1, 0, 0)));
         }
-        if self.has_subgroups() {
-            e.push(("cl_khr_subgroups", v(1, 0, 0)));
-        }
+        // Not cl_khr_subgroups: it requires CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+        // which Vulkan does not promise (lavapipe runs a work-group's sub-groups on one thread,
+        // and a sub-group waiting for another never returns). The OpenCL 3.0 feature
+        // __opencl_c_subgroups, which asks no forward progress, is claimed instead.
         if self.has_images() {
             e.push(("cl_khr_3d_image_writes", v(1, 0, 0)));
             e.push(("cl_khr_image2d_from_buffer", v(1, 0, 0)));
@@ -191,7 +192,7 @@ impl Device {
         e
     }
 
-    /// Sub-groups (cl_khr_subgroups, __opencl_c_subgroups): Vulkan subgroups in compute
+    /// Sub-groups (__opencl_c_subgroups, clGetKernelSubGroupInfo): Vulkan subgroups in compute
     /// shaders with the operations clspv uses, of one fixed size (so that the sizes the
     /// queries report are the sizes kernels see).
     pub fn has_subgroups(&self) -> bool {
