@@ -124,15 +124,11 @@ const PRELUDE: &str = concat!(
 /// exist only where the device has sub-groups): the sub-group's first work-item reserves
 /// and broadcasts the result.
 const SUB_GROUP_PRELUDE: &str = concat!(
-    r#"_Pragma("clang diagnostic push") "#,
-    r#"_Pragma("clang diagnostic ignored \"-Wreserved-identifier\"") "#,
-    r#"_Pragma("clang diagnostic ignored \"-Wunused-function\"") "#,
     "static inline __vkcl_reserve_id_t __vkcl_sg_reserve(volatile __global uint *h, uint n, uint which) { ",
     "uint s = 0u, c = 0u; if (get_sub_group_local_id() == 0u) { ",
     "__vkcl_reserve_id_t r = __vkcl_reserve(h, n, which); s = r.start; c = r.count; } ",
     "__vkcl_reserve_id_t r; r.start = sub_group_broadcast(s, 0u); r.count = sub_group_broadcast(c, 0u); ",
     "return r; } ",
-    r#"_Pragma("clang diagnostic pop") "#,
 );
 
 /// The prelude of a source whose lowered text is `lowered`: the fixed helpers and those of
@@ -163,10 +159,10 @@ fn prelude_text(lowered: &str) -> String {
     for ty in typed {
         p.push_str(&typed_helpers(ty));
     }
-    p.push_str(r#"_Pragma("clang diagnostic pop") "#);
     if lowered.contains("__vkcl_sg_reserve(") {
         p.push_str(SUB_GROUP_PRELUDE);
     }
+    p.push_str(r#"_Pragma("clang diagnostic pop") "#);
     p
 }
 
