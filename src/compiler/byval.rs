@@ -40,13 +40,27 @@ const QUALIFIERS: &[&str] = &[
     "__private",
 ];
 
-/// A by-value parameter of a kernel.
+/// Address spaces a pointer parameter may name.
+const SPACES: &[&str] = &[
+    "global",
+    "__global",
+    "constant",
+    "__constant",
+    "local",
+    "__local",
+    "generic",
+    "__generic",
+];
+
+/// A kernel parameter of a named type, by value or through a pointer.
 struct Param {
     /// Its tokens' indices: the type (without qualifiers) `ty.0..ty.1`, the name if any.
     first: usize,
     ty: (usize, usize),
     name: Option<usize>,
     last: usize,
+    /// Passed through a pointer (`__global T *p`).
+    pointer: bool,
 }
 
 /// A kernel declaration or definition.
@@ -170,7 +184,11 @@ impl<'a> Source<'a> {
         }
         // After the list: attributes, then the body or the end of a prototype.
         let mut t = close + 1;
-        while self.toks.get(t).is_some_and(|_| self.text(t).starts_with("__attribute")) {
+        while self
+            .toks
+            .get(t)
+            .is_some_and(|_| self.text(t).starts_with("__attribute"))
+        {
             t = self.close(t + 1)? + 1;
         }
         let body = if self.punct(t, b'{') {
@@ -191,17 +209,21 @@ impl<'a> Source<'a> {
         ))
     }
 
-    /// The parameter of tokens `first..end`, if it is passed by value with a named type.
+    /// The parameter of tokens `first..end`, if it is of a named type, by value or through one
+    /// pointer.
     fn param(&self, first: usize, end: usize) -> Option<Param> {
         if first >= end {
             return None;
         }
         let mut names = vec![];
+        let mut star = None;
         for t in first..end {
             match self.toks[t].kind {
                 Kind::Ident if QUALIFIERS.contains(&self.text(t)) => {}
+                Kind::Ident if SPACES.contains(&self.text(t)) => {}
                 Kind::Ident => names.push(t),
-                // Pointers, arrays, function types, attributes.
+                Kind::Other if self.text(t) == "*" && star.is_none() => star = Some(t),
+                // Arrays, function types, attributes, pointers to pointers.
                 _ => return None,
             }
         }
@@ -215,11 +237,17 @@ impl<'a> Source<'a> {
             (true, [kw, tag, name]) if *tag == *kw + 1 => ((*kw, *tag + 1), Some(*name)),
             _ => return None,
         };
+        if let Some(star) = star {
+            if ty.1 > star || name.is_some_and(|n| n < star) {
+                return None;
+            }
+        }
         Some(Param {
             first,
             ty,
             name,
             last: end - 1,
+            pointer: star.is_some(),
         })
     }
 
@@ -271,8 +299,9 @@ pub fn wrap(src: &str, types: &[String]) -> String {
     const POP: &str = "_Pragma(\"clang diagnostic pop\") ";
     for k in s.kernels() {
         let mut typedefs = String::new();
-        let mut unions = String::new();
-        let mut locals = String::new();
+        let mut outer = String::new();
+        let mut copies = String::new();
+        let mut inner = String::new();
         for p in &k.params {
             let ty = s.type_of(p);
             if !types.contains(&ty) {
@@ -286,22 +315,35 @@ pub fn wrap(src: &str, types: &[String]) -> String {
             let (a, b) = (s.toks[p.ty.0].start, s.toks[p.ty.1 - 1].end);
             edits.push((a, b - a, stand_in.clone()));
             if let (Some(name), Some(_)) = (p.name, k.body) {
-                let name = s.text(name);
-                unions += &format!(
-                    "union {{ {stand_in} w; {ty} t; }} __vkcl_byval_{name} = {{ {name} }}; "
-                );
-                locals += &format!(
-                    "{} = __vkcl_byval_{name}.t; ",
-                    s.joined(p.first, p.last)
-                );
+                let n = s.text(name);
+                let declared = s.joined(p.first, p.last);
+                if p.pointer {
+                    // The pointer as declared, without its name: the stand-in's pointer cast.
+                    let cast = (p.first..=p.last)
+                        .filter(|&t| t != name)
+                        .map(|t| s.text(t))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    outer += &format!("__typeof__({n}) __vkcl_byval_{n} = {n}; ");
+                    inner += &format!("{declared} = ({cast})__vkcl_byval_{n}; ");
+                } else {
+                    // Copied as bytes: a union of the two, or a load of one type from the
+                    // other's memory, leaves LLVM a memcpy of mixed types that clspv crashes
+                    // on for some records.
+                    outer += &format!("{ty} __vkcl_byval_{n}; ");
+                    copies += &format!(
+                        "__builtin_memcpy(&__vkcl_byval_{n}, &{n}, sizeof(__vkcl_byval_{n})); "
+                    );
+                    inner += &format!("{declared} = __vkcl_byval_{n}; ");
+                }
             }
         }
         if !typedefs.is_empty() {
             edits.push((k.start, 0, format!("{PUSH}{typedefs}{POP}")));
         }
-        if let (false, Some((open, close))) = (unions.is_empty(), k.body) {
+        if let (false, Some((open, close))) = (outer.is_empty(), k.body) {
             let at = s.toks[open].end;
-            edits.push((at, 0, format!(" {PUSH}{unions}{{ {locals}{POP}{{")));
+            edits.push((at, 0, format!(" {PUSH}{outer}{copies}{{ {inner}{POP}{{")));
             edits.push((s.toks[close].start, 0, "}} ".into()));
         }
     }
@@ -338,18 +380,24 @@ mod tests {
     use super::*;
 
     const SRC: &str = "typedef union { struct { float x, y; } s; float2 v; } cfloat_t;\n\
-        __kernel void k(__global float *o, const cfloat_t a,\n    float b, union u c) { o[0] = a.s.x + b; }\n\
+        __kernel void k(__global cfloat_t *o, const cfloat_t a,\n    float b, union u c) { o[0].s.x = a.s.x + b; }\n\
         kernel void p(cfloat_t, float *);\n";
 
     #[test]
     fn finds_the_refused_parameter() {
-        let log = "source:2:36: error: a structure member must not be placed between the end \
+        let log = "source:2:39: error: a structure member must not be placed between the end \
                    of a structure or array and the next multiple of the base alignment\n";
         assert_eq!(refused_type(SRC, log).as_deref(), Some("cfloat_t"));
-        let log = log.replace("2:36", "3:14");
+        let log = log.replace("2:39", "3:14");
         assert_eq!(refused_type(SRC, &log).as_deref(), Some("union u"));
         let log = log.replace("3:14", "2:17");
-        assert_eq!(refused_type(SRC, &log), None, "a pointer parameter");
+        assert_eq!(
+            refused_type(SRC, &log).as_deref(),
+            Some("cfloat_t"),
+            "a pointer"
+        );
+        let log = log.replace("2:17", "2:20");
+        assert_eq!(refused_type(SRC, &log), None);
     }
 
     #[test]
@@ -357,11 +405,22 @@ mod tests {
         let out = wrap(SRC, &["cfloat_t".into()]);
         assert_eq!(out.lines().count(), SRC.lines().count());
         assert_eq!(out.matches("typedef struct").count(), 1);
-        assert!(out.contains("const __vkcl_byval_cfloat_5ft a,"), "{out}");
-        assert!(out.contains("{ const cfloat_t a = __vkcl_byval_a.t;"), "{out}");
-        assert!(out.contains("void p(__vkcl_byval_cfloat_5ft, float *)"), "{out}");
+        assert!(
+            out.contains("k(__global __vkcl_byval_cfloat_5ft *o, const __vkcl_byval_cfloat_5ft a,"),
+            "{out}"
+        );
+        assert!(out.contains("__builtin_memcpy(&__vkcl_byval_a, &a, sizeof(__vkcl_byval_a)); { __global cfloat_t * o = (__global cfloat_t *)__vkcl_byval_o; const cfloat_t a = __vkcl_byval_a;"), "{out}");
+        assert!(
+            out.contains("void p(__vkcl_byval_cfloat_5ft, float *)"),
+            "{out}"
+        );
         assert!(out.contains("union u c)"), "{out}");
-        assert!(out.ends_with("o[0] = a.s.x + b; }} }\nkernel void p(__vkcl_byval_cfloat_5ft, float *);\n"), "{out}");
+        assert!(
+            out.ends_with(
+                "o[0].s.x = a.s.x + b; }} }\nkernel void p(__vkcl_byval_cfloat_5ft, float *);\n"
+            ),
+            "{out}"
+        );
         assert_eq!(wrap(SRC, &[]), SRC);
     }
 }
