@@ -12,14 +12,15 @@
 //! the runtime copies its bytes at the offset the reflection gives, and inside the kernel the
 //! union is an ordinary private value.
 //!
-//! So a parameter of a refused type `T` ([`refused_type`], from the diagnostic's location) is
-//! declared with a stand-in of the same size, `typedef struct { unsigned int w[sizeof(T) / 4]; }
-//! __vkcl_byval_<T encoded>` (shorts or chars where `T`'s size or alignment needs them), defined
-//! before the kernel; the kernel's body is put inside a block that declares the parameter again
-//! under its own name and type, its bytes taken from the stand-in through a union ([`wrap`]). The
-//! host's bytes reach the kernel unchanged. The stand-in's name carries `T`, so the argument info
-//! reports `T` ([`arg_info`]). Insertions stay on their lines, so diagnostics keep their line
-//! numbers. Only programs clspv refuses are rewritten: the others reach clspv as before.
+//! So every parameter of a refused type `T` ([`refused_type`], from the diagnostic's location),
+//! by value or through one pointer, is declared with a stand-in of the same size, `typedef
+//! struct { unsigned int w[sizeof(T) / 4]; } __vkcl_byval_<T encoded>` (shorts or chars where
+//! `T`'s size or alignment needs them), defined before the kernel; the kernel's body is put
+//! inside a block that declares each such parameter again under its own name and type: by value
+//! from the stand-in's bytes, a pointer by a cast ([`wrap`]). The host's bytes reach the kernel
+//! unchanged. The stand-in's name carries `T`, so the argument info reports `T` ([`arg_info`]).
+//! Insertions stay on their lines, so diagnostics keep their line numbers. Only programs clspv
+//! refuses are rewritten: the others reach clspv as before.
 
 use super::pipes::{decode_type, encode_type, tokenize, Kind, Token};
 use super::reflection::ArgInfo;

@@ -155,7 +155,8 @@ fn compile_bytes(
     let mut result = compile_in_helper(sources, &options);
     // clspv's front end refuses by-value arguments of some types holding unions (pyopencl's
     // complex numbers; `byval`) and, without the rewrite, pointers to them: the program is
-    // built again with the refused parameters passed through stand-ins, then with the rewrite.
+    // built again with the parameters of each refused type passed through stand-ins; with the
+    // rewrite only where the refused parameter is not one `byval` finds (from a macro).
     let mut options = options;
     let mut wrapped: Vec<String> = vec![];
     let mut retried: Vec<Vec<u8>>;
