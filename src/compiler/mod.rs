@@ -155,8 +155,9 @@ fn compile_bytes(
     let mut result = compile_in_helper(sources, &options);
     // clspv's front end refuses by-value arguments of some types holding unions (pyopencl's
     // complex numbers; `byval`) and, without the rewrite, pointers to them: the program is
-    // built again with the parameters of each refused type passed through stand-ins; with the
-    // rewrite only where the refused parameter is not one `byval` finds (from a macro).
+    // built again with the by-value parameters of each refused type passed through stand-ins,
+    // and with the rewrite where the refused parameter is a pointer (or one `byval` cannot
+    // find: from a macro).
     let mut options = options;
     let mut wrapped: Vec<String> = vec![];
     let mut retried: Vec<Vec<u8>>;
