@@ -6,6 +6,7 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod binary;
+pub mod byval;
 pub mod helper;
 pub mod il;
 pub mod member_index;
@@ -152,14 +153,41 @@ fn compile_bytes(
         false => shift_source_lines(&log, prelude(&undefs, sources).matches('\n').count()),
     };
     let mut result = compile_in_helper(sources, &options);
-    // Without the rewrite clspv's front end refuses some by-value struct layouts (pyopencl's
-    // complex numbers followed by another argument) that it accepts with it: then the program
-    // is built with it after all.
-    const REFUSED: &str = "must not be placed between the end of a structure";
-    if let (true, Err(CompileError::Failed { log })) = (rewrite_dropped, &result) {
-        if log.contains(REFUSED) {
-            result = compile_in_helper(sources, &format!("{options} {PACKED_REWRITE}"));
+    // clspv's front end refuses by-value arguments of some types holding unions (pyopencl's
+    // complex numbers; `byval`) and, without the rewrite, pointers to them: the program is
+    // built again with the by-value parameters of each refused type passed through stand-ins,
+    // and with the rewrite where the refused parameter is a pointer (or one `byval` cannot
+    // find: from a macro).
+    let mut options = options;
+    let mut wrapped: Vec<String> = vec![];
+    let mut retried: Vec<Vec<u8>>;
+    let mut current: Vec<&[u8]> = sources.to_vec();
+    for _ in 0..MAX_REFUSALS {
+        let Err(CompileError::Failed { log }) = &result else {
+            break;
+        };
+        if !log.contains(byval::REFUSED) {
+            break;
         }
+        let refused = match (is_ir, current.as_slice()) {
+            (false, [src]) => std::str::from_utf8(src)
+                .ok()
+                .and_then(|src| byval::refused_type(src, log)),
+            _ => None,
+        };
+        match refused {
+            Some(ty) if !wrapped.contains(&ty) => {
+                wrapped.push(ty);
+                let text = String::from_utf8_lossy(sources[0]);
+                retried = vec![byval::wrap(&text, &wrapped).into_bytes()];
+                current = retried.iter().map(Vec::as_slice).collect();
+            }
+            _ if rewrite_dropped && !options.ends_with(PACKED_REWRITE) => {
+                options = format!("{options} {PACKED_REWRITE}");
+            }
+            _ => break,
+        }
+        result = compile_in_helper(&current, &options);
     }
     let (output, log) = match result {
         Ok((output, log)) => (output, shift(log)),
@@ -479,6 +507,9 @@ fn without_needless_packed_rewrite(
 }
 
 const PACKED_REWRITE: &str = "-rewrite-packed-structs";
+
+/// Most rebuilds after clspv refuses a record layout (one per refused type, one with the rewrite).
+const MAX_REFUSALS: usize = 8;
 
 /// The folders of `-I DIR` / `-IDIR` arguments.
 fn include_dirs(args: &[String]) -> Vec<PathBuf> {

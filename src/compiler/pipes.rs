@@ -193,7 +193,7 @@ const PIPE_WORDS: &[&str] = &[
 const WG_SLOT: &str = "vkcl_wg_slot_";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Ident,
     /// Numbers, string and character literals, other punctuation.
     Other,
@@ -203,14 +203,14 @@ enum Kind {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Token {
-    kind: Kind,
-    start: usize,
-    end: usize,
+pub(crate) struct Token {
+    pub(crate) kind: Kind,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 /// The tokens of `src`, without comments and whitespace.
-fn tokenize(src: &str) -> Vec<Token> {
+pub(crate) fn tokenize(src: &str) -> Vec<Token> {
     let b = src.as_bytes();
     let mut toks = vec![];
     let mut i = 0;
@@ -303,7 +303,7 @@ pub fn encode_type(ty: &str) -> String {
     s
 }
 
-fn decode_type(enc: &str) -> Option<String> {
+pub(crate) fn decode_type(enc: &str) -> Option<String> {
     let b = enc.as_bytes();
     let mut out = vec![];
     let mut i = 0;

@@ -457,7 +457,10 @@ impl Builder<'_> {
                 access_qualifier: opt(3)?.unwrap_or(CL_KERNEL_ARG_ACCESS_NONE),
                 type_qualifier: opt(4)?.unwrap_or(0),
             };
-            self.infos.insert(inst.id, super::pipes::arg_info(info));
+            self.infos.insert(
+                inst.id,
+                super::byval::arg_info(super::pipes::arg_info(info)),
+            );
             return Ok(());
         }
         let num_args = if inst.args.len() > 2 {
