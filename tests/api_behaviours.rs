@@ -502,7 +502,10 @@ fn failed_user_event(e: &Env) -> cl_event {
     let u = unsafe { clCreateUserEvent(e.ctx, &mut err) };
     assert_eq!(err, CL_SUCCESS);
     check!(clSetUserEventStatus(u, -5));
-    assert_eq!(event_val::<cl_int>(u, CL_EVENT_COMMAND_EXECUTION_STATUS), -5);
+    assert_eq!(
+        event_val::<cl_int>(u, CL_EVENT_COMMAND_EXECUTION_STATUS),
+        -5
+    );
     u
 }
 

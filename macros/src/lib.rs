@@ -75,7 +75,10 @@ fn expand(
     let sig = &func.sig;
     let rust_name = &sig.ident;
     let value = result_value(&sig.output).ok_or_else(|| {
-        syn::Error::new_spanned(&sig.output, "an entry point returns CLResult<T> or Outcome<T>")
+        syn::Error::new_spanned(
+            &sig.output,
+            "an entry point returns CLResult<T> or Outcome<T>",
+        )
     })?;
     let mut params = vec![];
     let mut args = vec![];
