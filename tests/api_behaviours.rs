@@ -310,12 +310,21 @@ fn printf_returns_zero() {
 /// 0..64); Ok(contents after) or the error.
 fn rect_copy_within(
     e: &Env,
+    use_host_ptr: bool,
     src: [usize; 3],
     dst: [usize; 3],
     region: [usize; 3],
 ) -> Result<Vec<u8>, cl_int> {
     let init: Vec<u8> = (0..64).collect();
-    let b = e.buffer_from(&init);
+    // The conformance test's buffers: CL_MEM_USE_HOST_PTR on malloc'ed (unaligned) memory.
+    let mut host = vec![0u8; 65];
+    host[1..].copy_from_slice(&init);
+    let b = if use_host_ptr {
+        let flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
+        e.buffer(flags, 64, host[1..].as_mut_ptr().cast())
+    } else {
+        e.buffer_from(&init)
+    };
     let code = unsafe {
         clEnqueueCopyBufferRect(
             e.queue,
@@ -375,8 +384,8 @@ fn copy_buffer_rect_within_one_buffer() {
         // rows that run past the row pitch into the next row, still disjoint
         ([6, 0, 0], [2, 0, 0], [4, 2, 1]),
     ];
-    for (s, d, r) in ok {
-        if let Err(code) = rect_copy_within(&e, s, d, r) {
+    for ((s, d, r), host) in ok.iter().flat_map(|c| [(*c, false), (*c, true)]) {
+        if let Err(code) = rect_copy_within(&e, host, s, d, r) {
             panic!("copy {s:?} -> {d:?} of {r:?}: {}", err_name(code));
         }
     }
@@ -394,8 +403,8 @@ fn copy_buffer_rect_within_one_buffer() {
         // wrapping rows that meet the other region
         ([6, 0, 0], [1, 1, 0], [4, 1, 1]),
     ];
-    for (s, d, r) in overlapping {
-        match rect_copy_within(&e, s, d, r) {
+    for ((s, d, r), host) in overlapping.iter().flat_map(|c| [(*c, false), (*c, true)]) {
+        match rect_copy_within(&e, host, s, d, r) {
             Err(code) => assert_eq!(
                 code,
                 CL_MEM_COPY_OVERLAP,
