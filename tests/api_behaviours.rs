@@ -653,3 +653,107 @@ fn sub_buffer_origin_alignment() {
     }
     check!(clReleaseMemObject(parent));
 }
+
+/// The conformance test's pattern (basic/bufferreadwriterect): random regions copied within
+/// one CL_MEM_USE_HOST_PTR buffer of odd dimensions, skipped where the regions share a byte,
+/// each copy checked against a host model.
+#[test]
+fn copy_buffer_rect_within_one_buffer_random() {
+    let e = Env::new();
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut rand = |lo: usize, hi: usize| {
+        // xorshift64: [lo, hi]
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        lo + (seed % (hi - lo + 1) as u64) as usize
+    };
+    let (w, h, d) = (37usize, 11usize, 9usize);
+    let size = w * h * d;
+    let mut model: Vec<u8> = (0..size).map(|i| (i * 7 + 3) as u8).collect();
+    let mut host = vec![0u8; size + 1];
+    host[1..].copy_from_slice(&model);
+    let flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
+    let b = e.buffer(flags, size, host[1..].as_mut_ptr().cast());
+    let (row, slice) = (w, w * h);
+    let mut copied = 0;
+    for _ in 0..200 {
+        let region = [rand(1, w), rand(1, h), rand(1, d)];
+        let src = [
+            rand(0, w - region[0]),
+            rand(0, h - region[1]),
+            rand(0, d - region[2]),
+        ];
+        let dst = [
+            rand(0, w - region[0]),
+            rand(0, h - region[1]),
+            rand(0, d - region[2]),
+        ];
+        let at = |o: [usize; 3], x: usize, y: usize, z: usize| {
+            (o[2] + z) * slice + (o[1] + y) * row + o[0] + x
+        };
+        let mut src_bytes = std::collections::HashSet::new();
+        let mut shared = false;
+        for z in 0..region[2] {
+            for y in 0..region[1] {
+                for x in 0..region[0] {
+                    src_bytes.insert(at(src, x, y, z));
+                }
+            }
+        }
+        for z in 0..region[2] {
+            for y in 0..region[1] {
+                for x in 0..region[0] {
+                    shared |= src_bytes.contains(&at(dst, x, y, z));
+                }
+            }
+        }
+        let code = unsafe {
+            clEnqueueCopyBufferRect(
+                e.queue,
+                b,
+                b,
+                src.as_ptr(),
+                dst.as_ptr(),
+                region.as_ptr(),
+                row,
+                slice,
+                row,
+                slice,
+                0,
+                null(),
+                null_mut(),
+            )
+        };
+        if shared {
+            assert_eq!(
+                code,
+                CL_MEM_COPY_OVERLAP,
+                "{src:?} -> {dst:?} of {region:?}: {}",
+                err_name(code)
+            );
+            continue;
+        }
+        assert_eq!(
+            code,
+            CL_SUCCESS,
+            "{src:?} -> {dst:?} of {region:?}: {}",
+            err_name(code)
+        );
+        copied += 1;
+        let before = model.clone();
+        for z in 0..region[2] {
+            for y in 0..region[1] {
+                for x in 0..region[0] {
+                    model[at(dst, x, y, z)] = before[at(src, x, y, z)];
+                }
+            }
+        }
+        assert!(
+            e.read::<u8>(b, size) == model,
+            "{src:?} -> {dst:?} of {region:?}"
+        );
+    }
+    assert!(copied > 20, "only {copied} disjoint copies");
+    check!(clReleaseMemObject(b));
+}
