@@ -317,7 +317,7 @@ fn rect_copy_within(
 ) -> Result<Vec<u8>, cl_int> {
     let init: Vec<u8> = (0..64).collect();
     // The conformance test's buffers: CL_MEM_USE_HOST_PTR on malloc'ed (unaligned) memory.
-    let mut host = vec![0u8; 65];
+    let mut host = [0u8; 65];
     host[1..].copy_from_slice(&init);
     let b = if use_host_ptr {
         let flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
