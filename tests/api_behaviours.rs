@@ -287,6 +287,12 @@ fn link_failure_returns_program_with_log() {
 #[test]
 fn printf_returns_zero() {
     let e = Env::new();
+    for opts in ["", "-cl-std=CL1.2", "-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        printf_result(&e, opts);
+    }
+}
+
+fn printf_result(e: &Env, opts: &str) {
     let p = e.program(
         "kernel void k(global int* out) {\n\
          int r = printf(\"x\");\n\
@@ -294,13 +300,13 @@ fn printf_returns_zero() {
          out[1] = printf(\"%d %s\\n\", 5, \"y\");\n\
          printf(\"unused\\n\");\n\
          if (printf(\"z\\n\") == 0) out[2] = 7;\n}\n",
-        "",
+        opts,
     );
     let k = kernel(p, "k");
     let b = e.buffer_from(&[9i32; 3]);
     arg(k, 0, &b);
     e.run(k, None, &[1], None);
-    assert_eq!(e.read::<i32>(b, 3), [0, 0, 7]);
+    assert_eq!(e.read::<i32>(b, 3), [0, 0, 7], "{opts}");
     check!(clReleaseMemObject(b));
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
