@@ -9,7 +9,8 @@
 //! `#[no_mangle] pub unsafe extern "C" fn clCreateBuffer(...)`, which runs it through
 //! `crate::api::util::run_int` (a function returning `CLResult<()>` becomes one returning
 //! `cl_int`) or `crate::api::util::run_obj` (one returning `CLResult<T>` becomes one returning
-//! `T` with an `errcode_ret` parameter appended). Those catch panics, write the error code and
+//! `T` with an `errcode_ret` parameter appended; so does one returning `Outcome<T>`, whose
+//! error may carry an object to return with its code). Those catch panics, write the error code and
 //! log the call. `#[entry(clReleaseX, at_exit)]` marks an entry point that still runs after
 //! vkcl's exit handler (releases, retains and queries of known state, which do no GPU work
 //! then); every other one returns CL_OUT_OF_RESOURCES at that point.
@@ -47,14 +48,14 @@ pub fn entry(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// `T` of a `CLResult<T>` return type.
+/// `T` of a `CLResult<T>` (or `Outcome<T>`: an object returned with an error too) return type.
 fn result_value(ret: &ReturnType) -> Option<&Type> {
     let ReturnType::Type(_, ty) = ret else {
         return None;
     };
     let Type::Path(p) = &**ty else { return None };
     let last = p.path.segments.last()?;
-    if last.ident != "CLResult" {
+    if last.ident != "CLResult" && last.ident != "Outcome" {
         return None;
     }
     let PathArguments::AngleBracketed(args) = &last.arguments else {
@@ -74,7 +75,10 @@ fn expand(
     let sig = &func.sig;
     let rust_name = &sig.ident;
     let value = result_value(&sig.output).ok_or_else(|| {
-        syn::Error::new_spanned(&sig.output, "an entry point returns CLResult<T>")
+        syn::Error::new_spanned(
+            &sig.output,
+            "an entry point returns CLResult<T> or Outcome<T>",
+        )
     })?;
     let mut params = vec![];
     let mut args = vec![];

@@ -14,7 +14,7 @@ use vkcl_macros::entry;
 pub type ContextCallback = unsafe extern "C" fn(cl_context, *mut c_void);
 
 /// Validates a context property list: only CL_CONTEXT_PLATFORM (our platform) and
-/// CL_CONTEXT_INTEROP_USER_SYNC, each at most once.
+/// CL_CONTEXT_INTEROP_USER_SYNC (CL_TRUE or CL_FALSE), each at most once.
 fn check_properties(props: &[cl_context_properties]) -> CLResult<()> {
     let mut seen = vec![];
     for pair in props.chunks(2).filter(|c| c.len() == 2) {
@@ -26,7 +26,13 @@ fn check_properties(props: &[cl_context_properties]) -> CLResult<()> {
                 super::platform::platform_arg(value as cl_platform_id, false)
                     .map_err(|_| ClError(CL_INVALID_PLATFORM))?;
             }
-            CL_CONTEXT_INTEROP_USER_SYNC => {}
+            // "CL_INVALID_PROPERTY if ... the value specified for a supported property name
+            // is not valid": this one is a cl_bool.
+            CL_CONTEXT_INTEROP_USER_SYNC => check(
+                value == CL_TRUE as cl_context_properties
+                    || value == CL_FALSE as cl_context_properties,
+                CL_INVALID_PROPERTY,
+            )?,
             _ => return Err(ClError(CL_INVALID_PROPERTY)),
         }
     }

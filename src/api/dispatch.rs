@@ -152,7 +152,7 @@ pub static DISPATCH: Dispatch = Dispatch([
     super::device::clGetDeviceAndHostTimer as *const c_void,
     super::device::clGetHostTimer as *const c_void,
     super::kernel::clGetKernelSubGroupInfo as *const c_void,
-    super::stubs::clSetDefaultDeviceCommandQueue as *const c_void,
+    super::queue::clSetDefaultDeviceCommandQueue as *const c_void,
     super::stubs::clSetProgramReleaseCallback as *const c_void,
     super::program::clSetProgramSpecializationConstant as *const c_void,
     super::memory::clCreateBufferWithProperties as *const c_void,

@@ -165,6 +165,7 @@ fn queue_and_mem(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, 
     check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
     check(m.mem_type == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
     m.check_device(&q.vk)?;
+    m.check_sub_buffer_alignment(&q.device)?;
     Ok((q, m))
 }
 
@@ -288,11 +289,15 @@ unsafe fn create_sub_buffer(
     let region = unsafe { *(create_info as *const cl_buffer_region) };
     check(region.size > 0, CL_INVALID_BUFFER_SIZE)?;
     parent.check_range(region.origin, region.size)?;
+    // "CL_MISALIGNED_SUB_BUFFER_OFFSET if there are no devices in context associated with
+    // buffer for which the origin field ... is aligned to the CL_DEVICE_MEM_BASE_ADDR_ALIGN
+    // value": one such device is enough (commands on another device refuse the sub-buffer,
+    // Mem::check_sub_buffer_alignment).
     let aligned = parent
         .context
         .devices
         .iter()
-        .all(|d| region.origin as u64 % d.mem_base_addr_align() == 0);
+        .any(|d| region.origin as u64 % d.mem_base_addr_align() == 0);
     check(aligned, CL_MISALIGNED_SUB_BUFFER_OFFSET)?;
     Ok(register(Mem::new_sub_buffer(
         &parent,

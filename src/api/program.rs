@@ -1,7 +1,7 @@
 //! Programs.
 
 use super::info::{array, string, v, write};
-use super::util::{obj, slice};
+use super::util::{obj, slice, Outcome};
 use crate::cl::*;
 use crate::compiler::binary;
 use crate::core::context::Context;
@@ -194,6 +194,10 @@ unsafe fn compile_program(
     )
 }
 
+/// "If the linking operation can begin, clLinkProgram returns a valid non-zero program object.
+/// If pfn_notify is NULL, the errcode_ret will be set to CL_SUCCESS if the link operation was
+/// successful and CL_LINK_PROGRAM_FAILURE if there is a failure to link": a failed link returns
+/// its program (build status CL_BUILD_ERROR, the log) with that error.
 #[entry(clLinkProgram)]
 unsafe fn link_program(
     context: cl_context,
@@ -204,7 +208,43 @@ unsafe fn link_program(
     input_programs: *const cl_program,
     pfn_notify: Option<BuildCallback>,
     user_data: *mut c_void,
-) -> CLResult<cl_program> {
+) -> Outcome<cl_program> {
+    // SAFETY: the application's arguments, as clLinkProgram's contract gives them.
+    let linked = unsafe {
+        link(
+            context,
+            num_devices,
+            device_list_ptr,
+            options,
+            num_input_programs,
+            input_programs,
+            pfn_notify,
+            user_data,
+        )
+    };
+    match linked {
+        Ok((handle, Ok(()))) => Outcome::Ok(handle),
+        Ok((handle, Err(e))) => Outcome::Err(handle, e),
+        Err(e) => Outcome::Err(std::ptr::null_mut(), e),
+    }
+}
+
+/// clLinkProgram's checks and link: the program and the link's result once it could begin.
+///
+/// # Safety
+/// `device_list_ptr` and `input_programs` point to `num_devices` and `num_input_programs`
+/// handles (or are NULL); `options` is NULL or a NUL-terminated string.
+#[allow(clippy::too_many_arguments)]
+unsafe fn link(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list_ptr: *const cl_device_id,
+    options: *const c_char,
+    num_input_programs: cl_uint,
+    input_programs: *const cl_program,
+    pfn_notify: Option<BuildCallback>,
+    user_data: *mut c_void,
+) -> CLResult<(cl_program, CLResult<()>)> {
     let ctx: Arc<Context> = obj(context)?;
     check(
         device_list_ptr.is_null() == (num_devices == 0),
@@ -237,7 +277,8 @@ unsafe fn link_program(
     // The handle exists before the link runs: the callback (maybe on another thread) gets it.
     let handle = register(program) as cl_program;
     match link.run(notify(pfn_notify, handle, user_data)) {
-        Ok(()) => Ok(handle),
+        Ok(()) => Ok((handle, Ok(()))),
+        Err(e) if e.0 == CL_LINK_PROGRAM_FAILURE => Ok((handle, Err(e))),
         Err(e) => {
             release::<Program>(handle as *const c_void)?;
             Err(e)

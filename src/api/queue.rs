@@ -231,3 +231,20 @@ fn marker(
     unsafe { return_event(e, event) };
     Ok(())
 }
+
+/// No vkcl device supports on-device queues (CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES is 0), so
+/// there is no default device queue to replace: "CL_INVALID_OPERATION if device does not
+/// support On-Device Queues", once the context and the device (whose capability it is) are
+/// valid; whatever queue the application passes, none is an on-device queue of the device.
+#[entry(clSetDefaultDeviceCommandQueue)]
+fn set_default_device_command_queue(
+    context: cl_context,
+    device: cl_device_id,
+    command_queue: cl_command_queue,
+) -> CLResult<()> {
+    let ctx: Arc<Context> = obj(context)?;
+    let dev: Arc<Device> = obj(device)?;
+    check(ctx.has_device(&dev), CL_INVALID_DEVICE)?;
+    let _ = command_queue;
+    Err(ClError(CL_INVALID_OPERATION))
+}

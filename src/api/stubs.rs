@@ -271,11 +271,6 @@ pub extern "C" fn clEnqueueSVMMigrateMem(a0: cl_command_queue, a1: cl_uint, a2: 
 }
 
 #[no_mangle]
-pub extern "C" fn clSetDefaultDeviceCommandQueue(a0: cl_context, a1: cl_device_id, a2: cl_command_queue) -> cl_int {
-    unimplemented_after("clSetDefaultDeviceCommandQueue", || { super::obj::<Context, _>(a0)?; super::obj::<Device, _>(a1)?; super::obj::<Queue, _>(a2)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
 pub extern "C" fn clSetProgramReleaseCallback(a0: cl_program, a1: *mut c_void, a2: *mut c_void) -> cl_int {
     unimplemented_after("clSetProgramReleaseCallback", || { super::obj::<Program, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }

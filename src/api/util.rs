@@ -56,24 +56,24 @@ pub(crate) fn run_int(name: &str, at_exit: bool, body: impl FnOnce() -> CLResult
 ///
 /// # Safety
 /// `errcode_ret` is NULL or points to a writable `cl_int`.
-pub(crate) unsafe fn run_obj<T: Null>(
+pub(crate) unsafe fn run_obj<T: Null, R: Into<Outcome<T>>>(
     name: &str,
     _at_exit: bool,
     errcode_ret: *mut cl_int,
-    body: impl FnOnce() -> CLResult<T>,
+    body: impl FnOnce() -> R,
 ) -> T {
     crate::logger::init();
     log::trace!(target: "api", "{name}");
     let active = crate::shutdown::enter();
     let body = || match active {
-        Some(_) => body(),
-        None => Err(ClError(CL_OUT_OF_RESOURCES)),
+        Some(_) => body().into(),
+        None => Outcome::Err(T::null(), ClError(CL_OUT_OF_RESOURCES)),
     };
     let (value, code) = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(v)) => (v, CL_SUCCESS),
-        Ok(Err(e)) => {
+        Ok(Outcome::Ok(v)) => (v, CL_SUCCESS),
+        Ok(Outcome::Err(v, e)) => {
             log_error(name, e);
-            (T::null(), e.0)
+            (v, e.0)
         }
         Err(_) => (T::null(), panicked(name).0),
     };
@@ -82,6 +82,24 @@ pub(crate) unsafe fn run_obj<T: Null>(
         unsafe { *errcode_ret = code };
     }
     value
+}
+
+/// What an object-returning entry point gives back: its object, or an error code with the
+/// value to return beside it. That value is NULL, except where the spec returns an object
+/// together with an error (clLinkProgram: "a valid non-zero program object" whose link failed,
+/// and CL_LINK_PROGRAM_FAILURE).
+pub(crate) enum Outcome<T> {
+    Ok(T),
+    Err(T, ClError),
+}
+
+impl<T: Null> From<CLResult<T>> for Outcome<T> {
+    fn from(r: CLResult<T>) -> Self {
+        match r {
+            Ok(v) => Outcome::Ok(v),
+            Err(e) => Outcome::Err(T::null(), e),
+        }
+    }
 }
 
 /// Return types of object-returning entry points: their value on error.

@@ -225,15 +225,18 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     );
     p += &scalarised_builtins();
     p += DOUBLE_CONVERSIONS;
-    if sources.iter().any(|s| s.windows(6).any(|w| w == b"vstore")) {
+    let names = |n: &[u8]| sources.iter().any(|s| s.windows(n.len()).any(|w| w == n));
+    if names(b"vstore") {
         p += &double_vstore_half();
     }
-    let names = |n: &[u8]| sources.iter().any(|s| s.windows(n.len()).any(|w| w == n));
     if names(b"get_sub_group_size")
         || names(b"get_max_sub_group_size")
         || names(b"get_num_sub_groups")
     {
         p += SUB_GROUP_SIZES;
+    }
+    if names(b"printf") {
+        p += PRINTF_RESULT;
     }
     for name in undefs {
         p += &format!("#undef {name}\n");
@@ -340,6 +343,17 @@ fn scalarised_builtins() -> String {
     }
     p
 }
+
+/// OpenCL C 3.0 §6.15.14.3: "printf returns 0 if it was executed successfully and -1
+/// otherwise", but clspv's lowering returns 1 on success (and -1 when the buffer is full).
+/// The macro maps every printf call's result (the macro's own `printf` is not expanded again).
+const PRINTF_RESULT: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
+    static inline int __vkcl_printf_result(int r) { return r < 0 ? -1 : 0; }\n\
+    #else\n\
+    inline __attribute__((always_inline)) int __vkcl_printf_result(int r) \
+    { return r < 0 ? -1 : 0; }\n\
+    #endif\n\
+    #define printf(...) __vkcl_printf_result(printf(__VA_ARGS__))\n";
 
 /// `convert_doubleN` and `convert_doubleN_rte` crash clspv 0.0.1 (SIGSEGV) whatever the
 /// source type, while the conversion itself (a cast, `__builtin_convertvector`) compiles right.

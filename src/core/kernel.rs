@@ -571,6 +571,7 @@ impl Launch {
                     let b = match m {
                         Some(m) => {
                             let storage = m.storage_on(&queue.vk)?;
+                            m.check_sub_buffer_alignment(&queue.device)?;
                             self.keep.push(m.clone());
                             BufferBinding {
                                 ty,

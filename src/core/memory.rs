@@ -196,6 +196,18 @@ impl Mem {
         self.storage_on(device).map(|_| ())
     }
 
+    /// A sub-buffer used on `device`: CL_MISALIGNED_SUB_BUFFER_OFFSET if its origin is not
+    /// aligned to that device's CL_DEVICE_MEM_BASE_ADDR_ALIGN (clCreateSubBuffer accepts an
+    /// origin aligned for one device of the context; enqueues and kernel arguments check the
+    /// device of the queue, as the spec's commands do).
+    pub fn check_sub_buffer_alignment(&self, device: &super::device::Device) -> CLResult<()> {
+        let origin = self.parent.as_ref().map_or(0, |p| p.1 as u64);
+        check(
+            origin % device.mem_base_addr_align() == 0,
+            CL_MISALIGNED_SUB_BUFFER_OFFSET,
+        )
+    }
+
     /// clCreateBuffer.
     ///
     /// # Safety

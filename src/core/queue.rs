@@ -442,17 +442,20 @@ impl Queue {
         }
     }
 
-    /// GPU-side waits for events of other queues; events of this queue are already ordered.
     /// Splits a wait list: events of other queues of this Vulkan device whose commands are
     /// submitted become GPU-side semaphore waits; user events, events of other devices and of
     /// commands still held back become gates, resolved on the host (the batch is held until
-    /// they end). Events of this queue are already ordered.
+    /// they end), as do events that already failed. Events of this queue are already ordered.
     fn resolve_waits(&self, wait_list: &[Arc<Event>]) -> CLResult<(Waits, Gates)> {
         let (mut waits, mut gates) = (vec![], vec![]);
         for e in wait_list {
             let status = e.status();
             if status < 0 {
-                return Err(ClError(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST));
+                // Already failed: the enqueue succeeds (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+                // is for blocking calls, which wait for the command) and the command fails when
+                // its batch is submitted, as behind any gate that failed.
+                gates.push(e.clone());
+                continue;
             }
             if status == CL_COMPLETE as cl_int {
                 continue;
