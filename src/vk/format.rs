@@ -131,7 +131,12 @@ impl Instance {
             if need.read {
                 features |= F::UNIFORM_TEXEL_BUFFER;
             }
-            if need.write {
+            // A view's format must support every texel usage of its buffer
+            // (VUID-VkBufferViewCreateInfo-buffer-00934), and buffers have both: a 1D buffer
+            // image of a format kernels cannot write is refused even for reading. (A view
+            // declaring fewer usages needs VK_KHR_maintenance5, which the validation layer of
+            // Debian 12 does not know.)
+            if need.write || need.read {
                 features |= F::STORAGE_TEXEL_BUFFER;
             }
             return props.buffer_features.contains(features);
