@@ -99,13 +99,13 @@ pub const OPTIONS: &[OptionDoc] = &[
         name: "VKCL_FP64",
         default: "1",
         doc: "0: no cl_khr_fp64 (doubles are otherwise on wherever the device has shaderFloat64 and shaderInt64)",
-        set: |c, v| c.fp64 = !v.is_some_and(|v| v == "0"),
+        set: |c, v| c.fp64 = v.is_none_or(|v| v != "0"),
     },
     OptionDoc {
         name: "VKCL_CACHE",
         default: "1",
         doc: "0: no persistent cache (compiled programs and Vulkan pipeline caches are then not kept on disk)",
-        set: |c, v| c.cache = v.map_or(true, |v| v != "0"),
+        set: |c, v| c.cache = v.is_none_or(|v| v != "0"),
     },
     OptionDoc {
         name: "VKCL_CACHE_DIR",

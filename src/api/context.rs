@@ -36,7 +36,7 @@ fn check_properties(props: &[cl_context_properties]) -> CLResult<()> {
             _ => return Err(ClError(CL_INVALID_PROPERTY)),
         }
     }
-    check(props.last().map_or(true, |&l| l == 0), CL_INVALID_PROPERTY)
+    check(props.last().is_none_or(|&l| l == 0), CL_INVALID_PROPERTY)
 }
 
 fn create(

@@ -130,7 +130,7 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
         Slot::Value(expected) => {
             check(!value.is_null(), CL_INVALID_ARG_VALUE)?;
             check(
-                size > 0 && expected.map_or(true, |e| e == size),
+                size > 0 && expected.is_none_or(|e| e == size),
                 CL_INVALID_ARG_SIZE,
             )?;
             // SAFETY: the application passes `size` bytes at value.

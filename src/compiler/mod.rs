@@ -630,7 +630,7 @@ fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<(Vec<u8>, Strin
     let mut slot = HELPER.lock();
     // Two tries: a helper that died between builds is only noticed when the request bounces.
     for _ in 0..2 {
-        if slot.as_mut().map_or(true, Client::exited) {
+        if slot.as_mut().is_none_or(Client::exited) {
             *slot = None;
             let (helper, lib) = locate().map_err(CompileError::Unavailable)?;
             log::info!(target: "compiler", "starting {} with {}", helper.display(), lib.display());
