@@ -746,3 +746,49 @@ fn convert_double_of_every_source_type() {
     let want: Vec<u64> = want.iter().map(|x| x.to_bits()).collect();
     assert_eq!(got, want);
 }
+
+// ---------------------------------------------------------------- CLBlast's GEMM kernels (issue 15)
+
+/// A `__local` array passed to a function that is not inlined by the source (OpenCL C 1.x,
+/// no `inline`), the shape of CLBlast's direct GEMM (`XgemmDirect(..., alm, blm, ...)`):
+/// clspv 0.0.1 lowered the constant-offset byte GEPs LLVM makes of `tile[(r + 2 * row) * 17 +
+/// k]` (k unrolled) to `tile[k]`, dropping the row: ZGEMM's and SGEMM's direct kernels were
+/// wrong at every k >= 16. Every function is now inlined first (`-inline-entry-points`).
+#[test]
+fn local_array_passed_to_a_function() {
+    let src = r#"
+void body(__global const uint *in, __global uint *out, __local uint *tile) {
+  const int l = get_local_id(0);
+  const int row = l / 8, col = l % 8;
+  for (int i = 0; i < 2; i++) for (int j = 0; j < 2; j++)
+    tile[(2 * row + i) * 17 + 2 * col + j] = in[(2 * row + i) * 16 + 2 * col + j];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint acc[2] = {0, 0};
+  for (int k = 0; k < 16; k++)
+    for (int r = 0; r < 2; r++) acc[r] += tile[(r + 2 * row) * 17 + k] * (uint)(k + 1);
+  for (int r = 0; r < 2; r++) out[2 * l + r] = acc[r];
+}
+kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global const uint *in, __global uint *out) {
+  __local uint tile[16 * 17];
+  body(in, out, tile);
+}
+"#;
+    let mut rng = Rng(0x1234_5678);
+    let input: Vec<u32> = (0..256).map(|_| rng.below(1000)).collect();
+    for opts in ["", "-cl-std=CL1.1", "-cl-std=CL3.0"] {
+        let out = run_words(src, opts, "k", &[input.clone(), vec![0; 128]], &[], 64);
+        let want: Vec<u32> = (0..64)
+            .flat_map(|l| {
+                let row = l / 8;
+                let input = &input;
+                (0..2).map(move |r| {
+                    (0..16)
+                        .map(|k| input[(r + 2 * row) * 16 + k] * (k as u32 + 1))
+                        .sum::<u32>()
+                })
+            })
+            .collect();
+        assert_eq!(out[1], want, "options {opts:?}");
+    }
+}
