@@ -792,3 +792,37 @@ void k(__global const uint *in, __global uint *out) {
         assert_eq!(out[1], want, "options {opts:?}");
     }
 }
+
+/// A buffer read both as a struct of two 2-vectors and as one of its vector types, the struct
+/// indexed by a sum of three run-time terms: CLBlast's `realND bvec = bgm[idk*(b_ld/2) + idn +
+/// (b_offset/2)]` (struct cfloat2 {float2 x; float2 y;}) next to `((__global float2*)bgm)[...]`,
+/// which makes every CGEMM wrong. clspv 0.0.1 types the buffer as an array of the vector and
+/// then indexes it with the struct's index unscaled, reading member x twice (words 0 1 0 1 of
+/// the buffer where 12 13 14 15 are right); a sum with a constant term, or of two terms, is
+/// right. Not fixed: the index is gone before vkcl sees the SPIR-V (issue 15).
+#[test]
+#[ignore = "issue 15: clspv 0.0.1 mis-indexes a struct read from a buffer also read as its member type (CGEMM); not fixed"]
+fn struct_of_vectors_from_a_buffer_read_as_the_vector_type() {
+    let src = r#"
+typedef struct { uint2 x; uint2 y; } pair;
+kernel void k(global const pair *b, global uint2 *out, uint ld, uint off) {
+  uint i = get_global_id(0);
+  if (ld % 2 == 0) {
+    pair v = b[(i / 8) * (ld / 2) + i % 8 + off / 2];
+    out[2 * i] = v.x;
+    out[2 * i + 1] = v.y;
+  } else {
+    out[i] = ((global const uint2 *)b)[i];
+  }
+}
+"#;
+    let (ld, off) = (32u32, 6u32);
+    let out = run_words(src, "", "k", &[numbered(1024), vec![0; 256]], &[ld, off], 64);
+    let want: Vec<u32> = (0..64u32)
+        .flat_map(|i| {
+            let s = (i / 8) * (ld / 2) + i % 8 + off / 2;
+            (0..4).map(move |w| 0x100 + 4 * s + w)
+        })
+        .collect();
+    assert_eq!(out[1], want);
+}
