@@ -826,3 +826,28 @@ kernel void k(global const pair *b, global uint2 *out, uint ld, uint off) {
         .collect();
     assert_eq!(out[1], want);
 }
+
+/// One of two loads chosen by a condition, the two indices each other's transpose: CLBlast's
+/// SymmLowerToSquared/SymmUpperToSquared (`if (id_two <= id_one) result = src[id_two*ld +
+/// id_one]; else result = src[id_one*ld + id_two];`), in every SYMM program. clspv 0.0.1
+/// crashes (SIGSEGV in SPIRVProducerPass) on it, also with -cl-opt-disable; choosing the index
+/// instead of the load (`src[c ? i : j]`) compiles. Not fixed (issue 15).
+#[test]
+#[ignore = "issue 15: clspv 0.0.1 crashes on CLBlast's SymmLowerToSquared (every SYMM); not fixed"]
+fn load_chosen_between_transposed_indices() {
+    let src = r#"
+kernel void k(global const uint *src, global uint *dest, uint a, uint ld) {
+  uint i = get_global_id(0);
+  uint r;
+  if (a <= i) r = src[a * ld + i];
+  else r = src[i * ld + a];
+  dest[i] = r;
+}
+"#;
+    let (a, ld) = (3u32, 16u32);
+    let out = run_words(src, "", "k", &[numbered(256), vec![0; 16]], &[a, ld], 16);
+    let want: Vec<u32> = (0..16u32)
+        .map(|i| 0x100 + if a <= i { a * ld + i } else { i * ld + a })
+        .collect();
+    assert_eq!(out[1], want);
+}
