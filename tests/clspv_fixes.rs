@@ -817,7 +817,14 @@ kernel void k(global const pair *b, global uint2 *out, uint ld, uint off) {
 }
 "#;
     let (ld, off) = (32u32, 6u32);
-    let out = run_words(src, "", "k", &[numbered(1024), vec![0; 256]], &[ld, off], 64);
+    let out = run_words(
+        src,
+        "",
+        "k",
+        &[numbered(1024), vec![0; 256]],
+        &[ld, off],
+        64,
+    );
     let want: Vec<u32> = (0..64u32)
         .flat_map(|i| {
             let s = (i / 8) * (ld / 2) + i % 8 + off / 2;
