@@ -12,7 +12,12 @@ with status one of pass, fail, skip, crash, timeout, notrun.
 ci/expectations/SUITE.txt: one line per test that is expected NOT to pass,
   <test id> <status> # <reason> (issue N)
 Every test not listed must pass. A listed test must have the listed status (a listed test that
-passes is an "unexpected pass": update the file). Every line needs a reason.
+passes is an "unexpected pass": update the file). Every line needs a reason. A `{A..B}` in a
+test id stands for each of the ids with A, A+1, ..., B there (CLBlast's numbered cases).
+
+  ci/conformance.py check SUITE RESULTS PREFIX...   only the expectations of tests whose id
+      starts with one of the prefixes apply (a run of part of a suite, e.g. some CLBlast
+      routines); every result is still checked.
 """
 import collections, os, re, sys
 
@@ -45,13 +50,26 @@ def read_expectations(suite):
         if not m or m.group(2) not in STATUSES:
             problems.append(f"{path}:{n}: expected '<test> <status> # <reason>': {line}")
             continue
-        expected[m.group(1)] = m.group(2)
+        for test in expand(m.group(1)):
+            expected[test] = m.group(2)
     return expected, problems
 
 
-def check(suite, results_path):
+def expand(test):
+    """The ids a `{A..B}` range in `test` stands for (itself when it has none)."""
+    m = re.search(r"\{(\d+)\.\.(\d+)\}", test)
+    if not m:
+        return [test]
+    head, tail = test[:m.start()], test[m.end():]
+    return [t for n in range(int(m.group(1)), int(m.group(2)) + 1)
+            for t in expand(f"{head}{n}{tail}")]
+
+
+def check(suite, results_path, scope=()):
     results = read_results(results_path)
     expected, problems = read_expectations(suite)
+    if scope:
+        expected = {t: s for t, s in expected.items() if t.startswith(tuple(scope))}
     regressions, unexpected, changed = [], [], []
     for test, status in sorted(results.items()):
         want = expected.get(test, "pass")
@@ -90,7 +108,7 @@ def table(results_dir):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "check":
-        sys.exit(check(sys.argv[2], sys.argv[3]))
+        sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4:]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "doc-check":
         table_text, doc = open(sys.argv[2]).read().strip(), open(sys.argv[3]).read()
         if table_text not in doc:

@@ -5,7 +5,8 @@
 #     VKCL_PLACEMENT=device (the staging paths of discrete GPUs; 1D buffer images) and
 #     VKCL_PLACEMENT=mapped (those of discrete GPUs whose memory the host maps);
 #  2. other people's suites against vkcl, each compared with its ci/expectations file:
-#     piglit's OpenCL tests, pyopencl's test suite, and a clpeak smoke run; then vkcl-bench
+#     piglit's OpenCL tests, pyopencl's test suite, CLBlast's correctness tests (18 of the 22
+#     routines of issue 15: ci/clblast.sh), and a clpeak smoke run; then vkcl-bench
 #     with --quick settings (ci/bench.sh: results checked, no timing assertions);
 #  3. the pass table (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
 # Every part runs even when an earlier one fails; the exit status is non-zero if any failed.
@@ -41,6 +42,7 @@ part "cargo test, VKCL_PLACEMENT=mapped" env VKCL_VALIDATION=fatal VKCL_PLACEMEN
   cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images
 part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
+part "CLBlast" bash ci/clblast.sh
 part "clpeak" bash ci/clpeak.sh
 part "vkcl-bench (quick)" bash ci/bench.sh
 python3 ci/conformance.py table > target/conformance/table.md

@@ -746,3 +746,115 @@ fn convert_double_of_every_source_type() {
     let want: Vec<u64> = want.iter().map(|x| x.to_bits()).collect();
     assert_eq!(got, want);
 }
+
+// ---------------------------------------------------------------- CLBlast's GEMM kernels (issue 15)
+
+/// A `__local` array passed to a function that is not inlined by the source (OpenCL C 1.x,
+/// no `inline`), the shape of CLBlast's direct GEMM (`XgemmDirect(..., alm, blm, ...)`):
+/// clspv 0.0.1 lowered the constant-offset byte GEPs LLVM makes of `tile[(r + 2 * row) * 17 +
+/// k]` (k unrolled) to `tile[k]`, dropping the row: ZGEMM's and SGEMM's direct kernels were
+/// wrong at every k >= 16. Every function is now inlined first (`-inline-entry-points`).
+#[test]
+fn local_array_passed_to_a_function() {
+    let src = r#"
+void body(__global const uint *in, __global uint *out, __local uint *tile) {
+  const int l = get_local_id(0);
+  const int row = l / 8, col = l % 8;
+  for (int i = 0; i < 2; i++) for (int j = 0; j < 2; j++)
+    tile[(2 * row + i) * 17 + 2 * col + j] = in[(2 * row + i) * 16 + 2 * col + j];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint acc[2] = {0, 0};
+  for (int k = 0; k < 16; k++)
+    for (int r = 0; r < 2; r++) acc[r] += tile[(r + 2 * row) * 17 + k] * (uint)(k + 1);
+  for (int r = 0; r < 2; r++) out[2 * l + r] = acc[r];
+}
+kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global const uint *in, __global uint *out) {
+  __local uint tile[16 * 17];
+  body(in, out, tile);
+}
+"#;
+    let mut rng = Rng(0x1234_5678);
+    let input: Vec<u32> = (0..256).map(|_| rng.below(1000)).collect();
+    for opts in ["", "-cl-std=CL1.1", "-cl-std=CL3.0"] {
+        let out = run_words(src, opts, "k", &[input.clone(), vec![0; 128]], &[], 64);
+        let want: Vec<u32> = (0..64)
+            .flat_map(|l| {
+                let row = l / 8;
+                let input = &input;
+                (0..2).map(move |r| {
+                    (0..16)
+                        .map(|k| input[(r + 2 * row) * 16 + k] * (k as u32 + 1))
+                        .sum::<u32>()
+                })
+            })
+            .collect();
+        assert_eq!(out[1], want, "options {opts:?}");
+    }
+}
+
+/// A buffer read both as a struct of two 2-vectors and as one of its vector types, the struct
+/// indexed by a sum of three run-time terms: CLBlast's `realND bvec = bgm[idk*(b_ld/2) + idn +
+/// (b_offset/2)]` (struct cfloat2 {float2 x; float2 y;}) next to `((__global float2*)bgm)[...]`,
+/// which makes every CGEMM wrong. clspv 0.0.1 types the buffer as an array of the vector and
+/// then indexes it with the struct's index unscaled, reading member x twice (words 0 1 0 1 of
+/// the buffer where 12 13 14 15 are right); a sum with a constant term, or of two terms, is
+/// right. Not fixed: the index is gone before vkcl sees the SPIR-V (issue 15).
+#[test]
+#[ignore = "issue 15: clspv 0.0.1 mis-indexes a struct read from a buffer also read as its member type (CGEMM); not fixed"]
+fn struct_of_vectors_from_a_buffer_read_as_the_vector_type() {
+    let src = r#"
+typedef struct { uint2 x; uint2 y; } pair;
+kernel void k(global const pair *b, global uint2 *out, uint ld, uint off) {
+  uint i = get_global_id(0);
+  if (ld % 2 == 0) {
+    pair v = b[(i / 8) * (ld / 2) + i % 8 + off / 2];
+    out[2 * i] = v.x;
+    out[2 * i + 1] = v.y;
+  } else {
+    out[i] = ((global const uint2 *)b)[i];
+  }
+}
+"#;
+    let (ld, off) = (32u32, 6u32);
+    let out = run_words(
+        src,
+        "",
+        "k",
+        &[numbered(1024), vec![0; 256]],
+        &[ld, off],
+        64,
+    );
+    let want: Vec<u32> = (0..64u32)
+        .flat_map(|i| {
+            let s = (i / 8) * (ld / 2) + i % 8 + off / 2;
+            (0..4).map(move |w| 0x100 + 4 * s + w)
+        })
+        .collect();
+    assert_eq!(out[1], want);
+}
+
+/// One of two loads chosen by a condition, the two indices each other's transpose: CLBlast's
+/// SymmLowerToSquared/SymmUpperToSquared (`if (id_two <= id_one) result = src[id_two*ld +
+/// id_one]; else result = src[id_one*ld + id_two];`), in every SYMM program. clspv 0.0.1
+/// crashes (SIGSEGV in SPIRVProducerPass) on it, also with -cl-opt-disable; choosing the index
+/// instead of the load (`src[c ? i : j]`) compiles. Not fixed (issue 15).
+#[test]
+#[ignore = "issue 15: clspv 0.0.1 crashes on CLBlast's SymmLowerToSquared (every SYMM); not fixed"]
+fn load_chosen_between_transposed_indices() {
+    let src = r#"
+kernel void k(global const uint *src, global uint *dest, uint a, uint ld) {
+  uint i = get_global_id(0);
+  uint r;
+  if (a <= i) r = src[a * ld + i];
+  else r = src[i * ld + a];
+  dest[i] = r;
+}
+"#;
+    let (a, ld) = (3u32, 16u32);
+    let out = run_words(src, "", "k", &[numbered(256), vec![0; 16]], &[a, ld], 16);
+    let want: Vec<u32> = (0..16u32)
+        .map(|i| 0x100 + if a <= i { a * ld + i } else { i * ld + a })
+        .collect();
+    assert_eq!(out[1], want);
+}

@@ -9,6 +9,7 @@ pub mod binary;
 pub mod byval;
 pub mod helper;
 pub mod il;
+pub mod local_args;
 pub mod member_index;
 pub mod options;
 pub mod pipes;
@@ -105,11 +106,20 @@ fn compile_bytes(
         .iter()
         .filter_map(|a| a.strip_prefix("-U"))
         .collect();
-    let clspv_args: &Vec<String> = &clspv_args
+    let mut clspv_args: Vec<String> = clspv_args
         .iter()
         .filter(|a| !a.starts_with("-U"))
         .cloned()
         .collect();
+    // A `__local` pointer passed to a function: every function inlined first (local_args).
+    const INLINE: &str = "-inline-entry-points";
+    if !is_ir
+        && !clspv_args.iter().any(|a| a == INLINE)
+        && local_args::passes_local_pointer(sources)
+    {
+        clspv_args.push(INLINE.into());
+    }
+    let clspv_args = &clspv_args;
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();
     let options = options.join(" ");
