@@ -233,9 +233,12 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
          #undef __OPENCL_VERSION__\n\
          #define __OPENCL_VERSION__ 300\n",
     );
+    let names = |n: &[u8]| sources.iter().any(|s| s.windows(n.len()).any(|w| w == n));
     p += &scalarised_builtins();
     p += DOUBLE_CONVERSIONS;
-    let names = |n: &[u8]| sources.iter().any(|s| s.windows(n.len()).any(|w| w == n));
+    if names(b"sinh") || names(b"copysign") {
+        p += &double_sinh_copysign();
+    }
     if names(b"vstore") {
         p += &double_vstore_half();
     }
@@ -351,6 +354,72 @@ fn scalarised_builtins() -> String {
     for f in ["fdim", "maxmag", "minmag", "fract"] {
         p += &format!("#define {f}(a, b) __vkcl_{f}(a, b)\n");
     }
+    p
+}
+
+/// clspv 0.0.1 lowers double `copysign` with the float masks (as it did `fabs`): copysign(0.5,
+/// 1.4) is 1.39999962, and libclc's double `sinh`, which uses it, returns about its argument.
+/// These are copysign from the sign bit and fabs (the masks written out are folded back into
+/// llvm.copysign, lowered the same wrong way) and fdlibm's sinh over expm1 and exp (right on
+/// doubles). The
+/// float (and half) forms forward to the built-ins; vectors go one component at a time.
+fn double_sinh_copysign() -> String {
+    const C: [&str; 16] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
+    ];
+    let mut p = String::from(
+        "#if __OPENCL_C_VERSION__ >= 120\n\
+         #define __VKCL_FN static inline __attribute__((overloadable))\n#else\n\
+         #define __VKCL_FN inline __attribute__((overloadable, always_inline))\n#endif\n\
+         #ifdef cl_khr_fp64\n#if __OPENCL_C_VERSION__ < 120\n\
+         #pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n\
+         __VKCL_FN double __vkcl_sinh(double x) {\n\
+           double ax = fabs(x), h = x < 0.0 ? -0.5 : 0.5;\n\
+           if (ax < 22.0) {\n\
+             if (ax < 0x1p-28) return x;\n\
+             double t = expm1(ax);\n\
+             return ax < 1.0 ? h * (2.0 * t - t * t / (t + 1.0)) : h * (t + t / (t + 1.0)); }\n\
+           if (ax < 709.78) return h * exp(ax);\n\
+           if (ax <= 710.4758600739439) { double w = exp(0.5 * ax); return (h * w) * w; }\n\
+           return x * 0x1p1023 * 2.0; }\n\
+         __VKCL_FN double __vkcl_copysign(double a, double b) {\n\
+           return as_long(b) < 0 ? -fabs(a) : fabs(a); }\n",
+    );
+    let mut forms = vec![("double", None), ("float", None)];
+    forms.push(("half", Some("cl_khr_fp16")));
+    for (s, guard) in forms {
+        if let Some(g) = guard {
+            p += &format!("#ifdef {g}\n#pragma OPENCL EXTENSION {g} : enable\n");
+        }
+        if s != "double" {
+            p += &format!("__VKCL_FN {s} __vkcl_sinh({s} x) {{ return sinh(x); }}\n");
+            p += &format!(
+                "__VKCL_FN {s} __vkcl_copysign({s} a, {s} b) {{ return copysign(a, b); }}\n"
+            );
+        }
+        for n in [2, 3, 4, 8, 16] {
+            let sinh: Vec<String> = C[..n]
+                .iter()
+                .map(|c| format!("__vkcl_sinh(x.s{c})"))
+                .collect();
+            let copysign: Vec<String> = C[..n]
+                .iter()
+                .map(|c| format!("__vkcl_copysign(a.s{c}, b.s{c})"))
+                .collect();
+            p += &format!(
+                "__VKCL_FN {s}{n} __vkcl_sinh({s}{n} x) {{ return ({s}{n})({}); }}\n\
+                 __VKCL_FN {s}{n} __vkcl_copysign({s}{n} a, {s}{n} b) {{ return ({s}{n})({}); }}\n",
+                sinh.join(", "),
+                copysign.join(", ")
+            );
+        }
+        if let Some(g) = guard {
+            p += &format!("#pragma OPENCL EXTENSION {g} : disable\n#endif\n");
+        }
+    }
+    p += "#if __OPENCL_C_VERSION__ < 120\n#pragma OPENCL EXTENSION cl_khr_fp64 : disable\n#endif\n\
+          #define sinh(x) __vkcl_sinh(x)\n#define copysign(a, b) __vkcl_copysign(a, b)\n\
+          #endif\n#undef __VKCL_FN\n";
     p
 }
 
