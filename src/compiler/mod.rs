@@ -280,20 +280,24 @@ const SUB_GROUP_SIZES: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
      #define get_num_sub_groups() __vkcl_num_sub_groups()\n\
      #define get_sub_group_size() __vkcl_sub_group_size()\n";
 
+/// The components of a 16-element vector, as .sN suffixes.
+const C: [&str; 16] = [
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
+];
+
+/// `__VKCL_FN`: an overloadable helper, static inline (OpenCL C 1.0 and 1.1 have no `static`:
+/// an inline definition there, always inlined). Each user #undefs it after its helpers.
+const OVERLOADABLE_FN: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
+     #define __VKCL_FN static inline __attribute__((overloadable))\n#else\n\
+     #define __VKCL_FN inline __attribute__((overloadable, always_inline))\n#endif\n";
+
 /// Vector `fdim`, `maxmag`, `minmag` and `fract` crash clspv 0.0.1 (SIGSEGV lowering
 /// llvm.maxnum/minimumnum of vectors); their scalar forms compile right. These overloads do
 /// the vector forms one component at a time, and macros send the built-ins' names to them.
 fn scalarised_builtins() -> String {
     // OpenCL C 1.0 and 1.1 have no `static`; an inline definition there, always inlined.
     const O: &str = "__VKCL_FN";
-    const C: [&str; 16] = [
-        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
-    ];
-    let mut p = String::from(
-        "#if __OPENCL_C_VERSION__ >= 120\n\
-         #define __VKCL_FN static inline __attribute__((overloadable))\n#else\n\
-         #define __VKCL_FN inline __attribute__((overloadable, always_inline))\n#endif\n",
-    );
+    let mut p = String::from(OVERLOADABLE_FN);
     for (s, guard) in [("float", None), ("double", Some("cl_khr_fp64"))] {
         // Before OpenCL C 1.2, double needs the extension enabled; put back as it was after.
         const FP64_ON: &str = "#if __OPENCL_C_VERSION__ < 120\n\
@@ -364,14 +368,9 @@ fn scalarised_builtins() -> String {
 /// doubles). The
 /// float (and half) forms forward to the built-ins; vectors go one component at a time.
 fn double_sinh_copysign() -> String {
-    const C: [&str; 16] = [
-        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
-    ];
-    let mut p = String::from(
-        "#if __OPENCL_C_VERSION__ >= 120\n\
-         #define __VKCL_FN static inline __attribute__((overloadable))\n#else\n\
-         #define __VKCL_FN inline __attribute__((overloadable, always_inline))\n#endif\n\
-         #ifdef cl_khr_fp64\n#if __OPENCL_C_VERSION__ < 120\n\
+    let mut p = String::from(OVERLOADABLE_FN);
+    p.push_str(
+        "#ifdef cl_khr_fp64\n#if __OPENCL_C_VERSION__ < 120\n\
          #pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n\
          __VKCL_FN double __vkcl_sinh(double x) {\n\
            double ax = fabs(x), h = x < 0.0 ? -0.5 : 0.5;\n\
@@ -478,9 +477,6 @@ fn double_vstore_half() -> String {
          return as_float(as_uint(f) | (uint)((double)f != x)); }}\n"
     );
     // Vectors one component at a time (clspv crashes on some vector forms of this).
-    const C: [&str; 16] = [
-        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
-    ];
     for n in [2, 3, 4, 8, 16] {
         let parts: Vec<String> = C[..n]
             .iter()
