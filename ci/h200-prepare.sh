@@ -3,8 +3,29 @@
 # libvkcl.so and vkcl-clspv, the pyclspv wheel, the example programs, the integration-test
 # executables (stripped, in .dev/deps.tar.xz), vkcl-bench and raw_vulkan. About 60 MiB.
 # .gl/ (the Vulkan loader's .debs) is made once by the line in ../shared/GPU.md.
+#   bash ci/h200-prepare.sh pyopencl   builds .pyw/ instead (ci/h200.sh pyopencl): libvkcl.so,
+#     vkcl-clspv, libclspv.so.xz and wheels/ (ci/pyopencl.pins for the H200's Python 3.12, but
+#     scipy, and pyopencl's sdist), about 55 MiB: with .gl and the tree, under the 64 MiB carried.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = pyopencl ]; then
+  cargo build --release
+  rm -rf .pyw && mkdir -p .pyw/wheels
+  strip -o .pyw/libvkcl.so target/release/libvkcl.so
+  strip -o .pyw/vkcl-clspv target/release/vkcl-clspv
+  # xz of the library (30 of the wheel's 43 MB), made once per clspv wheel.
+  if [ ! -f .clspv/libclspv.so.xz ] || [ .clspv/libclspv.so.xz -ot .clspv/libclspv.so ]; then
+    xz -T0 -6 -c .clspv/libclspv.so > .clspv/libclspv.so.xz
+  fi
+  cp .clspv/libclspv.so.xz .pyw/
+  mapfile -t pins < <(grep -v '^#' ci/pyopencl.pins | sed 's/ *#.*//' | grep . | grep -v '^scipy')
+  python3 -m pip download --quiet --disable-pip-version-check --only-binary :all: \
+    --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .pyw/wheels pip "${pins[@]}"
+  cp target/pyopencl/sdist/pyopencl-*.tar.gz .pyw/wheels/
+  du -sh .pyw
+  exit 0
+fi
 rm -rf .dev && mkdir -p .dev/deps
 cargo build --release
 cargo build --release --example raw_vulkan

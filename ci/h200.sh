@@ -9,22 +9,27 @@
 #          (bash bench/build.sh .dev/vkcl-bench) and raw_vulkan
 #          (cargo build --release --example raw_vulkan;
 #          strip -o .dev/raw_vulkan target/release/examples/raw_vulkan: 1 MB instead of 13)
+#   .pyw/  instead of .dev/ for the pyopencl part (bash ci/h200-prepare.sh pyopencl): libvkcl.so,
+#          vkcl-clspv, libclspv.so.xz, and the wheels and sdist ci/pyopencl.sh installs offline
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
-# Arguments choose the parts (default: all): tests clpeak bandwidth bench vkclbench
+# Arguments choose the parts (default: all but pyopencl): tests clpeak bandwidth bench vkclbench
+# pyopencl
 set -u
 parts=" ${*:-tests clpeak bandwidth bench vkclbench} "
 want() { [[ "$parts" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-D=$PWD/.dev
+D=$PWD/.dev; want pyopencl && D=$PWD/.pyw
+if [ -f $D/libclspv.so.xz ]; then xz -dc $D/libclspv.so.xz > $D/libclspv.so; else
 python3 -c "import zipfile,glob;z=zipfile.ZipFile(glob.glob('$D/*.whl')[0]);n=[x for x in z.namelist() if x.endswith('.so')][0];open('$D/libclspv.so','wb').write(z.read(n))"
+fi
 # Debian's ocl-icd first (CUDA ships its own libOpenCL.so.1 that ignores OCL_ICD_VENDORS).
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 mkdir -p /tmp/nv; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv/nvidia.icd
 export OCL_ICD_VENDORS=$D/libvkcl.so
 echo "== vulkan"; vulkaninfo --summary 2>&1 | grep -E "deviceName|driverName|apiVersion" | head; VKCL_LOG=info clinfo -l 2>&1 | head
 echo "== clinfo vkcl"; clinfo 2>&1 | tee $OUT/clinfo-vkcl.txt | grep -E "Device Name|Max compute|Global memory size|Max memory alloc|error|Invalid" | head
-echo "== examples"; $D/vector_add; $D/reduction
+[ -x $D/vector_add ] && { echo "== examples"; $D/vector_add; $D/reduction; }
 if want tests; then
   echo "== tests"
   [ -f $D/deps.tar.xz ] && tar -C $D -xJf $D/deps.tar.xz
@@ -60,4 +65,12 @@ if want vkclbench; then
     --impl vkcl=$D/libvkcl.so:vkcl --impl "nvidia=/tmp/nv/nvidia.icd:NVIDIA CUDA" \
     --raw-vulkan $D/raw_vulkan > $OUT/vkclbench.log 2>&1
   echo "vkcl-bench: exit $?"; tail -90 $OUT/vkclbench.log
+fi
+if want pyopencl; then
+  # pyopencl's suite as CI runs it (ci/pyopencl.sh; scipy is not carried, so its two complex
+  # Bessel/Hankel tests skip); results and log in $OUT.
+  echo "== pyopencl"
+  VKCL_ICD=$D/libvkcl.so VKCL_VK_DRIVER=$VK_DRIVER_FILES PYOPENCL_WHEELS=$D/wheels \
+    timeout 560 bash ci/pyopencl.sh 2>&1 | tail -40
+  cp target/conformance/pyopencl.results target/pyopencl/pytest.log $OUT/
 fi

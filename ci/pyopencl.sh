@@ -23,18 +23,10 @@ case "${1:-}" in
   *) echo "usage: ci/pyopencl.sh [--full]" >&2; exit 2 ;;
 esac
 
-# Pinned versions (checked together on Debian 12, Python 3.11).
+# Pinned versions (checked together on Debian 12, Python 3.11), one per line in ci/pyopencl.pins
+# (ci/h200-prepare.sh downloads the same pins for the H200 machine's Python).
 PYOPENCL_VERSION=2026.1.4
-pins=(
-  "pyopencl==$PYOPENCL_VERSION"
-  # platformdirs > 4.3.8 ignores a relative XDG_CACHE_HOME: test_array.py::test_xdg_cache_home
-  # then fails on every ICD.
-  platformdirs==4.3.8
-  pytools==2026.1.1 siphash24==1.9 typing_extensions==4.16.0
-  numpy==2.4.6 scipy==1.17.1 mako==1.4.3 MarkupSafe==3.0.4
-  pytest==9.2.0 pytest-xdist==3.8.0 pytest-timeout==2.4.0 execnet==2.1.2
-  iniconfig==2.3.1 packaging==26.4 pluggy==1.7.0 Pygments==2.21.0
-)
+mapfile -t pins < <(grep -v '^#' ci/pyopencl.pins | sed 's/ *#.*//' | grep .)
 SDIST_SHA256=6cb9544a004609061e86873fe36500da6c2101042e9c7b9c3b804a29a12b98bf
 
 FULL_FILES=(test_wrapper.py test_enqueue_copy.py test_arrays_in_structs.py test_clrandom.py
@@ -51,24 +43,35 @@ FULL_FILES=(test_wrapper.py test_enqueue_copy.py test_arrays_in_structs.py test_
 CI_FILES=("${FULL_FILES[@]}")
 if [ "$mode" = full ]; then files=("${FULL_FILES[@]}"); else files=("${CI_FILES[@]}"); fi
 
-# python3-venv (Debian splits the venv module off python3).
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends python3-venv
-fi
-
 work="$root/target/pyopencl"
-venv="$work/venv"
 mkdir -p "$work" "$root/target/conformance"
-stamp="$(printf '%s\n' "${pins[@]}" | sha256sum | cut -c1-16)"
-if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$stamp" ]; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: "${pins[@]}"
-  echo "$stamp" > "$venv/.pins"
+if [ -n "${PYOPENCL_WHEELS:-}" ]; then
+  # Offline (the H200 machine has no package index): PYOPENCL_WHEELS is a folder of wheels for
+  # this machine's Python, pip's own wheel and pyopencl's sdist (ci/h200-prepare.sh pyopencl
+  # makes it). pip runs from its wheel and installs into target/pyopencl/site: no venv needed.
+  rm -rf "$work/site"
+  python3 "$(ls "$PYOPENCL_WHEELS"/pip-*.whl)/pip" install --quiet --disable-pip-version-check \
+    --no-index --target "$work/site" "$PYOPENCL_WHEELS"/*.whl
+  export PYTHONPATH="$work/site"
+  py=python3
+  mkdir -p "$work/sdist" && cp "$PYOPENCL_WHEELS"/pyopencl-*.tar.gz "$work/sdist/"
+else
+  # python3-venv (Debian splits the venv module off python3).
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends python3-venv
+  fi
+  venv="$work/venv"
+  stamp="$(printf '%s\n' "${pins[@]}" | sha256sum | cut -c1-16)"
+  if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: "${pins[@]}"
+    echo "$stamp" > "$venv/.pins"
+  fi
+  py="$venv/bin/python"
 fi
-py="$venv/bin/python"
 
 # test/ from the sdist of the same version.
 sdist="$work/sdist/pyopencl-$PYOPENCL_VERSION.tar.gz"
