@@ -1,0 +1,74 @@
+//! `Aliased` on the storage buffers that one launch binds to the same memory.
+//!
+//! OpenCL C pointers without `restrict` may point into the same buffer (pyopencl's scans pass
+//! one array as input and output; sub-buffers of one parent may overlap). clspv gives every
+//! buffer argument a storage-buffer variable of its own and decorates none `Aliased`, and in
+//! SPIR-V variables without `Aliased` do not alias: a driver may keep a value loaded through
+//! one across a store through the other, and `NonWritable` (`spirv::mark_read_only_buffers`)
+//! lets it read through a cache that does not see the other's stores. A launch that binds the
+//! same memory twice gets a variant of its kernel's module made here (`core::kernel` chooses
+//! it), and other launches keep the module as it was compiled.
+
+use super::spirv::instructions;
+use std::collections::{HashMap, HashSet};
+
+const OP_VARIABLE: u32 = 59;
+const OP_DECORATE: u32 = 71;
+const STORAGE_BUFFER: u32 = 12;
+const DECORATION_ALIASED: u32 = 20;
+const DECORATION_NON_WRITABLE: u32 = 24;
+const DECORATION_BINDING: u32 = 33;
+const DECORATION_DESCRIPTOR_SET: u32 = 34;
+
+/// `spirv` with every storage-buffer variable at one of `bindings` (set, binding) decorated
+/// `Aliased` and without `NonWritable`; unchanged where it holds none or is malformed.
+pub fn declare_aliased(spirv: &[u32], bindings: &[(u32, u32)]) -> Vec<u32> {
+    let (mut sets, mut numbers) = (HashMap::new(), HashMap::new());
+    let (mut buffers, mut aliased) = (HashSet::new(), HashSet::new());
+    let (mut last_decoration, mut end) = (None, 5);
+    for (at, inst) in instructions(spirv) {
+        end = at + inst.len();
+        match (inst[0] & 0xffff, inst.get(2), inst.get(3)) {
+            (OP_DECORATE, Some(&d), value) => {
+                last_decoration = Some(at);
+                match (d, value) {
+                    (DECORATION_DESCRIPTOR_SET, Some(&s)) => _ = sets.insert(inst[1], s),
+                    (DECORATION_BINDING, Some(&b)) => _ = numbers.insert(inst[1], b),
+                    (DECORATION_ALIASED, _) => _ = aliased.insert(inst[1]),
+                    _ => {}
+                }
+            }
+            (OP_VARIABLE, Some(&id), Some(&STORAGE_BUFFER)) => _ = buffers.insert(id),
+            _ => {}
+        }
+    }
+    let targets: HashSet<u32> = buffers
+        .into_iter()
+        .filter(|v| {
+            let at = sets.get(v).zip(numbers.get(v));
+            at.is_some_and(|(&s, &b)| bindings.contains(&(s, b)))
+        })
+        .collect();
+    let Some(last_decoration) = last_decoration.filter(|_| end == spirv.len()) else {
+        return spirv.to_vec();
+    };
+    if targets.is_empty() {
+        return spirv.to_vec();
+    }
+    let mut added: Vec<u32> = targets.difference(&aliased).copied().collect();
+    added.sort_unstable();
+    let mut out = spirv[..5].to_vec();
+    for (at, inst) in instructions(spirv) {
+        let op = inst[0] & 0xffff;
+        let non_writable = op == OP_DECORATE && inst.get(2) == Some(&DECORATION_NON_WRITABLE);
+        if !(non_writable && targets.contains(&inst[1])) {
+            out.extend(inst);
+        }
+        if at == last_decoration {
+            for &v in &added {
+                out.extend([(3 << 16) | OP_DECORATE, v, DECORATION_ALIASED]);
+            }
+        }
+    }
+    out
+}
