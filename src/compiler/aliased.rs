@@ -72,3 +72,63 @@ pub fn declare_aliased(spirv: &[u32], bindings: &[(u32, u32)]) -> Vec<u32> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::options::clspv_args;
+    use super::super::tests::{spirv_val, target};
+    use super::super::{compile, spirv};
+    use super::*;
+
+    /// Per storage-buffer variable the kernel names: (binding, Aliased, NonWritable).
+    fn buffers(spirv: &[u32]) -> Vec<(u32, bool, bool)> {
+        let (mut vars, mut binding, mut decorations) = (vec![], HashMap::new(), vec![]);
+        for (_, inst) in instructions(spirv) {
+            match (inst[0] & 0xffff, inst.get(2), inst.get(3)) {
+                (OP_VARIABLE, Some(&id), Some(&STORAGE_BUFFER)) => vars.push(id),
+                (OP_DECORATE, Some(&DECORATION_BINDING), Some(&b)) => {
+                    _ = binding.insert(inst[1], b)
+                }
+                (OP_DECORATE, Some(&d), _) => decorations.push((inst[1], d)),
+                _ => {}
+            }
+        }
+        let has = |v: u32, d: u32| decorations.contains(&(v, d));
+        let mut out: Vec<_> = vars
+            .iter()
+            .map(|&v| {
+                (
+                    binding[&v],
+                    has(v, DECORATION_ALIASED),
+                    has(v, DECORATION_NON_WRITABLE),
+                )
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn the_bindings_named_are_aliased_and_writable() {
+        let src = b"kernel void add(global const float *a, global const float *b,\n\
+            global float *c) { size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n";
+        let args = clspv_args("", &target()).unwrap();
+        let compiled = compile(&[src], &args).unwrap().spirv;
+        let own = spirv::entry_point_only(&compiled, "add").unwrap_or(compiled);
+        assert_eq!(
+            buffers(&own),
+            [(0, false, true), (1, false, true), (2, false, false)]
+        );
+        // a and c bound to the same memory; b elsewhere.
+        let out = declare_aliased(&own, &[(0, 0), (0, 2)]);
+        spirv_val(&out);
+        assert_eq!(
+            buffers(&out),
+            [(0, true, false), (1, false, true), (2, true, false)]
+        );
+        assert_eq!(declare_aliased(&out, &[(0, 0), (0, 2)]), out, "idempotent");
+        assert_eq!(declare_aliased(&own, &[(1, 0)]), own, "no such binding");
+        let cut = &own[..own.len() - 3];
+        assert_eq!(declare_aliased(cut, &[(0, 0), (0, 2)]), cut, "malformed");
+    }
+}
