@@ -18,6 +18,7 @@ use crate::vk::memory::{padded, Buffer, Placement};
 use crate::vk::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings, ShaderModule};
 use crate::vk::submit::{Binding, BufferBinding, WHOLE_SIZE};
 use parking_lot::Mutex;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -240,8 +241,8 @@ impl KernelDevice {
     ) -> CLResult<Arc<Pipeline>> {
         let mut variants = self.aliased.lock();
         let variant = match variants.entry(bindings.to_vec()) {
-            std::collections::hash_map::Entry::Occupied(v) => v.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
+            Entry::Occupied(v) => v.into_mut(),
+            Entry::Vacant(v) => {
                 let own = compiler::spirv::entry_point_only(&self.exe.spirv, name);
                 let spirv = own.as_deref().unwrap_or(&self.exe.spirv);
                 let spirv = compiler::aliased::declare_aliased(spirv, bindings);
