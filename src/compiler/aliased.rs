@@ -49,12 +49,10 @@ pub fn declare_aliased(spirv: &[u32], bindings: &[(u32, u32)]) -> Vec<u32> {
             at.is_some_and(|(&s, &b)| bindings.contains(&(s, b)))
         })
         .collect();
-    let Some(last_decoration) = last_decoration.filter(|_| end == spirv.len()) else {
+    let whole = end == spirv.len();
+    let Some(last_decoration) = last_decoration.filter(|_| whole && !targets.is_empty()) else {
         return spirv.to_vec();
     };
-    if targets.is_empty() {
-        return spirv.to_vec();
-    }
     let mut added: Vec<u32> = targets.difference(&aliased).copied().collect();
     added.sort_unstable();
     let mut out = spirv[..5].to_vec();
