@@ -5,6 +5,7 @@
 //! - [`reflection`]: clspv's `NonSemantic.ClspvReflection` instructions → kernel interfaces;
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
+pub mod aliased;
 pub mod binary;
 pub mod byval;
 pub mod helper;

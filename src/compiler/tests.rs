@@ -440,7 +440,7 @@ fn buffer_views(spirv: &[u32]) -> std::collections::BTreeMap<String, Vec<(u32, b
         .collect()
 }
 
-fn spirv_val(spirv: &[u32]) {
+pub(crate) fn spirv_val(spirv: &[u32]) {
     let path = std::env::temp_dir().join(format!("vkcl-ro-{}.spv", std::process::id()));
     std::fs::write(
         &path,

@@ -1,5 +1,6 @@
 //! Kernels: arguments, the Vulkan layout and pipelines per device, and NDRange enqueue.
 
+use super::aliasing::{shared_bindings, Bound};
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
@@ -11,11 +12,13 @@ use super::queue::{Keep, Queue, Recorded};
 use crate::cl::*;
 use crate::compiler;
 use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
+use crate::vk::device::Device as VkDevice;
 use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
 use crate::vk::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings, ShaderModule};
 use crate::vk::submit::{Binding, BufferBinding, WHOLE_SIZE};
 use parking_lot::Mutex;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -32,6 +35,12 @@ pub enum ArgValue {
     Sampler(Arc<super::sampler::Sampler>),
 }
 
+/// A kernel's module with some storage buffers declared `Aliased`, and its pipelines.
+struct Variant {
+    module: ShaderModule,
+    pipelines: HashMap<Spec, Arc<Pipeline>>,
+}
+
 /// The Vulkan objects of a kernel on one device.
 pub struct KernelDevice {
     exe: Arc<Executable>,
@@ -39,6 +48,9 @@ pub struct KernelDevice {
     layout: Arc<KernelLayout>,
     /// By specialisation (constant id, value).
     pipelines: Mutex<HashMap<Spec, Arc<Pipeline>>>,
+    /// For launches that bind the same memory to several storage-buffer arguments: by the
+    /// bindings concerned, the module with them `Aliased` and its pipelines.
+    aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
     /// Module-scope `__constant` data, filled once.
     constant_data: Option<Arc<Buffer>>,
     /// Bound where a kernel has a NULL buffer argument, and as the printf buffer.
@@ -203,6 +215,7 @@ impl KernelDevice {
             module,
             layout,
             pipelines: Mutex::new(HashMap::new()),
+            aliased: Mutex::new(HashMap::new()),
             constant_data,
             scratch,
         })
@@ -214,6 +227,37 @@ impl KernelDevice {
         }
         let p = Arc::new(self.layout.pipeline(&self.module, name, &spec)?);
         self.pipelines.lock().insert(spec, p.clone());
+        Ok(p)
+    }
+
+    /// A pipeline for a launch that binds the same memory at `bindings`: of the kernel's module
+    /// with those storage buffers `Aliased` (made on first use, kept with its pipelines).
+    fn aliased_pipeline(
+        &self,
+        vk: &Arc<VkDevice>,
+        name: &str,
+        spec: Spec,
+        bindings: &[(u32, u32)],
+    ) -> CLResult<Arc<Pipeline>> {
+        let mut variants = self.aliased.lock();
+        let variant = match variants.entry(bindings.to_vec()) {
+            Entry::Occupied(v) => v.into_mut(),
+            Entry::Vacant(v) => {
+                let own = compiler::spirv::entry_point_only(&self.exe.spirv, name);
+                let spirv = own.as_deref().unwrap_or(&self.exe.spirv);
+                let spirv = compiler::aliased::declare_aliased(spirv, bindings);
+                log::debug!(target: "launch", "{name}: bindings {bindings:?} declared Aliased");
+                v.insert(Variant {
+                    module: ShaderModule::new(vk, &spirv)?,
+                    pipelines: HashMap::new(),
+                })
+            }
+        };
+        if let Some(p) = variant.pipelines.get(&spec) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(self.layout.pipeline(&variant.module, name, &spec)?);
+        variant.pipelines.insert(spec, p.clone());
         Ok(p)
     }
 }
@@ -376,7 +420,7 @@ pub fn enqueue_as(
     launch.bind_arguments(queue, kernel, &kd, &args)?;
     launch.bind_image_metadata(&kernel.reflection, &args)?;
     launch.bind_own_buffers(queue, kernel, &kd)?;
-    let dispatches = launch.dispatches(kernel, &kd, nd)?;
+    let dispatches = launch.dispatches(&queue.vk, kernel, &kd, nd)?;
     let Launch {
         mut bindings,
         keep,
@@ -500,6 +544,8 @@ struct Launch {
     backed: Vec<(Arc<Mem>, Arc<VkImage>, bool)>,
     /// The launch's host part (printf output).
     host: Option<super::queue::HostPart>,
+    /// The storage-buffer arguments, to find those that share memory.
+    buffers: Vec<Bound>,
 }
 
 fn u32s(a: [usize; 3]) -> [u32; 3] {
@@ -527,6 +573,7 @@ impl Launch {
             keep: vec![],
             backed: vec![],
             host: None,
+            buffers: vec![],
         }
     }
 
@@ -573,6 +620,14 @@ impl Launch {
                             let storage = m.storage_on(&queue.vk)?;
                             m.check_sub_buffer_alignment(&queue.device)?;
                             self.keep.push(m.clone());
+                            if ty == Descriptor::StorageBuffer {
+                                self.buffers.push(Bound {
+                                    at: (*set, *binding),
+                                    buffer: storage.clone(),
+                                    start: m.offset,
+                                    end: m.offset + m.size as u64,
+                                });
+                            }
                             BufferBinding {
                                 ty,
                                 buffer: storage.clone(),
@@ -792,10 +847,12 @@ impl Launch {
     /// region starts) and work-group count.
     fn dispatches(
         &mut self,
+        vk: &Arc<VkDevice>,
         kernel: &Kernel,
         kd: &KernelDevice,
         nd: &NdRange,
     ) -> CLResult<Vec<Dispatch>> {
+        let aliased = shared_bindings(&self.buffers);
         let r = &kd.exe.reflection;
         let pc = &r.push_constants;
         let local = self.local;
@@ -811,7 +868,11 @@ impl Launch {
             if let Some(ids) = r.spec_constants.global_offset {
                 spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
             }
-            let pipeline = kd.pipeline(&kernel.name, spec)?;
+            let pipeline = if aliased.is_empty() {
+                kd.pipeline(&kernel.name, spec)?
+            } else {
+                kd.aliased_pipeline(vk, &kernel.name, spec, &aliased)?
+            };
             let mut push = self.push.clone();
             let start = region.start;
             let offset = std::array::from_fn(|d| nd.offset[d] + start[d]);

@@ -1,5 +1,6 @@
 //! The OpenCL objects as Rust types and their behaviour. No C ABI here; Vulkan through `vk`.
 
+pub mod aliasing;
 pub mod context;
 pub mod device;
 pub mod error;
