@@ -168,19 +168,27 @@ def cases():
     case("GaussianBlur", "5x5_32FC1", lambda a: cv2.GaussianBlur(a, (5, 5), 1.2), [F32], ["col_filter"], 1e-4)
     # OpenCV's OpenCL resize has nearest, linear and (downscaling) area; cubic and upscaling
     # area run on the CPU by design, so they are not cases here.
-    for interp, iname, tol in ((cv2.INTER_NEAREST, "nearest", 0), (cv2.INTER_LINEAR, "linear", 1)):
+    for interp, iname, kernel, tol in ((cv2.INTER_NEAREST, "nearest", "resizeNN", 0),
+                                       (cv2.INTER_LINEAR, "linear", "resizeSampler", 1)):
         case("resize", f"up_{iname}_8UC1",
-             lambda a, i=interp: cv2.resize(a, (480, 360), interpolation=i), [GRAY], [], tol)
-    for interp, iname, tol in ((cv2.INTER_NEAREST, "nearest", 0), (cv2.INTER_LINEAR, "linear", 1),
-                               (cv2.INTER_AREA, "area", 1)):
+             lambda a, i=interp: cv2.resize(a, (480, 360), interpolation=i), [GRAY], [kernel],
+             tol)
+    for interp, iname, kernel, tol in ((cv2.INTER_NEAREST, "nearest", "resizeNN", 0),
+                                       (cv2.INTER_LINEAR, "linear", "resizeLN", 1),
+                                       (cv2.INTER_AREA, "area", "resizeAREA_FAST", 1)):
         case("resize", f"down_{iname}_8UC3",
-             lambda a, i=interp: cv2.resize(a, (160, 120), interpolation=i), [BGR], [], tol)
-    case("resize", "linear_32FC1", lambda a: cv2.resize(a, (200, 150)), [F32], [], 1e-4)
-    for code, cname in ((cv2.COLOR_BGR2GRAY, "BGR2GRAY"), (cv2.COLOR_BGR2HSV, "BGR2HSV"),
-                        (cv2.COLOR_BGR2YUV, "BGR2YUV"), (cv2.COLOR_BGR2Lab, "BGR2Lab"),
-                        (cv2.COLOR_BGR2RGBA, "BGR2RGBA"), (cv2.COLOR_GRAY2BGR, "GRAY2BGR")):
+             lambda a, i=interp: cv2.resize(a, (160, 120), interpolation=i), [BGR], [kernel],
+             tol)
+    case("resize", "linear_32FC1", lambda a: cv2.resize(a, (200, 150)), [F32], ["resizeLN"],
+         1e-4)
+    for code, cname, kernel in ((cv2.COLOR_BGR2GRAY, "BGR2GRAY", "RGB2Gray"),
+                                (cv2.COLOR_BGR2HSV, "BGR2HSV", "RGB2HSV"),
+                                (cv2.COLOR_BGR2YUV, "BGR2YUV", "RGB2YUV"),
+                                (cv2.COLOR_BGR2Lab, "BGR2Lab", "BGR2Lab"),
+                                (cv2.COLOR_BGR2RGBA, "BGR2RGBA", "RGB"),
+                                (cv2.COLOR_GRAY2BGR, "GRAY2BGR", "Gray2RGB")):
         src = GRAY if code == cv2.COLOR_GRAY2BGR else BGR
-        case("cvtColor", cname, lambda a, c=code: cv2.cvtColor(a, c), [src], [], 1)
+        case("cvtColor", cname, lambda a, c=code: cv2.cvtColor(a, c), [src], [kernel], 1)
     case("Canny", "50_150_aperture3", lambda a: cv2.Canny(a, 50, 150), [GRAY], CANNY, 0.01,
          cmp=canny_compare)
     case("Canny", "30_90_L2", lambda a: cv2.Canny(a, 30, 90, L2gradient=True), [GRAY], CANNY, 0.01,
@@ -191,7 +199,8 @@ def cases():
              lambda a, t, m=method: cv2.matchTemplate(a, t, m), [NOISE, TEMPLATE],
              ["fft_multi_radix_rows"], 1.5e-4, rel=True)
         case("matchTemplate", f"{mname}_8UC1_naive",
-             lambda a, t, m=method: cv2.matchTemplate(a, t, m), [NOISE, SMALL_TEMPLATE], [],
+             lambda a, t, m=method: cv2.matchTemplate(a, t, m), [NOISE, SMALL_TEMPLATE],
+             [f"matchTemplate_Naive_{'SQDIFF' if method == cv2.TM_SQDIFF else 'CCORR'}"],
              1.5e-4, rel=True)
     # OpenCV's ocl WarpAffine test: at most 4 % of the 8-bit pixels may differ (the CPU path
     # rounds coordinates to 1/32 pixel in fixed point, the kernel in float), float results
