@@ -12,8 +12,8 @@
 //! leaves the loops that would need such checks scalar, which on a SIMT device costs little;
 //! loops it can vectorise without them are unchanged.
 //!
-//! The option is LLVM's own (`LoopVectorize.cpp`, in every LLVM since 3.8), so any clspv build
-//! accepts it.
+//! The option is LLVM's own (`LoopVectorize.cpp`), not clspv's; the clspv library vkcl loads
+//! accepts it (an option it did not know would make clspv exit, ending the helper process).
 
 /// Appended to clspv's arguments for every compile (OpenCL C and LLVM IR inputs: the
 /// vectoriser runs on both).
