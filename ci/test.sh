@@ -43,6 +43,7 @@ part "cargo test, VKCL_PLACEMENT=mapped" env VKCL_VALIDATION=fatal VKCL_PLACEMEN
 part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
 part "CLBlast" bash ci/clblast.sh
+part "OpenCV" bash ci/opencv.sh
 part "clpeak" bash ci/clpeak.sh
 part "vkcl-bench (quick)" bash ci/bench.sh
 python3 ci/conformance.py table > target/conformance/table.md

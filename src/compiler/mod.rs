@@ -11,6 +11,7 @@ pub mod byval;
 pub mod helper;
 pub mod il;
 pub mod local_args;
+pub mod loop_checks;
 pub mod member_index;
 pub mod options;
 pub mod pipes;
@@ -120,6 +121,7 @@ fn compile_bytes(
     {
         clspv_args.push(INLINE.into());
     }
+    clspv_args.extend(loop_checks::ARGS.iter().map(|a| a.to_string()));
     let clspv_args = &clspv_args;
     // clspv takes one string and splits it itself, honouring quotes.
     let options: Vec<String> = clspv_args.iter().map(|a| options::quote(a)).collect();

@@ -1,0 +1,111 @@
+//! The constructs of OpenCV's OpenCL kernels that clspv crashed on or compiled wrongly, each as a
+//! minimal kernel of our own (issue 15 item 8; ci/opencv.sh runs OpenCV's own kernels). Every
+//! test compares the kernel's output with a reference computed here on the host.
+#[macro_use]
+mod common;
+use common::*;
+
+/// OpenCV's `core/fft` (`fft_multi_radix_rows`, the real-input DFT behind `cv::dft` and
+/// `cv::matchTemplate`) ends with a strided store loop through a `float2` pointer made from a
+/// `uchar*` argument plus a byte offset. LLVM's loop vectoriser guarded that loop with a
+/// pointer-wrap check (`icmp ult ptr`), which clspv cannot emit in logical addressing: it
+/// crashed with SIGSEGV and the build failed (src/compiler/loop_checks.rs).
+#[test]
+fn strided_store_loop_through_a_cast_byte_pointer() {
+    const SRC: &str = r#"
+__kernel void k(__global uchar *dst_ptr, int dst_offset, int n, float v)
+{
+    int x = get_global_id(0);
+    __global float2 *dst = (__global float2 *)(dst_ptr + dst_offset);
+#pragma unroll
+    for (int i = x; i < n; i += 30)
+        dst[i] = (float2)(v, x);
+}
+"#;
+    const BLOCK: usize = 30; // the kernel's stride: its work-items
+    const N: usize = 1000;
+    const OFFSET: usize = 16; // bytes: two float2 before the output
+    let e = Env::new();
+    let p = e.program(SRC, "");
+    let k = kernel(p, "k");
+    let init = vec![f32::NAN; 2 * N + OFFSET / 4 + 8];
+    let dst = e.buffer_from(&init);
+    arg(k, 0, &dst);
+    arg(k, 1, &(OFFSET as i32));
+    arg(k, 2, &(N as i32));
+    arg(k, 3, &2.5f32);
+    e.run(k, None, &[BLOCK], None);
+    let out: Vec<f32> = e.read(dst, init.len());
+    let skip = OFFSET / 4;
+    assert!(
+        out[..skip].iter().all(|v| v.is_nan()),
+        "wrote before the offset"
+    );
+    for i in 0..N {
+        let got = (out[skip + 2 * i], out[skip + 2 * i + 1]);
+        assert_eq!(got, (2.5, (i % BLOCK) as f32), "element {i}");
+    }
+    assert!(
+        out[skip + 2 * N..].iter().all(|v| v.is_nan()),
+        "wrote past n"
+    );
+    check!(clReleaseMemObject(dst));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
+/// OpenCV's `imgproc/boxFilter` (cv::blur) reads each source pixel through `readSrcPixel`: a
+/// load at the pixel when it is inside the image, else a load at the border-extrapolated pixel,
+/// whose index comes from min/max (BORDER_REPLICATE) or a loop (BORDER_REFLECT_101, OpenCV's
+/// default), which LLVM does not speculate. LLVM merges the two loads into one load through a
+/// phi of the two addresses; StructurizeCFG turns the if/else into two ifs in sequence, giving
+/// that phi a poison input on the path around the else; clspv's SPIR-V producer cannot type a
+/// poison pointer and crashes (SIGSEGV, "Missing inferred type": clspv issue 1563). The same
+/// crash as CLBlast's SYMM (tests/clspv_fixes.rs `load_chosen_between_transposed_indices`).
+/// Not fixed: no clspv or LLVM option avoids it (tried: -cl-opt-disable, -O0..-O3, every
+/// -hack-*, SimplifyCFG's sinking, hoisting and speculation thresholds, InstCombine's limits,
+/// physical addressing); `-structurizecfg-skip-uniform-regions` compiles it but emits
+/// unstructured SPIR-V that spirv-val rejects. ci/expectations/opencv.txt lists the OpenCV cases.
+#[test]
+#[ignore = "issue 15: clspv 0.0.1 crashes on a load in both arms of an if/else whose else index \
+            comes from a built-in or a loop (OpenCV's boxFilter); not fixed"]
+fn load_in_both_arms_with_a_clamped_index() {
+    const SRC: &str = r#"
+__kernel void k(__global const int *p, int w, int h, __global int *dst)
+{
+    int x = (int)get_global_id(0) - 2, y = (int)get_global_id(1) - 2;
+    int v;
+    if (x >= 0 && y >= 0 && x < w && y < h)
+        v = p[y * w + x];
+    else
+        v = p[clamp(y, 0, h - 1) * w + clamp(x, 0, w - 1)];
+    dst[get_global_id(1) * get_global_size(0) + get_global_id(0)] = v;
+}
+"#;
+    const W: usize = 7;
+    const H: usize = 5;
+    let (gw, gh) = (W + 4, H + 4);
+    let e = Env::new();
+    let p = e.program(SRC, "");
+    let k = kernel(p, "k");
+    let data: Vec<i32> = (0..(W * H) as i32).map(|i| 100 + i).collect();
+    let src = e.buffer_from(&data);
+    let dst = e.buffer_from(&vec![0i32; gw * gh]);
+    arg(k, 0, &src);
+    arg(k, 1, &(W as i32));
+    arg(k, 2, &(H as i32));
+    arg(k, 3, &dst);
+    e.run(k, None, &[gw, gh], None);
+    let want: Vec<i32> = (0..gw * gh)
+        .map(|g| {
+            let x = ((g % gw) as i32 - 2).clamp(0, W as i32 - 1);
+            let y = ((g / gw) as i32 - 2).clamp(0, H as i32 - 1);
+            data[y as usize * W + x as usize]
+        })
+        .collect();
+    assert_eq!(e.read::<i32>(dst, gw * gh), want);
+    check!(clReleaseMemObject(src));
+    check!(clReleaseMemObject(dst));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
