@@ -576,9 +576,9 @@ impl Launch {
                             BufferBinding {
                                 ty,
                                 buffer: storage.clone(),
-                                offset: m.offset,
+                                offset: m.offset(),
                                 // Padded like the allocation, so vector loads at the end work.
-                                range: padded(m.size as u64).min(padded(storage.size) - m.offset),
+                                range: padded(m.size as u64).min(padded(storage.size) - m.offset()),
                             }
                         }
                         None => BufferBinding {
@@ -622,7 +622,7 @@ impl Launch {
                     ArgValue::Mem(Some(m)),
                 ) => {
                     let image = super::image::vk_image(m, &queue.vk)?;
-                    if m.image.as_ref().is_some_and(|i| i.backed) {
+                    if m.image().is_ok_and(|i| i.backed) {
                         let writes = matches!(arg.kind, ArgKind::StorageImage { .. });
                         self.backed.push((m.clone(), image.clone(), writes));
                     }
@@ -640,7 +640,7 @@ impl Launch {
                     | ArgKind::StorageTexelBuffer { set, binding },
                     ArgValue::Mem(Some(m)),
                 ) => {
-                    let Some(Store::Texels(view)) = m.image.as_ref().map(|i| &i.store) else {
+                    let Ok(Store::Texels(view)) = m.image().map(|i| &i.store) else {
                         return Err(ClError(CL_INVALID_KERNEL_ARGS));
                     };
                     m.check_device(&queue.vk)?;

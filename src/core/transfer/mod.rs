@@ -28,7 +28,7 @@ mod rect;
 mod staged;
 
 pub use fill::fill;
-pub use map::{map, unmap};
+pub use map::{map, map_pitches, unmap};
 pub use rect::{rects_overlap, Rect};
 pub(crate) use staged::stage;
 
@@ -215,8 +215,9 @@ fn copy_by_kernel(
         .limits
         .min_storage_buffer_offset_alignment
         .max(16);
-    let bindable =
-        |m: &Arc<Mem>, offset: usize| m.storage.host().is_none() && m.at(offset) % align == 0;
+    let bindable = |m: &Arc<Mem>, offset: usize| {
+        m.storage().is_ok_and(|s| s.host().is_none()) && m.at(offset) % align == 0
+    };
     if size < MIN_SIZE
         || size % (16 * 64) != 0
         || !bindable(src, src_offset)
