@@ -532,9 +532,7 @@ unsafe fn get_image_info(
         CL_IMAGE_HEIGHT => v::<usize>(i.desc.height),
         CL_IMAGE_DEPTH => v::<usize>(i.desc.depth),
         CL_IMAGE_ARRAY_SIZE => v::<usize>(i.desc.array_size),
-        CL_IMAGE_BUFFER => {
-            v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), |p| handle(p)) as cl_mem)
-        }
+        CL_IMAGE_BUFFER => v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), handle) as cl_mem),
         CL_IMAGE_NUM_MIP_LEVELS | CL_IMAGE_NUM_SAMPLES => v::<cl_uint>(0u32),
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;

@@ -255,7 +255,7 @@ unsafe fn get_mem_object_info(
         CL_MEM_REFERENCE_COUNT => v::<cl_uint>(m.base.api_refs()),
         CL_MEM_CONTEXT => v::<cl_context>(handle(&m.context) as cl_context),
         CL_MEM_ASSOCIATED_MEMOBJECT => {
-            v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), |p| handle(p)) as cl_mem)
+            v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), handle) as cl_mem)
         }
         CL_MEM_OFFSET => v::<usize>(m.origin()),
         CL_MEM_USES_SVM_POINTER => v::<cl_bool>(cl_false),
