@@ -92,8 +92,13 @@ static LIVE: LazyLock<[Padded; SHARDS]> =
     LazyLock::new(|| std::array::from_fn(|_| Padded(RwLock::default())));
 
 fn shard(addr: usize) -> &'static Shard {
-    // Objects are heap blocks at least 16 bytes apart.
-    &LIVE[(addr >> 4) % SHARDS].0
+    // The top bits of the mixed address: the map inside a shard indexes by the low bits.
+    &LIVE[(mix(addr) >> (64 - SHARDS.trailing_zeros())) as usize].0
+}
+
+/// An address mixed (Fibonacci hashing): objects are heap blocks at least 16 bytes apart.
+fn mix(addr: usize) -> u64 {
+    (addr as u64 >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// Handles are addresses, distinct and not chosen by an adversary: the address, mixed, is
@@ -103,7 +108,9 @@ struct AddrHasher(u64);
 
 impl Hasher for AddrHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // The map takes the bucket from the low bits and a tag from the top 7: both from
+        // the middle of the product, away from the top bits that chose the shard.
+        self.0.rotate_left(20)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
@@ -111,7 +118,7 @@ impl Hasher for AddrHasher {
         }
     }
     fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64 >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = mix(n);
     }
 }
 
