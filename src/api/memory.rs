@@ -508,7 +508,7 @@ unsafe fn enqueue_copy_buffer_rect(
             CL_INVALID_VALUE,
         )?;
         let overlap =
-            transfer::rects_overlap(&sr, s.offset() as usize, &dr, d.offset() as usize, region3);
+            transfer::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
         check(!overlap, CL_MEM_COPY_OVERLAP)?;
     }
     let e = transfer::copy(
@@ -613,8 +613,8 @@ unsafe fn enqueue_copy_buffer(
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
     let overlap = Arc::ptr_eq(s.storage()?, d.storage()?) && {
         let (a, b) = (
-            s.offset() as usize + src_offset,
-            d.offset() as usize + dst_offset,
+            s.offset as usize + src_offset,
+            d.offset as usize + dst_offset,
         );
         a < b + size && b < a + size
     };

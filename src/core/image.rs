@@ -242,7 +242,7 @@ impl Mem {
             let view = TexelView::new(
                 &device,
                 buffer.storage()?,
-                buffer.offset(),
+                buffer.offset,
                 format.texel,
                 packed as u64,
             )?;
@@ -385,7 +385,7 @@ fn backing<'a>(mem: &'a Mem, image: &VkImage) -> Option<(&'a Arc<Buffer>, TexelC
     let info = mem.image().ok().filter(|i| i.backed)?;
     let texels = info.desc.row_pitch / info.format.element_size();
     let whole = image.region([0; 3], image.cl_region());
-    let copy = whole.at(mem.offset()).with_row_length(texels as u32);
+    let copy = whole.at(mem.offset).with_row_length(texels as u32);
     Some((mem.storage().ok()?, copy))
 }
 

@@ -576,9 +576,9 @@ impl Launch {
                             BufferBinding {
                                 ty,
                                 buffer: storage.clone(),
-                                offset: m.offset(),
+                                offset: m.offset,
                                 // Padded like the allocation, so vector loads at the end work.
-                                range: padded(m.size as u64).min(padded(storage.size) - m.offset()),
+                                range: padded(m.size as u64).min(padded(storage.size) - m.offset),
                             }
                         }
                         None => BufferBinding {

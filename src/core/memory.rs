@@ -33,6 +33,9 @@ pub struct Mem {
     /// The application's pointer with CL_MEM_USE_HOST_PTR (else null), as an address.
     pub host_ptr: usize,
     pub properties: Vec<cl_mem_properties>,
+    /// Offset of byte 0 of this object in the buffer holding its bytes (`storage`): a
+    /// sub-buffer's origin there, that of the buffer an image is made from; else 0.
+    pub offset: u64,
     pub kind: MemKind,
     maps: Mutex<HashMap<usize, Mapping>>,
     /// Last, so that the callbacks run once the fields above (the object's Vulkan memory,
@@ -196,6 +199,13 @@ impl Mem {
         properties: Vec<cl_mem_properties>,
         kind: MemKind,
     ) -> Arc<Mem> {
+        let offset = match &kind {
+            MemKind::SubBuffer { parent, origin } => parent.offset + *origin as u64,
+            MemKind::Image {
+                parent: Some(p), ..
+            } => p.offset,
+            _ => 0,
+        };
         Arc::new(Mem {
             base: Base::new(Kind::Mem),
             context: context.clone(),
@@ -203,6 +213,7 @@ impl Mem {
             size,
             host_ptr,
             properties,
+            offset,
             kind,
             maps: Mutex::new(HashMap::new()),
             destructors: Destructors::default(),
@@ -263,17 +274,6 @@ impl Mem {
         self.bytes()
             .map(|b| &b.storage)
             .ok_or(ClError(CL_INVALID_MEM_OBJECT))
-    }
-
-    /// Offset of byte 0 of this object in `storage`.
-    pub fn offset(&self) -> u64 {
-        match &self.kind {
-            MemKind::SubBuffer { parent, origin } => parent.offset() + *origin as u64,
-            MemKind::Image {
-                parent: Some(p), ..
-            } => p.offset(),
-            _ => 0,
-        }
     }
 
     /// The object's buffer on `device`: its storage, or the same memory imported there. Where
@@ -569,7 +569,7 @@ impl Mem {
 
     /// The offset in `storage` of byte `offset` of this object.
     pub fn at(&self, offset: usize) -> u64 {
-        self.offset() + offset as u64
+        self.offset + offset as u64
     }
 
     /// Records a map of `region` at `ptr`: a shadow's own address, or memory several maps can
