@@ -4,8 +4,9 @@
 //! whose texels are the bytes of their buffer (a texel-buffer view for kernels). Host
 //! transfers go through staging memory with the texels tightly packed: the host packs and
 //! unpacks rows at the application's pitches, the GPU copies between the staging buffer and
-//! the image. Maps return a staging shadow of the region (or, for CL_MEM_USE_HOST_PTR
-//! images, the application's memory, brought up to date), written back at unmap.
+//! the image. Maps (the engine of `transfer::map`, shared with buffers) return a staging
+//! shadow of the region (or, for CL_MEM_USE_HOST_PTR images, the application's memory, brought
+//! up to date), written back at unmap.
 
 use super::context::Context;
 use super::error::{check, CLResult, ClError};

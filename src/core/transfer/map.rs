@@ -54,7 +54,6 @@ pub(super) fn order_only(
 
 /// The map of `region` of `mem` (clEnqueueMapBuffer, clEnqueueMapImage as `command`): the
 /// host address and the command's event.
-#[allow(clippy::too_many_arguments)]
 pub fn map(
     queue: &Arc<Queue>,
     command: cl_command_type,
@@ -244,7 +243,6 @@ unsafe fn upload(
 
 /// Fills a map's shadow with the region: a small region of device-local memory the host maps
 /// is read on this thread; others are copied on the queue.
-#[allow(clippy::too_many_arguments)]
 fn fill_shadow(
     queue: &Arc<Queue>,
     command: cl_command_type,

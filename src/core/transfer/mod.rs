@@ -15,10 +15,12 @@
 //! Maps of host-visible memory return it (zero-copy); maps of device-local memory return a
 //! host-visible shadow filled by a copy (none for CL_MAP_WRITE_INVALIDATE_REGION) and copied
 //! back at unmap when mapped for writing. CL_MEM_USE_HOST_PTR buffers with a device copy map to
-//! the application's memory, brought up to date at map and copied back at unmap.
+//! the application's memory, brought up to date at map and copied back at unmap. Images map
+//! through the same engine (`map`), with an image region for the byte range.
 //!
 //! By job: `rect` (geometry), `chunk` (pieces and chunks), `memcpy` (the host's copies),
-//! `staged` (the direct and staged paths), `map` (map and unmap), `fill`.
+//! `staged` (the direct and staged paths), `map` (map and unmap of every memory object),
+//! `fill`.
 
 mod chunk;
 mod fill;
