@@ -5,4 +5,4 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/target/bench/vkcl-bench}
 mkdir -p "$(dirname "$out")"
-cc -O2 -Wall -Wextra -std=gnu11 "$root"/bench/*.c -o "$out" -lOpenCL -lm
+cc -O2 -Wall -Wextra -std=gnu11 "$root"/bench/*.c -o "$out" -lOpenCL -lm -pthread

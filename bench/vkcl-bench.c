@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-static const char *GROUPS[] = {"launch", "transfer", "memory", "compute", "build", "images"};
+static const char *GROUPS[] = {"launch", "transfer", "memory", "compute", "build", "images", "threads"};
 #define NGROUPS (sizeof GROUPS / sizeof *GROUPS)
 
 void bench_fail(const char *file, int line, const char *what, cl_int err) {
@@ -278,7 +278,7 @@ static void usage(void) {
             "usage: vkcl-bench [--platform SUB] [--device SUB] [--quick] [--reps N]\n"
             "                  [--only GROUP,...] [--label NAME] [--json FILE]\n"
             "                  [--write-overhead-kernels DIR]\n"
-            "groups: launch transfer memory compute build images\n");
+            "groups: launch transfer memory compute build images threads\n");
     exit(2);
 }
 
@@ -315,7 +315,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     void (*run[NGROUPS])(const Env *) = {bench_launch,  bench_transfer, bench_memory,
-                                         bench_compute, bench_build,    bench_images};
+                                         bench_compute, bench_build,    bench_images,
+                                         bench_threads};
     for (size_t g = 0; g < NGROUPS; g++) {
         if (only) {
             const char *p = strstr(only, GROUPS[g]);

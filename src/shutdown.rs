@@ -8,34 +8,73 @@
 //! vkcl fail fast (CL_OUT_OF_RESOURCES, no Vulkan call), and waits, for at most two seconds,
 //! for the calls and background work already inside to leave.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 static EXITING: AtomicBool = AtomicBool::new(false);
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-static ENTRIES: AtomicU64 = AtomicU64::new(0);
+
+/// The calls inside vkcl, counted in stripes (a thread uses one): every entry point counts
+/// itself in and out, and one counter that every thread changes was a cache line all of them
+/// fought over (issue 17's contention). The exit handler sums the stripes.
+const STRIPES: usize = 16;
+
+#[repr(align(128))]
+struct Stripe {
+    active: AtomicUsize,
+    /// Entries through this stripe, for the re-registration of the handler.
+    entries: AtomicU64,
+}
+
+static STRIPE: [Stripe; STRIPES] = [const {
+    Stripe {
+        active: AtomicUsize::new(0),
+        entries: AtomicU64::new(0),
+    }
+}; STRIPES];
+
+/// This thread's stripe.
+fn stripe() -> &'static Stripe {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static MINE: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+    let i = MINE.with(|m| {
+        let i = m
+            .get()
+            .unwrap_or_else(|| NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES);
+        m.set(Some(i));
+        i
+    });
+    &STRIPE[i]
+}
 
 /// Proof that the current thread may use the driver; held for the length of the call.
-pub struct Active(());
+pub struct Active(&'static Stripe);
 
 impl Drop for Active {
     fn drop(&mut self) {
-        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
 /// Enters vkcl, unless the process is exiting (None).
 pub fn enter() -> Option<Active> {
-    ACTIVE.fetch_add(1, Ordering::SeqCst);
-    let active = Active(());
+    let stripe = stripe();
+    // SeqCst with the handler's store and loads: either the handler sees this count, or this
+    // thread sees EXITING.
+    stripe.active.fetch_add(1, Ordering::SeqCst);
+    let active = Active(stripe);
     if EXITING.load(Ordering::SeqCst) {
         return None;
     }
     // The driver and the validation layer construct function-local statics on first use, and
     // register their destructors then: after the handler, so they would run before it. The
-    // handler is registered again at the 1st, 2nd, 4th, 8th... entry, which covers a static
-    // constructed at entry n from entry 2n on, for about 40 registrations in a process's life.
-    if ENTRIES
+    // handler is registered again at the 1st, 2nd, 4th, 8th... entry through each stripe,
+    // which covers a static constructed at entry n of a stripe from its entry 2n on, for about
+    // 40 registrations a stripe in a process's life.
+    if stripe
+        .entries
         .fetch_add(1, Ordering::Relaxed)
         .wrapping_add(1)
         .is_power_of_two()
@@ -51,9 +90,18 @@ pub fn exiting() -> bool {
 }
 
 extern "C" fn at_exit() {
-    EXITING.store(true, Ordering::SeqCst);
+    // The handler is registered many times; the first to run does the work.
+    if EXITING.swap(true, Ordering::SeqCst) {
+        return;
+    }
     let t0 = Instant::now();
-    while ACTIVE.load(Ordering::SeqCst) > 0 && t0.elapsed() < Duration::from_secs(2) {
+    let active = || {
+        STRIPE
+            .iter()
+            .map(|s| s.active.load(Ordering::SeqCst))
+            .sum::<usize>()
+    };
+    while active() > 0 && t0.elapsed() < Duration::from_secs(2) {
         std::thread::sleep(Duration::from_millis(1));
     }
 }

@@ -9,8 +9,9 @@
 //! `#[no_mangle] pub unsafe extern "C" fn clCreateBuffer(...)`, which runs it through
 //! `crate::api::util::run_int` (a function returning `CLResult<()>` becomes one returning
 //! `cl_int`) or `crate::api::util::run_obj` (one returning `CLResult<T>` becomes one returning
-//! `T` with an `errcode_ret` parameter appended; so does one returning `Outcome<T>`, whose
-//! error may carry an object to return with its code). Those catch panics, write the error code and
+//! `T` with an `errcode_ret` parameter appended; so does one returning
+//! `CLResult<(T, CLResult<()>)>`: an object returned together with the result of the work it
+//! began, clLinkProgram's program whose link failed). Those catch panics, write the error code and
 //! log the call. `#[entry(clReleaseX, at_exit)]` marks an entry point that still runs after
 //! vkcl's exit handler (releases, retains and queries of known state, which do no GPU work
 //! then); every other one returns CL_OUT_OF_RESOURCES at that point.
@@ -48,14 +49,24 @@ pub fn entry(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// `T` of a `CLResult<T>` (or `Outcome<T>`: an object returned with an error too) return type.
+/// `T` of a `CLResult<T>` return type, or of `CLResult<(T, CLResult<()>)>` (an object
+/// returned with an error too).
 fn result_value(ret: &ReturnType) -> Option<&Type> {
     let ReturnType::Type(_, ty) = ret else {
         return None;
     };
-    let Type::Path(p) = &**ty else { return None };
+    let value = cl_result(ty)?;
+    match value {
+        Type::Tuple(t) if t.elems.len() == 2 && cl_result(&t.elems[1]).is_some() => t.elems.first(),
+        _ => Some(value),
+    }
+}
+
+/// `T` of `CLResult<T>`.
+fn cl_result(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    if last.ident != "CLResult" && last.ident != "Outcome" {
+    if last.ident != "CLResult" {
         return None;
     }
     let PathArguments::AngleBracketed(args) = &last.arguments else {
@@ -77,7 +88,7 @@ fn expand(
     let value = result_value(&sig.output).ok_or_else(|| {
         syn::Error::new_spanned(
             &sig.output,
-            "an entry point returns CLResult<T> or Outcome<T>",
+            "an entry point returns CLResult<T> or CLResult<(T, CLResult<()>)>",
         )
     })?;
     let mut params = vec![];

@@ -99,7 +99,7 @@ unsafe fn new_image(
         return Err(ClError(CL_IMAGE_FORMAT_NOT_SUPPORTED));
     };
     let element = fmt.element_size();
-    let original = buffer.as_ref().filter(|b| b.image.is_some());
+    let original = buffer.as_ref().filter(|b| b.is_image());
     check_pitches(&d, &fmt, dims, buffer.as_ref(), host_ptr)?;
     let mut flags = inherited_flags(flags, buffer.as_deref(), host_ptr)?;
     if flags & ACCESS == 0 {
@@ -134,9 +134,9 @@ fn desc_buffer(ctx: &Arc<Context>, d: &cl_image_desc) -> CLResult<Option<Arc<Mem
     {
         check(!d.mem_object.is_null(), CL_INVALID_IMAGE_DESCRIPTOR)?;
         let b: Arc<Mem> = obj(d.mem_object).map_err(|_| ClError(CL_INVALID_IMAGE_DESCRIPTOR))?;
-        let from_image = ty == CL_MEM_OBJECT_IMAGE2D && b.mem_type == CL_MEM_OBJECT_IMAGE2D;
+        let from_image = ty == CL_MEM_OBJECT_IMAGE2D && b.mem_type() == CL_MEM_OBJECT_IMAGE2D;
         check(
-            b.mem_type == CL_MEM_OBJECT_BUFFER || from_image,
+            b.mem_type() == CL_MEM_OBJECT_BUFFER || from_image,
             CL_INVALID_IMAGE_DESCRIPTOR,
         )?;
         check(Arc::ptr_eq(&b.context, ctx), CL_INVALID_IMAGE_DESCRIPTOR)?;
@@ -159,7 +159,7 @@ fn check_pitches(
     // Pitches: only with a host pointer; multiples of the element (row) and the row (slice).
     let element = fmt.element_size();
     let ty = d.image_type;
-    let original = buffer.filter(|b| b.image.is_some());
+    let original = buffer.filter(|b| b.is_image());
     if let Some(o) = original {
         // A 2D image from a 2D image: the same size and row pitch, the same data type, and
         // the same channel order or its sRGB / linear twin (CL_IMAGE_FORMAT_DESCRIPTOR else).
@@ -278,7 +278,7 @@ fn check_size(
 /// The image behind a handle (CL_INVALID_MEM_OBJECT for other memory objects).
 fn image_obj(mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m: Arc<Mem> = obj(mem)?;
-    check(m.image.is_some(), CL_INVALID_MEM_OBJECT)?;
+    check(m.is_image(), CL_INVALID_MEM_OBJECT)?;
     Ok(m)
 }
 
@@ -377,7 +377,7 @@ fn overlap(a: [usize; 3], b: [usize; 3], region: [usize; 3]) -> bool {
 /// `offset`.
 fn buffer_for(q: &Queue, mem: cl_mem, offset: usize, bytes: usize) -> CLResult<Arc<Mem>> {
     let b: Arc<Mem> = obj(mem)?;
-    check(b.mem_type == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
+    check(b.mem_type() == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
     check(Arc::ptr_eq(&q.context, &b.context), CL_INVALID_CONTEXT)?;
     b.check_device(&q.vk)?;
     b.check_range(offset, bytes)?;
@@ -532,11 +532,7 @@ unsafe fn get_image_info(
         CL_IMAGE_HEIGHT => v::<usize>(i.desc.height),
         CL_IMAGE_DEPTH => v::<usize>(i.desc.depth),
         CL_IMAGE_ARRAY_SIZE => v::<usize>(i.desc.array_size),
-        CL_IMAGE_BUFFER => v::<cl_mem>(
-            m.parent
-                .as_ref()
-                .map_or(std::ptr::null_mut(), |p| handle(&p.0)) as cl_mem,
-        ),
+        CL_IMAGE_BUFFER => v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), handle) as cl_mem),
         CL_IMAGE_NUM_MIP_LEVELS | CL_IMAGE_NUM_SAMPLES => v::<cl_uint>(0u32),
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;
@@ -775,7 +771,7 @@ unsafe fn enqueue_map_image(
     let (o, r) = origin_region(&m, origin, region)?;
     check(!image_row_pitch.is_null(), CL_INVALID_VALUE)?;
     let slices = matches!(
-        m.mem_type,
+        m.mem_type(),
         CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
     );
     check(!slices || !image_slice_pitch.is_null(), CL_INVALID_VALUE)?;

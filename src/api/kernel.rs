@@ -91,8 +91,8 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
                     Arc::ptr_eq(&m.context, &k.program.context),
                     CL_INVALID_MEM_OBJECT,
                 )?;
-                check(pipe_arg == m.pipe.is_some(), CL_INVALID_MEM_OBJECT)?;
-                check(m.image.is_none(), CL_INVALID_MEM_OBJECT)?;
+                check(pipe_arg == m.pipe().is_some(), CL_INVALID_MEM_OBJECT)?;
+                check(!m.is_image(), CL_INVALID_MEM_OBJECT)?;
                 ArgValue::Mem(Some(m))
             }
         }
@@ -147,7 +147,7 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
 /// otherwise), whose flags allow the kernel's access and whose format kernels can write where
 /// the kernel writes (CL_INVALID_ARG_VALUE otherwise).
 fn check_image_arg(k: &Kernel, index: usize, m: &Mem) -> CLResult<()> {
-    let info = m.image.as_ref().ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+    let info = m.image()?;
     let arg = &k.reflection.args[index];
     let Some(ai) = &arg.info else {
         return Ok(());

@@ -5,7 +5,7 @@ use super::util::{obj, property_list, return_event, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
 use crate::core::event::Event;
-use crate::core::memory::Mem;
+use crate::core::memory::{Mapped, Mem, MemKind};
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
 use crate::core::transfer::{self, HostPtr, Rect};
@@ -163,7 +163,7 @@ fn queue_and_mem(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, 
     let q: Arc<Queue> = obj(queue)?;
     let m: Arc<Mem> = obj(mem)?;
     check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
-    check(m.mem_type == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
+    check(m.mem_type() == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
     m.check_device(&q.vk)?;
     m.check_sub_buffer_alignment(&q.device)?;
     Ok((q, m))
@@ -247,19 +247,17 @@ unsafe fn get_mem_object_info(
     let m: Arc<Mem> = obj(mem)?;
     let cl_false: cl_bool = CL_FALSE;
     let value = match param_name {
-        CL_MEM_TYPE => v::<cl_mem_object_type>(m.mem_type),
+        CL_MEM_TYPE => v::<cl_mem_object_type>(m.mem_type()),
         CL_MEM_FLAGS => v::<cl_mem_flags>(m.flags),
         CL_MEM_SIZE => v::<usize>(m.size),
         CL_MEM_HOST_PTR => v::<*mut c_void>(m.host_ptr as *mut c_void),
         CL_MEM_MAP_COUNT => v::<cl_uint>(m.map_count()),
         CL_MEM_REFERENCE_COUNT => v::<cl_uint>(m.base.api_refs()),
         CL_MEM_CONTEXT => v::<cl_context>(handle(&m.context) as cl_context),
-        CL_MEM_ASSOCIATED_MEMOBJECT => v::<cl_mem>(
-            m.parent
-                .as_ref()
-                .map_or(std::ptr::null_mut(), |p| handle(&p.0)) as cl_mem,
-        ),
-        CL_MEM_OFFSET => v::<usize>(m.parent.as_ref().map_or(0, |p| p.1)),
+        CL_MEM_ASSOCIATED_MEMOBJECT => {
+            v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), handle) as cl_mem)
+        }
+        CL_MEM_OFFSET => v::<usize>(m.origin()),
         CL_MEM_USES_SVM_POINTER => v::<cl_bool>(cl_false),
         CL_MEM_PROPERTIES => array::<cl_mem_properties>(&m.properties),
         _ => Err(ClError(CL_INVALID_VALUE)),
@@ -277,7 +275,7 @@ unsafe fn create_sub_buffer(
 ) -> CLResult<cl_mem> {
     let parent: Arc<Mem> = obj(buffer)?;
     check(
-        parent.mem_type == CL_MEM_OBJECT_BUFFER && parent.parent.is_none(),
+        matches!(parent.kind, MemKind::Buffer(_)),
         CL_INVALID_MEM_OBJECT,
     )?;
     let flags = sub_buffer_flags(parent.flags, flags)?;
@@ -504,7 +502,7 @@ unsafe fn enqueue_copy_buffer_rect(
     )?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    if Arc::ptr_eq(&s.storage, &d.storage) {
+    if Arc::ptr_eq(s.storage()?, d.storage()?) {
         check(
             sr.slice_pitch == dr.slice_pitch || sr.row_pitch == dr.row_pitch,
             CL_INVALID_VALUE,
@@ -613,7 +611,7 @@ unsafe fn enqueue_copy_buffer(
     check(size > 0, CL_INVALID_VALUE)?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    let overlap = Arc::ptr_eq(&s.storage, &d.storage) && {
+    let overlap = Arc::ptr_eq(s.storage()?, d.storage()?) && {
         let (a, b) = (
             s.offset as usize + src_offset,
             d.offset as usize + dst_offset,
@@ -681,8 +679,7 @@ unsafe fn enqueue_map_buffer(
         CL_COMMAND_MAP_BUFFER,
         &m,
         flags,
-        offset,
-        size,
+        Mapped::Bytes { offset, size },
         blocking != 0,
         &wait,
     )?;
@@ -706,11 +703,7 @@ unsafe fn enqueue_unmap_mem_object(
     m.check_device(&q.vk)?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    let e = if m.image.is_some() {
-        crate::core::image::unmap(&q, &m, mapped_ptr, &wait)?
-    } else {
-        transfer::unmap(&q, &m, mapped_ptr, &wait)?
-    };
+    let e = transfer::unmap(&q, &m, mapped_ptr, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
 }

@@ -90,7 +90,7 @@ unsafe fn get_pipe_info(
     param_value_size_ret: *mut usize,
 ) -> CLResult<()> {
     let m: Arc<Mem> = obj(pipe)?;
-    let shape = m.pipe.ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+    let shape = m.pipe().ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
     let value = match param_name {
         CL_PIPE_PACKET_SIZE => v::<cl_uint>(shape.packet_size),
         CL_PIPE_MAX_PACKETS => v::<cl_uint>(shape.max_packets),

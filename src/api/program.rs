@@ -1,7 +1,7 @@
 //! Programs.
 
 use super::info::{array, string, v, write};
-use super::util::{obj, slice, Outcome};
+use super::util::{obj, slice};
 use crate::cl::*;
 use crate::compiler::binary;
 use crate::core::context::Context;
@@ -200,42 +200,6 @@ unsafe fn compile_program(
 /// its program (build status CL_BUILD_ERROR, the log) with that error.
 #[entry(clLinkProgram)]
 unsafe fn link_program(
-    context: cl_context,
-    num_devices: cl_uint,
-    device_list_ptr: *const cl_device_id,
-    options: *const c_char,
-    num_input_programs: cl_uint,
-    input_programs: *const cl_program,
-    pfn_notify: Option<BuildCallback>,
-    user_data: *mut c_void,
-) -> Outcome<cl_program> {
-    // SAFETY: the application's arguments, as clLinkProgram's contract gives them.
-    let linked = unsafe {
-        link(
-            context,
-            num_devices,
-            device_list_ptr,
-            options,
-            num_input_programs,
-            input_programs,
-            pfn_notify,
-            user_data,
-        )
-    };
-    match linked {
-        Ok((handle, Ok(()))) => Outcome::Ok(handle),
-        Ok((handle, Err(e))) => Outcome::Err(handle, e),
-        Err(e) => Outcome::Err(std::ptr::null_mut(), e),
-    }
-}
-
-/// clLinkProgram's checks and link: the program and the link's result once it could begin.
-///
-/// # Safety
-/// `device_list_ptr` and `input_programs` point to `num_devices` and `num_input_programs`
-/// handles (or are NULL); `options` is NULL or a NUL-terminated string.
-#[allow(clippy::too_many_arguments)]
-unsafe fn link(
     context: cl_context,
     num_devices: cl_uint,
     device_list_ptr: *const cl_device_id,

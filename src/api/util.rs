@@ -87,7 +87,8 @@ pub(crate) unsafe fn run_obj<T: Null, R: Into<Outcome<T>>>(
 /// What an object-returning entry point gives back: its object, or an error code with the
 /// value to return beside it. That value is NULL, except where the spec returns an object
 /// together with an error (clLinkProgram: "a valid non-zero program object" whose link failed,
-/// and CL_LINK_PROGRAM_FAILURE).
+/// and CL_LINK_PROGRAM_FAILURE): such an entry point returns `CLResult<(T, CLResult<()>)>`,
+/// the object and the result of the work it began.
 pub(crate) enum Outcome<T> {
     Ok(T),
     Err(T, ClError),
@@ -97,6 +98,19 @@ impl<T: Null> From<CLResult<T>> for Outcome<T> {
     fn from(r: CLResult<T>) -> Self {
         match r {
             Ok(v) => Outcome::Ok(v),
+            Err(e) => Outcome::Err(T::null(), e),
+        }
+    }
+}
+
+impl<T> From<CLResult<(T, CLResult<()>)>> for Outcome<T>
+where
+    T: Null,
+{
+    fn from(r: CLResult<(T, CLResult<()>)>) -> Self {
+        match r {
+            Ok((v, Ok(()))) => Outcome::Ok(v),
+            Ok((v, Err(e))) => Outcome::Err(v, e),
             Err(e) => Outcome::Err(T::null(), e),
         }
     }

@@ -4,14 +4,15 @@
 //! whose texels are the bytes of their buffer (a texel-buffer view for kernels). Host
 //! transfers go through staging memory with the texels tightly packed: the host packs and
 //! unpacks rows at the application's pitches, the GPU copies between the staging buffer and
-//! the image. Maps return a staging shadow of the region (or, for CL_MEM_USE_HOST_PTR
-//! images, the application's memory, brought up to date), written back at unmap.
+//! the image. Maps (the engine of `transfer::map`, shared with buffers) return a staging
+//! shadow of the region (or, for CL_MEM_USE_HOST_PTR images, the application's memory, brought
+//! up to date), written back at unmap.
 
 use super::context::Context;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
 use super::format::{Format, Use};
-use super::memory::{Mapped, Mem};
+use super::memory::{Mapped, Mem, MemKind};
 use super::queue::{HostPart, Queue, Recorded};
 use super::transfer::{self, HostPtr};
 use crate::cl::*;
@@ -36,16 +37,6 @@ pub struct ImageInfo {
     /// reference: every command using the Vulkan image first copies the buffer into it, and
     /// one that writes the image copies it back (`sync_in`, `sync_out`).
     pub backed: bool,
-}
-
-impl ImageInfo {
-    /// The pitches of the whole image in the application's memory (CL_MEM_USE_HOST_PTR).
-    fn pitches(&self) -> Pitches {
-        Pitches {
-            row: self.desc.row_pitch,
-            slice: self.desc.slice_pitch,
-        }
-    }
 }
 
 pub enum Store {
@@ -183,7 +174,10 @@ fn rows(
 
 impl Mem {
     pub fn image(&self) -> CLResult<&ImageInfo> {
-        self.image.as_ref().ok_or(ClError(CL_INVALID_MEM_OBJECT))
+        match &self.kind {
+            MemKind::Image { info, .. } => Ok(info),
+            _ => Err(ClError(CL_INVALID_MEM_OBJECT)),
+        }
     }
 
     /// clCreateImage of a 2D image from the 2D image `original`: the same texels read as
@@ -248,7 +242,7 @@ impl Mem {
         {
             let view = TexelView::new(
                 &device,
-                &buffer.storage,
+                buffer.storage()?,
                 buffer.offset,
                 format.texel,
                 packed as u64,
@@ -310,7 +304,9 @@ impl Mem {
             return Ok(Mem::new_view(buffer, flags, size, info, properties));
         }
         let host_ptr = if use_host { host_ptr as usize } else { 0 };
-        Mem::new_image_object(context, &device, flags, packed, host_ptr, info, properties)
+        Ok(Mem::new_image_object(
+            context, flags, packed, host_ptr, info, properties,
+        ))
     }
 }
 
@@ -347,7 +343,21 @@ unsafe fn repack(
     );
 }
 
-fn region_bytes(info: &ImageInfo, region: [usize; 3]) -> usize {
+/// The pitches of the whole image in the application's memory (CL_MEM_USE_HOST_PTR).
+pub(super) fn host_pitches(info: &ImageInfo) -> Pitches {
+    Pitches {
+        row: info.desc.row_pitch,
+        slice: info.desc.slice_pitch,
+    }
+}
+
+/// The byte offset of texel `origin` in the application's memory (CL_MEM_USE_HOST_PTR).
+pub(super) fn host_offset(info: &ImageInfo, origin: [usize; 3]) -> usize {
+    let e = info.format.element_size();
+    host_pitches(info).at(info.desc.image_type, origin[1], origin[2]) + origin[0] * e
+}
+
+pub(super) fn region_bytes(info: &ImageInfo, region: [usize; 3]) -> usize {
     region.iter().product::<usize>() * info.format.element_size()
 }
 
@@ -372,26 +382,25 @@ pub(super) fn vk_image(mem: &Mem, device: &Arc<VkDevice>) -> CLResult<Arc<VkImag
 
 /// The copy between a buffer-backed image and its buffer (the whole image, at the image's row
 /// pitch); None for other images.
-fn backing(mem: &Mem, image: &VkImage) -> Option<TexelCopy> {
-    let info = mem.image.as_ref()?;
-    info.backed.then(|| {
-        let texels = info.desc.row_pitch / info.format.element_size();
-        let whole = image.region([0; 3], image.cl_region());
-        whole.at(mem.offset).with_row_length(texels as u32)
-    })
+fn backing<'a>(mem: &'a Mem, image: &VkImage) -> Option<(&'a Arc<Buffer>, TexelCopy)> {
+    let info = mem.image().ok().filter(|i| i.backed)?;
+    let texels = info.desc.row_pitch / info.format.element_size();
+    let whole = image.region([0; 3], image.cl_region());
+    let copy = whole.at(mem.offset).with_row_length(texels as u32);
+    Some((mem.storage().ok()?, copy))
 }
 
 /// Before a command uses the Vulkan image of a buffer-backed image: the buffer's texels into it.
 pub(super) fn sync_in(rec: &mut Recorder, mem: &Mem, image: &Arc<VkImage>) {
-    if let Some(copy) = backing(mem, image) {
-        rec.buffer_to_image(&mem.storage, image, &[copy]);
+    if let Some((buffer, copy)) = backing(mem, image) {
+        rec.buffer_to_image(buffer, image, &[copy]);
     }
 }
 
 /// After a command wrote the Vulkan image of a buffer-backed image: its texels into the buffer.
 pub(super) fn sync_out(rec: &mut Recorder, mem: &Mem, image: &Arc<VkImage>) {
-    if let Some(copy) = backing(mem, image) {
-        rec.image_to_buffer(image, &mem.storage, &[copy]);
+    if let Some((buffer, copy)) = backing(mem, image) {
+        rec.image_to_buffer(image, buffer, &[copy]);
     }
 }
 
@@ -471,8 +480,30 @@ pub unsafe fn write(
     upload_staged(queue, command, mem, origin, region, stage, wait)
 }
 
+/// Copies the region of the image into `stage`, packed.
+pub(super) fn read_into(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    origin: [usize; 3],
+    region: [usize; 3],
+    stage: &Arc<Lease>,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let image = vk_image(mem, &queue.vk)?;
+    let vk_region = image.region(origin, region).at(0);
+    queue.enqueue(command, wait, |rec| {
+        sync_in(rec, mem, &image);
+        rec.image_to_buffer(&image, stage, &[vk_region]);
+        Ok(Recorded {
+            host: None,
+            keep: vec![mem.clone()],
+        })
+    })
+}
+
 /// Copies the packed region in `stage` into the image.
-fn upload_staged(
+pub(super) fn upload_staged(
     queue: &Arc<Queue>,
     command: cl_command_type,
     mem: &Arc<Mem>,
@@ -531,7 +562,7 @@ enum Side {
 }
 
 fn side(queue: &Queue, mem: &Arc<Mem>, origin: [usize; 3], buffer_offset: usize) -> CLResult<Side> {
-    match mem.image.as_ref().map(|i| &i.store) {
+    match mem.image().ok().map(|i| &i.store) {
         Some(Store::Image(_)) => Ok(Side::Image(vk_image(mem, &queue.vk)?, origin)),
         Some(Store::Texels(_)) => {
             let e = mem.image()?.format.element_size();
@@ -562,11 +593,7 @@ pub fn copy(
     buffer_offset: usize,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let info = src
-        .image
-        .as_ref()
-        .or(dst.image.as_ref())
-        .ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+    let info = src.image().or(dst.image())?;
     let element = info.format.element_size();
     let bytes = region_bytes(info, region) as u64;
     let from = side(queue, src, src_origin, buffer_offset)?;
@@ -627,7 +654,8 @@ pub fn copy(
     })
 }
 
-/// clEnqueueMapImage: the host address, the row and slice pitches there, and the event.
+/// clEnqueueMapImage: the host address, the row and slice pitches there, and the event (the
+/// map itself is `transfer::map`'s, as for buffers).
 #[allow(clippy::too_many_arguments)]
 pub fn map(
     queue: &Arc<Queue>,
@@ -639,135 +667,16 @@ pub fn map(
     wait: &[Arc<Event>],
 ) -> CLResult<(*mut c_void, Pitches, Arc<Event>)> {
     let info = mem.image()?;
+    let mapped = match info.store {
+        // A 1D buffer image: bytes of its buffer.
+        Store::Texels(_) => {
+            let (offset, size) = texel_range(info, origin, region);
+            Mapped::Bytes { offset, size }
+        }
+        Store::Image(_) => Mapped::Texels { origin, region },
+    };
+    let pitches = transfer::map_pitches(mem, mapped)?;
     let command = CL_COMMAND_MAP_IMAGE;
-    if let Store::Texels(_) = info.store {
-        let (offset, size) = texel_range(info, origin, region);
-        let (ptr, event) = transfer::map(queue, command, mem, flags, offset, size, blocking, wait)?;
-        let pitches = Pitches {
-            row: size,
-            slice: 0,
-        };
-        return Ok((ptr, pitches, event));
-    }
-    let invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION != 0;
-    if mem.host_ptr != 0 {
-        // CL_MEM_USE_HOST_PTR: the application's memory at the image's pitches, brought up
-        // to date (unless the region is invalidated).
-        let pitches = info.pitches();
-        let e = info.format.element_size();
-        let offset = pitches.at(info.desc.image_type, origin[1], origin[2]) + origin[0] * e;
-        let ptr = (mem.host_ptr + offset) as *mut u8;
-        let event = if invalidate {
-            queue.enqueue_marker(command, wait, vec![mem.clone()])?
-        } else {
-            read(
-                queue,
-                command,
-                mem,
-                origin,
-                region,
-                pitches,
-                // SAFETY: the CL_MEM_USE_HOST_PTR memory holds the image at these pitches
-                // for the object's life.
-                unsafe { HostPtr::new(ptr) },
-                blocking,
-                wait,
-            )?
-        };
-        mem.add_mapping(ptr as usize, Mapped::Texels { origin, region }, flags, None);
-        mem.complete_map(ptr as usize, &event, blocking)?;
-        return Ok((ptr as *mut c_void, pitches, event));
-    }
-    let pitches = Pitches::new(
-        info.desc.image_type,
-        info.format.element_size(),
-        region,
-        0,
-        0,
-    )?;
-    let placement = if flags & CL_MAP_READ != 0 {
-        Placement::Readback
-    } else {
-        Placement::Upload
-    };
-    let shadow = Arc::new(
-        queue
-            .staging
-            .acquire(placement, region_bytes(info, region), None)?,
-    );
-    let image = vk_image(mem, &queue.vk)?;
-    let vk_region = image.region(origin, region).at(0);
-    let event = queue.enqueue(command, wait, |rec| {
-        if invalidate {
-            rec.marker();
-            rec.hold(&shadow);
-        } else {
-            sync_in(rec, mem, &image);
-            rec.image_to_buffer(&image, &shadow, &[vk_region]);
-        }
-        Ok(Recorded {
-            host: None,
-            keep: vec![mem.clone()],
-        })
-    })?;
-    let ptr = shadow
-        .host()
-        .expect("staging memory is host-visible")
-        .as_ptr();
-    let mapped = Mapped::Texels { origin, region };
-    mem.add_mapping(ptr as usize, mapped, flags, Some(shadow));
-    mem.complete_map(ptr as usize, &event, blocking)?;
-    Ok((ptr as *mut c_void, pitches, event))
-}
-
-/// The unmap of an image region mapped by `map`: what was mapped for writing goes back.
-pub fn unmap(
-    queue: &Arc<Queue>,
-    mem: &Arc<Mem>,
-    ptr: *mut c_void,
-    wait: &[Arc<Event>],
-) -> CLResult<Arc<Event>> {
-    let info = mem.image()?;
-    if let Store::Texels(_) = info.store {
-        return transfer::unmap(queue, mem, ptr, wait);
-    }
-    let m = mem.remove_mapping(ptr as usize)?;
-    let Mapped::Texels { origin, region } = m.region else {
-        return Err(ClError(CL_INVALID_VALUE));
-    };
-    let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
-    let command = CL_COMMAND_UNMAP_MEM_OBJECT;
-    if !writes {
-        return queue.enqueue(command, wait, |rec| {
-            rec.marker();
-            if let Some(shadow) = &m.shadow {
-                rec.hold(shadow);
-            }
-            Ok(Recorded {
-                host: None,
-                keep: vec![mem.clone()],
-            })
-        });
-    }
-    match m.shadow {
-        Some(shadow) => upload_staged(queue, command, mem, origin, region, shadow, wait),
-        None => {
-            let pitches = info.pitches();
-            // SAFETY: the mapped region is the application's memory (USE_HOST_PTR) at the
-            // image's pitches.
-            unsafe {
-                write(
-                    queue,
-                    command,
-                    mem,
-                    origin,
-                    region,
-                    pitches,
-                    ptr as *const u8,
-                    false,
-                    wait,
-                )
-            }
-        }
-    }
+    let (ptr, event) = transfer::map(queue, command, mem, flags, mapped, blocking, wait)?;
+    Ok((ptr, pitches, event))
 }

@@ -677,7 +677,7 @@ impl Launch {
                     ArgValue::Mem(Some(m)),
                 ) => {
                     let image = super::image::vk_image(m, &queue.vk)?;
-                    if m.image.as_ref().is_some_and(|i| i.backed) {
+                    if m.image().is_ok_and(|i| i.backed) {
                         let writes = matches!(arg.kind, ArgKind::StorageImage { .. });
                         self.backed.push((m.clone(), image.clone(), writes));
                     }
@@ -695,7 +695,7 @@ impl Launch {
                     | ArgKind::StorageTexelBuffer { set, binding },
                     ArgValue::Mem(Some(m)),
                 ) => {
-                    let Some(Store::Texels(view)) = m.image.as_ref().map(|i| &i.store) else {
+                    let Ok(Store::Texels(view)) = m.image().map(|i| &i.store) else {
                         return Err(ClError(CL_INVALID_KERNEL_ARGS));
                     };
                     m.check_device(&queue.vk)?;

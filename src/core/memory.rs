@@ -1,4 +1,5 @@
-//! Memory objects: buffers, sub-buffers and pipes. The commands on them are in `transfer`.
+//! Memory objects: a header every kind shares (`Mem`) and the kind (`MemKind`: buffer,
+//! sub-buffer, pipe, image). Images are in `image`, the commands on memory in `transfer`.
 //!
 //! Placement (docs/MEMORY.md): buffers live in device-local memory on discrete GPUs and in
 //! host-visible memory where memory is unified (lavapipe, integrated GPUs); CL_MEM_ALLOC_HOST_PTR
@@ -22,34 +23,50 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::Arc;
 
+/// What every memory object has (section 5.4's clGetMemObjectInfo), and its kind.
 #[repr(C)]
 pub struct Mem {
     pub base: Base,
     pub context: Arc<Context>,
-    pub mem_type: cl_mem_object_type,
     pub flags: cl_mem_flags,
     pub size: usize,
     /// The application's pointer with CL_MEM_USE_HOST_PTR (else null), as an address.
     pub host_ptr: usize,
     pub properties: Vec<cl_mem_properties>,
-    pub storage: Arc<Buffer>,
-    /// Offset of byte 0 of this object in `storage`.
+    /// Offset of byte 0 of this object in the buffer holding its bytes (`storage`): a
+    /// sub-buffer's origin there, that of the buffer an image is made from; else 0.
     pub offset: u64,
-    /// A sub-buffer's parent, and its origin in the parent.
-    pub parent: Option<(Arc<Mem>, usize)>,
-    /// A pipe's packet size and capacity (see `compiler::pipes` for its layout).
-    pub pipe: Option<PipeShape>,
-    /// An image's description and texels (`storage` is then a placeholder, except for 1D
-    /// buffer images, whose texels are its bytes).
-    pub image: Option<super::image::ImageInfo>,
+    pub kind: MemKind,
     maps: Mutex<HashMap<usize, Mapping>>,
-    /// In a context of several devices: the same memory imported into the other devices.
-    elsewhere: Vec<Arc<Buffer>>,
-    /// The host memory `storage` and `elsewhere` import (freed after them).
-    shared: Option<HostAlloc>,
     /// Last, so that the callbacks run once the fields above (the object's Vulkan memory,
     /// which may import the application's CL_MEM_USE_HOST_PTR memory) are gone.
     destructors: Destructors,
+}
+
+pub enum MemKind {
+    /// A buffer with memory of its own.
+    Buffer(Bytes),
+    /// `size` bytes of `parent` (a buffer) from `origin`.
+    SubBuffer { parent: Arc<Mem>, origin: usize },
+    /// A buffer holding a pipe's header and packets (see `compiler::pipes` for the layout).
+    Pipe(Bytes, PipeShape),
+    /// An image. `parent` is the buffer of a 1D buffer image or of a 2D image from a buffer
+    /// (its texels are the buffer's bytes), or the image a 2D image was created from (the
+    /// same texels in another format); other images have a Vulkan image only.
+    Image {
+        info: super::image::ImageInfo,
+        parent: Option<Arc<Mem>>,
+    },
+}
+
+/// The memory of a buffer or pipe.
+pub struct Bytes {
+    pub storage: Arc<Buffer>,
+    /// In a context of several devices: the same memory imported into the other devices.
+    elsewhere: Vec<Arc<Buffer>>,
+    /// The host memory `storage` and `elsewhere` import (freed after them).
+    #[allow(dead_code)] // held only to be freed last
+    shared: Option<HostAlloc>,
 }
 
 /// A memory object's destructor callbacks, run when it drops: in reverse order of
@@ -95,14 +112,10 @@ impl HostAlloc {
 impl Drop for HostAlloc {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout; the buffers importing it are gone (the
-        // field order of Mem drops them first).
+        // field order of Bytes drops them first).
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
     }
 }
-
-/// Memory imported into every device of a context: the host allocation (None for the
-/// application's USE_HOST_PTR memory), the first device's buffer and the others'.
-type SharedStorage = (Option<HostAlloc>, Buffer, Vec<Arc<Buffer>>);
 
 /// A clSetMemObjectDestructorCallback callback, given the object's handle.
 pub type Destructor = Box<dyn FnOnce(*mut c_void) + Send>;
@@ -113,7 +126,7 @@ impl Drop for Mem {
     fn drop(&mut self) {
         // The callbacks run when the last field drops (`Destructors`).
         self.destructors.handle = self as *mut Mem as usize;
-        self.destructors.parent = self.parent.as_ref().map(|(p, _)| p.clone());
+        self.destructors.parent = self.parent().cloned();
     }
 }
 
@@ -178,13 +191,99 @@ fn placement(flags: cl_mem_flags, caps: &crate::vk::probe::Caps) -> Placement {
 }
 
 impl Mem {
+    fn new(
+        context: &Arc<Context>,
+        flags: cl_mem_flags,
+        size: usize,
+        host_ptr: usize,
+        properties: Vec<cl_mem_properties>,
+        kind: MemKind,
+    ) -> Arc<Mem> {
+        let offset = match &kind {
+            MemKind::SubBuffer { parent, origin } => parent.offset + *origin as u64,
+            MemKind::Image {
+                parent: Some(p), ..
+            } => p.offset,
+            _ => 0,
+        };
+        Arc::new(Mem {
+            base: Base::new(Kind::Mem),
+            context: context.clone(),
+            flags,
+            size,
+            host_ptr,
+            properties,
+            offset,
+            kind,
+            maps: Mutex::new(HashMap::new()),
+            destructors: Destructors::default(),
+        })
+    }
+
+    /// CL_MEM_TYPE.
+    pub fn mem_type(&self) -> cl_mem_object_type {
+        match &self.kind {
+            MemKind::Buffer(_) | MemKind::SubBuffer { .. } => CL_MEM_OBJECT_BUFFER,
+            MemKind::Pipe(..) => CL_MEM_OBJECT_PIPE,
+            MemKind::Image { info, .. } => info.desc.image_type,
+        }
+    }
+
+    /// The object this one was created from (CL_MEM_ASSOCIATED_MEMOBJECT).
+    pub fn parent(&self) -> Option<&Arc<Mem>> {
+        match &self.kind {
+            MemKind::SubBuffer { parent, .. } => Some(parent),
+            MemKind::Image { parent, .. } => parent.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A sub-buffer's origin in its parent (CL_MEM_OFFSET); 0 for other objects.
+    pub fn origin(&self) -> usize {
+        match self.kind {
+            MemKind::SubBuffer { origin, .. } => origin,
+            _ => 0,
+        }
+    }
+
+    /// A pipe's packet size and capacity.
+    pub fn pipe(&self) -> Option<PipeShape> {
+        match self.kind {
+            MemKind::Pipe(_, shape) => Some(shape),
+            _ => None,
+        }
+    }
+
+    pub fn is_image(&self) -> bool {
+        matches!(self.kind, MemKind::Image { .. })
+    }
+
+    /// The memory holding the object's bytes: its own, or its parent's (sub-buffers, images
+    /// whose texels are a buffer's bytes); None for images with a Vulkan image only.
+    fn bytes(&self) -> Option<&Bytes> {
+        match &self.kind {
+            MemKind::Buffer(b) | MemKind::Pipe(b, _) => Some(b),
+            MemKind::SubBuffer { parent, .. } => parent.bytes(),
+            MemKind::Image { parent, .. } => parent.as_ref()?.bytes(),
+        }
+    }
+
+    /// The buffer holding the object's bytes on the context's first device
+    /// (CL_INVALID_MEM_OBJECT for an image with a Vulkan image only).
+    pub fn storage(&self) -> CLResult<&Arc<Buffer>> {
+        self.bytes()
+            .map(|b| &b.storage)
+            .ok_or(ClError(CL_INVALID_MEM_OBJECT))
+    }
+
     /// The object's buffer on `device`: its storage, or the same memory imported there. Where
     /// the context's devices could not share memory, the storage lives on the first device
     /// only, and commands elsewhere fail with CL_MEM_OBJECT_ALLOCATION_FAILURE (the data store
     /// cannot be made available there; there is no migration).
     pub fn storage_on(&self, device: &Arc<VkDevice>) -> CLResult<&Arc<Buffer>> {
-        std::iter::once(&self.storage)
-            .chain(&self.elsewhere)
+        let bytes = self.bytes().ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+        std::iter::once(&bytes.storage)
+            .chain(&bytes.elsewhere)
             .find(|b| Arc::ptr_eq(&b.device, device))
             .ok_or_else(|| {
                 log::warn!(target: "api", "a buffer of another device of the context (no shared memory)");
@@ -192,8 +291,13 @@ impl Mem {
             })
     }
 
+    /// CL_MEM_OBJECT_ALLOCATION_FAILURE where the object's memory (its bytes, or its Vulkan
+    /// image) is not on `device`.
     pub fn check_device(&self, device: &Arc<VkDevice>) -> CLResult<()> {
-        self.storage_on(device).map(|_| ())
+        match self.bytes() {
+            Some(_) => self.storage_on(device).map(|_| ()),
+            None => super::image::vk_image(self, device).map(|_| ()),
+        }
     }
 
     /// A sub-buffer used on `device`: CL_MISALIGNED_SUB_BUFFER_OFFSET if its origin is not
@@ -201,9 +305,8 @@ impl Mem {
     /// origin aligned for one device of the context; enqueues and kernel arguments check the
     /// device of the queue, as the spec's commands do).
     pub fn check_sub_buffer_alignment(&self, device: &super::device::Device) -> CLResult<()> {
-        let origin = self.parent.as_ref().map_or(0, |p| p.1 as u64);
         check(
-            origin % device.mem_base_addr_align() == 0,
+            self.origin() as u64 % device.mem_base_addr_align() == 0,
             CL_MISALIGNED_SUB_BUFFER_OFFSET,
         )
     }
@@ -273,99 +376,52 @@ impl Mem {
     ) -> CLResult<Arc<Mem>> {
         let device = context.devices[0].vk()?;
         // SAFETY: host_ptr as the caller's contract says.
-        let shared = unsafe { shared_storage(context, size, init, host_ptr) }?;
-        let (shared, storage, elsewhere) = match shared {
-            Some(s) => s,
-            None => (
-                None,
+        let bytes = match unsafe { shared_storage(context, size, init, host_ptr) }? {
+            Some(b) => b,
+            None => Bytes {
                 // SAFETY: as above.
-                unsafe { root_storage(&device, flags, size, init, host_ptr) }?,
-                vec![],
-            ),
-        };
-        Ok(Arc::new(Mem {
-            base: Base::new(Kind::Mem),
-            context: context.clone(),
-            mem_type: if pipe.is_some() {
-                CL_MEM_OBJECT_PIPE
-            } else {
-                CL_MEM_OBJECT_BUFFER
+                storage: Arc::new(unsafe { root_storage(&device, flags, size, init, host_ptr) }?),
+                elsewhere: vec![],
+                shared: None,
             },
-            flags,
-            size,
-            host_ptr,
-            properties,
-            storage: Arc::new(storage),
-            offset: 0,
-            parent: None,
-            pipe,
-            image: None,
-            maps: Mutex::new(HashMap::new()),
-            destructors: Destructors::default(),
-            elsewhere,
-            shared,
-        }))
+        };
+        let kind = match pipe {
+            Some(shape) => MemKind::Pipe(bytes, shape),
+            None => MemKind::Buffer(bytes),
+        };
+        Ok(Mem::new(context, flags, size, host_ptr, properties, kind))
     }
 }
 
 impl Mem {
-    /// An image with a Vulkan image of its own (`info.store`) on `device`.
+    /// An image with a Vulkan image of its own (`info.store`).
     pub(super) fn new_image_object(
         context: &Arc<Context>,
-        device: &Arc<VkDevice>,
         flags: cl_mem_flags,
         size: usize,
         host_ptr: usize,
         info: super::image::ImageInfo,
         properties: Vec<cl_mem_properties>,
-    ) -> CLResult<Arc<Mem>> {
-        let placeholder = Buffer::new(device, 16, Placement::Upload, "image")?;
-        Ok(Arc::new(Mem {
-            base: Base::new(Kind::Mem),
-            context: context.clone(),
-            mem_type: info.desc.image_type,
-            flags,
-            size,
-            host_ptr,
-            properties,
-            storage: Arc::new(placeholder),
-            offset: 0,
-            parent: None,
-            pipe: None,
-            image: Some(info),
-            maps: Mutex::new(HashMap::new()),
-            destructors: Destructors::default(),
-            elsewhere: vec![],
-            shared: None,
-        }))
+    ) -> Arc<Mem> {
+        let kind = MemKind::Image { info, parent: None };
+        Mem::new(context, flags, size, host_ptr, properties, kind)
     }
 
-    /// An image whose texels are the bytes of `buffer` (a 1D buffer image).
+    /// An image made from `parent`: a buffer (whose bytes are its texels) or an image (whose
+    /// texels it reads in another format).
     pub(super) fn new_view(
-        buffer: &Arc<Mem>,
+        parent: &Arc<Mem>,
         flags: cl_mem_flags,
         size: usize,
         info: super::image::ImageInfo,
         properties: Vec<cl_mem_properties>,
     ) -> Arc<Mem> {
-        Arc::new(Mem {
-            base: Base::new(Kind::Mem),
-            context: buffer.context.clone(),
-            mem_type: info.desc.image_type,
-            flags,
-            size,
-            host_ptr: buffer.host_ptr,
-            properties,
-            storage: buffer.storage.clone(),
-            offset: buffer.offset,
-            parent: Some((buffer.clone(), 0)),
-            pipe: None,
-            image: Some(info),
-            maps: Mutex::new(HashMap::new()),
-            destructors: Destructors::default(),
-            elsewhere: buffer.elsewhere.clone(),
-            shared: None,
-        })
+        let kind = MemKind::Image {
+            info,
+            parent: Some(parent.clone()),
+        };
+        let context = &parent.context;
+        Mem::new(context, flags, size, parent.host_ptr, properties, kind)
     }
 }
 
@@ -423,7 +479,7 @@ unsafe fn shared_storage(
     size: usize,
     init: Option<&[u8]>,
     host_ptr: usize,
-) -> CLResult<Option<SharedStorage>> {
+) -> CLResult<Option<Bytes>> {
     let mut devices: Vec<Arc<VkDevice>> = vec![];
     for d in &context.devices {
         let vk = d.vk()?;
@@ -460,7 +516,7 @@ unsafe fn shared_storage(
     let mut buffers = vec![];
     for d in &devices {
         // SAFETY: the memory (ours, or the application's under USE_HOST_PTR's contract) stays
-        // valid while the buffers exist: Mem drops them before `shared`.
+        // valid while the buffers exist: Bytes drops them before `shared`.
         match unsafe { Buffer::import(d, ptr, rounded as u64) } {
             Some(b) => buffers.push(b),
             None => return Ok(None),
@@ -468,11 +524,11 @@ unsafe fn shared_storage(
     }
     let first = buffers.remove(0);
     log::debug!(target: "memory", "buffer of {size} bytes shared by {} devices", devices.len());
-    Ok(Some((
-        alloc,
-        first,
-        buffers.into_iter().map(Arc::new).collect(),
-    )))
+    Ok(Some(Bytes {
+        storage: Arc::new(first),
+        elsewhere: buffers.into_iter().map(Arc::new).collect(),
+        shared: alloc,
+    }))
 }
 
 impl Mem {
@@ -483,28 +539,16 @@ impl Mem {
         origin: usize,
         size: usize,
     ) -> Arc<Mem> {
-        Arc::new(Mem {
-            base: Base::new(Kind::Mem),
-            context: parent.context.clone(),
-            mem_type: CL_MEM_OBJECT_BUFFER,
-            flags,
-            size,
-            host_ptr: if parent.host_ptr != 0 {
-                parent.host_ptr + origin
-            } else {
-                0
-            },
-            properties: vec![],
-            storage: parent.storage.clone(),
-            offset: parent.offset + origin as u64,
-            parent: Some((parent.clone(), origin)),
-            pipe: None,
-            image: None,
-            maps: Mutex::new(HashMap::new()),
-            destructors: Destructors::default(),
-            elsewhere: parent.elsewhere.clone(),
-            shared: None,
-        })
+        let host_ptr = if parent.host_ptr != 0 {
+            parent.host_ptr + origin
+        } else {
+            0
+        };
+        let kind = MemKind::SubBuffer {
+            parent: parent.clone(),
+            origin,
+        };
+        Mem::new(&parent.context, flags, size, host_ptr, vec![], kind)
     }
 
     pub fn on_destroy(&self, f: Destructor) {

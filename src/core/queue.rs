@@ -555,14 +555,19 @@ impl Queue {
     /// Runs a command's work on the calling thread when every command enqueued before it has
     /// completed (None otherwise: the caller records it instead). The command takes the next
     /// timeline value, signalled from the host, and its event is complete when this returns.
+    ///
+    /// Only the queue's own lock is held during the work (it keeps this queue's later commands
+    /// behind it): with nothing in flight and no submission possible meanwhile, `completed`
+    /// stays at `last`, so the in-flight lock, which the completion thread and the threads
+    /// waiting for this queue's events take, is not held during a copy of any size.
     pub fn run_on_host(
         self: &Arc<Self>,
         command_type: cl_command_type,
         work: impl FnOnce(),
     ) -> CLResult<Option<Arc<Event>>> {
         let mut state = self.lock();
-        let mut flight = self.inflight.state.lock();
-        if flight.completed < state.last || state.open.is_some() || !state.gates.is_empty() {
+        let idle = self.inflight.state.lock().completed >= state.last;
+        if !idle || state.open.is_some() || !state.gates.is_empty() {
             return Ok(None);
         }
         work();
@@ -570,6 +575,7 @@ impl Queue {
         // Every earlier value has been reached and no submission signals it any more, so
         // `value` is the next one.
         self.timeline.signal(value)?;
+        let mut flight = self.inflight.state.lock();
         (state.last, state.submitted, flight.completed) = (value, value, value);
         drop(flight);
         drop(state);

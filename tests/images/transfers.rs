@@ -899,3 +899,145 @@ fn read_write_events() {
     });
     assert_eq!(out, h.data);
 }
+
+/// CL_MAP_WRITE_INVALIDATE_REGION on every image type (and on a CL_MEM_USE_HOST_PTR image):
+/// the texels written into the mapped region reach the image at unmap, and the texels outside
+/// the region keep their values.
+#[test]
+fn map_image_write_invalidate_region() {
+    let e = Env::new();
+    for ty in ALL_TYPES {
+        if is_pocl() && ty == Ty::D1Buffer {
+            continue;
+        }
+        let fmt = RGBA_UNORM8;
+        let shape = ty.small();
+        let elem = fmt.elem_size();
+        let mut model = HostImage::pattern(fmt, shape, 21);
+        let img = Img::from_host(&e, CL_MEM_READ_WRITE, &model);
+        let (o, r) = inner(shape);
+        let (p, rp, sp) = map(&e, &img, CL_MAP_WRITE_INVALIDATE_REGION, o, r);
+        assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_MAP_COUNT), 1, "{ty:?}");
+        let l = Layout { ty, elem, rp, sp };
+        let new = HostImage::pattern(fmt, Shape { ty, size: r }, 22);
+        for q in points(r) {
+            // SAFETY: the mapped region spans l.len(r) bytes from p.
+            let px = unsafe { std::slice::from_raw_parts_mut(p.add(l.offset(q)), elem) };
+            px.copy_from_slice(new.px(q));
+            model.px_mut(add(o, q)).copy_from_slice(new.px(q));
+        }
+        unmap(&e, &img, p);
+        assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_MAP_COUNT), 0, "{ty:?}");
+        assert_same(&img.download(&e), &model, &format!("{ty:?}: after unmap"));
+    }
+    // CL_MEM_USE_HOST_PTR: the map returns the host memory; the unmap writes it to the image.
+    let shape = Ty::D2.small();
+    let fmt = RGBA_UNORM8;
+    let rp = shape.size[0] * 4 + 8;
+    let mut model = HostImage::pattern(fmt, shape, 23);
+    let bytes = model.region_bytes([0; 3], shape.size, rp, 0, 0);
+    let mut host = Aligned::new(bytes.len());
+    host.bytes().copy_from_slice(&bytes);
+    let desc = shape.desc(rp, 0, null_mut());
+    let flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
+    let m = create_image(&e, flags, fmt, &desc, host.ptr.cast()).unwrap();
+    let img = Img {
+        mem: m,
+        buf: null_mut(),
+        fmt,
+        shape,
+    };
+    let (o, r) = inner(shape);
+    let (p, mrp, _) = map(&e, &img, CL_MAP_WRITE_INVALIDATE_REGION, o, r);
+    // SAFETY: pointer arithmetic within the host allocation.
+    assert_eq!(p, unsafe { host.ptr.add(o[0] * 4 + o[1] * rp) });
+    assert_eq!(mrp, rp);
+    let l = Layout {
+        ty: Ty::D2,
+        elem: 4,
+        rp,
+        sp: 0,
+    };
+    let new = HostImage::pattern(
+        fmt,
+        Shape {
+            ty: Ty::D2,
+            size: r,
+        },
+        24,
+    );
+    for q in points(r) {
+        // SAFETY: the mapped region is inside the host allocation.
+        let px = unsafe { std::slice::from_raw_parts_mut(p.add(l.offset(q)), 4) };
+        px.copy_from_slice(new.px(q));
+        model.px_mut(add(o, q)).copy_from_slice(new.px(q));
+    }
+    unmap(&e, &img, p);
+    assert_same(&img.download(&e), &model, "USE_HOST_PTR image after unmap");
+}
+
+/// Overlapping maps of one image for reading: each map sees the texels, CL_MEM_MAP_COUNT
+/// counts both, each unmap ends one; the same region of a CL_MEM_USE_HOST_PTR image maps to
+/// the same address twice, and a third unmap of it is CL_INVALID_VALUE.
+#[test]
+fn overlapping_image_maps() {
+    let e = Env::new();
+    let fmt = RGBA_FLOAT;
+    let shape = Ty::D3.small();
+    let elem = fmt.elem_size();
+    let model = HostImage::pattern(fmt, shape, 25);
+    let img = Img::from_host(&e, CL_MEM_READ_WRITE, &model);
+    let (o, r) = inner(shape);
+    let o2 = [0, 0, 0];
+    let r2 = [r[0], r[1], 2];
+    let (p1, rp1, sp1) = map(&e, &img, CL_MAP_READ, o, r);
+    let (p2, rp2, sp2) = map(&e, &img, CL_MAP_READ, o2, r2);
+    assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_MAP_COUNT), 2);
+    let check = |p: *mut u8, rp, sp, o, r, what: &str| {
+        let l = Layout {
+            ty: Ty::D3,
+            elem,
+            rp,
+            sp,
+        };
+        for q in points(r) {
+            // SAFETY: the mapped region spans l.len(r) bytes from p.
+            let px = unsafe { std::slice::from_raw_parts(p.add(l.offset(q)), elem) };
+            assert_eq!(px, model.px(add(o, q)), "{what}: pixel {q:?}");
+        }
+    };
+    check(p1, rp1, sp1, o, r, "first map");
+    check(p2, rp2, sp2, o2, r2, "second map");
+    unmap(&e, &img, p1);
+    assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_MAP_COUNT), 1);
+    check(p2, rp2, sp2, o2, r2, "second map after the first unmap");
+    unmap(&e, &img, p2);
+    assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_MAP_COUNT), 0);
+
+    let shape = Ty::D2.small();
+    let fmt = RGBA_UNORM8;
+    let model = HostImage::pattern(fmt, shape, 26);
+    let rp = shape.size[0] * 4;
+    let mut host = Aligned::new(rp * shape.size[1]);
+    host.bytes()
+        .copy_from_slice(&model.region_bytes([0; 3], shape.size, rp, 0, 0));
+    let desc = shape.desc(0, 0, null_mut());
+    let flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
+    let m = create_image(&e, flags, fmt, &desc, host.ptr.cast()).unwrap();
+    let img = Img {
+        mem: m,
+        buf: null_mut(),
+        fmt,
+        shape,
+    };
+    let (o, r) = inner(shape);
+    let (a, _, _) = map(&e, &img, CL_MAP_READ, o, r);
+    let (b, _, _) = map(&e, &img, CL_MAP_READ, o, r);
+    assert_eq!(a, b);
+    assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_MAP_COUNT), 2);
+    unmap(&e, &img, a);
+    unmap(&e, &img, b);
+    assert_eq!(mem_val::<cl_uint>(img.mem, CL_MEM_MAP_COUNT), 0);
+    let err = unsafe { clEnqueueUnmapMemObject(e.queue, img.mem, a.cast(), 0, null(), null_mut()) };
+    assert_eq!(err, CL_INVALID_VALUE, "a third unmap: {}", err_name(err));
+}

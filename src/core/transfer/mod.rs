@@ -15,10 +15,12 @@
 //! Maps of host-visible memory return it (zero-copy); maps of device-local memory return a
 //! host-visible shadow filled by a copy (none for CL_MAP_WRITE_INVALIDATE_REGION) and copied
 //! back at unmap when mapped for writing. CL_MEM_USE_HOST_PTR buffers with a device copy map to
-//! the application's memory, brought up to date at map and copied back at unmap.
+//! the application's memory, brought up to date at map and copied back at unmap. Images map
+//! through the same engine (`map`), with an image region for the byte range.
 //!
 //! By job: `rect` (geometry), `chunk` (pieces and chunks), `memcpy` (the host's copies),
-//! `staged` (the direct and staged paths), `map` (map and unmap), `fill`.
+//! `staged` (the direct and staged paths), `map` (map and unmap of every memory object),
+//! `fill`.
 
 mod chunk;
 mod fill;
@@ -28,7 +30,7 @@ mod rect;
 mod staged;
 
 pub use fill::fill;
-pub use map::{map, unmap};
+pub use map::{map, map_pitches, unmap};
 pub use rect::{rects_overlap, Rect};
 pub(crate) use staged::stage;
 
@@ -215,8 +217,9 @@ fn copy_by_kernel(
         .limits
         .min_storage_buffer_offset_alignment
         .max(16);
-    let bindable =
-        |m: &Arc<Mem>, offset: usize| m.storage.host().is_none() && m.at(offset) % align == 0;
+    let bindable = |m: &Arc<Mem>, offset: usize| {
+        m.storage().is_ok_and(|s| s.host().is_none()) && m.at(offset) % align == 0
+    };
     if size < MIN_SIZE
         || size % (16 * 64) != 0
         || !bindable(src, src_offset)
