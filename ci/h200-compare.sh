@@ -13,7 +13,7 @@ groups=$1; shift
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 D=$PWD/.dev
-python3 -c "import zipfile,glob;z=zipfile.ZipFile(glob.glob('$D/*.whl')[0]);n=[x for x in z.namelist() if x.endswith('.so')][0];open('$D/libclspv.so','wb').write(z.read(n))"
+xz -dc $D/libclspv.so.xz > $D/libclspv.so
 impls=()
 for l in "$@"; do
   if [ "$l" = now ]; then impls+=(--impl "now=$D/libvkcl.so:vkcl"); continue; fi

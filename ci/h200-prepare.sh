@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds .dev/ for ci/h200.sh (the device tool carries .dev and .gl): a stripped release
-# libvkcl.so and vkcl-clspv, the pyclspv wheel, the example programs, the integration-test
+# libvkcl.so and vkcl-clspv, libclspv.so.xz, the example programs, the integration-test
 # executables (stripped, in .dev/deps.tar.xz), vkcl-bench and raw_vulkan. About 60 MiB.
 # .gl/ (the Vulkan loader's .debs) is made once by the line in ../shared/GPU.md.
 #   bash ci/h200-prepare.sh pyopencl   builds .pyw/ instead (ci/h200.sh pyopencl): libvkcl.so,
@@ -8,16 +8,19 @@
 #     scipy, and pyopencl's sdist), about 55 MiB: with .gl and the tree, under the 64 MiB carried.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The clspv library xz'd (30 of the wheel's 43 MB), made once per clspv wheel.
+clspv_xz() {
+  if [ ! -f .clspv/libclspv.so.xz ] || [ .clspv/libclspv.so.xz -ot .clspv/libclspv.so ]; then
+    xz -T0 -6 -c .clspv/libclspv.so > .clspv/libclspv.so.xz
+  fi
+  echo .clspv/libclspv.so.xz
+}
 if [ "${1:-}" = pyopencl ]; then
   cargo build --release
   rm -rf .pyw && mkdir -p .pyw/wheels
   strip -o .pyw/libvkcl.so target/release/libvkcl.so
   strip -o .pyw/vkcl-clspv target/release/vkcl-clspv
-  # xz of the library (30 of the wheel's 43 MB), made once per clspv wheel.
-  if [ ! -f .clspv/libclspv.so.xz ] || [ .clspv/libclspv.so.xz -ot .clspv/libclspv.so ]; then
-    xz -T0 -6 -c .clspv/libclspv.so > .clspv/libclspv.so.xz
-  fi
-  cp .clspv/libclspv.so.xz .pyw/
+  cp "$(clspv_xz)" .pyw/
   mapfile -t pins < <(grep -v '^#' ci/pyopencl.pins | sed 's/ *#.*//' | grep . | grep -v '^scipy')
   python3 -m pip download --quiet --disable-pip-version-check --only-binary :all: \
     --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 \
@@ -32,7 +35,7 @@ cargo build --release --example raw_vulkan
 strip -o .dev/libvkcl.so target/release/libvkcl.so
 strip -o .dev/vkcl-clspv target/release/vkcl-clspv
 strip -o .dev/raw_vulkan target/release/examples/raw_vulkan
-cp .clspv/*.whl .dev/
+cp "$(clspv_xz)" .dev/
 for src in examples/*.c; do
   cc -O2 -Wall "$src" -o ".dev/$(basename "$src" .c)" -lOpenCL -lm
 done

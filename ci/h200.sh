@@ -3,7 +3,7 @@
 # clpeak. Runs there from the repository root, with two git-ignored folders carried:
 #   .gl/   the Debian .debs of the Vulkan loader and its deps, ocl-icd, clinfo, clpeak
 #          (../shared/GPU.md has the apt-get download line; add ocl-icd-libopencl1 clinfo clpeak)
-#   .dev/  a release build: libvkcl.so, vkcl-clspv, the pyclspv wheel, the examples built with cc
+#   .dev/  a release build: libvkcl.so, vkcl-clspv, libclspv.so.xz (or the pyclspv wheel), the examples built with cc
 #          (bandwidth too), and the integration-test executables in .dev/deps/
 #          (cargo test --release --no-run), or .dev/deps.tar.xz; for the vkclbench part also vkcl-bench
 #          (bash bench/build.sh .dev/vkcl-bench) and raw_vulkan
@@ -36,8 +36,13 @@ if want tests; then
   cd $D/deps && for t in *; do VKCL_VALIDATION=0 ./$t --test-threads=2 2>&1 | grep -E "^test result|FAILED|panicked" | tee -a $OUT/tests.txt; done; cd - >/dev/null
 fi
 if want clpeak; then
+  # vkcl, then NVIDIA's OpenCL in the same run (docs/GPU.md compares them).
   echo "== clpeak vkcl"
-  timeout 200 clpeak --global-bandwidth --compute-sp --kernel-latency 2>&1 | tee $OUT/clpeak-vkcl.txt | tail -22
+  timeout 200 clpeak --global-bandwidth --compute-sp --compute-dp --kernel-latency 2>&1 |
+    tee $OUT/clpeak-vkcl.txt | tail -30
+  echo "== clpeak NVIDIA"
+  OCL_ICD_VENDORS=/tmp/nv/nvidia.icd timeout 200 clpeak --global-bandwidth --compute-sp \
+    --compute-dp --kernel-latency 2>&1 | tee $OUT/clpeak-nvidia.txt | tail -30
 fi
 if want bandwidth; then
   echo "== bandwidth (docs/MEMORY.md): vkcl, then NVIDIA's OpenCL"
