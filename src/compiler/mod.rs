@@ -19,6 +19,7 @@ pub mod spirv;
 pub mod tempdir;
 #[cfg(test)]
 mod tests;
+pub mod vload_half;
 pub mod wrapped_copy;
 
 use std::path::{Path, PathBuf};
@@ -247,6 +248,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     }
     if names(b"vstore") {
         p += &double_vstore_half();
+    }
+    if names(b"vload") {
+        p += &vload_half::prelude();
     }
     if names(b"get_sub_group_size")
         || names(b"get_max_sub_group_size")

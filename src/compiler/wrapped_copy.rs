@@ -1,18 +1,21 @@
-//! Struct copies between a record and its first member, rewritten in the LLVM IR before
-//! clspv's own passes see them.
+//! Whole-record copies rewritten in the LLVM IR before clspv's own passes see them.
 //!
-//! clspv 0.0.1 never finishes a `llvm.memcpy` whose two sides it types differently while one
-//! is the other's first member at offset 0: with `struct w { scan_t v; }`, `t = x[i].v` reaches
-//! it as a 16-byte memcpy from a `%struct.w` pointer (clang emits no GEP for a member at offset
-//! 0) to a `%struct.scan_t` one, and clspv loops on it for ever, printing the call to stderr at
-//! each turn. pyopencl's scan kernels copy `psc_ldata[k][i].psc_value` (a `__local` array of
-//! such wrappers) in and out, so its radix sort and key-value sorter never built.
+//! clang copies a struct with `llvm.memcpy`, and clspv 0.0.1 lowers those copies wrongly or
+//! never:
+//! - it never finishes one whose two sides it types differently while one is the other's first
+//!   member at offset 0: with `struct w { scan_t v; }`, `t = x[i].v` is a 16-byte memcpy from a
+//!   `%struct.w` pointer (clang emits no GEP for a member at offset 0) to a `%struct.scan_t`
+//!   one, and clspv loops on it for ever, printing the call to stderr at each turn (pyopencl's
+//!   scan kernels copy `psc_ldata[k][i].psc_value`, a `__local` array of such wrappers);
+//! - in pyopencl's scan it stored every `out[base + off] = l[off % 128][off / 128]` (both
+//!   sides `scan_t`) to `out[0]`.
 //!
-//! So programs that declare records are first compiled to LLVM IR (`-output-format=ll`, which
-//! stops before clspv's passes); where the IR holds such a copy, each one becomes a load and a
-//! store of the common type ([`patch`]) and the IR is compiled (`-x ir`). Copies whose sides
-//! clspv types alike, or that this cannot type, are left as they are; programs without such a
-//! copy are compiled from the source as before.
+//! So programs that name a record are first compiled to LLVM IR (`-output-format=ll`, which
+//! stops before clspv's passes); every memcpy whose two sides reach, through first members and
+//! array elements (all at offset 0), one record type of the copy's size becomes a load and a
+//! store of that type ([`patch`]), which clspv lowers right, and the IR is compiled (`-x ir`).
+//! Copies this cannot type are left as they are; programs with none are compiled from the
+//! source as before.
 
 use std::collections::HashMap;
 
@@ -227,8 +230,8 @@ fn pointee(types: &Types, defs: &HashMap<&str, Ty>, arg: &str) -> Option<Ty> {
     }
 }
 
-/// `ll` with every memcpy between a record and its first member (at any depth) replaced by a
-/// load and store of the inner type; None when there is none.
+/// `ll` with every memcpy of a record (the same on both sides, or one side's first member at
+/// any depth) replaced by a load and store of that record; None when there is none.
 pub fn patch(ll: &str) -> Option<String> {
     let mut types = Types {
         named: HashMap::new(),
@@ -282,8 +285,7 @@ pub fn patch(ll: &str) -> Option<String> {
     (count > 0).then_some(out)
 }
 
-/// The load and store for the memcpy on `line`, if it copies between a record and its first
-/// member.
+/// The load and store for the memcpy on `line`, if it copies a record (see [`patch`]).
 fn copy(types: &Types, defs: &HashMap<&str, Ty>, line: &str, n: usize) -> Option<String> {
     let at = line.find("call void @llvm.memcpy.p")?;
     let args = &line[at..];
@@ -353,7 +355,7 @@ mod tests {
         \x20 ret void\n}\n";
 
     #[test]
-    fn copies_between_a_wrapper_and_its_member_become_load_and_store() {
+    fn record_copies_become_load_and_store() {
         let out = patch(LL).expect("patched");
         assert_eq!(out.matches("call void @llvm.memcpy").count(), 1, "{out}");
         assert!(out.contains(
