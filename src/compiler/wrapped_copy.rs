@@ -34,18 +34,20 @@ pub fn compile(
             .iter()
             .any(|w| s.windows(w.len()).any(|x| x == *w))
     };
-    if !sources.iter().any(records) {
+    // Objects (clCompileProgram's bitcode) are compiled as they are.
+    if !sources.iter().any(records) || options.contains("-output-format") {
         return compile(sources, options);
     }
     let Ok((ll, front_log)) = compile(sources, &format!("{options} -output-format=ll")) else {
         return compile(sources, options);
     };
-    match patch(&String::from_utf8_lossy(&ll)) {
-        Some(patched) => {
-            let (out, log) = compile(&[patched.as_bytes()], &format!("{options} -x ir"))?;
-            Ok((out, front_log + &log))
-        }
-        None => compile(sources, options),
+    let Some(patched) = patch(&String::from_utf8_lossy(&ll)) else {
+        return compile(sources, options);
+    };
+    match compile(&[patched.as_bytes()], &format!("{options} -x ir")) {
+        Ok((out, log)) => Ok((out, front_log + &log)),
+        // What clspv refuses from the IR is built from the source, as before.
+        Err(_) => compile(sources, options),
     }
 }
 
