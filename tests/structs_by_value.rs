@@ -397,14 +397,11 @@ kernel void k(global uint *out, float3 a, char3 b, double2 c, float4 d, char e, 
 }
 
 /// pyopencl's own pattern: a complex scalar times an array, the scalar by value after pointers
-/// and a long, the array reached through a byte offset. The scalar is right (the other tests);
-/// the array is not: a `global cfloat_t *` parameter is refused too, and the program goes
-/// through -rewrite-packed-structs, under which `x[i].imag` reads word 2i + 4 instead of 2i + 1
-/// (docs/DECISIONS.md). Stand-in pointers avoid that, but made clspv hang on pyopencl's scan and
-/// list-builder kernels.
+/// and a long, the array reached through a byte offset. A `global cfloat_t *` parameter is
+/// refused too, and the program goes through -rewrite-packed-structs, under which clspv's own
+/// lowering of the copy `v = x[i]` read the imaginary part from word 2i + 4 instead of 2i + 1;
+/// right since compiler::wrapped_copy turns the copy into a typed load (docs/DECISIONS.md).
 #[test]
-#[ignore = "issue 15: under -rewrite-packed-structs (taken for the refused global cfloat_t *) \
-            the array's imaginary parts are read at byte offsets as word indices"]
 fn complex_scalar_times_array() {
     let src = format!(
         "{COMPLEX}

@@ -21,6 +21,8 @@ pub mod spirv;
 pub mod tempdir;
 #[cfg(test)]
 mod tests;
+pub mod vload_half;
+pub mod wrapped_copy;
 
 use std::path::{Path, PathBuf};
 
@@ -165,7 +167,12 @@ fn compile_bytes(
         true => log,
         false => shift_source_lines(&log, prelude(&undefs, sources).matches('\n').count()),
     };
-    let mut result = compile_in_helper(sources, &options);
+    // Record copies clspv never finishes are rewritten in the IR first (wrapped_copy).
+    let build = |s: &[&[u8]], o: &str| match is_ir {
+        true => compile_in_helper(s, o),
+        false => wrapped_copy::compile(s, o, &compile_in_helper),
+    };
+    let mut result = build(sources, &options);
     // clspv's front end refuses by-value arguments of some types holding unions (pyopencl's
     // complex numbers; `byval`) and, without the rewrite, pointers to them: the program is
     // built again with the by-value parameters of each refused type passed through stand-ins,
@@ -200,7 +207,7 @@ fn compile_bytes(
             }
             _ => break,
         }
-        result = compile_in_helper(&current, &options);
+        result = build(&current, &options);
     }
     let (output, log) = match result {
         Ok((output, log)) => (output, shift(log)),
@@ -244,6 +251,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     }
     if names(b"vstore") {
         p += &double_vstore_half();
+    }
+    if names(b"vload") {
+        p += &vload_half::prelude();
     }
     if names(b"get_sub_group_size")
         || names(b"get_max_sub_group_size")

@@ -1,0 +1,389 @@
+//! Whole-record copies rewritten in the LLVM IR before clspv's own passes see them.
+//!
+//! clang copies a struct with `llvm.memcpy`, and clspv 0.0.1 lowers those copies wrongly or
+//! never:
+//! - it never finishes one whose two sides it types differently while one is the other's first
+//!   member at offset 0: with `struct w { scan_t v; }`, `t = x[i].v` is a 16-byte memcpy from a
+//!   `%struct.w` pointer (clang emits no GEP for a member at offset 0) to a `%struct.scan_t`
+//!   one, and clspv loops on it for ever, printing the call to stderr at each turn (pyopencl's
+//!   scan kernels copy `psc_ldata[k][i].psc_value`, a `__local` array of such wrappers);
+//! - in pyopencl's scan it stored every `out[base + off] = l[off % 128][off / 128]` (both
+//!   sides `scan_t`) to `out[0]`.
+//!
+//! So programs that name a record are first compiled to LLVM IR (`-output-format=ll`, which
+//! stops before clspv's passes); every memcpy whose two sides reach, through first members and
+//! array elements (all at offset 0), one record type of the copy's size becomes a load and a
+//! store of that type ([`patch`]), which clspv lowers right, and the IR is compiled (`-x ir`).
+//! Copies this cannot type are left as they are; programs with none are compiled from the
+//! source as before.
+
+use std::collections::HashMap;
+
+/// A compile: (sources, options) → (output, log).
+type Compile<'a> = dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), super::CompileError> + 'a;
+
+/// Compiles OpenCL C `sources` with `options` through `compile`, by way of the patched IR when
+/// [`patch`] changes it (see the module comment).
+pub fn compile(
+    sources: &[&[u8]],
+    options: &str,
+    compile: &Compile,
+) -> Result<(Vec<u8>, String), super::CompileError> {
+    let records = |s: &&[u8]| {
+        [&b"struct"[..], b"union"]
+            .iter()
+            .any(|w| s.windows(w.len()).any(|x| x == *w))
+    };
+    // Objects (clCompileProgram's bitcode) are compiled as they are.
+    if !sources.iter().any(records) || options.contains("-output-format") {
+        return compile(sources, options);
+    }
+    let Ok((ll, front_log)) = compile(sources, &format!("{options} -output-format=ll")) else {
+        return compile(sources, options);
+    };
+    let Some(patched) = patch(&String::from_utf8_lossy(&ll)) else {
+        return compile(sources, options);
+    };
+    match compile(&[patched.as_bytes()], &format!("{options} -x ir")) {
+        Ok((out, log)) => Ok((out, front_log + &log)),
+        // What clspv refuses from the IR is built from the source, as before.
+        Err(_) => compile(sources, options),
+    }
+}
+
+/// A type as LLVM writes it, parsed.
+#[derive(Clone, Debug, PartialEq)]
+enum Ty {
+    Scalar(u64),
+    Named(String),
+    Array(u64, Box<Ty>),
+    Vector(u64, Box<Ty>),
+    Record { packed: bool, members: Vec<Ty> },
+}
+
+/// Parses one type at the start of `s`; returns it and the rest.
+fn parse(s: &str) -> Option<(Ty, &str)> {
+    let s = s.trim_start();
+    let (close, packed) = match s {
+        _ if s.starts_with("<{") => (Some("}>"), true),
+        _ if s.starts_with('{') => (Some("}"), false),
+        _ => (None, false),
+    };
+    if let Some(close) = close {
+        let mut rest = s[if packed { 2 } else { 1 }..].trim_start();
+        let mut members = vec![];
+        while !rest.starts_with(close) {
+            let (t, r) = parse(rest)?;
+            members.push(t);
+            rest = r.trim_start();
+            rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+        }
+        return Some((Ty::Record { packed, members }, &rest[close.len()..]));
+    }
+    if let Some(inner) = s.strip_prefix('[').or_else(|| s.strip_prefix('<')) {
+        let (n, rest) = inner.split_once(" x ")?;
+        let (t, rest) = parse(rest)?;
+        let rest = rest.trim_start();
+        let rest = rest.strip_prefix(']').or_else(|| rest.strip_prefix('>'))?;
+        let n = n.trim().parse().ok()?;
+        let t = Box::new(t);
+        return Some((
+            match s.starts_with('[') {
+                true => Ty::Array(n, t),
+                false => Ty::Vector(n, t),
+            },
+            rest,
+        ));
+    }
+    let end = s
+        .find(|c: char| c.is_whitespace() || ",)]}>".contains(c))
+        .unwrap_or(s.len());
+    let (word, rest) = s.split_at(end);
+    let bytes = match word {
+        "half" | "i16" | "bfloat" => 2,
+        "float" | "i32" => 4,
+        "double" | "i64" => 8,
+        "i8" | "i1" => 1,
+        _ if word.starts_with('%') => return Some((Ty::Named(word.to_string()), rest)),
+        _ => return None,
+    };
+    Some((Ty::Scalar(bytes), rest))
+}
+
+struct Types {
+    named: HashMap<String, Ty>,
+}
+
+impl Types {
+    fn resolve<'a>(&'a self, t: &'a Ty) -> Option<&'a Ty> {
+        match t {
+            Ty::Named(n) => self.named.get(n),
+            t => Some(t),
+        }
+    }
+
+    /// (size, alignment) in bytes, as LLVM lays the type out (pointers are not handled).
+    fn layout(&self, t: &Ty) -> Option<(u64, u64)> {
+        Some(match self.resolve(t)? {
+            Ty::Scalar(n) => (*n, *n),
+            Ty::Named(_) => return None,
+            Ty::Array(n, e) => {
+                let (s, a) = self.layout(e)?;
+                (n * s.next_multiple_of(a), a)
+            }
+            Ty::Vector(n, e) => {
+                let (s, _) = self.layout(e)?;
+                let total = s * if *n == 3 { 4 } else { *n };
+                (total, total)
+            }
+            Ty::Record { packed, members } => {
+                let (mut size, mut align) = (0u64, 1u64);
+                for m in members {
+                    let (s, a) = self.layout(m)?;
+                    let a = if *packed { 1 } else { a };
+                    size = size.next_multiple_of(a) + s;
+                    align = align.max(a);
+                }
+                (size.next_multiple_of(align), align)
+            }
+        })
+    }
+
+    /// The type at offset 0 one level down: an array's element, a record's first member.
+    fn first(&self, t: &Ty) -> Option<Ty> {
+        match self.resolve(t)? {
+            Ty::Array(_, e) => Some((**e).clone()),
+            Ty::Record { members, .. } => members.first().cloned(),
+            _ => None,
+        }
+    }
+
+    /// The element type a GEP with source type `t` and `indices` (after the first) points to.
+    fn gep(&self, mut t: Ty, indices: &[&str]) -> Option<Ty> {
+        for i in indices {
+            t = match self.resolve(&t)? {
+                Ty::Array(_, e) | Ty::Vector(_, e) => (**e).clone(),
+                Ty::Record { members, .. } => {
+                    let k: usize = i.trim().strip_prefix("i32 ")?.trim().parse().ok()?;
+                    members.get(k)?.clone()
+                }
+                _ => return None,
+            };
+        }
+        Some(t)
+    }
+
+    /// `t`, its first member or element, that one's, and so on.
+    fn chain(&self, t: Ty) -> Vec<Ty> {
+        let mut v = vec![t];
+        while let Some(next) = v.last().and_then(|t| self.first(t)) {
+            if v.len() > 32 {
+                break;
+            }
+            v.push(next);
+        }
+        v
+    }
+}
+
+/// `s` split at its commas outside brackets.
+fn split_args(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (vec![], 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(s[start..].trim());
+    out
+}
+
+/// A GEP's text after `getelementptr` (flags, then `TYPE, ptr BASE, indices`): the element
+/// type it points to.
+fn gep_type(types: &Types, text: &str) -> Option<Ty> {
+    let mut rest = text.trim_start();
+    for flag in ["inbounds", "nuw", "nusw"] {
+        rest = rest.strip_prefix(flag).unwrap_or(rest).trim_start();
+    }
+    let rest = rest.strip_prefix('(').unwrap_or(rest);
+    let (t, rest) = parse(rest)?;
+    let args = split_args(rest.trim_start().strip_prefix(',')?);
+    types.gep(t, args.get(2..)?)
+}
+
+/// The type a pointer operand (`ptr addrspace(3) align 4 %x`) points to, where its definition
+/// says: an alloca, a GEP (instruction or constant expression) or a global.
+fn pointee(types: &Types, defs: &HashMap<&str, Ty>, arg: &str) -> Option<Ty> {
+    let at = arg
+        .find(['%', '@'])
+        .into_iter()
+        .chain(arg.find("getelementptr"));
+    let at = at.min()?;
+    let value = arg[at..].trim();
+    match value.strip_prefix("getelementptr") {
+        Some(expr) => gep_type(types, expr.trim_end().strip_suffix(')')?),
+        None => defs.get(value).cloned(),
+    }
+}
+
+/// `ll` with every memcpy of a record (the same on both sides, or one side's first member at
+/// any depth) replaced by a load and store of that record; None when there is none.
+pub fn patch(ll: &str) -> Option<String> {
+    let mut types = Types {
+        named: HashMap::new(),
+    };
+    for line in ll.lines() {
+        if let Some((name, def)) = line.split_once(" = type ") {
+            if let Some((t, _)) = parse(def) {
+                types.named.insert(name.trim().to_string(), t);
+            }
+        }
+    }
+    let mut globals: HashMap<&str, Ty> = HashMap::new();
+    for line in ll.lines().filter(|l| l.starts_with('@')) {
+        let Some((name, def)) = line.split_once(" = ") else {
+            continue;
+        };
+        let t = [" global ", " constant "]
+            .iter()
+            .find_map(|k| def.find(k).map(|i| &def[i + k.len()..]))
+            .and_then(parse);
+        if let Some((t, _)) = t {
+            globals.insert(name, t);
+        }
+    }
+    let mut out = String::with_capacity(ll.len() + 1024);
+    let mut defs = globals.clone();
+    let mut count = 0;
+    for line in ll.lines() {
+        if line.starts_with("define ") {
+            defs = globals.clone();
+        }
+        if let Some((name, def)) = line.trim_start().split_once(" = ") {
+            let t = match def.split_once(' ') {
+                Some(("alloca", rest)) => parse(rest).map(|(t, _)| t),
+                Some(("getelementptr", rest)) => gep_type(&types, rest),
+                _ => None,
+            };
+            if let Some(t) = t {
+                defs.insert(name, t);
+            }
+        }
+        match copy(&types, &defs, line, count) {
+            Some(replacement) => {
+                out += &replacement;
+                count += 1;
+            }
+            None => out += line,
+        }
+        out.push('\n');
+    }
+    (count > 0).then_some(out)
+}
+
+/// The load and store for the memcpy on `line`, if it copies a record (see [`patch`]).
+fn copy(types: &Types, defs: &HashMap<&str, Ty>, line: &str, n: usize) -> Option<String> {
+    let at = line.find("call void @llvm.memcpy.p")?;
+    let args = &line[at..];
+    let args = &args[args.find('(')? + 1..];
+    let end = args.rfind(')')?;
+    let args = split_args(&args[..end]);
+    let [dst, src, size, volatile] = args.as_slice() else {
+        return None;
+    };
+    let size: u64 = size.strip_prefix("i32 ")?.trim().parse().ok()?;
+    if *volatile != "i1 false" {
+        return None;
+    }
+    let (d, s) = (pointee(types, defs, dst)?, pointee(types, defs, src)?);
+    let (dc, sc) = (types.chain(d), types.chain(s));
+    let common = dc.iter().find(|t| {
+        sc.contains(t)
+            && matches!(types.resolve(t), Some(Ty::Record { .. }))
+            && types.layout(t).map(|l| l.0) == Some(size)
+    })?;
+    let name = match common {
+        Ty::Named(n) => n.clone(),
+        _ => return None,
+    };
+    let operand = |arg: &str| -> Option<(String, String, String)> {
+        let at = arg
+            .find(['%', '@'])
+            .into_iter()
+            .chain(arg.find("getelementptr"));
+        let at = at.min()?;
+        let head = &arg[..at];
+        let ptr = head.split(" align").next()?.trim().to_string();
+        let align = head
+            .split_once("align ")
+            .and_then(|(_, a)| a.split_whitespace().next())
+            .unwrap_or("1")
+            .to_string();
+        Some((ptr, align, arg[at..].trim().to_string()))
+    };
+    let (dp, da, dv) = operand(dst)?;
+    let (sp, sa, sv) = operand(src)?;
+    let indent = &line[..line.len() - line.trim_start().len()];
+    Some(format!(
+        "{indent}%__vkcl_copy.{n} = load {name}, {sp} {sv}, align {sa}\n\
+         {indent}store {name} %__vkcl_copy.{n}, {dp} {dv}, align {da}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LL: &str = "%struct.scan_t = type { i32, i32, i32, i32 }\n\
+        %struct.w = type { %struct.scan_t }\n\
+        @k.l = internal addrspace(3) global [129 x [9 x %struct.w]] undef, align 4\n\
+        define void @k(ptr addrspace(1) %o, i32 %i) {\n\
+        entry:\n\
+        \x20 %t = alloca %struct.scan_t, align 4\n\
+        \x20 %a = getelementptr inbounds [129 x [9 x %struct.w]], ptr addrspace(3) @k.l, i32 0, i32 %i\n\
+        \x20 %b = getelementptr inbounds [9 x %struct.w], ptr addrspace(3) %a, i32 0, i32 %i\n\
+        \x20 call void @llvm.memcpy.p0.p3.i32(ptr align 4 %t, ptr addrspace(3) align 4 %b, i32 16, i1 false), !noalias !15\n\
+        \x20 call void @llvm.memcpy.p0.p3.i32(ptr align 4 %t, ptr addrspace(3) align 4 @k.l, i32 16, i1 false)\n\
+        \x20 call void @llvm.memcpy.p0.p3.i32(ptr align 4 %t, ptr addrspace(3) align 4 getelementptr inbounds ([9 x %struct.w], ptr addrspace(3) @k.l, i32 0, i32 7), i32 16, i1 false)\n\
+        \x20 call void @llvm.memcpy.p3.p0.i32(ptr addrspace(3) align 4 %b, ptr align 4 %t, i32 16, i1 false)\n\
+        \x20 call void @llvm.memcpy.p0.p0.i32(ptr align 4 %t, ptr align 4 %t, i32 16, i1 false)\n\
+        \x20 call void @llvm.memcpy.p0.p3.i32(ptr align 4 %t, ptr addrspace(3) align 4 %b, i32 32, i1 false)\n\
+        \x20 ret void\n}\n";
+
+    #[test]
+    fn record_copies_become_load_and_store() {
+        let out = patch(LL).expect("patched");
+        assert_eq!(out.matches("call void @llvm.memcpy").count(), 1, "{out}");
+        assert!(out.contains(
+            "  %__vkcl_copy.0 = load %struct.scan_t, ptr addrspace(3) %b, align 4\n  \
+             store %struct.scan_t %__vkcl_copy.0, ptr %t, align 4\n"
+        ));
+        assert!(out.contains("load %struct.scan_t, ptr addrspace(3) @k.l, align 4"));
+        assert!(out.contains(
+            "load %struct.scan_t, ptr addrspace(3) getelementptr inbounds ([9 x %struct.w], \
+             ptr addrspace(3) @k.l, i32 0, i32 7), align 4"
+        ));
+        assert!(out.contains("store %struct.scan_t %__vkcl_copy.3, ptr addrspace(3) %b, align 4"));
+        assert!(out.contains("store %struct.scan_t %__vkcl_copy.4, ptr %t, align 4"));
+        // A size that is not the common type's: left alone.
+        assert!(out.contains("%b, i32 32, i1 false)"));
+    }
+
+    #[test]
+    fn layouts() {
+        let t = Types {
+            named: HashMap::new(),
+        };
+        let ty = |s: &str| parse(s).unwrap().0;
+        assert_eq!(t.layout(&ty("{ i8, i32, <3 x float> }")), Some((32, 16)));
+        assert_eq!(t.layout(&ty("<{ i8, i32 }>")), Some((5, 1)));
+        assert_eq!(t.layout(&ty("[3 x { i32, i8 }]")), Some((24, 4)));
+        assert_eq!(patch("define void @f() {\n  ret void\n}\n"), None);
+    }
+}
