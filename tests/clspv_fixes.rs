@@ -845,9 +845,9 @@ kernel void k(global const pair *b, global uint2 *out, uint ld, uint off) {
 /// SymmLowerToSquared/SymmUpperToSquared (`if (id_two <= id_one) result = src[id_two*ld +
 /// id_one]; else result = src[id_one*ld + id_two];`), in every SYMM program. clspv 0.0.1
 /// crashes (SIGSEGV in SPIRVProducerPass) on it, also with -cl-opt-disable; choosing the index
-/// instead of the load (`src[c ? i : j]`) compiles. Not fixed (issue 15).
+/// instead of the load (`src[c ? i : j]`) compiles: vkcl rewrites the first form into the second
+/// before clspv (src/compiler/chosen_load.rs).
 #[test]
-#[ignore = "issue 15: clspv 0.0.1 crashes on CLBlast's SymmLowerToSquared (every SYMM); not fixed"]
 fn load_chosen_between_transposed_indices() {
     let src = r#"
 kernel void k(global const uint *src, global uint *dest, uint a, uint ld) {

@@ -7,6 +7,7 @@
 
 pub mod binary;
 pub mod byval;
+pub mod chosen_load;
 pub mod helper;
 pub mod il;
 pub mod local_args;
@@ -136,6 +137,10 @@ fn compile_bytes(
             .iter()
             .map(|&s| std::borrow::Cow::Borrowed(s))
             .collect(),
+    };
+    let lowered: Vec<_> = match is_ir {
+        true => lowered,
+        false => lowered.into_iter().map(chosen_load::rewrite).collect(),
     };
     let with_prelude: Vec<Vec<u8>>;
     let sources: Vec<&[u8]> = if is_ir {
