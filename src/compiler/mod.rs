@@ -17,6 +17,7 @@ pub mod pipes;
 pub mod pystubs;
 pub mod reflection;
 pub mod spirv;
+pub mod sum_index;
 pub mod tempdir;
 #[cfg(test)]
 mod tests;
@@ -140,7 +141,10 @@ fn compile_bytes(
     };
     let lowered: Vec<_> = match is_ir {
         true => lowered,
-        false => lowered.into_iter().map(chosen_load::rewrite).collect(),
+        false => lowered
+            .into_iter()
+            .map(|s| sum_index::rewrite(chosen_load::rewrite(s)))
+            .collect(),
     };
     let with_prelude: Vec<Vec<u8>>;
     let sources: Vec<&[u8]> = if is_ir {
