@@ -5,8 +5,14 @@
 #
 #   ci/clblast.sh             CI mode: the routines in CI_ROUTINES below
 #   ci/clblast.sh --full      all 22 routines of issue 15 (FULL_ROUTINES)
-#   ci/clblast.sh xgemm ...   the routines named
+#   ci/clblast.sh xgemm ...   the routines named (`api`: only the API check below)
 # Each mode compares its results with the expectations of the routines it ran.
+#
+# CI and --full modes also run ci/clblast_api.c (built here against Debian's libclblast-dev):
+# SGEMM, DGEMM, CGEMM and HGEMM through CLBlast's C API at m = n = k = N, checked against a CPU
+# reference, one result line `<status> api/<PRECISION>GEMM/n=<N>` each. CI: N = 7, 64, 128,
+# 256 (about 60 s on a loaded machine, most of it building the kernels); --full adds 1024
+# (CGEMM alone took 295 s there, SGEMM, DGEMM and HGEMM about 35 s each).
 #   VKCL_ICD=/path/libvkcl.so ci/clblast.sh     tests another build of the ICD
 #   CLBLAST_TIMEOUT=N         per-routine timeout in seconds (default 1800: xsymm, whose every
 #                             case crashes clspv, took 341 s to over 900 s on a loaded machine)
@@ -48,20 +54,27 @@ CI_ROUTINES=(xaxpy xdot xnrm2 xasum xamax xscal xcopy xswap xgemv xger xsymv xtr
              xgemm xsyrk xtrsm xomatcopy xim2col)
 
 mode=ci
+api_sizes=(7 64 128 256)
 case "${1:-}" in
-  --full) mode=full; routines=("${FULL_ROUTINES[@]}") ;;
+  --full) mode=full; routines=("${FULL_ROUTINES[@]}"); api_sizes+=(1024) ;;
   "") routines=("${CI_ROUTINES[@]}") ;;
-  -*) echo "usage: ci/clblast.sh [--full | ROUTINE...]" >&2; exit 2 ;;
-  *) mode=some; routines=("$@") ;;
+  -*) echo "usage: ci/clblast.sh [--full | ROUTINE... | api]" >&2; exit 2 ;;
+  *) mode=some; routines=(); api_sizes=()
+     for r in "$@"; do
+       if [ "$r" = api ]; then api_sizes=(7 64 128 256); else routines+=("$r"); fi
+     done ;;
 esac
 
 sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-if ! command -v clblast_test_xgemm >/dev/null ||
-   ! dpkg-query -W -f='${Status}' clblast-tests 2>/dev/null | grep -q "install ok installed"; then
-  echo "clblast.sh: installing clblast-tests"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q clblast-tests
-fi
+packages=(clblast-tests libclblast-dev)
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    echo "clblast.sh: installing ${packages[*]}"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${packages[@]}"
+    break
+  fi
+done
 
 source ci/env.sh
 export OCL_ICD_VENDORS="${VKCL_ICD:-$OCL_ICD_VENDORS}"
@@ -159,8 +172,23 @@ for p in problems:
 sys.exit(1 if problems else 0)
 PY
 
+prefixes=("${routines[@]/%//}")
+if [ ${#api_sizes[@]} -gt 0 ]; then
+  t0=$(date +%s)
+  cc -O2 -Wall -o "$conf/clblast_api" ci/clblast_api.c -lclblast -lOpenCL -lm
+  rm -f "$conf/clblast-api.results"
+  rc=0
+  timeout "${CLBLAST_TIMEOUT:-1800}" "$conf/clblast_api" "$conf/clblast-api.results" \
+    "${api_sizes[@]}" > "$logs/api.log" 2>&1 || rc=$?
+  cat "$logs/api.log"
+  [ $rc -lt 124 ] || echo "crash api/process" >> "$conf/clblast-api.results"
+  cat "$conf/clblast-api.results" >> "$conf/clblast.results" 2>/dev/null || true
+  prefixes+=(api/)
+  echo "clblast.sh: api exited with $rc after $(( $(date +%s) - t0 )) s"
+fi
+
 # Only the expectations of the routines run apply.
 check=0
-python3 ci/conformance.py check clblast "$conf/clblast.results" "${routines[@]/%//}" || check=$?
+python3 ci/conformance.py check clblast "$conf/clblast.results" "${prefixes[@]}" || check=$?
 echo "clblast.sh: wall time $(( $(date +%s) - start )) s"
 exit $check
