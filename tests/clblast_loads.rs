@@ -19,7 +19,11 @@ fn run(src: &str, bufs: &[Vec<f32>], ints: &[i32], gws: usize) -> Vec<Vec<f32>> 
         arg(k, (mems.len() + i) as u32, v);
     }
     e.run(k, None, &[gws], None);
-    let out = mems.iter().zip(bufs).map(|(&m, b)| e.read::<f32>(m, b.len())).collect();
+    let out = mems
+        .iter()
+        .zip(bufs)
+        .map(|(&m, b)| e.read::<f32>(m, b.len()))
+        .collect();
     for m in mems {
         check!(clReleaseMemObject(m));
     }
@@ -61,7 +65,12 @@ kernel void k(global const realMD *agm, global real *out, int a_ld, int a_offset
 "#;
     let (ld, off) = (32, 6);
     for paren in [0, 1] {
-        let out = run(src, &[numbered(4096), vec![0.0; 512]], &[ld, off, paren], 64);
+        let out = run(
+            src,
+            &[numbered(4096), vec![0.0; 512]],
+            &[ld, off, paren],
+            64,
+        );
         let want: Vec<f32> = (0..64)
             .flat_map(|i| {
                 let s = (i / 8) * (ld / 2) + i % 8 + off / 2;

@@ -33,7 +33,10 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
         let (start, end) = (toks[k].start, toks[next - 1].end);
         out += &text[copied..start];
         out += &new;
-        out.extend(std::iter::repeat_n('\n', text[start..end].matches('\n').count()));
+        out.extend(std::iter::repeat_n(
+            '\n',
+            text[start..end].matches('\n').count(),
+        ));
         copied = end;
         k = next;
     }

@@ -28,8 +28,11 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
     let mut copied = 0;
     for k in 1..toks.len() {
         // `= p[` with `=` an assignment (not `==`, `<=`, `+=`, ...).
-        if !(t(k) == "=" && ident(k + 1) && t(k + 2) == "[") || "=<>!+-*/%&|^".contains(t(k - 1))
-        {
+        let compound = matches!(
+            t(k - 1),
+            "=" | "<" | ">" | "!" | "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^"
+        );
+        if compound || !(t(k) == "=" && ident(k + 1) && t(k + 2) == "[") {
             continue;
         }
         let Some(close) = closing_bracket(text, &toks, k + 2) else {
