@@ -55,27 +55,38 @@ fn statement(text: &str, toks: &[Token], k: usize) -> Option<(String, usize)> {
         return None;
     }
     let close = matching(toks, text, k + 1, "(", ")")?;
-    let (then, after_then) = branch(text, toks, close + 1)?;
-    if t(after_then) != "else" {
+    let then = branch(text, toks, close + 1)?;
+    if t(then.next) != "else" {
         return None;
     }
-    let (other, next) = branch(text, toks, after_then + 1)?;
-    if (then.0, then.1) != (other.0, other.1) {
+    let other = branch(text, toks, then.next + 1)?;
+    if (then.target, then.pointer) != (other.target, other.pointer) {
         return None;
     }
     let cond = span(k + 2, close);
-    let (i, j) = (span(then.2, then.3), span(other.2, other.3));
-    let new = format!("{} = {}[({cond}) ? ({i}) : ({j})];", then.0, then.1);
-    Some((new, next))
+    let (i, j) = (
+        span(then.index.0, then.index.1),
+        span(other.index.0, other.index.1),
+    );
+    let new = format!(
+        "{} = {}[({cond}) ? ({i}) : ({j})];",
+        then.target, then.pointer
+    );
+    Some((new, other.next))
 }
 
-/// `r = p[index];` or `{ r = p[index]; }` from token `k`: (r, p, index's first token, the
-/// token after it) and the token after the branch.
-fn branch<'a>(
-    text: &'a str,
-    toks: &[Token],
-    k: usize,
-) -> Option<((&'a str, &'a str, usize, usize), usize)> {
+/// One branch, `r = p[index];` or `{ r = p[index]; }`.
+struct Branch<'a> {
+    target: &'a str,
+    pointer: &'a str,
+    /// The index's tokens.
+    index: (usize, usize),
+    /// The token after the branch.
+    next: usize,
+}
+
+/// The branch starting at token `k`.
+fn branch<'a>(text: &'a str, toks: &[Token], k: usize) -> Option<Branch<'a>> {
     let t = |k: usize| toks.get(k).map_or("", |t| &text[t.start..t.end]);
     let ident = |k: usize| toks.get(k).is_some_and(|t| matches!(t.kind, Kind::Ident));
     let braced = t(k) == "{";
@@ -94,7 +105,12 @@ fn branch<'a>(
         }
         next += 1;
     }
-    Some(((t(s), t(s + 2), s + 4, close), next))
+    Some(Branch {
+        target: t(s),
+        pointer: t(s + 2),
+        index: (s + 4, close),
+        next,
+    })
 }
 
 /// The token closing the `open` at token `k`.
