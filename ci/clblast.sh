@@ -14,8 +14,8 @@
 # 256 (about 60 s on a loaded machine, most of it building the kernels); --full adds 1024
 # (CGEMM alone took 295 s there, SGEMM, DGEMM and HGEMM about 35 s each).
 #   VKCL_ICD=/path/libvkcl.so ci/clblast.sh     tests another build of the ICD
-#   CLBLAST_TIMEOUT=N         per-routine timeout in seconds (default 1800: xsymm, whose every
-#                             case crashes clspv, took 341 s to over 900 s on a loaded machine)
+#   CLBLAST_TIMEOUT=N         per-routine timeout in seconds (default 1800; xtrmm took 599 s
+#                             with empty caches on a loaded machine)
 #
 # Each binary runs with `-platform 0 -device 0` and its defaults (-full_test off: CLBlast's
 # built-in reduced set of sizes and layouts; the binaries have no other option that shrinks a
@@ -48,8 +48,10 @@ start=$(date +%s)
 FULL_ROUTINES=(xaxpy xdot xnrm2 xasum xamax xscal xcopy xswap xgemv xger xsymv xtrmv xtrsv
                xgemm xsymm xsyrk xtrmm xtrsm xomatcopy xim2col xgemmbatched xgemmstridedbatched)
 # CI: every routine but the four slowest (measured on a loaded 2-core machine, vkcl on
-# lavapipe: xsymm 341 s, xtrmm 256 s, xgemmbatched 251 s, xgemmstridedbatched ~250 s; the other
-# 18 together about 480 s). xgemm covers the GEMM kernels those four use; --full runs them.
+# lavapipe, warm caches: xsymm 341 s when every build crashed, xtrmm 256 s, xgemmbatched 251 s,
+# xgemmstridedbatched ~250 s; the other 18 together about 480 s. With empty caches, since SYMM
+# builds: xsymm 175 s, xtrmm 599 s, xgemm 559 s). xgemm covers the GEMM kernels those four use;
+# --full runs them.
 CI_ROUTINES=(xaxpy xdot xnrm2 xasum xamax xscal xcopy xswap xgemv xger xsymv xtrmv xtrsv
              xgemm xsyrk xtrsm xomatcopy xim2col)
 
