@@ -12,6 +12,7 @@
 //! is not split, and clspv indexes it right. The element read is the same one: `p[e]` is
 //! `(*(T (*)[1])p)[e]` for any pointer or array `p` of element type `T`. The statement's
 //! newlines stay where they were (the replacement is on one line, the index text unchanged).
+//! Only names declared as pointers somewhere in the source (after a `*`) are rewritten.
 
 use super::pipes::{tokenize, Kind, Token};
 use std::borrow::Cow;
@@ -24,6 +25,18 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
     let toks = tokenize(text);
     let t = |k: usize| toks.get(k).map_or("", |t: &Token| &text[t.start..t.end]);
     let ident = |k: usize| toks.get(k).is_some_and(|t| matches!(t.kind, Kind::Ident));
+    // Names written after a `*` (and its qualifiers): pointers, so that a vector (which clang
+    // lets one subscript, but not dereference) is never rewritten.
+    let mut pointers = std::collections::HashSet::new();
+    for k in 0..toks.len() {
+        let mut n = k + 1;
+        while matches!(t(n), "const" | "volatile" | "restrict" | "__restrict") {
+            n += 1;
+        }
+        if t(k) == "*" && ident(n) {
+            pointers.insert(t(n));
+        }
+    }
     let mut out = String::new();
     let mut copied = 0;
     for k in 1..toks.len() {
@@ -42,6 +55,9 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
             continue;
         }
         let p = t(k + 1);
+        if !pointers.contains(p) {
+            continue;
+        }
         out += &text[copied..toks[k + 1].start];
         out += &format!("(*(__typeof__(*({p})) (*)[1])({p}))");
         copied = toks[k + 1].end;
@@ -108,23 +124,30 @@ mod tests {
 
     #[test]
     fn clblast_direct_gemm_load() {
+        let decl = "void f(const __global realMD* restrict agm) {\n";
         assert_eq!(
-            rw("const realMD avec = agm[idk*(a_ld/VWMD) + idm + (a_offset/VWMD)];"),
-            "const realMD avec = (*(__typeof__(*(agm)) (*)[1])(agm))\
-             [idk*(a_ld/VWMD) + idm + (a_offset/VWMD)];"
+            rw(&format!(
+                "{decl}const realMD avec = agm[idk*(a_ld/VWMD) + idm + (a_offset/VWMD)];"
+            )),
+            format!(
+                "{decl}const realMD avec = (*(__typeof__(*(agm)) (*)[1])(agm))\
+                 [idk*(a_ld/VWMD) + idm + (a_offset/VWMD)];"
+            )
         );
         assert_eq!(
-            rw("x = b[i - 1 + j];\ny = b[f(a + b + c)];"),
-            "x = (*(__typeof__(*(b)) (*)[1])(b))[i - 1 + j];\ny = b[f(a + b + c)];"
+            rw("int *b;\nx = b[i - 1 + j];\ny = b[f(a + b + c)];"),
+            "int *b;\nx = (*(__typeof__(*(b)) (*)[1])(b))[i - 1 + j];\ny = b[f(a + b + c)];"
         );
         assert_eq!(
-            rw("x = b[((i)) + ((j) + (k))];"),
-            "x = (*(__typeof__(*(b)) (*)[1])(b))[((i)) + ((j) + (k))];"
+            rw("int *b; x = b[((i)) + ((j) + (k))];"),
+            "int *b; x = (*(__typeof__(*(b)) (*)[1])(b))[((i)) + ((j) + (k))];"
         );
     }
 
     #[test]
     fn other_subscripts_stay() {
+        let vector = "float4 b; x = b[i + j + k];";
+        assert_eq!(rw(vector), vector);
         for src in [
             "x = b[i + j];",
             "x = b[-i + j];",
@@ -137,6 +160,8 @@ mod tests {
             "x = b[c[i + j + k]];",
         ] {
             assert_eq!(rw(src), src);
+            let src = format!("int *b; {src}");
+            assert_eq!(rw(&src), src);
         }
     }
 }
