@@ -113,8 +113,14 @@ fn branch<'a>(text: &'a str, toks: &[Token], k: usize) -> Option<Branch<'a>> {
     })
 }
 
-/// The token closing the `open` at token `k`.
-fn matching(toks: &[Token], text: &str, k: usize, open: &str, close: &str) -> Option<usize> {
+/// The token closing the `open` at token `k`, within the statement.
+pub(super) fn matching(
+    toks: &[Token],
+    text: &str,
+    k: usize,
+    open: &str,
+    close: &str,
+) -> Option<usize> {
     let mut depth = 0usize;
     for (n, tok) in toks.iter().enumerate().skip(k) {
         match &text[tok.start..tok.end] {

@@ -14,6 +14,7 @@
 //! newlines stay where they were (the replacement is on one line, the index text unchanged).
 //! Only names declared as pointers somewhere in the source (after a `*`) are rewritten.
 
+use super::chosen_load::matching;
 use super::pipes::{tokenize, Kind, Token};
 use std::borrow::Cow;
 
@@ -48,7 +49,7 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
         if compound || !(t(k) == "=" && ident(k + 1) && t(k + 2) == "[") {
             continue;
         }
-        let Some(close) = closing_bracket(text, &toks, k + 2) else {
+        let Some(close) = matching(&toks, text, k + 2, "[", "]") else {
             continue;
         };
         if t(close + 1) != ";" || binary_sums(text, &toks, k + 3, close) < 2 {
@@ -67,25 +68,6 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
     }
     out += &text[copied..];
     Cow::Owned(out.into_bytes())
-}
-
-/// The `]` closing the `[` at token `k`, within the statement.
-fn closing_bracket(text: &str, toks: &[Token], k: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (n, tok) in toks.iter().enumerate().skip(k) {
-        match &text[tok.start..tok.end] {
-            "[" => depth += 1,
-            "]" => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(n);
-                }
-            }
-            ";" | "{" | "}" => return None,
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The binary `+` and `-` in tokens `from..to`, parentheses included (LLVM sees one sum in
