@@ -9,10 +9,10 @@
 # Each mode compares its results with the expectations of the routines it ran.
 #
 # CI and --full modes also run ci/clblast_api.c (built here against Debian's libclblast-dev):
-# SGEMM, DGEMM, CGEMM and HGEMM through CLBlast's C API at m = n = k = N, checked against a CPU
-# reference, one result line `<status> api/<PRECISION>GEMM/n=<N>` each. CI: N = 7, 64, 128,
-# 256 (about 60 s on a loaded machine, most of it building the kernels); --full adds 1024
-# (CGEMM alone took 295 s there, SGEMM, DGEMM and HGEMM about 35 s each).
+# SGEMM, DGEMM, CGEMM and HGEMM through CLBlast's C API at m = n = k = N, and iHAMAX over N,
+# checked against a CPU reference, one result line `<status> api/<ROUTINE>/n=<N>` each, for
+# N = 7, 64, 128, 256, 1024 (measured on a loaded machine: about 50 s when vkcl builds the
+# kernels, 1 s for N <= 256 from its cache; N = 1024 about 30 s, mostly the CPU reference).
 #   VKCL_ICD=/path/libvkcl.so ci/clblast.sh     tests another build of the ICD
 #   CLBLAST_TIMEOUT=N         per-routine timeout in seconds (default 1800; xtrmm took 599 s
 #                             with empty caches on a loaded machine)
@@ -56,14 +56,14 @@ CI_ROUTINES=(xaxpy xdot xnrm2 xasum xamax xscal xcopy xswap xgemv xger xsymv xtr
              xgemm xsyrk xtrsm xomatcopy xim2col)
 
 mode=ci
-api_sizes=(7 64 128 256)
+api_sizes=(7 64 128 256 1024)
 case "${1:-}" in
-  --full) mode=full; routines=("${FULL_ROUTINES[@]}"); api_sizes+=(1024) ;;
+  --full) mode=full; routines=("${FULL_ROUTINES[@]}") ;;
   "") routines=("${CI_ROUTINES[@]}") ;;
   -*) echo "usage: ci/clblast.sh [--full | ROUTINE... | api]" >&2; exit 2 ;;
   *) mode=some; routines=(); api_sizes=()
      for r in "$@"; do
-       if [ "$r" = api ]; then api_sizes=(7 64 128 256); else routines+=("$r"); fi
+       if [ "$r" = api ]; then api_sizes=(7 64 128 256 1024); else routines+=("$r"); fi
      done ;;
 esac
 
