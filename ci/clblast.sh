@@ -5,11 +5,17 @@
 #
 #   ci/clblast.sh             CI mode: the routines in CI_ROUTINES below
 #   ci/clblast.sh --full      all 22 routines of issue 15 (FULL_ROUTINES)
-#   ci/clblast.sh xgemm ...   the routines named
+#   ci/clblast.sh xgemm ...   the routines named (`api`: only the API check below)
 # Each mode compares its results with the expectations of the routines it ran.
+#
+# CI and --full modes also run ci/clblast_api.c (built here against Debian's libclblast-dev):
+# SGEMM, DGEMM, CGEMM and HGEMM through CLBlast's C API at m = n = k = N, and iHAMAX over N,
+# checked against a CPU reference, one result line `<status> api/<ROUTINE>/n=<N>` each, for
+# N = 7, 64, 128, 256, 1024 (measured on a loaded machine: about 50 s when vkcl builds the
+# kernels, 1 s for N <= 256 from its cache; N = 1024 about 30 s, mostly the CPU reference).
 #   VKCL_ICD=/path/libvkcl.so ci/clblast.sh     tests another build of the ICD
-#   CLBLAST_TIMEOUT=N         per-routine timeout in seconds (default 1800: xsymm, whose every
-#                             case crashes clspv, took 341 s to over 900 s on a loaded machine)
+#   CLBLAST_TIMEOUT=N         per-routine timeout in seconds (default 1800; xtrmm took 599 s
+#                             with empty caches on a loaded machine)
 #
 # Each binary runs with `-platform 0 -device 0` and its defaults (-full_test off: CLBlast's
 # built-in reduced set of sizes and layouts; the binaries have no other option that shrinks a
@@ -42,26 +48,35 @@ start=$(date +%s)
 FULL_ROUTINES=(xaxpy xdot xnrm2 xasum xamax xscal xcopy xswap xgemv xger xsymv xtrmv xtrsv
                xgemm xsymm xsyrk xtrmm xtrsm xomatcopy xim2col xgemmbatched xgemmstridedbatched)
 # CI: every routine but the four slowest (measured on a loaded 2-core machine, vkcl on
-# lavapipe: xsymm 341 s, xtrmm 256 s, xgemmbatched 251 s, xgemmstridedbatched ~250 s; the other
-# 18 together about 480 s). xgemm covers the GEMM kernels those four use; --full runs them.
+# lavapipe, warm caches: xsymm 341 s when every build crashed, xtrmm 256 s, xgemmbatched 251 s,
+# xgemmstridedbatched ~250 s; the other 18 together about 480 s. With empty caches, since SYMM
+# builds: xsymm 175 s, xtrmm 599 s, xgemm 559 s). xgemm covers the GEMM kernels those four use;
+# --full runs them.
 CI_ROUTINES=(xaxpy xdot xnrm2 xasum xamax xscal xcopy xswap xgemv xger xsymv xtrmv xtrsv
              xgemm xsyrk xtrsm xomatcopy xim2col)
 
 mode=ci
+api_sizes=(7 64 128 256 1024)
 case "${1:-}" in
   --full) mode=full; routines=("${FULL_ROUTINES[@]}") ;;
   "") routines=("${CI_ROUTINES[@]}") ;;
-  -*) echo "usage: ci/clblast.sh [--full | ROUTINE...]" >&2; exit 2 ;;
-  *) mode=some; routines=("$@") ;;
+  -*) echo "usage: ci/clblast.sh [--full | ROUTINE... | api]" >&2; exit 2 ;;
+  *) mode=some; routines=(); api_sizes=()
+     for r in "$@"; do
+       if [ "$r" = api ]; then api_sizes=(7 64 128 256 1024); else routines+=("$r"); fi
+     done ;;
 esac
 
 sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-if ! command -v clblast_test_xgemm >/dev/null ||
-   ! dpkg-query -W -f='${Status}' clblast-tests 2>/dev/null | grep -q "install ok installed"; then
-  echo "clblast.sh: installing clblast-tests"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q clblast-tests
-fi
+packages=(clblast-tests libclblast-dev)
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    echo "clblast.sh: installing ${packages[*]}"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${packages[@]}"
+    break
+  fi
+done
 
 source ci/env.sh
 export OCL_ICD_VENDORS="${VKCL_ICD:-$OCL_ICD_VENDORS}"
@@ -159,8 +174,23 @@ for p in problems:
 sys.exit(1 if problems else 0)
 PY
 
+prefixes=("${routines[@]/%//}")
+if [ ${#api_sizes[@]} -gt 0 ]; then
+  t0=$(date +%s)
+  cc -O2 -Wall -o "$conf/clblast_api" ci/clblast_api.c -lclblast -lOpenCL -lm
+  rm -f "$conf/clblast-api.results"
+  rc=0
+  timeout "${CLBLAST_TIMEOUT:-1800}" "$conf/clblast_api" "$conf/clblast-api.results" \
+    "${api_sizes[@]}" > "$logs/api.log" 2>&1 || rc=$?
+  cat "$logs/api.log"
+  [ $rc -lt 124 ] || echo "crash api/process" >> "$conf/clblast-api.results"
+  cat "$conf/clblast-api.results" >> "$conf/clblast.results" 2>/dev/null || true
+  prefixes+=(api/)
+  echo "clblast.sh: api exited with $rc after $(( $(date +%s) - t0 )) s"
+fi
+
 # Only the expectations of the routines run apply.
 check=0
-python3 ci/conformance.py check clblast "$conf/clblast.results" "${routines[@]/%//}" || check=$?
+python3 ci/conformance.py check clblast "$conf/clblast.results" "${prefixes[@]}" || check=$?
 echo "clblast.sh: wall time $(( $(date +%s) - start )) s"
 exit $check

@@ -806,9 +806,9 @@ void k(__global const uint *in, __global uint *out) {
 /// which makes every CGEMM wrong. clspv 0.0.1 types the buffer as an array of the vector and
 /// then indexes it with the struct's index unscaled, reading member x twice (words 0 1 0 1 of
 /// the buffer where 12 13 14 15 are right); a sum with a constant term, or of two terms, is
-/// right. Not fixed: the index is gone before vkcl sees the SPIR-V (issue 15).
+/// right. The index is gone before vkcl sees the SPIR-V: vkcl subscripts a pointer to an array
+/// instead, before clspv (src/compiler/sum_index.rs).
 #[test]
-#[ignore = "issue 15: clspv 0.0.1 mis-indexes a struct read from a buffer also read as its member type (CGEMM); not fixed"]
 fn struct_of_vectors_from_a_buffer_read_as_the_vector_type() {
     let src = r#"
 typedef struct { uint2 x; uint2 y; } pair;
@@ -845,9 +845,9 @@ kernel void k(global const pair *b, global uint2 *out, uint ld, uint off) {
 /// SymmLowerToSquared/SymmUpperToSquared (`if (id_two <= id_one) result = src[id_two*ld +
 /// id_one]; else result = src[id_one*ld + id_two];`), in every SYMM program. clspv 0.0.1
 /// crashes (SIGSEGV in SPIRVProducerPass) on it, also with -cl-opt-disable; choosing the index
-/// instead of the load (`src[c ? i : j]`) compiles. Not fixed (issue 15).
+/// instead of the load (`src[c ? i : j]`) compiles: vkcl rewrites the first form into the second
+/// before clspv (src/compiler/chosen_load.rs).
 #[test]
-#[ignore = "issue 15: clspv 0.0.1 crashes on CLBlast's SymmLowerToSquared (every SYMM); not fixed"]
 fn load_chosen_between_transposed_indices() {
     let src = r#"
 kernel void k(global const uint *src, global uint *dest, uint a, uint ld) {

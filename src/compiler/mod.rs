@@ -8,6 +8,7 @@
 pub mod aliased;
 pub mod binary;
 pub mod byval;
+pub mod chosen_load;
 pub mod helper;
 pub mod il;
 pub mod local_args;
@@ -18,6 +19,7 @@ pub mod pipes;
 pub mod pystubs;
 pub mod reflection;
 pub mod spirv;
+pub mod sum_index;
 pub mod tempdir;
 #[cfg(test)]
 mod tests;
@@ -140,6 +142,13 @@ fn compile_bytes(
         false => sources
             .iter()
             .map(|&s| std::borrow::Cow::Borrowed(s))
+            .collect(),
+    };
+    let lowered: Vec<_> = match is_ir {
+        true => lowered,
+        false => lowered
+            .into_iter()
+            .map(|s| sum_index::rewrite(chosen_load::rewrite(s)))
             .collect(),
     };
     let with_prelude: Vec<Vec<u8>>;
