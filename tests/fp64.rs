@@ -116,3 +116,47 @@ ulp! {
 fn lgamma() {
     d("lgamma", Kind::F, 16.0);
 }
+
+/// A program that reaches double sinh, copysign and atan2 through a header gets vkcl's own
+/// (the prelude once looked for their names in the source only, and pyopencl's complex cosh,
+/// tan and tanh, in pyopencl-complex.h, got libclc's sinh: about its argument).
+#[test]
+fn double_math_named_in_a_header() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("vkcl-fp64-header-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("m.h"),
+        "double f(double x, int j) {\n\
+         return j == 0 ? sinh(x) : j == 1 ? copysign(x, -1.4) : atan2(x, -2.0); }\n",
+    )
+    .unwrap();
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#include \"m.h\"\n\
+               kernel void k(global double *o, global const double *a) {\n\
+               size_t i = get_global_id(0); o[i] = f(a[i], (int)(i % 3)); }";
+    let e = Env::new();
+    let p = e.program(src, &format!("-I {}", dir.display()));
+    let k = kernel(p, "k");
+    let x = [0.5f64, 0.5, 0.5, -2.0, -2.0, -2.0];
+    let a = e.buffer_from(&x);
+    let o = e.buffer(CL_MEM_READ_WRITE, 48, std::ptr::null_mut());
+    arg(k, 0, &o);
+    arg(k, 1, &a);
+    e.run(k, None, &[6], None);
+    let r: Vec<f64> = e.read(o, 6);
+    std::fs::remove_dir_all(&dir).ok();
+    for (i, (&x, &r)) in x.iter().zip(&r).enumerate() {
+        let want = match i % 3 {
+            0 => x.sinh(),
+            1 => -x.abs(),
+            _ => x.atan2(-2.0),
+        };
+        assert!(
+            (r - want).abs() <= 4.0 * f64::EPSILON * want.abs(),
+            "case {i}: f({x}) = {r}, expected {want}"
+        );
+    }
+}
