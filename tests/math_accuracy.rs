@@ -52,3 +52,83 @@ fn half_cos() {
 fn half_tan() {
     half("half_tan", "tan");
 }
+
+/// float sin, cos, tan, sincos (and the half_ forms, on their domain) over every exponent
+/// (random mantissas) and the floats nearest to multiples of pi/2 (the hardest arguments to
+/// reduce: libclc's reduction, which needs a fused fma, was 2.7e8 ULP off there on lavapipe),
+/// against the host's double libm (its error is far below a float ULP).
+#[test]
+fn trig_sweep() {
+    let mut x: Vec<f32> = vec![];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for e in 1..255u32 {
+        for _ in 0..512 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let sign = (seed >> 40) as u32 & 0x8000_0000;
+            x.push(f32::from_bits(sign | e << 23 | (seed as u32 & 0x7f_ffff)));
+        }
+    }
+    for k in 1..40_000u32 {
+        let c = (k as f64 * std::f64::consts::FRAC_PI_2) as f32;
+        x.extend([
+            c,
+            f32::from_bits(c.to_bits() - 1),
+            f32::from_bits(c.to_bits() + 1),
+        ]);
+    }
+    let e = common::Env::new();
+    for funcs in [["sin", "cos", "tan"], ["half_sin", "half_cos", "half_tan"]] {
+        let src = format!(
+            "kernel void k(global float *o, global const float *a) {{\n\
+             size_t i = get_global_id(0); float x = a[i], c;\n\
+             o[5 * i] = {}(x); o[5 * i + 1] = {}(x); o[5 * i + 2] = {}(x);\n\
+             o[5 * i + 3] = sincos(x, &c); o[5 * i + 4] = c; }}",
+            funcs[0], funcs[1], funcs[2]
+        );
+        let p = e.program(&src, "");
+        let k = common::kernel(p, "k");
+        let a = e.buffer_from(&x);
+        let o = e.buffer(
+            common::CL_MEM_READ_WRITE,
+            x.len() * 20,
+            std::ptr::null_mut(),
+        );
+        common::arg(k, 0, &o);
+        common::arg(k, 1, &a);
+        e.run(k, None, &[x.len()], None);
+        let r: Vec<f32> = e.read(o, x.len() * 5);
+        let fmt = Fmt { double: false };
+        let half = funcs[0].starts_with("half");
+        for (j, name) in [funcs[0], funcs[1], funcs[2], "sincos (sin)", "sincos (cos)"]
+            .iter()
+            .enumerate()
+        {
+            let bound = if half {
+                8192.0
+            } else {
+                [4.0, 4.0, 5.0, 4.0, 4.0][j]
+            };
+            let mut worst = (0.0, 0.0f32);
+            for (i, &v) in x.iter().enumerate() {
+                if half && v.abs() > 65536.0 {
+                    continue;
+                }
+                let v = v as f64;
+                let want = [v.sin(), v.cos(), v.tan(), v.sin(), v.cos()][j];
+                let err = math::ulp_error(fmt, r[5 * i + j] as f64, want, 0.0);
+                if err > worst.0 {
+                    worst = (err, v as f32);
+                }
+            }
+            println!("{name}: max {:.3} ULP at {:e}", worst.0, worst.1);
+            assert!(
+                worst.0 <= bound,
+                "{name}({:e}): {:.3} ULP > {bound}",
+                worst.1,
+                worst.0
+            );
+        }
+    }
+}

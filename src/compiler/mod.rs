@@ -16,6 +16,7 @@ pub mod loop_checks;
 pub mod member_index;
 pub mod options;
 pub mod pipes;
+mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
 pub mod spirv;
@@ -253,9 +254,12 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
          #define __OPENCL_VERSION__ 300\n",
     );
     let names = |n: &[u8]| sources.iter().any(|s| s.windows(n.len()).any(|w| w == n));
+    // A header (pyopencl's complex numbers) may name what the source does not.
+    let may_name = |n: &[u8]| names(n) || names(b"#include");
     p += &scalarised_builtins();
     p += DOUBLE_CONVERSIONS;
-    if names(b"sinh") || names(b"copysign") {
+    p += &prelude_math::math_prelude(may_name);
+    if may_name(b"sinh") || may_name(b"copysign") {
         p += &double_sinh_copysign();
     }
     if names(b"vstore") {

@@ -423,7 +423,7 @@ pub fn check(
 const EXPECTATIONS: &str = "ci/expectations/math.txt";
 
 /// The reason `func` of `fmt`'s type is listed in EXPECTATIONS (lines `<type> <func> # why`).
-fn known_failure(fmt: Fmt, func: &str) -> Option<String> {
+pub fn known_failure(fmt: Fmt, func: &str) -> Option<String> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/ci/expectations/math.txt");
     let text = std::fs::read_to_string(path).expect("ci/expectations/math.txt");
     text.lines()

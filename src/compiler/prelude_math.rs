@@ -1,0 +1,154 @@
+//! Math built-ins of vkcl's own, put in the prelude of the programs that may name them, where
+//! libclc's, as clspv 0.0.1 builds them, crash clspv or miss the OpenCL C accuracy table.
+//!
+//! - double `atan2` and `atan2pi` crash clspv (SIGSEGV): fdlibm's atan2 over libclc's double
+//!   `atan` (right), with C99 Annex F's special values (prelude_math.cl).
+//! - float `sin`, `cos`, `tan`, `sincos` and their `half_` forms: libclc's argument reduction
+//!   needs a fused fma (lavapipe's is not: 2.7e8 ULP near multiples of pi/2). Ours reduces in
+//!   integers, exactly (prelude_trig.cl). The double forms keep libclc's, with the sign of a
+//!   zero argument kept (libclc's gives +0 for -0).
+//!
+//! The scalar helpers are OpenCL C (the .cl files); here come the other types' forms, the
+//! vectors (one component at a time) and the macros that send the built-ins' names to them.
+
+use super::{C, OVERLOADABLE_FN};
+
+/// Before OpenCL C 1.2 double needs the extension enabled (put back after).
+const FP64_ON: &str = "#if __OPENCL_C_VERSION__ < 120\n\
+                       #pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n";
+const FP64_OFF: &str = "#if __OPENCL_C_VERSION__ < 120\n\
+                        #pragma OPENCL EXTENSION cl_khr_fp64 : disable\n#endif\n";
+
+/// The math prelude for a program; `names` says whether the program may name a built-in.
+pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
+    let mut p = String::new();
+    let atan2: Vec<&str> = ["atan2", "atan2pi"]
+        .into_iter()
+        .filter(|f| names(f.as_bytes()))
+        .collect();
+    if !atan2.is_empty() {
+        p += &double_atan2(&atan2);
+    }
+    if ["sin", "cos", "tan"].iter().any(|f| names(f.as_bytes())) {
+        p += &float_trig();
+    }
+    p
+}
+
+/// `{s}{n} __vkcl_{f}(...)` for vectors of `s`, calling the scalar `call` (`__vkcl_{f}` or
+/// the built-in) on each component; `args` names the arguments.
+fn vectors(s: &str, f: &str, call: &str, args: &[&str]) -> String {
+    let mut p = String::new();
+    for n in [2, 3, 4, 8, 16] {
+        let params: Vec<String> = args.iter().map(|a| format!("{s}{n} {a}")).collect();
+        let parts: Vec<String> = C[..n]
+            .iter()
+            .map(|c| {
+                let a: Vec<String> = args.iter().map(|a| format!("{a}.s{c}")).collect();
+                format!("{call}({})", a.join(", "))
+            })
+            .collect();
+        p += &format!(
+            "__VKCL_FN {s}{n} __vkcl_{f}({}) {{ return ({s}{n})({}); }}\n",
+            params.join(", "),
+            parts.join(", ")
+        );
+    }
+    p
+}
+
+/// The types a helper exists for, with the extension each needs.
+const TYPES: [(&str, Option<&str>); 3] = [
+    ("double", Some("cl_khr_fp64")),
+    ("float", None),
+    ("half", Some("cl_khr_fp16")),
+];
+
+fn guarded(guard: Option<&str>, body: String) -> String {
+    match guard {
+        None => body,
+        Some("cl_khr_fp64") => format!("#ifdef cl_khr_fp64\n{FP64_ON}{body}{FP64_OFF}#endif\n"),
+        Some(g) => format!(
+            "#ifdef {g}\n#pragma OPENCL EXTENSION {g} : enable\n{body}\
+             #pragma OPENCL EXTENSION {g} : disable\n#endif\n"
+        ),
+    }
+}
+
+/// Double `atan2`/`atan2pi` (the names in `used`) of our own; float and half forward.
+fn double_atan2(used: &[&str]) -> String {
+    let mut p = format!(
+        "{OVERLOADABLE_FN}#ifdef cl_khr_fp64\n{FP64_ON}{}{FP64_OFF}#endif\n",
+        include_str!("prelude_math.cl")
+    );
+    for (s, guard) in TYPES {
+        let mut body = String::new();
+        for f in used {
+            if s != "double" {
+                body +=
+                    &format!("__VKCL_FN {s} __vkcl_{f}({s} a, {s} b) {{ return {f}(a, b); }}\n");
+            }
+            body += &vectors(s, f, &format!("__vkcl_{f}"), &["a", "b"]);
+        }
+        p += &guarded(guard, body);
+    }
+    for f in used {
+        p += &format!("#define {f}(a, b) __vkcl_{f}(a, b)\n");
+    }
+    p + "#undef __VKCL_FN\n"
+}
+
+/// Float `sin`, `cos`, `tan`, `sincos` and `half_sin`, `half_cos`, `half_tan` of our own
+/// (every width); double and half forward to the built-ins.
+fn float_trig() -> String {
+    let mut p = format!("{OVERLOADABLE_FN}{}", include_str!("prelude_trig.cl"));
+    for (s, guard) in TYPES {
+        let mut body = String::new();
+        for f in ["sin", "cos", "tan"] {
+            body += &match (s, f) {
+                ("float", _) => String::new(),
+                // libclc's double sin and tan give +0 for -0.
+                ("double", "sin" | "tan") => {
+                    format!("__VKCL_FN double __vkcl_{f}(double x) {{ return x == 0.0 ? x : {f}(x); }}\n")
+                }
+                _ => format!("__VKCL_FN {s} __vkcl_{f}({s} x) {{ return {f}(x); }}\n"),
+            };
+            body += &vectors(s, f, &format!("__vkcl_{f}"), &["x"]);
+        }
+        body += &sincos(s);
+        p += &guarded(guard, body);
+    }
+    p += "#undef __VKCL_FN\n";
+    for f in ["sin", "cos", "tan"] {
+        p += &format!("#define {f}(x) __vkcl_{f}(x)\n#define half_{f}(x) __vkcl_{f}(x)\n");
+    }
+    p + "#define sincos(x, c) __vkcl_sincos(x, c)\n"
+}
+
+/// `sincos` of type `s` (scalar and vectors) for each address space of the cosine's pointer:
+/// the sine and cosine helpers (for double, the built-in, -0 kept).
+fn sincos(s: &str) -> String {
+    let mut p = String::new();
+    // The last, unqualified, is the generic address space (OpenCL C 2.0 and later).
+    for space in ["__global", "__local", "__private", ""] {
+        if space.is_empty() {
+            p += "#if __OPENCL_C_VERSION__ >= 200\n";
+        }
+        for n in [1, 2, 3, 4, 8, 16] {
+            let t = match n {
+                1 => s.to_string(),
+                _ => format!("{s}{n}"),
+            };
+            let body = match (s, n) {
+                ("double", 1) => "double v, r = sincos(x, &v); *c = v; return x == 0.0 ? x : r;",
+                (_, 1) if s != "float" => "half v, r = sincos(x, &v); *c = v; return r;",
+                _ => "*c = __vkcl_cos(x); return __vkcl_sin(x);",
+            };
+            p += &format!("__VKCL_FN {t} __vkcl_sincos({t} x, {space} {t} *c) {{ {body} }}\n");
+        }
+        if space.is_empty() {
+            p += "#endif\n";
+        }
+    }
+    p
+}
