@@ -299,9 +299,14 @@ fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit>
             return None;
         }
         (close + 2, sign, close + 4, end, end)
-    } else if s.is(close + 1, "&") && s.is(close + 3, "[") {
+    } else if s.is(close + 1, "&")
+        && s.is(close + 3, "[")
+        && !s.postfix_at(s.closing(close + 3)? + 1)
+    {
         let end = s.closing(close + 3)?;
         (close + 2, "+", close + 4, end, end)
+    } else if s.is(close + 1, "&") {
+        return member_edit(s, pointers, i, close);
     } else {
         return None;
     };
@@ -340,6 +345,75 @@ fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit>
     let lines = span.matches('\n').count();
     let text = text.replace('\n', " ") + &"\n".repeat(lines);
     Some(Edit { start, end, text })
+}
+
+/// The address space word of the cast whose tokens are `open..close`.
+fn address_space<'a>(s: &Source<'a>, open: usize, close: usize) -> Option<&'a str> {
+    (open + 1..close).map(|j| s.text(j)).find(|w| {
+        [
+            "__global",
+            "global",
+            "__local",
+            "local",
+            "__constant",
+            "constant",
+        ]
+        .contains(w)
+    })
+}
+
+/// `(T *)&root[i][j].m` (or `&(...)`): the address of a part of an element, viewed as T,
+/// becomes `(T *)root` plus the part's byte offset from `root` in units of T. clspv drops the
+/// view's words within the part (pyopencl's scan: `(__local int *)&(ldata[i][j].value)` of a
+/// packed struct's ulong member) and folds the offset `(char *)&part - (char *)root` into
+/// index arithmetic. A misaligned view is undefined in OpenCL C (6.3.5), so the division is
+/// exact. The chain is written twice: it must have no side effects.
+fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usize) -> Option<Edit> {
+    let paren = s.is(close + 2, "(");
+    let root = close + 2 + paren as usize;
+    if s.toks.get(root)?.kind != Kind::Ident || pointers.get(s.text(root)) != Some(&true) {
+        return None;
+    }
+    let mut j = root + 1;
+    loop {
+        if s.is(j, "[") {
+            j = s.closing(j)? + 1;
+        } else if s.is(j, ".") && s.toks.get(j + 1)?.kind == Kind::Ident {
+            j += 2;
+        } else {
+            break;
+        }
+    }
+    let last = if paren { j } else { j - 1 };
+    if j == root + 1 || (paren && !s.is(j, ")")) || s.postfix_at(last + 1) {
+        return None;
+    }
+    let pure = (root..last).all(|k| {
+        let (w, next) = (s.text(k), s.text(k + 1));
+        let assigns = w == "=" && !["=", "!", "<", ">"].contains(&s.text(k - 1)) && next != "=";
+        !assigns
+            && !((w == "+" || w == "-") && next == w)
+            && !(s.toks[k].kind == Kind::Ident && next == "(")
+    });
+    let space = address_space(s, i, close)?.trim_start_matches('_');
+    let src = s.src;
+    let (start, end) = (s.toks[i].start, s.toks[last].end);
+    let span = &src[start..end];
+    if !pure || span.contains("//") || span.contains("/*") || span.contains('#') {
+        return None;
+    }
+    let cast = &src[start..s.toks[close].end];
+    let part = &src[s.toks[close + 1].start..end];
+    let r = s.text(root);
+    let text = format!(
+        "({cast}{r} + (int)(((__{space} char *){part} - (__{space} char *){r}) / sizeof(*{cast}0)))"
+    );
+    let lines = span.matches('\n').count();
+    Some(Edit {
+        start,
+        end,
+        text: text.replace('\n', " ") + &"\n".repeat(lines),
+    })
 }
 
 impl Source<'_> {
@@ -428,6 +502,14 @@ mod tests {
             out.contains("(__global int *)(o) + (b + 1) * (int)"),
             "{out}"
         );
+        let src =
+            "void f() { __local S d[2][3]; __local int *s = (__local int *) &(\n d[i][j].v);}";
+        let out = rewrite(src).unwrap();
+        assert_eq!(out.matches('\n').count(), 1);
+        let want =
+            "((__local int *)d + (int)(((__local char *)&(  d[i][j].v) - (__local char *)d) \
+                    / sizeof(*(__local int *)0)))";
+        assert!(out.contains(want), "{out}");
     }
 
     #[test]
