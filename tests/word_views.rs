@@ -242,3 +242,63 @@ fn narrower_views_of_struct_members() {
     }
     assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
 }
+
+/// Views of a private array: `(V *)(pa + base)` and `(V *)&pa[base]` read and written.
+const PRIVATE_SOURCE: &str = r#"
+__kernel void k(__global const T *in, __global T *o, int base) {
+    int g = get_global_id(0);
+    ELEM pa[8];
+    ELEM pb[8];
+    for (int i = 0; i < 8; i++) { pa[i] = in[g * 8 + i]; pb[i] = 0; }
+    V *src = VIEW_A;
+    V *dst = VIEW_B;
+    for (int k = 0; k < (8 - base) * R; k++)
+        dst[k] = src[k];
+    for (int i = 0; i < 8; i++)
+        o[g * 8 + i] = pb[i];
+}
+"#;
+
+#[test]
+fn narrower_views_of_private_arrays() {
+    let e = Env::new();
+    let input: Vec<u8> = (0..4 * 8 * 8).map(|i| (i * 37 % 251 + 1) as u8).collect();
+    let mut wrong = vec![];
+    for (t, v, r) in [
+        ("long", "int", 2),
+        ("ulong", "short", 4),
+        ("int", "short", 2),
+    ] {
+        let size = 8 * 4 * r * if v == "int" { 4 } else { 2 };
+        for view in ["(V *)(p + base)", "(V *)&p[base]"] {
+            // In the source itself: the rewrite sees the text before preprocessing, and
+            // decides that `pa` is an array from its declaration.
+            let src = PRIVATE_SOURCE
+                .replace("ELEM", t)
+                .replace("VIEW_A", &view.replace('p', "pa"))
+                .replace("VIEW_B", &view.replace('p', "pb"));
+            let p = e.program(&src, &format!("-DT={t} -DV={v} -DR={r}"));
+            let inp = e.buffer_from(&input[..size]);
+            let out = e.buffer_from(&vec![0u8; size]);
+            let k = kernel(p, "k");
+            arg(k, 0, &inp);
+            arg(k, 1, &out);
+            arg(k, 2, &(BASE as cl_int));
+            e.run(k, None, &[4], None);
+            let elem = size / 32;
+            let want: Vec<u8> = (0..size)
+                .map(|b| if b / elem % 8 < BASE { 0 } else { input[b] })
+                .collect();
+            if e.read::<u8>(out, size) != want {
+                wrong.push(format!("{t} as {v}: {view}"));
+            }
+            unsafe {
+                clReleaseKernel(k);
+                clReleaseMemObject(inp);
+                clReleaseMemObject(out);
+                clReleaseProgram(p);
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
+}
