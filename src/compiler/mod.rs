@@ -25,6 +25,7 @@ pub mod tempdir;
 #[cfg(test)]
 mod tests;
 pub mod vload_half;
+pub mod word_views;
 pub mod wrapped_copy;
 
 use std::path::{Path, PathBuf};
@@ -152,6 +153,7 @@ fn compile_bytes(
             .map(|s| sum_index::rewrite(chosen_load::rewrite(s)))
             .collect(),
     };
+    let lowered = word_views::rewrite_all(lowered, is_ir);
     let with_prelude: Vec<Vec<u8>>;
     let sources: Vec<&[u8]> = if is_ir {
         lowered.iter().map(|s| s.as_ref()).collect()
