@@ -35,8 +35,10 @@ FULL_FILES=(test_wrapper.py test_enqueue_copy.py test_arrays_in_structs.py test_
 # -n 2): 712 s wall, of which ~300 s is two test_algorithm.py sort tests hitting the 300 s
 # timeout in parallel (clspv compiling the radix-sort scan kernels); summed test time per file:
 # test_algorithm 97 s, test_array 66 s, test_clrandom 8 s, test_clmath 7 s, test_wrapper 5 s,
-# the other two < 1 s. The per-test timeout is 150 s (PYOPENCL_TIMEOUT): no test that finishes
-# takes more than about 30 s, and the two that never finish then cost 150 s instead of 300 s.
+# the other two < 1 s. The per-test timeout is 300 s (PYOPENCL_TIMEOUT): test_clmath's
+# test_bessel takes 80-100 s with Mesa's shader cache cold (lavapipe compiling its double
+# kernels; 19 s warm) and reached 150 s beside another test on a loaded machine; no test is
+# expected to time out since the radix-sort builds finish (compiler::wrapped_copy).
 # That fits the ~20 min budget, so --full is the same set today; if the
 # suite outgrows the budget, move files out of CI_FILES (test_array.py and test_algorithm.py
 # take the most) and run them with --full.
@@ -165,7 +167,7 @@ paths=("${files[@]/#/test/}")
 "$py" -m pytest --collect-only -q -p no:cacheprovider "${paths[@]}" > collected.txt 2>&1 || true
 rm -f junit.xml
 set +e
-"$py" -m pytest -p no:cacheprovider -p vkcl_ci_plugin -n 2 --timeout="${PYOPENCL_TIMEOUT:-150}" -rfEs --junitxml=junit.xml "${paths[@]}" \
+"$py" -m pytest -p no:cacheprovider -p vkcl_ci_plugin -n 2 --timeout="${PYOPENCL_TIMEOUT:-300}" -rfEs --junitxml=junit.xml "${paths[@]}" \
   > pytest.log 2>&1
 rc=$?
 set -e
