@@ -178,6 +178,12 @@ impl Device {
         if self.has_fp64() {
             e.push(("cl_khr_fp64", v(1, 0, 0)));
         }
+        // atom_* on 64-bit integers of global and local memory (clspv emits Int64Atomics).
+        let f = &self.caps.features;
+        if f.int64 && f.int64_atomics_buffer && f.int64_atomics_shared {
+            e.push(("cl_khr_int64_base_atomics", v(1, 0, 0)));
+            e.push(("cl_khr_int64_extended_atomics", v(1, 0, 0)));
+        }
         if crate::compiler::il::available() {
             e.push(("cl_khr_il_program", v(1, 0, 0)));
         }

@@ -61,6 +61,8 @@ impl Device {
             .timeline_semaphore(true)
             .shader_int8(fs.int8)
             .shader_float16(fs.float16)
+            .shader_buffer_int64_atomics(fs.int64_atomics_buffer)
+            .shader_shared_int64_atomics(fs.int64_atomics_shared)
             .storage_buffer8_bit_access(fs.storage_buffer8)
             .uniform_and_storage_buffer8_bit_access(fs.uniform8)
             .storage_push_constant8(fs.push_constant8)

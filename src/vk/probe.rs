@@ -13,6 +13,9 @@ pub struct Features {
     pub int64: bool,
     pub float16: bool,
     pub float64: bool,
+    /// 64-bit integer atomics on storage buffers and on workgroup memory.
+    pub int64_atomics_buffer: bool,
+    pub int64_atomics_shared: bool,
     pub storage_buffer8: bool,
     pub uniform8: bool,
     pub push_constant8: bool,
@@ -423,6 +426,8 @@ fn features(
         int64: f.shader_int64 != 0,
         float16: f12.shader_float16 != 0,
         float64: f.shader_float64 != 0,
+        int64_atomics_buffer: f12.shader_buffer_int64_atomics != 0,
+        int64_atomics_shared: f12.shader_shared_int64_atomics != 0,
         storage_buffer8: f12.storage_buffer8_bit_access != 0,
         uniform8: f12.uniform_and_storage_buffer8_bit_access != 0,
         push_constant8: f12.storage_push_constant8 != 0,
