@@ -6,6 +6,7 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod aliased;
+mod capabilities;
 pub mod binary;
 pub mod byval;
 pub mod chosen_load;
@@ -68,6 +69,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
     match words(&bytes) {
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
+            let spirv = capabilities::add_int64_atomics(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
