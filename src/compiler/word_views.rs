@@ -13,12 +13,12 @@
 //! becomes
 //!
 //! ```c
-//! (sizeof(*(p)) % sizeof(*(T *)0) ? (T *)(p + e)
+//! (sizeof(*(p)) <= sizeof(*(T *)0) || sizeof(*(p)) % sizeof(*(T *)0) ? (T *)(p + e)
 //!                                 : (T *)(p) + (e) * (int)(sizeof(*(p)) / sizeof(*(T *)0)))
 //! ```
 //!
 //! The condition is a constant, so clang emits only one arm: the original where the view's
-//! element does not divide `p`'s (a wider view), the cast-first form otherwise. `e` is still
+//! element is as wide as `p`'s or does not divide it, the cast-first form otherwise. `e` is still
 //! evaluated once. Casts inside preprocessor lines, and ones whose operand has a lower
 //! precedence operator than `+` at its top level, a comment, or a postfix operator after it,
 //! are left alone. The rewrite keeps every line where it was (clspv's diagnostics name lines).
@@ -339,7 +339,8 @@ fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit>
     };
     let view = format!("sizeof(*{cast}0)");
     let text = format!(
-        "(sizeof(*({p})) % {view} ? {cast}(({p}) + {e}) : {cast}({p}) + {e} * (int)(sizeof(*({p})) / {view}))"
+        "(sizeof(*({p})) <= {view} || sizeof(*({p})) % {view} ? {cast}(({p}) + {e}) \
+         : {cast}({p}) + {e} * (int)(sizeof(*({p})) / {view}))"
     );
     // Same lines as before: the span's line breaks after the rewritten text.
     let lines = span.matches('\n').count();
@@ -405,8 +406,10 @@ fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usiz
     let cast = &src[start..s.toks[close].end];
     let part = &src[s.toks[close + 1].start..end];
     let r = s.text(root);
+    // Views as wide as the member (an int of an int member) stay as written.
     let text = format!(
-        "({cast}{r} + (int)(((__{space} char *){part} - (__{space} char *){r}) / sizeof(*{cast}0)))"
+        "(sizeof(*({part})) <= sizeof(*{cast}0) ? {span} \
+         : ({cast}{r} + (int)(((__{space} char *){part} - (__{space} char *){r}) / sizeof(*{cast}0))))"
     );
     let lines = span.matches('\n').count();
     Some(Edit {
