@@ -6,9 +6,9 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod aliased;
-mod capabilities;
 pub mod binary;
 pub mod byval;
+mod capabilities;
 pub mod chosen_load;
 pub mod helper;
 pub mod il;
