@@ -8,28 +8,7 @@ use common::*;
 /// Runs kernel `k` of `src` over `gws` work-items with buffers `bufs` (arguments 0..) then the
 /// int arguments `ints`; returns every buffer afterwards.
 fn run(src: &str, bufs: &[Vec<f32>], ints: &[i32], gws: usize) -> Vec<Vec<f32>> {
-    let e = Env::new();
-    let p = e.program(src, "");
-    let k = kernel(p, "k");
-    let mems: Vec<cl_mem> = bufs.iter().map(|b| e.buffer_from(b)).collect();
-    for (i, m) in mems.iter().enumerate() {
-        arg(k, i as u32, m);
-    }
-    for (i, v) in ints.iter().enumerate() {
-        arg(k, (mems.len() + i) as u32, v);
-    }
-    e.run(k, None, &[gws], None);
-    let out = mems
-        .iter()
-        .zip(bufs)
-        .map(|(&m, b)| e.read::<f32>(m, b.len()))
-        .collect();
-    for m in mems {
-        check!(clReleaseMemObject(m));
-    }
-    check!(clReleaseKernel(k));
-    check!(clReleaseProgram(p));
-    out
+    run_with_buffers(src, "", "k", bufs, ints, gws)
 }
 
 /// Floats 0, 1, 2, ...: each says where it is.

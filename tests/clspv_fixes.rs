@@ -5,9 +5,7 @@
 mod common;
 use common::*;
 
-/// Builds `src` with `opts`, runs kernel `name` over `gws` work-items with the buffers `bufs`
-/// (arguments 0..) then the `scalars` (uint arguments after them), and returns every buffer's
-/// contents afterwards.
+/// The buffers' words after kernel `name` ran with them and the uint `scalars`.
 fn run_words(
     src: &str,
     opts: &str,
@@ -16,28 +14,7 @@ fn run_words(
     scalars: &[u32],
     gws: usize,
 ) -> Vec<Vec<u32>> {
-    let e = Env::new();
-    let p = e.program(src, opts);
-    let k = kernel(p, name);
-    let mems: Vec<cl_mem> = bufs.iter().map(|b| e.buffer_from(b)).collect();
-    for (i, m) in mems.iter().enumerate() {
-        arg(k, i as u32, m);
-    }
-    for (i, s) in scalars.iter().enumerate() {
-        arg(k, (mems.len() + i) as u32, s);
-    }
-    e.run(k, None, &[gws], None);
-    let out = mems
-        .iter()
-        .zip(bufs)
-        .map(|(&m, b)| e.read::<u32>(m, b.len()))
-        .collect();
-    for m in mems {
-        check!(clReleaseMemObject(m));
-    }
-    check!(clReleaseKernel(k));
-    check!(clReleaseProgram(p));
-    out
+    run_with_buffers(src, opts, name, bufs, scalars, gws)
 }
 
 /// Words 0x100, 0x101, ...: each word says where it is.

@@ -633,6 +633,42 @@ pub fn arg<T>(k: cl_kernel, i: u32, v: &T) {
     ));
 }
 
+/// Builds `src` with `opts`, runs kernel `name` over `gws` work-items with the buffers `bufs`
+/// (arguments 0..) then the `scalars` (arguments after them), and returns every buffer's
+/// contents afterwards.
+#[allow(dead_code)]
+pub fn run_with_buffers<T: Copy + Default, S>(
+    src: &str,
+    opts: &str,
+    name: &str,
+    bufs: &[Vec<T>],
+    scalars: &[S],
+    gws: usize,
+) -> Vec<Vec<T>> {
+    let e = Env::new();
+    let p = e.program(src, opts);
+    let k = kernel(p, name);
+    let mems: Vec<cl_mem> = bufs.iter().map(|b| e.buffer_from(b)).collect();
+    for (i, m) in mems.iter().enumerate() {
+        arg(k, i as u32, m);
+    }
+    for (i, s) in scalars.iter().enumerate() {
+        arg(k, (mems.len() + i) as u32, s);
+    }
+    e.run(k, None, &[gws], None);
+    let out = mems
+        .iter()
+        .zip(bufs)
+        .map(|(&m, b)| e.read::<T>(m, b.len()))
+        .collect();
+    for m in mems {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    out
+}
+
 /// clSetKernelArg for a `__local` argument of `bytes` bytes.
 pub fn arg_local(k: cl_kernel, i: u32, bytes: usize) {
     check!(clSetKernelArg(k, i, bytes, null()));
