@@ -327,7 +327,7 @@ fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit>
     let start = s.toks[i].start;
     let end = s.toks[last].end;
     let span = &src[start..end];
-    if span.contains("//") || span.contains("/*") || span.contains('#') {
+    if has_comment_or_directive(span) {
         return None;
     }
     let p = s.text(p);
@@ -350,17 +350,22 @@ fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit>
 
 /// The address space word of the cast whose tokens are `open..close`.
 fn address_space<'a>(s: &Source<'a>, open: usize, close: usize) -> Option<&'a str> {
-    (open + 1..close).map(|j| s.text(j)).find(|w| {
-        [
-            "__global",
-            "global",
-            "__local",
-            "local",
-            "__constant",
-            "constant",
-        ]
-        .contains(w)
-    })
+    const SPACES: [&str; 6] = [
+        "__global",
+        "global",
+        "__local",
+        "local",
+        "__constant",
+        "constant",
+    ];
+    (open + 1..close)
+        .map(|j| s.text(j))
+        .find(|w| SPACES.contains(w))
+}
+
+/// Whether a span holds a comment or a preprocessor line (left as written).
+fn has_comment_or_directive(span: &str) -> bool {
+    span.contains("//") || span.contains("/*") || span.contains('#')
 }
 
 /// `(T *)&root[i][j].m` (or `&(...)`): the address of a part of an element, viewed as T,
@@ -400,7 +405,7 @@ fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usiz
     let src = s.src;
     let (start, end) = (s.toks[i].start, s.toks[last].end);
     let span = &src[start..end];
-    if !pure || span.contains("//") || span.contains("/*") || span.contains('#') {
+    if !pure || has_comment_or_directive(span) {
         return None;
     }
     let cast = &src[start..s.toks[close].end];
