@@ -8,7 +8,8 @@
 #     piglit's OpenCL tests, pyopencl's test suite, CLBlast's correctness tests (18 of the 22
 #     routines of issue 15: ci/clblast.sh), and a clpeak smoke run; then vkcl-bench
 #     with --quick settings (ci/bench.sh: results checked, no timing assertions);
-#  3. the pass table (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
+#  3. the source rules (cargo fmt --check, tools/fn_lengths.py: issue 17), and the pass table
+#     (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
 # Every part runs even when an earlier one fails; the exit status is non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,16 @@ part() {
 
 mkdir -p target/conformance
 rm -f target/conformance/*.results
+# Issue 17's source rules: rustfmt formats every file (entry points included), and no function
+# of src/core or src/vk is longer than 150 lines.
+source_rules() {
+  local rc=0
+  if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check || rc=1
+  else echo "rustfmt is not installed: cargo fmt --check not run"; fi
+  python3 tools/fn_lengths.py || rc=1
+  return $rc
+}
+part "source rules" source_rules
 # Every Vulkan validation error aborts the test process that caused it.
 part "cargo test" env VKCL_VALIDATION=fatal cargo test --no-fail-fast
 # The discrete-GPU placement (device-local buffers, staging copies) on lavapipe: the test files
