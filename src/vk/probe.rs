@@ -158,6 +158,17 @@ impl Caps {
         }
     }
 
+    /// The Vulkan version the device supports, as "Vulkan 1.3.280".
+    pub fn vulkan_version(&self) -> String {
+        let v = self.api_version;
+        format!(
+            "Vulkan {}.{}.{}",
+            vk::api_version_major(v),
+            vk::api_version_minor(v),
+            vk::api_version_patch(v)
+        )
+    }
+
     /// The driver version as (major, minor, patch) in Vulkan's encoding.
     pub fn driver_version_parts(&self) -> [u32; 3] {
         let v = self.driver_version;
