@@ -7,7 +7,9 @@
 #  2. other people's suites against vkcl, each compared with its ci/expectations file:
 #     piglit's OpenCL tests, pyopencl's test suite, CLBlast's correctness tests (18 of the 22
 #     routines of issue 15: ci/clblast.sh), and a clpeak smoke run; then vkcl-bench
-#     with --quick settings (ci/bench.sh: results checked, no timing assertions);
+#     with --quick settings (ci/bench.sh: results checked, no timing assertions); the packages
+#     (ci/package_test.sh: the .deb installed by the README's CI recipe and removed, the tarball
+#     used without root);
 #  3. the source rules (cargo fmt --check, tools/fn_lengths.py: issue 17), and the pass table
 #     (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
 # Every part runs even when an earlier one fails; the exit status is non-zero if any failed.
@@ -55,6 +57,7 @@ part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
 part "CLBlast" bash ci/clblast.sh
 part "OpenCV" bash ci/opencv.sh
+part "package (.deb, tarball, README's CI recipe)" bash ci/package_test.sh
 part "clpeak" bash ci/clpeak.sh
 part "vkcl-bench (quick)" bash ci/bench.sh
 python3 ci/conformance.py table > target/conformance/table.md
