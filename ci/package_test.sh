@@ -42,6 +42,9 @@ $sudo dpkg -r vkcl
 for f in $files; do
   [ ! -e "$f" ] && [ ! -L "$f" ] || fail "$f is left after dpkg -r vkcl"
 done
+for d in /usr/lib/x86_64-linux-gnu/vkcl /usr/share/doc/vkcl; do
+  [ ! -e "$d" ] || fail "$d is left after dpkg -r vkcl"
+done
 echo "== dpkg -r vkcl: none of its $(echo "$files" | wc -w) files left"
 
 # --- 3. the tarball, without root
