@@ -47,7 +47,8 @@ part "source rules" source_rules
 part "cargo test" env VKCL_VALIDATION=fatal cargo test --no-fail-fast
 # The discrete-GPU placement (device-local buffers, staging copies) on lavapipe: the test files
 # that move buffer contents, again.
-part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=device \
+# (VKCL_COPY_BY_KERNEL=1: NVIDIA's large device-local copies by kernel, tested here too.)
+part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=device VKCL_COPY_BY_KERNEL=1 \
   cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images
 # The same with device-local memory the host maps (resizable BAR: direct small writes and
 # write maps, streaming-load small reads).

@@ -44,6 +44,11 @@ pub fn report(platform: &Platform) -> Vec<String> {
             d.caps.driver_name,
             d.caps.driver_info
         ));
+        let w = &d.caps.workarounds;
+        lines.push(format!(
+            "    workarounds: copy_by_kernel={}, wait_spin_us={}",
+            w.copy_by_kernel, w.wait_spin_us
+        ));
     }
     for why in &platform.left_out {
         lines.push(format!("  left out: {why}"));

@@ -10,6 +10,7 @@ pub mod pipeline;
 pub mod probe;
 pub mod staging;
 pub mod submit;
+pub mod workarounds;
 
 pub use ash::vk;
 

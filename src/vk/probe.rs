@@ -132,6 +132,8 @@ pub struct Caps {
     pub features: Features,
     /// Compute units: from a vendor extension where the driver tells, else an estimate.
     pub compute_units: u32,
+    /// What vkcl does differently on this device's driver.
+    pub workarounds: super::workarounds::Workarounds,
 }
 
 impl Caps {
@@ -264,6 +266,10 @@ impl Caps {
             timestamp_valid_bits: family.timestamp_valid_bits,
             features,
             compute_units: p.compute_units,
+            workarounds: super::workarounds::Workarounds::for_device(
+                props.vendor_id,
+                props.device_type == vk::PhysicalDeviceType::CPU,
+            ),
         })
     }
 }
