@@ -1,6 +1,7 @@
 //! Everything that touches Vulkan (ash): instance, device probing, memory, command recording,
 //! pipelines. The rest of vkcl sees plain Rust types.
 
+mod clock;
 pub mod device;
 pub mod format;
 pub mod image;

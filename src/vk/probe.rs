@@ -134,6 +134,8 @@ pub struct Caps {
     pub compute_units: u32,
     /// What vkcl does differently on this device's driver.
     pub workarounds: super::workarounds::Workarounds,
+    /// CL_DEVICE_MAX_CLOCK_FREQUENCY (MHz; 0 where not known).
+    pub max_clock_mhz: u32,
 }
 
 impl Caps {
@@ -266,6 +268,11 @@ impl Caps {
             timestamp_valid_bits: family.timestamp_valid_bits,
             features,
             compute_units: p.compute_units,
+            max_clock_mhz: super::clock::max_clock_mhz(
+                props.vendor_id,
+                &p.device_uuid,
+                props.device_type == vk::PhysicalDeviceType::CPU,
+            ),
             workarounds: super::workarounds::Workarounds::for_device(
                 props.vendor_id,
                 props.device_type == vk::PhysicalDeviceType::CPU,
