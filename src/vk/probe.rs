@@ -134,11 +134,19 @@ pub struct Caps {
     pub compute_units: u32,
     /// What vkcl does differently on this device's driver.
     pub workarounds: super::workarounds::Workarounds,
-    /// CL_DEVICE_MAX_CLOCK_FREQUENCY (MHz; 0 where not known).
-    pub max_clock_mhz: u32,
+    /// CL_DEVICE_MAX_CLOCK_FREQUENCY (MHz; 0 where not known), found on first use (NVML's
+    /// initialisation takes tens of milliseconds).
+    max_clock: std::sync::OnceLock<u32>,
 }
 
 impl Caps {
+    /// The maximum clock in MHz (CL_DEVICE_MAX_CLOCK_FREQUENCY), 0 where not known.
+    pub fn max_clock_mhz(&self) -> u32 {
+        *self.max_clock.get_or_init(|| {
+            super::clock::max_clock_mhz(self.vendor_id, &self.device_uuid, self.is_cpu())
+        })
+    }
+
     /// A CPU implementation (lavapipe, SwiftShader).
     pub fn is_cpu(&self) -> bool {
         self.device_type == vk::PhysicalDeviceType::CPU
@@ -268,11 +276,7 @@ impl Caps {
             timestamp_valid_bits: family.timestamp_valid_bits,
             features,
             compute_units: p.compute_units,
-            max_clock_mhz: super::clock::max_clock_mhz(
-                props.vendor_id,
-                &p.device_uuid,
-                props.device_type == vk::PhysicalDeviceType::CPU,
-            ),
+            max_clock: std::sync::OnceLock::new(),
             workarounds: super::workarounds::Workarounds::for_device(
                 props.vendor_id,
                 props.device_type == vk::PhysicalDeviceType::CPU,
