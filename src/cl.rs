@@ -580,3 +580,35 @@ pub const CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR: cl_uint = 0x1073;
 pub const CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR: cl_uint = 0x1074;
 pub const CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR: cl_uint = 0x1075;
 pub const CL_DEVICE_SUB_GROUP_SIZES_INTEL: cl_uint = 0x4108;
+
+// cl_khr_command_buffer 0.9.7 and cl_khr_command_buffer_mutable_dispatch (OpenCL-Headers'
+// cl_ext.h), added by hand.
+pub type cl_command_buffer_khr = *mut std::ffi::c_void;
+pub type cl_mutable_command_khr = *mut std::ffi::c_void;
+pub type cl_sync_point_khr = cl_uint;
+pub type cl_command_buffer_info_khr = cl_uint;
+pub type cl_command_buffer_state_khr = cl_uint;
+pub type cl_command_buffer_properties_khr = cl_properties;
+pub type cl_command_buffer_flags_khr = cl_bitfield;
+pub type cl_command_properties_khr = cl_properties;
+pub const CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR: cl_uint = 0x12A9;
+pub const CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR: cl_uint = 0x129A;
+pub const CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR: cl_uint = 0x12AA;
+pub const CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR: cl_bitfield = 1 << 0;
+pub const CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR: cl_bitfield = 1 << 1;
+pub const CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR: cl_bitfield = 1 << 2;
+pub const CL_COMMAND_BUFFER_FLAGS_KHR: cl_properties = 0x1293;
+pub const CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR: cl_bitfield = 1 << 0;
+pub const CL_INVALID_COMMAND_BUFFER_KHR: cl_int = -1138;
+pub const CL_INVALID_SYNC_POINT_WAIT_LIST_KHR: cl_int = -1139;
+pub const CL_INCOMPATIBLE_COMMAND_QUEUE_KHR: cl_int = -1140;
+pub const CL_COMMAND_BUFFER_QUEUES_KHR: cl_uint = 0x1294;
+pub const CL_COMMAND_BUFFER_NUM_QUEUES_KHR: cl_uint = 0x1295;
+pub const CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR: cl_uint = 0x1296;
+pub const CL_COMMAND_BUFFER_STATE_KHR: cl_uint = 0x1297;
+pub const CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR: cl_uint = 0x1298;
+pub const CL_COMMAND_BUFFER_CONTEXT_KHR: cl_uint = 0x1299;
+pub const CL_COMMAND_BUFFER_STATE_RECORDING_KHR: cl_uint = 0;
+pub const CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR: cl_uint = 1;
+pub const CL_COMMAND_BUFFER_STATE_PENDING_KHR: cl_uint = 2;
+pub const CL_COMMAND_COMMAND_BUFFER_KHR: cl_uint = 0x12A8;

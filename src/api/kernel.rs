@@ -403,20 +403,19 @@ unsafe fn get_kernel_work_group_info(
     unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
-#[entry(clEnqueueNDRangeKernel)]
-unsafe fn enqueue_nd_range_kernel(
-    queue: cl_command_queue,
-    kernel: cl_kernel,
+/// A launch's geometry, checked as clEnqueueNDRangeKernel (and clCommandNDRangeKernelKHR)
+/// must, for `kernel` on `q`'s device.
+///
+/// # Safety
+/// Each size pointer is NULL or points to `work_dim` values (once `work_dim` is checked).
+pub(crate) unsafe fn nd_range(
+    q: &Queue,
+    k: &Kernel,
     work_dim: cl_uint,
     global_offset: *const usize,
     global_size: *const usize,
     local_size: *const usize,
-    num_events: cl_uint,
-    events: *const cl_event,
-    event: *mut cl_event,
-) -> CLResult<()> {
-    let q: Arc<Queue> = obj(queue)?;
-    let k: Arc<Kernel> = obj(kernel)?;
+) -> CLResult<NdRange> {
     check(
         k.program
             .device_index(&q.device)
@@ -453,19 +452,33 @@ unsafe fn enqueue_nd_range_kernel(
     if let Some(l) = local {
         check(l[..n].iter().all(|&x| x > 0), CL_INVALID_WORK_GROUP_SIZE)?;
     }
+    Ok(NdRange {
+        work_dim,
+        offset,
+        global,
+        local,
+    })
+}
+
+#[entry(clEnqueueNDRangeKernel)]
+unsafe fn enqueue_nd_range_kernel(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_offset: *const usize,
+    global_size: *const usize,
+    local_size: *const usize,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    let k: Arc<Kernel> = obj(kernel)?;
+    // SAFETY: the application passes the sizes as the spec requires.
+    let nd = unsafe { nd_range(&q, &k, work_dim, global_offset, global_size, local_size) }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    let e = kernel::enqueue(
-        &q,
-        &k,
-        &NdRange {
-            work_dim,
-            offset,
-            global,
-            local,
-        },
-        &wait,
-    )?;
+    let e = kernel::enqueue(&q, &k, &nd, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { return_event(e, event) };
     Ok(())

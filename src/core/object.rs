@@ -25,6 +25,7 @@ pub enum Kind {
     Kernel,
     Event,
     Sampler,
+    CommandBuffer,
 }
 
 /// The first field of every object with a handle.

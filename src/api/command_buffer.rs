@@ -1,0 +1,273 @@
+//! cl_khr_command_buffer: command-buffers, their commands, and their enqueue.
+//!
+//! Without cl_khr_command_buffer_multi_device a buffer has one queue, and each command's
+//! `command_queue` must be NULL. No command property is defined, and without
+//! cl_khr_command_buffer_mutable_dispatch no command returns a mutable handle.
+
+use super::info::{array, v, write};
+use super::util::{obj, property_list, return_event, slice, wait_list};
+use crate::cl::*;
+use crate::core::command_buffer::CommandBuffer;
+use crate::core::kernel::{self, Kernel};
+use crate::core::object::{handle, register, release, retain};
+use crate::core::queue::Queue;
+use crate::core::{check, CLResult, ClError};
+use std::ffi::c_void;
+use std::sync::Arc;
+use vkcl_macros::entry;
+
+/// The queue properties a command-buffer's queue may have
+/// (CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR): all a queue can have.
+pub(crate) const SUPPORTED_QUEUE_PROPERTIES: cl_command_queue_properties =
+    CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+/// CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR: a replay is a secondary command buffer begun
+/// with SIMULTANEOUS_USE, so a buffer may be pending several times. (Not KERNEL_PRINTF: a
+/// recorded kernel's printf output is not decoded.)
+pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
+    CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR;
+
+#[entry(clCreateCommandBufferKHR)]
+unsafe fn create_command_buffer(
+    num_queues: cl_uint,
+    queues: *const cl_command_queue,
+    properties: *const cl_command_buffer_properties_khr,
+) -> CLResult<cl_command_buffer_khr> {
+    check(num_queues == 1 && !queues.is_null(), CL_INVALID_VALUE)?;
+    // SAFETY: the application passes num_queues (1) queues.
+    let q: Arc<Queue> = obj(unsafe { *queues })?;
+    // SAFETY: properties is NULL or a 0-terminated list.
+    let list = unsafe { property_list(properties) };
+    let mut flags = None;
+    for pair in list.chunks(2).filter(|c| c.len() == 2) {
+        // "CL_INVALID_VALUE if values specified in properties are not valid, or if the same
+        // property name is specified more than once."
+        check(
+            pair[0] == CL_COMMAND_BUFFER_FLAGS_KHR && flags.is_none(),
+            CL_INVALID_VALUE,
+        )?;
+        check(
+            pair[1] & !CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR == 0,
+            CL_INVALID_VALUE,
+        )?;
+        flags = Some(pair[1]);
+    }
+    check(list.last().is_none_or(|&l| l == 0), CL_INVALID_VALUE)?;
+    check(
+        q.properties & !SUPPORTED_QUEUE_PROPERTIES == 0,
+        CL_INCOMPATIBLE_COMMAND_QUEUE_KHR,
+    )?;
+    let cb = CommandBuffer::new(&q, flags.unwrap_or(0), list)?;
+    Ok(register(cb) as cl_command_buffer_khr)
+}
+
+#[entry(clFinalizeCommandBufferKHR)]
+fn finalize_command_buffer(command_buffer: cl_command_buffer_khr) -> CLResult<()> {
+    obj::<CommandBuffer, _>(command_buffer)?.finalize()
+}
+
+#[entry(clRetainCommandBufferKHR)]
+fn retain_command_buffer(command_buffer: cl_command_buffer_khr) -> CLResult<()> {
+    super::platform::ensure_init();
+    retain::<CommandBuffer>(command_buffer as *const c_void)
+}
+
+#[entry(clReleaseCommandBufferKHR, at_exit)]
+fn release_command_buffer(command_buffer: cl_command_buffer_khr) -> CLResult<()> {
+    super::platform::ensure_init();
+    // Its pending replays hold it until they complete.
+    release::<CommandBuffer>(command_buffer as *const c_void).map(|_| ())
+}
+
+#[entry(clGetCommandBufferInfoKHR)]
+unsafe fn get_command_buffer_info(
+    command_buffer: cl_command_buffer_khr,
+    param_name: cl_command_buffer_info_khr,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let cb: Arc<CommandBuffer> = obj(command_buffer)?;
+    let value = match param_name {
+        CL_COMMAND_BUFFER_QUEUES_KHR => {
+            array::<cl_command_queue>(&[handle(&cb.queue) as cl_command_queue])
+        }
+        CL_COMMAND_BUFFER_NUM_QUEUES_KHR => v::<cl_uint>(1u32),
+        CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR => v::<cl_uint>(cb.base.api_refs()),
+        CL_COMMAND_BUFFER_STATE_KHR => v::<cl_command_buffer_state_khr>(cb.state()),
+        CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR => {
+            array::<cl_command_buffer_properties_khr>(&cb.properties)
+        }
+        CL_COMMAND_BUFFER_CONTEXT_KHR => v::<cl_context>(handle(cb.context()) as cl_context),
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
+
+#[entry(clEnqueueCommandBufferKHR)]
+unsafe fn enqueue_command_buffer(
+    num_queues: cl_uint,
+    queues: *mut cl_command_queue,
+    command_buffer: cl_command_buffer_khr,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let cb: Arc<CommandBuffer> = obj(command_buffer)?;
+    check((num_queues == 0) == queues.is_null(), CL_INVALID_VALUE)?;
+    // "CL_INVALID_VALUE if num_queues is > 0 and not the same value as num_queues set on
+    // command_buffer creation."
+    check(num_queues <= 1, CL_INVALID_VALUE)?;
+    let q = match num_queues {
+        0 => cb.queue.clone(),
+        // SAFETY: the application passes num_queues (1) queues.
+        _ => obj::<Queue, _>(unsafe { *queues })?,
+    };
+    check(Arc::ptr_eq(&q.context, cb.context()), CL_INVALID_CONTEXT)?;
+    // A queue of the same device runs the same Vulkan commands (queue substitution).
+    check(
+        Arc::ptr_eq(&q.device, &cb.queue.device) && q.properties & !SUPPORTED_QUEUE_PROPERTIES == 0,
+        CL_INCOMPATIBLE_COMMAND_QUEUE_KHR,
+    )?;
+    // SAFETY: the application passes its wait list as the spec requires.
+    let wait = unsafe { wait_list(num_events, events, cb.context()) }?;
+    let e = cb.enqueue(&q, &wait)?;
+    // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
+    unsafe { return_event(e, event) };
+    Ok(())
+}
+
+/// The checks every command-recording entry point starts with, in the spec's order; returns
+/// the buffer and the sync points the command waits for.
+///
+/// # Safety
+/// `properties` is NULL or a 0-terminated list; `sync_points` is NULL or points to
+/// `num_sync_points` values.
+unsafe fn recording(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    num_sync_points: cl_uint,
+    sync_points: *const cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<(Arc<CommandBuffer>, Vec<cl_sync_point_khr>)> {
+    // "If the cl_khr_command_buffer_multi_device extension is not supported, ...
+    // command_queue must be NULL."
+    check(command_queue.is_null(), CL_INVALID_COMMAND_QUEUE)?;
+    let cb: Arc<CommandBuffer> = obj(command_buffer)?;
+    // No command property is defined; without mutable dispatch no handle is returned.
+    // SAFETY: as the caller guarantees.
+    let props = unsafe { property_list(properties) };
+    check(props.len() <= 1, CL_INVALID_VALUE)?;
+    check(mutable_handle.is_null(), CL_INVALID_VALUE)?;
+    cb.check_recording()?;
+    check(
+        (num_sync_points == 0) == sync_points.is_null(),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR,
+    )?;
+    // SAFETY: as the caller guarantees.
+    let wait = unsafe { slice(sync_points, num_sync_points as usize) }.to_vec();
+    Ok((cb, wait))
+}
+
+/// Writes a command's sync point to the application's out-parameter (NULL or a sync point).
+///
+/// # Safety
+/// `out` is NULL or points to a writable `cl_sync_point_khr`.
+unsafe fn return_sync_point(sync_point: cl_sync_point_khr, out: *mut cl_sync_point_khr) {
+    if !out.is_null() {
+        // SAFETY: as the caller guarantees.
+        unsafe { *out = sync_point };
+    }
+}
+
+#[entry(clCommandBarrierWithWaitListKHR)]
+unsafe fn command_barrier_with_wait_list(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    let s = cb.barrier(&wait)?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(s, sync_point) };
+    Ok(())
+}
+
+#[entry(clCommandNDRangeKernelKHR)]
+unsafe fn command_nd_range_kernel(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_offset: *const usize,
+    global_size: *const usize,
+    local_size: *const usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    let k: Arc<Kernel> = obj(kernel)?;
+    // SAFETY: the application passes the sizes as the spec requires.
+    let nd = unsafe {
+        super::kernel::nd_range(
+            &cb.queue,
+            &k,
+            work_dim,
+            global_offset,
+            global_size,
+            local_size,
+        )
+    }?;
+    // The arguments as they are now: later clSetKernelArg calls do not change the command.
+    let launch = kernel::prepare(&cb.queue, &k, k.args()?, &nd)?;
+    let s = cb.record(&wait, |rec| match launch {
+        Some(launch) => Ok(launch.record(rec)?.keep),
+        None => Ok(vec![]),
+    })?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(s, sync_point) };
+    Ok(())
+}
+
+/// The extension's entry points, for clGetExtensionFunctionAddress*.
+pub(super) fn entry_point(name: &str) -> *mut c_void {
+    match name {
+        "clCreateCommandBufferKHR" => clCreateCommandBufferKHR as *mut c_void,
+        "clFinalizeCommandBufferKHR" => clFinalizeCommandBufferKHR as *mut c_void,
+        "clRetainCommandBufferKHR" => clRetainCommandBufferKHR as *mut c_void,
+        "clReleaseCommandBufferKHR" => clReleaseCommandBufferKHR as *mut c_void,
+        "clGetCommandBufferInfoKHR" => clGetCommandBufferInfoKHR as *mut c_void,
+        "clEnqueueCommandBufferKHR" => clEnqueueCommandBufferKHR as *mut c_void,
+        "clCommandBarrierWithWaitListKHR" => clCommandBarrierWithWaitListKHR as *mut c_void,
+        "clCommandNDRangeKernelKHR" => clCommandNDRangeKernelKHR as *mut c_void,
+        _ => std::ptr::null_mut(),
+    }
+}

@@ -1,0 +1,872 @@
+//! cl_khr_command_buffer through the loader: recording, replay, sync points, barriers,
+//! simultaneous use, events, info queries and the extension's error codes.
+#[macro_use]
+mod common;
+use common::*;
+use std::ffi::{c_char, c_void};
+use std::ptr::{null, null_mut};
+
+type CommandBuffer = *mut c_void;
+type SyncPoint = cl_uint;
+
+const CL_INVALID_COMMAND_BUFFER_KHR: cl_int = -1138;
+const CL_INVALID_SYNC_POINT_WAIT_LIST_KHR: cl_int = -1139;
+const CL_INCOMPATIBLE_COMMAND_QUEUE_KHR: cl_int = -1140;
+const CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR: cl_uint = 0x12A9;
+const CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR: cl_uint = 0x129A;
+const CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR: cl_uint = 0x12AA;
+const CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR: cl_bitfield = 1 << 2;
+const CL_COMMAND_BUFFER_FLAGS_KHR: cl_bitfield = 0x1293;
+const CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR: cl_bitfield = 1;
+const CL_COMMAND_BUFFER_QUEUES_KHR: cl_uint = 0x1294;
+const CL_COMMAND_BUFFER_NUM_QUEUES_KHR: cl_uint = 0x1295;
+const CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR: cl_uint = 0x1296;
+const CL_COMMAND_BUFFER_STATE_KHR: cl_uint = 0x1297;
+const CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR: cl_uint = 0x1298;
+const CL_COMMAND_BUFFER_CONTEXT_KHR: cl_uint = 0x1299;
+const RECORDING: cl_uint = 0;
+const EXECUTABLE: cl_uint = 1;
+const PENDING: cl_uint = 2;
+const CL_COMMAND_COMMAND_BUFFER_KHR: cl_uint = 0x12A8;
+
+type Info = unsafe extern "C" fn(CommandBuffer, cl_uint, usize, *mut c_void, *mut usize) -> cl_int;
+
+/// The extension's entry points, from clGetExtensionFunctionAddressForPlatform.
+#[allow(clippy::type_complexity)]
+struct Ext {
+    create: unsafe extern "C" fn(
+        cl_uint,
+        *const cl_command_queue,
+        *const cl_bitfield,
+        *mut cl_int,
+    ) -> CommandBuffer,
+    finalize: unsafe extern "C" fn(CommandBuffer) -> cl_int,
+    retain: unsafe extern "C" fn(CommandBuffer) -> cl_int,
+    release: unsafe extern "C" fn(CommandBuffer) -> cl_int,
+    info: Info,
+    enqueue: unsafe extern "C" fn(
+        cl_uint,
+        *mut cl_command_queue,
+        CommandBuffer,
+        cl_uint,
+        *const cl_event,
+        *mut cl_event,
+    ) -> cl_int,
+    barrier: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    nd_range: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_kernel,
+        cl_uint,
+        *const usize,
+        *const usize,
+        *const usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
+}
+
+fn entry(name: &str) -> *mut c_void {
+    let c = std::ffi::CString::new(name).unwrap();
+    let f = unsafe { clGetExtensionFunctionAddressForPlatform(platform(), c.as_ptr()) };
+    assert!(!f.is_null(), "{name} is not returned");
+    f
+}
+
+fn ext() -> Ext {
+    // SAFETY: each pointer is the entry point of that name, of the extension's signature.
+    unsafe {
+        Ext {
+            create: std::mem::transmute(entry("clCreateCommandBufferKHR")),
+            finalize: std::mem::transmute(entry("clFinalizeCommandBufferKHR")),
+            retain: std::mem::transmute(entry("clRetainCommandBufferKHR")),
+            release: std::mem::transmute(entry("clReleaseCommandBufferKHR")),
+            info: std::mem::transmute(entry("clGetCommandBufferInfoKHR")),
+            enqueue: std::mem::transmute(entry("clEnqueueCommandBufferKHR")),
+            barrier: std::mem::transmute(entry("clCommandBarrierWithWaitListKHR")),
+            nd_range: std::mem::transmute(entry("clCommandNDRangeKernelKHR")),
+        }
+    }
+}
+
+const SRC: &str = r#"
+kernel void add(global int* a, int v) { a[get_global_id(0)] += v; }
+kernel void scale(global const int* a, global int* b, int f) {
+    size_t i = get_global_id(0); b[i] = a[i] * f;
+}
+"#;
+
+struct Fixture {
+    env: Env,
+    ext: Ext,
+    program: cl_program,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let env = Env::new();
+        let program = env.program(SRC, "");
+        Fixture {
+            env,
+            ext: ext(),
+            program,
+        }
+    }
+
+    fn create(&self, q: cl_command_queue, props: &[cl_bitfield]) -> CommandBuffer {
+        let mut err = 0;
+        let p = if props.is_empty() {
+            null()
+        } else {
+            props.as_ptr()
+        };
+        let cb = unsafe { (self.ext.create)(1, &q, p, &mut err) };
+        assert_eq!(
+            err,
+            CL_SUCCESS,
+            "clCreateCommandBufferKHR: {}",
+            err_name(err)
+        );
+        cb
+    }
+
+    /// Records `k` over `n` work-items after `wait`; returns its sync point.
+    fn launch(&self, cb: CommandBuffer, k: cl_kernel, n: usize, wait: &[SyncPoint]) -> SyncPoint {
+        let mut s = 0;
+        let w = if wait.is_empty() {
+            null()
+        } else {
+            wait.as_ptr()
+        };
+        check!((self.ext.nd_range)(
+            cb,
+            null_mut(),
+            null(),
+            k,
+            1,
+            null(),
+            &n,
+            null(),
+            wait.len() as u32,
+            w,
+            &mut s,
+            null_mut()
+        ));
+        s
+    }
+
+    fn enqueue(&self, cb: CommandBuffer, wait: &[cl_event]) -> cl_event {
+        let mut e = null_mut();
+        let w = if wait.is_empty() {
+            null()
+        } else {
+            wait.as_ptr()
+        };
+        check!((self.ext.enqueue)(
+            0,
+            null_mut(),
+            cb,
+            wait.len() as u32,
+            w,
+            &mut e
+        ));
+        e
+    }
+
+    fn state(&self, cb: CommandBuffer) -> cl_uint {
+        let mut s: cl_uint = 9;
+        check!((self.ext.info)(
+            cb,
+            CL_COMMAND_BUFFER_STATE_KHR,
+            4,
+            (&mut s as *mut cl_uint).cast(),
+            null_mut()
+        ));
+        s
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        unsafe { clReleaseProgram(self.program) };
+    }
+}
+
+fn has_extension(name: &str) -> bool {
+    device_str(device(), CL_DEVICE_EXTENSIONS)
+        .split(' ')
+        .any(|e| e == name)
+}
+
+#[test]
+fn extension_and_device_queries() {
+    setup();
+    assert!(has_extension("cl_khr_command_buffer"));
+    let versions: Vec<cl_name_version> =
+        bytes_to_vec(&device_info(device(), CL_DEVICE_EXTENSIONS_WITH_VERSION));
+    let v = versions
+        .iter()
+        .find(|v| v.name() == "cl_khr_command_buffer")
+        .expect("listed with its version");
+    assert_eq!(v.version, (9 << 12) | 7, "0.9.7");
+    let caps: cl_bitfield = device_val(device(), CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
+    assert_eq!(caps, CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR);
+    let supported: cl_bitfield = device_val(
+        device(),
+        CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR,
+    );
+    assert_eq!(
+        supported,
+        CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
+    );
+    let required: cl_bitfield = device_val(
+        device(),
+        CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR,
+    );
+    assert_eq!(required, 0);
+    ext();
+}
+
+/// A chain of dependent launches, replayed several times: each replay runs every command,
+/// with the arguments they had when recorded.
+#[test]
+fn replay_runs_the_recorded_launches_with_their_arguments() {
+    setup();
+    let f = Fixture::new();
+    let n = 256;
+    let init: Vec<i32> = (0..n as i32).collect();
+    let a = f.env.buffer_from(&init);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a);
+    let cb = f.create(f.env.queue, &[]);
+    assert_eq!(f.state(cb), RECORDING);
+    let launches = 10;
+    for i in 0..launches {
+        arg(k, 1, &(i + 1));
+        f.launch(cb, k, n, &[]);
+    }
+    // Changing the argument after recording changes nothing recorded.
+    arg(k, 1, &1000);
+    check!((f.ext.finalize)(cb));
+    assert_eq!(f.state(cb), EXECUTABLE);
+    let replays = 3;
+    for _ in 0..replays {
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        let ty: cl_uint = event_val(e, CL_EVENT_COMMAND_TYPE);
+        assert_eq!(ty, CL_COMMAND_COMMAND_BUFFER_KHR);
+        unsafe { clReleaseEvent(e) };
+    }
+    assert_eq!(f.state(cb), EXECUTABLE);
+    let per_replay: i32 = (1..=launches).sum();
+    let want: Vec<i32> = init.iter().map(|x| x + replays * per_replay).collect();
+    assert_eq!(f.env.read::<i32>(a, n), want);
+    check!((f.ext.release)(cb));
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}
+
+/// An out-of-order buffer: a launch waiting for a sync point sees the result of the command
+/// it names, and one after a barrier the results of all before it.
+#[test]
+fn sync_points_and_barriers_order_commands() {
+    setup();
+    let f = Fixture::new();
+    let mut err = 0;
+    let q = unsafe {
+        clCreateCommandQueue(
+            f.env.ctx,
+            f.env.dev,
+            CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let n = 1024;
+    let a = f.env.buffer_from(&vec![3i32; n]);
+    let b = f.env.buffer_from(&vec![0i32; n]);
+    let c = f.env.buffer_from(&vec![0i32; n]);
+    let (k1, k2, k3) = (
+        kernel(f.program, "scale"),
+        kernel(f.program, "scale"),
+        kernel(f.program, "add"),
+    );
+    arg(k1, 0, &a);
+    arg(k1, 1, &b);
+    arg(k1, 2, &5);
+    arg(k2, 0, &b);
+    arg(k2, 1, &c);
+    arg(k2, 2, &7);
+    arg(k3, 0, &a);
+    arg(k3, 1, &1);
+    let cb = f.create(q, &[]);
+    let s1 = f.launch(cb, k1, n, &[]); // b = 15
+    let s2 = f.launch(cb, k2, n, &[s1]); // c = 105
+    let mut s3 = 0;
+    check!((f.ext.barrier)(
+        cb,
+        null_mut(),
+        null(),
+        1,
+        &s2,
+        &mut s3,
+        null_mut()
+    ));
+    assert!(s1 != s2 && s2 != s3 && s1 != s3, "distinct sync points");
+    f.launch(cb, k3, n, &[]); // a = 4, after everything
+    check!((f.ext.finalize)(cb));
+    let mut e = null_mut();
+    let mut queues = [q];
+    check!((f.ext.enqueue)(
+        1,
+        queues.as_mut_ptr(),
+        cb,
+        0,
+        null(),
+        &mut e
+    ));
+    check!(clWaitForEvents(1, &e));
+    assert_eq!(f.env.read::<i32>(b, n), vec![15; n]);
+    assert_eq!(f.env.read::<i32>(c, n), vec![105; n]);
+    assert_eq!(f.env.read::<i32>(a, n), vec![4; n]);
+    unsafe {
+        clReleaseEvent(e);
+        (f.ext.release)(cb);
+        for k in [k1, k2, k3] {
+            clReleaseKernel(k);
+        }
+        for m in [a, b, c] {
+            clReleaseMemObject(m);
+        }
+        clReleaseCommandQueue(q);
+    }
+}
+
+/// Pending while an enqueue waits for a user event; a second enqueue is refused without
+/// simultaneous use and accepted with it; both replays then run, after the event.
+#[test]
+fn pending_state_and_simultaneous_use() {
+    setup();
+    let f = Fixture::new();
+    let n = 64;
+    let a = f.env.buffer_from(&vec![0i32; n]);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a);
+    arg(k, 1, &2);
+    let plain = f.create(f.env.queue, &[]);
+    let simultaneous = f.create(
+        f.env.queue,
+        &[
+            CL_COMMAND_BUFFER_FLAGS_KHR,
+            CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR,
+            0,
+        ],
+    );
+    for cb in [plain, simultaneous] {
+        f.launch(cb, k, n, &[]);
+        check!((f.ext.finalize)(cb));
+    }
+    let mut err = 0;
+    let user = unsafe { clCreateUserEvent(f.env.ctx, &mut err) };
+    let e1 = f.enqueue(plain, &[user]);
+    assert_eq!(f.state(plain), PENDING);
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), plain, 0, null(), null_mut()),
+        CL_INVALID_OPERATION
+    );
+    let e2 = f.enqueue(simultaneous, &[user]);
+    let e3 = f.enqueue(simultaneous, &[]);
+    assert_eq!(f.state(simultaneous), PENDING);
+    check!(clSetUserEventStatus(user, CL_COMPLETE));
+    check!(clWaitForEvents(3, [e1, e2, e3].as_ptr()));
+    assert_eq!(f.state(plain), EXECUTABLE);
+    assert_eq!(f.state(simultaneous), EXECUTABLE);
+    assert_eq!(f.env.read::<i32>(a, n), vec![6; n]);
+    // Released while a replay is pending: the replay still runs.
+    let e4 = f.enqueue(plain, &[]);
+    check!((f.ext.release)(plain));
+    check!(clWaitForEvents(1, &e4));
+    assert_eq!(f.env.read::<i32>(a, n), vec![8; n]);
+    unsafe {
+        for e in [user, e1, e2, e3, e4] {
+            clReleaseEvent(e);
+        }
+        (f.ext.release)(simultaneous);
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}
+
+/// Every query, through the size/value protocol.
+#[test]
+fn info_queries() {
+    setup();
+    let f = Fixture::new();
+    let props = [
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR,
+        0,
+    ];
+    let cb = f.create(f.env.queue, &props);
+    let query = |p: cl_uint| {
+        let mut size = 0;
+        check!((f.ext.info)(cb, p, 0, null_mut(), &mut size));
+        let mut v = vec![0u8; size];
+        check!((f.ext.info)(cb, p, size, v.as_mut_ptr().cast(), null_mut()));
+        v
+    };
+    assert_eq!(
+        bytes_to::<cl_command_queue>(&query(CL_COMMAND_BUFFER_QUEUES_KHR)),
+        f.env.queue
+    );
+    assert_eq!(query(CL_COMMAND_BUFFER_QUEUES_KHR).len(), 8);
+    assert_eq!(
+        bytes_to::<cl_uint>(&query(CL_COMMAND_BUFFER_NUM_QUEUES_KHR)),
+        1
+    );
+    assert_eq!(
+        bytes_to::<cl_context>(&query(CL_COMMAND_BUFFER_CONTEXT_KHR)),
+        f.env.ctx
+    );
+    assert_eq!(
+        bytes_to::<cl_uint>(&query(CL_COMMAND_BUFFER_STATE_KHR)),
+        RECORDING
+    );
+    assert_eq!(
+        bytes_to_vec::<cl_bitfield>(&query(CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR)),
+        props.to_vec()
+    );
+    assert_eq!(
+        bytes_to::<cl_uint>(&query(CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR)),
+        1
+    );
+    check!((f.ext.retain)(cb));
+    assert_eq!(
+        bytes_to::<cl_uint>(&query(CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR)),
+        2
+    );
+    check!((f.ext.release)(cb));
+    let mut small = 0u8;
+    check_err!(
+        (f.ext.info)(
+            cb,
+            CL_COMMAND_BUFFER_NUM_QUEUES_KHR,
+            1,
+            (&mut small as *mut u8).cast(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        (f.ext.info)(cb, 0x12FF, 0, null_mut(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    // Created without properties: an empty array.
+    let plain = f.create(f.env.queue, &[]);
+    let mut size = 1;
+    check!((f.ext.info)(
+        plain,
+        CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR,
+        0,
+        null_mut(),
+        &mut size
+    ));
+    assert_eq!(size, 0);
+    check!((f.ext.release)(plain));
+    check!((f.ext.release)(cb));
+}
+
+/// An enqueued command-buffer's event profiles like any command: queued ≤ submit ≤ start ≤ end.
+#[test]
+fn profiling_of_an_enqueued_buffer() {
+    setup();
+    let f = Fixture::new();
+    let mut err = 0;
+    let q =
+        unsafe { clCreateCommandQueue(f.env.ctx, f.env.dev, CL_QUEUE_PROFILING_ENABLE, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let n = 4096;
+    let a = f.env.buffer_from(&vec![0i32; n]);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let cb = f.create(q, &[]);
+    for _ in 0..20 {
+        f.launch(cb, k, n, &[]);
+    }
+    check!((f.ext.finalize)(cb));
+    let mut e = null_mut();
+    check!((f.ext.enqueue)(0, null_mut(), cb, 0, null(), &mut e));
+    check!(clWaitForEvents(1, &e));
+    let t = |p| {
+        let mut v = 0u64;
+        check!(clGetEventProfilingInfo(
+            e,
+            p,
+            8,
+            (&mut v as *mut u64).cast(),
+            null_mut()
+        ));
+        v
+    };
+    let (queued, submit, start, end) = (
+        t(CL_PROFILING_COMMAND_QUEUED),
+        t(0x1281),
+        t(CL_PROFILING_COMMAND_START),
+        t(CL_PROFILING_COMMAND_END),
+    );
+    assert!(
+        queued <= submit && submit <= start && start <= end,
+        "{queued} {submit} {start} {end}"
+    );
+    assert!(end > start, "20 launches take time");
+    assert_eq!(f.env.read::<i32>(a, n), vec![20; n]);
+    unsafe {
+        clReleaseEvent(e);
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+        clReleaseCommandQueue(q);
+    }
+}
+
+#[test]
+fn create_errors() {
+    setup();
+    let f = Fixture::new();
+    let mut err = 0;
+    let q = f.env.queue;
+    let create = |n: cl_uint, qs: *const cl_command_queue, p: *const cl_bitfield| {
+        let mut err = 0;
+        let cb = unsafe { (f.ext.create)(n, qs, p, &mut err) };
+        assert!(cb.is_null());
+        err
+    };
+    assert_eq!(create(1, null(), null()), CL_INVALID_VALUE);
+    assert_eq!(create(0, &q, null()), CL_INVALID_VALUE);
+    assert_eq!(create(2, [q, q].as_ptr(), null()), CL_INVALID_VALUE);
+    assert_eq!(create(1, &null_mut(), null()), CL_INVALID_COMMAND_QUEUE);
+    let repeated = [
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR,
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR,
+        0,
+    ];
+    assert_eq!(create(1, &q, repeated.as_ptr()), CL_INVALID_VALUE);
+    assert_eq!(
+        create(1, &q, [CL_COMMAND_BUFFER_FLAGS_KHR, !0, 0].as_ptr()),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(create(1, &q, [0x1234, 0, 0].as_ptr()), CL_INVALID_VALUE);
+    // A NULL errcode_ret is allowed.
+    let cb = unsafe { (f.ext.create)(1, &q, null(), null_mut()) };
+    assert!(!cb.is_null());
+    check!((f.ext.release)(cb));
+    let _ = &mut err;
+}
+
+#[test]
+fn handle_and_state_errors() {
+    setup();
+    let f = Fixture::new();
+    let bogus = 0x1234usize as CommandBuffer;
+    check_err!((f.ext.finalize)(null_mut()), CL_INVALID_COMMAND_BUFFER_KHR);
+    check_err!((f.ext.retain)(bogus), CL_INVALID_COMMAND_BUFFER_KHR);
+    check_err!((f.ext.release)(null_mut()), CL_INVALID_COMMAND_BUFFER_KHR);
+    check_err!(
+        (f.ext.info)(
+            null_mut(),
+            CL_COMMAND_BUFFER_STATE_KHR,
+            0,
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), null_mut(), 0, null(), null_mut()),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    check_err!(
+        (f.ext.barrier)(
+            null_mut(),
+            null_mut(),
+            null(),
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    // A queue handle passed as a command-buffer.
+    check_err!(
+        (f.ext.finalize)(f.env.queue as CommandBuffer),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    let cb = f.create(f.env.queue, &[]);
+    // Not finalized: not enqueued.
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), cb, 0, null(), null_mut()),
+        CL_INVALID_OPERATION
+    );
+    check!((f.ext.finalize)(cb));
+    check_err!((f.ext.finalize)(cb), CL_INVALID_OPERATION);
+    // Finalized: nothing more is recorded.
+    check_err!(
+        (f.ext.barrier)(cb, null_mut(), null(), 0, null(), null_mut(), null_mut()),
+        CL_INVALID_OPERATION
+    );
+    let k = kernel(f.program, "add");
+    let a = f.env.buffer_from(&[0i32; 4]);
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let n = 4usize;
+    check_err!(
+        (f.ext.nd_range)(
+            cb,
+            null_mut(),
+            null(),
+            k,
+            1,
+            null(),
+            &n,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_OPERATION
+    );
+    check!((f.ext.release)(cb));
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}
+
+#[test]
+fn command_errors() {
+    setup();
+    let f = Fixture::new();
+    let cb = f.create(f.env.queue, &[]);
+    let k = kernel(f.program, "add");
+    let n = 4usize;
+    let nd = |q: cl_command_queue,
+              props: *const cl_bitfield,
+              k: cl_kernel,
+              dim: cl_uint,
+              ns: cl_uint,
+              sl: *const SyncPoint,
+              mh: *mut *mut c_void| unsafe {
+        (f.ext.nd_range)(
+            cb,
+            q,
+            props,
+            k,
+            dim,
+            null(),
+            &n,
+            null(),
+            ns,
+            sl,
+            null_mut(),
+            mh,
+        )
+    };
+    // Arguments not set.
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 0, null(), null_mut()),
+        CL_INVALID_KERNEL_ARGS
+    );
+    let a = f.env.buffer_from(&[0i32; 4]);
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    assert_eq!(
+        nd(f.env.queue, null(), k, 1, 0, null(), null_mut()),
+        CL_INVALID_COMMAND_QUEUE
+    );
+    let mut handle = null_mut();
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 0, null(), &mut handle),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        nd(
+            null_mut(),
+            [0x1234, 1, 0].as_ptr(),
+            k,
+            1,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        nd(null_mut(), null(), null_mut(), 1, 0, null(), null_mut()),
+        CL_INVALID_KERNEL
+    );
+    assert_eq!(
+        nd(null_mut(), null(), k, 0, 0, null(), null_mut()),
+        CL_INVALID_WORK_DIMENSION
+    );
+    let s = [1];
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 1, null(), null_mut()),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 0, s.as_ptr(), null_mut()),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    // No command recorded yet: sync point 1 does not exist.
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 1, s.as_ptr(), null_mut()),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    // An empty property list is fine.
+    assert_eq!(
+        nd(null_mut(), [0].as_ptr(), k, 1, 0, null(), null_mut()),
+        CL_SUCCESS
+    );
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 1, s.as_ptr(), null_mut()),
+        CL_SUCCESS
+    );
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 1, [3].as_ptr(), null_mut()),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    check_err!(
+        (f.ext.barrier)(cb, f.env.queue, null(), 0, null(), null_mut(), null_mut()),
+        CL_INVALID_COMMAND_QUEUE
+    );
+    check_err!(
+        (f.ext.barrier)(cb, null_mut(), null(), 0, null(), null_mut(), &mut handle),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        (f.ext.barrier)(
+            cb,
+            null_mut(),
+            null(),
+            1,
+            [9].as_ptr(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    // A kernel of another context.
+    let other = Env::new();
+    let p2 = other.program(SRC, "");
+    let k2 = kernel(p2, "add");
+    let b = other.buffer_from(&[0i32; 4]);
+    arg(k2, 0, &b);
+    arg(k2, 1, &1);
+    assert_eq!(
+        nd(null_mut(), null(), k2, 1, 0, null(), null_mut()),
+        CL_INVALID_CONTEXT
+    );
+    // Failed commands recorded nothing: two launches of +1.
+    check!((f.ext.finalize)(cb));
+    let e = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e));
+    assert_eq!(f.env.read::<i32>(a, 4), vec![2; 4]);
+    unsafe {
+        clReleaseEvent(e);
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseKernel(k2);
+        clReleaseProgram(p2);
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
+    }
+}
+
+#[test]
+fn enqueue_errors() {
+    setup();
+    let f = Fixture::new();
+    let cb = f.create(f.env.queue, &[]);
+    check!((f.ext.finalize)(cb));
+    let mut q = [f.env.queue];
+    check_err!(
+        (f.ext.enqueue)(1, null_mut(), cb, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        (f.ext.enqueue)(0, q.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    let mut two = [f.env.queue, f.env.queue];
+    check_err!(
+        (f.ext.enqueue)(2, two.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    let mut bad = [null_mut()];
+    check_err!(
+        (f.ext.enqueue)(1, bad.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INVALID_COMMAND_QUEUE
+    );
+    let other = Env::new();
+    let mut foreign = [other.queue];
+    check_err!(
+        (f.ext.enqueue)(1, foreign.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INVALID_CONTEXT
+    );
+    let mut err = 0;
+    let foreign_event = unsafe { clCreateUserEvent(other.ctx, &mut err) };
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), cb, 1, &foreign_event, null_mut()),
+        CL_INVALID_CONTEXT
+    );
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), cb, 1, null(), null_mut()),
+        CL_INVALID_EVENT_WAIT_LIST
+    );
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), cb, 0, &foreign_event, null_mut()),
+        CL_INVALID_EVENT_WAIT_LIST
+    );
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), cb, 1, &null_mut(), null_mut()),
+        CL_INVALID_EVENT_WAIT_LIST
+    );
+    // Another queue of the same device and context may run it (queue substitution).
+    let q2 = unsafe { clCreateCommandQueue(f.env.ctx, f.env.dev, 0, &mut err) };
+    let mut sub = [q2];
+    check!((f.ext.enqueue)(
+        1,
+        sub.as_mut_ptr(),
+        cb,
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clFinish(q2));
+    unsafe {
+        clSetUserEventStatus(foreign_event, CL_COMPLETE);
+        clReleaseEvent(foreign_event);
+        clReleaseCommandQueue(q2);
+        (f.ext.release)(cb);
+    }
+    let _ = CL_INCOMPATIBLE_COMMAND_QUEUE_KHR;
+    let _: *const c_char = null();
+}
