@@ -75,6 +75,52 @@ struct Ext {
         *mut SyncPoint,
         *mut *mut c_void,
     ) -> cl_int,
+    copy: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_mem,
+        cl_mem,
+        usize,
+        usize,
+        usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    copy_rect: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_mem,
+        cl_mem,
+        *const usize,
+        *const usize,
+        *const usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    fill: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_mem,
+        *const c_void,
+        usize,
+        usize,
+        usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
 }
 
 fn entry(name: &str) -> *mut c_void {
@@ -96,6 +142,9 @@ fn ext() -> Ext {
             enqueue: std::mem::transmute(entry("clEnqueueCommandBufferKHR")),
             barrier: std::mem::transmute(entry("clCommandBarrierWithWaitListKHR")),
             nd_range: std::mem::transmute(entry("clCommandNDRangeKernelKHR")),
+            copy: std::mem::transmute(entry("clCommandCopyBufferKHR")),
+            copy_rect: std::mem::transmute(entry("clCommandCopyBufferRectKHR")),
+            fill: std::mem::transmute(entry("clCommandFillBufferKHR")),
         }
     }
 }
@@ -869,4 +918,231 @@ fn enqueue_errors() {
     }
     let _ = CL_INCOMPATIBLE_COMMAND_QUEUE_KHR;
     let _: *const c_char = null();
+}
+
+/// Fills (word and wider patterns), a kernel, a copy and a rect copy, in order, replayed
+/// twice: every replay refills, so both give the same contents.
+#[test]
+fn copies_and_fills() {
+    setup();
+    let f = Fixture::new();
+    let n = 64;
+    let a = f.env.buffer_from(&vec![0i32; n]);
+    let b = f.env.buffer_from(&vec![0i32; n]);
+    let c = f.env.buffer_from(&vec![0i32; 8 * 8]);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let cb = f.create(f.env.queue, &[]);
+    let word = 5i32;
+    check!((f.ext.fill)(
+        cb,
+        null_mut(),
+        null(),
+        a,
+        (&word as *const i32).cast(),
+        4,
+        0,
+        4 * n,
+        0,
+        null(),
+        null_mut(),
+        null_mut()
+    ));
+    // An 8-byte pattern over the second half: not a repeated word.
+    let wide = [7i32, 9];
+    check!((f.ext.fill)(
+        cb,
+        null_mut(),
+        null(),
+        a,
+        wide.as_ptr().cast(),
+        8,
+        2 * n,
+        2 * n,
+        0,
+        null(),
+        null_mut(),
+        null_mut()
+    ));
+    f.launch(cb, k, n, &[]);
+    check!((f.ext.copy)(
+        cb,
+        null_mut(),
+        null(),
+        a,
+        b,
+        0,
+        0,
+        4 * n,
+        0,
+        null(),
+        null_mut(),
+        null_mut()
+    ));
+    // A 2x3 rect of ints of b (row pitch 8 ints) into c at (1, 2) (row pitch 8 ints).
+    let (so, dof, region) = ([0usize, 0, 0], [4usize, 2, 0], [8usize, 3, 1]);
+    check!((f.ext.copy_rect)(
+        cb,
+        null_mut(),
+        null(),
+        b,
+        c,
+        so.as_ptr(),
+        dof.as_ptr(),
+        region.as_ptr(),
+        32,
+        0,
+        32,
+        0,
+        0,
+        null(),
+        null_mut(),
+        null_mut()
+    ));
+    check!((f.ext.finalize)(cb));
+    let mut want_a: Vec<i32> = (0..n)
+        .map(|i| if i < n / 2 { word } else { wide[i % 2] })
+        .collect();
+    for x in &mut want_a {
+        *x += 1;
+    }
+    let mut want_c = vec![0i32; 64];
+    for row in 0..3 {
+        for col in 0..2 {
+            want_c[(2 + row) * 8 + 1 + col] = want_a[row * 8 + col];
+        }
+    }
+    for _ in 0..2 {
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        unsafe { clReleaseEvent(e) };
+        assert_eq!(f.env.read::<i32>(a, n), want_a);
+        assert_eq!(f.env.read::<i32>(b, n), want_a);
+        assert_eq!(f.env.read::<i32>(c, 64), want_c);
+    }
+    unsafe {
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        for m in [a, b, c] {
+            clReleaseMemObject(m);
+        }
+    }
+}
+
+#[test]
+fn copy_and_fill_errors() {
+    setup();
+    let f = Fixture::new();
+    let a = f.env.buffer_from(&[0i32; 16]);
+    let b = f.env.buffer_from(&[0i32; 16]);
+    let other = Env::new();
+    let foreign = other.buffer_from(&[0i32; 16]);
+    let cb = f.create(f.env.queue, &[]);
+    let copy = |s: cl_mem, d: cl_mem, so: usize, dof: usize, size: usize| unsafe {
+        (f.ext.copy)(
+            cb,
+            null_mut(),
+            null(),
+            s,
+            d,
+            so,
+            dof,
+            size,
+            0,
+            null(),
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert_eq!(copy(a, null_mut(), 0, 0, 4), CL_INVALID_MEM_OBJECT);
+    assert_eq!(copy(a, foreign, 0, 0, 4), CL_INVALID_CONTEXT);
+    assert_eq!(copy(a, b, 60, 0, 8), CL_INVALID_VALUE);
+    assert_eq!(copy(a, b, 0, 0, 0), CL_INVALID_VALUE);
+    assert_eq!(copy(a, a, 0, 4, 8), CL_MEM_COPY_OVERLAP);
+    check_err!(
+        (f.ext.copy)(
+            cb,
+            f.env.queue,
+            null(),
+            a,
+            b,
+            0,
+            0,
+            4,
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_COMMAND_QUEUE
+    );
+    let p = 1i32;
+    let fill = |m: cl_mem, ps: usize, off: usize, size: usize| unsafe {
+        (f.ext.fill)(
+            cb,
+            null_mut(),
+            null(),
+            m,
+            (&p as *const i32).cast(),
+            ps,
+            off,
+            size,
+            0,
+            null(),
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert_eq!(fill(a, 3, 0, 12), CL_INVALID_VALUE);
+    assert_eq!(fill(a, 4, 2, 4), CL_INVALID_VALUE);
+    assert_eq!(fill(a, 4, 0, 128), CL_INVALID_VALUE);
+    assert_eq!(fill(foreign, 4, 0, 4), CL_INVALID_CONTEXT);
+    check_err!(
+        (f.ext.fill)(
+            cb,
+            null_mut(),
+            null(),
+            a,
+            null(),
+            4,
+            0,
+            4,
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    let (o, r) = ([0usize; 3], [4usize, 1, 1]);
+    check_err!(
+        (f.ext.copy_rect)(
+            cb,
+            null_mut(),
+            null(),
+            a,
+            b,
+            o.as_ptr(),
+            null(),
+            r.as_ptr(),
+            0,
+            0,
+            0,
+            0,
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check!((f.ext.finalize)(cb));
+    assert_eq!(fill(a, 4, 0, 4), CL_INVALID_OPERATION);
+    unsafe {
+        (f.ext.release)(cb);
+        for m in [a, b, foreign] {
+            clReleaseMemObject(m);
+        }
+    }
 }

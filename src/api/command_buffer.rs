@@ -5,12 +5,14 @@
 //! cl_khr_command_buffer_mutable_dispatch no command returns a mutable handle.
 
 use super::info::{array, v, write};
+use super::memory::buffer_on;
 use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
 use crate::core::command_buffer::CommandBuffer;
 use crate::core::kernel::{self, Kernel};
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
+use crate::core::transfer;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -257,6 +259,132 @@ unsafe fn command_nd_range_kernel(
     Ok(())
 }
 
+#[entry(clCommandCopyBufferKHR)]
+unsafe fn command_copy_buffer(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    let (s, d) = (
+        buffer_on(&cb.queue, src_buffer)?,
+        buffer_on(&cb.queue, dst_buffer)?,
+    );
+    super::memory::check_copy(&s, &d, src_offset, dst_offset, size)?;
+    let copy = transfer::Copy::linear(&cb.queue.vk, &s, &d, src_offset, dst_offset, size)?;
+    let p = cb.record(&wait, |rec| Ok(copy.record(rec).keep))?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
+}
+
+#[entry(clCommandCopyBufferRectKHR)]
+unsafe fn command_copy_buffer_rect(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    src_row_pitch: usize,
+    src_slice_pitch: usize,
+    dst_row_pitch: usize,
+    dst_slice_pitch: usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    let (s, d) = (
+        buffer_on(&cb.queue, src_buffer)?,
+        buffer_on(&cb.queue, dst_buffer)?,
+    );
+    let pitches = [
+        src_row_pitch,
+        src_slice_pitch,
+        dst_row_pitch,
+        dst_slice_pitch,
+    ];
+    // SAFETY: the application passes the origins and region as the spec requires.
+    let (from, to, region) =
+        unsafe { super::memory::copy_rects(&s, &d, src_origin, dst_origin, region, pitches) }?;
+    let copy = transfer::Copy::new(&cb.queue.vk, &s, &d, from, to, region)?;
+    let p = cb.record(&wait, |rec| Ok(copy.record(rec).keep))?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
+}
+
+#[entry(clCommandFillBufferKHR)]
+unsafe fn command_fill_buffer(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: usize,
+    offset: usize,
+    size: usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    let m = buffer_on(&cb.queue, buffer)?;
+    // SAFETY: the application passes pattern_size bytes at pattern (copied when recorded).
+    let pattern = unsafe { super::memory::fill_pattern(&m, pattern, pattern_size, offset, size) }?;
+    let p = cb.record(&wait, |rec| {
+        transfer::record_fill(rec, &cb.queue.vk, &m, pattern, offset, size)?;
+        Ok(vec![m.clone()])
+    })?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
+}
+
 /// The extension's entry points, for clGetExtensionFunctionAddress*.
 pub(super) fn entry_point(name: &str) -> *mut c_void {
     match name {
@@ -268,6 +396,9 @@ pub(super) fn entry_point(name: &str) -> *mut c_void {
         "clEnqueueCommandBufferKHR" => clEnqueueCommandBufferKHR as *mut c_void,
         "clCommandBarrierWithWaitListKHR" => clCommandBarrierWithWaitListKHR as *mut c_void,
         "clCommandNDRangeKernelKHR" => clCommandNDRangeKernelKHR as *mut c_void,
+        "clCommandCopyBufferKHR" => clCommandCopyBufferKHR as *mut c_void,
+        "clCommandCopyBufferRectKHR" => clCommandCopyBufferRectKHR as *mut c_void,
+        "clCommandFillBufferKHR" => clCommandFillBufferKHR as *mut c_void,
         _ => std::ptr::null_mut(),
     }
 }
