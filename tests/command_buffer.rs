@@ -107,6 +107,61 @@ struct Ext {
         *mut SyncPoint,
         *mut *mut c_void,
     ) -> cl_int,
+    copy_image: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_mem,
+        cl_mem,
+        *const usize,
+        *const usize,
+        *const usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    image_to_buffer: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_mem,
+        cl_mem,
+        *const usize,
+        *const usize,
+        usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    buffer_to_image: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_mem,
+        cl_mem,
+        usize,
+        *const usize,
+        *const usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    fill_image: unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_mem,
+        *const c_void,
+        *const usize,
+        *const usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int,
     fill: unsafe extern "C" fn(
         CommandBuffer,
         cl_command_queue,
@@ -145,6 +200,10 @@ fn ext() -> Ext {
             copy: std::mem::transmute(entry("clCommandCopyBufferKHR")),
             copy_rect: std::mem::transmute(entry("clCommandCopyBufferRectKHR")),
             fill: std::mem::transmute(entry("clCommandFillBufferKHR")),
+            copy_image: std::mem::transmute(entry("clCommandCopyImageKHR")),
+            image_to_buffer: std::mem::transmute(entry("clCommandCopyImageToBufferKHR")),
+            buffer_to_image: std::mem::transmute(entry("clCommandCopyBufferToImageKHR")),
+            fill_image: std::mem::transmute(entry("clCommandFillImageKHR")),
         }
     }
 }
@@ -1142,6 +1201,220 @@ fn copy_and_fill_errors() {
     unsafe {
         (f.ext.release)(cb);
         for m in [a, b, foreign] {
+            clReleaseMemObject(m);
+        }
+    }
+}
+
+fn image_8x8(ctx: cl_context) -> cl_mem {
+    let fmt = cl_image_format {
+        image_channel_order: CL_R,
+        image_channel_data_type: CL_UNSIGNED_INT32,
+    };
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE2D,
+        image_width: 8,
+        image_height: 8,
+        ..unsafe { std::mem::zeroed() }
+    };
+    let mut err = 0;
+    let m = unsafe { clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS, "clCreateImage: {}", err_name(err));
+    m
+}
+
+/// Image fill, buffer-to-image, image-to-image and image-to-buffer copies, in order, replayed
+/// twice.
+#[test]
+fn image_copies_and_fills() {
+    setup();
+    let f = Fixture::new();
+    let (a, b) = (image_8x8(f.env.ctx), image_8x8(f.env.ctx));
+    let block: Vec<u32> = (0..16).collect();
+    let src = f.env.buffer_from(&block);
+    let out = f.env.buffer_from(&[0u32; 64]);
+    let cb = f.create(f.env.queue, &[]);
+    let (zero, whole, at, block_region) =
+        ([0usize; 3], [8usize, 8, 1], [2usize, 3, 0], [4usize, 4, 1]);
+    let color = [7u32, 0, 0, 0];
+    let none = (0, null(), null_mut(), null_mut());
+    check!((f.ext.fill_image)(
+        cb,
+        null_mut(),
+        null(),
+        a,
+        color.as_ptr().cast(),
+        zero.as_ptr(),
+        whole.as_ptr(),
+        none.0,
+        none.1,
+        none.2,
+        none.3
+    ));
+    check!((f.ext.buffer_to_image)(
+        cb,
+        null_mut(),
+        null(),
+        src,
+        a,
+        0,
+        at.as_ptr(),
+        block_region.as_ptr(),
+        none.0,
+        none.1,
+        none.2,
+        none.3
+    ));
+    check!((f.ext.copy_image)(
+        cb,
+        null_mut(),
+        null(),
+        a,
+        b,
+        zero.as_ptr(),
+        zero.as_ptr(),
+        whole.as_ptr(),
+        none.0,
+        none.1,
+        none.2,
+        none.3
+    ));
+    check!((f.ext.image_to_buffer)(
+        cb,
+        null_mut(),
+        null(),
+        b,
+        out,
+        zero.as_ptr(),
+        whole.as_ptr(),
+        0,
+        none.0,
+        none.1,
+        none.2,
+        none.3
+    ));
+    check!((f.ext.finalize)(cb));
+    let mut want = vec![7u32; 64];
+    for y in 0..4 {
+        for x in 0..4 {
+            want[(3 + y) * 8 + 2 + x] = block[y * 4 + x];
+        }
+    }
+    for _ in 0..2 {
+        f.env.write(out, &[0u32; 64]);
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        unsafe { clReleaseEvent(e) };
+        assert_eq!(f.env.read::<u32>(out, 64), want);
+    }
+    // The image errors of the clEnqueue* commands.
+    check_err!(
+        (f.ext.copy_image)(
+            cb,
+            null_mut(),
+            null(),
+            a,
+            b,
+            zero.as_ptr(),
+            zero.as_ptr(),
+            whole.as_ptr(),
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_OPERATION
+    );
+    let cb2 = f.create(f.env.queue, &[]);
+    let big = [9usize, 8, 1];
+    check_err!(
+        (f.ext.copy_image)(
+            cb2,
+            null_mut(),
+            null(),
+            a,
+            b,
+            zero.as_ptr(),
+            zero.as_ptr(),
+            big.as_ptr(),
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        (f.ext.copy_image)(
+            cb2,
+            null_mut(),
+            null(),
+            a,
+            a,
+            zero.as_ptr(),
+            [1usize, 0, 0].as_ptr(),
+            block_region.as_ptr(),
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_MEM_COPY_OVERLAP
+    );
+    check_err!(
+        (f.ext.fill_image)(
+            cb2,
+            null_mut(),
+            null(),
+            a,
+            null(),
+            zero.as_ptr(),
+            whole.as_ptr(),
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        (f.ext.image_to_buffer)(
+            cb2,
+            null_mut(),
+            null(),
+            src,
+            out,
+            zero.as_ptr(),
+            whole.as_ptr(),
+            0,
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_MEM_OBJECT
+    );
+    check_err!(
+        (f.ext.buffer_to_image)(
+            cb2,
+            null_mut(),
+            null(),
+            src,
+            a,
+            0,
+            zero.as_ptr(),
+            whole.as_ptr(),
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_VALUE
+    );
+    unsafe {
+        (f.ext.release)(cb);
+        (f.ext.release)(cb2);
+        for m in [a, b, src, out] {
             clReleaseMemObject(m);
         }
     }

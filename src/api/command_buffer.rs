@@ -9,6 +9,7 @@ use super::memory::buffer_on;
 use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
 use crate::core::command_buffer::CommandBuffer;
+use crate::core::image::{self, ImageCopy};
 use crate::core::kernel::{self, Kernel};
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
@@ -385,6 +386,168 @@ unsafe fn command_fill_buffer(
     Ok(())
 }
 
+/// Records an image copy checked by the `super::image` helpers.
+fn record_image_copy(
+    cb: &CommandBuffer,
+    wait: &[cl_sync_point_khr],
+    (src, src_o, dst, dst_o, r): super::image::ImageCopyArgs,
+    buffer_offset: usize,
+) -> CLResult<cl_sync_point_khr> {
+    let copy = ImageCopy::new(&cb.queue, &src, src_o, &dst, dst_o, r, buffer_offset)?;
+    cb.record(wait, |rec| Ok(copy.record(rec).keep))
+}
+
+#[entry(clCommandCopyImageKHR)]
+unsafe fn command_copy_image(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    // SAFETY: the application passes the origins and region as the spec requires.
+    let args = unsafe {
+        super::image::copy_image_args(
+            &cb.queue, src_image, dst_image, src_origin, dst_origin, region,
+        )
+    }?;
+    let p = record_image_copy(&cb, &wait, args, 0)?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
+}
+
+#[entry(clCommandCopyImageToBufferKHR)]
+unsafe fn command_copy_image_to_buffer(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_image: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    region: *const usize,
+    dst_offset: usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    // SAFETY: the application passes the origin and region as the spec requires.
+    let args = unsafe {
+        super::image::image_buffer_args(
+            &cb.queue, src_image, src_origin, region, dst_buffer, dst_offset, true,
+        )
+    }?;
+    let p = record_image_copy(&cb, &wait, args, dst_offset)?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
+}
+
+#[entry(clCommandCopyBufferToImageKHR)]
+unsafe fn command_copy_buffer_to_image(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_image: cl_mem,
+    src_offset: usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    // SAFETY: the application passes the origin and region as the spec requires.
+    let args = unsafe {
+        super::image::image_buffer_args(
+            &cb.queue, dst_image, dst_origin, region, src_buffer, src_offset, false,
+        )
+    }?;
+    let p = record_image_copy(&cb, &wait, args, src_offset)?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
+}
+
+#[entry(clCommandFillImageKHR)]
+unsafe fn command_fill_image(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const usize,
+    region: *const usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    let (cb, wait) = unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    // SAFETY: the application passes the color, origin and region as the spec requires.
+    let (m, color, o, r) =
+        unsafe { super::image::fill_image_args(&cb.queue, image, fill_color, origin, region) }?;
+    let p = cb.record(&wait, |rec| {
+        image::record_fill(rec, &cb.queue, &m, color, o, r)?;
+        Ok(vec![m.clone()])
+    })?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
+}
+
 /// The extension's entry points, for clGetExtensionFunctionAddress*.
 pub(super) fn entry_point(name: &str) -> *mut c_void {
     match name {
@@ -399,6 +562,10 @@ pub(super) fn entry_point(name: &str) -> *mut c_void {
         "clCommandCopyBufferKHR" => clCommandCopyBufferKHR as *mut c_void,
         "clCommandCopyBufferRectKHR" => clCommandCopyBufferRectKHR as *mut c_void,
         "clCommandFillBufferKHR" => clCommandFillBufferKHR as *mut c_void,
+        "clCommandCopyImageKHR" => clCommandCopyImageKHR as *mut c_void,
+        "clCommandCopyImageToBufferKHR" => clCommandCopyImageToBufferKHR as *mut c_void,
+        "clCommandCopyBufferToImageKHR" => clCommandCopyBufferToImageKHR as *mut c_void,
+        "clCommandFillImageKHR" => clCommandFillImageKHR as *mut c_void,
         _ => std::ptr::null_mut(),
     }
 }
