@@ -680,6 +680,15 @@ fn create_errors() {
         CL_INVALID_VALUE
     );
     assert_eq!(create(1, &q, [0x1234, 0, 0].as_ptr()), CL_INVALID_VALUE);
+    // Valid flags of layered extensions vkcl does not have (mutable, device-side sync).
+    assert_eq!(
+        create(1, &q, [CL_COMMAND_BUFFER_FLAGS_KHR, 0b110, 0].as_ptr()),
+        CL_INVALID_PROPERTY
+    );
+    assert_eq!(
+        create(1, &q, [CL_COMMAND_BUFFER_FLAGS_KHR, 0b101, 0].as_ptr()),
+        CL_INVALID_PROPERTY
+    );
     // A NULL errcode_ret is allowed.
     let cb = unsafe { (f.ext.create)(1, &q, null(), null_mut()) };
     assert!(!cb.is_null());

@@ -24,10 +24,14 @@ use vkcl_macros::entry;
 pub(crate) const SUPPORTED_QUEUE_PROPERTIES: cl_command_queue_properties =
     CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
 /// CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR: a replay is a secondary command buffer begun
-/// with SIMULTANEOUS_USE, so a buffer may be pending several times. (Not KERNEL_PRINTF: a
-/// recorded kernel's printf output is not decoded.)
+/// with SIMULTANEOUS_USE, so a buffer may be pending several times. (Not KERNEL_PRINTF:
+/// kernels that print are not recorded.)
 pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
     CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR;
+
+/// The command-buffer flags the extensions define: simultaneous use, mutable (mutable
+/// dispatch), device-side sync (device-side enqueue).
+const KNOWN_FLAGS: cl_command_buffer_flags_khr = 0b111;
 
 #[entry(clCreateCommandBufferKHR)]
 unsafe fn create_command_buffer(
@@ -48,9 +52,12 @@ unsafe fn create_command_buffer(
             pair[0] == CL_COMMAND_BUFFER_FLAGS_KHR && flags.is_none(),
             CL_INVALID_VALUE,
         )?;
+        // Flags of layered extensions (CL_COMMAND_BUFFER_MUTABLE_KHR, ..._DEVICE_SIDE_SYNC_KHR)
+        // are valid values this device does not support.
+        check(pair[1] & !KNOWN_FLAGS == 0, CL_INVALID_VALUE)?;
         check(
             pair[1] & !CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR == 0,
-            CL_INVALID_VALUE,
+            CL_INVALID_PROPERTY,
         )?;
         flags = Some(pair[1]);
     }
@@ -154,14 +161,17 @@ unsafe fn recording(
     sync_points: *const cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<(Arc<CommandBuffer>, Vec<cl_sync_point_khr>)> {
-    // "If the cl_khr_command_buffer_multi_device extension is not supported, ...
-    // command_queue must be NULL."
-    check(command_queue.is_null(), CL_INVALID_COMMAND_QUEUE)?;
     let cb: Arc<CommandBuffer> = obj(command_buffer)?;
-    // No command property is defined; without mutable dispatch no handle is returned.
+    // "If the cl_khr_command_buffer_multi_device extension is not supported, ...
+    // command_queue must be NULL." (Checked after the buffer, as the CTS expects.)
+    check(command_queue.is_null(), CL_INVALID_COMMAND_QUEUE)?;
+    // No command property is defined (so only the terminator is read); without mutable
+    // dispatch no handle is returned.
     // SAFETY: as the caller guarantees.
-    let props = unsafe { property_list(properties) };
-    check(props.len() <= 1, CL_INVALID_VALUE)?;
+    check(
+        properties.is_null() || unsafe { *properties } == 0,
+        CL_INVALID_VALUE,
+    )?;
     check(mutable_handle.is_null(), CL_INVALID_VALUE)?;
     cb.check_recording()?;
     check(
@@ -249,6 +259,9 @@ unsafe fn command_nd_range_kernel(
             local_size,
         )
     }?;
+    // "CL_INVALID_OPERATION if the device associated with command_queue does not support
+    // CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR and kernel contains a printf call."
+    check(!k.reflection.may_use_printf, CL_INVALID_OPERATION)?;
     // The arguments as they are now: later clSetKernelArg calls do not change the command.
     let launch = kernel::prepare(&cb.queue, &k, k.args()?, &nd)?;
     let s = cb.record(&wait, |rec| match launch {
