@@ -464,20 +464,7 @@ impl Recorder {
     /// many commands' timestamps.
     pub fn new(pools: &Arc<Pools>, profiled_commands: u32) -> Result<Recorder> {
         let (pool, cmd) = pools.command_buffer()?;
-        let mut rec = Recorder {
-            device: pools.device.clone(),
-            pools: pools.clone(),
-            pool,
-            cmd,
-            sets: vec![],
-            waits: vec![],
-            commands: 0,
-            unordered: false,
-            timestamps: None,
-            bound: Bound::default(),
-            held: vec![],
-            secondary: false,
-        };
+        let mut rec = Recorder::of(pools, pool, cmd, false);
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         let device = &pools.device;
@@ -490,6 +477,29 @@ impl Recorder {
             rec.timestamps = Some((qp, count));
         }
         Ok(rec)
+    }
+
+    /// A recorder of `cmd` (of `pool`), not begun yet.
+    fn of(
+        pools: &Arc<Pools>,
+        pool: vk::CommandPool,
+        cmd: vk::CommandBuffer,
+        secondary: bool,
+    ) -> Recorder {
+        Recorder {
+            device: pools.device.clone(),
+            pools: pools.clone(),
+            pool,
+            cmd,
+            sets: vec![],
+            waits: vec![],
+            commands: 0,
+            unordered: false,
+            timestamps: None,
+            bound: Bound::default(),
+            held: vec![],
+            secondary,
+        }
     }
 
     /// A recorder of its own, for work outside any queue (initial contents at creation).
@@ -975,20 +985,7 @@ impl Recorder {
             vk::CommandPoolCreateInfo::default().queue_family_index(device.caps.queue_family);
         // SAFETY: valid device; destroyed by the Recorder or by Prerecorded.
         let pool = unsafe { d.create_command_pool(&info, None) }?;
-        let mut rec = Recorder {
-            device: device.clone(),
-            pools: Pools::new(device),
-            pool,
-            cmd: vk::CommandBuffer::null(),
-            sets: vec![],
-            waits: vec![],
-            commands: 0,
-            unordered: false,
-            timestamps: None,
-            bound: Bound::default(),
-            held: vec![],
-            secondary: true,
-        };
+        let mut rec = Recorder::of(&Pools::new(device), pool, vk::CommandBuffer::null(), true);
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
             .level(vk::CommandBufferLevel::SECONDARY)
