@@ -503,11 +503,23 @@ fn pending_state_and_simultaneous_use() {
     assert_eq!(f.state(plain), EXECUTABLE);
     assert_eq!(f.state(simultaneous), EXECUTABLE);
     assert_eq!(f.env.read::<i32>(a, n), vec![6; n]);
+    // Polling the state makes progress: the replay is submitted and completes.
+    let e5 = f.enqueue(plain, &[]);
+    let t0 = std::time::Instant::now();
+    while f.state(plain) != EXECUTABLE {
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "still pending: the state query must flush"
+        );
+        std::thread::yield_now();
+    }
+    assert_eq!(f.env.read::<i32>(a, n), vec![8; n]);
+    unsafe { clReleaseEvent(e5) };
     // Released while a replay is pending: the replay still runs.
     let e4 = f.enqueue(plain, &[]);
     check!((f.ext.release)(plain));
     check!(clWaitForEvents(1, &e4));
-    assert_eq!(f.env.read::<i32>(a, n), vec![8; n]);
+    assert_eq!(f.env.read::<i32>(a, n), vec![10; n]);
     unsafe {
         for e in [user, e1, e2, e3, e4] {
             clReleaseEvent(e);

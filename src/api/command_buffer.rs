@@ -103,7 +103,10 @@ unsafe fn get_command_buffer_info(
         }
         CL_COMMAND_BUFFER_NUM_QUEUES_KHR => v::<cl_uint>(1u32),
         CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR => v::<cl_uint>(cb.base.api_refs()),
-        CL_COMMAND_BUFFER_STATE_KHR => v::<cl_command_buffer_state_khr>(cb.state()),
+        CL_COMMAND_BUFFER_STATE_KHR => {
+            cb.flush()?;
+            v::<cl_command_buffer_state_khr>(cb.state())
+        }
         CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR => {
             array::<cl_command_buffer_properties_khr>(&cb.properties)
         }

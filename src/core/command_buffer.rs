@@ -132,6 +132,19 @@ impl CommandBuffer {
         Ok(())
     }
 
+    /// Submits the batches holding its pending enqueues, so that polling its state makes
+    /// progress (as polling an event's status does).
+    pub fn flush(&self) -> CLResult<()> {
+        // Taken out first: a flush may run callbacks, never under this buffer's lock.
+        let pending = self.state.lock().enqueued.clone();
+        for e in pending {
+            if let Some(q) = &e.queue {
+                q.flush_to(e.value)?;
+            }
+        }
+        Ok(())
+    }
+
     /// CL_COMMAND_BUFFER_STATE_KHR.
     pub fn state(&self) -> cl_command_buffer_state_khr {
         let mut state = self.state.lock();
