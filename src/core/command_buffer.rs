@@ -94,6 +94,16 @@ impl CommandBuffer {
         wait: &[cl_sync_point_khr],
         record: impl FnOnce(&mut Recorder) -> CLResult<Keep>,
     ) -> CLResult<cl_sync_point_khr> {
+        self.record_as(wait, false, record)
+    }
+
+    /// `record`, of a barrier (the next command waits for every command before it) or not.
+    fn record_as(
+        &self,
+        wait: &[cl_sync_point_khr],
+        barrier: bool,
+        record: impl FnOnce(&mut Recorder) -> CLResult<Keep>,
+    ) -> CLResult<cl_sync_point_khr> {
         let mut state = self.state.lock();
         let state = &mut *state;
         let Some(rec) = state.rec.as_mut() else {
@@ -111,7 +121,7 @@ impl CommandBuffer {
         let keep = record(rec);
         rec.unordered = false;
         state.keep.extend(keep?);
-        state.after_barrier = false;
+        state.after_barrier = barrier;
         state.sync_points += 1;
         Ok(state.sync_points)
     }
@@ -119,9 +129,7 @@ impl CommandBuffer {
     /// clCommandBarrierWithWaitListKHR: the next command waits for every command before it
     /// (a superset of the barrier's own wait list).
     pub fn barrier(&self, wait: &[cl_sync_point_khr]) -> CLResult<cl_sync_point_khr> {
-        let sync_point = self.record(wait, |_| Ok(vec![]))?;
-        self.state.lock().after_barrier = true;
-        Ok(sync_point)
+        self.record_as(wait, true, |_| Ok(vec![]))
     }
 
     /// clFinalizeCommandBufferKHR.

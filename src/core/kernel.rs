@@ -423,8 +423,8 @@ pub struct Prepared {
     dispatches: Vec<Dispatch>,
     backed: Vec<(Arc<Mem>, Arc<VkImage>, bool)>,
     /// Printf output (its host part).
-    pub host: Option<super::queue::HostPart>,
-    pub keep: Keep,
+    host: Option<super::queue::HostPart>,
+    keep: Keep,
 }
 
 /// Prepares a launch of `kernel` with `args` on `queue`'s device, in steps: the shape
