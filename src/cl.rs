@@ -612,3 +612,57 @@ pub const CL_COMMAND_BUFFER_STATE_RECORDING_KHR: cl_uint = 0;
 pub const CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR: cl_uint = 1;
 pub const CL_COMMAND_BUFFER_STATE_PENDING_KHR: cl_uint = 2;
 pub const CL_COMMAND_COMMAND_BUFFER_KHR: cl_uint = 0x12A8;
+pub type cl_command_buffer_update_type_khr = cl_uint;
+pub type cl_mutable_dispatch_fields_khr = cl_bitfield;
+pub type cl_mutable_command_info_khr = cl_uint;
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cl_mutable_dispatch_arg_khr {
+    pub arg_index: cl_uint,
+    pub arg_size: usize,
+    pub arg_value: *const std::ffi::c_void,
+}
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cl_mutable_dispatch_exec_info_khr {
+    pub param_name: cl_uint,
+    pub param_value_size: usize,
+    pub param_value: *const std::ffi::c_void,
+}
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cl_mutable_dispatch_config_khr {
+    pub command: cl_mutable_command_khr,
+    pub num_args: cl_uint,
+    pub num_svm_args: cl_uint,
+    pub num_exec_infos: cl_uint,
+    pub work_dim: cl_uint,
+    pub arg_list: *const cl_mutable_dispatch_arg_khr,
+    pub arg_svm_list: *const cl_mutable_dispatch_arg_khr,
+    pub exec_info_list: *const cl_mutable_dispatch_exec_info_khr,
+    pub global_work_offset: *const usize,
+    pub global_work_size: *const usize,
+    pub local_work_size: *const usize,
+}
+pub const CL_COMMAND_BUFFER_MUTABLE_KHR: cl_bitfield = 1 << 1;
+pub const CL_INVALID_MUTABLE_COMMAND_KHR: cl_int = -1141;
+pub const CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: cl_uint = 0x12B0;
+pub const CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR: cl_properties = 0x12B1;
+pub const CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR: cl_bitfield = 1 << 0;
+pub const CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR: cl_bitfield = 1 << 1;
+pub const CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR: cl_bitfield = 1 << 2;
+pub const CL_MUTABLE_DISPATCH_ARGUMENTS_KHR: cl_bitfield = 1 << 3;
+pub const CL_MUTABLE_DISPATCH_EXEC_INFO_KHR: cl_bitfield = 1 << 4;
+pub const CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR: cl_uint = 0x12A0;
+pub const CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR: cl_uint = 0x12A1;
+pub const CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR: cl_uint = 0x12AD;
+pub const CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR: cl_uint = 0x12A2;
+pub const CL_MUTABLE_DISPATCH_KERNEL_KHR: cl_uint = 0x12A3;
+pub const CL_MUTABLE_DISPATCH_DIMENSIONS_KHR: cl_uint = 0x12A4;
+pub const CL_MUTABLE_DISPATCH_GLOBAL_WORK_OFFSET_KHR: cl_uint = 0x12A5;
+pub const CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR: cl_uint = 0x12A6;
+pub const CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR: cl_uint = 0x12A7;
+pub const CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR: cl_uint = 0;
+pub const CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR: cl_properties = 0x12B7;
+pub const CL_MUTABLE_DISPATCH_ASSERTS_KHR: cl_properties = 0x12B8;
+pub const CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR: cl_bitfield = 1 << 0;

@@ -830,11 +830,6 @@ fn command_errors() {
         nd(f.env.queue, null(), k, 1, 0, null(), null_mut()),
         CL_INVALID_COMMAND_QUEUE
     );
-    let mut handle = null_mut();
-    assert_eq!(
-        nd(null_mut(), null(), k, 1, 0, null(), &mut handle),
-        CL_INVALID_VALUE
-    );
     assert_eq!(
         nd(
             null_mut(),
@@ -882,6 +877,13 @@ fn command_errors() {
         nd(null_mut(), null(), k, 1, 1, [3].as_ptr(), null_mut()),
         CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
     );
+    // With mutable dispatch a launch returns a handle (barriers do not: below).
+    let mut handle = null_mut();
+    assert_eq!(
+        nd(null_mut(), null(), k, 1, 0, null(), &mut handle),
+        CL_SUCCESS
+    );
+    assert!(!handle.is_null());
     check_err!(
         (f.ext.barrier)(cb, f.env.queue, null(), 0, null(), null_mut(), null_mut()),
         CL_INVALID_COMMAND_QUEUE
@@ -913,11 +915,11 @@ fn command_errors() {
         nd(null_mut(), null(), k2, 1, 0, null(), null_mut()),
         CL_INVALID_CONTEXT
     );
-    // Failed commands recorded nothing: two launches of +1.
+    // Failed commands recorded nothing: three launches of +1.
     check!((f.ext.finalize)(cb));
     let e = f.enqueue(cb, &[]);
     check!(clWaitForEvents(1, &e));
-    assert_eq!(f.env.read::<i32>(a, 4), vec![2; 4]);
+    assert_eq!(f.env.read::<i32>(a, 4), vec![3; 4]);
     unsafe {
         clReleaseEvent(e);
         (f.ext.release)(cb);
@@ -1438,5 +1440,443 @@ fn image_copies_and_fills() {
         for m in [a, b, src, out] {
             clReleaseMemObject(m);
         }
+    }
+}
+
+// cl_khr_command_buffer_mutable_dispatch
+const CL_COMMAND_BUFFER_MUTABLE_KHR: cl_bitfield = 1 << 1;
+const CL_INVALID_MUTABLE_COMMAND_KHR: cl_int = -1141;
+const CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: cl_uint = 0x12B0;
+const CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR: cl_bitfield = 0x12B1;
+const GLOBAL_OFFSET: cl_bitfield = 1;
+const GLOBAL_SIZE: cl_bitfield = 2;
+const LOCAL_SIZE: cl_bitfield = 4;
+const ARGUMENTS: cl_bitfield = 8;
+const EXEC_INFO: cl_bitfield = 16;
+const CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR: cl_uint = 0x12A0;
+const CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR: cl_uint = 0x12A1;
+const CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR: cl_uint = 0x12AD;
+const CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR: cl_uint = 0x12A2;
+const CL_MUTABLE_DISPATCH_KERNEL_KHR: cl_uint = 0x12A3;
+const CL_MUTABLE_DISPATCH_DIMENSIONS_KHR: cl_uint = 0x12A4;
+const CL_MUTABLE_DISPATCH_GLOBAL_WORK_OFFSET_KHR: cl_uint = 0x12A5;
+const CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR: cl_uint = 0x12A6;
+const CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR: cl_uint = 0x12A7;
+const CL_COMMAND_NDRANGE_KERNEL: cl_uint = 0x11F0;
+
+#[repr(C)]
+struct MutableArg {
+    arg_index: cl_uint,
+    arg_size: usize,
+    arg_value: *const c_void,
+}
+
+#[repr(C)]
+struct DispatchConfig {
+    command: *mut c_void,
+    num_args: cl_uint,
+    num_svm_args: cl_uint,
+    num_exec_infos: cl_uint,
+    work_dim: cl_uint,
+    arg_list: *const MutableArg,
+    arg_svm_list: *const MutableArg,
+    exec_info_list: *const c_void,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+}
+
+impl DispatchConfig {
+    fn new(command: *mut c_void) -> DispatchConfig {
+        DispatchConfig {
+            command,
+            num_args: 0,
+            num_svm_args: 0,
+            num_exec_infos: 0,
+            work_dim: 0,
+            arg_list: null(),
+            arg_svm_list: null(),
+            exec_info_list: null(),
+            global_work_offset: null(),
+            global_work_size: null(),
+            local_work_size: null(),
+        }
+    }
+}
+
+type Update =
+    unsafe extern "C" fn(CommandBuffer, cl_uint, *const cl_uint, *const *const c_void) -> cl_int;
+
+fn update_fn() -> Update {
+    unsafe { std::mem::transmute(entry("clUpdateMutableCommandsKHR")) }
+}
+
+fn mutable_info_fn() -> Info {
+    unsafe { std::mem::transmute(entry("clGetMutableCommandInfoKHR")) }
+}
+
+fn apply(update: Update, cb: CommandBuffer, config: &DispatchConfig) -> cl_int {
+    let ty: cl_uint = 0;
+    let p = config as *const DispatchConfig as *const c_void;
+    unsafe { update(cb, 1, &ty, &p) }
+}
+
+impl Fixture {
+    /// Records `k` over `n` work-items with a mutable handle and `props` (none if empty).
+    fn launch_mutable(
+        &self,
+        cb: CommandBuffer,
+        k: cl_kernel,
+        n: usize,
+        props: &[cl_bitfield],
+    ) -> *mut c_void {
+        let mut handle = null_mut();
+        let p = if props.is_empty() {
+            null()
+        } else {
+            props.as_ptr()
+        };
+        check!((self.ext.nd_range)(
+            cb,
+            null_mut(),
+            p,
+            k,
+            1,
+            null(),
+            &n,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            &mut handle
+        ));
+        assert!(!handle.is_null());
+        handle
+    }
+}
+
+#[test]
+fn mutable_dispatch_updates_arguments_and_sizes() {
+    setup();
+    assert!(has_extension("cl_khr_command_buffer_mutable_dispatch"));
+    let caps: cl_bitfield = device_val(device(), CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR);
+    assert_eq!(caps, GLOBAL_OFFSET | GLOBAL_SIZE | LOCAL_SIZE | ARGUMENTS);
+    let f = Fixture::new();
+    let update = update_fn();
+    let n = 64;
+    let a = f.env.buffer_from(&vec![0i32; n]);
+    let b = f.env.buffer_from(&vec![0i32; n]);
+    let c = f.env.buffer_from(&vec![0i32; n]);
+    let (k, k2) = (kernel(f.program, "add"), kernel(f.program, "add"));
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    arg(k2, 0, &b);
+    arg(k2, 1, &1);
+    let cb = f.create(
+        f.env.queue,
+        &[
+            CL_COMMAND_BUFFER_FLAGS_KHR,
+            CL_COMMAND_BUFFER_MUTABLE_KHR,
+            0,
+        ],
+    );
+    f.launch(cb, k2, n, &[]); // b += 1, not mutable, before and after the mutable launch
+    let m = f.launch_mutable(cb, k, n, &[]);
+    f.launch(cb, k2, n, &[]);
+    check!((f.ext.finalize)(cb));
+    let run = || {
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        unsafe { clReleaseEvent(e) };
+    };
+    run(); // a = 1
+    let five = 5i32;
+    let args = [MutableArg {
+        arg_index: 1,
+        arg_size: 4,
+        arg_value: (&five as *const i32).cast(),
+    }];
+    let mut config = DispatchConfig::new(m);
+    config.num_args = 1;
+    config.arg_list = args.as_ptr();
+    assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+    run(); // a = 6
+    assert_eq!(f.env.read::<i32>(a, n), vec![6; n]);
+    // The first half only, then the second half (an offset), into another buffer.
+    let half = n / 2;
+    let mut config = DispatchConfig::new(m);
+    config.global_work_size = &half;
+    assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+    run(); // a[..half] = 11
+    let buf_arg = [MutableArg {
+        arg_index: 0,
+        arg_size: 8,
+        arg_value: (&c as *const cl_mem).cast(),
+    }];
+    let mut config = DispatchConfig::new(m);
+    config.global_work_offset = &half;
+    config.num_args = 1;
+    config.arg_list = buf_arg.as_ptr();
+    assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+    run(); // c[half..] = 5
+    let want_a: Vec<i32> = (0..n).map(|i| if i < half { 11 } else { 6 }).collect();
+    let want_c: Vec<i32> = (0..n).map(|i| if i < half { 0 } else { 5 }).collect();
+    assert_eq!(f.env.read::<i32>(a, n), want_a);
+    assert_eq!(f.env.read::<i32>(c, n), want_c);
+    // The commands not updated ran every time.
+    assert_eq!(f.env.read::<i32>(b, n), vec![8; n]);
+    // What the handle reports now.
+    let info = mutable_info_fn();
+    let q = |p: cl_uint| {
+        let mut size = 0;
+        check!(info(m, p, 0, null_mut(), &mut size));
+        let mut v = vec![0u8; size];
+        check!(info(m, p, size, v.as_mut_ptr().cast(), null_mut()));
+        v
+    };
+    assert_eq!(
+        bytes_to::<cl_command_queue>(&q(CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR)),
+        f.env.queue
+    );
+    assert_eq!(
+        bytes_to::<CommandBuffer>(&q(CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR)),
+        cb
+    );
+    assert_eq!(
+        bytes_to::<cl_uint>(&q(CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR)),
+        CL_COMMAND_NDRANGE_KERNEL
+    );
+    assert!(q(CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR).is_empty());
+    assert_eq!(bytes_to::<cl_kernel>(&q(CL_MUTABLE_DISPATCH_KERNEL_KHR)), k);
+    assert_eq!(
+        bytes_to::<cl_uint>(&q(CL_MUTABLE_DISPATCH_DIMENSIONS_KHR)),
+        1
+    );
+    assert_eq!(
+        bytes_to_vec::<usize>(&q(CL_MUTABLE_DISPATCH_GLOBAL_WORK_OFFSET_KHR)),
+        vec![half]
+    );
+    assert_eq!(
+        bytes_to_vec::<usize>(&q(CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR)),
+        vec![half]
+    );
+    assert_eq!(
+        bytes_to_vec::<usize>(&q(CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR)),
+        vec![0]
+    );
+    check_err!(info(m, 0x12FF, 0, null_mut(), null_mut()), CL_INVALID_VALUE);
+    check_err!(
+        info(
+            null_mut(),
+            CL_MUTABLE_DISPATCH_KERNEL_KHR,
+            0,
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_MUTABLE_COMMAND_KHR
+    );
+    check!((f.ext.release)(cb));
+    // The handle dies with its buffer.
+    check_err!(
+        info(m, CL_MUTABLE_DISPATCH_KERNEL_KHR, 0, null_mut(), null_mut()),
+        CL_INVALID_MUTABLE_COMMAND_KHR
+    );
+    unsafe {
+        clReleaseKernel(k);
+        clReleaseKernel(k2);
+        for x in [a, b, c] {
+            clReleaseMemObject(x);
+        }
+    }
+}
+
+/// An update while a replay is pending: that replay runs the old command, the next the new.
+#[test]
+fn mutable_dispatch_update_while_pending() {
+    setup();
+    let f = Fixture::new();
+    let update = update_fn();
+    let n = 16;
+    let a = f.env.buffer_from(&vec![0i32; n]);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let flags = CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR;
+    let cb = f.create(f.env.queue, &[CL_COMMAND_BUFFER_FLAGS_KHR, flags, 0]);
+    let m = f.launch_mutable(
+        cb,
+        k,
+        n,
+        &[CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, ARGUMENTS, 0],
+    );
+    check!((f.ext.finalize)(cb));
+    let mut err = 0;
+    let user = unsafe { clCreateUserEvent(f.env.ctx, &mut err) };
+    let e1 = f.enqueue(cb, &[user]);
+    let ten = 10i32;
+    let args = [MutableArg {
+        arg_index: 1,
+        arg_size: 4,
+        arg_value: (&ten as *const i32).cast(),
+    }];
+    let mut config = DispatchConfig::new(m);
+    config.num_args = 1;
+    config.arg_list = args.as_ptr();
+    assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+    let e2 = f.enqueue(cb, &[]);
+    check!(clSetUserEventStatus(user, CL_COMPLETE));
+    check!(clWaitForEvents(2, [e1, e2].as_ptr()));
+    assert_eq!(f.env.read::<i32>(a, n), vec![11; n]);
+    // Only the arguments may change: a size update is refused.
+    let size = 8usize;
+    let mut config = DispatchConfig::new(m);
+    config.global_work_size = &size;
+    assert_eq!(apply(update, cb, &config), CL_INVALID_OPERATION);
+    unsafe {
+        for e in [user, e1, e2] {
+            clReleaseEvent(e);
+        }
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}
+
+#[test]
+fn mutable_dispatch_errors() {
+    setup();
+    let f = Fixture::new();
+    let update = update_fn();
+    let n = 16usize;
+    let a = f.env.buffer_from(&vec![0i32; n]);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let mutable = [
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        CL_COMMAND_BUFFER_MUTABLE_KHR,
+        0,
+    ];
+    let cb = f.create(f.env.queue, &mutable);
+    // Launch properties: unknown fields, the same name twice, an unknown name.
+    let mut h = null_mut();
+    for props in [
+        vec![CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, EXEC_INFO, 0],
+        vec![
+            CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
+            ARGUMENTS,
+            CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
+            ARGUMENTS,
+            0,
+        ],
+        vec![0x1234, 0, 0],
+    ] {
+        check_err!(
+            (f.ext.nd_range)(
+                cb,
+                null_mut(),
+                props.as_ptr(),
+                k,
+                1,
+                null(),
+                &n,
+                null(),
+                0,
+                null(),
+                null_mut(),
+                &mut h
+            ),
+            CL_INVALID_VALUE
+        );
+    }
+    let props = [
+        CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
+        ARGUMENTS | GLOBAL_SIZE,
+        0,
+    ];
+    let m = f.launch_mutable(cb, k, n, &props);
+    let info = mutable_info_fn();
+    let mut got = [0u64; 3];
+    check!(info(
+        m,
+        CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR,
+        24,
+        got.as_mut_ptr().cast(),
+        null_mut()
+    ));
+    assert_eq!(got, props);
+    let ok = DispatchConfig::new(m);
+    // Not finalized.
+    assert_eq!(apply(update, cb, &ok), CL_INVALID_OPERATION);
+    check!((f.ext.finalize)(cb));
+    assert_eq!(apply(update, cb, &ok), CL_SUCCESS);
+    let ty: cl_uint = 0;
+    let p = &ok as *const DispatchConfig as *const c_void;
+    check_err!(update(cb, 0, &ty, &p), CL_INVALID_VALUE);
+    check_err!(update(cb, 1, null(), &p), CL_INVALID_VALUE);
+    check_err!(update(cb, 1, &ty, null()), CL_INVALID_VALUE);
+    check_err!(update(cb, 1, &5, &p), CL_INVALID_VALUE);
+    check_err!(
+        update(null_mut(), 1, &ty, &p),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    assert_eq!(
+        apply(update, cb, &DispatchConfig::new(null_mut())),
+        CL_INVALID_MUTABLE_COMMAND_KHR
+    );
+    // A handle of another buffer.
+    let other = f.create(f.env.queue, &mutable);
+    let m2 = f.launch_mutable(other, k, n, &[]);
+    check!((f.ext.finalize)(other));
+    assert_eq!(
+        apply(update, cb, &DispatchConfig::new(m2)),
+        CL_INVALID_MUTABLE_COMMAND_KHR
+    );
+    // A field the launch does not let change; a bad argument; other dimensions.
+    let mut config = DispatchConfig::new(m);
+    config.global_work_offset = &n;
+    assert_eq!(apply(update, cb, &config), CL_INVALID_OPERATION);
+    let v = 1i32;
+    let bad = [MutableArg {
+        arg_index: 7,
+        arg_size: 4,
+        arg_value: (&v as *const i32).cast(),
+    }];
+    let mut config = DispatchConfig::new(m);
+    config.num_args = 1;
+    config.arg_list = bad.as_ptr();
+    assert_eq!(apply(update, cb, &config), CL_INVALID_ARG_INDEX);
+    let bad = [MutableArg {
+        arg_index: 1,
+        arg_size: 2,
+        arg_value: (&v as *const i32).cast(),
+    }];
+    config.arg_list = bad.as_ptr();
+    assert_eq!(apply(update, cb, &config), CL_INVALID_ARG_SIZE);
+    let mut config = DispatchConfig::new(m);
+    config.work_dim = 2;
+    assert_eq!(apply(update, cb, &config), CL_INVALID_VALUE);
+    let mut config = DispatchConfig::new(m);
+    config.num_args = 1;
+    assert_eq!(apply(update, cb, &config), CL_INVALID_VALUE);
+    // A buffer without the mutable flag: handles, but no updates.
+    let plain = f.create(f.env.queue, &[]);
+    let m3 = f.launch_mutable(plain, k, n, &[]);
+    check!((f.ext.finalize)(plain));
+    assert_eq!(
+        apply(update, plain, &DispatchConfig::new(m3)),
+        CL_INVALID_OPERATION
+    );
+    // Failed updates changed nothing: the launch still adds 1 to all 16.
+    let e = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e));
+    assert_eq!(f.env.read::<i32>(a, n), vec![1; n]);
+    unsafe {
+        clReleaseEvent(e);
+        for x in [cb, other, plain] {
+            (f.ext.release)(x);
+        }
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
     }
 }

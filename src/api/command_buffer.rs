@@ -8,9 +8,9 @@ use super::info::{array, v, write};
 use super::memory::buffer_on;
 use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
-use crate::core::command_buffer::CommandBuffer;
+use crate::core::command_buffer::{CommandBuffer, MutableCommand};
 use crate::core::image::{self, ImageCopy};
-use crate::core::kernel::{self, Kernel};
+use crate::core::kernel::{self, ArgValue, Kernel, NdRange};
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
 use crate::core::transfer;
@@ -32,6 +32,8 @@ pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
 /// The command-buffer flags the extensions define: simultaneous use, mutable (mutable
 /// dispatch), device-side sync (device-side enqueue).
 const KNOWN_FLAGS: cl_command_buffer_flags_khr = 0b111;
+const SUPPORTED_FLAGS: cl_command_buffer_flags_khr =
+    CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR | CL_COMMAND_BUFFER_MUTABLE_KHR;
 
 #[entry(clCreateCommandBufferKHR)]
 unsafe fn create_command_buffer(
@@ -45,20 +47,24 @@ unsafe fn create_command_buffer(
     // SAFETY: properties is NULL or a 0-terminated list.
     let list = unsafe { property_list(properties) };
     let mut flags = None;
+    let mut asserts = None;
     for pair in list.chunks(2).filter(|c| c.len() == 2) {
         // "CL_INVALID_VALUE if values specified in properties are not valid, or if the same
         // property name is specified more than once."
+        if pair[0] == CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR {
+            let known = CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR;
+            check(asserts.is_none() && pair[1] & !known == 0, CL_INVALID_VALUE)?;
+            asserts = Some(pair[1]);
+            continue;
+        }
         check(
             pair[0] == CL_COMMAND_BUFFER_FLAGS_KHR && flags.is_none(),
             CL_INVALID_VALUE,
         )?;
-        // Flags of layered extensions (CL_COMMAND_BUFFER_MUTABLE_KHR, ..._DEVICE_SIDE_SYNC_KHR)
-        // are valid values this device does not support.
+        // The device-side sync flag of a layered extension is a valid value this device
+        // does not support.
         check(pair[1] & !KNOWN_FLAGS == 0, CL_INVALID_VALUE)?;
-        check(
-            pair[1] & !CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR == 0,
-            CL_INVALID_PROPERTY,
-        )?;
+        check(pair[1] & !SUPPORTED_FLAGS == 0, CL_INVALID_PROPERTY)?;
         flags = Some(pair[1]);
     }
     check(list.last().is_none_or(|&l| l == 0), CL_INVALID_VALUE)?;
@@ -150,6 +156,50 @@ unsafe fn enqueue_command_buffer(
     Ok(())
 }
 
+/// CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: what clUpdateMutableCommandsKHR can change
+/// (not EXEC_INFO: no SVM).
+pub(crate) const MUTABLE_CAPABILITIES: cl_bitfield = CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR
+    | CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR
+    | CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR
+    | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR;
+
+/// A launch's properties: the fields a mutable launch lets change (every field the device
+/// can change when not given) and the list as given (with its 0; empty for NULL). Names
+/// are read one at a time, so an unknown one ends the list (CL_INVALID_VALUE).
+///
+/// # Safety
+/// `properties` is NULL or a 0-terminated list of (name, value) pairs.
+unsafe fn launch_properties(
+    properties: *const cl_command_properties_khr,
+) -> CLResult<(cl_bitfield, Vec<cl_command_properties_khr>)> {
+    let (mut fields, mut asserts, mut list) = (None, None, vec![]);
+    let mut at = properties;
+    while !at.is_null() {
+        // SAFETY: inside the list, read up to its terminator.
+        let name = unsafe { *at };
+        list.push(name);
+        if name == 0 {
+            break;
+        }
+        let (slot, known) = match name {
+            CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR => (&mut fields, MUTABLE_CAPABILITIES),
+            CL_MUTABLE_DISPATCH_ASSERTS_KHR => (
+                &mut asserts,
+                CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR,
+            ),
+            _ => return Err(ClError(CL_INVALID_VALUE)),
+        };
+        // SAFETY: a known name is followed by its value.
+        let value = unsafe { *at.add(1) };
+        check(slot.is_none() && value & !known == 0, CL_INVALID_VALUE)?;
+        *slot = Some(value);
+        list.push(value);
+        // SAFETY: the next name, inside the list.
+        at = unsafe { at.add(2) };
+    }
+    Ok((fields.unwrap_or(MUTABLE_CAPABILITIES), list))
+}
+
 /// The checks every command-recording entry point starts with, in the spec's order; returns
 /// the buffer and the sync points the command waits for.
 ///
@@ -239,17 +289,20 @@ unsafe fn command_nd_range_kernel(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    // SAFETY: the application's arguments, as the spec requires them.
+    // SAFETY: the application's arguments, as the spec requires them (the properties and
+    // the handle are the launch's own: none given here).
     let (cb, wait) = unsafe {
         recording(
             command_buffer,
             command_queue,
-            properties,
+            std::ptr::null(),
             num_sync_points,
             sync_point_wait_list,
-            mutable_handle,
+            std::ptr::null_mut(),
         )
     }?;
+    // SAFETY: NULL or a 0-terminated list, as the spec requires.
+    let (fields, props) = unsafe { launch_properties(properties) }?;
     let k: Arc<Kernel> = obj(kernel)?;
     // SAFETY: the application passes the sizes as the spec requires.
     let nd = unsafe {
@@ -266,11 +319,20 @@ unsafe fn command_nd_range_kernel(
     // CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR and kernel contains a printf call."
     check(!k.reflection.may_use_printf, CL_INVALID_OPERATION)?;
     // The arguments as they are now: later clSetKernelArg calls do not change the command.
-    let launch = kernel::prepare(&cb.queue, &k, k.args()?, &nd)?;
-    let s = cb.record(&wait, |rec| match launch {
-        Some(launch) => Ok(launch.record(rec)?.keep),
-        None => Ok(vec![]),
-    })?;
+    let args = k.args()?;
+    let s = if mutable_handle.is_null() {
+        let launch = kernel::prepare(&cb.queue, &k, args, &nd)?;
+        cb.record(&wait, |rec| match launch {
+            Some(launch) => Ok(launch.record(rec)?.keep),
+            None => Ok(vec![]),
+        })?
+    } else {
+        let command = MutableCommand::new(&cb, &k, fields, props, args, nd);
+        let s = cb.record_mutable(&wait, &command)?;
+        // SAFETY: not NULL: the application's handle out-parameter.
+        unsafe { *mutable_handle = register(command) as cl_mutable_command_khr };
+        s
+    };
     // SAFETY: the application's out-parameter.
     unsafe { return_sync_point(s, sync_point) };
     Ok(())
@@ -564,6 +626,168 @@ unsafe fn command_fill_image(
     Ok(())
 }
 
+#[entry(clUpdateMutableCommandsKHR)]
+unsafe fn update_mutable_commands(
+    command_buffer: cl_command_buffer_khr,
+    num_configs: cl_uint,
+    config_types: *const cl_command_buffer_update_type_khr,
+    configs: *const *const c_void,
+) -> CLResult<()> {
+    let cb: Arc<CommandBuffer> = obj(command_buffer)?;
+    // "CL_INVALID_OPERATION if command_buffer has not been finalized" or was not created
+    // with CL_COMMAND_BUFFER_MUTABLE_KHR.
+    check(
+        cb.flags & CL_COMMAND_BUFFER_MUTABLE_KHR != 0,
+        CL_INVALID_OPERATION,
+    )?;
+    check(
+        cb.state() != CL_COMMAND_BUFFER_STATE_RECORDING_KHR,
+        CL_INVALID_OPERATION,
+    )?;
+    check(
+        num_configs > 0 && !config_types.is_null() && !configs.is_null(),
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: the application passes num_configs types and configs.
+    let (types, configs) = unsafe {
+        (
+            slice(config_types, num_configs as usize),
+            slice(configs, num_configs as usize),
+        )
+    };
+    let mut changes = Vec::with_capacity(configs.len());
+    for (&ty, &config) in types.iter().zip(configs) {
+        check(
+            ty == CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR && !config.is_null(),
+            CL_INVALID_VALUE,
+        )?;
+        // SAFETY: a dispatch config, as its type says.
+        let config = unsafe { &*(config as *const cl_mutable_dispatch_config_khr) };
+        // SAFETY: the config's lists and sizes as the spec requires them.
+        changes.push(unsafe { dispatch_change(&cb, config) }?);
+    }
+    cb.update(changes)
+}
+
+/// One command's new arguments and geometry, from its config, checked.
+///
+/// # Safety
+/// The config's lists point to their counts of entries; its sizes are NULL or point to
+/// `work_dim` values.
+unsafe fn dispatch_change(
+    cb: &Arc<CommandBuffer>,
+    config: &cl_mutable_dispatch_config_khr,
+) -> CLResult<(Arc<MutableCommand>, Vec<ArgValue>, NdRange)> {
+    let command: Arc<MutableCommand> = obj(config.command)?;
+    check(
+        std::ptr::eq(command.buffer.as_ptr(), Arc::as_ptr(cb)),
+        CL_INVALID_MUTABLE_COMMAND_KHR,
+    )?;
+    // No SVM and no exec info to change.
+    check(
+        config.num_svm_args == 0 && config.num_exec_infos == 0,
+        CL_INVALID_OPERATION,
+    )?;
+    check(
+        (config.num_args == 0) == config.arg_list.is_null(),
+        CL_INVALID_VALUE,
+    )?;
+    let allowed = |field: cl_bitfield, given: bool| {
+        check(!given || command.fields & field != 0, CL_INVALID_OPERATION)
+    };
+    allowed(CL_MUTABLE_DISPATCH_ARGUMENTS_KHR, config.num_args > 0)?;
+    allowed(
+        CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR,
+        !config.global_work_offset.is_null(),
+    )?;
+    allowed(
+        CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR,
+        !config.global_work_size.is_null(),
+    )?;
+    allowed(
+        CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR,
+        !config.local_work_size.is_null(),
+    )?;
+    let (mut args, old) = command.launch();
+    // The launch's dimensions do not change.
+    check(
+        config.work_dim == 0 || config.work_dim == old.work_dim,
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: the application passes num_args arguments.
+    for a in unsafe { slice(config.arg_list, config.num_args as usize) } {
+        // SAFETY: each argument's value as clSetKernelArg takes it.
+        let value = unsafe {
+            super::kernel::arg_value(&command.kernel, a.arg_index, a.arg_size, a.arg_value)
+        }?;
+        args[a.arg_index as usize] = value;
+    }
+    let or = |given: *const usize, old: &[usize; 3]| {
+        if given.is_null() {
+            old.as_ptr()
+        } else {
+            given
+        }
+    };
+    let local = match (config.local_work_size.is_null(), &old.local) {
+        (false, _) => config.local_work_size,
+        (true, Some(l)) => l.as_ptr(),
+        (true, None) => std::ptr::null(),
+    };
+    // SAFETY: each size is the config's (work_dim values) or the launch's own.
+    let nd = unsafe {
+        super::kernel::nd_range(
+            &cb.queue,
+            &command.kernel,
+            old.work_dim,
+            or(config.global_work_offset, &old.offset),
+            or(config.global_work_size, &old.global),
+            local,
+        )
+    }?;
+    Ok((command, args, nd))
+}
+
+#[entry(clGetMutableCommandInfoKHR)]
+unsafe fn get_mutable_command_info(
+    command: cl_mutable_command_khr,
+    param_name: cl_mutable_command_info_khr,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let c: Arc<MutableCommand> = obj(command)?;
+    let cb = c
+        .buffer
+        .upgrade()
+        .ok_or(ClError(CL_INVALID_MUTABLE_COMMAND_KHR))?;
+    let (_, nd) = c.launch();
+    let dims = nd.work_dim as usize;
+    let value = match param_name {
+        CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => {
+            v::<cl_command_queue>(handle(&cb.queue) as cl_command_queue)
+        }
+        CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR => {
+            v::<cl_command_buffer_khr>(handle(&cb) as cl_command_buffer_khr)
+        }
+        CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR => v::<cl_command_type>(CL_COMMAND_NDRANGE_KERNEL),
+        CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR => {
+            array::<cl_command_properties_khr>(&c.properties)
+        }
+        CL_MUTABLE_DISPATCH_KERNEL_KHR => v::<cl_kernel>(handle(&c.kernel) as cl_kernel),
+        CL_MUTABLE_DISPATCH_DIMENSIONS_KHR => v::<cl_uint>(nd.work_dim),
+        CL_MUTABLE_DISPATCH_GLOBAL_WORK_OFFSET_KHR => array::<usize>(&nd.offset[..dims]),
+        CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR => array::<usize>(&nd.global[..dims]),
+        // A launch given no local size reports zeros.
+        CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR => {
+            array::<usize>(&nd.local.unwrap_or([0; 3])[..dims])
+        }
+        _ => Err(ClError(CL_INVALID_VALUE)),
+    }?;
+    // SAFETY: param_value and param_value_size_ret as the application passed them.
+    unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
+}
+
 /// The extension's entry points, for clGetExtensionFunctionAddress*.
 pub(super) fn entry_point(name: &str) -> *mut c_void {
     match name {
@@ -582,6 +806,8 @@ pub(super) fn entry_point(name: &str) -> *mut c_void {
         "clCommandCopyImageToBufferKHR" => clCommandCopyImageToBufferKHR as *mut c_void,
         "clCommandCopyBufferToImageKHR" => clCommandCopyBufferToImageKHR as *mut c_void,
         "clCommandFillImageKHR" => clCommandFillImageKHR as *mut c_void,
+        "clUpdateMutableCommandsKHR" => clUpdateMutableCommandsKHR as *mut c_void,
+        "clGetMutableCommandInfoKHR" => clGetMutableCommandInfoKHR as *mut c_void,
         _ => std::ptr::null_mut(),
     }
 }

@@ -66,6 +66,23 @@ fn c_size(reflected: usize, type_name: &str) -> usize {
 }
 
 fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLResult<()> {
+    // SAFETY: the application passes `size` bytes at `value` (or NULL).
+    let arg = unsafe { arg_value(k, index, size, value) }?;
+    k.set_arg(index as usize, arg);
+    Ok(())
+}
+
+/// An argument value as clSetKernelArg takes it, checked for argument `index` of `k` (also
+/// for clUpdateMutableCommandsKHR).
+///
+/// # Safety
+/// `value` is NULL or points to `size` bytes (a handle for memory objects and samplers).
+pub(crate) unsafe fn arg_value(
+    k: &Kernel,
+    index: cl_uint,
+    size: usize,
+    value: *const c_void,
+) -> CLResult<ArgValue> {
     let index = index as usize;
     check(index < k.num_args() as usize, CL_INVALID_ARG_INDEX)?;
     let arg = match slot(k, index) {
@@ -139,8 +156,7 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
             )
         }
     };
-    k.set_arg(index, arg);
-    Ok(())
+    Ok(arg)
 }
 
 /// An image argument's value: an image of the type the kernel declares (CL_INVALID_MEM_OBJECT

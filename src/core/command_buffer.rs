@@ -1,17 +1,23 @@
-//! cl_khr_command_buffer: commands recorded once into a Vulkan secondary command buffer and
+//! cl_khr_command_buffer: commands recorded once into Vulkan secondary command buffers and
 //! replayed as one command of a queue's batch (`vkCmdExecuteCommands`), which then orders,
 //! waits, profiles and completes like any other command. A replay does no per-command host
 //! work: kernel arguments, descriptor sets and push constants were captured at record time.
+//!
+//! cl_khr_command_buffer_mutable_dispatch: a launch recorded with a mutable handle gets a
+//! secondary command buffer of its own, re-recorded alone when clUpdateMutableCommandsKHR
+//! changes it (its push constants are in the command buffer, its descriptor sets may be
+//! pending): the other commands are not touched.
 
 use super::context::Context;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
+use super::kernel::{self, ArgValue, Kernel, NdRange};
 use super::object::{Base, ClObject, Kind};
 use super::queue::{Keep, Queue, Recorded};
 use crate::cl::*;
 use crate::vk::submit::{Prerecorded, Recorder};
 use parking_lot::Mutex;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 #[repr(C)]
 pub struct CommandBuffer {
@@ -33,11 +39,15 @@ impl ClObject for CommandBuffer {
 }
 
 struct State {
-    /// The recording, until finalized.
+    /// Commands are recorded until the buffer is finalized.
+    recording: bool,
+    /// The recording of the commands since the last mutable launch (or the start).
     rec: Option<Recorder>,
-    /// The finalized commands.
-    commands: Option<Arc<Prerecorded>>,
-    /// The memory objects the commands use.
+    /// The recorded parts, in order: runs of commands, and mutable launches.
+    parts: Vec<Part>,
+    /// What a replay executes: the parts' command buffers (once finalized).
+    commands: Option<Arc<Vec<Arc<Prerecorded>>>>,
+    /// The memory objects the runs' commands use.
     keep: Keep,
     /// Sync points handed out: 1..=`sync_points`.
     sync_points: cl_sync_point_khr,
@@ -47,20 +57,91 @@ struct State {
     enqueued: Vec<Arc<Event>>,
 }
 
+struct Part {
+    commands: Arc<Prerecorded>,
+    /// A mutable launch: its handle, whether it waits for the commands before it, and the
+    /// memory objects it uses.
+    launch: Option<(Arc<MutableCommand>, bool, Keep)>,
+}
+
+/// A launch recorded with a mutable handle (cl_khr_command_buffer_mutable_dispatch).
+#[repr(C)]
+pub struct MutableCommand {
+    pub base: Base,
+    pub buffer: Weak<CommandBuffer>,
+    pub kernel: Arc<Kernel>,
+    /// CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR.
+    pub fields: cl_bitfield,
+    /// The properties array as given (with its 0; empty for NULL).
+    pub properties: Vec<cl_command_properties_khr>,
+    launch: Mutex<(Vec<ArgValue>, NdRange)>,
+}
+
+impl ClObject for MutableCommand {
+    const KIND: Kind = Kind::MutableCommand;
+    const INVALID: i32 = CL_INVALID_MUTABLE_COMMAND_KHR;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+impl MutableCommand {
+    pub fn new(
+        buffer: &Arc<CommandBuffer>,
+        kernel: &Arc<Kernel>,
+        fields: cl_bitfield,
+        properties: Vec<cl_command_properties_khr>,
+        args: Vec<ArgValue>,
+        nd: NdRange,
+    ) -> Arc<MutableCommand> {
+        Arc::new(MutableCommand {
+            base: Base::new(Kind::MutableCommand),
+            buffer: Arc::downgrade(buffer),
+            kernel: kernel.clone(),
+            fields,
+            properties,
+            launch: Mutex::new((args, nd)),
+        })
+    }
+
+    /// The launch's arguments and geometry as they are now.
+    pub fn launch(&self) -> (Vec<ArgValue>, NdRange) {
+        self.launch.lock().clone()
+    }
+
+    /// Records the launch with `launch` into a command buffer of its own.
+    fn record(
+        &self,
+        queue: &Arc<Queue>,
+        ordered: bool,
+        (args, nd): (Vec<ArgValue>, NdRange),
+    ) -> CLResult<(Prerecorded, Keep)> {
+        let mut rec = Recorder::secondary(&queue.vk)?;
+        rec.unordered = !ordered;
+        let keep = match kernel::prepare(queue, &self.kernel, args, &nd)? {
+            Some(launch) => launch.record(&mut rec)?.keep,
+            None => vec![],
+        };
+        rec.unordered = false;
+        Ok((rec.finish()?, keep))
+    }
+}
+
 impl CommandBuffer {
     pub fn new(
         queue: &Arc<Queue>,
         flags: cl_command_buffer_flags_khr,
         properties: Vec<cl_command_buffer_properties_khr>,
     ) -> CLResult<Arc<CommandBuffer>> {
-        let rec = Recorder::secondary(&queue.vk)?;
         Ok(Arc::new(CommandBuffer {
             base: Base::new(Kind::CommandBuffer),
             queue: queue.clone(),
             flags,
             properties,
             state: Mutex::new(State {
-                rec: Some(rec),
+                recording: true,
+                rec: None,
+                parts: vec![],
                 commands: None,
                 keep: vec![],
                 sync_points: 0,
@@ -80,7 +161,7 @@ impl CommandBuffer {
 
     /// CL_INVALID_OPERATION unless still recording (commands are recorded only then).
     pub fn check_recording(&self) -> CLResult<()> {
-        check(self.state.lock().rec.is_some(), CL_INVALID_OPERATION)
+        check(self.state.lock().recording, CL_INVALID_OPERATION)
     }
 
     /// Records one command with `record` (which returns the memory objects it uses), after
@@ -106,17 +187,11 @@ impl CommandBuffer {
     ) -> CLResult<cl_sync_point_khr> {
         let mut state = self.state.lock();
         let state = &mut *state;
-        let Some(rec) = state.rec.as_mut() else {
-            return Err(ClError(CL_INVALID_OPERATION));
+        let ordered = self.ordered(state, wait)?;
+        let rec = match &mut state.rec {
+            Some(rec) => rec,
+            None => state.rec.insert(Recorder::secondary(&self.queue.vk)?),
         };
-        check(
-            wait.iter().all(|&s| s >= 1 && s <= state.sync_points),
-            CL_INVALID_SYNC_POINT_WAIT_LIST_KHR,
-        )?;
-        check(state.sync_points < cl_uint::MAX, CL_OUT_OF_RESOURCES)?;
-        let in_order = self.queue.properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0;
-        // The first command is ordered by the replay's own barrier (in the queue's batch).
-        let ordered = (in_order || !wait.is_empty() || state.after_barrier) && rec.commands > 0;
         rec.unordered = !ordered;
         let keep = record(rec);
         rec.unordered = false;
@@ -124,6 +199,79 @@ impl CommandBuffer {
         state.after_barrier = barrier;
         state.sync_points += 1;
         Ok(state.sync_points)
+    }
+
+    /// Whether the next command waits for those before it (its `wait` checked): commands of
+    /// a buffer made for an in-order queue run in order; otherwise a command waits only for
+    /// its sync points or a barrier. The first is ordered by the replay's own barrier.
+    fn ordered(&self, state: &State, wait: &[cl_sync_point_khr]) -> CLResult<bool> {
+        check(state.recording, CL_INVALID_OPERATION)?;
+        check(
+            wait.iter().all(|&s| s >= 1 && s <= state.sync_points),
+            CL_INVALID_SYNC_POINT_WAIT_LIST_KHR,
+        )?;
+        check(state.sync_points < cl_uint::MAX, CL_OUT_OF_RESOURCES)?;
+        let in_order = self.queue.properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0;
+        Ok((in_order || !wait.is_empty() || state.after_barrier) && state.sync_points > 0)
+    }
+
+    /// Records a mutable launch, in a command buffer of its own. Returns its sync point.
+    pub fn record_mutable(
+        &self,
+        wait: &[cl_sync_point_khr],
+        command: &Arc<MutableCommand>,
+    ) -> CLResult<cl_sync_point_khr> {
+        let mut state = self.state.lock();
+        let state = &mut *state;
+        let ordered = self.ordered(state, wait)?;
+        let (commands, keep) = command.record(&self.queue, ordered, command.launch())?;
+        close_run(state)?;
+        state.parts.push(Part {
+            commands: Arc::new(commands),
+            launch: Some((command.clone(), ordered, keep)),
+        });
+        state.after_barrier = false;
+        state.sync_points += 1;
+        Ok(state.sync_points)
+    }
+
+    /// clUpdateMutableCommandsKHR after its checks: each command's new arguments and
+    /// geometry. Each command changed is re-recorded (all or none of them); the next
+    /// enqueues replay the new commands, those pending the old ones.
+    pub fn update(
+        &self,
+        changes: Vec<(Arc<MutableCommand>, Vec<ArgValue>, NdRange)>,
+    ) -> CLResult<()> {
+        let mut state = self.state.lock();
+        check(!state.recording, CL_INVALID_OPERATION)?;
+        let mut recorded = Vec::with_capacity(changes.len());
+        for (command, args, nd) in changes {
+            let i = state
+                .parts
+                .iter()
+                .position(|p| {
+                    p.launch
+                        .as_ref()
+                        .is_some_and(|l| Arc::ptr_eq(&l.0, &command))
+                })
+                .ok_or(ClError(CL_INVALID_MUTABLE_COMMAND_KHR))?;
+            let ordered = state.parts[i].launch.as_ref().is_some_and(|l| l.1);
+            let (commands, keep) =
+                command.record(&self.queue, ordered, (args.clone(), nd.clone()))?;
+            recorded.push((i, commands, keep, (args, nd)));
+        }
+        for (i, commands, keep, launch) in recorded {
+            let part = &mut state.parts[i];
+            part.commands = Arc::new(commands);
+            if let Some(l) = &mut part.launch {
+                *l.0.launch.lock() = launch;
+                l.2 = keep;
+            }
+        }
+        state.commands = Some(Arc::new(
+            state.parts.iter().map(|p| p.commands.clone()).collect(),
+        ));
+        Ok(())
     }
 
     /// clCommandBarrierWithWaitListKHR: the next command waits for every command before it
@@ -135,8 +283,12 @@ impl CommandBuffer {
     /// clFinalizeCommandBufferKHR.
     pub fn finalize(&self) -> CLResult<()> {
         let mut state = self.state.lock();
-        let rec = state.rec.take().ok_or(ClError(CL_INVALID_OPERATION))?;
-        state.commands = Some(Arc::new(rec.finish()?));
+        check(state.recording, CL_INVALID_OPERATION)?;
+        close_run(&mut state)?;
+        state.recording = false;
+        state.commands = Some(Arc::new(
+            state.parts.iter().map(|p| p.commands.clone()).collect(),
+        ));
         Ok(())
     }
 
@@ -156,7 +308,7 @@ impl CommandBuffer {
     /// CL_COMMAND_BUFFER_STATE_KHR.
     pub fn state(&self) -> cl_command_buffer_state_khr {
         let mut state = self.state.lock();
-        if state.rec.is_some() {
+        if state.recording {
             return CL_COMMAND_BUFFER_STATE_RECORDING_KHR;
         }
         state
@@ -202,5 +354,27 @@ impl CommandBuffer {
         })?;
         self.state.lock().enqueued.push(event.clone());
         Ok(event)
+    }
+}
+
+/// Ends the run of commands being recorded, if any, as a part.
+fn close_run(state: &mut State) -> CLResult<()> {
+    if let Some(rec) = state.rec.take() {
+        state.parts.push(Part {
+            commands: Arc::new(rec.finish()?),
+            launch: None,
+        });
+    }
+    Ok(())
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        // The mutable commands' handles live as long as their buffer.
+        for part in &self.state.get_mut().parts {
+            if let Some((command, ..)) = &part.launch {
+                let _ = super::object::release::<MutableCommand>(super::object::handle(command));
+            }
+        }
     }
 }

@@ -357,6 +357,7 @@ impl Kernel {
 }
 
 /// A launch's geometry, validated by the API layer except for what needs the device.
+#[derive(Clone)]
 pub struct NdRange {
     pub work_dim: u32,
     pub offset: [usize; 3],

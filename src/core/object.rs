@@ -26,6 +26,7 @@ pub enum Kind {
     Event,
     Sampler,
     CommandBuffer,
+    MutableCommand,
 }
 
 /// The first field of every object with a handle.

@@ -1015,17 +1015,20 @@ impl Recorder {
         })
     }
 
-    /// One command executing prerecorded commands (ordered like any other command).
-    pub fn execute(&mut self, commands: &Arc<Prerecorded>) {
-        self.hold(commands);
+    /// One command executing prerecorded commands, in order (ordered like any other
+    /// command).
+    pub fn execute(&mut self, commands: &[Arc<Prerecorded>]) {
+        if commands.is_empty() {
+            return self.marker();
+        }
+        for c in commands {
+            self.hold(c);
+        }
+        let raw: Vec<vk::CommandBuffer> = commands.iter().map(|c| c.cmd).collect();
         self.begin_command();
-        // SAFETY: cmd is a recording primary; the secondary is executable, begun with
+        // SAFETY: cmd is a recording primary; the secondaries are executable, begun with
         // SIMULTANEOUS_USE, and held until the batch completes.
-        unsafe {
-            self.device
-                .raw
-                .cmd_execute_commands(self.cmd, &[commands.cmd])
-        };
+        unsafe { self.device.raw.cmd_execute_commands(self.cmd, &raw) };
         self.end_command();
         // The state the secondary bound is undefined in the primary after it.
         self.bound = Bound::default();
