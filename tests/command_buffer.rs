@@ -1880,3 +1880,95 @@ fn mutable_dispatch_errors() {
         clReleaseMemObject(a);
     }
 }
+
+/// CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR (of the buffer or of the launch):
+/// an update that adds work-groups, or whose count cannot be told (no local size), is refused.
+#[test]
+fn mutable_dispatch_no_additional_work_groups() {
+    setup();
+    let f = Fixture::new();
+    let update = update_fn();
+    let n = 64;
+    let a = f.env.buffer_from(&vec![0i32; n]);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    const BUFFER_ASSERTS: cl_bitfield = 0x12B7;
+    const LAUNCH_ASSERTS: cl_bitfield = 0x12B8;
+    let props = [
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        CL_COMMAND_BUFFER_MUTABLE_KHR,
+        BUFFER_ASSERTS,
+        1,
+        0,
+    ];
+    let cb = f.create(f.env.queue, &props);
+    let (global, local) = (16usize, 4usize);
+    let mut with_local = null_mut();
+    check!((f.ext.nd_range)(
+        cb,
+        null_mut(),
+        null(),
+        k,
+        1,
+        null(),
+        &global,
+        &local,
+        0,
+        null(),
+        null_mut(),
+        &mut with_local
+    ));
+    let without_local = f.launch_mutable(cb, k, global, &[]);
+    check!((f.ext.finalize)(cb));
+    let sized = |m, g: &usize| {
+        let mut c = DispatchConfig::new(m);
+        c.global_work_size = g;
+        apply(update, cb, &c)
+    };
+    assert_eq!(sized(with_local, &32), CL_INVALID_WORK_GROUP_SIZE);
+    assert_eq!(sized(with_local, &8), CL_SUCCESS);
+    assert_eq!(sized(without_local, &8), CL_INVALID_WORK_GROUP_SIZE);
+    // The launch's own assertion, in a buffer without one.
+    let cb2 = f.create(
+        f.env.queue,
+        &[
+            CL_COMMAND_BUFFER_FLAGS_KHR,
+            CL_COMMAND_BUFFER_MUTABLE_KHR,
+            0,
+        ],
+    );
+    let mut m = null_mut();
+    let launch_props = [LAUNCH_ASSERTS, 1, 0];
+    check!((f.ext.nd_range)(
+        cb2,
+        null_mut(),
+        launch_props.as_ptr(),
+        k,
+        1,
+        null(),
+        &global,
+        &local,
+        0,
+        null(),
+        null_mut(),
+        &mut m
+    ));
+    check!((f.ext.finalize)(cb2));
+    let mut c = DispatchConfig::new(m);
+    let big = 20usize;
+    c.global_work_size = &big;
+    assert_eq!(apply(update, cb2, &c), CL_INVALID_WORK_GROUP_SIZE);
+    // Replays run the updated sizes: 8 items of the first launch, 16 of the second.
+    let e = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e));
+    let want: Vec<i32> = (0..n).map(|i| (i < 8) as i32 + (i < 16) as i32).collect();
+    assert_eq!(f.env.read::<i32>(a, n), want);
+    unsafe {
+        clReleaseEvent(e);
+        (f.ext.release)(cb);
+        (f.ext.release)(cb2);
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}

@@ -8,7 +8,7 @@ use super::info::{array, v, write};
 use super::memory::buffer_on;
 use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
-use crate::core::command_buffer::{CommandBuffer, MutableCommand};
+use crate::core::command_buffer::{work_groups, CommandBuffer, MutableCommand};
 use crate::core::image::{self, ImageCopy};
 use crate::core::kernel::{self, ArgValue, Kernel, NdRange};
 use crate::core::object::{handle, register, release, retain};
@@ -72,7 +72,7 @@ unsafe fn create_command_buffer(
         q.properties & !SUPPORTED_QUEUE_PROPERTIES == 0,
         CL_INCOMPATIBLE_COMMAND_QUEUE_KHR,
     )?;
-    let cb = CommandBuffer::new(&q, flags.unwrap_or(0), list)?;
+    let cb = CommandBuffer::new(&q, (flags.unwrap_or(0), asserts.unwrap_or(0)), list)?;
     Ok(register(cb) as cl_command_buffer_khr)
 }
 
@@ -164,14 +164,14 @@ pub(crate) const MUTABLE_CAPABILITIES: cl_bitfield = CL_MUTABLE_DISPATCH_GLOBAL_
     | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR;
 
 /// A launch's properties: the fields a mutable launch lets change (every field the device
-/// can change when not given) and the list as given (with its 0; empty for NULL). Names
+/// can change when not given), its assertions, and the list as given (with its 0; empty for NULL). Names
 /// are read one at a time, so an unknown one ends the list (CL_INVALID_VALUE).
 ///
 /// # Safety
 /// `properties` is NULL or a 0-terminated list of (name, value) pairs.
 unsafe fn launch_properties(
     properties: *const cl_command_properties_khr,
-) -> CLResult<(cl_bitfield, Vec<cl_command_properties_khr>)> {
+) -> CLResult<((cl_bitfield, cl_bitfield), Vec<cl_command_properties_khr>)> {
     let (mut fields, mut asserts, mut list) = (None, None, vec![]);
     let mut at = properties;
     while !at.is_null() {
@@ -197,7 +197,10 @@ unsafe fn launch_properties(
         // SAFETY: the next name, inside the list.
         at = unsafe { at.add(2) };
     }
-    Ok((fields.unwrap_or(MUTABLE_CAPABILITIES), list))
+    Ok((
+        (fields.unwrap_or(MUTABLE_CAPABILITIES), asserts.unwrap_or(0)),
+        list,
+    ))
 }
 
 /// The checks every command-recording entry point starts with, in the spec's order; returns
@@ -734,6 +737,24 @@ unsafe fn dispatch_change(
         (true, Some(l)) => l.as_ptr(),
         (true, None) => std::ptr::null(),
     };
+    // "CL_INVALID_WORK_GROUP_SIZE" where the buffer or the launch asserted no additional
+    // work-groups and the update would add some (or cannot tell: no local size).
+    if command.asserts & CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR != 0 {
+        // SAFETY: work_dim values where given.
+        let given = |p: *const usize| unsafe { slice(p, old.work_dim as usize) };
+        let mut nd = old.clone();
+        nd.global[..given(config.global_work_size).len()]
+            .copy_from_slice(given(config.global_work_size));
+        let local = match given(config.local_work_size) {
+            [] => old.local,
+            l => Some(std::array::from_fn(|d| l.get(d).copied().unwrap_or(1))),
+        };
+        let local = local.ok_or(ClError(CL_INVALID_WORK_GROUP_SIZE))?;
+        check(
+            work_groups(&nd, Some(&local)) <= command.groups,
+            CL_INVALID_WORK_GROUP_SIZE,
+        )?;
+    }
     // SAFETY: each size is the config's (work_dim values) or the launch's own.
     let nd = unsafe {
         super::kernel::nd_range(

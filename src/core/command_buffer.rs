@@ -25,6 +25,8 @@ pub struct CommandBuffer {
     /// The queue it was created for (its device, context and ordering).
     pub queue: Arc<Queue>,
     pub flags: cl_command_buffer_flags_khr,
+    /// CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR.
+    pub asserts: cl_bitfield,
     /// The properties array as given (with its 0; empty for NULL).
     pub properties: Vec<cl_command_buffer_properties_khr>,
     state: Mutex<State>,
@@ -72,6 +74,10 @@ pub struct MutableCommand {
     pub kernel: Arc<Kernel>,
     /// CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR.
     pub fields: cl_bitfield,
+    /// CL_MUTABLE_DISPATCH_ASSERTS_KHR, with the buffer's.
+    pub asserts: cl_bitfield,
+    /// The work-groups of the launch as recorded (for the assertion of no more).
+    pub groups: usize,
     /// The properties array as given (with its 0; empty for NULL).
     pub properties: Vec<cl_command_properties_khr>,
     launch: Mutex<(Vec<ArgValue>, NdRange)>,
@@ -89,7 +95,7 @@ impl MutableCommand {
     pub fn new(
         buffer: &Arc<CommandBuffer>,
         kernel: &Arc<Kernel>,
-        fields: cl_bitfield,
+        (fields, asserts): (cl_bitfield, cl_bitfield),
         properties: Vec<cl_command_properties_khr>,
         args: Vec<ArgValue>,
         nd: NdRange,
@@ -99,6 +105,8 @@ impl MutableCommand {
             buffer: Arc::downgrade(buffer),
             kernel: kernel.clone(),
             fields,
+            asserts: asserts | buffer.asserts,
+            groups: work_groups(&nd, nd.local.as_ref()),
             properties,
             launch: Mutex::new((args, nd)),
         })
@@ -130,13 +138,14 @@ impl MutableCommand {
 impl CommandBuffer {
     pub fn new(
         queue: &Arc<Queue>,
-        flags: cl_command_buffer_flags_khr,
+        (flags, asserts): (cl_command_buffer_flags_khr, cl_bitfield),
         properties: Vec<cl_command_buffer_properties_khr>,
     ) -> CLResult<Arc<CommandBuffer>> {
         Ok(Arc::new(CommandBuffer {
             base: Base::new(Kind::CommandBuffer),
             queue: queue.clone(),
             flags,
+            asserts,
             properties,
             state: Mutex::new(State {
                 recording: true,
@@ -377,4 +386,14 @@ impl Drop for CommandBuffer {
             }
         }
     }
+}
+
+/// The work-groups of a launch of `nd`'s global size with `local` (1 without one).
+pub fn work_groups(nd: &NdRange, local: Option<&[usize; 3]>) -> usize {
+    let Some(local) = local else {
+        return 1;
+    };
+    (0..nd.work_dim as usize)
+        .map(|d| nd.global[d].div_ceil(local[d].max(1)))
+        .product()
 }
