@@ -328,6 +328,11 @@ fn extension_and_device_queries() {
         .find(|v| v.name() == "cl_khr_command_buffer")
         .expect("listed with its version");
     assert_eq!(v.version, (9 << 12) | 7, "0.9.7");
+    let m = versions
+        .iter()
+        .find(|v| v.name() == "cl_khr_command_buffer_mutable_dispatch")
+        .expect("listed with its version");
+    assert_eq!(m.version, (9 << 12) | 5, "0.9.5");
     let caps: cl_bitfield = device_val(device(), CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
     assert_eq!(caps, CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR);
     let supported: cl_bitfield = device_val(
