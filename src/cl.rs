@@ -581,7 +581,7 @@ pub const CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR: cl_uin
 pub const CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR: cl_uint = 0x1075;
 pub const CL_DEVICE_SUB_GROUP_SIZES_INTEL: cl_uint = 0x4108;
 
-// cl_khr_command_buffer 0.9.7 and cl_khr_command_buffer_mutable_dispatch (OpenCL-Headers'
+// cl_khr_command_buffer 0.9.8 and cl_khr_command_buffer_mutable_dispatch 0.9.5 (OpenCL-Headers'
 // cl_ext.h), added by hand.
 pub type cl_command_buffer_khr = *mut std::ffi::c_void;
 pub type cl_mutable_command_khr = *mut std::ffi::c_void;
@@ -610,7 +610,7 @@ pub const CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR: cl_uint = 0x1298;
 pub const CL_COMMAND_BUFFER_CONTEXT_KHR: cl_uint = 0x1299;
 pub const CL_COMMAND_BUFFER_STATE_RECORDING_KHR: cl_uint = 0;
 pub const CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR: cl_uint = 1;
-pub const CL_COMMAND_BUFFER_STATE_PENDING_KHR: cl_uint = 2;
+pub const CL_COMMAND_BUFFER_STATE_FINALIZED_KHR: cl_uint = 2;
 pub const CL_COMMAND_COMMAND_BUFFER_KHR: cl_uint = 0x12A8;
 pub type cl_command_buffer_update_type_khr = cl_uint;
 pub type cl_mutable_dispatch_fields_khr = cl_bitfield;

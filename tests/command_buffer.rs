@@ -26,7 +26,6 @@ const CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR: cl_uint = 0x1298;
 const CL_COMMAND_BUFFER_CONTEXT_KHR: cl_uint = 0x1299;
 const RECORDING: cl_uint = 0;
 const EXECUTABLE: cl_uint = 1;
-const PENDING: cl_uint = 2;
 const CL_COMMAND_COMMAND_BUFFER_KHR: cl_uint = 0x12A8;
 
 type Info = unsafe extern "C" fn(CommandBuffer, cl_uint, usize, *mut c_void, *mut usize) -> cl_int;
@@ -327,7 +326,7 @@ fn extension_and_device_queries() {
         .iter()
         .find(|v| v.name() == "cl_khr_command_buffer")
         .expect("listed with its version");
-    assert_eq!(v.version, (9 << 12) | 7, "0.9.7");
+    assert_eq!(v.version, (9 << 12) | 8, "0.9.8");
     let m = versions
         .iter()
         .find(|v| v.name() == "cl_khr_command_buffer_mutable_dispatch")
@@ -468,10 +467,11 @@ fn sync_points_and_barriers_order_commands() {
     }
 }
 
-/// Pending while an enqueue waits for a user event; a second enqueue is refused without
-/// simultaneous use and accepted with it; both replays then run, after the event.
+/// Version 0.9.8: any buffer may be enqueued again while earlier enqueues are pending (here
+/// behind a user event), with or without the simultaneous-use flag, on an in-order queue and
+/// in the same batch; its state stays Executable; every replay runs, in order.
 #[test]
-fn pending_state_and_simultaneous_use() {
+fn enqueued_again_while_pending() {
     setup();
     let f = Fixture::new();
     let n = 64;
@@ -495,38 +495,23 @@ fn pending_state_and_simultaneous_use() {
     let mut err = 0;
     let user = unsafe { clCreateUserEvent(f.env.ctx, &mut err) };
     let e1 = f.enqueue(plain, &[user]);
-    assert_eq!(f.state(plain), PENDING);
-    check_err!(
-        (f.ext.enqueue)(0, null_mut(), plain, 0, null(), null_mut()),
-        CL_INVALID_OPERATION
-    );
-    let e2 = f.enqueue(simultaneous, &[user]);
-    let e3 = f.enqueue(simultaneous, &[]);
-    assert_eq!(f.state(simultaneous), PENDING);
-    check!(clSetUserEventStatus(user, CL_COMPLETE));
-    check!(clWaitForEvents(3, [e1, e2, e3].as_ptr()));
+    let e2 = f.enqueue(plain, &[]);
+    let e3 = f.enqueue(simultaneous, &[user]);
+    let e4 = f.enqueue(simultaneous, &[]);
     assert_eq!(f.state(plain), EXECUTABLE);
     assert_eq!(f.state(simultaneous), EXECUTABLE);
-    assert_eq!(f.env.read::<i32>(a, n), vec![6; n]);
-    // Polling the state makes progress: the replay is submitted and completes.
-    let e5 = f.enqueue(plain, &[]);
-    let t0 = std::time::Instant::now();
-    while f.state(plain) != EXECUTABLE {
-        assert!(
-            t0.elapsed().as_secs() < 20,
-            "still pending: the state query must flush"
-        );
-        std::thread::yield_now();
-    }
+    let status: cl_int = event_val(e4, CL_EVENT_COMMAND_EXECUTION_STATUS);
+    assert!(status > CL_COMPLETE, "waits for the user event");
+    check!(clSetUserEventStatus(user, CL_COMPLETE));
+    check!(clWaitForEvents(4, [e1, e2, e3, e4].as_ptr()));
     assert_eq!(f.env.read::<i32>(a, n), vec![8; n]);
-    unsafe { clReleaseEvent(e5) };
     // Released while a replay is pending: the replay still runs.
-    let e4 = f.enqueue(plain, &[]);
+    let e5 = f.enqueue(plain, &[]);
     check!((f.ext.release)(plain));
-    check!(clWaitForEvents(1, &e4));
+    check!(clWaitForEvents(1, &e5));
     assert_eq!(f.env.read::<i32>(a, n), vec![10; n]);
     unsafe {
-        for e in [user, e1, e2, e3, e4] {
+        for e in [user, e1, e2, e3, e4, e5] {
             clReleaseEvent(e);
         }
         (f.ext.release)(simultaneous);
@@ -657,7 +642,7 @@ fn profiling_of_an_enqueued_buffer() {
         queued <= submit && submit <= start && start <= end,
         "{queued} {submit} {start} {end}"
     );
-    assert!(end > start, "20 launches take time");
+    assert!(start > 0 && end >= start);
     assert_eq!(f.env.read::<i32>(a, n), vec![20; n]);
     unsafe {
         clReleaseEvent(e);

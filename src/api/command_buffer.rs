@@ -23,9 +23,11 @@ use vkcl_macros::entry;
 /// (CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR): all a queue can have.
 pub(crate) const SUPPORTED_QUEUE_PROPERTIES: cl_command_queue_properties =
     CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
-/// CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR: a replay is a secondary command buffer begun
-/// with SIMULTANEOUS_USE, so a buffer may be pending several times. (Not KERNEL_PRINTF:
-/// kernels that print are not recorded.)
+/// CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR: simultaneous use (a bit mutable dispatch
+/// defines since version 0.9.8 of the base: a buffer may be updated while replays of it are
+/// pending; every buffer may be enqueued while pending, as its replay is a secondary command
+/// buffer begun with SIMULTANEOUS_USE). Not KERNEL_PRINTF: kernels that print are not
+/// recorded.
 pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
     CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR;
 
@@ -109,10 +111,7 @@ unsafe fn get_command_buffer_info(
         }
         CL_COMMAND_BUFFER_NUM_QUEUES_KHR => v::<cl_uint>(1u32),
         CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR => v::<cl_uint>(cb.base.api_refs()),
-        CL_COMMAND_BUFFER_STATE_KHR => {
-            cb.flush()?;
-            v::<cl_command_buffer_state_khr>(cb.state())
-        }
+        CL_COMMAND_BUFFER_STATE_KHR => v::<cl_command_buffer_state_khr>(cb.state()),
         CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR => {
             array::<cl_command_buffer_properties_khr>(&cb.properties)
         }

@@ -55,8 +55,6 @@ struct State {
     sync_points: cl_sync_point_khr,
     /// The last command was a barrier: the next one waits for everything before it.
     after_barrier: bool,
-    /// The events of enqueues not seen complete yet.
-    enqueued: Vec<Arc<Event>>,
 }
 
 struct Part {
@@ -155,17 +153,12 @@ impl CommandBuffer {
                 keep: vec![],
                 sync_points: 0,
                 after_barrier: false,
-                enqueued: vec![],
             }),
         }))
     }
 
     pub fn context(&self) -> &Arc<Context> {
         &self.queue.context
-    }
-
-    fn simultaneous(&self) -> bool {
-        self.flags & CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR != 0
     }
 
     /// CL_INVALID_OPERATION unless still recording (commands are recorded only then).
@@ -301,32 +294,13 @@ impl CommandBuffer {
         Ok(())
     }
 
-    /// Submits the batches holding its pending enqueues, so that polling its state makes
-    /// progress (as polling an event's status does).
-    pub fn flush(&self) -> CLResult<()> {
-        // Taken out first: a flush may run callbacks, never under this buffer's lock.
-        let pending = self.state.lock().enqueued.clone();
-        for e in pending {
-            if let Some(q) = &e.queue {
-                q.flush_to(e.value)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// CL_COMMAND_BUFFER_STATE_KHR.
+    /// CL_COMMAND_BUFFER_STATE_KHR. (Since version 0.9.8 a buffer has no Pending state: it
+    /// may be enqueued again while earlier enqueues are pending.)
     pub fn state(&self) -> cl_command_buffer_state_khr {
-        let mut state = self.state.lock();
-        if state.recording {
-            return CL_COMMAND_BUFFER_STATE_RECORDING_KHR;
-        }
-        state
-            .enqueued
-            .retain(|e| e.status() > CL_COMPLETE as cl_int);
-        if state.enqueued.is_empty() {
-            CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR
+        if self.state.lock().recording {
+            CL_COMMAND_BUFFER_STATE_RECORDING_KHR
         } else {
-            CL_COMMAND_BUFFER_STATE_PENDING_KHR
+            CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR
         }
     }
 
@@ -338,16 +312,7 @@ impl CommandBuffer {
         queue: &Arc<Queue>,
         wait: &[Arc<Event>],
     ) -> CLResult<Arc<Event>> {
-        check(
-            self.state() != CL_COMMAND_BUFFER_STATE_RECORDING_KHR,
-            CL_INVALID_OPERATION,
-        )?;
-        // "CL_INVALID_OPERATION if command_buffer was not created with the
-        // CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR flag and is in the Pending state."
-        check(
-            self.simultaneous() || self.state() != CL_COMMAND_BUFFER_STATE_PENDING_KHR,
-            CL_INVALID_OPERATION,
-        )?;
+        // "CL_INVALID_OPERATION if command_buffer has not been finalized."
         let commands = self.state.lock().commands.clone();
         let commands = commands.ok_or(ClError(CL_INVALID_OPERATION))?;
         let this = self.clone();
@@ -361,7 +326,6 @@ impl CommandBuffer {
                 keep: vec![],
             })
         })?;
-        self.state.lock().enqueued.push(event.clone());
         Ok(event)
     }
 }
