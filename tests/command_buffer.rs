@@ -1962,3 +1962,92 @@ fn mutable_dispatch_no_additional_work_groups() {
         clReleaseMemObject(a);
     }
 }
+
+/// A mutable launch whose arguments may change may be recorded before they are all set: the
+/// buffer is then Finalized, not Executable (no enqueue), until an update sets them.
+#[test]
+fn mutable_dispatch_deferred_arguments() {
+    setup();
+    let f = Fixture::new();
+    let update = update_fn();
+    let n = 32;
+    let a = f.env.buffer_from(&vec![1i32; n]);
+    let k = kernel(f.program, "add");
+    arg(k, 0, &a); // argument 1 not set
+    let flags = [
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        CL_COMMAND_BUFFER_MUTABLE_KHR,
+        0,
+    ];
+    let cb = f.create(f.env.queue, &flags);
+    // Not deferrable: a plain launch, and a mutable one whose arguments may not change.
+    check_err!(
+        (f.ext.nd_range)(
+            cb,
+            null_mut(),
+            null(),
+            k,
+            1,
+            null(),
+            &n,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_KERNEL_ARGS
+    );
+    let sizes_only = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, GLOBAL_SIZE, 0];
+    let mut h = null_mut();
+    check_err!(
+        (f.ext.nd_range)(
+            cb,
+            null_mut(),
+            sizes_only.as_ptr(),
+            k,
+            1,
+            null(),
+            &n,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            &mut h
+        ),
+        CL_INVALID_KERNEL_ARGS
+    );
+    let m = f.launch_mutable(
+        cb,
+        k,
+        n,
+        &[CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, ARGUMENTS, 0],
+    );
+    check!((f.ext.finalize)(cb));
+    const FINALIZED: cl_uint = 2;
+    assert_eq!(f.state(cb), FINALIZED);
+    check_err!(
+        (f.ext.enqueue)(0, null_mut(), cb, 0, null(), null_mut()),
+        CL_INVALID_OPERATION
+    );
+    let v = 41i32;
+    let args = [MutableArg {
+        arg_index: 1,
+        arg_size: 4,
+        arg_value: (&v as *const i32).cast(),
+    }];
+    let mut config = DispatchConfig::new(m);
+    config.num_args = 1;
+    config.arg_list = args.as_ptr();
+    assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+    assert_eq!(f.state(cb), EXECUTABLE);
+    let e = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e));
+    assert_eq!(f.env.read::<i32>(a, n), vec![42; n]);
+    unsafe {
+        clReleaseEvent(e);
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}

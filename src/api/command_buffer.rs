@@ -321,8 +321,15 @@ unsafe fn command_nd_range_kernel(
     // CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR and kernel contains a printf call."
     check(!k.reflection.may_use_printf, CL_INVALID_OPERATION)?;
     // The arguments as they are now: later clSetKernelArg calls do not change the command.
-    let args = k.args()?;
+    // Those of a mutable launch whose arguments may change may be set later, by an update
+    // (the buffer is Finalized, not Executable, until then).
+    let deferrable = !mutable_handle.is_null() && fields.0 & CL_MUTABLE_DISPATCH_ARGUMENTS_KHR != 0;
+    let args = match deferrable {
+        true => k.args_set(),
+        false => k.args()?.into_iter().map(Some).collect(),
+    };
     let s = if mutable_handle.is_null() {
+        let args = args.into_iter().flatten().collect();
         let launch = kernel::prepare(&cb.queue, &k, args, &nd)?;
         cb.record(&wait, |rec| match launch {
             Some(launch) => Ok(launch.record(rec)?.keep),
@@ -679,7 +686,7 @@ unsafe fn update_mutable_commands(
 unsafe fn dispatch_change(
     cb: &Arc<CommandBuffer>,
     config: &cl_mutable_dispatch_config_khr,
-) -> CLResult<(Arc<MutableCommand>, Vec<ArgValue>, NdRange)> {
+) -> CLResult<(Arc<MutableCommand>, Vec<Option<ArgValue>>, NdRange)> {
     let command: Arc<MutableCommand> = obj(config.command)?;
     check(
         std::ptr::eq(command.buffer.as_ptr(), Arc::as_ptr(cb)),
@@ -722,7 +729,7 @@ unsafe fn dispatch_change(
         let value = unsafe {
             super::kernel::arg_value(&command.kernel, a.arg_index, a.arg_size, a.arg_value)
         }?;
-        args[a.arg_index as usize] = value;
+        args[a.arg_index as usize] = Some(value);
     }
     let or = |given: *const usize, old: &[usize; 3]| {
         if given.is_null() {

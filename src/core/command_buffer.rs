@@ -78,7 +78,8 @@ pub struct MutableCommand {
     pub groups: usize,
     /// The properties array as given (with its 0; empty for NULL).
     pub properties: Vec<cl_command_properties_khr>,
-    launch: Mutex<(Vec<ArgValue>, NdRange)>,
+    /// Its arguments (None: not set yet, an update will) and geometry.
+    launch: Mutex<(Vec<Option<ArgValue>>, NdRange)>,
 }
 
 impl ClObject for MutableCommand {
@@ -95,7 +96,7 @@ impl MutableCommand {
         kernel: &Arc<Kernel>,
         (fields, asserts): (cl_bitfield, cl_bitfield),
         properties: Vec<cl_command_properties_khr>,
-        args: Vec<ArgValue>,
+        args: Vec<Option<ArgValue>>,
         nd: NdRange,
     ) -> Arc<MutableCommand> {
         Arc::new(MutableCommand {
@@ -111,24 +112,32 @@ impl MutableCommand {
     }
 
     /// The launch's arguments and geometry as they are now.
-    pub fn launch(&self) -> (Vec<ArgValue>, NdRange) {
+    pub fn launch(&self) -> (Vec<Option<ArgValue>>, NdRange) {
         self.launch.lock().clone()
     }
 
-    /// Records the launch with `launch` into a command buffer of its own.
+    /// Every argument is set: the launch can run.
+    fn complete(&self) -> bool {
+        self.launch.lock().0.iter().all(Option::is_some)
+    }
+
+    /// Records the launch with `launch` into a command buffer of its own (with arguments
+    /// still to come, nothing: the buffer is not executable until an update sets them).
     fn record(
         &self,
         queue: &Arc<Queue>,
         ordered: bool,
-        (args, nd): (Vec<ArgValue>, NdRange),
+        (args, nd): (Vec<Option<ArgValue>>, NdRange),
     ) -> CLResult<(Prerecorded, Keep)> {
         let mut rec = Recorder::secondary(&queue.vk)?;
-        rec.unordered = !ordered;
-        let keep = match kernel::prepare(queue, &self.kernel, args, &nd)? {
-            Some(launch) => launch.record(&mut rec)?.keep,
-            None => vec![],
-        };
-        rec.unordered = false;
+        let mut keep = vec![];
+        if let Some(args) = args.into_iter().collect::<Option<Vec<_>>>() {
+            rec.unordered = !ordered;
+            if let Some(launch) = kernel::prepare(queue, &self.kernel, args, &nd)? {
+                keep = launch.record(&mut rec)?.keep;
+            }
+            rec.unordered = false;
+        }
         Ok((rec.finish()?, keep))
     }
 }
@@ -242,7 +251,7 @@ impl CommandBuffer {
     /// enqueues replay the new commands, those pending the old ones.
     pub fn update(
         &self,
-        changes: Vec<(Arc<MutableCommand>, Vec<ArgValue>, NdRange)>,
+        changes: Vec<(Arc<MutableCommand>, Vec<Option<ArgValue>>, NdRange)>,
     ) -> CLResult<()> {
         let mut state = self.state.lock();
         check(!state.recording, CL_INVALID_OPERATION)?;
@@ -296,9 +305,20 @@ impl CommandBuffer {
 
     /// CL_COMMAND_BUFFER_STATE_KHR. (Since version 0.9.8 a buffer has no Pending state: it
     /// may be enqueued again while earlier enqueues are pending.)
+    /// With mutable dispatch, a finalized buffer whose mutable launches still lack
+    /// arguments is Finalized, not Executable, until updates set them.
     pub fn state(&self) -> cl_command_buffer_state_khr {
-        if self.state.lock().recording {
+        let state = self.state.lock();
+        let deferred = || {
+            state
+                .parts
+                .iter()
+                .any(|p| p.launch.as_ref().is_some_and(|l| !l.0.complete()))
+        };
+        if state.recording {
             CL_COMMAND_BUFFER_STATE_RECORDING_KHR
+        } else if deferred() {
+            CL_COMMAND_BUFFER_STATE_FINALIZED_KHR
         } else {
             CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR
         }
@@ -312,7 +332,11 @@ impl CommandBuffer {
         queue: &Arc<Queue>,
         wait: &[Arc<Event>],
     ) -> CLResult<Arc<Event>> {
-        // "CL_INVALID_OPERATION if command_buffer has not been finalized."
+        // "CL_INVALID_OPERATION if command_buffer is not in the Executable state."
+        check(
+            self.state() == CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR,
+            CL_INVALID_OPERATION,
+        )?;
         let commands = self.state.lock().commands.clone();
         let commands = commands.ok_or(ClError(CL_INVALID_OPERATION))?;
         let this = self.clone();

@@ -333,6 +333,14 @@ impl Kernel {
             .ok_or(ClError(CL_INVALID_KERNEL_ARGS))
     }
 
+    /// The arguments set now, None for those not set (or naming a deleted object).
+    pub fn args_set(&self) -> Vec<Option<ArgValue>> {
+        let args = self.args.lock();
+        args.iter()
+            .map(|a| a.as_ref().and_then(HeldArg::get))
+            .collect()
+    }
+
     /// The `__local` bytes a launch uses: static `__local` variables plus `__local` arguments.
     pub fn local_mem_size(&self) -> u64 {
         let dynamic: usize = self
