@@ -2051,3 +2051,105 @@ fn mutable_dispatch_deferred_arguments() {
         clReleaseMemObject(a);
     }
 }
+
+/// Without SVM the SVM commands exist and refuse (as clEnqueueSVMMemcpy does), after the
+/// command-buffer's own checks.
+#[test]
+fn svm_commands_without_svm() {
+    setup();
+    let f = Fixture::new();
+    type SvmCopy = unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        *mut c_void,
+        *const c_void,
+        usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int;
+    type SvmFill = unsafe extern "C" fn(
+        CommandBuffer,
+        cl_command_queue,
+        *const cl_bitfield,
+        *mut c_void,
+        *const c_void,
+        usize,
+        usize,
+        cl_uint,
+        *const SyncPoint,
+        *mut SyncPoint,
+        *mut *mut c_void,
+    ) -> cl_int;
+    let copy: SvmCopy = unsafe { std::mem::transmute(entry("clCommandSVMMemcpyKHR")) };
+    let fill: SvmFill = unsafe { std::mem::transmute(entry("clCommandSVMMemFillKHR")) };
+    let cb = f.create(f.env.queue, &[]);
+    let mut x = [0u8; 16];
+    let p = x.as_mut_ptr().cast::<c_void>();
+    let none = (0, null(), null_mut(), null_mut());
+    check_err!(
+        copy(
+            null_mut(),
+            null_mut(),
+            null(),
+            p,
+            p,
+            4,
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    check_err!(
+        copy(
+            cb,
+            null_mut(),
+            null(),
+            p,
+            p,
+            4,
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_OPERATION
+    );
+    check_err!(
+        fill(
+            cb,
+            null_mut(),
+            null(),
+            p,
+            p,
+            4,
+            16,
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_OPERATION
+    );
+    check_err!(
+        fill(
+            cb,
+            f.env.queue,
+            null(),
+            p,
+            p,
+            4,
+            16,
+            none.0,
+            none.1,
+            none.2,
+            none.3
+        ),
+        CL_INVALID_COMMAND_QUEUE
+    );
+    check!((f.ext.release)(cb));
+}

@@ -815,6 +815,86 @@ unsafe fn get_mutable_command_info(
     unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
+/// clCommandSVMMemcpyKHR and clCommandSVMMemFillKHR: no device of vkcl's supports SVM yet
+/// (as clEnqueueSVMMemcpy, CL_INVALID_OPERATION after the command's own checks).
+///
+/// # Safety
+/// As `recording`.
+unsafe fn svm_command(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        recording(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }?;
+    Err(ClError(CL_INVALID_OPERATION))
+}
+
+#[entry(clCommandSVMMemcpyKHR)]
+unsafe fn command_svm_memcpy(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    _dst_ptr: *mut c_void,
+    _src_ptr: *const c_void,
+    _size: usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    _sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    unsafe {
+        svm_command(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }
+}
+
+#[entry(clCommandSVMMemFillKHR)]
+unsafe fn command_svm_mem_fill(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    _svm_ptr: *mut c_void,
+    _pattern: *const c_void,
+    _pattern_size: usize,
+    _size: usize,
+    num_sync_points: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    _sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    // SAFETY: the application's arguments, as the spec requires them.
+    unsafe {
+        svm_command(
+            command_buffer,
+            command_queue,
+            properties,
+            num_sync_points,
+            sync_point_wait_list,
+            mutable_handle,
+        )
+    }
+}
+
 /// The extension's entry points, for clGetExtensionFunctionAddress*.
 pub(super) fn entry_point(name: &str) -> *mut c_void {
     match name {
@@ -833,6 +913,8 @@ pub(super) fn entry_point(name: &str) -> *mut c_void {
         "clCommandCopyImageToBufferKHR" => clCommandCopyImageToBufferKHR as *mut c_void,
         "clCommandCopyBufferToImageKHR" => clCommandCopyBufferToImageKHR as *mut c_void,
         "clCommandFillImageKHR" => clCommandFillImageKHR as *mut c_void,
+        "clCommandSVMMemcpyKHR" => clCommandSVMMemcpyKHR as *mut c_void,
+        "clCommandSVMMemFillKHR" => clCommandSVMMemFillKHR as *mut c_void,
         "clUpdateMutableCommandsKHR" => clUpdateMutableCommandsKHR as *mut c_void,
         "clGetMutableCommandInfoKHR" => clGetMutableCommandInfoKHR as *mut c_void,
         _ => std::ptr::null_mut(),
