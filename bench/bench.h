@@ -65,6 +65,7 @@ void bench_build(const Env *e);
 void bench_build_child(const Env *e, int also_in_memory);
 void bench_images(const Env *e);
 void bench_threads(const Env *e);
+void bench_cmdbuf(const Env *e);
 
 /* The kernels that the raw-Vulkan baseline (examples/raw_vulkan.rs) dispatches too: their
  * program binaries and launch parameters written into `dir`. */

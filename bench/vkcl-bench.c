@@ -4,7 +4,7 @@
  *   vkcl-bench [--platform SUB] [--device SUB] [--quick] [--reps N] [--only GROUP,...]
  *              [--label NAME] [--json FILE] [--write-overhead-kernels DIR]
  *
- * Groups: launch transfer memory compute build images. Each figure is measured after a
+ * Groups: launch transfer memory compute build images threads cmdbuf. Each figure is measured after a
  * warm-up, `reps` times (default 7, 3 with --quick); the median, quartiles and range go to the
  * JSON file and a summary to stdout. Every benchmark checks its results: a wrong result or a
  * failing OpenCL call ends the run with status 1. bench/compare.py runs this once per
@@ -18,7 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-static const char *GROUPS[] = {"launch", "transfer", "memory", "compute", "build", "images", "threads"};
+static const char *GROUPS[] = {"launch", "transfer", "memory", "compute",
+                               "build",  "images",   "threads", "cmdbuf"};
 #define NGROUPS (sizeof GROUPS / sizeof *GROUPS)
 
 void bench_fail(const char *file, int line, const char *what, cl_int err) {
@@ -278,7 +279,7 @@ static void usage(void) {
             "usage: vkcl-bench [--platform SUB] [--device SUB] [--quick] [--reps N]\n"
             "                  [--only GROUP,...] [--label NAME] [--json FILE]\n"
             "                  [--write-overhead-kernels DIR]\n"
-            "groups: launch transfer memory compute build images threads\n");
+            "groups: launch transfer memory compute build images threads cmdbuf\n");
     exit(2);
 }
 
@@ -316,7 +317,7 @@ int main(int argc, char **argv) {
     }
     void (*run[NGROUPS])(const Env *) = {bench_launch,  bench_transfer, bench_memory,
                                          bench_compute, bench_build,    bench_images,
-                                         bench_threads};
+                                         bench_threads, bench_cmdbuf};
     for (size_t g = 0; g < NGROUPS; g++) {
         if (only) {
             const char *p = strstr(only, GROUPS[g]);

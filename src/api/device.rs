@@ -230,6 +230,18 @@ fn memory_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8
             CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
         ),
         CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v::<cl_command_queue_properties>(0u64),
+        CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => {
+            v::<cl_device_command_buffer_capabilities_khr>(super::command_buffer::CAPABILITIES)
+        }
+        CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR => {
+            v::<cl_command_queue_properties>(super::command_buffer::SUPPORTED_QUEUE_PROPERTIES)
+        }
+        CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR => {
+            v::<cl_bitfield>(super::command_buffer::MUTABLE_CAPABILITIES)
+        }
+        CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR => {
+            v::<cl_command_queue_properties>(0u64)
+        }
         CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
         | CL_DEVICE_MAX_ON_DEVICE_QUEUES

@@ -285,10 +285,87 @@ fn image_obj(mem: cl_mem) -> CLResult<Arc<Mem>> {
 /// The queue and the image, checked to be of one context, on a device with images.
 fn queue_and_image(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
     let q: Arc<Queue> = obj(queue)?;
+    let m = image_on(&q, mem)?;
+    Ok((q, m))
+}
+
+/// An image a command on `q` may use (a queue's or a command-buffer's).
+fn image_on(q: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m = image_obj(mem)?;
     check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
     check(q.device.has_images(), CL_INVALID_OPERATION)?;
-    Ok((q, m))
+    Ok(m)
+}
+
+/// What an image copy names, checked: source, its origin, destination, its origin, region.
+pub(super) type ImageCopyArgs = (Arc<Mem>, [usize; 3], Arc<Mem>, [usize; 3], [usize; 3]);
+
+/// clEnqueueCopyImage's arguments on `q`, checked.
+///
+/// # Safety
+/// The origins and region are NULL or point to 3 values.
+pub(super) unsafe fn copy_image_args(
+    q: &Queue,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+) -> CLResult<ImageCopyArgs> {
+    let (src, dst) = (image_on(q, src_image)?, image_on(q, dst_image)?);
+    check(
+        src.image()?.format == dst.image()?.format,
+        CL_IMAGE_FORMAT_MISMATCH,
+    )?;
+    let (src_o, r) = origin_region(&src, src_origin, region)?;
+    let (dst_o, _) = origin_region(&dst, dst_origin, region)?;
+    check(
+        !Arc::ptr_eq(&src, &dst) || !overlap(src_o, dst_o, r),
+        CL_MEM_COPY_OVERLAP,
+    )?;
+    Ok((src, src_o, dst, dst_o, r))
+}
+
+/// clEnqueueCopyImageToBuffer's (`to_buffer`) or clEnqueueCopyBufferToImage's arguments on
+/// `q`, checked: the image, its origin and the region, the buffer at `offset`.
+///
+/// # Safety
+/// The origin and region are NULL or point to 3 values.
+pub(super) unsafe fn image_buffer_args(
+    q: &Queue,
+    image: cl_mem,
+    origin: *const usize,
+    region: *const usize,
+    buffer: cl_mem,
+    offset: usize,
+    to_buffer: bool,
+) -> CLResult<ImageCopyArgs> {
+    let m = image_on(q, image)?;
+    let (o, r) = origin_region(&m, origin, region)?;
+    let b = buffer_for(q, buffer, offset, region_bytes(&m, r)?)?;
+    Ok(match to_buffer {
+        true => (m, o, b, [0; 3], r),
+        false => (b, [0; 3], m, o, r),
+    })
+}
+
+/// clEnqueueFillImage's arguments on `q`, checked: the image, the color, origin and region.
+///
+/// # Safety
+/// `fill_color` is NULL or points to 16 bytes; origin and region NULL or to 3 values.
+pub(super) unsafe fn fill_image_args(
+    q: &Queue,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const usize,
+    region: *const usize,
+) -> CLResult<(Arc<Mem>, [u32; 4], [usize; 3], [usize; 3])> {
+    let m = image_on(q, image)?;
+    check(!fill_color.is_null(), CL_INVALID_VALUE)?;
+    let (o, r) = origin_region(&m, origin, region)?;
+    // SAFETY: the application passes a four-component color (16 bytes).
+    let color = unsafe { *(fill_color as *const [u32; 4]) };
+    Ok((m, color, o, r))
 }
 
 /// An origin and region from the application, checked against the image (CL_INVALID_VALUE):
@@ -636,13 +713,11 @@ unsafe fn enqueue_fill_image(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> CLResult<()> {
-    let (q, m) = queue_and_image(command_queue, image)?;
-    check(!fill_color.is_null(), CL_INVALID_VALUE)?;
-    let (o, r) = origin_region(&m, origin, region)?;
+    let q: Arc<Queue> = obj(command_queue)?;
+    // SAFETY: the application passes the color, origin and region as the spec requires.
+    let (m, color, o, r) = unsafe { fill_image_args(&q, image, fill_color, origin, region) }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
-    // SAFETY: the application passes a four-component color (16 bytes).
-    let color = unsafe { *(fill_color as *const [u32; 4]) };
     let e = image::fill(&q, &m, color, o, r, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
@@ -660,20 +735,12 @@ unsafe fn enqueue_copy_image(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> CLResult<()> {
-    let (q, src) = queue_and_image(command_queue, src_image)?;
-    let (_, dst) = queue_and_image(command_queue, dst_image)?;
-    check(
-        src.image()?.format == dst.image()?.format,
-        CL_IMAGE_FORMAT_MISMATCH,
-    )?;
-    let (src_o, r) = origin_region(&src, src_origin, region)?;
-    let (dst_o, _) = origin_region(&dst, dst_origin, region)?;
+    let q: Arc<Queue> = obj(command_queue)?;
+    // SAFETY: the application passes the origins and region as the spec requires.
+    let (src, src_o, dst, dst_o, r) =
+        unsafe { copy_image_args(&q, src_image, dst_image, src_origin, dst_origin, region) }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
-    check(
-        !Arc::ptr_eq(&src, &dst) || !overlap(src_o, dst_o, r),
-        CL_MEM_COPY_OVERLAP,
-    )?;
     let e = image::copy(
         &q,
         CL_COMMAND_COPY_IMAGE,
@@ -701,9 +768,13 @@ unsafe fn enqueue_copy_image_to_buffer(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> CLResult<()> {
-    let (q, src) = queue_and_image(command_queue, src_image)?;
-    let (o, r) = origin_region(&src, src_origin, region)?;
-    let dst = buffer_for(&q, dst_buffer, dst_offset, region_bytes(&src, r)?)?;
+    let q: Arc<Queue> = obj(command_queue)?;
+    // SAFETY: the application passes the origin and region as the spec requires.
+    let (src, o, dst, _, r) = unsafe {
+        image_buffer_args(
+            &q, src_image, src_origin, region, dst_buffer, dst_offset, true,
+        )
+    }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
     let e = image::copy(
@@ -733,9 +804,13 @@ unsafe fn enqueue_copy_buffer_to_image(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> CLResult<()> {
-    let (q, dst) = queue_and_image(command_queue, dst_image)?;
-    let (o, r) = origin_region(&dst, dst_origin, region)?;
-    let src = buffer_for(&q, src_buffer, src_offset, region_bytes(&dst, r)?)?;
+    let q: Arc<Queue> = obj(command_queue)?;
+    // SAFETY: the application passes the origin and region as the spec requires.
+    let (src, _, dst, o, r) = unsafe {
+        image_buffer_args(
+            &q, dst_image, dst_origin, region, src_buffer, src_offset, false,
+        )
+    }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events_in_wait_list, event_wait_list, &q.context) }?;
     let e = image::copy(

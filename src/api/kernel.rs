@@ -66,6 +66,23 @@ fn c_size(reflected: usize, type_name: &str) -> usize {
 }
 
 fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLResult<()> {
+    // SAFETY: the application passes `size` bytes at `value` (or NULL).
+    let arg = unsafe { arg_value(k, index, size, value) }?;
+    k.set_arg(index as usize, arg);
+    Ok(())
+}
+
+/// An argument value as clSetKernelArg takes it, checked for argument `index` of `k` (also
+/// for clUpdateMutableCommandsKHR).
+///
+/// # Safety
+/// `value` is NULL or points to `size` bytes (a handle for memory objects and samplers).
+pub(crate) unsafe fn arg_value(
+    k: &Kernel,
+    index: cl_uint,
+    size: usize,
+    value: *const c_void,
+) -> CLResult<ArgValue> {
     let index = index as usize;
     check(index < k.num_args() as usize, CL_INVALID_ARG_INDEX)?;
     let arg = match slot(k, index) {
@@ -139,8 +156,7 @@ fn set_arg(k: &Kernel, index: cl_uint, size: usize, value: *const c_void) -> CLR
             )
         }
     };
-    k.set_arg(index, arg);
-    Ok(())
+    Ok(arg)
 }
 
 /// An image argument's value: an image of the type the kernel declares (CL_INVALID_MEM_OBJECT
@@ -403,20 +419,19 @@ unsafe fn get_kernel_work_group_info(
     unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
-#[entry(clEnqueueNDRangeKernel)]
-unsafe fn enqueue_nd_range_kernel(
-    queue: cl_command_queue,
-    kernel: cl_kernel,
+/// A launch's geometry, checked as clEnqueueNDRangeKernel (and clCommandNDRangeKernelKHR)
+/// must, for `kernel` on `q`'s device.
+///
+/// # Safety
+/// Each size pointer is NULL or points to `work_dim` values (once `work_dim` is checked).
+pub(crate) unsafe fn nd_range(
+    q: &Queue,
+    k: &Kernel,
     work_dim: cl_uint,
     global_offset: *const usize,
     global_size: *const usize,
     local_size: *const usize,
-    num_events: cl_uint,
-    events: *const cl_event,
-    event: *mut cl_event,
-) -> CLResult<()> {
-    let q: Arc<Queue> = obj(queue)?;
-    let k: Arc<Kernel> = obj(kernel)?;
+) -> CLResult<NdRange> {
     check(
         k.program
             .device_index(&q.device)
@@ -453,19 +468,33 @@ unsafe fn enqueue_nd_range_kernel(
     if let Some(l) = local {
         check(l[..n].iter().all(|&x| x > 0), CL_INVALID_WORK_GROUP_SIZE)?;
     }
+    Ok(NdRange {
+        work_dim,
+        offset,
+        global,
+        local,
+    })
+}
+
+#[entry(clEnqueueNDRangeKernel)]
+unsafe fn enqueue_nd_range_kernel(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_offset: *const usize,
+    global_size: *const usize,
+    local_size: *const usize,
+    num_events: cl_uint,
+    events: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let q: Arc<Queue> = obj(queue)?;
+    let k: Arc<Kernel> = obj(kernel)?;
+    // SAFETY: the application passes the sizes as the spec requires.
+    let nd = unsafe { nd_range(&q, &k, work_dim, global_offset, global_size, local_size) }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    let e = kernel::enqueue(
-        &q,
-        &k,
-        &NdRange {
-            work_dim,
-            offset,
-            global,
-            local,
-        },
-        &wait,
-    )?;
+    let e = kernel::enqueue(&q, &k, &nd, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { return_event(e, event) };
     Ok(())

@@ -161,12 +161,18 @@ fn rects(
 /// The queue, and the memory object checked to be of its context.
 fn queue_and_mem(queue: cl_command_queue, mem: cl_mem) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
     let q: Arc<Queue> = obj(queue)?;
+    let m = buffer_on(&q, mem)?;
+    Ok((q, m))
+}
+
+/// A buffer a command on `q` may use (a queue's or a command-buffer's).
+pub(super) fn buffer_on(q: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m: Arc<Mem> = obj(mem)?;
     check(Arc::ptr_eq(&q.context, &m.context), CL_INVALID_CONTEXT)?;
     check(m.mem_type() == CL_MEM_OBJECT_BUFFER, CL_INVALID_MEM_OBJECT)?;
     m.check_device(&q.vk)?;
     m.check_sub_buffer_alignment(&q.device)?;
-    Ok((q, m))
+    Ok(m)
 }
 
 /// Finishes an enqueue: waits when blocking, hands out the event.
@@ -458,6 +464,34 @@ unsafe fn enqueue_write_buffer_rect(
     unsafe { finish_write(e, blocking != 0, &wait, event) }
 }
 
+/// The rects of a buffer-rect copy, checked: origins, region and pitches (source row and
+/// slice, destination row and slice), then overlap within one buffer.
+///
+/// # Safety
+/// The origins and region are NULL or point to 3 values.
+pub(super) unsafe fn copy_rects(
+    s: &Mem,
+    d: &Mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    pitches: [usize; 4],
+) -> CLResult<(Rect, Rect, [usize; 3])> {
+    let [srp, ssp, drp, dsp] = pitches;
+    let (sr, _, region3) = rects(s, src_origin, src_origin, region, [srp, ssp, srp, ssp])?;
+    let (dr, _, _) = rects(d, dst_origin, dst_origin, region, [drp, dsp, drp, dsp])?;
+    if Arc::ptr_eq(s.storage()?, d.storage()?) {
+        check(
+            sr.slice_pitch == dr.slice_pitch || sr.row_pitch == dr.row_pitch,
+            CL_INVALID_VALUE,
+        )?;
+        let overlap =
+            transfer::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
+        check(!overlap, CL_MEM_COPY_OVERLAP)?;
+    }
+    Ok((sr, dr, region3))
+}
+
 #[entry(clEnqueueCopyBufferRect)]
 unsafe fn enqueue_copy_buffer_rect(
     queue: cl_command_queue,
@@ -476,41 +510,16 @@ unsafe fn enqueue_copy_buffer_rect(
 ) -> CLResult<()> {
     let (q, s) = queue_and_mem(queue, src)?;
     let (_, d) = queue_and_mem(queue, dst)?;
-    let (sr, _, region3) = rects(
-        &s,
-        src_origin,
-        src_origin,
-        region,
-        [
-            src_row_pitch,
-            src_slice_pitch,
-            src_row_pitch,
-            src_slice_pitch,
-        ],
-    )?;
-    let (dr, _, _) = rects(
-        &d,
-        dst_origin,
-        dst_origin,
-        region,
-        [
-            dst_row_pitch,
-            dst_slice_pitch,
-            dst_row_pitch,
-            dst_slice_pitch,
-        ],
-    )?;
+    let pitches = [
+        src_row_pitch,
+        src_slice_pitch,
+        dst_row_pitch,
+        dst_slice_pitch,
+    ];
+    // SAFETY: the application passes the origins and region as the spec requires.
+    let (sr, dr, region3) = unsafe { copy_rects(&s, &d, src_origin, dst_origin, region, pitches) }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    if Arc::ptr_eq(s.storage()?, d.storage()?) {
-        check(
-            sr.slice_pitch == dr.slice_pitch || sr.row_pitch == dr.row_pitch,
-            CL_INVALID_VALUE,
-        )?;
-        let overlap =
-            transfer::rects_overlap(&sr, s.offset as usize, &dr, d.offset as usize, region3);
-        check(!overlap, CL_MEM_COPY_OVERLAP)?;
-    }
     let e = transfer::copy(
         &q,
         CL_COMMAND_COPY_BUFFER_RECT,
@@ -592,6 +601,27 @@ unsafe fn enqueue_write_buffer(
     unsafe { finish_write(e, blocking != 0, &wait, event) }
 }
 
+/// The ranges of a buffer copy: inside their buffers, not empty, not overlapping.
+pub(super) fn check_copy(
+    s: &Mem,
+    d: &Mem,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+) -> CLResult<()> {
+    s.check_range(src_offset, size)?;
+    d.check_range(dst_offset, size)?;
+    check(size > 0, CL_INVALID_VALUE)?;
+    let overlap = Arc::ptr_eq(s.storage()?, d.storage()?) && {
+        let (a, b) = (
+            s.offset as usize + src_offset,
+            d.offset as usize + dst_offset,
+        );
+        a < b + size && b < a + size
+    };
+    check(!overlap, CL_MEM_COPY_OVERLAP)
+}
+
 #[entry(clEnqueueCopyBuffer)]
 unsafe fn enqueue_copy_buffer(
     queue: cl_command_queue,
@@ -606,22 +636,36 @@ unsafe fn enqueue_copy_buffer(
 ) -> CLResult<()> {
     let (q, s) = queue_and_mem(queue, src)?;
     let (_, d) = queue_and_mem(queue, dst)?;
-    s.check_range(src_offset, size)?;
-    d.check_range(dst_offset, size)?;
-    check(size > 0, CL_INVALID_VALUE)?;
+    check_copy(&s, &d, src_offset, dst_offset, size)?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    let overlap = Arc::ptr_eq(s.storage()?, d.storage()?) && {
-        let (a, b) = (
-            s.offset as usize + src_offset,
-            d.offset as usize + dst_offset,
-        );
-        a < b + size && b < a + size
-    };
-    check(!overlap, CL_MEM_COPY_OVERLAP)?;
     let e = transfer::copy_linear(&q, &s, &d, src_offset, dst_offset, size, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
+}
+
+/// A buffer fill's pattern, checked with its range.
+///
+/// # Safety
+/// `pattern` is NULL or points to `pattern_size` bytes, alive for `'a`.
+pub(super) unsafe fn fill_pattern<'a>(
+    m: &Mem,
+    pattern: *const c_void,
+    pattern_size: usize,
+    offset: usize,
+    size: usize,
+) -> CLResult<&'a [u8]> {
+    m.check_range(offset, size)?;
+    check(
+        !pattern.is_null() && pattern_size.is_power_of_two() && pattern_size <= 128,
+        CL_INVALID_VALUE,
+    )?;
+    check(
+        offset % pattern_size == 0 && size % pattern_size == 0,
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: as the caller guarantees.
+    Ok(unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) })
 }
 
 #[entry(clEnqueueFillBuffer)]
@@ -637,19 +681,10 @@ unsafe fn enqueue_fill_buffer(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, m) = queue_and_mem(queue, buffer)?;
-    m.check_range(offset, size)?;
-    check(
-        !pattern.is_null() && pattern_size.is_power_of_two() && pattern_size <= 128,
-        CL_INVALID_VALUE,
-    )?;
-    check(
-        offset % pattern_size == 0 && size % pattern_size == 0,
-        CL_INVALID_VALUE,
-    )?;
+    // SAFETY: the application passes pattern_size bytes at pattern.
+    let pattern = unsafe { fill_pattern(&m, pattern, pattern_size, offset, size) }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    // SAFETY: the application passes pattern_size bytes at pattern.
-    let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
     let e = transfer::fill(&q, &m, pattern, offset, size, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }

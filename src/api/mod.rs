@@ -5,6 +5,7 @@
 //! under the spec's contract for each argument; they are only called from the entry points,
 //! which received those pointers from the application.
 
+mod command_buffer;
 mod context;
 mod device;
 pub(crate) mod util;

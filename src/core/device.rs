@@ -171,6 +171,8 @@ impl Device {
             ("cl_khr_icd", v(1, 0, 0)),
             ("cl_khr_device_uuid", v(1, 0, 0)),
             ("cl_khr_extended_versioning", v(1, 0, 0)),
+            ("cl_khr_command_buffer", v(0, 9, 8)),
+            ("cl_khr_command_buffer_mutable_dispatch", v(0, 9, 5)),
         ];
         if self.has_fp16() {
             e.push(("cl_khr_fp16", v(1, 0, 0)));

@@ -513,16 +513,52 @@ pub(super) fn upload_staged(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let image = vk_image(mem, &queue.vk)?;
-    let vk_region = image.region(origin, region).at(0);
     queue.enqueue(command, wait, |rec| {
-        sync_in(rec, mem, &image);
-        rec.buffer_to_image(&stage, &image, &[vk_region]);
-        sync_out(rec, mem, &image);
+        record_upload(rec, mem, &image, &stage, origin, region);
         Ok(Recorded {
             host: None,
             keep: vec![mem.clone()],
         })
     })
+}
+
+/// Records the copy of the packed region in `stage` into the image.
+fn record_upload(
+    rec: &mut Recorder,
+    mem: &Mem,
+    image: &Arc<VkImage>,
+    stage: &Arc<Lease>,
+    origin: [usize; 3],
+    region: [usize; 3],
+) {
+    sync_in(rec, mem, image);
+    rec.buffer_to_image(stage, image, &[image.region(origin, region).at(0)]);
+    sync_out(rec, mem, image);
+}
+
+/// clCommandFillImageKHR: the filled region, packed, in staging memory kept with the
+/// recording (a 1D buffer image's: a fill of its buffer).
+pub fn record_fill(
+    rec: &mut Recorder,
+    queue: &Arc<Queue>,
+    mem: &Arc<Mem>,
+    color: [u32; 4],
+    origin: [usize; 3],
+    region: [usize; 3],
+) -> CLResult<()> {
+    let info = mem.image()?;
+    let texel = info.format.pack(color);
+    if let Store::Texels(_) = info.store {
+        let (offset, size) = texel_range(info, origin, region);
+        return transfer::record_fill(rec, &queue.vk, mem, &texel, offset, size);
+    }
+    let data = texel.repeat(region.iter().product());
+    let stage = transfer::stage(queue, Placement::Upload, data.len())?;
+    let at = stage.host().expect("staging memory is host-visible");
+    // SAFETY: the staging buffer is new to this command and holds the packed region.
+    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), at.as_ptr(), data.len()) };
+    record_upload(rec, mem, &vk_image(mem, &queue.vk)?, &stage, origin, region);
+    Ok(())
 }
 
 /// clEnqueueFillImage: `color` is the fill color's 16 bytes (four floats, ints or uints).
@@ -593,30 +629,76 @@ pub fn copy(
     buffer_offset: usize,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let info = src.image().or(dst.image())?;
-    let element = info.format.element_size();
-    let bytes = region_bytes(info, region) as u64;
-    let from = side(queue, src, src_origin, buffer_offset)?;
-    let to = side(queue, dst, dst_origin, buffer_offset)?;
-    // Vulkan copies between buffers and images need buffer offsets that are multiples of
-    // the texel size: others go through a staging buffer.
-    let aligned = |s: &Side| !matches!(s, Side::Bytes(_, off) if off % element as u64 != 0);
-    let stage = if aligned(&from) && aligned(&to) {
-        None
-    } else {
-        Some(Arc::new(queue.staging.acquire(
-            Placement::Upload,
-            bytes as usize,
-            None,
-        )?))
-    };
-    queue.enqueue(command, wait, |rec| {
-        for (mem, side) in [(src, &from), (dst, &to)] {
+    let copy = ImageCopy::new(
+        queue,
+        src,
+        src_origin,
+        dst,
+        dst_origin,
+        region,
+        buffer_offset,
+    )?;
+    queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))
+}
+
+/// A copy between images, or an image and a buffer, ready to record.
+pub struct ImageCopy<'a> {
+    src: &'a Arc<Mem>,
+    dst: &'a Arc<Mem>,
+    from: Side,
+    to: Side,
+    region: [usize; 3],
+    bytes: u64,
+    stage: Option<Arc<Lease>>,
+}
+
+impl<'a> ImageCopy<'a> {
+    /// The arguments as `copy`'s.
+    pub fn new(
+        queue: &Queue,
+        src: &'a Arc<Mem>,
+        src_origin: [usize; 3],
+        dst: &'a Arc<Mem>,
+        dst_origin: [usize; 3],
+        region: [usize; 3],
+        buffer_offset: usize,
+    ) -> CLResult<ImageCopy<'a>> {
+        let info = src.image().or(dst.image())?;
+        let element = info.format.element_size();
+        let bytes = region_bytes(info, region) as u64;
+        let from = side(queue, src, src_origin, buffer_offset)?;
+        let to = side(queue, dst, dst_origin, buffer_offset)?;
+        // Vulkan copies between buffers and images need buffer offsets that are multiples of
+        // the texel size: others go through a staging buffer.
+        let aligned = |s: &Side| !matches!(s, Side::Bytes(_, off) if off % element as u64 != 0);
+        let stage = if aligned(&from) && aligned(&to) {
+            None
+        } else {
+            Some(Arc::new(queue.staging.acquire(
+                Placement::Upload,
+                bytes as usize,
+                None,
+            )?))
+        };
+        Ok(ImageCopy {
+            src,
+            dst,
+            from,
+            to,
+            region,
+            bytes,
+            stage,
+        })
+    }
+
+    pub fn record(self, rec: &mut Recorder) -> Recorded {
+        let (region, bytes) = (self.region, self.bytes);
+        for (mem, side) in [(self.src, &self.from), (self.dst, &self.to)] {
             if let Side::Image(image, _) = side {
                 sync_in(rec, mem, image);
             }
         }
-        match (&from, &to) {
+        match (&self.from, &self.to) {
             (Side::Image(a, ao), Side::Image(b, bo)) => {
                 for r in a.copies_to(*ao, b, *bo, region) {
                     rec.copy_image(a, b, r);
@@ -624,7 +706,7 @@ pub fn copy(
             }
             (Side::Image(a, ao), Side::Bytes(buf, off)) => {
                 let r = a.region(*ao, region);
-                match &stage {
+                match &self.stage {
                     None => rec.image_to_buffer(a, buf, &[r.at(*off)]),
                     Some(s) => {
                         rec.image_to_buffer(a, s, &[r.at(0)]);
@@ -634,7 +716,7 @@ pub fn copy(
             }
             (Side::Bytes(buf, off), Side::Image(b, bo)) => {
                 let r = b.region(*bo, region);
-                match &stage {
+                match &self.stage {
                     None => rec.buffer_to_image(buf, b, &[r.at(*off)]),
                     Some(s) => {
                         rec.copy_buffer(buf, *off, s, 0, bytes);
@@ -644,14 +726,14 @@ pub fn copy(
             }
             (Side::Bytes(a, ao), Side::Bytes(b, bo)) => rec.copy_buffer(a, *ao, b, *bo, bytes),
         }
-        if let Side::Image(image, _) = &to {
-            sync_out(rec, dst, image);
+        if let Side::Image(image, _) = &self.to {
+            sync_out(rec, self.dst, image);
         }
-        Ok(Recorded {
+        Recorded {
             host: None,
-            keep: vec![src.clone(), dst.clone()],
-        })
-    })
+            keep: vec![self.src.clone(), self.dst.clone()],
+        }
+    }
 }
 
 /// clEnqueueMapImage: the host address, the row and slice pitches there, and the event (the

@@ -16,7 +16,7 @@ use crate::vk::device::Device as VkDevice;
 use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
 use crate::vk::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings, ShaderModule};
-use crate::vk::submit::{Binding, BufferBinding, WHOLE_SIZE};
+use crate::vk::submit::{Binding, BufferBinding, Recorder, WHOLE_SIZE};
 use parking_lot::Mutex;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
@@ -333,6 +333,14 @@ impl Kernel {
             .ok_or(ClError(CL_INVALID_KERNEL_ARGS))
     }
 
+    /// The arguments set now, None for those not set (or naming a deleted object).
+    pub fn args_set(&self) -> Vec<Option<ArgValue>> {
+        let args = self.args.lock();
+        args.iter()
+            .map(|a| a.as_ref().and_then(HeldArg::get))
+            .collect()
+    }
+
     /// The `__local` bytes a launch uses: static `__local` variables plus `__local` arguments.
     pub fn local_mem_size(&self) -> u64 {
         let dynamic: usize = self
@@ -357,6 +365,7 @@ impl Kernel {
 }
 
 /// A launch's geometry, validated by the API layer except for what needs the device.
+#[derive(Clone)]
 pub struct NdRange {
     pub work_dim: u32,
     pub offset: [usize; 3],
@@ -401,9 +410,7 @@ pub fn enqueue(
 }
 
 /// A launch of `kernel` with `args`, reported as `command_type` (internal kernels implement
-/// other commands). Built in steps: the shape (work-group size and count, checked), the
-/// arguments (descriptors, push constants, `__local` sizes), the buffers of vkcl's own
-/// (by-value arguments, module constants, printf), the regions, then the recording.
+/// other commands): prepared (`prepare`), then recorded into the queue's open batch.
 pub fn enqueue_as(
     queue: &Arc<Queue>,
     kernel: &Arc<Kernel>,
@@ -412,9 +419,36 @@ pub fn enqueue_as(
     wait: &[Arc<Event>],
     command_type: cl_command_type,
 ) -> CLResult<Arc<Event>> {
+    let Some(launch) = prepare(queue, kernel, args, nd)? else {
+        return queue.enqueue_marker(command_type, wait, vec![]);
+    };
+    queue.enqueue(command_type, wait, |rec| launch.record(rec))
+}
+
+/// A launch ready to record: its pipelines, bindings and push constants.
+pub struct Prepared {
+    kd: Arc<KernelDevice>,
+    set_bindings: Vec<Vec<(u32, Binding)>>,
+    dispatches: Vec<Dispatch>,
+    backed: Vec<(Arc<Mem>, Arc<VkImage>, bool)>,
+    /// Printf output (its host part).
+    host: Option<super::queue::HostPart>,
+    keep: Keep,
+}
+
+/// Prepares a launch of `kernel` with `args` on `queue`'s device, in steps: the shape
+/// (work-group size and count, checked), the arguments (descriptors, push constants,
+/// `__local` sizes), the buffers of vkcl's own (by-value arguments, module constants,
+/// printf), the regions. None for a launch without work-items.
+pub fn prepare(
+    queue: &Arc<Queue>,
+    kernel: &Arc<Kernel>,
+    args: Vec<ArgValue>,
+    nd: &NdRange,
+) -> CLResult<Option<Prepared>> {
     let kd = kernel.on(&queue.device)?;
     let Some((local, groups)) = launch_shape(kernel, &kd, nd, &queue.device)? else {
-        return queue.enqueue_marker(command_type, wait, vec![]);
+        return Ok(None);
     };
     let mut launch = Launch::new(&kd, nd, local, groups);
     launch.bind_arguments(queue, kernel, &kd, &args)?;
@@ -438,18 +472,33 @@ pub fn enqueue_as(
             }
         }
     }
-    queue.enqueue(command_type, wait, |rec| {
-        for (m, image, _) in &backed {
+    Ok(Some(Prepared {
+        kd,
+        set_bindings,
+        dispatches,
+        backed,
+        host,
+        keep,
+    }))
+}
+
+impl Prepared {
+    /// Records the launch's dispatches (and the image syncs around them).
+    pub fn record(self, rec: &mut Recorder) -> CLResult<Recorded> {
+        for (m, image, _) in &self.backed {
             super::image::sync_in(rec, m, image);
         }
-        for (pipeline, push, groups) in &dispatches {
-            rec.dispatch(&kd.layout, pipeline, &set_bindings, push, *groups)?;
+        for (pipeline, push, groups) in &self.dispatches {
+            rec.dispatch(&self.kd.layout, pipeline, &self.set_bindings, push, *groups)?;
         }
-        for (m, image, _) in backed.iter().filter(|b| b.2) {
+        for (m, image, _) in self.backed.iter().filter(|b| b.2) {
             super::image::sync_out(rec, m, image);
         }
-        Ok(Recorded { host, keep })
-    })
+        Ok(Recorded {
+            host: self.host,
+            keep: self.keep,
+        })
+    }
 }
 
 /// The work-group size and count of a launch, checked against the kernel and the device;

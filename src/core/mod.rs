@@ -1,6 +1,7 @@
 //! The OpenCL objects as Rust types and their behaviour. No C ABI here; Vulkan through `vk`.
 
 pub mod aliasing;
+pub mod command_buffer;
 pub mod context;
 pub mod device;
 pub mod error;

@@ -25,6 +25,8 @@ pub enum Kind {
     Kernel,
     Event,
     Sampler,
+    CommandBuffer,
+    MutableCommand,
 }
 
 /// The first field of every object with a handle.

@@ -158,6 +158,8 @@ pub struct Recorder {
     bound: Bound,
     /// What the recorded commands use, held until the batch completes.
     held: Vec<Arc<dyn Resource>>,
+    /// Recording a secondary command buffer of its own pool (`Recorder::secondary`).
+    secondary: bool,
 }
 
 /// Compute state bound in a command buffer. Everything it names is kept alive by the commands
@@ -462,19 +464,7 @@ impl Recorder {
     /// many commands' timestamps.
     pub fn new(pools: &Arc<Pools>, profiled_commands: u32) -> Result<Recorder> {
         let (pool, cmd) = pools.command_buffer()?;
-        let mut rec = Recorder {
-            device: pools.device.clone(),
-            pools: pools.clone(),
-            pool,
-            cmd,
-            sets: vec![],
-            waits: vec![],
-            commands: 0,
-            unordered: false,
-            timestamps: None,
-            bound: Bound::default(),
-            held: vec![],
-        };
+        let mut rec = Recorder::of(pools, pool, cmd, false);
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         let device = &pools.device;
@@ -487,6 +477,29 @@ impl Recorder {
             rec.timestamps = Some((qp, count));
         }
         Ok(rec)
+    }
+
+    /// A recorder of `cmd` (of `pool`), not begun yet.
+    fn of(
+        pools: &Arc<Pools>,
+        pool: vk::CommandPool,
+        cmd: vk::CommandBuffer,
+        secondary: bool,
+    ) -> Recorder {
+        Recorder {
+            device: pools.device.clone(),
+            pools: pools.clone(),
+            pool,
+            cmd,
+            sets: vec![],
+            waits: vec![],
+            commands: 0,
+            unordered: false,
+            timestamps: None,
+            bound: Bound::default(),
+            held: vec![],
+            secondary,
+        }
     }
 
     /// A recorder of its own, for work outside any queue (initial contents at creation).
@@ -853,7 +866,10 @@ impl Recorder {
 impl Drop for Recorder {
     fn drop(&mut self) {
         // Submitted: the objects went to Retired. Otherwise nothing of it reached the GPU.
-        if self.pool != vk::CommandPool::null() {
+        if self.secondary && self.pool != vk::CommandPool::null() {
+            // SAFETY: never executed (finish moves the pool out); frees its command buffer.
+            unsafe { self.device.raw.destroy_command_pool(self.pool, None) };
+        } else if self.pool != vk::CommandPool::null() {
             self.pools
                 .give_back(Some((self.pool, self.cmd)), self.timestamps.take());
         }
@@ -932,4 +948,89 @@ pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) 
         rec.submit_and_wait()?;
     }
     Ok(())
+}
+
+/// Commands recorded once and executed by many batches (cl_khr_command_buffer): a secondary
+/// command buffer, with the descriptor sets it binds and what its commands use, kept until
+/// the last batch executing it has completed (batches hold it as a `Resource`).
+pub struct Prerecorded {
+    device: Arc<Device>,
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+    sets: Vec<(Arc<SetCache>, usize, TakenSet)>,
+    /// Dropped after the command buffer is destroyed.
+    held: Vec<Arc<dyn Resource>>,
+}
+
+impl Resource for Prerecorded {}
+
+impl Drop for Prerecorded {
+    fn drop(&mut self) {
+        // SAFETY: no batch executing the command buffer is pending (they hold this object);
+        // destroying the pool frees it.
+        unsafe { self.device.raw.destroy_command_pool(self.pool, None) };
+        for (cache, i, set) in self.sets.drain(..) {
+            cache.give_back(i, set);
+        }
+        drop(std::mem::take(&mut self.held));
+    }
+}
+
+impl Recorder {
+    /// A recorder of a secondary command buffer, of a pool of its own, to be executed by
+    /// several batches, also at once (SIMULTANEOUS_USE): see `finish` and `execute`.
+    pub fn secondary(device: &Arc<Device>) -> Result<Recorder> {
+        let d = &device.raw;
+        let info =
+            vk::CommandPoolCreateInfo::default().queue_family_index(device.caps.queue_family);
+        // SAFETY: valid device; destroyed by the Recorder or by Prerecorded.
+        let pool = unsafe { d.create_command_pool(&info, None) }?;
+        let mut rec = Recorder::of(&Pools::new(device), pool, vk::CommandBuffer::null(), true);
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(vk::CommandBufferLevel::SECONDARY)
+            .command_buffer_count(1);
+        // SAFETY: valid pool (destroyed with the recorder if this fails).
+        rec.cmd = unsafe { d.allocate_command_buffers(&alloc) }?[0];
+        let inheritance = vk::CommandBufferInheritanceInfo::default();
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)
+            .inheritance_info(&inheritance);
+        // SAFETY: a new command buffer, in the initial state.
+        unsafe { d.begin_command_buffer(rec.cmd, &begin) }?;
+        Ok(rec)
+    }
+
+    /// Ends a `secondary` recording: the commands, ready for `execute`.
+    pub fn finish(mut self) -> Result<Prerecorded> {
+        assert!(self.secondary, "only a secondary recording is finished");
+        // SAFETY: cmd is recording.
+        unsafe { self.device.raw.end_command_buffer(self.cmd) }?;
+        Ok(Prerecorded {
+            device: self.device.clone(),
+            pool: std::mem::replace(&mut self.pool, vk::CommandPool::null()),
+            cmd: self.cmd,
+            sets: std::mem::take(&mut self.sets),
+            held: std::mem::take(&mut self.held),
+        })
+    }
+
+    /// One command executing prerecorded commands, in order (ordered like any other
+    /// command).
+    pub fn execute(&mut self, commands: &[Arc<Prerecorded>]) {
+        if commands.is_empty() {
+            return self.marker();
+        }
+        for c in commands {
+            self.hold(c);
+        }
+        let raw: Vec<vk::CommandBuffer> = commands.iter().map(|c| c.cmd).collect();
+        self.begin_command();
+        // SAFETY: cmd is a recording primary; the secondaries are executable, begun with
+        // SIMULTANEOUS_USE, and held until the batch completes.
+        unsafe { self.device.raw.cmd_execute_commands(self.cmd, &raw) };
+        self.end_command();
+        // The state the secondary bound is undefined in the primary after it.
+        self.bound = Bound::default();
+    }
 }

@@ -29,7 +29,7 @@ mod memcpy;
 mod rect;
 mod staged;
 
-pub use fill::fill;
+pub use fill::{fill, record_fill};
 pub use map::{map, map_pitches, unmap};
 pub use rect::{rects_overlap, Rect};
 pub(crate) use staged::stage;
@@ -41,6 +41,9 @@ use super::kernel::{self, ArgValue, NdRange};
 use super::memory::Mem;
 use super::queue::{Queue, Recorded};
 use crate::cl::*;
+use crate::vk::device::Device as VkDevice;
+use crate::vk::memory::Buffer;
+use crate::vk::submit::{CopyRegion, Recorder};
 use chunk::{linear, pieces};
 use rect::copies;
 use staged::{download, upload};
@@ -158,18 +161,58 @@ pub fn copy(
     region: [usize; 3],
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    let (src_storage, dst_storage) = (src.storage_on(&queue.vk)?, dst.storage_on(&queue.vk)?);
-    queue.enqueue(command, wait, |rec| {
-        rec.copy_regions(
-            src_storage,
-            dst_storage,
-            &copies(from, src.at(0), to, dst.at(0), region),
-        );
-        Ok(Recorded {
-            host: None,
-            keep: vec![src.clone(), dst.clone()],
+    let copy = Copy::new(&queue.vk, src, dst, from, to, region)?;
+    queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))
+}
+
+/// A copy between buffers (a range or a rect), ready to record.
+pub struct Copy<'a> {
+    src: &'a Arc<Mem>,
+    dst: &'a Arc<Mem>,
+    storage: (&'a Arc<Buffer>, &'a Arc<Buffer>),
+    regions: Vec<CopyRegion>,
+}
+
+impl<'a> Copy<'a> {
+    pub fn new(
+        vk: &Arc<VkDevice>,
+        src: &'a Arc<Mem>,
+        dst: &'a Arc<Mem>,
+        from: Rect,
+        to: Rect,
+        region: [usize; 3],
+    ) -> CLResult<Copy<'a>> {
+        Ok(Copy {
+            src,
+            dst,
+            storage: (src.storage_on(vk)?, dst.storage_on(vk)?),
+            regions: copies(from, src.at(0), to, dst.at(0), region),
         })
-    })
+    }
+
+    /// A copy of `size` bytes between offsets.
+    pub fn linear(
+        vk: &Arc<VkDevice>,
+        src: &'a Arc<Mem>,
+        dst: &'a Arc<Mem>,
+        src_offset: usize,
+        dst_offset: usize,
+        size: usize,
+    ) -> CLResult<Copy<'a>> {
+        let (from, to) = (
+            Rect::linear(src_offset, size),
+            Rect::linear(dst_offset, size),
+        );
+        Copy::new(vk, src, dst, from, to, [size, 1, 1])
+    }
+
+    pub fn record(self, rec: &mut Recorder) -> Recorded {
+        rec.copy_regions(self.storage.0, self.storage.1, &self.regions);
+        Recorded {
+            host: None,
+            keep: vec![self.src.clone(), self.dst.clone()],
+        }
+    }
 }
 
 /// clEnqueueCopyBuffer.
