@@ -13,7 +13,7 @@
 #          vkcl-clspv, libclspv.so.xz, and the wheels and sdist ci/pyopencl.sh installs offline
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
 # Arguments choose the parts (default: all but pyopencl): tests clpeak bandwidth bench vkclbench
-# pyopencl
+# pyopencl; VKCL_BENCH_ONLY=GROUPS limits vkclbench to those vkcl-bench groups.
 set -u
 parts=" ${*:-tests clpeak bandwidth bench vkclbench} "
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -66,8 +66,10 @@ if want vkclbench; then
   # docs/BENCHMARKS.md: vkcl-bench on vkcl and on NVIDIA's OpenCL in one run, and the raw-Vulkan
   # baseline; JSON and the table in $OUT/vkclbench (plot here: bash bench/plot.sh DIR).
   echo "== vkcl-bench: vkcl against NVIDIA's OpenCL"
+  # VKCL_BENCH_ONLY=GROUPS (e.g. cmdbuf,launch) runs only those groups.
   timeout 540 python3 bench/compare.py run --out $OUT/vkclbench --bench $D/vkcl-bench \
     --impl vkcl=$D/libvkcl.so:vkcl --impl "nvidia=/tmp/nv/nvidia.icd:NVIDIA CUDA" \
+    ${VKCL_BENCH_ONLY:+--only $VKCL_BENCH_ONLY} \
     --raw-vulkan $D/raw_vulkan > $OUT/vkclbench.log 2>&1
   echo "vkcl-bench: exit $?"; tail -90 $OUT/vkclbench.log
 fi
