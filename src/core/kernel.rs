@@ -813,16 +813,10 @@ impl Launch {
             let sampler = queue.vk.sampler(s.mask)?;
             self.bind(s.set, s.binding, Binding::Sampler(sampler));
         }
-        let vkd = &queue.vk;
         for ((set, binding, uniform), mut data) in std::mem::take(&mut self.pod_buffers) {
             data.resize(data.len().next_multiple_of(16), 0);
-            let b = Arc::new(Buffer::new(
-                vkd,
-                data.len() as u64,
-                Placement::Upload,
-                "pod args",
-            )?);
-            // SAFETY: the buffer is new; no GPU work uses it yet.
+            let b = queue.small_buffers.take(data.len() as u64)?;
+            // SAFETY: no GPU work uses a buffer the pool hands out.
             unsafe { b.write(0, &data) };
             let ty = buffer_descriptor(uniform);
             self.bind(

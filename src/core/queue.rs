@@ -13,7 +13,7 @@ use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use crate::vk::device::{Device as VkDevice, Timeline};
-use crate::vk::staging::StagingPool;
+use crate::vk::staging::{SmallBuffers, StagingPool};
 use crate::vk::submit::{Pools, Recorder, Retired};
 use crate::vk::Error as VkError;
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -194,6 +194,8 @@ pub struct Queue {
     pub properties_array: Vec<cl_queue_properties>,
     /// Staging memory for host transfers of device-local buffers.
     pub staging: StagingPool,
+    /// Buffers for launches' by-value arguments.
+    pub small_buffers: SmallBuffers,
     timeline: Arc<Timeline>,
     /// Free lists of the Vulkan objects batches use.
     pools: Arc<Pools>,
@@ -254,6 +256,7 @@ impl Queue {
             properties,
             properties_array,
             staging: StagingPool::new(&vk),
+            small_buffers: SmallBuffers::new(&vk),
             pools: Pools::new(&vk),
             spin: std::time::Duration::from_micros(vk.caps.workarounds.wait_spin_us),
             vk,

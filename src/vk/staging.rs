@@ -161,3 +161,44 @@ impl StagingPool {
         }
     }
 }
+
+/// Small host-visible buffers for the by-value arguments of launches (`Placement::Upload`),
+/// reused once nothing but the pool holds them (the recorder keeps a batch's buffers until the
+/// batch completes, a command buffer for its life): once warm, a launch allocates nothing and
+/// takes no allocator lock for its arguments.
+pub struct SmallBuffers {
+    device: Arc<Device>,
+    pool: Mutex<Vec<Arc<Buffer>>>,
+}
+
+/// The size of the pooled buffers; larger requests get a buffer of their own.
+const SMALL: u64 = 4 << 10;
+/// Buffers the pool keeps: launches in flight beyond this allocate their own.
+const KEPT: usize = 256;
+
+impl SmallBuffers {
+    pub fn new(device: &Arc<Device>) -> SmallBuffers {
+        SmallBuffers {
+            device: device.clone(),
+            pool: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A host-visible buffer of at least `size` bytes that no GPU work uses.
+    pub fn take(&self, size: u64) -> Result<Arc<Buffer>> {
+        let new = |size| Buffer::new(&self.device, size, Placement::Upload, "pod args").map(Arc::new);
+        if size > SMALL {
+            return new(size);
+        }
+        let mut pool = self.pool.lock();
+        // Only the pool holds an idle buffer, and only the pool (under its lock) clones one.
+        if let Some(b) = pool.iter().find(|b| Arc::strong_count(b) == 1) {
+            return Ok(b.clone());
+        }
+        let b = new(SMALL)?;
+        if pool.len() < KEPT {
+            pool.push(b.clone());
+        }
+        Ok(b)
+    }
+}
