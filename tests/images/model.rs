@@ -224,12 +224,38 @@ pub fn sample_with_border(
 }
 
 /// Coordinates (texel space, before normalization) along an axis of `size` texels: inside,
-/// near both edges and outside, with fractions away from texel boundaries (nearest filtering
-/// must not depend on the last bit of a coordinate).
+/// near both edges and outside, with fractions away from texel boundaries; exactly at texel
+/// edges (integers: exact in both the unnormalized and, for the image edges 0 and `size`, the
+/// normalized form); just outside the image (a thousandth of a texel); and a tiny negative
+/// normalized coordinate (-7.7e-9, where REPEAT's `s - floor(s)` rounds to 1.0).
 pub fn texel_coords(s: SamplerDesc, size: usize) -> Vec<f32> {
     let w = size as f32;
-    let inside = [0.5, 1.25, 2.75, w - 0.25, w - 0.7, 0.3];
-    let outside = [-0.75, -2.5, w + 0.75, w + 3.25, -w - 0.4, 2.0 * w + 1.25];
+    let inside = [
+        0.5,
+        1.25,
+        2.75,
+        w - 0.25,
+        w - 0.7,
+        0.3,
+        0.0,
+        1.0,
+        2.0,
+        w - 1.0,
+    ];
+    let outside = [
+        -0.75,
+        -2.5,
+        w + 0.75,
+        w + 3.25,
+        -w - 0.4,
+        2.0 * w + 1.25,
+        w,
+        -1e-3,
+        w + 1e-3,
+        -7.7e-9 * w,
+        -w,
+        2.0 * w,
+    ];
     let mut v: Vec<f32> = inside.to_vec();
     if s.addr == CL_ADDRESS_NONE {
         // ADDRESS_NONE is defined only in range: with linear filtering both taps must be.

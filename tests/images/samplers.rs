@@ -289,7 +289,7 @@ fn sampled_reads_with_every_addressing_and_filter_mode() {
 fn sampled_integer_reads() {
     let e = Env::new();
     for (fmt, sfx) in [(RGBA_INT16, "i"), (RGBA_UINT8, "ui")] {
-        for ty in [Ty::D2, Ty::D3, Ty::D1Array] {
+        for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
             let k = sampled_kernel(&e, ty, sfx);
             let h = sampling_image(fmt, ty.small());
             let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
