@@ -335,6 +335,16 @@ fn literal_samplers_in_the_source() {
             addr: CL_ADDRESS_CLAMP_TO_EDGE,
             filter: CL_FILTER_NEAREST,
         },
+        SamplerDesc {
+            normalized: true,
+            addr: CL_ADDRESS_REPEAT,
+            filter: CL_FILTER_NEAREST,
+        },
+        SamplerDesc {
+            normalized: true,
+            addr: CL_ADDRESS_MIRRORED_REPEAT,
+            filter: CL_FILTER_LINEAR,
+        },
     ];
     let mut src = String::new();
     for (i, s) in lits.iter().enumerate() {
@@ -366,6 +376,78 @@ fn literal_samplers_in_the_source() {
         check_sampled(&h, *s, &coords, &got, &format!("literal sampler {i}"));
         check!(clReleaseKernel(k));
     }
+    check!(clReleaseProgram(prog));
+}
+
+/// Two kernels of one program sharing their sampler arguments' bindings, one kernel with two
+/// sampler arguments: each read follows its own sampler's addressing mode (vkcl passes each
+/// sampler argument's mode to the kernel for REPEAT and MIRRORED_REPEAT).
+#[test]
+fn several_sampler_arguments_in_one_program() {
+    let e = Env::new();
+    let src = "kernel void one(read_only image2d_t img, sampler_t s, global const float4 *c, global float4 *out) {\n\
+               \x20   size_t i = get_global_id(0);\n    out[i] = read_imagef(img, s, c[i].xy);\n}\n\
+               kernel void two(read_only image2d_t img, sampler_t a, sampler_t b, global const float4 *c, global float4 *out) {\n\
+               \x20   size_t i = get_global_id(0);\n\
+               \x20   out[i] = i % 2 ? read_imagef(img, b, c[i].xy) : read_imagef(img, a, c[i].xy);\n}\n";
+    let prog = e.program(src, "");
+    let h = sampling_image(RGBA_UNORM8, Ty::D2.small());
+    let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+    let modes = [
+        CL_ADDRESS_REPEAT,
+        CL_ADDRESS_MIRRORED_REPEAT,
+        CL_ADDRESS_CLAMP_TO_EDGE,
+        CL_ADDRESS_CLAMP,
+    ];
+    let desc = |addr| SamplerDesc {
+        normalized: true,
+        addr,
+        filter: CL_FILTER_NEAREST,
+    };
+    let one = kernel(prog, "one");
+    let two = kernel(prog, "two");
+    for (n, &addr) in modes.iter().enumerate() {
+        let s = desc(addr);
+        let coords = coords(s, h.shape);
+        let sampler = Sampler::new(&e, true, addr, CL_FILTER_NEAREST);
+        let got = run_sampled(&e, one, &img, Some(sampler.0), &coords);
+        check_sampled(&h, s, &coords, &got, "kernel one");
+        // Kernel two: even work-items read through `a`, odd ones through `b`.
+        let other = desc(modes[(n + 1) % modes.len()]);
+        let b = Sampler::new(&e, true, other.addr, CL_FILTER_NEAREST);
+        arg(two, 2, &b.0);
+        let coords: Vec<[f32; 4]> = coords
+            .iter()
+            .flat_map(|&c| [c, c])
+            .chain(
+                crate::model::coords(other, h.shape)
+                    .iter()
+                    .flat_map(|&c| [c, c]),
+            )
+            .collect();
+        let cbuf = e.buffer_from(&coords);
+        let out = e.buffer(CL_MEM_READ_WRITE, coords.len() * 16, null_mut());
+        arg(two, 0, &img.mem);
+        arg(two, 1, &sampler.0);
+        arg(two, 3, &cbuf);
+        arg(two, 4, &out);
+        e.run(two, None, &[coords.len()], None);
+        let got: Vec<[f64; 4]> = e
+            .read::<[f32; 4]>(out, coords.len())
+            .iter()
+            .map(|t| t.map(f64::from))
+            .collect();
+        for (i, (c, g)) in coords.iter().zip(&got).enumerate() {
+            let used = if i % 2 == 1 { other } else { s };
+            // Coordinates made for the other sampler may be out of range for ADDRESS_NONE; none
+            // is used here.
+            check_sampled(&h, used, &[*c], &[*g], &format!("kernel two, item {i}"));
+        }
+        check!(clReleaseMemObject(cbuf));
+        check!(clReleaseMemObject(out));
+    }
+    check!(clReleaseKernel(one));
+    check!(clReleaseKernel(two));
     check!(clReleaseProgram(prog));
 }
 
