@@ -492,3 +492,52 @@ fn set_kernel_arg_with_wrong_objects() {
     check!(clReleaseMemObject(buf));
     check!(clReleaseKernel(k));
 }
+
+/// A 3D image of moderate size read with normalized coordinates through every addressing mode,
+/// nearest and linear, one coordinate per texel plus as many outside (the conformance test's
+/// 3D normalized case had run past 300 s). Prints the time of each launch.
+#[test]
+fn sampled_3d_reads_of_a_moderate_image() {
+    let e = Env::new();
+    let k = sampled_kernel(&e, Ty::D3, "f");
+    let shape = Shape {
+        ty: Ty::D3,
+        size: [37, 29, 17],
+    };
+    let h = sampling_image(RGBA_UNORM8, shape);
+    let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+    for s in all_samplers().into_iter().filter(|s| s.normalized) {
+        let lists: Vec<Vec<f32>> = (0..3).map(|a| texel_coords(s, shape.size[a])).collect();
+        let n = 2 * shape.pixels();
+        let coords: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let mut c = [0.0; 4];
+                for a in 0..3 {
+                    let l = &lists[a];
+                    // Spread over [0.5, w - 0.75] for half of them (in range for ADDRESS_NONE
+                    // with linear filtering), else from the edge and outside lists.
+                    let w = shape.size[a] as f32;
+                    let u = if i % 2 == 0 {
+                        let t = (i / 2 * [1, 37, 37 * 29][a] / shape.pixels()) % shape.size[a];
+                        0.5 + (t as f32 + 0.37) / w * (w - 1.25)
+                    } else {
+                        l[(i * (2 * a + 3) + a) % l.len()]
+                    };
+                    c[a] = u / shape.size[a] as f32;
+                }
+                c
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        let got = run_sampled(
+            &e,
+            k,
+            &img,
+            Some(Sampler::new(&e, true, s.addr, s.filter).0),
+            &coords,
+        );
+        eprintln!("3D {s:?}: {n} reads in {:?}", start.elapsed());
+        check_sampled(&h, s, &coords, &got, "3D");
+    }
+    check!(clReleaseKernel(k));
+}
