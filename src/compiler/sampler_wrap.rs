@@ -36,6 +36,7 @@ pub const SAMPLER_MASK_PUSH_CONSTANT: u32 = 1;
 
 const OP_EXT_INST_IMPORT: u32 = 11;
 const OP_EXT_INST: u32 = 12;
+const OP_ENTRY_POINT: u32 = 15;
 const OP_TYPE_VOID: u32 = 19;
 const OP_TYPE_BOOL: u32 = 20;
 const OP_TYPE_INT: u32 = 21;
@@ -69,6 +70,7 @@ const GLSL_ROUND_EVEN: u32 = 2;
 const GLSL_FABS: u32 = 4;
 const GLSL_FLOOR: u32 = 8;
 const STORAGE_PUSH_CONSTANT: u32 = 9;
+const DECORATION_BLOCK: u32 = 2;
 const DECORATION_ARRAY_STRIDE: u32 = 6;
 const DECORATION_BINDING: u32 = 33;
 const DECORATION_DESCRIPTOR_SET: u32 = 34;
@@ -102,7 +104,7 @@ enum Mode {
 #[derive(Default)]
 struct Module<'a> {
     defs: HashMap<u32, &'a [u32]>,
-    /// Result id → result type, for instructions in functions.
+    /// Result id → result type.
     type_of: HashMap<u32, u32>,
     /// (set, binding) of decorated variables.
     set_binding: HashMap<u32, (u32, u32)>,
@@ -127,6 +129,8 @@ struct Module<'a> {
     push_constants: Option<(u32, u32)>,
     void: Option<u32>,
     uint: Option<u32>,
+    /// Word offsets of the OpEntryPoints.
+    entry_points: Vec<usize>,
 }
 
 impl<'a> Module<'a> {
@@ -158,10 +162,18 @@ impl<'a> Module<'a> {
                     }
                 }
                 OP_EXT_INST if !in_function => ext_insts.push(inst),
+                OP_ENTRY_POINT => m.entry_points.push(at),
                 _ => {}
             }
             if op == OP_FUNCTION_END {
                 in_function = false;
+            }
+            let has_type = rspirv::grammar::INSTRUCTION_TABLE
+                .lookup_opcode(op)
+                .and_then(|g| g.operands.first())
+                .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType);
+            if has_type && inst.len() >= 3 {
+                m.type_of.insert(inst[2], inst[1]);
             }
             if in_function {
                 m.function_inst(op, inst);
@@ -237,13 +249,6 @@ impl<'a> Module<'a> {
     }
 
     fn function_inst(&mut self, op: u32, inst: &[u32]) {
-        let has_type = rspirv::grammar::INSTRUCTION_TABLE
-            .lookup_opcode(op)
-            .and_then(|g| g.operands.first())
-            .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType);
-        if has_type && inst.len() >= 3 {
-            self.type_of.insert(inst[2], inst[1]);
-        }
         match op {
             OP_LOAD if inst.len() >= 4 && self.op_of(inst[1]) == Some(OP_TYPE_SAMPLER) => {
                 self.sampler_loads.insert(inst[2], inst[3]);
@@ -345,6 +350,10 @@ struct Rewriter<'m> {
     code: Vec<u32>,
     /// Sampler argument variables given a push-constant member, in member order.
     pushed: Vec<u32>,
+    /// The push-constant block: (variable, struct type, members it had), and for a module
+    /// without one, the pointer type of the block made here.
+    block: Option<(u32, u32, u32)>,
+    new_block: Option<u32>,
     /// Where the block's first new member goes.
     block_end: u32,
     uint: u32,
@@ -365,6 +374,8 @@ impl<'m> Rewriter<'m> {
             tail: vec![],
             code: vec![],
             pushed: vec![],
+            block: None,
+            new_block: None,
             block_end: 0,
             uint: m.uint.unwrap_or(0),
             glsl: 0,
@@ -450,13 +461,9 @@ impl<'m> Rewriter<'m> {
         if !self.m.sampler_args.iter().any(|a| (a.2, a.3) == sb) {
             return Some(None);
         }
-        let (_, block) = self.m.push_constants?;
-        let members = self.m.defs.get(&block)?.len() as u32 - 2;
+        let (_, block, members) = self.block()?;
         if let Some(i) = self.pushed.iter().position(|&v| v == var) {
             return Some(Some(Mode::Pushed(members + i as u32)));
-        }
-        if self.block_end == 0 {
-            self.block_end = self.m.size_of(block)?.next_multiple_of(4);
         }
         let offset = self.block_end + 4 * self.pushed.len() as u32;
         if offset + 4 > MAX_PUSH_CONSTANTS {
@@ -469,6 +476,24 @@ impl<'m> Rewriter<'m> {
         ));
         self.pushed.push(var);
         Some(Some(Mode::Pushed(member)))
+    }
+
+    /// The push-constant block, made where the module has none.
+    fn block(&mut self) -> Option<(u32, u32, u32)> {
+        if self.block.is_none() {
+            self.block = Some(match self.m.push_constants {
+                Some((var, block)) => {
+                    self.block_end = self.m.size_of(block)?.next_multiple_of(4);
+                    (var, block, self.m.defs.get(&block)?.len() as u32 - 2)
+                }
+                None => {
+                    let (var, block, ptr) = (self.id(), self.id(), self.id());
+                    self.new_block = Some(ptr);
+                    (var, block, 0)
+                }
+            });
+        }
+        self.block
     }
 
     /// Emits the code before one OpImageSampleExplicitLod that replaces its coordinate.
@@ -538,7 +563,7 @@ impl<'m> Rewriter<'m> {
     /// The coordinate the mask in push-constant `member` selects: wrapped for REPEAT or
     /// MIRRORED_REPEAT with normalized coordinates, else as it was.
     fn either(&mut self, c: Coord, member: u32) -> Option<u32> {
-        let (var, _) = self.m.push_constants?;
+        let (var, ..) = self.block?;
         let ptr = self.global(OP_TYPE_POINTER, &[STORAGE_PUSH_CONSTANT, self.uint]);
         let index = self.uint_constant(member);
         let p = self.emit(OP_ACCESS_CHAIN, ptr, &[var, index]);
@@ -596,11 +621,33 @@ impl<'m> Rewriter<'m> {
         Some(())
     }
 
+    /// A push-constant block of the new members, for a module that had none.
+    fn make_block(&mut self) {
+        let (Some((var, block, _)), Some(ptr)) = (self.block, self.new_block) else {
+            return;
+        };
+        let members = vec![self.uint; self.pushed.len()];
+        self.globals.extend(inst(
+            OP_TYPE_STRUCT,
+            &[[block].as_slice(), &members].concat(),
+        ));
+        self.globals
+            .extend(inst(OP_TYPE_POINTER, &[ptr, STORAGE_PUSH_CONSTANT, block]));
+        self.globals
+            .extend(inst(OP_VARIABLE, &[ptr, var, STORAGE_PUSH_CONSTANT]));
+        self.decorations
+            .extend(inst(OP_DECORATE, &[block, DECORATION_BLOCK]));
+    }
+
     /// The module with the new code; None where nothing changed.
-    fn assemble(self, spirv: &[u32]) -> Option<Vec<u32>> {
+    fn assemble(mut self, spirv: &[u32]) -> Option<Vec<u32>> {
         if self.before.is_empty() {
             return None;
         }
+        self.make_block();
+        // From SPIR-V 1.4 an entry point lists every global variable it uses.
+        let new_var = self.new_block.and(self.block).map(|b| b.0);
+        let listed = new_var.filter(|_| spirv[1] >= 0x0001_0400);
         let block = self.m.push_constants.map(|p| p.1);
         let mut out = spirv[..5].to_vec();
         out[3] = self.bound;
@@ -622,6 +669,11 @@ impl<'m> Rewriter<'m> {
                     out.push(i[0] + (members << 16));
                     out.extend(&i[1..]);
                     out.extend((0..members).map(|_| self.uint));
+                }
+                _ if self.m.entry_points.contains(&at) && listed.is_some() => {
+                    out.push(i[0] + (1 << 16));
+                    out.extend(&i[1..]);
+                    out.extend(listed);
                 }
                 _ => out.extend(i),
             }

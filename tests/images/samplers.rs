@@ -607,3 +607,38 @@ fn linear_filtering_across_a_texel_boundary() {
     }
     check!(clReleaseKernel(k));
 }
+
+/// A kernel with no push constants of its own (no work-item functions, no by-value arguments)
+/// reading through a REPEAT sampler argument at a tiny negative coordinate: the first texel
+/// (vkcl adds the push constant that tells the kernel the sampler's mode).
+#[test]
+fn repeat_in_a_kernel_without_push_constants() {
+    let e = Env::new();
+    let prog = e.program(
+        "kernel void one(read_only image1d_t img, sampler_t s, global float4 *out) {\n\
+         \x20   *out = read_imagef(img, s, -7.7e-9f);\n}\n",
+        "",
+    );
+    let k = kernel(prog, "one");
+    let h = sampling_image(R_FLOAT, Ty::D1.small());
+    let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+    for addr in [CL_ADDRESS_REPEAT, CL_ADDRESS_CLAMP_TO_EDGE] {
+        let s = Sampler::new(&e, true, addr, CL_FILTER_NEAREST);
+        let out = e.buffer(CL_MEM_READ_WRITE, 16, null_mut());
+        arg(k, 0, &img.mem);
+        arg(k, 1, &s.0);
+        arg(k, 2, &out);
+        e.run(k, None, &[1], None);
+        let got: Vec<[f32; 4]> = e.read(out, 1);
+        let desc = SamplerDesc {
+            normalized: true,
+            addr,
+            filter: CL_FILTER_NEAREST,
+        };
+        let (want, _) = sample(&h, desc, [-7.7e-9, 0.0, 0.0, 0.0]);
+        assert_eq!(got[0][0] as f64, want[0], "{addr:#x}");
+        check!(clReleaseMemObject(out));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(prog));
+}
