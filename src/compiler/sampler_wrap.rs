@@ -26,7 +26,8 @@
 //! Vulkan's guaranteed 128 bytes.
 
 use super::spirv::instructions;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 /// The extended instruction set of vkcl's own reflection instructions.
 pub const SAMPLER_MASK_SET: &str = "NonSemantic.vkcl.1";
@@ -87,6 +88,10 @@ const MAX_PUSH_CONSTANTS: u32 = 128;
 /// `spirv` with the spec's REPEAT and MIRRORED_REPEAT coordinates (unchanged where no sampled
 /// read may use them, or where the module is not understood).
 pub fn wrap_repeat_coordinates(spirv: &[u32]) -> Vec<u32> {
+    let samples = instructions(spirv).any(|(_, i)| i[0] & 0xffff == OP_IMAGE_SAMPLE_EXPLICIT_LOD);
+    if !samples {
+        return spirv.to_vec();
+    }
     Module::read(spirv)
         .and_then(|m| m.rewrite(spirv))
         .unwrap_or_else(|| spirv.to_vec())
@@ -168,11 +173,7 @@ impl<'a> Module<'a> {
             if op == OP_FUNCTION_END {
                 in_function = false;
             }
-            let has_type = rspirv::grammar::INSTRUCTION_TABLE
-                .lookup_opcode(op)
-                .and_then(|g| g.operands.first())
-                .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType);
-            if has_type && inst.len() >= 3 {
+            if typed_results().contains(&op) && inst.len() >= 3 {
                 m.type_of.insert(inst[2], inst[1]);
             }
             if in_function {
@@ -309,6 +310,22 @@ impl<'a> Module<'a> {
         r.reflect()?;
         r.assemble(spirv)
     }
+}
+
+/// The opcodes whose instructions have a result type (their second word).
+fn typed_results() -> &'static HashSet<u32> {
+    static SET: OnceLock<HashSet<u32>> = OnceLock::new();
+    SET.get_or_init(|| {
+        rspirv::grammar::INSTRUCTION_TABLE
+            .iter()
+            .filter(|g| {
+                g.operands
+                    .first()
+                    .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType)
+            })
+            .map(|g| g.opcode as u32)
+            .collect()
+    })
 }
 
 fn literal_string(words: &[u32]) -> String {
