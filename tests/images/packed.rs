@@ -24,6 +24,21 @@ fn decode(bytes: &[u8], bits: [u32; 3]) -> [f32; 4] {
     [field(gb, bits[0]), field(b, bits[1]), field(0, b), 1.0]
 }
 
+/// Kernel reads `got` of the pixels `bytes` are the spec's values (section 8.3.1.1: `field /
+/// (2^n - 1)`, to float precision).
+fn assert_decoded(got: &[[f32; 4]], bytes: &[u8], size: usize, bits: [u32; 3], what: &str) {
+    for (i, px) in bytes.chunks(size).enumerate() {
+        let want = decode(px, bits);
+        for c in 0..4 {
+            assert!(
+                (got[i][c] - want[c]).abs() <= 1e-6,
+                "{what}: pixel {i} channel {c}: {:?} vs {want:?}",
+                got[i]
+            );
+        }
+    }
+}
+
 /// A W×H read-only 2D image of this format holding `bytes`.
 fn read_only_image(e: &Env, order: cl_uint, ty: cl_uint, bytes: &[u8]) -> cl_mem {
     let f = cl_image_format {
@@ -109,17 +124,7 @@ fn packed_rgb_formats() {
         arg(k, 0, &m);
         arg(k, 1, &out);
         e.run(k, None, &[W, H], None);
-        let got: Vec<[f32; 4]> = e.read(out, W * H);
-        for (i, px) in bytes.chunks(size).enumerate() {
-            let want = decode(px, bits);
-            for c in 0..4 {
-                assert!(
-                    (got[i][c] - want[c]).abs() <= 1e-6,
-                    "{what}: pixel {i} channel {c}: {:?} vs {want:?}",
-                    got[i]
-                );
-            }
-        }
+        assert_decoded(&e.read(out, W * H), &bytes, size, bits, &what);
         // A fill encodes the color: round(c * (2^n - 1)) per channel, red highest.
         let color = [0.5f32, 0.25, 1.0, 0.0];
         check!(clEnqueueFillImage(
@@ -177,18 +182,8 @@ fn sampled_reads_of_packed_formats_keep_their_precision() {
             arg(k, 1, &s.0);
             arg(k, 2, &out);
             e.run(k, None, &[W, H], None);
-            let got: Vec<[f32; 4]> = e.read(out, W * H);
-            for (i, px) in bytes.chunks(size).enumerate() {
-                let want = decode(px, bits);
-                for c in 0..4 {
-                    assert!(
-                        (got[i][c] - want[c]).abs() <= 1e-6,
-                        "order {order:#x} type {ty:#x} filter {filter:#x}: pixel {i} channel {c}: \
-                         {:?} vs {want:?}",
-                        got[i]
-                    );
-                }
-            }
+            let what = format!("order {order:#x} type {ty:#x} filter {filter:#x}");
+            assert_decoded(&e.read(out, W * H), &bytes, size, bits, &what);
             check!(clReleaseMemObject(out));
         }
         check!(clReleaseMemObject(m));
