@@ -88,8 +88,14 @@ const MAX_PUSH_CONSTANTS: u32 = 128;
 /// `spirv` with the spec's REPEAT and MIRRORED_REPEAT coordinates (unchanged where no sampled
 /// read may use them, or where the module is not understood).
 pub fn wrap_repeat_coordinates(spirv: &[u32]) -> Vec<u32> {
-    let samples = instructions(spirv).any(|(_, i)| i[0] & 0xffff == OP_IMAGE_SAMPLE_EXPLICIT_LOD);
-    if !samples {
+    let mut end = 5;
+    let mut samples = false;
+    for (at, i) in instructions(spirv) {
+        end = at + i.len();
+        samples |= i[0] & 0xffff == OP_IMAGE_SAMPLE_EXPLICIT_LOD;
+    }
+    // Nothing to do, or a module cut short (instructions stop at a malformed one).
+    if !samples || end != spirv.len() {
         return spirv.to_vec();
     }
     Module::read(spirv)
@@ -712,4 +718,81 @@ struct Coord {
     id: u32,
     lanes: u32,
     float: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reflection::{parse, ImageMetadataKind};
+    use super::super::tests::{spirv_val, target};
+    use super::super::{compile, options::clspv_args};
+    use super::*;
+
+    /// A 2D-array read through a sampler argument, a 1D kernel with two sampler arguments
+    /// and a literal REPEAT sampler, and no push constants of its own.
+    const SOURCE: &str = "
+        constant sampler_t lit = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_NEAREST;
+        kernel void arr(read_only image2d_array_t img, sampler_t s, global const float4 *c,
+                        global float4 *out) {
+            size_t i = get_global_id(0);
+            out[i] = read_imagef(img, s, c[i]);
+        }
+        kernel void two(read_only image1d_t img, sampler_t a, sampler_t b, global float4 *out) {
+            *out = read_imagef(img, a, 0.5f) + read_imagef(img, b, -0.25f)
+                 + read_imagef(img, lit, 0.1f);
+        }";
+
+    #[test]
+    fn sampler_arguments_get_their_masks_and_the_module_stays_valid() {
+        let args = clspv_args("", &target()).unwrap();
+        let spirv = compile(&[SOURCE.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        let r = parse(&spirv).unwrap();
+        let masks = |name: &str| -> Vec<(u32, u32)> {
+            let k = r.kernels.iter().find(|k| k.name == name).unwrap();
+            k.image_metadata
+                .iter()
+                .filter(|m| m.kind == ImageMetadataKind::SamplerMask)
+                .map(|m| (m.ordinal, m.push_constant.unwrap().offset))
+                .collect()
+        };
+        let arr = masks("arr");
+        let mut two = masks("two");
+        two.sort();
+        assert_eq!(arr.iter().map(|m| m.0).collect::<Vec<_>>(), [1]);
+        assert_eq!(two.iter().map(|m| m.0).collect::<Vec<_>>(), [1, 2]);
+        assert_ne!(two[0].1, two[1].1);
+        for (_, offset) in arr.iter().chain(&two) {
+            assert!(offset % 4 == 0 && offset + 4 <= r.push_constant_size);
+        }
+        // The literal sampler's read wraps by `s - floor(s)` without a push constant: three
+        // Floors more (REPEAT for `a`, `b` and the literal) and two RoundEvens more
+        // (MIRRORED_REPEAT for `a` and `b`) in `two`, one of each in `arr`, than clspv wrote.
+        let (clspv, _) = super::super::compile_bytes(&[SOURCE.as_bytes()], &args).unwrap();
+        let clspv = super::super::words(&clspv).unwrap();
+        let glsl = |m: &[u32], n: u32| {
+            let set = instructions(m)
+                .find(|(_, i)| {
+                    i[0] & 0xffff == OP_EXT_INST_IMPORT && literal_string(&i[2..]) == "GLSL.std.450"
+                })
+                .map(|(_, i)| i[1]);
+            instructions(m)
+                .filter(|(_, i)| {
+                    i[0] & 0xffff == OP_EXT_INST && i.get(3) == set.as_ref() && i.get(4) == Some(&n)
+                })
+                .count()
+        };
+        let added = |n| glsl(&spirv, n) - glsl(&clspv, n);
+        assert_eq!((added(GLSL_FLOOR), added(GLSL_ROUND_EVEN)), (4, 3));
+    }
+
+    #[test]
+    fn modules_without_sampled_reads_or_not_understood_are_unchanged() {
+        let args = clspv_args("", &target()).unwrap();
+        let plain = "kernel void f(global int *a) { a[get_global_id(0)] = 1; }";
+        let spirv = compile(&[plain.as_bytes()], &args).unwrap().spirv;
+        assert_eq!(wrap_repeat_coordinates(&spirv), spirv);
+        let sampled = compile(&[SOURCE.as_bytes()], &args).unwrap().spirv;
+        let cut = &sampled[..sampled.len() - 3];
+        assert_eq!(wrap_repeat_coordinates(cut), cut);
+    }
 }
