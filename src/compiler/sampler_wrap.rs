@@ -22,8 +22,8 @@
 //!   the argument's sampler mask there.
 //!
 //! Only the spatial components are wrapped (not an array's layer). A module is returned
-//! unchanged where anything is not understood, or where the push constants would outgrow
-//! Vulkan's guaranteed 128 bytes.
+//! unchanged where anything is not understood; a sampler argument whose push constant would
+//! take the block past Vulkan's guaranteed 128 bytes keeps Vulkan's wrap.
 
 use super::spirv::instructions;
 use std::collections::{HashMap, HashSet};
@@ -490,7 +490,8 @@ impl<'m> Rewriter<'m> {
         }
         let offset = self.block_end + 4 * self.pushed.len() as u32;
         if offset + 4 > MAX_PUSH_CONSTANTS {
-            return None;
+            // No room: this sampler's reads keep Vulkan's wrap.
+            return Some(None);
         }
         let member = members + self.pushed.len() as u32;
         self.decorations.extend(inst(
