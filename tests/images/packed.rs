@@ -157,8 +157,9 @@ fn packed_rgb_formats() {
 /// Sampled reads (read_imagef with a sampler: nearest at texel centres, linear at texel
 /// centres, which weighs one texel fully) of every packed format the device lists give the
 /// spec's conversion, `field / (2^n - 1)`, to float precision (section 8.3.1.1), like
-/// sampler-less reads. lavapipe's sampled reads and NVIDIA's reads widen 5- and 6-bit channels to 8-bit unorm
-/// (13/31 reads as 107/255), so vkcl lists CL_UNORM_SHORT_565 and CL_UNORM_SHORT_555 nowhere.
+/// sampler-less reads. lavapipe's sampled reads and NVIDIA's reads widen 5- and 6-bit
+/// channels to 8-bit unorm (13/31 reads as 107/255), so vkcl lists CL_UNORM_SHORT_565 and
+/// CL_UNORM_SHORT_555 nowhere.
 #[test]
 fn sampled_reads_of_packed_formats_keep_their_precision() {
     let e = Env::new();
