@@ -20,6 +20,7 @@ pub mod pipes;
 mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
+pub mod sampler_wrap;
 pub mod spirv;
 pub mod sum_index;
 pub mod tempdir;
@@ -70,6 +71,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
+            let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,

@@ -199,6 +199,8 @@ pub enum ImageMetadataKind {
     ChannelDataType,
     /// Bit mask of which sampler arguments use normalized coordinates.
     NormalizedSamplerMask,
+    /// The sampler argument's mask, for the REPEAT formulas of sampler_wrap.
+    SamplerMask,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,6 +232,9 @@ fn err<T>(msg: impl Into<String>) -> Result<T> {
 /// Arguments beyond this ordinal are garbage, not a kernel (CL_DEVICE_MAX_PARAMETER_SIZE
 /// allows at most a few hundred).
 const MAX_ARGS: u32 = 4096;
+/// vkcl's own reflection instructions (sampler_wrap) by their number here.
+const VKCL_REFLECTION: u32 = 1 << 16;
+const VKCL_SAMPLER_MASK: u32 = VKCL_REFLECTION | super::sampler_wrap::SAMPLER_MASK_PUSH_CONSTANT;
 
 // ---------------------------------------------------------------------------------------------
 // Collecting the instructions.
@@ -245,6 +250,9 @@ struct ExtInst {
 #[derive(Default)]
 struct Collected {
     reflection_sets: HashMap<u32, u32>,
+    /// Ids of vkcl's own reflection set (sampler_wrap); its instructions are numbered
+    /// `VKCL_REFLECTION | n` here.
+    vkcl_sets: Vec<u32>,
     strings: HashMap<u32, String>,
     constants: HashMap<u32, u64>,
     insts: Vec<ExtInst>,
@@ -278,6 +286,8 @@ impl Collected {
                 if let Some(Operand::LiteralString(name)) = inst.operands.first() {
                     if let Some(v) = name.strip_prefix("NonSemantic.ClspvReflection.") {
                         self.reflection_sets.insert(result, v.parse().unwrap_or(0));
+                    } else if name == super::sampler_wrap::SAMPLER_MASK_SET {
+                        self.vkcl_sets.push(result);
                     }
                 }
             }
@@ -316,9 +326,11 @@ impl Collected {
         else {
             return;
         };
-        if !self.reflection_sets.contains_key(set) {
-            return;
-        }
+        let number = match self.vkcl_sets.contains(set) {
+            true => VKCL_REFLECTION | number,
+            false if self.reflection_sets.contains_key(set) => *number,
+            false => return,
+        };
         let mut args = Vec::with_capacity(inst.operands.len().saturating_sub(2));
         for op in &inst.operands[2..] {
             match op {
@@ -333,7 +345,7 @@ impl Collected {
         }
         self.insts.push(ExtInst {
             id: result,
-            number: *number,
+            number,
             args,
         });
     }
@@ -563,7 +575,7 @@ impl Builder<'_> {
                 let size = self.xyz(inst, 1)?;
                 self.kernel(inst)?.reqd_work_group_size = Some(size);
             }
-            30..=33 | 41 => self.image_metadata(inst)?,
+            30..=33 | 41 | VKCL_SAMPLER_MASK => self.image_metadata(inst)?,
             38 => {
                 let (id, format) = (self.num(inst, 0)?, self.string(inst, 1)?);
                 let arg_sizes = (2..inst.args.len())
@@ -730,6 +742,7 @@ impl Builder<'_> {
         let kind = match inst.number {
             30 | 32 => ImageMetadataKind::ChannelOrder,
             31 | 33 => ImageMetadataKind::ChannelDataType,
+            VKCL_SAMPLER_MASK => ImageMetadataKind::SamplerMask,
             _ => ImageMetadataKind::NormalizedSamplerMask,
         };
         let ordinal = self.num(inst, 1)?;

@@ -335,8 +335,15 @@ impl Device {
     /// sampled (with linear filtering for float and normalized formats) to read, storage
     /// to write, copies both ways; texel buffers for 1D buffer images; and the image type
     /// itself (3D, arrays) for that format.
+    ///
+    /// CL_UNORM_SHORT_565 and CL_UNORM_SHORT_555 are on no list: lavapipe's sampled reads
+    /// and NVIDIA's reads (even sampler-less) widen their 5- and 6-bit channels to 8-bit unorm
+    /// first (13/31 reads as 107/255; up to 0.18 of a 6-bit step off where the spec converts
+    /// `field / (2^n - 1)` to float precision), and no Vulkan query tells which devices do
+    /// (tests/images/packed.rs).
     pub fn supports(&self, format: &Format, image_type: cl_mem_object_type, usage: Use) -> bool {
-        if !self.has_images() || (usage.write && !format.writable()) {
+        let widened = matches!(format.data_type, CL_UNORM_SHORT_565 | CL_UNORM_SHORT_555);
+        if !self.has_images() || widened || (usage.write && !format.writable()) {
             return false;
         }
         let need = Need {

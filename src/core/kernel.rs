@@ -783,7 +783,10 @@ impl Launch {
                 (ImageMetadataKind::ChannelDataType, Some(ArgValue::Mem(Some(mem)))) => {
                     mem.image()?.format.data_type
                 }
-                (ImageMetadataKind::NormalizedSamplerMask, Some(ArgValue::Sampler(s))) => s.mask(),
+                (
+                    ImageMetadataKind::NormalizedSamplerMask | ImageMetadataKind::SamplerMask,
+                    Some(ArgValue::Sampler(s)),
+                ) => s.mask(),
                 _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
             };
             put(&mut self.push, m.push_constant, &[value]);

@@ -154,10 +154,13 @@ fn axes(ty: Ty) -> (usize, Option<usize>) {
 /// The expected value of read_image{f,i,ui}(img, s, coord) and its tolerance.
 ///
 /// Tolerance: nearest filtering is exact up to the normalized → float conversion (1e-6
-/// relative); linear filtering is computed with the exact weights, and GPUs quantize the
-/// weights to 8 bits (Vulkan's subTexelPrecisionBits ≥ 4 only bounds the coordinate, lavapipe
-/// and most GPUs use 8), so the tolerance is 2/256 of the largest magnitude among the texels
-/// that contribute, plus 1e-5.
+/// relative). For linear filtering the OpenCL specification sets no bound (its formulas say
+/// which texels and weights, not how precisely they are combined); the conformance test's
+/// bound (test_common/harness/imageHelpers.cpp, get_max_relative_error and
+/// get_max_absolute_error) is used: 2^-7 of the largest magnitude among the texels that
+/// contribute (plus 2 ulp), or one unit of the format where that is more (1/255 for
+/// CL_UNORM_INT8: lavapipe filters 8-bit unorm formats in 8-bit arithmetic and is up to
+/// 0.96/255 off, float formats it filters exactly; samplers.rs measures both).
 pub fn sample(img: &HostImage, s: SamplerDesc, coord: [f32; 4]) -> ([f64; 4], f64) {
     sample_with_border(img, s, coord, img.fmt.border())
 }
@@ -207,7 +210,8 @@ pub fn sample_with_border(
         loop {
             if a == idx.len() {
                 let tol = if s.filter == CL_FILTER_LINEAR {
-                    2.0 / 256.0 * max_mag + 1e-5
+                    let relative = max_mag / 128.0 + 2.0 * f32::EPSILON as f64;
+                    relative.max(format_unit(img.fmt.ty))
                 } else {
                     1e-6 * max_mag.max(1.0)
                 };
@@ -223,13 +227,51 @@ pub fn sample_with_border(
     }
 }
 
+/// One unit of a format's channel: the conformance test's absolute bound for linear filtering.
+fn format_unit(ty: cl_uint) -> f64 {
+    match ty {
+        CL_UNORM_INT8 => 1.0 / 255.0,
+        CL_SNORM_INT8 => 1.0 / 127.0,
+        CL_UNORM_INT16 => 1.0 / 65535.0,
+        CL_SNORM_INT16 => 1.0 / 32767.0,
+        CL_FLOAT => f32::MIN_POSITIVE as f64,
+        _ => 0.0,
+    }
+}
+
 /// Coordinates (texel space, before normalization) along an axis of `size` texels: inside,
-/// near both edges and outside, with fractions away from texel boundaries (nearest filtering
-/// must not depend on the last bit of a coordinate).
+/// near both edges and outside, with fractions away from texel boundaries; exactly at texel
+/// edges (integers: exact in both the unnormalized and, for the image edges 0 and `size`, the
+/// normalized form); just outside the image (a thousandth of a texel); and a tiny negative
+/// normalized coordinate (-7.7e-9, where REPEAT's `s - floor(s)` rounds to 1.0).
 pub fn texel_coords(s: SamplerDesc, size: usize) -> Vec<f32> {
     let w = size as f32;
-    let inside = [0.5, 1.25, 2.75, w - 0.25, w - 0.7, 0.3];
-    let outside = [-0.75, -2.5, w + 0.75, w + 3.25, -w - 0.4, 2.0 * w + 1.25];
+    let inside = [
+        0.5,
+        1.25,
+        2.75,
+        w - 0.25,
+        w - 0.7,
+        0.3,
+        0.0,
+        1.0,
+        2.0,
+        w - 1.0,
+    ];
+    let outside = [
+        -0.75,
+        -2.5,
+        w + 0.75,
+        w + 3.25,
+        -w - 0.4,
+        2.0 * w + 1.25,
+        w,
+        -1e-3,
+        w + 1e-3,
+        -7.7e-9 * w,
+        -w,
+        2.0 * w,
+    ];
     let mut v: Vec<f32> = inside.to_vec();
     if s.addr == CL_ADDRESS_NONE {
         // ADDRESS_NONE is defined only in range: with linear filtering both taps must be.

@@ -1,0 +1,799 @@
+//! CL_ADDRESS_REPEAT and CL_ADDRESS_MIRRORED_REPEAT with normalized coordinates, computed as the
+//! OpenCL C specification writes them (section 8.2.1, "Addressing and filtering with normalized
+//! coordinates"):
+//!
+//! - REPEAT: `u = (s - floor(s)) * w`, and a texel index `i > w - 1` becomes `i - w`;
+//! - MIRRORED_REPEAT: `s' = fabs(s - 2 * rint(0.5 * s))`, `u = s' * w`, `i = min(i, w - 1)`.
+//!
+//! Vulkan's REPEAT wraps the texel index instead (`floor(s * w) mod w`). The two agree except
+//! where `s - floor(s)` rounds: at a tiny negative `s` (-7.7e-9) it is 1.0 in single precision,
+//! so OpenCL reads the first texel where Vulkan reads the last. This pass applies the spec's
+//! formula to the coordinate of every `OpImageSampleExplicitLod` whose sampler may be REPEAT or
+//! MIRRORED_REPEAT with normalized coordinates, and leaves the rest to the Vulkan sampler: on a
+//! coordinate in [0, 1] Vulkan's wrapping then gives the spec's texels, for nearest and linear
+//! filtering (the spec's `i > w - 1` and `min(i, w - 1)` are Vulkan's wraps of `i = w`).
+//!
+//! Where the sampler comes from decides how its mode is known:
+//! - a literal sampler (`LiteralSampler` reflection): its mask, at compile time;
+//! - a sampler argument: at enqueue only, so the pass adds a 32-bit member to the push-constant
+//!   block per such sampler variable, the kernel selects the formula by the mask found there,
+//!   and a reflection instruction of vkcl's own, [`SAMPLER_MASK_SET`] instruction
+//!   [`SAMPLER_MASK_PUSH_CONSTANT`] (Kernel, Ordinal, Offset, Size), asks the runtime to push
+//!   the argument's sampler mask there.
+//!
+//! Only the spatial components are wrapped (not an array's layer). A module is returned
+//! unchanged where anything is not understood; a sampler argument whose push constant would
+//! take the block past Vulkan's guaranteed 128 bytes keeps Vulkan's wrap.
+
+use super::spirv::instructions;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+/// The extended instruction set of vkcl's own reflection instructions.
+pub const SAMPLER_MASK_SET: &str = "NonSemantic.vkcl.1";
+/// SamplerMaskPushConstant(Kernel, Ordinal, Offset, Size): push the sampler mask of argument
+/// `Ordinal` (the `CLK_*` bits) at `Offset`.
+pub const SAMPLER_MASK_PUSH_CONSTANT: u32 = 1;
+
+const OP_EXT_INST_IMPORT: u32 = 11;
+const OP_EXT_INST: u32 = 12;
+const OP_ENTRY_POINT: u32 = 15;
+const OP_TYPE_VOID: u32 = 19;
+const OP_TYPE_BOOL: u32 = 20;
+const OP_TYPE_INT: u32 = 21;
+const OP_TYPE_FLOAT: u32 = 22;
+const OP_TYPE_VECTOR: u32 = 23;
+const OP_TYPE_IMAGE: u32 = 25;
+const OP_TYPE_SAMPLER: u32 = 26;
+const OP_TYPE_SAMPLED_IMAGE: u32 = 27;
+const OP_TYPE_ARRAY: u32 = 28;
+const OP_TYPE_STRUCT: u32 = 30;
+const OP_TYPE_POINTER: u32 = 32;
+const OP_CONSTANT: u32 = 43;
+const OP_FUNCTION: u32 = 54;
+const OP_FUNCTION_END: u32 = 56;
+const OP_VARIABLE: u32 = 59;
+const OP_LOAD: u32 = 61;
+const OP_ACCESS_CHAIN: u32 = 65;
+const OP_DECORATE: u32 = 71;
+const OP_MEMBER_DECORATE: u32 = 72;
+const OP_VECTOR_SHUFFLE: u32 = 79;
+const OP_COMPOSITE_CONSTRUCT: u32 = 80;
+const OP_SAMPLED_IMAGE: u32 = 86;
+const OP_IMAGE_SAMPLE_EXPLICIT_LOD: u32 = 88;
+const OP_FSUB: u32 = 131;
+const OP_FMUL: u32 = 133;
+const OP_VECTOR_TIMES_SCALAR: u32 = 142;
+const OP_SELECT: u32 = 169;
+const OP_IEQUAL: u32 = 170;
+const OP_BITWISE_AND: u32 = 199;
+const GLSL_ROUND_EVEN: u32 = 2;
+const GLSL_FABS: u32 = 4;
+const GLSL_FLOOR: u32 = 8;
+const STORAGE_PUSH_CONSTANT: u32 = 9;
+const DECORATION_BLOCK: u32 = 2;
+const DECORATION_ARRAY_STRIDE: u32 = 6;
+const DECORATION_BINDING: u32 = 33;
+const DECORATION_DESCRIPTOR_SET: u32 = 34;
+const DECORATION_OFFSET: u32 = 35;
+const REFLECTION_KERNEL_ARGUMENT_SAMPLER: u32 = 10;
+const REFLECTION_LITERAL_SAMPLER: u32 = 23;
+/// The sampler mask bits that decide: CLK_NORMALIZED_COORDS_TRUE and the addressing mode.
+const MODE_BITS: u32 = 0xf;
+const NORMALIZED_REPEAT: u32 = 0x1 | 0x6;
+const NORMALIZED_MIRRORED_REPEAT: u32 = 0x1 | 0x8;
+/// Vulkan's guaranteed maxPushConstantsSize.
+const MAX_PUSH_CONSTANTS: u32 = 128;
+
+/// `spirv` with the spec's REPEAT and MIRRORED_REPEAT coordinates (unchanged where no sampled
+/// read may use them, or where the module is not understood).
+pub fn wrap_repeat_coordinates(spirv: &[u32]) -> Vec<u32> {
+    let mut end = 5;
+    let mut samples = false;
+    for (at, i) in instructions(spirv) {
+        end = at + i.len();
+        samples |= i[0] & 0xffff == OP_IMAGE_SAMPLE_EXPLICIT_LOD;
+    }
+    // Nothing to do, or a module cut short (instructions stop at a malformed one).
+    if !samples || end != spirv.len() {
+        return spirv.to_vec();
+    }
+    Module::read(spirv)
+        .and_then(|m| m.rewrite(spirv))
+        .unwrap_or_else(|| spirv.to_vec())
+}
+
+/// Where a sampled read's addressing mode comes from.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// A literal sampler's mask.
+    Literal(u32),
+    /// The push-constant member (index in the block) holding a sampler argument's mask.
+    Pushed(u32),
+}
+
+#[derive(Default)]
+struct Module<'a> {
+    defs: HashMap<u32, &'a [u32]>,
+    /// Result id → result type.
+    type_of: HashMap<u32, u32>,
+    /// (set, binding) of decorated variables.
+    set_binding: HashMap<u32, (u32, u32)>,
+    uint_constants: HashMap<u32, u32>,
+    member_offsets: HashMap<(u32, u32), u32>,
+    array_strides: HashMap<u32, u32>,
+    glsl: Option<u32>,
+    /// Word offset of the last OpExtInstImport.
+    last_import: usize,
+    /// Word offset of the last OpDecorate / OpMemberDecorate.
+    last_decoration: usize,
+    first_function: usize,
+    /// OpLoad of a sampler → the variable.
+    sampler_loads: HashMap<u32, u32>,
+    /// OpSampledImage → its sampler (a loaded id).
+    sampled_images: HashMap<u32, u32>,
+    /// ArgumentSampler: (kernel, ordinal id, set, binding).
+    sampler_args: Vec<(u32, u32, u32, u32)>,
+    /// LiteralSampler: (set, binding) → mask.
+    literals: HashMap<(u32, u32), u32>,
+    /// The push-constant variable and its block type.
+    push_constants: Option<(u32, u32)>,
+    void: Option<u32>,
+    uint: Option<u32>,
+    /// Word offsets of the OpEntryPoints.
+    entry_points: Vec<usize>,
+}
+
+impl<'a> Module<'a> {
+    fn read(spirv: &'a [u32]) -> Option<Module<'a>> {
+        let mut m = Module::default();
+        let mut in_function = false;
+        let mut reflection_set = None;
+        let mut ext_insts = vec![];
+        for (at, inst) in instructions(spirv) {
+            let op = inst[0] & 0xffff;
+            match op {
+                OP_EXT_INST_IMPORT => {
+                    let name = literal_string(&inst[2..]);
+                    if name == "GLSL.std.450" {
+                        m.glsl = Some(inst[1]);
+                    } else if name.starts_with("NonSemantic.ClspvReflection.") {
+                        reflection_set = Some(inst[1]);
+                    }
+                    m.last_import = at;
+                }
+                OP_DECORATE | OP_MEMBER_DECORATE => {
+                    m.last_decoration = at;
+                    m.decoration(inst);
+                }
+                OP_FUNCTION if !in_function => {
+                    in_function = true;
+                    if m.first_function == 0 {
+                        m.first_function = at;
+                    }
+                }
+                OP_EXT_INST if !in_function => ext_insts.push(inst),
+                OP_ENTRY_POINT => m.entry_points.push(at),
+                _ => {}
+            }
+            if op == OP_FUNCTION_END {
+                in_function = false;
+            }
+            if typed_results().contains(&op) && inst.len() >= 3 {
+                m.type_of.insert(inst[2], inst[1]);
+            }
+            if in_function {
+                m.function_inst(op, inst);
+            } else {
+                m.global(op, inst);
+            }
+        }
+        let reflection_set = reflection_set?;
+        for inst in ext_insts
+            .iter()
+            .filter(|i| i.len() >= 5 && i[3] == reflection_set)
+        {
+            let num = |i: usize| inst.get(5 + i).and_then(|id| m.uint_constants.get(id));
+            match inst[4] {
+                REFLECTION_KERNEL_ARGUMENT_SAMPLER => {
+                    m.sampler_args
+                        .push((*inst.get(5)?, *inst.get(6)?, *num(2)?, *num(3)?))
+                }
+                REFLECTION_LITERAL_SAMPLER => {
+                    m.literals.insert((*num(0)?, *num(1)?), *num(2)?);
+                }
+                _ => {}
+            }
+        }
+        // The block's new members are uints, declared before it.
+        (m.first_function > 0 && m.last_decoration > 0 && m.uint.is_some()).then_some(m)
+    }
+
+    fn decoration(&mut self, inst: &[u32]) {
+        match (inst[0] & 0xffff, inst.get(2), inst.get(3), inst.get(4)) {
+            (OP_DECORATE, Some(&DECORATION_DESCRIPTOR_SET), Some(&set), _) => {
+                self.set_binding.entry(inst[1]).or_default().0 = set;
+            }
+            (OP_DECORATE, Some(&DECORATION_BINDING), Some(&binding), _) => {
+                self.set_binding.entry(inst[1]).or_default().1 = binding;
+            }
+            (OP_DECORATE, Some(&DECORATION_ARRAY_STRIDE), Some(&stride), _) => {
+                self.array_strides.insert(inst[1], stride);
+            }
+            (OP_MEMBER_DECORATE, Some(&member), Some(&DECORATION_OFFSET), Some(&offset)) => {
+                self.member_offsets.insert((inst[1], member), offset);
+            }
+            _ => {}
+        }
+    }
+
+    fn global(&mut self, op: u32, inst: &'a [u32]) {
+        match op {
+            OP_TYPE_VOID..=OP_TYPE_POINTER if inst.len() > 1 => {
+                self.defs.insert(inst[1], inst);
+                if op == OP_TYPE_VOID {
+                    self.void = Some(inst[1]);
+                }
+                if op == OP_TYPE_INT && inst.get(2..4) == Some(&[32, 0]) {
+                    self.uint = Some(inst[1]);
+                }
+            }
+            OP_CONSTANT if inst.len() == 4 => {
+                self.defs.insert(inst[2], inst);
+                if self.is_uint(inst[1]) {
+                    self.uint_constants.insert(inst[2], inst[3]);
+                }
+            }
+            OP_VARIABLE if inst.len() >= 4 => {
+                self.defs.insert(inst[2], inst);
+                if inst[3] == STORAGE_PUSH_CONSTANT {
+                    let block = self.defs.get(&inst[1]).and_then(|p| p.get(3)).copied();
+                    self.push_constants = block.map(|b| (inst[2], b));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn function_inst(&mut self, op: u32, inst: &[u32]) {
+        match op {
+            OP_LOAD if inst.len() >= 4 && self.op_of(inst[1]) == Some(OP_TYPE_SAMPLER) => {
+                self.sampler_loads.insert(inst[2], inst[3]);
+            }
+            OP_SAMPLED_IMAGE if inst.len() == 5 => {
+                self.sampled_images.insert(inst[2], inst[4]);
+            }
+            _ => {}
+        }
+    }
+
+    fn op_of(&self, id: u32) -> Option<u32> {
+        self.defs.get(&id).map(|d| d[0] & 0xffff)
+    }
+
+    fn is_uint(&self, ty: u32) -> bool {
+        self.defs
+            .get(&ty)
+            .is_some_and(|d| d[0] & 0xffff == OP_TYPE_INT && d.get(2..4) == Some(&[32, 0]))
+    }
+
+    /// Bytes of a type in an explicitly laid out block.
+    fn size_of(&self, ty: u32) -> Option<u32> {
+        let d = self.defs.get(&ty)?;
+        match d[0] & 0xffff {
+            OP_TYPE_INT | OP_TYPE_FLOAT => Some(d[2] / 8),
+            OP_TYPE_VECTOR => Some(self.size_of(d[2])? * d[3]),
+            OP_TYPE_ARRAY => Some(self.array_strides.get(&ty)? * self.uint_constants.get(&d[3])?),
+            OP_TYPE_STRUCT => (2..d.len())
+                .map(|i| {
+                    let offset = self.member_offsets.get(&(ty, i as u32 - 2))?;
+                    Some(offset + self.size_of(d[i])?)
+                })
+                .try_fold(0, |end, m| Some(end.max(m?))),
+            _ => None,
+        }
+    }
+
+    /// The number of spatial coordinates of a sampled image type, or None for one this pass
+    /// does not touch.
+    fn spatial_axes(&self, sampled_image_ty: u32) -> Option<u32> {
+        let si = self.defs.get(&sampled_image_ty)?;
+        let image = self.defs.get(si.get(2)?)?;
+        match (si[0] & 0xffff, image[0] & 0xffff, image.get(3)) {
+            (OP_TYPE_SAMPLED_IMAGE, OP_TYPE_IMAGE, Some(&dim)) if dim <= 2 => Some(dim + 1),
+            _ => None,
+        }
+    }
+
+    fn rewrite(self, spirv: &[u32]) -> Option<Vec<u32>> {
+        let mut r = Rewriter::new(&self, spirv[3]);
+        for (at, inst) in instructions(spirv) {
+            let op = inst[0] & 0xffff;
+            if op == OP_IMAGE_SAMPLE_EXPLICIT_LOD && at > self.first_function && inst.len() >= 5 {
+                r.sample(at, inst)?;
+            }
+        }
+        r.reflect()?;
+        r.assemble(spirv)
+    }
+}
+
+/// The opcodes whose instructions have a result type (their second word).
+fn typed_results() -> &'static HashSet<u32> {
+    static SET: OnceLock<HashSet<u32>> = OnceLock::new();
+    SET.get_or_init(|| {
+        rspirv::grammar::INSTRUCTION_TABLE
+            .iter()
+            .filter(|g| {
+                g.operands
+                    .first()
+                    .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType)
+            })
+            .map(|g| g.opcode as u32)
+            .collect()
+    })
+}
+
+fn literal_string(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..len]).into_owned()
+}
+
+fn string_words(s: &str) -> Vec<u32> {
+    let mut bytes = s.as_bytes().to_vec();
+    bytes.resize(s.len() / 4 * 4 + 4, 0);
+    bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn inst(op: u32, operands: &[u32]) -> Vec<u32> {
+    let mut v = vec![((operands.len() as u32 + 1) << 16) | op];
+    v.extend_from_slice(operands);
+    v
+}
+
+/// The new instructions, by where they go.
+struct Rewriter<'m> {
+    m: &'m Module<'m>,
+    bound: u32,
+    /// After the last OpExtInstImport.
+    imports: Vec<u32>,
+    /// After the last decoration.
+    decorations: Vec<u32>,
+    /// Before the first function: types and constants.
+    globals: Vec<u32>,
+    /// Code before sampled reads: (word offset of the read, code, the new coordinate).
+    before: Vec<(usize, Vec<u32>, u32)>,
+    /// At the end of the module: reflection.
+    tail: Vec<u32>,
+    /// The code being emitted.
+    code: Vec<u32>,
+    /// Sampler argument variables given a push-constant member, in member order.
+    pushed: Vec<u32>,
+    /// The push-constant block: (variable, struct type, members it had), and for a module
+    /// without one, the pointer type of the block made here.
+    block: Option<(u32, u32, u32)>,
+    new_block: Option<u32>,
+    /// Where the block's first new member goes.
+    block_end: u32,
+    uint: u32,
+    glsl: u32,
+    /// New types and constants by their opcode and operands.
+    made: HashMap<Vec<u32>, u32>,
+}
+
+impl<'m> Rewriter<'m> {
+    fn new(m: &'m Module<'m>, bound: u32) -> Rewriter<'m> {
+        let mut r = Rewriter {
+            m,
+            bound,
+            imports: vec![],
+            decorations: vec![],
+            globals: vec![],
+            before: vec![],
+            tail: vec![],
+            code: vec![],
+            pushed: vec![],
+            block: None,
+            new_block: None,
+            block_end: 0,
+            uint: m.uint.unwrap_or(0),
+            glsl: 0,
+            made: HashMap::new(),
+        };
+        r.glsl = match m.glsl {
+            Some(id) => id,
+            None => {
+                let id = r.id();
+                let name = [&[id], string_words("GLSL.std.450").as_slice()].concat();
+                r.imports.extend(inst(OP_EXT_INST_IMPORT, &name));
+                id
+            }
+        };
+        r
+    }
+
+    fn id(&mut self) -> u32 {
+        self.bound += 1;
+        self.bound - 1
+    }
+
+    /// A type or constant: an existing one with these operands (after the result id; for a
+    /// constant, the type then the value), or a new one.
+    fn global(&mut self, op: u32, operands: &[u32]) -> u32 {
+        let existing = self.m.defs.iter().filter(|(_, d)| {
+            let after = if op == OP_CONSTANT {
+                d.len() == 4 && d[1..2] == operands[..1] && d[3..] == operands[1..]
+            } else {
+                d.len() == operands.len() + 2 && d[2..] == *operands
+            };
+            d[0] & 0xffff == op && after
+        });
+        // The first of equal pointer types or constants, so that the output is deterministic.
+        if let Some(id) = existing.map(|(&id, _)| id).min() {
+            return id;
+        }
+        let key = [&[op], operands].concat();
+        if let Some(&id) = self.made.get(&key) {
+            return id;
+        }
+        let id = self.id();
+        let words = match op {
+            OP_CONSTANT => vec![operands[0], id, operands[1]],
+            _ => [&[id], operands].concat(),
+        };
+        self.globals.extend(inst(op, &words));
+        self.made.insert(key, id);
+        id
+    }
+
+    fn uint_constant(&mut self, v: u32) -> u32 {
+        self.global(OP_CONSTANT, &[self.uint, v])
+    }
+
+    /// One instruction with a result of type `ty` into `code`.
+    fn emit(&mut self, op: u32, ty: u32, operands: &[u32]) -> u32 {
+        let id = self.id();
+        self.code.extend(inst(op, &[&[ty, id], operands].concat()));
+        id
+    }
+
+    /// The addressing mode of a sampled image's sampler where it may wrap; None for the module
+    /// not understood.
+    fn mode(&mut self, sampled_image: u32) -> Option<Option<Mode>> {
+        let var = self
+            .m
+            .sampled_images
+            .get(&sampled_image)
+            .and_then(|s| self.m.sampler_loads.get(s));
+        // A sampler this pass cannot trace is left to Vulkan.
+        let Some(&var) = var else {
+            return Some(None);
+        };
+        let sb = *self.m.set_binding.get(&var)?;
+        if let Some(&mask) = self.m.literals.get(&sb) {
+            let wraps = matches!(
+                mask & MODE_BITS,
+                NORMALIZED_REPEAT | NORMALIZED_MIRRORED_REPEAT
+            );
+            return Some(wraps.then_some(Mode::Literal(mask)));
+        }
+        if !self.m.sampler_args.iter().any(|a| (a.2, a.3) == sb) {
+            return Some(None);
+        }
+        let (_, block, members) = self.block()?;
+        if let Some(i) = self.pushed.iter().position(|&v| v == var) {
+            return Some(Some(Mode::Pushed(members + i as u32)));
+        }
+        let offset = self.block_end + 4 * self.pushed.len() as u32;
+        if offset + 4 > MAX_PUSH_CONSTANTS {
+            // No room: this sampler's reads keep Vulkan's wrap.
+            return Some(None);
+        }
+        let member = members + self.pushed.len() as u32;
+        self.decorations.extend(inst(
+            OP_MEMBER_DECORATE,
+            &[block, member, DECORATION_OFFSET, offset],
+        ));
+        self.pushed.push(var);
+        Some(Some(Mode::Pushed(member)))
+    }
+
+    /// The push-constant block, made where the module has none.
+    fn block(&mut self) -> Option<(u32, u32, u32)> {
+        if self.block.is_none() {
+            self.block = Some(match self.m.push_constants {
+                Some((var, block)) => {
+                    self.block_end = self.m.size_of(block)?.next_multiple_of(4);
+                    (var, block, self.m.defs.get(&block)?.len() as u32 - 2)
+                }
+                None => {
+                    let (var, block, ptr) = (self.id(), self.id(), self.id());
+                    self.new_block = Some(ptr);
+                    (var, block, 0)
+                }
+            });
+        }
+        self.block
+    }
+
+    /// Emits the code before one OpImageSampleExplicitLod that replaces its coordinate.
+    fn sample(&mut self, at: usize, s: &[u32]) -> Option<()> {
+        let (sampled_image, coord) = (s[3], s[4]);
+        let Some(mode) = self.mode(sampled_image)? else {
+            return Some(());
+        };
+        let axes = self.m.spatial_axes(*self.m.type_of.get(&sampled_image)?)?;
+        let ty = *self.m.type_of.get(&coord)?;
+        let c = Coord {
+            ty,
+            id: coord,
+            lanes: match self.m.defs.get(&ty)? {
+                d if d[0] & 0xffff == OP_TYPE_FLOAT => 1,
+                d if d[0] & 0xffff == OP_TYPE_VECTOR => d[3],
+                _ => return None,
+            },
+            float: match self.m.defs.get(&ty)? {
+                d if d[0] & 0xffff == OP_TYPE_VECTOR => d[2],
+                _ => ty,
+            },
+        };
+        if self.m.op_of(c.float) != Some(OP_TYPE_FLOAT) {
+            return None;
+        }
+        let wrapped = match mode {
+            Mode::Literal(mask) if mask & MODE_BITS == NORMALIZED_REPEAT => self.repeat(c),
+            Mode::Literal(_) => self.mirrored_repeat(c),
+            Mode::Pushed(member) => self.either(c, member)?,
+        };
+        let out = if c.lanes > axes {
+            // The layer of an array keeps its coordinate.
+            let lanes = (0..c.lanes).map(|i| if i < axes { i } else { c.lanes + i });
+            let operands: Vec<u32> = [wrapped, coord].into_iter().chain(lanes).collect();
+            self.emit(OP_VECTOR_SHUFFLE, c.ty, &operands)
+        } else {
+            wrapped
+        };
+        let code = std::mem::take(&mut self.code);
+        self.before.push((at, code, out));
+        Some(())
+    }
+
+    /// `s - floor(s)`.
+    fn repeat(&mut self, c: Coord) -> u32 {
+        let fl = self.emit(OP_EXT_INST, c.ty, &[self.glsl, GLSL_FLOOR, c.id]);
+        self.emit(OP_FSUB, c.ty, &[c.id, fl])
+    }
+
+    /// `fabs(s - 2 * rint(0.5 * s))`.
+    fn mirrored_repeat(&mut self, c: Coord) -> u32 {
+        let half = self.global(OP_CONSTANT, &[c.float, 0.5f32.to_bits()]);
+        let two = self.global(OP_CONSTANT, &[c.float, 2.0f32.to_bits()]);
+        let scale = if c.lanes == 1 {
+            OP_FMUL
+        } else {
+            OP_VECTOR_TIMES_SCALAR
+        };
+        let h = self.emit(scale, c.ty, &[c.id, half]);
+        let rn = self.emit(OP_EXT_INST, c.ty, &[self.glsl, GLSL_ROUND_EVEN, h]);
+        let t = self.emit(scale, c.ty, &[rn, two]);
+        let d = self.emit(OP_FSUB, c.ty, &[c.id, t]);
+        self.emit(OP_EXT_INST, c.ty, &[self.glsl, GLSL_FABS, d])
+    }
+
+    /// The coordinate the mask in push-constant `member` selects: wrapped for REPEAT or
+    /// MIRRORED_REPEAT with normalized coordinates, else as it was.
+    fn either(&mut self, c: Coord, member: u32) -> Option<u32> {
+        let (var, ..) = self.block?;
+        let ptr = self.global(OP_TYPE_POINTER, &[STORAGE_PUSH_CONSTANT, self.uint]);
+        let index = self.uint_constant(member);
+        let p = self.emit(OP_ACCESS_CHAIN, ptr, &[var, index]);
+        let mask = self.emit(OP_LOAD, self.uint, &[p]);
+        let bits = self.uint_constant(MODE_BITS);
+        let mode = self.emit(OP_BITWISE_AND, self.uint, &[mask, bits]);
+        let bool_ty = self.global(OP_TYPE_BOOL, &[]);
+        let bvec = (c.lanes > 1).then(|| self.global(OP_TYPE_VECTOR, &[bool_ty, c.lanes]));
+        let is = |r: &mut Self, v: u32| {
+            let k = r.uint_constant(v);
+            let b = r.emit(OP_IEQUAL, bool_ty, &[mode, k]);
+            // Before SPIR-V 1.4 a vector OpSelect needs a vector condition.
+            match bvec {
+                Some(bvec) => r.emit(OP_COMPOSITE_CONSTRUCT, bvec, &vec![b; c.lanes as usize]),
+                None => b,
+            }
+        };
+        let is_repeat = is(self, NORMALIZED_REPEAT);
+        let is_mirrored = is(self, NORMALIZED_MIRRORED_REPEAT);
+        let repeated = self.repeat(c);
+        let mirrored = self.mirrored_repeat(c);
+        let s = self.emit(OP_SELECT, c.ty, &[is_mirrored, mirrored, c.id]);
+        Some(self.emit(OP_SELECT, c.ty, &[is_repeat, repeated, s]))
+    }
+
+    /// The reflection asking for the masks of the sampler arguments given push constants: one
+    /// SamplerMaskPushConstant per kernel argument bound to each such variable.
+    fn reflect(&mut self) -> Option<()> {
+        if self.pushed.is_empty() {
+            return Some(());
+        }
+        let set = self.id();
+        let name = [&[set], string_words(SAMPLER_MASK_SET).as_slice()].concat();
+        self.imports.extend(inst(OP_EXT_INST_IMPORT, &name));
+        let void = self.m.void?;
+        let size = self.uint_constant(4);
+        for (i, var) in self.pushed.clone().into_iter().enumerate() {
+            let sb = *self.m.set_binding.get(&var)?;
+            let offset = self.uint_constant(self.block_end + 4 * i as u32);
+            for a in self.m.sampler_args.iter().filter(|a| (a.2, a.3) == sb) {
+                let id = self.id();
+                let operands = [
+                    void,
+                    id,
+                    set,
+                    SAMPLER_MASK_PUSH_CONSTANT,
+                    a.0,
+                    a.1,
+                    offset,
+                    size,
+                ];
+                self.tail.extend(inst(OP_EXT_INST, &operands));
+            }
+        }
+        Some(())
+    }
+
+    /// A push-constant block of the new members, for a module that had none.
+    fn make_block(&mut self) {
+        let (Some((var, block, _)), Some(ptr)) = (self.block, self.new_block) else {
+            return;
+        };
+        let members = vec![self.uint; self.pushed.len()];
+        self.globals.extend(inst(
+            OP_TYPE_STRUCT,
+            &[[block].as_slice(), &members].concat(),
+        ));
+        self.globals
+            .extend(inst(OP_TYPE_POINTER, &[ptr, STORAGE_PUSH_CONSTANT, block]));
+        self.globals
+            .extend(inst(OP_VARIABLE, &[ptr, var, STORAGE_PUSH_CONSTANT]));
+        self.decorations
+            .extend(inst(OP_DECORATE, &[block, DECORATION_BLOCK]));
+    }
+
+    /// The module with the new code; None where nothing changed.
+    fn assemble(mut self, spirv: &[u32]) -> Option<Vec<u32>> {
+        if self.before.is_empty() {
+            return None;
+        }
+        self.make_block();
+        // From SPIR-V 1.4 an entry point lists every global variable it uses.
+        let new_var = self.new_block.and(self.block).map(|b| b.0);
+        let listed = new_var.filter(|_| spirv[1] >= 0x0001_0400);
+        let block = self.m.push_constants.map(|p| p.1);
+        let mut out = spirv[..5].to_vec();
+        out[3] = self.bound;
+        let mut before = self.before.iter().peekable();
+        for (at, i) in instructions(spirv) {
+            if at == self.m.first_function {
+                out.extend(&self.globals);
+            }
+            match before.peek() {
+                Some((read, code, coord)) if *read == at => {
+                    out.extend(code);
+                    out.extend(&i[..4]);
+                    out.push(*coord);
+                    out.extend(&i[5..]);
+                    before.next();
+                }
+                _ if i[0] & 0xffff == OP_TYPE_STRUCT && Some(i[1]) == block => {
+                    let members = self.pushed.len() as u32;
+                    out.push(i[0] + (members << 16));
+                    out.extend(&i[1..]);
+                    out.extend((0..members).map(|_| self.uint));
+                }
+                _ if self.m.entry_points.contains(&at) && listed.is_some() => {
+                    out.push(i[0] + (1 << 16));
+                    out.extend(&i[1..]);
+                    out.extend(listed);
+                }
+                _ => out.extend(i),
+            }
+            if at == self.m.last_import {
+                out.extend(&self.imports);
+            }
+            if at == self.m.last_decoration {
+                out.extend(&self.decorations);
+            }
+        }
+        out.extend(&self.tail);
+        Some(out)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Coord {
+    ty: u32,
+    id: u32,
+    lanes: u32,
+    float: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reflection::{parse, ImageMetadataKind};
+    use super::super::tests::{spirv_val, target};
+    use super::super::{compile, options::clspv_args};
+    use super::*;
+
+    /// A 2D-array read through a sampler argument, a 1D kernel with two sampler arguments
+    /// and a literal REPEAT sampler, and no push constants of its own.
+    const SOURCE: &str = "
+        constant sampler_t lit = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_NEAREST;
+        kernel void arr(read_only image2d_array_t img, sampler_t s, global const float4 *c,
+                        global float4 *out) {
+            size_t i = get_global_id(0);
+            out[i] = read_imagef(img, s, c[i]);
+        }
+        kernel void two(read_only image1d_t img, sampler_t a, sampler_t b, global float4 *out) {
+            *out = read_imagef(img, a, 0.5f) + read_imagef(img, b, -0.25f)
+                 + read_imagef(img, lit, 0.1f);
+        }";
+
+    #[test]
+    fn sampler_arguments_get_their_masks_and_the_module_stays_valid() {
+        let args = clspv_args("", &target()).unwrap();
+        let spirv = compile(&[SOURCE.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        let r = parse(&spirv).unwrap();
+        let masks = |name: &str| -> Vec<(u32, u32)> {
+            let k = r.kernels.iter().find(|k| k.name == name).unwrap();
+            k.image_metadata
+                .iter()
+                .filter(|m| m.kind == ImageMetadataKind::SamplerMask)
+                .map(|m| (m.ordinal, m.push_constant.unwrap().offset))
+                .collect()
+        };
+        let arr = masks("arr");
+        let mut two = masks("two");
+        two.sort();
+        assert_eq!(arr.iter().map(|m| m.0).collect::<Vec<_>>(), [1]);
+        assert_eq!(two.iter().map(|m| m.0).collect::<Vec<_>>(), [1, 2]);
+        assert_ne!(two[0].1, two[1].1);
+        for (_, offset) in arr.iter().chain(&two) {
+            assert!(offset % 4 == 0 && offset + 4 <= r.push_constant_size);
+        }
+        // The literal sampler's read wraps by `s - floor(s)` without a push constant: three
+        // Floors more (REPEAT for `a`, `b` and the literal) and two RoundEvens more
+        // (MIRRORED_REPEAT for `a` and `b`) in `two`, one of each in `arr`, than clspv wrote.
+        let (clspv, _) = super::super::compile_bytes(&[SOURCE.as_bytes()], &args).unwrap();
+        let clspv = super::super::words(&clspv).unwrap();
+        let glsl = |m: &[u32], n: u32| {
+            let set = instructions(m)
+                .find(|(_, i)| {
+                    i[0] & 0xffff == OP_EXT_INST_IMPORT && literal_string(&i[2..]) == "GLSL.std.450"
+                })
+                .map(|(_, i)| i[1]);
+            instructions(m)
+                .filter(|(_, i)| {
+                    i[0] & 0xffff == OP_EXT_INST && i.get(3) == set.as_ref() && i.get(4) == Some(&n)
+                })
+                .count()
+        };
+        let added = |n| glsl(&spirv, n) - glsl(&clspv, n);
+        assert_eq!((added(GLSL_FLOOR), added(GLSL_ROUND_EVEN)), (4, 3));
+    }
+
+    #[test]
+    fn modules_without_sampled_reads_or_not_understood_are_unchanged() {
+        let args = clspv_args("", &target()).unwrap();
+        let plain = "kernel void f(global int *a) { a[get_global_id(0)] = 1; }";
+        let spirv = compile(&[plain.as_bytes()], &args).unwrap().spirv;
+        assert_eq!(wrap_repeat_coordinates(&spirv), spirv);
+        let sampled = compile(&[SOURCE.as_bytes()], &args).unwrap().spirv;
+        let cut = &sampled[..sampled.len() - 3];
+        assert_eq!(wrap_repeat_coordinates(cut), cut);
+    }
+}
