@@ -3,6 +3,7 @@
 //! reverse translation: `llvm-spirv-15 -r` (Debian package llvm-spirv-15), run as a process.
 //! Translations go through the disk cache like compiles.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -153,6 +154,128 @@ pub fn specialize(il: &[u8], values: &HashMap<u32, Vec<u8>>) -> Vec<u8> {
             }
         }
     }
+    to_bytes(&words, big_endian)
+}
+
+const OP_EXT_INST_IMPORT: u32 = 11;
+const OP_EXT_INST: u32 = 12;
+const OP_CONSTANT: u32 = 43;
+const OP_CONSTANT_NULL: u32 = 46;
+const OP_SPEC_CONSTANT_OP: u32 = 52;
+const OP_FUNCTION: u32 = 54;
+const OP_VARIABLE: u32 = 59;
+/// OpAccessChain, OpInBoundsAccessChain, OpPtrAccessChain, OpInBoundsPtrAccessChain, OpBitcast.
+const POINTER_OPS: [u32; 5] = [65, 66, 67, 70, 124];
+/// The OpenCL.std printf instruction.
+const PRINTF: u32 = 184;
+
+const OP_SHIFT_RIGHT_ARITHMETIC: u32 = 195;
+
+/// The module with its OpenCL.std printf calls made what clspv 0.0.1 compiles and what the spec
+/// says they return. Each format that a function derives from a module-scope string (an
+/// OpBitcast or access chain with constant indices of the variable, as the conformance tests'
+/// modules have it) becomes an OpSpecConstantOp of the same operation at the end of the
+/// global declarations: llvm-spirv then gives printf a constant expression, which LLVM folds
+/// to the string itself as in clang's printf calls; from an instruction clspv crashes
+/// (SIGSEGV) lowering the call. And each call's result goes through an arithmetic shift right
+/// by 1: clspv's lowering returns 1 for a printf that fits its buffer, -1 otherwise, where
+/// OpenCL C's printf returns 0 or -1 (what the source prelude's `__vkcl_printf_result` does
+/// for OpenCL C). Modules without printf are returned as they are.
+pub fn fix_printf(il: &[u8]) -> Cow<'_, [u8]> {
+    let (words, big_endian) = words(il);
+    let mut std_set = None;
+    let (mut formats, mut calls) = (vec![], vec![]);
+    let mut globals = std::collections::HashSet::new();
+    let mut defs = HashMap::new();
+    let mut first_function = None;
+    for (at, op, o) in instructions(&words) {
+        match (op, o) {
+            (OP_EXT_INST_IMPORT, [id, name @ ..]) if string(name) == "OpenCL.std" => {
+                std_set = Some(*id)
+            }
+            (OP_EXT_INST, [_, _, set, PRINTF, format, ..]) if Some(*set) == std_set => {
+                formats.push(*format);
+                calls.push(at);
+            }
+            (OP_FUNCTION, _) => {
+                first_function.get_or_insert(at);
+            }
+            (OP_VARIABLE | OP_CONSTANT | OP_CONSTANT_NULL, [_, id, ..])
+                if first_function.is_none() =>
+            {
+                globals.insert(*id);
+            }
+            (op, [_, id, _, ..]) if POINTER_OPS.contains(&op) && first_function.is_some() => {
+                defs.insert(*id, at);
+            }
+            _ => {}
+        }
+    }
+    let Some(first_function) = first_function.filter(|_| !calls.is_empty()) else {
+        return Cow::Borrowed(il);
+    };
+    let moved: std::collections::BTreeSet<usize> = formats
+        .iter()
+        .filter_map(|f| defs.get(f).copied())
+        .filter(|&at| {
+            let count = (words[at] >> 16) as usize;
+            words[at + 3..at + count]
+                .iter()
+                .all(|id| globals.contains(id))
+        })
+        .collect();
+    let mut bound = words[3];
+    let mut fresh = || {
+        bound += 1;
+        bound - 1
+    };
+    let mut out = words[..first_function].to_vec();
+    for &at in &moved {
+        let (count, op) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        out.push(((count as u32 + 1) << 16) | OP_SPEC_CONSTANT_OP);
+        out.extend_from_slice(&words[at + 1..at + 3]);
+        out.push(op);
+        out.extend_from_slice(&words[at + 3..at + count]);
+    }
+    // A constant 1 of each printf result type.
+    let mut ones = HashMap::new();
+    for &at in &calls {
+        ones.entry(words[at + 1]).or_insert_with(|| {
+            let one = fresh();
+            out.extend_from_slice(&[(4 << 16) | OP_CONSTANT, words[at + 1], one, 1]);
+            one
+        });
+    }
+    for (at, _, o) in instructions(&words).filter(|&(at, _, _)| at >= first_function) {
+        if moved.contains(&at) {
+            continue;
+        }
+        let start = out.len();
+        out.extend_from_slice(&words[at..at + o.len() + 1]);
+        if calls.contains(&at) {
+            let (ty, result, raw) = (words[at + 1], words[at + 2], fresh());
+            out[start + 2] = raw;
+            out.extend_from_slice(&[
+                (5 << 16) | OP_SHIFT_RIGHT_ARITHMETIC,
+                ty,
+                result,
+                raw,
+                ones[&ty],
+            ]);
+        }
+    }
+    out[3] = bound;
+    Cow::Owned(to_bytes(&out, big_endian))
+}
+
+/// A literal string's words → the string (up to its NUL).
+fn string(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+fn to_bytes(words: &[u32], big_endian: bool) -> Vec<u8> {
     words
         .iter()
         .flat_map(|w| {
@@ -188,6 +311,8 @@ pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
         "no SPIR-V translator found (install Debian's llvm-spirv-15 or set VKCL_LLVM_SPIRV)"
             .to_string()
     })?;
+    let il = fix_printf(il);
+    let il = &il[..];
     let cache = crate::cache::get();
     let key = crate::cache::key(&[b"llvm-spirv-1", tool.as_os_str().as_encoded_bytes(), il]);
     if let Some(hit) = cache.and_then(|c| c.load("llvm-spirv", &key)) {
