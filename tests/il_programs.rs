@@ -89,3 +89,30 @@ fn printf_of_int32_int64_and_float() {
         .collect();
     assert_eq!(lines, expected, "{text}");
 }
+
+/// Reads `n` ulongs written by kernel `k(global uint *a, global ulong *out)` of `module`.
+fn run_a_out(e: &Env, module: &[u8], n: usize) -> Vec<u64> {
+    let p = build(e, module).unwrap_or_else(|(c, log)| panic!("build: {}\n{log}", err_name(c)));
+    let k = kernel(p, "k");
+    let a = e.buffer_from(&[0u32; 8]);
+    let out = e.buffer_from(&vec![u64::MAX; n]);
+    arg(k, 0, &a);
+    arg(k, 1, &out);
+    e.run(k, None, &[1], None);
+    let v = e.read::<u64>(out, n);
+    for m in [a, out] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    v
+}
+
+/// SPIR-V 1.4: OpPtrDiff, OpPtrEqual, OpPtrNotEqual and OpDecorateString (llvm-spirv-15
+/// aborted on them: "Not implemented").
+#[test]
+fn spirv_1_4_pointer_comparison_difference_and_decorate_string() {
+    let e = Env::new();
+    assert!(device_str(e.dev, CL_DEVICE_IL_VERSION).contains("SPIR-V_1.4"));
+    assert_eq!(run_a_out(&e, &assemble("ptr_ops", "1.4"), 3), [3, 1, 1]);
+}

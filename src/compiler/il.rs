@@ -268,6 +268,155 @@ pub fn fix_printf(il: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(to_bytes(&out, big_endian))
 }
 
+const OP_TYPE_VECTOR: u32 = 23;
+const OP_TYPE_ARRAY: u32 = 28;
+const OP_TYPE_POINTER: u32 = 32;
+const OP_CONVERT_PTR_TO_U: u32 = 117;
+const OP_I_SUB: u32 = 130;
+const OP_S_DIV: u32 = 135;
+const OP_I_EQUAL: u32 = 170;
+const OP_I_NOT_EQUAL: u32 = 171;
+const OP_PTR_EQUAL: u32 = 401;
+const OP_PTR_NOT_EQUAL: u32 = 402;
+const OP_PTR_DIFF: u32 = 403;
+const OP_DECORATE_STRING: u32 = 5632;
+const OP_MEMBER_DECORATE_STRING: u32 = 5633;
+/// Instructions `[result type, result, ...]` whose result may be a pointer.
+const POINTER_RESULTS: [u32; 11] = [55, 57, 59, 61, 65, 66, 67, 70, 83, 124, 169];
+/// Image instructions with image operands: (opcode, index of the operands mask).
+const IMAGE_OPERANDS: [(u32, usize); 2] = [(98, 4), (99, 3)];
+/// SignExtend and ZeroExtend (SPIR-V 1.4): they take no operands of their own.
+const EXTEND_BITS: u32 = 0x1000 | 0x2000;
+
+/// The module with what SPIR-V 1.4 added and llvm-spirv-15 does not read (it aborts on
+/// them: "Not implemented") written in SPIR-V 1.0 terms: OpPtrEqual / OpPtrNotEqual compare
+/// the pointers converted to integers (OpConvertPtrToU), OpPtrDiff divides their difference by
+/// the element's size (scalars, vectors, arrays of them); OpDecorateString and
+/// OpMemberDecorateString (UserSemantic and other hints) are dropped; the SignExtend and
+/// ZeroExtend image operands of OpImageRead / OpImageWrite are cleared (OpenCL's integer image
+/// reads already give the format's signedness). Unchanged where nothing of this appears, or
+/// where the module lacks the integer type the pointer comparison needs.
+pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
+    let (words, big_endian) = words(il);
+    let mut types: HashMap<u32, &[u32]> = HashMap::new(); // type id -> (opcode, operands)
+    let mut type_of = HashMap::new(); // value id -> type id
+    let mut constants = HashMap::new(); // OpConstant id -> value
+    let (mut first_function, mut found, mut pointer_int) = (None, false, None);
+    let physical64 = instructions(&words).any(|(_, op, o)| op == 14 && o.first() == Some(&2));
+    for (at, op, o) in instructions(&words) {
+        let all = &words[at..at + o.len() + 1];
+        match (op, o) {
+            (OP_FUNCTION, _) => {
+                first_function.get_or_insert(at);
+            }
+            (OP_TYPE_INT, [id, width, 0]) if *width == if physical64 { 64 } else { 32 } => {
+                pointer_int = Some(*id);
+                types.insert(*id, all);
+            }
+            (20..=39, [id, ..]) if first_function.is_none() => {
+                types.insert(*id, all);
+            }
+            (OP_CONSTANT, [_, id, value, ..]) => {
+                constants.insert(*id, *value);
+            }
+            (OP_PTR_EQUAL | OP_PTR_NOT_EQUAL | OP_PTR_DIFF, _) => found = true,
+            (OP_DECORATE_STRING | OP_MEMBER_DECORATE_STRING, _) => found = true,
+            (op, [ty, id, ..]) if POINTER_RESULTS.contains(&op) => {
+                type_of.insert(*id, *ty);
+            }
+            _ => {}
+        }
+        found |= IMAGE_OPERANDS
+            .iter()
+            .any(|&(i, m)| i == op && o.get(m).is_some_and(|w| w & EXTEND_BITS != 0));
+    }
+    let (Some(first_function), Some(int), true) = (first_function, pointer_int, found) else {
+        return Cow::Borrowed(il);
+    };
+    fn size(types: &HashMap<u32, &[u32]>, constants: &HashMap<u32, u32>, ty: u32) -> Option<u32> {
+        let t = types.get(&ty)?;
+        match (t[0] & 0xffff, &t[1..]) {
+            (OP_TYPE_INT | OP_TYPE_FLOAT, [_, width, ..]) => Some(width / 8),
+            // A 3-element vector takes the size of a 4-element one.
+            (OP_TYPE_VECTOR, [_, elem, n]) => {
+                Some(size(types, constants, *elem)? * if *n == 3 { 4 } else { *n })
+            }
+            (OP_TYPE_ARRAY, [_, elem, len]) => {
+                Some(size(types, constants, *elem)? * constants.get(len)?)
+            }
+            _ => None,
+        }
+    }
+    let pointee = |value: u32| -> Option<u32> {
+        let t = types.get(type_of.get(&value)?)?;
+        (t[0] & 0xffff == OP_TYPE_POINTER).then(|| t[3])
+    };
+    let mut bound = words[3];
+    let mut fresh = || {
+        bound += 1;
+        bound - 1
+    };
+    let mut globals = vec![];
+    let mut body = vec![];
+    for (at, op, o) in instructions(&words).filter(|&(at, _, _)| at >= first_function) {
+        let all = &words[at..at + o.len() + 1];
+        match (op, o) {
+            (OP_PTR_EQUAL | OP_PTR_NOT_EQUAL, [ty, id, a, b]) => {
+                let (x, y) = (fresh(), fresh());
+                body.extend_from_slice(&[(4 << 16) | OP_CONVERT_PTR_TO_U, int, x, *a]);
+                body.extend_from_slice(&[(4 << 16) | OP_CONVERT_PTR_TO_U, int, y, *b]);
+                let cmp = if op == OP_PTR_EQUAL {
+                    OP_I_EQUAL
+                } else {
+                    OP_I_NOT_EQUAL
+                };
+                body.extend_from_slice(&[(5 << 16) | cmp, *ty, *id, x, y]);
+            }
+            (OP_PTR_DIFF, [ty, id, a, b]) => {
+                let Some(bytes) = pointee(*a).and_then(|p| size(&types, &constants, p)) else {
+                    return Cow::Borrowed(il);
+                };
+                let (x, y) = (fresh(), fresh());
+                body.extend_from_slice(&[(4 << 16) | OP_CONVERT_PTR_TO_U, *ty, x, *a]);
+                body.extend_from_slice(&[(4 << 16) | OP_CONVERT_PTR_TO_U, *ty, y, *b]);
+                if bytes == 1 {
+                    body.extend_from_slice(&[(5 << 16) | OP_I_SUB, *ty, *id, x, y]);
+                } else {
+                    let (d, c) = (fresh(), fresh());
+                    // A 64-bit constant takes two words.
+                    if types.get(ty).is_some_and(|t| t.get(2) == Some(&64)) {
+                        globals.extend_from_slice(&[(5 << 16) | OP_CONSTANT, *ty, c, bytes, 0]);
+                    } else {
+                        globals.extend_from_slice(&[(4 << 16) | OP_CONSTANT, *ty, c, bytes]);
+                    }
+                    body.extend_from_slice(&[(5 << 16) | OP_I_SUB, *ty, d, x, y]);
+                    body.extend_from_slice(&[(5 << 16) | OP_S_DIV, *ty, *id, d, c]);
+                }
+            }
+            _ => {
+                let start = body.len();
+                body.extend_from_slice(all);
+                if let Some(&(_, m)) = IMAGE_OPERANDS.iter().find(|&&(i, _)| i == op) {
+                    if let Some(w) = body.get_mut(start + 1 + m) {
+                        *w &= !EXTEND_BITS;
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<u32> = Vec::with_capacity(words.len() + globals.len());
+    for (at, op, o) in instructions(&words).filter(|&(at, _, _)| at < first_function) {
+        if op != OP_DECORATE_STRING && op != OP_MEMBER_DECORATE_STRING {
+            out.extend_from_slice(&words[at..at + o.len() + 1]);
+        }
+    }
+    out.splice(0..0, words[..5].iter().copied());
+    out.extend(globals);
+    out.extend(body);
+    out[3] = bound;
+    Cow::Owned(to_bytes(&out, big_endian))
+}
+
 /// A literal string's words → the string (up to its NUL).
 fn string(words: &[u32]) -> String {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -311,7 +460,8 @@ pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
         "no SPIR-V translator found (install Debian's llvm-spirv-15 or set VKCL_LLVM_SPIRV)"
             .to_string()
     })?;
-    let il = fix_printf(il);
+    let il = lower_spirv_1_4(il);
+    let il = fix_printf(&il);
     let il = &il[..];
     let cache = crate::cache::get();
     let key = crate::cache::key(&[b"llvm-spirv-1", tool.as_os_str().as_encoded_bytes(), il]);
