@@ -116,3 +116,39 @@ fn spirv_1_4_pointer_comparison_difference_and_decorate_string() {
     assert!(device_str(e.dev, CL_DEVICE_IL_VERSION).contains("SPIR-V_1.4"));
     assert_eq!(run_a_out(&e, &assemble("ptr_ops", "1.4"), 3), [3, 1, 1]);
 }
+
+/// OpVectorInsertDynamic into a half8 at each position, given as an argument (position 0
+/// came back wrong in the conformance run).
+#[test]
+fn half8_insert_at_every_position() {
+    let e = Env::new();
+    if !device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp16") {
+        eprintln!("no cl_khr_fp16: nothing to check");
+        return;
+    }
+    let p = build(&e, &assemble("half8_insert", "1.0"))
+        .unwrap_or_else(|(c, log)| panic!("build: {}\n{log}", err_name(c)));
+    let k = kernel(p, "k");
+    let n = 16usize;
+    // Distinct halves: 1.0 + k/64 as bits (0x3c00 + 16 k); the inserted ones negative.
+    let before: Vec<u16> = (0..8 * n).map(|k| 0x3c00 + 16 * k as u16).collect();
+    let values: Vec<u16> = (0..n).map(|i| 0xc000 + 16 * i as u16).collect();
+    let input = e.buffer_from(&values);
+    for pos in 0..8u32 {
+        let out = e.buffer_from(&before);
+        arg(k, 0, &input);
+        arg(k, 1, &out);
+        arg(k, 2, &pos);
+        e.run(k, None, &[n], None);
+        let got = e.read::<u16>(out, 8 * n);
+        let mut expected = before.clone();
+        for (i, v) in values.iter().enumerate() {
+            expected[8 * i + pos as usize] = *v;
+        }
+        assert_eq!(got, expected, "position {pos}");
+        check!(clReleaseMemObject(out));
+    }
+    check!(clReleaseMemObject(input));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}

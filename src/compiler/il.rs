@@ -417,6 +417,108 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(to_bytes(&out, big_endian))
 }
 
+const OP_COMPOSITE_INSERT: u32 = 82;
+const OP_COMPOSITE_EXTRACT: u32 = 81;
+const OP_VECTOR_INSERT_DYNAMIC: u32 = 78;
+const OP_SELECT: u32 = 169;
+/// Instructions `[result type, result, ...]` whose result may be a vector index.
+const INDEX_RESULTS: [u32; 13] = [12, 43, 55, 57, 61, 81, 113, 114, 124, 128, 130, 132, 169];
+
+/// The module with each OpVectorInsertDynamic into a vector of 8 or 16 components written
+/// as a select and an OpCompositeInsert per component (an OpCompositeConstruct of the
+/// selected components crashed llvm-spirv-15). clspv 0.0.1 lowers such an insert
+/// (a long vector, an array under `-long-vector`) stored back to memory as a store of the new
+/// component followed by stores of all the old ones, so that nothing is inserted
+/// (conformance vector_half8_insert). Unchanged where there is none, or where the index's
+/// type is not known.
+pub fn long_vector_inserts(il: &[u8]) -> Cow<'_, [u8]> {
+    let (words, big_endian) = words(il);
+    let mut vectors = HashMap::new(); // vector type -> (component type, count)
+    let mut ints = HashMap::new(); // int type -> width
+    let mut type_of = HashMap::new();
+    let (mut bool_ty, mut first_function, mut found) = (None, None, false);
+    for (at, op, o) in instructions(&words) {
+        match (op, o) {
+            (OP_FUNCTION, _) => {
+                first_function.get_or_insert(at);
+            }
+            (OP_TYPE_BOOL, [id]) => bool_ty = Some(*id),
+            (OP_TYPE_INT, [id, width, _]) => {
+                ints.insert(*id, *width);
+            }
+            (OP_TYPE_VECTOR, [id, elem, n]) if *n >= 8 => {
+                vectors.insert(*id, (*elem, *n));
+            }
+            (OP_VECTOR_INSERT_DYNAMIC, [ty, ..]) if vectors.contains_key(ty) => found = true,
+            (op, [ty, id, ..]) if INDEX_RESULTS.contains(&op) => {
+                type_of.insert(*id, *ty);
+            }
+            _ => {}
+        }
+    }
+    let Some(first_function) = first_function.filter(|_| found) else {
+        return Cow::Borrowed(il);
+    };
+    let mut bound = words[3];
+    let mut fresh = || {
+        bound += 1;
+        bound - 1
+    };
+    let mut globals = vec![];
+    let bool_ty = bool_ty.unwrap_or_else(|| {
+        let id = fresh();
+        globals.extend_from_slice(&[(2 << 16) | OP_TYPE_BOOL, id]);
+        id
+    });
+    let mut constants: HashMap<(u32, u32), u32> = HashMap::new(); // (type, value) -> id
+    let mut body = vec![];
+    for (at, op, o) in instructions(&words).filter(|&(at, _, _)| at >= first_function) {
+        let index_ty = o
+            .get(4)
+            .and_then(|i| type_of.get(i))
+            .filter(|t| ints.contains_key(t));
+        match (op, o, index_ty) {
+            (OP_VECTOR_INSERT_DYNAMIC, [ty, id, vec, comp, index], Some(&ity))
+                if vectors.contains_key(ty) =>
+            {
+                let (elem, n) = vectors[ty];
+                let mut prev = *vec;
+                for j in 0..n {
+                    let c = *constants.entry((ity, j)).or_insert_with(|| {
+                        let c = fresh();
+                        if ints[&ity] == 64 {
+                            globals.extend_from_slice(&[(5 << 16) | OP_CONSTANT, ity, c, j, 0]);
+                        } else {
+                            globals.extend_from_slice(&[(4 << 16) | OP_CONSTANT, ity, c, j]);
+                        }
+                        c
+                    });
+                    let (old, cond, part) = (fresh(), fresh(), fresh());
+                    let next = if j + 1 == n { *id } else { fresh() };
+                    body.extend_from_slice(&[(5 << 16) | OP_COMPOSITE_EXTRACT, elem, old, *vec, j]);
+                    body.extend_from_slice(&[(5 << 16) | OP_I_EQUAL, bool_ty, cond, *index, c]);
+                    body.extend_from_slice(&[(6 << 16) | OP_SELECT, elem, part, cond, *comp, old]);
+                    body.extend_from_slice(&[
+                        (6 << 16) | OP_COMPOSITE_INSERT,
+                        *ty,
+                        next,
+                        part,
+                        prev,
+                        j,
+                    ]);
+                    prev = next;
+                }
+            }
+            _ => body.extend_from_slice(&words[at..at + o.len() + 1]),
+        }
+    }
+    let mut out = words[..first_function].to_vec();
+    out.extend(globals);
+    out.extend(body);
+    out[3] = bound;
+    Cow::Owned(to_bytes(&out, big_endian))
+}
+
 /// A literal string's words → the string (up to its NUL).
 fn string(words: &[u32]) -> String {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -461,6 +563,7 @@ pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
             .to_string()
     })?;
     let il = lower_spirv_1_4(il);
+    let il = long_vector_inserts(&il);
     let il = fix_printf(&il);
     let il = &il[..];
     let cache = crate::cache::get();
