@@ -242,7 +242,7 @@ pub fn fix_printf(il: &[u8]) -> Cow<'_, [u8]> {
     for &at in &calls {
         ones.entry(words[at + 1]).or_insert_with(|| {
             let one = fresh();
-            out.extend_from_slice(&[(4 << 16) | OP_CONSTANT, words[at + 1], one, 1]);
+            push_constant(&mut out, words[at + 1], one, 1, false);
             one
         });
     }
@@ -383,12 +383,8 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
                     body.extend_from_slice(&[(5 << 16) | OP_I_SUB, *ty, *id, x, y]);
                 } else {
                     let (d, c) = (fresh(), fresh());
-                    // A 64-bit constant takes two words.
-                    if types.get(ty).is_some_and(|t| t.get(2) == Some(&64)) {
-                        globals.extend_from_slice(&[(5 << 16) | OP_CONSTANT, *ty, c, bytes, 0]);
-                    } else {
-                        globals.extend_from_slice(&[(4 << 16) | OP_CONSTANT, *ty, c, bytes]);
-                    }
+                    let wide = types.get(ty).is_some_and(|t| t.get(2) == Some(&64));
+                    push_constant(&mut globals, *ty, c, bytes, wide);
                     body.extend_from_slice(&[(5 << 16) | OP_I_SUB, *ty, d, x, y]);
                     body.extend_from_slice(&[(5 << 16) | OP_S_DIV, *ty, *id, d, c]);
                 }
@@ -486,11 +482,7 @@ pub fn long_vector_inserts(il: &[u8]) -> Cow<'_, [u8]> {
                 for j in 0..n {
                     let c = *constants.entry((ity, j)).or_insert_with(|| {
                         let c = fresh();
-                        if ints[&ity] == 64 {
-                            globals.extend_from_slice(&[(5 << 16) | OP_CONSTANT, ity, c, j, 0]);
-                        } else {
-                            globals.extend_from_slice(&[(4 << 16) | OP_CONSTANT, ity, c, j]);
-                        }
+                        push_constant(&mut globals, ity, c, j, ints[&ity] == 64);
                         c
                     });
                     let (old, cond, part) = (fresh(), fresh(), fresh());
@@ -517,6 +509,15 @@ pub fn long_vector_inserts(il: &[u8]) -> Cow<'_, [u8]> {
     out.extend(body);
     out[3] = bound;
     Cow::Owned(to_bytes(&out, big_endian))
+}
+
+/// `OpConstant ty id value` (two words of value for a 64-bit type).
+fn push_constant(out: &mut Vec<u32>, ty: u32, id: u32, value: u32, wide: bool) {
+    if wide {
+        out.extend_from_slice(&[(5 << 16) | OP_CONSTANT, ty, id, value, 0]);
+    } else {
+        out.extend_from_slice(&[(4 << 16) | OP_CONSTANT, ty, id, value]);
+    }
 }
 
 /// A literal string's words → the string (up to its NUL).
