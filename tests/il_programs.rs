@@ -152,3 +152,22 @@ fn half8_insert_at_every_position() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// Every SPIR-V version CL_DEVICE_IL_VERSION names builds and runs a module.
+#[test]
+fn every_reported_spirv_version_builds_and_runs() {
+    let e = Env::new();
+    let versions = device_str(e.dev, CL_DEVICE_IL_VERSION);
+    let versions: Vec<&str> = versions
+        .split_whitespace()
+        .filter_map(|v| v.strip_prefix("SPIR-V_"))
+        .collect();
+    assert!(!versions.is_empty(), "no SPIR-V version reported");
+    for v in versions {
+        assert_eq!(
+            run_a_out(&e, &assemble("basic", v), 3),
+            [3, 4, 5],
+            "SPIR-V {v}"
+        );
+    }
+}
