@@ -1,8 +1,8 @@
 //! OpenCL 2.0 pipes, lowered in the OpenCL C source before clspv (which has no pipe support).
 //!
 //! A pipe is a storage buffer: a header of [`HEADER_WORDS`] 32-bit words, a state word per
-//! slot, then the packets as a ring of slots (see docs/PIPES.md). The lowering is a source-to-source
-//! transform ([`lower`]):
+//! slot, then the packets as a ring of slots (see docs/PIPES.md). The lowering is a
+//! source-to-source transform ([`lower`]):
 //! - a `pipe` parameter (`read_only pipe int p`) becomes `__global vkcl_pipe_r_int *p`, where
 //!   `vkcl_pipe_r_int` is a typedef of `uint` whose name carries the access and the packet type
 //!   (encoded by [`encode_type`]), so that the module's own argument info tells the runtime which
@@ -18,8 +18,8 @@ use super::reflection::ArgInfo;
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// Words of the header; the packets start right after it (128 bytes: every OpenCL C type's
-/// alignment divides it).
+/// Words of the header; the slots' state words follow it, then the packets (at a multiple of
+/// 128 bytes: every OpenCL C type's alignment divides it).
 pub const HEADER_WORDS: usize = 32;
 /// Header word indices. Each end has a claim counter (packets claimed, moved only by a
 /// successful compare-and-swap) and a done counter (packets published by writers, freed by
@@ -105,12 +105,12 @@ const TYPEDEF_PREFIX: &str = "vkcl_pipe_";
 /// (and, for writes, that the pipe would hold at most its capacity), and moves the counter on
 /// with a compare-and-swap, trying again when another claim came first (also when a slot is
 /// already past that state: the counter it read was stale). A slot behind it (not yet written,
-/// not yet read) fails the claim. A failed claim changes
-/// nothing, so it blocks no later claim, and the two ends may run at the same time: a reader
-/// only takes packets whose writer published them (`__vkcl_done`: after the packet's stores,
-/// its slot's state goes on, then the done counter), a writer only slots whose reader freed
-/// them. 2-argument reads and writes publish or free their packet at once; a reservation's
-/// packets at its commit.
+/// not yet read) fails the claim. A failed claim changes nothing, so it blocks no later claim,
+/// and the two ends may run at the same time: a reader only takes packets whose writer
+/// published them (`__vkcl_done`: after the packet's stores, its slot's state goes on, then the
+/// done counter), a writer only slots whose reader freed them. 2-argument reads and writes
+/// publish or free their packet at once; a reservation's packets at its commit. (The loop is a
+/// `do ... while` on a result: clspv 0.0.1 miscompiled it with a `return` in the slot loop.)
 const PRELUDE: &str = concat!(
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression\"") "#,
