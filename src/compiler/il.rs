@@ -330,7 +330,7 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
             .iter()
             .any(|&(i, m)| i == op && o.get(m).is_some_and(|w| w & EXTEND_BITS != 0));
     }
-    let (Some(first_function), Some(int), true) = (first_function, pointer_int, found) else {
+    let Some(first_function) = first_function.filter(|_| found) else {
         return Cow::Borrowed(il);
     };
     fn size(types: &HashMap<u32, &[u32]>, constants: &HashMap<u32, u32>, ty: u32) -> Option<u32> {
@@ -362,6 +362,9 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
         let all = &words[at..at + o.len() + 1];
         match (op, o) {
             (OP_PTR_EQUAL | OP_PTR_NOT_EQUAL, [ty, id, a, b]) => {
+                let Some(int) = pointer_int else {
+                    return Cow::Borrowed(il);
+                };
                 let (x, y) = (fresh(), fresh());
                 body.extend_from_slice(&[(4 << 16) | OP_CONVERT_PTR_TO_U, int, x, *a]);
                 body.extend_from_slice(&[(4 << 16) | OP_CONVERT_PTR_TO_U, int, y, *b]);
