@@ -744,6 +744,7 @@ fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<(Vec<u8>, Strin
             *slot = Some(Client::spawn(&helper, &lib).map_err(CompileError::Unavailable)?);
         }
         let Some(client) = slot.as_mut() else { break };
+        log::debug!(target: "compiler", "clspv {options}");
         match client.compile(options, sources) {
             Ok((status, log, spirv)) => return finish(status, log, spirv),
             Err(Lost::BeforeRequest) => *slot = None,

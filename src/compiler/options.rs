@@ -34,6 +34,8 @@ pub struct Target {
     pub max_push_constant_size: u32,
     /// `maxUniformBufferRange`.
     pub max_ubo_size: u32,
+    /// `uniformBufferStandardLayout`: uniform buffers may use std430 (`-std430-ubo-layout`).
+    pub ubo_std430: bool,
     /// Highest SPIR-V version the device accepts (1.0 for Vulkan 1.0, 1.3 for 1.1, 1.5 for 1.2,
     /// 1.6 for 1.3).
     pub spirv_version: (u32, u32),
@@ -215,6 +217,13 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
         target.max_push_constant_size
     ));
     a.push(format!("-max-ubo-size={}", target.max_ubo_size));
+    if target.ubo_std430 {
+        // By-value arguments beyond the push constants go to one uniform buffer per kernel
+        // (clspv's AutoPodArgs); under std140, clspv 0.0.1 gives char8/16, short8/16, int8/16
+        // ... (arrays under -long-vector) strides the layout rules refuse, or extracts the
+        // wrong type (invalid SPIR-V). std430 takes their C layout (tests/byval_many.rs).
+        a.push("-std430-ubo-layout".into());
+    }
     a.push(format!(
         "-spv-version={}",
         spirv_version(target.spirv_version)

@@ -1,8 +1,8 @@
 //! OpenCL 2.0 pipes, lowered in the OpenCL C source before clspv (which has no pipe support).
 //!
-//! A pipe is a storage buffer: a header of [`HEADER_WORDS`] 32-bit words, then the packets as
-//! a ring of `max_packets` slots (see docs/PIPES.md). The lowering is a source-to-source
-//! transform ([`lower`]):
+//! A pipe is a storage buffer: a header of [`HEADER_WORDS`] 32-bit words, a state word per
+//! slot, then the packets as a ring of slots (see docs/PIPES.md). The lowering is a
+//! source-to-source transform ([`lower`]):
 //! - a `pipe` parameter (`read_only pipe int p`) becomes `__global vkcl_pipe_r_int *p`, where
 //!   `vkcl_pipe_r_int` is a typedef of `uint` whose name carries the access and the packet type
 //!   (encoded by [`encode_type`]), so that the module's own argument info tells the runtime which
@@ -18,14 +18,16 @@ use super::reflection::ArgInfo;
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// Words of the header; the packets start right after it (128 bytes: every OpenCL C type's
-/// alignment divides it).
+/// Words of the header; the slots' state words follow it, then the packets (at a multiple of
+/// 128 bytes: every OpenCL C type's alignment divides it).
 pub const HEADER_WORDS: usize = 32;
-/// Header word indices. Each end has a claim counter (bumped by every claim, failed ones
-/// included) and a done counter (packets successfully claimed); both count packets since the
-/// pipe was created, modulo 2^32. A packet's slot is its number modulo the number of slots, the
-/// capacity rounded up to a power of two, so that the slot sequence runs on when the counters
-/// wrap. (The prelude's OpenCL C uses these indices as literals.)
+/// Header word indices. Each end has a claim counter (packets claimed, moved only by a
+/// successful compare-and-swap) and a done counter (packets published by writers, freed by
+/// readers); all count packets since the pipe was created, modulo 2^32. A packet's slot is its
+/// number modulo the number of slots, the capacity rounded up to a power of two, so that the
+/// slot sequence runs on when the counters wrap. `PACKETS` is the word offset of the first
+/// packet (after the slots' state words). (The prelude's OpenCL C uses these indices as
+/// literals.)
 pub const READ_CLAIMS: usize = 0;
 pub const WRITE_CLAIMS: usize = 1;
 pub const PACKET_SIZE: usize = 2;
@@ -33,6 +35,7 @@ pub const MAX_PACKETS: usize = 3;
 pub const READ_DONE: usize = 4;
 pub const WRITE_DONE: usize = 5;
 pub const SLOTS: usize = 6;
+pub const PACKETS: usize = 7;
 
 /// The OpenCL C 3.0 feature the lowering provides.
 pub const FEATURE: &str = "__opencl_c_pipes";
@@ -40,9 +43,8 @@ pub const FEATURE: &str = "__opencl_c_pipes";
 pub const MAX_PACKET_SIZE: u32 = 1024;
 /// CL_DEVICE_MAX_PIPE_ARGS (the spec's minimum; each pipe is one storage buffer).
 pub const MAX_PIPE_ARGS: u32 = 16;
-/// CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS. Reservations hold no state in the pipe (a
-/// reservation id carries its first slot and its count), so any number works; this is what
-/// is promised.
+/// CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS. A reservation id carries its first slot and its
+/// count, and its slots' states are the rest, so any number works; this is what is promised.
 pub const MAX_ACTIVE_RESERVATIONS: u32 = 16;
 
 /// The largest capacity (the counters' differences are compared as signed 32-bit values).
@@ -55,7 +57,24 @@ pub fn header(packet_size: u32, max_packets: u32) -> [u32; HEADER_WORDS] {
     h[MAX_PACKETS] = max_packets;
     // At most MAX_CAPACITY packets (the caller checks), so the slots fit.
     h[SLOTS] = slots(max_packets.min(MAX_CAPACITY)) as u32;
+    h[PACKETS] = (HEADER_WORDS as u64 + state_words(max_packets.min(MAX_CAPACITY))) as u32;
     h
+}
+
+/// The first bytes of a new, empty pipe's buffer: the header and the slots' state words (all
+/// 0: every slot free for its first packet).
+pub fn initial_bytes(packet_size: u32, max_packets: u32) -> Vec<u8> {
+    let mut b: Vec<u8> = header(packet_size, max_packets)
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    b.resize(b.len() + 4 * state_words(max_packets) as usize, 0);
+    b
+}
+
+/// Words of the slots' state, rounded up to 128 bytes so that the packets stay aligned.
+fn state_words(max_packets: u32) -> u64 {
+    slots(max_packets).next_multiple_of(HEADER_WORDS as u64)
 }
 
 /// Slots of the ring for a capacity.
@@ -70,21 +89,28 @@ pub fn packet_stride(packet_size: u32) -> u64 {
 
 /// Bytes of the buffer behind a pipe.
 pub fn buffer_size(packet_size: u32, max_packets: u32) -> u64 {
-    (HEADER_WORDS * 4) as u64 + packet_stride(packet_size) * slots(max_packets)
+    (HEADER_WORDS as u64 + state_words(max_packets)) * 4
+        + packet_stride(packet_size) * slots(max_packets)
 }
 
 const TYPEDEF_PREFIX: &str = "vkcl_pipe_";
 
 /// The helpers every lowered source starts with, on one line.
 ///
-/// `__vkcl_claim` takes `n` packets for reading (`which` 0) or writing (1) and returns the
-/// first one's slot, or -1. It adds `n` to that end's claim counter and succeeds when the
-/// packets it got lie within what the other end's done counter allows; failed claims are not
-/// taken back (a take-back races with other claims of other sizes), so the successful claims of
-/// one kernel are always the first ones and contiguous. The other end is not running (a pipe is
-/// only read or only written by one kernel), so its claim counter, which its failed claims left
-/// too high, is set back to its done counter here. (atomic_add, not a compare-and-swap loop:
-/// lavapipe's atomic compare-exchange lets several lanes of one vector succeed at once.)
+/// Each slot has a state word (after the header): packet `q` may be written into its slot when
+/// the word is `q & !mask` (the slot's round), read when it is one more, and reading it adds
+/// `mask` (the next round's free value); all start at 0. `__vkcl_claim` takes `n` packets for
+/// reading (`which` 0) or writing (1) and returns the first one's slot, or -1: it reads the
+/// end's claim counter, checks that each of the `n` slots is in the state its packet needs
+/// (and, for writes, that the pipe would hold at most its capacity), and moves the counter on
+/// with a compare-and-swap, trying again when another claim came first (also when a slot is
+/// already past that state: the counter it read was stale). A slot behind it (not yet written,
+/// not yet read) fails the claim. A failed claim changes nothing, so it blocks no later claim,
+/// and the two ends may run at the same time: a reader only takes packets whose writer
+/// published them (`__vkcl_done`: after the packet's stores, its slot's state goes on, then the
+/// done counter), a writer only slots whose reader freed them. 2-argument reads and writes
+/// publish or free their packet at once; a reservation's packets at its commit. (The loop is a
+/// `do ... while` on a result: clspv 0.0.1 miscompiled it with a `return` in the slot loop.)
 const PRELUDE: &str = concat!(
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"") "#,
     r#"_Pragma("clang diagnostic ignored \"-Wgnu-statement-expression\"") "#,
@@ -99,12 +125,23 @@ const PRELUDE: &str = concat!(
     "static inline __vkcl_reserve_id_t __vkcl_make_rid(int s, uint n) { __vkcl_reserve_id_t r; ",
     "r.start = s < 0 ? 0u : (uint)s; r.count = s < 0 ? 0u : n; return r; } ",
     "static inline int __vkcl_claim(volatile __global uint *h, uint n, uint which) { ",
-    "uint cap = h[3]; if (n == 0u || n > cap) return -1; ",
-    "h[1u - which] = h[5u - which]; ",
-    "uint limit = which ? h[4] + cap : h[5]; ",
-    "uint old = atomic_add(&h[which], n); ",
-    "if ((int)(limit - old) < (int)n) return -1; ",
-    "atomic_add(&h[4u + which], n); return (int)(old & (h[6] - 1u)); } ",
+    "uint cap = h[3], mask = h[6] - 1u; if (n == 0u || n > cap) return -1; ",
+    "int r = -2; do { uint pos = h[which]; ",
+    "int st = which == 0u || (int)(pos + n - h[4]) <= (int)cap ? 0 : -1; ",
+    "for (uint k = 0u; st == 0 && k < n; k++) { uint q = pos + k; ",
+    "int d = (int)(h[32u + (q & mask)] - ((q & ~mask) + 1u - which)); st = d < 0 ? -1 : d > 0 ? 1 : 0; } ",
+    "if (st < 0) r = -1; ",
+    "else if (st == 0 && atomic_cmpxchg(&h[which], pos, pos + n) == pos) r = (int)(pos & mask); ",
+    "} while (r == -2); mem_fence(CLK_GLOBAL_MEM_FENCE); return r; } ",
+    "static inline void __vkcl_done(volatile __global uint *h, uint s, uint n, uint which) { ",
+    "mem_fence(CLK_GLOBAL_MEM_FENCE); uint mask = h[6] - 1u; ",
+    "for (uint k = 0u; k < n; k++) atomic_add(&h[32u + ((s + k) & mask)], which != 0u ? 1u : mask); ",
+    "atomic_add(&h[4u + which], n); } ",
+    "static inline void __vkcl_commit(volatile __global uint *h, __vkcl_reserve_id_t r, uint which) { ",
+    "if (r.count != 0u) __vkcl_done(h, r.start, r.count, which); } ",
+    "static inline void __vkcl_wg_commit(volatile __global uint *h, __vkcl_reserve_id_t r, uint which) { ",
+    "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); ",
+    "if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) __vkcl_commit(h, r, which); } ",
     "static inline __vkcl_reserve_id_t __vkcl_reserve(volatile __global uint *h, uint n, uint which) { ",
     "return __vkcl_make_rid(__vkcl_claim(h, n, which), n); } ",
     "static inline __vkcl_reserve_id_t __vkcl_wg_reserve(volatile __global uint *h, uint n, uint which, __local uint *slot) { ",
@@ -129,6 +166,8 @@ const SUB_GROUP_PRELUDE: &str = concat!(
     "__vkcl_reserve_id_t r = __vkcl_reserve(h, n, which); s = r.start; c = r.count; } ",
     "__vkcl_reserve_id_t r; r.start = sub_group_broadcast(s, 0u); r.count = sub_group_broadcast(c, 0u); ",
     "return r; } ",
+    "static inline void __vkcl_sg_commit(volatile __global uint *h, __vkcl_reserve_id_t r, uint which) { ",
+    "sub_group_barrier(CLK_GLOBAL_MEM_FENCE); if (get_sub_group_local_id() == 0u) __vkcl_commit(h, r, which); } ",
 );
 
 /// The prelude of a source whose lowered text is `lowered`: the fixed helpers and those of
@@ -159,7 +198,7 @@ fn prelude_text(lowered: &str) -> String {
     for ty in typed {
         p.push_str(&typed_helpers(ty));
     }
-    if lowered.contains("__vkcl_sg_reserve(") {
+    if lowered.contains("__vkcl_sg_reserve(") || lowered.contains("__vkcl_sg_commit(") {
         p.push_str(SUB_GROUP_PRELUDE);
     }
     p.push_str(r#"_Pragma("clang diagnostic pop") "#);
@@ -486,11 +525,19 @@ impl<'a> Lowering<'a> {
         });
         let packet = packet.as_deref();
         Some(match (name, a.len()) {
-            ("read_pipe", 2) => copy(false, &a[0], &claim1(&a[0], false), &a[1], packet),
-            ("write_pipe", 2) => copy(true, &a[0], &claim1(&a[0], true), &a[1], packet),
+            ("read_pipe" | "write_pipe", 2) => {
+                let writes = name == "write_pipe";
+                let claim = claim1(&a[0], writes);
+                let done = format!(
+                    "__vkcl_done({}, (uint)vkcl_s_, 1u, {}u)",
+                    h(&a[0]),
+                    u8::from(writes)
+                );
+                copy(writes, &a[0], &claim, &a[1], packet, &done)
+            }
             ("read_pipe" | "write_pipe", 4) => {
                 let slot = format!("__vkcl_slot({}, {}, (uint)({}))", h(&a[0]), a[1], a[2]);
-                copy(name == "write_pipe", &a[0], &slot, &a[3], packet)
+                copy(name == "write_pipe", &a[0], &slot, &a[3], packet, "0")
             }
             ("reserve_read_pipe" | "reserve_write_pipe", 2) => format!(
                 "__vkcl_reserve({}, (uint)({}), {}u)",
@@ -510,15 +557,24 @@ impl<'a> Lowering<'a> {
                 a[1],
                 u8::from(name == "sub_group_reserve_write_pipe")
             ),
-            (
-                "commit_read_pipe"
-                | "commit_write_pipe"
-                | "work_group_commit_read_pipe"
-                | "work_group_commit_write_pipe"
-                | "sub_group_commit_read_pipe"
-                | "sub_group_commit_write_pipe",
-                2,
-            ) => format!("((void)({}), (void)({}))", a[0], a[1]),
+            ("commit_read_pipe" | "commit_write_pipe", 2) => format!(
+                "__vkcl_commit({}, {}, {}u)",
+                h(&a[0]),
+                a[1],
+                u8::from(name == "commit_write_pipe")
+            ),
+            ("work_group_commit_read_pipe" | "work_group_commit_write_pipe", 2) => format!(
+                "__vkcl_wg_commit({}, {}, {}u)",
+                h(&a[0]),
+                a[1],
+                u8::from(name == "work_group_commit_write_pipe")
+            ),
+            ("sub_group_commit_read_pipe" | "sub_group_commit_write_pipe", 2) => format!(
+                "__vkcl_sg_commit({}, {}, {}u)",
+                h(&a[0]),
+                a[1],
+                u8::from(name == "sub_group_commit_write_pipe")
+            ),
             ("is_valid_reserve_id", 1) => format!("(({}).count != 0u)", a[0]),
             ("get_pipe_num_packets", 1) => format!("__vkcl_num_packets({})", h(&a[0])),
             ("get_pipe_max_packets", 1) => format!("__vkcl_max_packets({})", h(&a[0])),
@@ -608,7 +664,8 @@ fn claim1(p: &str, writes: bool) -> String {
     )
 }
 
-/// A read or write of one packet at the slot `slot` evaluates to (or -1): 0 on success, -1
+/// A read or write of one packet at the slot `slot` evaluates to (or -1), then `done` (an
+/// expression that may use the slot, `vkcl_s_`) after a successful copy: 0 on success, -1
 /// otherwise. The packet's slot in the ring (its size rounded up to 4 bytes) is only ever
 /// accessed as words: clspv types a storage buffer from its accesses and mishandles one
 /// accessed as both uint (the header) and another type. The application's packet is accessed
@@ -619,13 +676,16 @@ fn claim1(p: &str, writes: bool) -> String {
 /// views are not emitted) and copied by [`view_helpers`]. Other views of a buffer are what
 /// clspv gets wrong: words of a `long` buffer come from the wrong offsets, and a half3 or
 /// float3 buffer accessed as 64-bit words never finishes compiling.
-fn copy(writes: bool, p: &str, slot: &str, ptr: &str, packet: Option<&str>) -> String {
+fn copy(writes: bool, p: &str, slot: &str, ptr: &str, packet: Option<&str>, done: &str) -> String {
     let (dir, c) = if writes {
         ("put", "const ")
     } else {
         ("get", "")
     };
-    let ring = format!("((__global uint *)({p}) + 32u + (uint)vkcl_s_ * ((vkcl_b_ + 3u) / 4u))");
+    let ring = format!(
+        "((__global uint *)({p}) + ((volatile __global uint *)({p}))[7] \
+         + (uint)vkcl_s_ * ((vkcl_b_ + 3u) / 4u))"
+    );
     let view = |unit: &str, letter: char, bytes: u32| {
         format!("__vkcl_{dir}_{letter}({ring}, ({c}{unit} *)({ptr}), vkcl_b_ / {bytes}u)")
     };
@@ -647,7 +707,7 @@ fn copy(writes: bool, p: &str, slot: &str, ptr: &str, packet: Option<&str>) -> S
     format!(
         "({{ uint vkcl_b_ = (uint)sizeof(*({ptr})); \
          int vkcl_s_ = ((volatile __global uint *)({p}))[2] == vkcl_b_ ? {slot} : -1; \
-         if (vkcl_s_ >= 0) {copy}; __vkcl_status(vkcl_s_); }})"
+         if (vkcl_s_ >= 0) {{ {copy}; {done}; }} __vkcl_status(vkcl_s_); }})"
     )
 }
 
@@ -1113,8 +1173,10 @@ mod tests {
             0
         );
         assert_eq!(h[SLOTS], 4);
-        assert_eq!(buffer_size(1, 10), 128 + 16 * 4);
-        assert_eq!(buffer_size(12, 2), 128 + 24);
-        assert_eq!(buffer_size(4, 1 << 30), 128 + (4 << 30));
+        assert_eq!(h[PACKETS], 64);
+        assert_eq!(initial_bytes(16, 3).len(), 256);
+        assert_eq!(buffer_size(1, 10), 256 + 16 * 4);
+        assert_eq!(buffer_size(12, 2), 256 + 24);
+        assert_eq!(buffer_size(4, 1 << 30), 128 + (8 << 30));
     }
 }

@@ -22,6 +22,7 @@ pub(crate) fn target() -> Target {
         storage16: all,
         max_push_constant_size: 128,
         max_ubo_size: 65536,
+        ubo_std430: true,
         spirv_version: (1, 5),
         images: true,
         read_write_images: true,

@@ -271,6 +271,7 @@ impl Device {
             },
             max_push_constant_size: l.max_push_constants_size,
             max_ubo_size: l.max_uniform_buffer_range,
+            ubo_std430: f.uniform_standard_layout,
             spirv_version: self.caps.spirv_version(),
             images: self.has_images(),
             read_write_images: self.has_read_write_images(),

@@ -333,7 +333,8 @@ impl Mem {
         unsafe { Self::new_root(context, flags, size, init, host_ptr, properties, None) }
     }
 
-    /// clCreatePipe: a buffer holding the header of an empty pipe, then the packets.
+    /// clCreatePipe: a buffer holding the header and slot states of an empty pipe, then the
+    /// packets.
     pub fn new_pipe(
         context: &Arc<Context>,
         flags: cl_mem_flags,
@@ -342,10 +343,7 @@ impl Mem {
     ) -> CLResult<Arc<Mem>> {
         let size = pipes::buffer_size(shape.packet_size, shape.max_packets);
         let size = usize::try_from(size).map_err(|_| ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))?;
-        let header: Vec<u8> = pipes::header(shape.packet_size, shape.max_packets)
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
+        let header = pipes::initial_bytes(shape.packet_size, shape.max_packets);
         // SAFETY: no host pointer.
         unsafe {
             Self::new_root(

@@ -66,6 +66,7 @@ impl Device {
             .storage_buffer8_bit_access(fs.storage_buffer8)
             .uniform_and_storage_buffer8_bit_access(fs.uniform8)
             .storage_push_constant8(fs.push_constant8)
+            .uniform_buffer_standard_layout(fs.uniform_standard_layout)
             .buffer_device_address(fs.buffer_device_address);
         let mut fsg =
             vk::PhysicalDeviceSubgroupSizeControlFeatures::default().subgroup_size_control(true);

@@ -22,6 +22,9 @@ pub struct Features {
     pub storage_buffer16: bool,
     pub uniform16: bool,
     pub push_constant16: bool,
+    /// `uniformBufferStandardLayout`: uniform buffers may use std430 (scalar arrays at their
+    /// own stride).
+    pub uniform_standard_layout: bool,
     pub buffer_device_address: bool,
     pub storage_image_read_without_format: bool,
     pub storage_image_write_without_format: bool,
@@ -462,6 +465,7 @@ fn features(
         storage_buffer16: f11.storage_buffer16_bit_access != 0,
         uniform16: f11.uniform_and_storage_buffer16_bit_access != 0,
         push_constant16: f11.storage_push_constant16 != 0,
+        uniform_standard_layout: f12.uniform_buffer_standard_layout != 0,
         buffer_device_address: f12.buffer_device_address != 0,
         storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
         storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
