@@ -181,6 +181,9 @@ pub struct Program {
     builds: Mutex<Vec<DeviceBuild>>,
     /// Kernel objects alive for this program: a rebuild is refused while there are any.
     pub kernels_attached: AtomicUsize,
+    /// By device index: the build in physical addressing mode (see [`Program::physical`])
+    /// and the executable it was made beside.
+    physical: Mutex<HashMap<usize, (Arc<Executable>, Arc<Executable>)>>,
 }
 
 impl ClObject for Program {
@@ -205,6 +208,7 @@ impl Program {
             devices,
             builds: Mutex::new(builds),
             kernels_attached: AtomicUsize::new(0),
+            physical: Mutex::new(HashMap::new()),
         })
     }
 
@@ -398,6 +402,47 @@ impl Program {
             .iter()
             .map(|b| b.exe.clone().filter(|_| b.status == CL_BUILD_SUCCESS))
             .collect()
+    }
+
+    /// The program built again for device `index` in physical addressing mode (`-arch=spir64
+    /// -physical-storage-buffers`: global pointers are 64-bit device addresses), made the first
+    /// time a launch needs it (SVM pointers, device addresses) and kept beside the executable.
+    /// Only programs from source or IL have one (binaries and links keep 32-bit bitcode):
+    /// CL_INVALID_OPERATION otherwise, or where the build fails.
+    pub fn physical(&self, index: usize) -> CLResult<Arc<Executable>> {
+        let build = self.build_of(index);
+        let exe = build.exe.clone().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        if let Some((of, p)) = self.physical.lock().get(&index) {
+            if Arc::ptr_eq(of, &exe) {
+                return Ok(p.clone());
+            }
+        }
+        let mut args = self.clspv_args(index, &build.options, CL_INVALID_OPERATION)?;
+        let out = match &self.input {
+            Input::Source(_) => {
+                args.extend(["-arch=spir64".into(), PHYSICAL.into()]);
+                compiler::compile(&[self.source_text()], &args)
+            }
+            Input::Il { il, .. } => {
+                // 64-bit IL only (clspv's physical mode needs spir64).
+                let arch = compiler::il::arch_args(il);
+                let args = ir_args([args, arch, vec![PHYSICAL.into()]].concat());
+                self.il_bitcode()
+                    .and_then(|bitcode| compiler::compile(&[&bitcode], &args))
+            }
+            _ => {
+                log::warn!(target: "compiler", "no physical-addressing build of a program from binaries or links");
+                return Err(ClError(CL_INVALID_OPERATION));
+            }
+        };
+        let physical = executable(out, &build.options).exe.ok_or_else(|| {
+            log::warn!(target: "compiler", "the physical-addressing build failed");
+            ClError(CL_INVALID_OPERATION)
+        })?;
+        self.physical
+            .lock()
+            .insert(index, (exe, physical.clone()));
+        Ok(physical)
     }
 
     /// The first executable, for device-independent facts (kernel names).
@@ -863,5 +908,7 @@ impl HeaderDir {
         Ok(Some(HeaderDir(dir)))
     }
 }
+
+const PHYSICAL: &str = "-physical-storage-buffers";
 
 const UNAVAILABLE: &str = "the OpenCL C compiler is not available";
