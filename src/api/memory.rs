@@ -245,7 +245,6 @@ unsafe fn get_mem_object_info(
     param_value_size_ret: *mut usize,
 ) -> CLResult<()> {
     let m: Arc<Mem> = obj(mem)?;
-    let cl_false: cl_bool = CL_FALSE;
     let value = match param_name {
         CL_MEM_TYPE => v::<cl_mem_object_type>(m.mem_type()),
         CL_MEM_FLAGS => v::<cl_mem_flags>(m.flags),
@@ -258,7 +257,7 @@ unsafe fn get_mem_object_info(
             v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), handle) as cl_mem)
         }
         CL_MEM_OFFSET => v::<usize>(m.origin()),
-        CL_MEM_USES_SVM_POINTER => v::<cl_bool>(cl_false),
+        CL_MEM_USES_SVM_POINTER => v::<cl_bool>(m.uses_svm() as cl_bool),
         CL_MEM_PROPERTIES => array::<cl_mem_properties>(&m.properties),
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;

@@ -23,5 +23,6 @@ mod program;
 mod queue;
 #[rustfmt::skip]
 mod stubs;
+mod svm;
 
 pub(crate) use util::*;

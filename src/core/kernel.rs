@@ -202,12 +202,7 @@ impl KernelDevice {
             .or(r.constant_data_pointer.as_ref().map(|c| &c.1));
         let constant_data = match constants {
             Some(data) => {
-                let b = Buffer::new(
-                    &vkd,
-                    data.len() as u64,
-                    Placement::Upload,
-                    "constant data",
-                )?;
+                let b = Buffer::new(&vkd, data.len() as u64, Placement::Upload, "constant data")?;
                 // SAFETY: the buffer is new; no GPU work uses it yet.
                 unsafe { b.write(0, data) };
                 Some(Arc::new(b))
@@ -244,7 +239,11 @@ impl KernelDevice {
         let index = kernel.program.device_index(device);
         let index = index.ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
         let exe = kernel.program.physical(index)?;
-        let refl = exe.reflection.kernels.iter().find(|k| k.name == kernel.name);
+        let refl = exe
+            .reflection
+            .kernels
+            .iter()
+            .find(|k| k.name == kernel.name);
         let refl = refl.ok_or(ClError(CL_INVALID_OPERATION))?;
         let kd = Arc::new(KernelDevice::new(device, &exe, refl)?);
         *physical = Some(kd.clone());
@@ -912,7 +911,9 @@ impl Launch {
                     self.bind(set, binding, b);
                 }
                 PrintfAt::Push(range) => {
-                    let a = buffer.device_address().ok_or(ClError(CL_INVALID_OPERATION))?;
+                    let a = buffer
+                        .device_address()
+                        .ok_or(ClError(CL_INVALID_OPERATION))?;
                     put(&mut self.push, Some(range), &[a as u32, (a >> 32) as u32]);
                     self.held.push(buffer);
                 }

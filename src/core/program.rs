@@ -411,7 +411,10 @@ impl Program {
     /// CL_INVALID_OPERATION otherwise, or where the build fails.
     pub fn physical(&self, index: usize) -> CLResult<Arc<Executable>> {
         let build = self.build_of(index);
-        let exe = build.exe.clone().ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        let exe = build
+            .exe
+            .clone()
+            .ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
         if let Some((of, p)) = self.physical.lock().get(&index) {
             if Arc::ptr_eq(of, &exe) {
                 return Ok(p.clone());
@@ -439,9 +442,7 @@ impl Program {
             log::warn!(target: "compiler", "the physical-addressing build failed");
             ClError(CL_INVALID_OPERATION)
         })?;
-        self.physical
-            .lock()
-            .insert(index, (exe, physical.clone()));
+        self.physical.lock().insert(index, (exe, physical.clone()));
         Ok(physical)
     }
 

@@ -69,7 +69,10 @@ fn same_addresses(device: &Device) -> bool {
         Some(address == Some(ptr as u64))
     })()
     .unwrap_or(false);
-    PROBED.lock().get_or_insert_with(HashMap::new).insert(key, same);
+    PROBED
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(key, same);
     same
 }
 
@@ -133,7 +136,11 @@ pub fn find(context: &Context, ptr: usize) -> Option<(Arc<Mem>, usize)> {
 
 /// The allocation holding `[ptr, ptr + size)` (CL_INVALID_VALUE where it starts in one and
 /// leaves it), or None for memory outside every allocation.
-pub fn find_range(context: &Context, ptr: usize, size: usize) -> CLResult<Option<(Arc<Mem>, usize)>> {
+pub fn find_range(
+    context: &Context,
+    ptr: usize,
+    size: usize,
+) -> CLResult<Option<(Arc<Mem>, usize)>> {
     match find(context, ptr) {
         Some((mem, offset)) => {
             check(
