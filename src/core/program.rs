@@ -4,6 +4,7 @@ use super::context::Context;
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
+use super::svm;
 use crate::cl::*;
 use crate::compiler::reflection::{self, Reflection};
 use crate::compiler::tempdir::PrivateDir;
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What a successful build produced for one device.
+#[derive(Clone)]
 pub struct Executable {
     pub spirv: Vec<u32>,
     pub reflection: Reflection,
@@ -23,6 +25,9 @@ pub struct Executable {
     pub num_workgroups_users: Vec<String>,
     /// Built for uniform work-groups only (OpenCL C 1.x or -cl-uniform-work-group-size).
     pub uniform: bool,
+    /// Built in physical addressing mode (`Program::physical`, or a program that only
+    /// compiles so): global pointers are device addresses.
+    pub physical: bool,
 }
 
 impl Executable {
@@ -30,6 +35,7 @@ impl Executable {
         Executable {
             num_workgroups_users: num_workgroups_users(&spirv),
             uniform: options::uniform_work_groups(options),
+            physical: false,
             spirv,
             reflection,
             arg_info: options
@@ -415,6 +421,9 @@ impl Program {
             .exe
             .clone()
             .ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        if exe.physical {
+            return Ok(exe);
+        }
         if let Some((of, p)) = self.physical.lock().get(&index) {
             if Arc::ptr_eq(of, &exe) {
                 return Ok(p.clone());
@@ -438,7 +447,7 @@ impl Program {
                 return Err(ClError(CL_INVALID_OPERATION));
             }
         };
-        let physical = executable(out, &build.options).exe.ok_or_else(|| {
+        let physical = physical_build(out, &build.options).exe.ok_or_else(|| {
             log::warn!(target: "compiler", "the physical-addressing build failed");
             ClError(CL_INVALID_OPERATION)
         })?;
@@ -590,9 +599,28 @@ impl Program {
             Input::Source(_) => {
                 let jobs = self.start(devices, user_options, key)?;
                 let p = self.clone();
-                self.finish(jobs, true, failure, notify, move |_, args| {
+                self.finish(jobs, true, failure, notify, move |i, args| {
                     let out = compiler::compile(&[p.source_text()], args);
-                    executable(out, &options)
+                    let build = executable(out, &options);
+                    let valid = build
+                        .exe
+                        .as_ref()
+                        .is_some_and(|e| !svm::casts_pointers(&e.spirv));
+                    if valid || svm::capabilities(&p.devices[i]) == 0 {
+                        return build;
+                    }
+                    // Some programs compile only with 64-bit device addresses: pointers cast
+                    // to and from integers (SVM data structures), which clspv's logical mode
+                    // turns into conversions Vulkan's logical addressing does not have.
+                    let args = [args, &["-arch=spir64".into(), PHYSICAL.into()]].concat();
+                    let out = compiler::compile(&[p.source_text()], &args);
+                    let physical = physical_build(out, &options);
+                    log::debug!(target: "compiler", "physical-addressing build: {}", physical.log);
+                    if physical.status == CL_BUILD_SUCCESS {
+                        physical
+                    } else {
+                        build
+                    }
                 })
             }
             Input::Il { il, .. } => {
@@ -878,6 +906,21 @@ fn executable(out: Result<compiler::CompileOutput, CompileError>, options: &str)
             options,
         ),
     }
+}
+
+/// [`executable`] for a build in physical addressing mode.
+fn physical_build(
+    out: Result<compiler::CompileOutput, CompileError>,
+    options: &str,
+) -> DeviceBuild {
+    let mut build = executable(out, options);
+    build.exe = build.exe.map(|exe| {
+        Arc::new(Executable {
+            physical: true,
+            ..Arc::unwrap_or_clone(exe)
+        })
+    });
+    build
 }
 
 /// A private temporary folder holding clCompileProgram's embedded headers under their

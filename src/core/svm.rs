@@ -153,6 +153,22 @@ pub fn find_range(
     }
 }
 
+/// Whether a module converts between pointers and integers (OpConvertPtrToU, OpConvertUToPtr):
+/// clspv emits them in logical mode too, where Vulkan does not accept them.
+pub fn casts_pointers(spirv: &[u32]) -> bool {
+    const OP_CONVERT_PTR_TO_U: u32 = 117;
+    const OP_CONVERT_U_TO_PTR: u32 = 120;
+    let mut i = 5;
+    while i < spirv.len() {
+        let (count, op) = ((spirv[i] >> 16) as usize, spirv[i] & 0xffff);
+        if op == OP_CONVERT_PTR_TO_U || op == OP_CONVERT_U_TO_PTR {
+            return true;
+        }
+        i += count.max(1);
+    }
+    false
+}
+
 /// clSetKernelExecInfo's SVM state of a kernel.
 #[derive(Clone, Default)]
 pub struct ExecInfo {
