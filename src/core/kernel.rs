@@ -9,6 +9,7 @@ use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use super::program::{Executable, Program};
 use super::queue::{Keep, Queue, Recorded};
+use super::svm::Addressing;
 use crate::cl::*;
 use crate::compiler;
 use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
@@ -445,8 +446,10 @@ pub fn enqueue_as(
 ) -> CLResult<Arc<Event>> {
     let mut kd = kernel.on(&queue.device)?;
     let exec_info = kernel.exec_info.lock().clone();
-    if super::svm::needs_physical(&args, &exec_info) {
-        kd = kd.physical(kernel, &queue.device)?;
+    match super::svm::addressing(&args, &exec_info, queue) {
+        Addressing::Logical => {}
+        Addressing::Required => kd = kd.physical(kernel, &queue.device)?,
+        Addressing::Preferred => kd = kd.physical(kernel, &queue.device).unwrap_or(kd),
     }
     let Some((local, groups)) = launch_shape(kernel, &kd, nd, &queue.device)? else {
         return queue.enqueue_marker(command_type, wait, vec![]);

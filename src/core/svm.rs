@@ -178,17 +178,36 @@ pub struct ExecInfo {
     pub fine_grain_system: bool,
 }
 
-/// Whether a launch needs the kernel's physical-addressing build: an argument is an SVM or
-/// device pointer, or a buffer on SVM memory (which may start anywhere in a page), or the
-/// kernel was told it reaches SVM memory indirectly.
-pub fn needs_physical(args: &[ArgValue], info: &ExecInfo) -> bool {
-    !info.pointers.is_empty()
+/// Which build of its kernel a launch uses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Addressing {
+    /// The program's first build.
+    Logical,
+    /// The physical-addressing build where it can be made (a NULL buffer argument: there it
+    /// arrives as address 0, so `p == 0` holds), else the first build (a scratch buffer).
+    Preferred,
+    /// The physical-addressing build: an argument is an SVM or device pointer, or a buffer on
+    /// SVM memory (which may start anywhere in a page), or the kernel was told it reaches SVM
+    /// memory indirectly.
+    Required,
+}
+
+pub fn addressing(args: &[ArgValue], info: &ExecInfo, queue: &Queue) -> Addressing {
+    let required = !info.pointers.is_empty()
         || info.fine_grain_system
         || args.iter().any(|a| match a {
             ArgValue::Pointer(_) => true,
             ArgValue::Mem(Some(m)) => m.uses_svm(),
             _ => false,
-        })
+        });
+    let null = args.iter().any(|a| matches!(a, ArgValue::Mem(None)));
+    if required {
+        Addressing::Required
+    } else if null && queue.vk.caps.features.buffer_device_address {
+        Addressing::Preferred
+    } else {
+        Addressing::Logical
+    }
 }
 
 /// The SVM allocations a launch reaches (its pointer arguments' and the exec info's), kept
