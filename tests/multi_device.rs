@@ -263,9 +263,17 @@ fn svm_is_shared_by_the_devices_of_a_context() {
     let k = [kernel(p, "inc"), kernel(p, "inc")];
     let mut ev: cl_event = null_mut();
     for (d, by) in [(0usize, 10i32), (1, 1000)] {
-        check!(clSetKernelArgSVMPointer(k[d], 0, unsafe { a.add(d * 7) }.cast()));
+        check!(clSetKernelArgSVMPointer(
+            k[d],
+            0,
+            unsafe { a.add(d * 7) }.cast()
+        ));
         arg(k[d], 1, &by);
-        let wait: &[cl_event] = if ev.is_null() { &[] } else { std::slice::from_ref(&ev) };
+        let wait: &[cl_event] = if ev.is_null() {
+            &[]
+        } else {
+            std::slice::from_ref(&ev)
+        };
         let mut next: cl_event = null_mut();
         let global = [n - 7];
         check!(clEnqueueNDRangeKernel(
@@ -276,7 +284,11 @@ fn svm_is_shared_by_the_devices_of_a_context() {
             global.as_ptr(),
             null(),
             wait.len() as cl_uint,
-            if wait.is_empty() { null() } else { wait.as_ptr() },
+            if wait.is_empty() {
+                null()
+            } else {
+                wait.as_ptr()
+            },
             &mut next
         ));
         check!(clFlush(q[d]));

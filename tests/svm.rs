@@ -213,15 +213,14 @@ kernel void sum(global node *head, global long *out) {
     for (global node *p = head; p != 0; p = (global node *)p->next) s += p->value;
     *out = s;
 }
-// Links nodes[0..n) into a list from the last, values i * i (followed on the host). (Not
-// `&nodes[i - 1]`: clspv's physical mode computes that address one byte, not one node, below
-// `&nodes[i]`; docs/DECISIONS.md.)
+// Links nodes[0..n) into a list in reverse order, values i * i (followed on the host): with
+// `&nodes[i - 1]`, a negative constant index (compiler::physical repairs clspv's).
 kernel void link(global node *nodes, int n, global ulong *head) {
     for (int i = 0; i < n; i++) {
         nodes[i].value = i * i;
-        nodes[i].next = i + 1 == n ? 0 : (ulong)&nodes[i + 1];
+        nodes[i].next = i == 0 ? 0 : (ulong)&nodes[i - 1];
     }
-    *head = (ulong)&nodes[0];
+    *head = (ulong)&nodes[n - 1];
 }
 "#;
 
@@ -267,7 +266,7 @@ fn linked_lists_cross_host_and_device() {
     let mut values = vec![];
     let mut at = unsafe { *head };
     let end = unsafe { nodes.add(n) };
-    assert_eq!(at, nodes, "head");
+    assert_eq!(at, unsafe { nodes.add(n - 1) }, "head");
     while !at.is_null() {
         assert!(
             at >= nodes && at < end,
@@ -276,7 +275,7 @@ fn linked_lists_cross_host_and_device() {
         values.push(unsafe { (*at).value });
         at = unsafe { (*at).next };
     }
-    let want: Vec<i32> = (0..n as i32).map(|i| i * i).collect();
+    let want: Vec<i32> = (0..n as i32).rev().map(|i| i * i).collect();
     assert_eq!(values, want, "the kernel's list followed on the host");
     for k in [k, k2] {
         check!(clReleaseKernel(k));
@@ -821,4 +820,39 @@ fn null_buffer_argument_is_a_null_pointer() {
     check!(clReleaseMemObject(out));
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
+}
+
+const BACKWARDS: &str = r#"
+kernel void back(global int *in, global int *out, int k) {
+    out[0] = *(in - 2);
+    out[1] = in[-1];
+    out[2] = in[k];
+    out[3] = *(in + k - 1);
+}
+"#;
+
+/// Negative offsets from an SVM pointer at an offset (the data before the pointer).
+#[test]
+fn pointer_arithmetic_below_an_svm_pointer() {
+    let e = Env::new();
+    let a: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 64);
+    for i in 0..64 {
+        unsafe { *a.add(i) = 100 + i as i32 };
+    }
+    let out: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 4);
+    let p = e.program(BACKWARDS, "");
+    let k = kernel(p, "back");
+    svm_arg(k, 0, unsafe { a.add(10) });
+    svm_arg(k, 1, out);
+    arg(k, 2, &-3i32);
+    e.run(k, None, &[1], None);
+    check!(clFinish(e.queue));
+    assert_eq!(
+        unsafe { std::slice::from_raw_parts(out, 4) },
+        &[108, 109, 107, 106]
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+    unsafe { clSVMFree(e.ctx, out.cast()) };
 }

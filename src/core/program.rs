@@ -913,6 +913,12 @@ fn physical_build(
     out: Result<compiler::CompileOutput, CompileError>,
     options: &str,
 ) -> DeviceBuild {
+    let out = out.map(|mut o| {
+        if let Some(fixed) = compiler::physical::sign_extend_indices(&o.spirv) {
+            o.spirv = fixed;
+        }
+        o
+    });
     let mut build = executable(out, options);
     build.exe = build.exe.map(|exe| {
         Arc::new(Executable {
