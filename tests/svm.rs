@@ -856,3 +856,117 @@ fn pointer_arithmetic_below_an_svm_pointer() {
     unsafe { clSVMFree(e.ctx, a.cast()) };
     unsafe { clSVMFree(e.ctx, out.cast()) };
 }
+
+// cl_ext_buffer_device_address.
+const CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT: cl_bitfield = 0x5000;
+const CL_MEM_DEVICE_ADDRESS_EXT: cl_uint = 0x5001;
+const CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT: cl_uint = 0x5002;
+const CL_INVALID_PROPERTY: cl_int = -64;
+type SetDevicePointer = unsafe extern "C" fn(cl_kernel, cl_uint, u64) -> cl_int;
+
+extern "C" {
+    fn clCreateBufferWithProperties(c: cl_context, props: *const cl_bitfield, flags: cl_bitfield, size: usize, host: *mut c_void, err: *mut cl_int) -> cl_mem;
+    fn clGetExtensionFunctionAddressForPlatform(p: cl_platform_id, name: *const std::ffi::c_char) -> *mut c_void;
+    fn clCreateSubBuffer(m: cl_mem, flags: cl_bitfield, ty: cl_uint, info: *const c_void, err: *mut cl_int) -> cl_mem;
+}
+
+fn address_buffer(e: &Env, data: &[i32]) -> cl_mem {
+    let props = [CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT, 1, 0];
+    let mut err = 0;
+    let m = unsafe {
+        clCreateBufferWithProperties(e.ctx, props.as_ptr(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, data.len() * 4, data.as_ptr() as *mut c_void, &mut err)
+    };
+    assert_eq!(err, CL_SUCCESS, "clCreateBufferWithProperties: {}", err_name(err));
+    m
+}
+
+fn address_of(m: cl_mem) -> u64 {
+    let mut a = 0u64;
+    let mut size = 0usize;
+    check!(clGetMemObjectInfo(m, CL_MEM_DEVICE_ADDRESS_EXT, 8, (&mut a as *mut u64).cast(), &mut size));
+    assert_eq!(size, 8, "one address (one device)");
+    a
+}
+
+const ADDRESSES: &str = r#"
+kernel void get_addr(global int *b, global ulong *addr) {
+    for (int i = 0; i < 64; i++) b[i] += 1;
+    *addr = (ulong)b;
+}
+// The address read as an integer and cast: this clspv crashes on a pointer loaded as such
+// (`**(global int * global *)in_addr`, "Invalid bitcast <2 x i32> to ptr").
+kernel void indirect(global ulong *in_addr, global int *out) {
+    *out = *(global int *)in_addr[0];
+}
+kernel void before(global int *p, global int *out) {
+    *out = *(p - 2);
+}
+"#;
+
+#[test]
+fn buffer_device_addresses() {
+    let e = Env::new();
+    let exts = device_str(e.dev, CL_DEVICE_EXTENSIONS);
+    assert!(exts.contains("cl_ext_buffer_device_address"), "{exts}");
+    let data: Vec<i32> = (0..64).collect();
+    let m = address_buffer(&e, &data);
+    let addr = address_of(m);
+    assert_ne!(addr, 0);
+    let out = e.buffer_from(&[0u64]);
+    let p = e.program(ADDRESSES, "");
+    // A kernel sees the buffer at the address the query gives.
+    let k = kernel(p, "get_addr");
+    arg(k, 0, &m);
+    arg(k, 1, &out);
+    e.run(k, None, &[1], None);
+    assert_eq!(e.read::<u64>(out, 1), vec![addr], "the kernel's address of the buffer");
+    assert_eq!(e.read::<i32>(m, 64), (1..65).collect::<Vec<i32>>());
+    // A buffer reached through an address stored in another buffer (exec info).
+    let k2 = kernel(p, "indirect");
+    let holder = e.buffer_from(&[addr]);
+    let result = e.buffer_from(&[0i32]);
+    arg(k2, 0, &holder);
+    arg(k2, 1, &result);
+    check!(clSetKernelExecInfo(k2, CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT, 8, (&addr as *const u64).cast()));
+    e.run(k2, None, &[1], None);
+    assert_eq!(e.read::<i32>(result, 1), vec![1]);
+    // clSetKernelArgDevicePointerEXT into the middle of the buffer, reading before it.
+    let name = std::ffi::CString::new("clSetKernelArgDevicePointerEXT").unwrap();
+    let f = unsafe { clGetExtensionFunctionAddressForPlatform(platform(), name.as_ptr()) };
+    assert!(!f.is_null(), "clSetKernelArgDevicePointerEXT is found");
+    let set: SetDevicePointer = unsafe { std::mem::transmute(f) };
+    let k3 = kernel(p, "before");
+    check!(set(k3, 0, addr + 10 * 4));
+    arg(k3, 1, &result);
+    e.run(k3, None, &[1], None);
+    assert_eq!(e.read::<i32>(result, 1), vec![9]);
+    check_err!(set(k3, 5, addr), CL_INVALID_ARG_INDEX);
+    // A sub-buffer's address is its parent's plus its origin.
+    let align: cl_uint = device_val(e.dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+    let origin = (align / 8) as usize;
+    let region = [origin, 16usize];
+    let mut err = 0;
+    let sub = unsafe { clCreateSubBuffer(m, CL_MEM_READ_WRITE, 0x1220, region.as_ptr().cast(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(address_of(sub), addr + origin as u64);
+    // A buffer without the property has no address to query; unknown properties are refused.
+    check_err!(clGetMemObjectInfo(out, CL_MEM_DEVICE_ADDRESS_EXT, 8, null_mut(), null_mut()), CL_INVALID_OPERATION);
+    let bad = [0x5555u64, 1, 0];
+    let none = unsafe { clCreateBufferWithProperties(e.ctx, bad.as_ptr(), CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
+    assert!(none.is_null());
+    assert_eq!(err, CL_INVALID_PROPERTY);
+    // An SVM pointer's buffer has the SVM pointer as its address.
+    let s: *mut i32 = alloc(&e, 0, 64);
+    let props = [CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT, 1, 0];
+    let on_svm = unsafe { clCreateBufferWithProperties(e.ctx, props.as_ptr(), CL_MEM_USE_HOST_PTR, 256, s.cast(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(address_of(on_svm), s as u64);
+    for mem in [sub, on_svm, m, out, holder, result] {
+        check!(clReleaseMemObject(mem));
+    }
+    for k in [k, k2, k3] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, s.cast()) };
+}

@@ -16,6 +16,14 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use vkcl_macros::entry;
 
+/// cl_ext_buffer_device_address (not in Debian's OpenCL headers; values from the Khronos
+/// registry).
+#[allow(non_camel_case_types)]
+pub type cl_mem_device_address_ext = cl_ulong;
+pub const CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT: cl_mem_properties = 0x5000;
+pub const CL_MEM_DEVICE_ADDRESS_EXT: cl_mem_info = 0x5001;
+pub const CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT: cl_kernel_exec_info = 0x5002;
+
 /// clEnqueueSVMFree's callback.
 type FreeCallback = unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void);
 
@@ -362,6 +370,55 @@ fn set_kernel_arg_svm_pointer(
     Ok(())
 }
 
+#[entry(clSetKernelArgDevicePointerEXT)]
+fn set_kernel_arg_device_pointer(
+    kernel: cl_kernel,
+    index: cl_uint,
+    value: cl_mem_device_address_ext,
+) -> CLResult<()> {
+    let k: Arc<Kernel> = obj(kernel)?;
+    let any = k
+        .program
+        .context
+        .devices
+        .iter()
+        .any(|d| d.has_device_addresses());
+    check(any, CL_INVALID_OPERATION)?;
+    check(
+        (index as usize) < k.num_args() as usize,
+        CL_INVALID_ARG_INDEX,
+    )?;
+    check(
+        super::kernel::is_pointer_arg(&k, index as usize),
+        CL_INVALID_ARG_VALUE,
+    )?;
+    k.set_arg(index as usize, ArgValue::Pointer(value));
+    Ok(())
+}
+
+/// CL_MEM_DEVICE_ADDRESS_EXT: the buffer's address on each device of its context, for
+/// buffers created with CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT (and their sub-buffers); else
+/// CL_INVALID_OPERATION.
+pub(super) fn device_addresses(m: &Mem) -> CLResult<Vec<cl_mem_device_address_ext>> {
+    let root: &Mem = m.parent().map_or(m, |p| p);
+    let asked = root
+        .properties
+        .chunks(2)
+        .any(|p| p[0] == CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT && p.get(1) == Some(&1));
+    check(asked && !m.is_image(), CL_INVALID_OPERATION)?;
+    m.context
+        .devices
+        .iter()
+        .map(|d| {
+            let storage = m.storage_on(&d.vk()?)?;
+            let base = storage
+                .device_address()
+                .ok_or(ClError(CL_INVALID_OPERATION))?;
+            Ok(base + m.offset)
+        })
+        .collect()
+}
+
 /// clSetKernelExecInfo.
 ///
 /// # Safety
@@ -383,6 +440,16 @@ pub(super) unsafe fn set_exec_info(
             // SAFETY: `size` bytes of pointers at value.
             let pointers = unsafe { slice(value as *const usize, size / width) };
             k.exec_info.lock().pointers = pointers.to_vec();
+        }
+        CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT => {
+            let width = std::mem::size_of::<cl_mem_device_address_ext>();
+            check(
+                size % width == 0 && (size == 0 || !value.is_null()),
+                CL_INVALID_VALUE,
+            )?;
+            // SAFETY: `size` bytes of addresses at value.
+            let addresses = unsafe { slice(value as *const u64, size / width) };
+            k.exec_info.lock().device_pointers = addresses.to_vec();
         }
         CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
             check_svm_context(k)?;

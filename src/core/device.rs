@@ -159,6 +159,12 @@ impl Device {
         crate::config::get().fp64 && self.caps.features.float64 && self.caps.features.int64
     }
 
+    /// Buffer device addresses (Vulkan bufferDeviceAddress): kernels built in physical
+    /// addressing mode, cl_ext_buffer_device_address.
+    pub fn has_device_addresses(&self) -> bool {
+        self.caps.features.buffer_device_address
+    }
+
     /// The extensions vkcl exposes on this device, with their versions.
     pub fn extensions(&self) -> Vec<(&'static str, cl_version)> {
         let v = |maj, min, pat| cl_make_version(maj, min, pat);
@@ -191,6 +197,9 @@ impl Device {
         // which Vulkan does not promise (lavapipe runs a work-group's sub-groups on one thread,
         // and a sub-group waiting for another never returns). The OpenCL 3.0 feature
         // __opencl_c_subgroups, which asks no forward progress, is claimed instead.
+        if self.has_device_addresses() {
+            e.push(("cl_ext_buffer_device_address", v(1, 0, 0)));
+        }
         if self.has_images() {
             e.push(("cl_khr_3d_image_writes", v(1, 0, 0)));
             e.push(("cl_khr_image2d_from_buffer", v(1, 0, 0)));

@@ -606,7 +606,7 @@ impl Program {
                         .exe
                         .as_ref()
                         .is_some_and(|e| !svm::casts_pointers(&e.spirv));
-                    if valid || svm::capabilities(&p.devices[i]) == 0 {
+                    if valid || !p.devices[i].has_device_addresses() {
                         return build;
                     }
                     // Some programs compile only with 64-bit device addresses: pointers cast

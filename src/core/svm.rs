@@ -176,6 +176,8 @@ pub struct ExecInfo {
     pub pointers: Vec<usize>,
     /// CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM.
     pub fine_grain_system: bool,
+    /// CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT: buffers the kernel reaches by device address.
+    pub device_pointers: Vec<u64>,
 }
 
 /// Which build of its kernel a launch uses.
@@ -194,6 +196,7 @@ pub enum Addressing {
 
 pub fn addressing(args: &[ArgValue], info: &ExecInfo, queue: &Queue) -> Addressing {
     let required = !info.pointers.is_empty()
+        || !info.device_pointers.is_empty()
         || info.fine_grain_system
         || args.iter().any(|a| match a {
             ArgValue::Pointer(_) => true,
