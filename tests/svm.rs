@@ -865,25 +865,59 @@ const CL_INVALID_PROPERTY: cl_int = -64;
 type SetDevicePointer = unsafe extern "C" fn(cl_kernel, cl_uint, u64) -> cl_int;
 
 extern "C" {
-    fn clCreateBufferWithProperties(c: cl_context, props: *const cl_bitfield, flags: cl_bitfield, size: usize, host: *mut c_void, err: *mut cl_int) -> cl_mem;
-    fn clGetExtensionFunctionAddressForPlatform(p: cl_platform_id, name: *const std::ffi::c_char) -> *mut c_void;
-    fn clCreateSubBuffer(m: cl_mem, flags: cl_bitfield, ty: cl_uint, info: *const c_void, err: *mut cl_int) -> cl_mem;
+    fn clCreateBufferWithProperties(
+        c: cl_context,
+        props: *const cl_bitfield,
+        flags: cl_bitfield,
+        size: usize,
+        host: *mut c_void,
+        err: *mut cl_int,
+    ) -> cl_mem;
+    fn clGetExtensionFunctionAddressForPlatform(
+        p: cl_platform_id,
+        name: *const std::ffi::c_char,
+    ) -> *mut c_void;
+    fn clCreateSubBuffer(
+        m: cl_mem,
+        flags: cl_bitfield,
+        ty: cl_uint,
+        info: *const c_void,
+        err: *mut cl_int,
+    ) -> cl_mem;
 }
 
 fn address_buffer(e: &Env, data: &[i32]) -> cl_mem {
     let props = [CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT, 1, 0];
     let mut err = 0;
     let m = unsafe {
-        clCreateBufferWithProperties(e.ctx, props.as_ptr(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, data.len() * 4, data.as_ptr() as *mut c_void, &mut err)
+        clCreateBufferWithProperties(
+            e.ctx,
+            props.as_ptr(),
+            CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+            data.len() * 4,
+            data.as_ptr() as *mut c_void,
+            &mut err,
+        )
     };
-    assert_eq!(err, CL_SUCCESS, "clCreateBufferWithProperties: {}", err_name(err));
+    assert_eq!(
+        err,
+        CL_SUCCESS,
+        "clCreateBufferWithProperties: {}",
+        err_name(err)
+    );
     m
 }
 
 fn address_of(m: cl_mem) -> u64 {
     let mut a = 0u64;
     let mut size = 0usize;
-    check!(clGetMemObjectInfo(m, CL_MEM_DEVICE_ADDRESS_EXT, 8, (&mut a as *mut u64).cast(), &mut size));
+    check!(clGetMemObjectInfo(
+        m,
+        CL_MEM_DEVICE_ADDRESS_EXT,
+        8,
+        (&mut a as *mut u64).cast(),
+        &mut size
+    ));
     assert_eq!(size, 8, "one address (one device)");
     a
 }
@@ -919,7 +953,11 @@ fn buffer_device_addresses() {
     arg(k, 0, &m);
     arg(k, 1, &out);
     e.run(k, None, &[1], None);
-    assert_eq!(e.read::<u64>(out, 1), vec![addr], "the kernel's address of the buffer");
+    assert_eq!(
+        e.read::<u64>(out, 1),
+        vec![addr],
+        "the kernel's address of the buffer"
+    );
     assert_eq!(e.read::<i32>(m, 64), (1..65).collect::<Vec<i32>>());
     // A buffer reached through an address stored in another buffer (exec info).
     let k2 = kernel(p, "indirect");
@@ -927,7 +965,12 @@ fn buffer_device_addresses() {
     let result = e.buffer_from(&[0i32]);
     arg(k2, 0, &holder);
     arg(k2, 1, &result);
-    check!(clSetKernelExecInfo(k2, CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT, 8, (&addr as *const u64).cast()));
+    check!(clSetKernelExecInfo(
+        k2,
+        CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT,
+        8,
+        (&addr as *const u64).cast()
+    ));
     e.run(k2, None, &[1], None);
     assert_eq!(e.read::<i32>(result, 1), vec![1]);
     // clSetKernelArgDevicePointerEXT into the middle of the buffer, reading before it.
@@ -946,19 +989,48 @@ fn buffer_device_addresses() {
     let origin = (align / 8) as usize;
     let region = [origin, 16usize];
     let mut err = 0;
-    let sub = unsafe { clCreateSubBuffer(m, CL_MEM_READ_WRITE, 0x1220, region.as_ptr().cast(), &mut err) };
+    let sub = unsafe {
+        clCreateSubBuffer(
+            m,
+            CL_MEM_READ_WRITE,
+            0x1220,
+            region.as_ptr().cast(),
+            &mut err,
+        )
+    };
     assert_eq!(err, CL_SUCCESS);
     assert_eq!(address_of(sub), addr + origin as u64);
     // A buffer without the property has no address to query; unknown properties are refused.
-    check_err!(clGetMemObjectInfo(out, CL_MEM_DEVICE_ADDRESS_EXT, 8, null_mut(), null_mut()), CL_INVALID_OPERATION);
+    check_err!(
+        clGetMemObjectInfo(out, CL_MEM_DEVICE_ADDRESS_EXT, 8, null_mut(), null_mut()),
+        CL_INVALID_OPERATION
+    );
     let bad = [0x5555u64, 1, 0];
-    let none = unsafe { clCreateBufferWithProperties(e.ctx, bad.as_ptr(), CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
+    let none = unsafe {
+        clCreateBufferWithProperties(
+            e.ctx,
+            bad.as_ptr(),
+            CL_MEM_READ_WRITE,
+            64,
+            null_mut(),
+            &mut err,
+        )
+    };
     assert!(none.is_null());
     assert_eq!(err, CL_INVALID_PROPERTY);
     // An SVM pointer's buffer has the SVM pointer as its address.
     let s: *mut i32 = alloc(&e, 0, 64);
     let props = [CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT, 1, 0];
-    let on_svm = unsafe { clCreateBufferWithProperties(e.ctx, props.as_ptr(), CL_MEM_USE_HOST_PTR, 256, s.cast(), &mut err) };
+    let on_svm = unsafe {
+        clCreateBufferWithProperties(
+            e.ctx,
+            props.as_ptr(),
+            CL_MEM_USE_HOST_PTR,
+            256,
+            s.cast(),
+            &mut err,
+        )
+    };
     assert_eq!(err, CL_SUCCESS);
     assert_eq!(address_of(on_svm), s as u64);
     for mem in [sub, on_svm, m, out, holder, result] {

@@ -449,7 +449,12 @@ pub fn enqueue_as(
     match super::svm::addressing(&args, &exec_info, queue) {
         Addressing::Logical => {}
         Addressing::Required => kd = kd.physical(kernel, &queue.device)?,
-        Addressing::Preferred => kd = kd.physical(kernel, &queue.device).unwrap_or(kd),
+        Addressing::Preferred => match kd.physical(kernel, &queue.device) {
+            Ok(p) => kd = p,
+            Err(e) => {
+                log::info!(target: "launch", "{}: no physical-addressing build ({e})", kernel.name)
+            }
+        },
     }
     let Some((local, groups)) = launch_shape(kernel, &kd, nd, &queue.device)? else {
         return queue.enqueue_marker(command_type, wait, vec![]);

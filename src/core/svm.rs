@@ -206,7 +206,9 @@ pub fn addressing(args: &[ArgValue], info: &ExecInfo, queue: &Queue) -> Addressi
     let null = args.iter().any(|a| matches!(a, ArgValue::Mem(None)));
     if required {
         Addressing::Required
-    } else if null && queue.vk.caps.features.buffer_device_address {
+    } else if (null || crate::config::get().physical)
+        && queue.vk.caps.features.buffer_device_address
+    {
         Addressing::Preferred
     } else {
         Addressing::Logical
