@@ -1042,3 +1042,48 @@ fn buffer_device_addresses() {
     check!(clReleaseProgram(p));
     unsafe { clSVMFree(e.ctx, s.cast()) };
 }
+
+const CL_DEVICE_GLOBAL_MEM_SIZE: cl_uint = 0x101F;
+
+/// Issue 18 item 5: buffers past one storage-buffer binding (lavapipe: 128 MiB), reached by
+/// device address: CL_DEVICE_MAX_MEM_ALLOC_SIZE of at least 1 GiB, and a 2 GiB buffer that
+/// kernels write and read at both ends.
+#[test]
+fn a_two_gib_buffer_in_kernels() {
+    let e = Env::new();
+    let max: u64 = device_val(e.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    let global: u64 = device_val(e.dev, CL_DEVICE_GLOBAL_MEM_SIZE);
+    assert!(max >= 1 << 30, "CL_DEVICE_MAX_MEM_ALLOC_SIZE {max}");
+    assert!(max >= (global / 4).min(1 << 30) && max <= global);
+    let size = 2usize << 30;
+    assert!(max as usize >= size, "a 2 GiB buffer fits ({max})");
+    let b = e.buffer(CL_MEM_READ_WRITE, size, null_mut());
+    let n = (size / 4) as u64;
+    // The host writes a word 1 GiB + 12 bytes in; kernels write the last 256 words and the
+    // first, each reading that word.
+    let probe = (1u64 << 30) / 4 + 3;
+    let seed = [0x5A5A_1234u32];
+    check!(clEnqueueWriteBuffer(e.queue, b, CL_TRUE, probe as usize * 4, 4, seed.as_ptr().cast(), 0, null(), null_mut()));
+    let p = e.program(
+        "kernel void k(global uint *b, ulong n, ulong probe) {\n\
+         ulong g = get_global_id(0);\n\
+         b[n - 1 - g] = (uint)(n - 1 - g) ^ b[probe];\n\
+         if (g == 0) b[0] = b[probe] + 1;\n}\n",
+        "",
+    );
+    let k = kernel(p, "k");
+    arg(k, 0, &b);
+    arg(k, 1, &n);
+    arg(k, 2, &probe);
+    e.run(k, None, &[256], None);
+    let mut tail = vec![0u32; 256];
+    check!(clEnqueueReadBuffer(e.queue, b, CL_TRUE, size - 1024, 1024, tail.as_mut_ptr().cast(), 0, null(), null_mut()));
+    let want: Vec<u32> = (0..256u64).map(|j| (n - 256 + j) as u32 ^ seed[0]).collect();
+    assert_eq!(tail, want, "the last 256 words");
+    let mut first = [0u32];
+    check!(clEnqueueReadBuffer(e.queue, b, CL_TRUE, 0, 4, first.as_mut_ptr().cast(), 0, null(), null_mut()));
+    assert_eq!(first[0], seed[0] + 1);
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseMemObject(b));
+}

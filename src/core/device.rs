@@ -97,7 +97,9 @@ impl Device {
             .map(|s| s as usize)
     }
 
-    /// The largest buffer a kernel can address: one allocation bound as one storage buffer.
+    /// The largest buffer a kernel can address: one allocation, bound as one storage buffer,
+    /// or where the device has buffer device addresses, reached by address (launches with a
+    /// buffer larger than a binding use the physical-addressing build: core::svm).
     pub fn max_mem_alloc_size(&self) -> u64 {
         self.addressable_size(self.caps.global_mem_size())
     }
@@ -105,6 +107,9 @@ impl Device {
     fn addressable_size(&self, heap: u64) -> u64 {
         let c = &self.caps;
         let mut size = c.limits.max_storage_buffer_range as u64;
+        if self.has_device_addresses() {
+            size = u64::MAX;
+        }
         if c.max_memory_allocation_size > 0 {
             size = size.min(c.max_memory_allocation_size);
         }
@@ -113,8 +118,8 @@ impl Device {
     }
 
     /// The device's memory. OpenCL requires CL_DEVICE_MAX_MEM_ALLOC_SIZE ≥ min(1 GiB, global
-    /// memory / 4), and one buffer is one storage-buffer binding: where that binding is under
-    /// 1 GiB (lavapipe: 128 MiB), the reported memory is capped at 4 × its size.
+    /// memory / 4): where the largest buffer is under 1 GiB (one storage-buffer binding on a
+    /// device without buffer device addresses), the reported memory is capped at 4 × its size.
     pub fn global_mem_size(&self) -> u64 {
         let heap = self.caps.global_mem_size();
         let alloc = self.addressable_size(heap);

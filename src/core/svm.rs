@@ -17,7 +17,7 @@ use super::kernel::ArgValue;
 use super::memory::Mem;
 use super::queue::{Keep, Queue, Recorded};
 use crate::cl::*;
-use crate::vk::memory::Buffer;
+use crate::vk::memory::{padded, Buffer};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -188,19 +188,20 @@ pub enum Addressing {
     /// The physical-addressing build where it can be made (a NULL buffer argument: there it
     /// arrives as address 0, so `p == 0` holds), else the first build (a scratch buffer).
     Preferred,
-    /// The physical-addressing build: an argument is an SVM or device pointer, or a buffer on
-    /// SVM memory (which may start anywhere in a page), or the kernel was told it reaches SVM
-    /// memory indirectly.
+    /// The physical-addressing build: an argument is an SVM or device pointer, a buffer on SVM
+    /// memory (which may start anywhere in a page) or one larger than a storage-buffer binding
+    /// (maxStorageBufferRange), or the kernel was told it reaches memory by address.
     Required,
 }
 
 pub fn addressing(args: &[ArgValue], info: &ExecInfo, queue: &Queue) -> Addressing {
+    let binding_range = u64::from(queue.vk.caps.limits.max_storage_buffer_range);
     let required = !info.pointers.is_empty()
         || !info.device_pointers.is_empty()
         || info.fine_grain_system
         || args.iter().any(|a| match a {
             ArgValue::Pointer(_) => true,
-            ArgValue::Mem(Some(m)) => m.uses_svm(),
+            ArgValue::Mem(Some(m)) => m.uses_svm() || padded(m.size as u64) > binding_range,
             _ => false,
         });
     let null = args.iter().any(|a| matches!(a, ArgValue::Mem(None)));
