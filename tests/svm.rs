@@ -1063,7 +1063,17 @@ fn a_two_gib_buffer_in_kernels() {
     // first, each reading that word.
     let probe = (1u64 << 30) / 4 + 3;
     let seed = [0x5A5A_1234u32];
-    check!(clEnqueueWriteBuffer(e.queue, b, CL_TRUE, probe as usize * 4, 4, seed.as_ptr().cast(), 0, null(), null_mut()));
+    check!(clEnqueueWriteBuffer(
+        e.queue,
+        b,
+        CL_TRUE,
+        probe as usize * 4,
+        4,
+        seed.as_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    ));
     let p = e.program(
         "kernel void k(global uint *b, ulong n, ulong probe) {\n\
          ulong g = get_global_id(0);\n\
@@ -1077,11 +1087,33 @@ fn a_two_gib_buffer_in_kernels() {
     arg(k, 2, &probe);
     e.run(k, None, &[256], None);
     let mut tail = vec![0u32; 256];
-    check!(clEnqueueReadBuffer(e.queue, b, CL_TRUE, size - 1024, 1024, tail.as_mut_ptr().cast(), 0, null(), null_mut()));
-    let want: Vec<u32> = (0..256u64).map(|j| (n - 256 + j) as u32 ^ seed[0]).collect();
+    check!(clEnqueueReadBuffer(
+        e.queue,
+        b,
+        CL_TRUE,
+        size - 1024,
+        1024,
+        tail.as_mut_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    ));
+    let want: Vec<u32> = (0..256u64)
+        .map(|j| (n - 256 + j) as u32 ^ seed[0])
+        .collect();
     assert_eq!(tail, want, "the last 256 words");
     let mut first = [0u32];
-    check!(clEnqueueReadBuffer(e.queue, b, CL_TRUE, 0, 4, first.as_mut_ptr().cast(), 0, null(), null_mut()));
+    check!(clEnqueueReadBuffer(
+        e.queue,
+        b,
+        CL_TRUE,
+        0,
+        4,
+        first.as_mut_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    ));
     assert_eq!(first[0], seed[0] + 1);
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));

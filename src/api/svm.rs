@@ -168,7 +168,11 @@ unsafe fn enqueue_svm_memcpy(
 ) -> CLResult<()> {
     // SAFETY: the application's wait list.
     let (q, wait) = unsafe { queue_and_wait(queue, num_events, events) }?;
-    check(!dst_ptr.is_null() && !src_ptr.is_null(), CL_INVALID_VALUE)?;
+    // 0 bytes: CL_INVALID_VALUE, as OpenCL 2.0 lists it (and as other implementations do).
+    check(
+        !dst_ptr.is_null() && !src_ptr.is_null() && size > 0,
+        CL_INVALID_VALUE,
+    )?;
     let (dst, src) = (dst_ptr as usize, src_ptr as usize);
     check(
         dst.checked_add(size).is_some() && src.checked_add(size).is_some(),
@@ -180,7 +184,6 @@ unsafe fn enqueue_svm_memcpy(
     let blocking = blocking != 0;
     let command = CL_COMMAND_SVM_MEMCPY;
     let e = match (from, to) {
-        _ if size == 0 => q.enqueue_marker(command, &wait, vec![])?,
         (Some((s, so)), Some((d, doff))) => {
             let (from, to) = (Rect::linear(so, size), Rect::linear(doff, size));
             transfer::copy(&q, command, &s, &d, from, to, [size, 1, 1], &wait)?
@@ -224,7 +227,10 @@ unsafe fn enqueue_svm_mem_fill(
     // SAFETY: the application's wait list.
     let (q, wait) = unsafe { queue_and_wait(queue, num_events, events) }?;
     let at = svm_ptr as usize;
-    check(!svm_ptr.is_null() && !pattern.is_null(), CL_INVALID_VALUE)?;
+    check(
+        !svm_ptr.is_null() && !pattern.is_null() && size > 0,
+        CL_INVALID_VALUE,
+    )?;
     check(
         pattern_size.is_power_of_two() && pattern_size <= 128,
         CL_INVALID_VALUE,
@@ -237,7 +243,6 @@ unsafe fn enqueue_svm_mem_fill(
     // SAFETY: `pattern_size` bytes at pattern (the spec's contract).
     let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
     let e = match svm::find_range(&q.context, at, size)? {
-        _ if size == 0 => q.enqueue_marker(CL_COMMAND_SVM_MEMFILL, &wait, vec![])?,
         Some((m, offset)) => transfer::fill(&q, &m, pattern, offset, size, &wait)?,
         None => return Err(ClError(CL_INVALID_VALUE)),
     };
