@@ -62,4 +62,6 @@ PY
   mv "$dest/libclspv.so.tmp" "$dest/libclspv.so"
   echo "$sha" > "$dest/wheel.sha256"
 fi
+# What vkcl-info reports as clspv's version (the library has no version string).
+echo "pyclspv 0.0.1 (PyPI wheel, sha256 ${sha:0:16})" > "$dest/clspv.version"
 echo "setup: clspv at $dest/libclspv.so"

@@ -7,8 +7,11 @@
 #  2. other people's suites against vkcl, each compared with its ci/expectations file:
 #     piglit's OpenCL tests, pyopencl's test suite, CLBlast's correctness tests (18 of the 22
 #     routines of issue 15: ci/clblast.sh), and a clpeak smoke run; then vkcl-bench
-#     with --quick settings (ci/bench.sh: results checked, no timing assertions);
-#  3. the pass table (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
+#     with --quick settings (ci/bench.sh: results checked, no timing assertions); the packages
+#     (ci/package_test.sh: the .deb installed by the README's CI recipe and removed, the tarball
+#     used without root);
+#  3. the source rules (cargo fmt --check, tools/fn_lengths.py: issue 17), and the pass table
+#     (ci/conformance.py table) must equal the one in docs/CONFORMANCE.md.
 # Every part runs even when an earlier one fails; the exit status is non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,11 +33,22 @@ part() {
 
 mkdir -p target/conformance
 rm -f target/conformance/*.results
+# Issue 17's source rules: rustfmt formats every file (entry points included), and no function
+# of src/core or src/vk is longer than 150 lines.
+source_rules() {
+  local rc=0
+  if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check || rc=1
+  else echo "rustfmt is not installed: cargo fmt --check not run"; fi
+  python3 tools/fn_lengths.py || rc=1
+  return $rc
+}
+part "source rules" source_rules
 # Every Vulkan validation error aborts the test process that caused it.
 part "cargo test" env VKCL_VALIDATION=fatal cargo test --no-fail-fast
 # The discrete-GPU placement (device-local buffers, staging copies) on lavapipe: the test files
 # that move buffer contents, again.
-part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=device \
+# (VKCL_COPY_BY_KERNEL=1: NVIDIA's large device-local copies by kernel, tested here too.)
+part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=device VKCL_COPY_BY_KERNEL=1 \
   cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images
 # The same with device-local memory the host maps (resizable BAR: direct small writes and
 # write maps, streaming-load small reads).
@@ -44,6 +58,7 @@ part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
 part "CLBlast" bash ci/clblast.sh
 part "OpenCV" bash ci/opencv.sh
+part "package (.deb, tarball, README's CI recipe)" bash ci/package_test.sh
 part "clpeak" bash ci/clpeak.sh
 part "vkcl-bench (quick)" bash ci/bench.sh
 python3 ci/conformance.py table > target/conformance/table.md

@@ -20,22 +20,30 @@ pub struct DiskCache {
     dir: PathBuf,
 }
 
+/// The cache's directory as configured (whether or not the cache is on), if there is one.
+pub fn configured_dir() -> Option<PathBuf> {
+    crate::config::get()
+        .cache_dir
+        .clone()
+        .map(PathBuf::from)
+        .or_else(|| {
+            let xdg = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty());
+            let base = xdg
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+            base.map(|b| b.join("vkcl"))
+        })
+}
+
 /// The cache of this process, or None when it is off or has no directory.
 pub fn get() -> Option<&'static DiskCache> {
     static CACHE: OnceLock<Option<DiskCache>> = OnceLock::new();
     CACHE
         .get_or_init(|| {
-            let config = crate::config::get();
-            if !config.cache {
+            if !crate::config::get().cache {
                 return None;
             }
-            let dir = config.cache_dir.clone().map(PathBuf::from).or_else(|| {
-                let xdg = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty());
-                let base = xdg
-                    .map(PathBuf::from)
-                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
-                base.map(|b| b.join("vkcl"))
-            })?;
+            let dir = configured_dir()?;
             log::info!(target: "cache", "disk cache in {}", dir.display());
             Some(DiskCache { dir })
         })

@@ -90,6 +90,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.wait_spin_us = v.and_then(|v| v.parse().ok()),
     },
     OptionDoc {
+        name: "VKCL_COPY_BY_KERNEL",
+        default: "",
+        doc: "1 or 0: copies of 1 MiB or more between device-local buffers run as a kernel, not vkCmdCopyBuffer (default: on NVIDIA, whose copy command reaches a fifth of the memory bandwidth; off elsewhere)",
+        set: |c, v| c.copy_by_kernel = v.map(|v| v == "1"),
+    },
+    OptionDoc {
         name: "VKCL_PLACEMENT",
         default: "auto",
         doc: "where buffers live: auto (device-local on discrete GPUs, mapped by the host where all of the device's memory can be, else reached through staging copies; host-visible zero-copy on unified memory), device (device-local with staging everywhere: tests the discrete-GPU paths on lavapipe), mapped (device-local and mapped where the device allows: tests the resizable-BAR paths on lavapipe), host (host-visible everywhere)",
@@ -149,6 +155,8 @@ pub struct Config {
     pub batch_commands: usize,
     /// VKCL_WAIT_SPIN_US; None: the device's default.
     pub wait_spin_us: Option<u64>,
+    /// VKCL_COPY_BY_KERNEL; None: the device's default.
+    pub copy_by_kernel: Option<bool>,
     pub validation: bool,
     pub validation_fatal: bool,
     pub fp64: bool,

@@ -9,6 +9,7 @@ pub(crate) mod cl;
 pub mod compiler;
 pub mod config;
 pub(crate) mod core;
+pub mod diagnostics;
 mod logger;
 pub(crate) mod shutdown;
 pub(crate) mod vk;

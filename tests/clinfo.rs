@@ -77,3 +77,67 @@ fn clinfo_shows_image_support_and_limits() {
     assert!(dims.len() == 2 && dims.iter().all(|&d| d >= 16384), "{l}");
     assert!(text.contains("__opencl_c_images"), "{text}");
 }
+
+/// `vkcl-info` (the helper run with --info): the report for bug reports names vkcl's version,
+/// the compiler it found, every device the application sees, and why devices were left out;
+/// `VKCL_LOG=info` logs the same when the platform is created (issue 23).
+#[test]
+fn vkcl_info_reports_the_devices_the_compiler_and_what_was_left_out() {
+    common::setup();
+    let name = common::device_str(common::device(), common::CL_DEVICE_NAME);
+    let exe = std::env::current_exe().expect("current_exe");
+    let helper = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("exe dir")
+        .join("vkcl-clspv");
+    let run = |devices: Option<&str>| {
+        let mut cmd = std::process::Command::new(&helper);
+        cmd.arg("--info");
+        if let Some(d) = devices {
+            cmd.env("VKCL_DEVICES", d);
+        }
+        let out = cmd.output().expect("run vkcl-clspv --info");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = run(None);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.starts_with(&format!("vkcl {}", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    let clspv = text
+        .lines()
+        .find_map(|l| l.strip_prefix("clspv: "))
+        .expect("a clspv line");
+    let path = clspv.split(" (").next().unwrap();
+    assert!(std::path::Path::new(path).is_file(), "{text}");
+    assert!(
+        text.contains(&format!("  device 0: {name} (Vulkan ")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("cache: ")), "{text}");
+
+    let (code, text) = run(Some("no-such-device"));
+    assert_eq!(code, Some(1), "no device: the exit status says so\n{text}");
+    assert!(text.contains("devices: 0"), "{text}");
+    assert!(
+        text.contains(&format!("  left out: {name}: not named by VKCL_DEVICES")),
+        "{text}"
+    );
+    assert!(text.contains("VKCL_DEVICES=no-such-device"), "{text}");
+
+    let out = std::process::Command::new("clinfo")
+        .arg("-l")
+        .env("VKCL_LOG", "info")
+        .output()
+        .expect("clinfo");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains(&format!("[api]   device 0: {name} (Vulkan ")),
+        "{log}"
+    );
+}

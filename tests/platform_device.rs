@@ -570,3 +570,21 @@ fn get_device_ids_errors() {
     };
     check_err!(clGetDeviceIDs(p, 1 << 20, 1, &mut d, null_mut()), expected);
 }
+
+/// CL_DEVICE_MAX_CLOCK_FREQUENCY is real where the device's clock can be known (issue 21): the
+/// host's CPU frequency for a CPU device (lavapipe), NVML's maximum SM clock on NVIDIA; clpeak
+/// and applications that size work by it read 0 otherwise.
+#[test]
+fn max_clock_frequency_is_known_on_cpu_devices_and_nvidia() {
+    let d = device();
+    let mhz: u32 = device_val(d, 0x100C);
+    let ty: cl_bitfield = device_val(d, CL_DEVICE_TYPE);
+    let vendor: u32 = device_val(d, 0x1001); // CL_DEVICE_VENDOR_ID
+    if ty & CL_DEVICE_TYPE_CPU != 0 || vendor == 0x10de {
+        // A CPU device, or NVIDIA: between 100 MHz and 10 GHz.
+        assert!(
+            (100..10_000).contains(&mhz),
+            "CL_DEVICE_MAX_CLOCK_FREQUENCY = {mhz}"
+        );
+    }
+}

@@ -152,7 +152,7 @@ fn work_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8>>
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => {
             v::<cl_uint>(d.has_fp64() as u32)
         }
-        CL_DEVICE_MAX_CLOCK_FREQUENCY => v::<cl_uint>(0u32),
+        CL_DEVICE_MAX_CLOCK_FREQUENCY => v::<cl_uint>(d.caps.max_clock_mhz),
         CL_DEVICE_ADDRESS_BITS => v::<cl_uint>(d.address_bits()),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => v::<cl_ulong>(d.max_mem_alloc_size()),
         CL_DEVICE_IMAGE_SUPPORT => v::<cl_bool>(d.has_images() as cl_bool),

@@ -18,7 +18,7 @@ mod info;
 mod kernel;
 mod memory;
 mod pipe;
-mod platform;
+pub(crate) mod platform;
 mod program;
 mod queue;
 #[rustfmt::skip]

@@ -9,15 +9,25 @@ use std::ffi::c_void;
 use std::sync::{Arc, Once};
 use vkcl_macros::entry;
 
-/// Sets the dispatch table, then creates the platform (once).
+/// Sets the dispatch table, then creates the platform (once; with `VKCL_LOG=info`, logging
+/// what `vkcl-info` prints).
 pub fn ensure_init() -> &'static Arc<Platform> {
     static INIT: Once = Once::new();
+    static REPORTED: Once = Once::new();
     INIT.call_once(|| {
         crate::core::object::set_dispatch_table(
             &super::dispatch::DISPATCH as *const _ as *const c_void,
         )
     });
-    platform::get()
+    let p = platform::get();
+    REPORTED.call_once(|| {
+        if log::log_enabled!(target: "api", log::Level::Info) {
+            for line in crate::diagnostics::report(p) {
+                log::info!(target: "api", "{line}");
+            }
+        }
+    });
+    p
 }
 
 /// The platform handle, checked: NULL means "the" platform where the spec allows it.

@@ -7,5 +7,11 @@
 vkcl::define_python_stubs!();
 
 fn main() {
+    // Run as `vkcl-info` (a link to this file) or with --info: the diagnostics report.
+    let mut args = std::env::args();
+    let called = args.next().unwrap_or_default();
+    if called.ends_with("vkcl-info") || args.next().as_deref() == Some("--info") {
+        std::process::exit(vkcl::diagnostics::print());
+    }
     std::process::exit(vkcl::compiler::helper::serve());
 }

@@ -878,7 +878,7 @@ fn library_candidates(helper: Option<&Path>) -> Vec<PathBuf> {
 
 /// The file of the shared object or executable that contains this code.
 #[cfg(unix)]
-fn our_binary() -> Option<PathBuf> {
+pub(crate) fn our_binary() -> Option<PathBuf> {
     use std::ffi::{c_char, c_int, c_void, CStr};
     use std::os::unix::ffi::OsStrExt;
     #[repr(C)]
@@ -915,6 +915,6 @@ fn our_binary() -> Option<PathBuf> {
 }
 
 #[cfg(not(unix))]
-fn our_binary() -> Option<PathBuf> {
+pub(crate) fn our_binary() -> Option<PathBuf> {
     std::env::current_exe().ok()
 }

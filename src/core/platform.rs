@@ -10,6 +10,8 @@ use std::sync::{Arc, OnceLock};
 pub struct Platform {
     pub base: Base,
     pub devices: Vec<Arc<Device>>,
+    /// A line for each Vulkan device left out ("NAME: why"), for diagnostics.
+    pub left_out: Vec<String>,
 }
 
 impl ClObject for Platform {
@@ -31,13 +33,20 @@ pub fn get() -> &'static Arc<Platform> {
     PLATFORM.get_or_init(|| {
         let config = crate::config::get();
         let instance = Instance::new(config.validation).map(Arc::new);
-        let caps = instance.as_ref().map(|i| i.devices()).unwrap_or_default();
+        let (caps, mut left_out) = instance.as_ref().map(|i| i.devices()).unwrap_or_default();
+        if instance.is_none() {
+            left_out.push("no Vulkan instance (no loader or vkCreateInstance failed)".into());
+        }
+        let (caps, filtered): (Vec<_>, Vec<_>) = caps.into_iter().partition(|c| {
+            config.devices.is_empty() || config.devices.iter().any(|f| c.name.contains(f.as_str()))
+        });
+        left_out.extend(
+            filtered
+                .iter()
+                .map(|c| format!("{}: not named by VKCL_DEVICES", c.name)),
+        );
         let devices: Vec<Arc<Device>> = caps
             .into_iter()
-            .filter(|c| {
-                config.devices.is_empty()
-                    || config.devices.iter().any(|f| c.name.contains(f.as_str()))
-            })
             .flat_map(|c| {
                 let caps = Arc::new(c);
                 let instance = instance.clone().expect("devices imply an instance");
@@ -53,6 +62,7 @@ pub fn get() -> &'static Arc<Platform> {
         let p = Arc::new(Platform {
             base: Base::new(Kind::Platform),
             devices,
+            left_out,
         });
         register_static(&p);
         p

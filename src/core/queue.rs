@@ -255,13 +255,7 @@ impl Queue {
             properties_array,
             staging: StagingPool::new(&vk),
             pools: Pools::new(&vk),
-            spin: std::time::Duration::from_micros(crate::config::get().wait_spin_us.unwrap_or(
-                // A CPU device's threads need the cores a spinning waiter would take. On GPUs
-                // a blocking wait wakes late (NVIDIA's vkWaitSemaphores: ~100 µs after the
-                // signal, which halved the rate of waited-for 0.2 ms kernels on the H200):
-                // polling for 2 ms catches the commands that are worth waiting for this way.
-                if vk.caps.is_cpu() { 0 } else { 2000 },
-            )),
+            spin: std::time::Duration::from_micros(vk.caps.workarounds.wait_spin_us),
             vk,
             timeline,
             state: Mutex::new(State {

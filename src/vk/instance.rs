@@ -105,19 +105,28 @@ impl Instance {
         Some(Instance { entry, raw, debug })
     }
 
-    /// Every physical device that can run vkcl, probed.
-    pub fn devices(&self) -> Vec<Caps> {
+    /// Every physical device that can run vkcl, probed, and a line for each one left out
+    /// ("NAME: why").
+    pub fn devices(&self) -> (Vec<Caps>, Vec<String>) {
         // SAFETY: valid instance.
         let pds = unsafe { self.raw.enumerate_physical_devices() }.unwrap_or_default();
-        pds.into_iter()
+        let mut skipped = Vec::new();
+        let caps = pds
+            .into_iter()
             .filter_map(|pd| match Caps::probe(self, pd) {
                 Ok(c) => Some(c),
                 Err(why) => {
-                    log::info!(target: "vk", "skipping a Vulkan device: {why}");
+                    // SAFETY: pd comes from this instance.
+                    let props = unsafe { self.raw.get_physical_device_properties(pd) };
+                    let name = props.device_name_as_c_str().unwrap_or_default();
+                    let line = format!("{}: {why}", name.to_string_lossy());
+                    log::info!(target: "vk", "skipping a Vulkan device: {line}");
+                    skipped.push(line);
                     None
                 }
             })
-            .collect()
+            .collect();
+        (caps, skipped)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Everything that touches Vulkan (ash): instance, device probing, memory, command recording,
 //! pipelines. The rest of vkcl sees plain Rust types.
 
+mod clock;
 pub mod device;
 pub mod format;
 pub mod image;
@@ -10,6 +11,7 @@ pub mod pipeline;
 pub mod probe;
 pub mod staging;
 pub mod submit;
+pub mod workarounds;
 
 pub use ash::vk;
 

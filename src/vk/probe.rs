@@ -132,6 +132,10 @@ pub struct Caps {
     pub features: Features,
     /// Compute units: from a vendor extension where the driver tells, else an estimate.
     pub compute_units: u32,
+    /// What vkcl does differently on this device's driver.
+    pub workarounds: super::workarounds::Workarounds,
+    /// CL_DEVICE_MAX_CLOCK_FREQUENCY (MHz; 0 where not known).
+    pub max_clock_mhz: u32,
 }
 
 impl Caps {
@@ -156,6 +160,17 @@ impl Caps {
         } else {
             (1, 5)
         }
+    }
+
+    /// The Vulkan version the device supports, as "Vulkan 1.3.280".
+    pub fn vulkan_version(&self) -> String {
+        let v = self.api_version;
+        format!(
+            "Vulkan {}.{}.{}",
+            vk::api_version_major(v),
+            vk::api_version_minor(v),
+            vk::api_version_patch(v)
+        )
     }
 
     /// The driver version as (major, minor, patch) in Vulkan's encoding.
@@ -253,6 +268,15 @@ impl Caps {
             timestamp_valid_bits: family.timestamp_valid_bits,
             features,
             compute_units: p.compute_units,
+            max_clock_mhz: super::clock::max_clock_mhz(
+                props.vendor_id,
+                &p.device_uuid,
+                props.device_type == vk::PhysicalDeviceType::CPU,
+            ),
+            workarounds: super::workarounds::Workarounds::for_device(
+                props.vendor_id,
+                props.device_type == vk::PhysicalDeviceType::CPU,
+            ),
         })
     }
 }

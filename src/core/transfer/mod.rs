@@ -197,8 +197,8 @@ pub fn copy_linear(
     )
 }
 
-/// A large copy between device-local buffers as a kernel (`internal::copy16`): NVIDIA's
-/// vkCmdCopyBuffer reaches a fifth of the memory bandwidth there (docs/MEMORY.md). Needs 16-byte
+/// A large copy between device-local buffers as a kernel (`internal::copy16`) where the device's
+/// workarounds say so (NVIDIA: `Workarounds::copy_by_kernel`). Needs 16-byte
 /// elements, a work-group size of at least 64 dividing the count, and both ranges at offsets
 /// the device can bind; None otherwise (and where the kernel cannot be built).
 fn copy_by_kernel(
@@ -220,7 +220,8 @@ fn copy_by_kernel(
     let bindable = |m: &Arc<Mem>, offset: usize| {
         m.storage().is_ok_and(|s| s.host().is_none()) && m.at(offset) % align == 0
     };
-    if size < MIN_SIZE
+    if !queue.device.caps.workarounds.copy_by_kernel
+        || size < MIN_SIZE
         || size % (16 * 64) != 0
         || !bindable(src, src_offset)
         || !bindable(dst, dst_offset)

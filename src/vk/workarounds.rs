@@ -1,0 +1,31 @@
+//! Driver workarounds: one record per device, each entry chosen from what the device is (its
+//! vendor and kind), with the measurement behind it; a `VKCL_*` variable overrides each.
+
+/// PCI vendor id of NVIDIA.
+const NVIDIA: u32 = 0x10de;
+
+/// What vkcl does differently on one device, and why.
+#[derive(Clone, Debug)]
+pub struct Workarounds {
+    /// Copies of 1 MiB or more between device-local buffers run as a kernel: NVIDIA's
+    /// vkCmdCopyBuffer reaches a fifth of the memory bandwidth (docs/MEMORY.md). Elsewhere the
+    /// transfer command is used (`VKCL_COPY_BY_KERNEL` overrides).
+    pub copy_by_kernel: bool,
+    /// Microseconds a waiting thread polls the timeline before it blocks in the driver. NVIDIA's
+    /// blocking vkWaitSemaphores wakes about 100 µs after the signal (it halved the rate of
+    /// waited-for 0.2 ms kernels on the H200): polling for 2 ms catches the commands worth
+    /// waiting for that way; other GPUs take the same until measured. CPU devices (lavapipe)
+    /// need the cores a spinning waiter would take: 0 (`VKCL_WAIT_SPIN_US` overrides).
+    pub wait_spin_us: u64,
+}
+
+impl Workarounds {
+    pub(super) fn for_device(vendor_id: u32, cpu: bool) -> Workarounds {
+        let config = crate::config::get();
+        let nvidia = vendor_id == NVIDIA;
+        Workarounds {
+            copy_by_kernel: config.copy_by_kernel.unwrap_or(nvidia),
+            wait_spin_us: config.wait_spin_us.unwrap_or(if cpu { 0 } else { 2000 }),
+        }
+    }
+}
