@@ -104,7 +104,7 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_ADDRESSING",
         default: "auto",
-        doc: "auto (kernels use their program's physical-addressing build only for launches that need device addresses: SVM, cl_ext_buffer_device_address, NULL buffer arguments), physical (every launch on a device with buffer device addresses uses it: to measure and test that mode)",
+        doc: "auto (kernels use their program's physical-addressing build only for launches that need device addresses: SVM, cl_ext_buffer_device_address), physical (every launch on a device with buffer device addresses uses it: to measure and test that mode)",
         set: |c, v| c.physical = v.is_some_and(|v| v.eq_ignore_ascii_case("physical")),
     },
     OptionDoc {

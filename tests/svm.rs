@@ -782,46 +782,6 @@ fn kernel_arg_and_exec_info_errors() {
     unsafe { clSVMFree(e.ctx, a.cast()) };
 }
 
-const NULL_ARG: &str = r#"
-kernel void is_null(global int *p, global int *out) {
-    out[get_global_id(0)] = p == 0 ? 1 : (p[0] == 42 ? 2 : 3);
-}
-"#;
-
-/// Issue 16: a NULL buffer argument arrives as a null pointer (the launch uses the
-/// physical-addressing build, where it is address 0).
-#[test]
-fn null_buffer_argument_is_a_null_pointer() {
-    let e = Env::new();
-    let p = e.program(NULL_ARG, "");
-    let k = kernel(p, "is_null");
-    let out = e.buffer_from(&[0i32; 4]);
-    let none: cl_mem = null_mut();
-    arg(k, 0, &none);
-    arg(k, 1, &out);
-    e.run(k, None, &[4], None);
-    assert_eq!(
-        e.read::<i32>(out, 4),
-        vec![1; 4],
-        "clSetKernelArg with a NULL cl_mem"
-    );
-    check!(clSetKernelArg(k, 0, std::mem::size_of::<cl_mem>(), null()));
-    e.run(k, None, &[4], None);
-    assert_eq!(
-        e.read::<i32>(out, 4),
-        vec![1; 4],
-        "clSetKernelArg with a NULL arg_value"
-    );
-    let x = e.buffer_from(&[42i32]);
-    arg(k, 0, &x);
-    e.run(k, None, &[4], None);
-    assert_eq!(e.read::<i32>(out, 4), vec![2; 4], "a buffer");
-    check!(clReleaseMemObject(x));
-    check!(clReleaseMemObject(out));
-    check!(clReleaseKernel(k));
-    check!(clReleaseProgram(p));
-}
-
 const BACKWARDS: &str = r#"
 kernel void back(global int *in, global int *out, int k) {
     out[0] = *(in - 2);

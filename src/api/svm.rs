@@ -45,12 +45,13 @@ fn svm_alloc(
     }
     // "CL_MEM_SVM_FINE_GRAIN_BUFFER or CL_MEM_SVM_ATOMICS is specified in flags and these are
     // not supported by at least one device in context."
-    let wanted = (flags & CL_MEM_SVM_FINE_GRAIN_BUFFER != 0)
-        .then_some(CL_DEVICE_SVM_FINE_GRAIN_BUFFER)
-        .unwrap_or(0)
-        | (flags & CL_MEM_SVM_ATOMICS != 0)
-            .then_some(CL_DEVICE_SVM_ATOMICS)
-            .unwrap_or(0);
+    let mut wanted = 0;
+    if flags & CL_MEM_SVM_FINE_GRAIN_BUFFER != 0 {
+        wanted |= CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
+    }
+    if flags & CL_MEM_SVM_ATOMICS != 0 {
+        wanted |= CL_DEVICE_SVM_ATOMICS;
+    }
     let max = c.devices.iter().map(|d| d.max_mem_alloc_size()).min()?;
     let devices_can = c
         .devices
@@ -424,6 +425,21 @@ pub(super) fn device_addresses(m: &Mem) -> CLResult<Vec<cl_mem_device_address_ex
         .collect()
 }
 
+/// The 64-bit pointers or device addresses of a clSetKernelExecInfo list (CL_INVALID_VALUE
+/// for a size that is not a multiple of theirs).
+///
+/// # Safety
+/// `value` points to `size` readable bytes.
+unsafe fn addresses(size: usize, value: *const c_void) -> CLResult<Vec<u64>> {
+    let width = std::mem::size_of::<u64>();
+    check(
+        size % width == 0 && (size == 0 || !value.is_null()),
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: `size` bytes at value (the caller's contract).
+    Ok(unsafe { slice(value as *const u64, size / width) }.to_vec())
+}
+
 /// clSetKernelExecInfo.
 ///
 /// # Safety
@@ -437,24 +453,13 @@ pub(super) unsafe fn set_exec_info(
     match name {
         CL_KERNEL_EXEC_INFO_SVM_PTRS => {
             check_svm_context(k)?;
-            let width = std::mem::size_of::<*const c_void>();
-            check(
-                size % width == 0 && (size == 0 || !value.is_null()),
-                CL_INVALID_VALUE,
-            )?;
-            // SAFETY: `size` bytes of pointers at value.
-            let pointers = unsafe { slice(value as *const usize, size / width) };
-            k.exec_info.lock().pointers = pointers.to_vec();
+            // SAFETY: `size` bytes at value (the caller's contract).
+            let pointers = unsafe { addresses(size, value) }?;
+            k.exec_info.lock().pointers = pointers.iter().map(|&p| p as usize).collect();
         }
         CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT => {
-            let width = std::mem::size_of::<cl_mem_device_address_ext>();
-            check(
-                size % width == 0 && (size == 0 || !value.is_null()),
-                CL_INVALID_VALUE,
-            )?;
-            // SAFETY: `size` bytes of addresses at value.
-            let addresses = unsafe { slice(value as *const u64, size / width) };
-            k.exec_info.lock().device_pointers = addresses.to_vec();
+            // SAFETY: as above.
+            k.exec_info.lock().device_pointers = unsafe { addresses(size, value) }?;
         }
         CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
             check_svm_context(k)?;

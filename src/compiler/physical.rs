@@ -98,7 +98,7 @@ pub fn sign_extend_indices(spirv: &[u32]) -> Option<Vec<u32>> {
         let &(ty, value) = constants.get(&id)?;
         let width = *ints.get(&ty)?;
         let lost_sign = (0x8000_0000..0x1_0000_0000).contains(&value);
-        (lost_sign && (width == 64 || direct)).then(|| value | 0xffff_ffff_0000_0000)
+        (lost_sign && (width == 64 || direct)).then_some(value | 0xffff_ffff_0000_0000)
     };
     // Replacements: (instruction index, operand word) → the sign-extended value.
     let mut fixes: Vec<(usize, usize, u64)> = vec![];

@@ -14,6 +14,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// A build in physical addressing mode and the executable it was made beside.
+type PhysicalBuild = (Arc<Executable>, Arc<Executable>);
+
 /// What a successful build produced for one device.
 #[derive(Clone)]
 pub struct Executable {
@@ -189,7 +192,7 @@ pub struct Program {
     pub kernels_attached: AtomicUsize,
     /// By device index: the build in physical addressing mode (see [`Program::physical`])
     /// and the executable it was made beside.
-    physical: Mutex<HashMap<usize, (Arc<Executable>, Arc<Executable>)>>,
+    physical: Mutex<HashMap<usize, PhysicalBuild>>,
 }
 
 impl ClObject for Program {

@@ -185,8 +185,11 @@ pub struct ExecInfo {
 pub enum Addressing {
     /// The program's first build.
     Logical,
-    /// The physical-addressing build where it can be made (a NULL buffer argument: there it
-    /// arrives as address 0, so `p == 0` holds), else the first build (a scratch buffer).
+    /// The physical-addressing build where it can be made, else the first build
+    /// (VKCL_ADDRESSING=physical). Not for NULL buffer arguments: there a NULL argument would
+    /// be address 0, and a kernel that writes through it anyway (undefined behaviour, which
+    /// tests/fuzz.rs does) would fault the process on lavapipe; bound to a scratch buffer it
+    /// cannot (issue 16's `p == 0` stays false).
     Preferred,
     /// The physical-addressing build: an argument is an SVM or device pointer, a buffer on SVM
     /// memory (which may start anywhere in a page) or one larger than a storage-buffer binding
@@ -204,12 +207,9 @@ pub fn addressing(args: &[ArgValue], info: &ExecInfo, queue: &Queue) -> Addressi
             ArgValue::Mem(Some(m)) => m.uses_svm() || padded(m.size as u64) > binding_range,
             _ => false,
         });
-    let null = args.iter().any(|a| matches!(a, ArgValue::Mem(None)));
     if required {
         Addressing::Required
-    } else if (null || crate::config::get().physical)
-        && queue.vk.caps.features.buffer_device_address
-    {
+    } else if crate::config::get().physical && queue.vk.caps.features.buffer_device_address {
         Addressing::Preferred
     } else {
         Addressing::Logical
