@@ -1079,3 +1079,27 @@ fn a_two_gib_buffer_in_kernels() {
     check!(clReleaseProgram(p));
     check!(clReleaseMemObject(b));
 }
+
+/// clSVMFree while a kernel using the memory is in flight: the spec leaves the application
+/// responsible, but vkcl keeps the memory until the launch completes, so nothing faults.
+#[test]
+fn svm_free_while_a_kernel_runs_keeps_the_memory() {
+    let e = Env::new();
+    let n = 1 << 16;
+    let a: *mut i32 = alloc(&e, 0, n);
+    let p = e.program(SLOW, "");
+    let k = kernel(p, "slow");
+    svm_arg(k, 0, a);
+    arg(k, 1, &2000i32);
+    let mut ev: cl_event = null_mut();
+    check!(clEnqueueNDRangeKernel(e.queue, k, 1, null(), [n].as_ptr(), null(), 0, null(), &mut ev));
+    check!(clFlush(e.queue));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+    check!(clWaitForEvents(1, &ev));
+    let mut status: cl_int = 1;
+    check!(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, 4, (&mut status as *mut cl_int).cast(), null_mut()));
+    assert_eq!(status, CL_COMPLETE);
+    check!(clReleaseEvent(ev));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
