@@ -102,6 +102,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.placement = PlacementMode::parse(v),
     },
     OptionDoc {
+        name: "VKCL_ADDRESSING",
+        default: "auto",
+        doc: "auto (kernels use their program's physical-addressing build only for launches that need device addresses: SVM, cl_ext_buffer_device_address), physical (every launch on a device with buffer device addresses uses it: to measure and test that mode)",
+        set: |c, v| c.physical = v.is_some_and(|v| v.eq_ignore_ascii_case("physical")),
+    },
+    OptionDoc {
         name: "VKCL_FP64",
         default: "1",
         doc: "0: no cl_khr_fp64 (doubles are otherwise on wherever the device has shaderFloat64 and shaderInt64)",
@@ -157,6 +163,8 @@ pub struct Config {
     pub cache: bool,
     pub cache_dir: Option<String>,
     pub placement: PlacementMode,
+    /// VKCL_ADDRESSING=physical.
+    pub physical: bool,
     /// VKCL_PANIC=abort.
     pub panic_abort: bool,
 }

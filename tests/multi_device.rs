@@ -236,3 +236,81 @@ fn build_program_multi(ctx: cl_context, devs: &[cl_device_id], src: &str) -> cl_
     ));
     p
 }
+
+extern "C" {
+    fn clSVMAlloc(c: cl_context, flags: cl_bitfield, size: usize, align: cl_uint) -> *mut c_void;
+    fn clSVMFree(c: cl_context, p: *mut c_void);
+    fn clSetKernelArgSVMPointer(k: cl_kernel, i: cl_uint, p: *const c_void) -> cl_int;
+}
+use std::ffi::c_void;
+
+/// An SVM allocation of a two-device context: one pointer that kernels on both devices and the
+/// host use, at an offset too (issue 18).
+#[test]
+fn svm_is_shared_by_the_devices_of_a_context() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(
+        ctx,
+        &devs,
+        "kernel void inc(global int *b, int by) { b[get_global_id(0)] += by; }",
+    );
+    let n = 1000usize;
+    let a = unsafe { clSVMAlloc(ctx, 1 << 10, n * 4, 0) } as *mut i32;
+    assert!(!a.is_null(), "clSVMAlloc in a two-device context");
+    for i in 0..n {
+        unsafe { *a.add(i) = i as i32 };
+    }
+    let k = [kernel(p, "inc"), kernel(p, "inc")];
+    let mut ev: cl_event = null_mut();
+    for (d, by) in [(0usize, 10i32), (1, 1000)] {
+        check!(clSetKernelArgSVMPointer(
+            k[d],
+            0,
+            unsafe { a.add(d * 7) }.cast()
+        ));
+        arg(k[d], 1, &by);
+        let wait: &[cl_event] = if ev.is_null() {
+            &[]
+        } else {
+            std::slice::from_ref(&ev)
+        };
+        let mut next: cl_event = null_mut();
+        let global = [n - 7];
+        check!(clEnqueueNDRangeKernel(
+            q[d],
+            k[d],
+            1,
+            null(),
+            global.as_ptr(),
+            null(),
+            wait.len() as cl_uint,
+            if wait.is_empty() {
+                null()
+            } else {
+                wait.as_ptr()
+            },
+            &mut next
+        ));
+        check!(clFlush(q[d]));
+        if !ev.is_null() {
+            check!(clReleaseEvent(ev));
+        }
+        ev = next;
+    }
+    check!(clWaitForEvents(1, &ev));
+    check!(clReleaseEvent(ev));
+    let got: Vec<i32> = (0..n).map(|i| unsafe { *a.add(i) }).collect();
+    let want: Vec<i32> = (0..n)
+        .map(|i| i as i32 + if i < n - 7 { 10 } else { 0 } + if i >= 7 { 1000 } else { 0 })
+        .collect();
+    assert_eq!(got, want);
+    for k in k {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(ctx, a.cast()) };
+    for q in q {
+        check!(clReleaseCommandQueue(q));
+    }
+    check!(clReleaseContext(ctx));
+}

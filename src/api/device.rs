@@ -320,7 +320,9 @@ fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u
         CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS => v::<cl_uint>(pipes::MAX_ACTIVE_RESERVATIONS),
         CL_DEVICE_PIPE_MAX_PACKET_SIZE => v::<cl_uint>(pipes::MAX_PACKET_SIZE),
         CL_DEVICE_PIPE_SUPPORT => v::<cl_bool>(cl_true),
-        CL_DEVICE_SVM_CAPABILITIES => v::<cl_device_svm_capabilities>(0u64),
+        CL_DEVICE_SVM_CAPABILITIES => {
+            v::<cl_device_svm_capabilities>(crate::core::svm::capabilities(d))
+        }
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => v::<cl_uint>(0u32),

@@ -12,6 +12,9 @@ fn extension_function(name: &str) -> *mut c_void {
         "clIcdGetPlatformIDsKHR" => clIcdGetPlatformIDsKHR as *mut c_void,
         // cl_khr_il_program's entry point is the core one.
         "clCreateProgramWithILKHR" => super::program::clCreateProgramWithIL as *mut c_void,
+        "clSetKernelArgDevicePointerEXT" => {
+            super::svm::clSetKernelArgDevicePointerEXT as *mut c_void
+        }
         _ => super::command_buffer::entry_point(name),
     }
 }

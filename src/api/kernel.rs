@@ -50,6 +50,16 @@ fn slot(k: &Kernel, index: usize) -> Slot {
     }
 }
 
+/// Whether argument `index` is a `__global` or `__constant` pointer (not a pipe): what
+/// clSetKernelArgSVMPointer accepts.
+pub(super) fn is_pointer_arg(k: &Kernel, index: usize) -> bool {
+    let pipe = k.reflection.args[index]
+        .info
+        .as_ref()
+        .is_some_and(|i| u64::from(i.type_qualifier) & CL_KERNEL_ARG_TYPE_PIPE != 0);
+    matches!(slot(k, index), Slot::Buffer) && !pipe
+}
+
 /// The size of a by-value argument in the OpenCL C sense: clspv reports a 3-component vector
 /// (`int3`, `float3`, ...) as its three elements, but its size is that of four.
 fn c_size(reflected: usize, type_name: &str) -> usize {
@@ -291,20 +301,15 @@ fn clone_kernel(source_kernel: cl_kernel) -> CLResult<cl_kernel> {
 }
 
 #[entry(clSetKernelExecInfo)]
-fn set_kernel_exec_info(
+unsafe fn set_kernel_exec_info(
     kernel: cl_kernel,
     param_name: cl_kernel_exec_info,
-    _param_value_size: usize,
-    _param_value: *const c_void,
+    param_value_size: usize,
+    param_value: *const c_void,
 ) -> CLResult<()> {
-    obj::<Kernel, _>(kernel)?;
-    match param_name {
-        // No device of vkcl supports SVM yet.
-        CL_KERNEL_EXEC_INFO_SVM_PTRS | CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
-            Err(ClError(CL_INVALID_OPERATION))
-        }
-        _ => Err(ClError(CL_INVALID_VALUE)),
-    }
+    let k: Arc<Kernel> = obj(kernel)?;
+    // SAFETY: `param_value_size` bytes at param_value (the spec's contract).
+    unsafe { super::svm::set_exec_info(&k, param_name, param_value_size, param_value) }
 }
 
 #[entry(clRetainKernel, at_exit)]

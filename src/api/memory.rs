@@ -71,8 +71,16 @@ fn new_buffer(
     host_ptr: *mut c_void,
 ) -> CLResult<cl_mem> {
     let ctx: Arc<Context> = obj(context)?;
-    // OpenCL 3.0 defines no buffer properties: any name is invalid.
-    check(properties.len() <= 1, CL_INVALID_PROPERTY)?;
+    // OpenCL 3.0 defines no buffer properties; cl_ext_buffer_device_address defines one.
+    check(
+        properties.len() % 2 == 1 || properties.is_empty(),
+        CL_INVALID_PROPERTY,
+    )?;
+    for p in properties.chunks(2).filter(|p| p.len() == 2) {
+        let address = p[0] == super::svm::CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT;
+        let usable = ctx.devices.iter().all(|d| d.has_device_addresses());
+        check(address && usable && p[1] <= 1, CL_INVALID_PROPERTY)?;
+    }
     check_flags(flags)?;
     let max = ctx
         .devices
@@ -251,7 +259,6 @@ unsafe fn get_mem_object_info(
     param_value_size_ret: *mut usize,
 ) -> CLResult<()> {
     let m: Arc<Mem> = obj(mem)?;
-    let cl_false: cl_bool = CL_FALSE;
     let value = match param_name {
         CL_MEM_TYPE => v::<cl_mem_object_type>(m.mem_type()),
         CL_MEM_FLAGS => v::<cl_mem_flags>(m.flags),
@@ -264,7 +271,10 @@ unsafe fn get_mem_object_info(
             v::<cl_mem>(m.parent().map_or(std::ptr::null_mut(), handle) as cl_mem)
         }
         CL_MEM_OFFSET => v::<usize>(m.origin()),
-        CL_MEM_USES_SVM_POINTER => v::<cl_bool>(cl_false),
+        CL_MEM_USES_SVM_POINTER => v::<cl_bool>(m.uses_svm() as cl_bool),
+        super::svm::CL_MEM_DEVICE_ADDRESS_EXT => {
+            array::<super::svm::cl_mem_device_address_ext>(&super::svm::device_addresses(&m)?)
+        }
         CL_MEM_PROPERTIES => array::<cl_mem_properties>(&m.properties),
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;

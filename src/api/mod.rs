@@ -24,5 +24,6 @@ mod program;
 mod queue;
 #[rustfmt::skip]
 mod stubs;
+mod svm;
 
 pub(crate) use util::*;

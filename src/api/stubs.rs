@@ -225,52 +225,6 @@ pub extern "C" fn clCreateEventFromEGLSyncKHR(a0: cl_context, a1: usize, a2: usi
 }
 
 #[no_mangle]
-pub extern "C" fn clSVMAlloc(a0: cl_context, a1: cl_svm_mem_flags, a2: usize, a3: u32) -> *mut c_void {
-    unimplemented_after("clSVMAlloc", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-    std::ptr::null_mut()
-}
-
-#[no_mangle]
-pub extern "C" fn clSVMFree(a0: cl_context, a1: *mut c_void) {
-    unimplemented_after("clSVMFree", || { super::obj::<Context, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION);
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueSVMFree(a0: cl_command_queue, a1: cl_uint, a2: *mut *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueSVMFree", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueSVMMemcpy(a0: cl_command_queue, a1: cl_bool, a2: *mut c_void, a3: *mut c_void, a4: usize, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueSVMMemcpy", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueSVMMemFill(a0: cl_command_queue, a1: *mut c_void, a2: *mut c_void, a3: usize, a4: usize, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueSVMMemFill", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueSVMMap(a0: cl_command_queue, a1: cl_bool, a2: cl_map_flags, a3: *mut c_void, a4: usize, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueSVMMap", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueSVMUnmap(a0: cl_command_queue, a1: *mut c_void, a2: cl_uint, a3: *mut cl_event, a4: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueSVMUnmap", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clSetKernelArgSVMPointer(a0: cl_kernel, a1: cl_uint, a2: *mut c_void) -> cl_int {
-    unimplemented_after("clSetKernelArgSVMPointer", || { super::obj::<Kernel, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
-pub extern "C" fn clEnqueueSVMMigrateMem(a0: cl_command_queue, a1: cl_uint, a2: *mut *mut c_void, a3: *mut usize, a4: cl_mem_migration_flags, a5: cl_uint, a6: *mut cl_event, a7: *mut cl_event) -> cl_int {
-    unimplemented_after("clEnqueueSVMMigrateMem", || { super::obj::<Queue, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
-}
-
-#[no_mangle]
 pub extern "C" fn clSetProgramReleaseCallback(a0: cl_program, a1: *mut c_void, a2: *mut c_void) -> cl_int {
     unimplemented_after("clSetProgramReleaseCallback", || { super::obj::<Program, _>(a0)?; Ok(()) }, CL_INVALID_OPERATION)
 }

@@ -16,6 +16,7 @@ pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
 pub mod options;
+pub mod physical;
 pub mod pipes;
 mod prelude_math;
 pub mod pystubs;
@@ -167,6 +168,7 @@ fn compile_bytes(
         with_prelude.iter().map(Vec::as_slice).collect()
     };
     let sources = sources.as_slice();
+    log::trace!(target: "compiler", "clspv {}", clspv_args.join(" "));
     let cache = crate::cache::get().zip(cache_key(sources, clspv_args, &options));
     if let Some((cache, key)) = &cache {
         let entry = cache.load("clspv", key).and_then(|e| {

@@ -6,9 +6,10 @@
 //! instruction stream with rspirv's binary parser instead.
 //!
 //! Unknown instruction numbers are skipped (newer clspv revisions add some); a known one with
-//! too few or wrongly typed operands makes the module malformed. Instructions only emitted with
-//! `-physical-storage-buffers` at module scope (28, 29, 36, 37, 40) are skipped: vkcl does not
-//! pass that option.
+//! too few or wrongly typed operands makes the module malformed. Of the instructions only
+//! emitted with `-physical-storage-buffers` (SVM builds, `Program::physical`), the constant
+//! data (36) and printf buffer (40) addresses are read; program-scope variables (28, 29, 37)
+//! are skipped: clspv does not emit them.
 
 use rspirv::binary::{parse_words, Consumer, ParseAction};
 use rspirv::dr::{Instruction, ModuleHeader, Operand};
@@ -32,6 +33,8 @@ pub struct Reflection {
     pub spec_constants: ModuleSpecConstants,
     /// Module-scope `__constant` data the runtime must upload and bind.
     pub constant_data: Option<ConstantData>,
+    /// Physical mode: module-scope `__constant` data whose address the runtime pushes.
+    pub constant_data_pointer: Option<(PushRange, Vec<u8>)>,
     /// Samplers declared in the source; the runtime creates and binds them.
     pub literal_samplers: Vec<LiteralSampler>,
     pub printf: Option<PrintfReflection>,
@@ -81,6 +84,8 @@ pub struct LiteralSampler {
 pub struct PrintfReflection {
     /// The printf buffer: (set, binding, size in bytes); `None` if no kernel prints.
     pub buffer: Option<(u32, u32, u32)>,
+    /// Physical mode: where the printf buffer's address is pushed, and its size in bytes.
+    pub pointer: Option<(PushRange, u32)>,
     pub formats: Vec<PrintfFormat>,
 }
 
@@ -595,6 +600,17 @@ impl Builder<'_> {
                     .get_or_insert_with(PrintfReflection::default)
                     .buffer = Some(buffer);
             }
+            36 => {
+                let data = decode_hex(&self.string(inst, 2)?)?;
+                self.r.constant_data_pointer = Some((self.range(inst, 0)?, data));
+            }
+            40 => {
+                let pointer = (self.range(inst, 0)?, self.num(inst, 2)?);
+                self.r
+                    .printf
+                    .get_or_insert_with(PrintfReflection::default)
+                    .pointer = Some(pointer);
+            }
             42 => {
                 let (var, size) = (self.operand(inst, 0)?, self.num(inst, 1)?);
                 self.wg_vars.push((var, u64::from(size)));
@@ -804,6 +820,8 @@ fn push_constant_size(r: &Reflection) -> u32 {
         pc.region_offset,
         pc.num_workgroups,
         pc.region_group_offset,
+        r.constant_data_pointer.as_ref().map(|c| c.0),
+        r.printf.as_ref().and_then(|p| p.pointer).map(|p| p.0),
     ];
     let args = r
         .kernels

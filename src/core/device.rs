@@ -97,7 +97,9 @@ impl Device {
             .map(|s| s as usize)
     }
 
-    /// The largest buffer a kernel can address: one allocation bound as one storage buffer.
+    /// The largest buffer a kernel can address: one allocation, bound as one storage buffer,
+    /// or where the device has buffer device addresses, reached by address (launches with a
+    /// buffer larger than a binding use the physical-addressing build: core::svm).
     pub fn max_mem_alloc_size(&self) -> u64 {
         self.addressable_size(self.caps.global_mem_size())
     }
@@ -105,6 +107,9 @@ impl Device {
     fn addressable_size(&self, heap: u64) -> u64 {
         let c = &self.caps;
         let mut size = c.limits.max_storage_buffer_range as u64;
+        if self.has_device_addresses() {
+            size = u64::MAX;
+        }
         if c.max_memory_allocation_size > 0 {
             size = size.min(c.max_memory_allocation_size);
         }
@@ -113,8 +118,8 @@ impl Device {
     }
 
     /// The device's memory. OpenCL requires CL_DEVICE_MAX_MEM_ALLOC_SIZE ≥ min(1 GiB, global
-    /// memory / 4), and one buffer is one storage-buffer binding: where that binding is under
-    /// 1 GiB (lavapipe: 128 MiB), the reported memory is capped at 4 × its size.
+    /// memory / 4): where the largest buffer is under 1 GiB (one storage-buffer binding on a
+    /// device without buffer device addresses), the reported memory is capped at 4 × its size.
     pub fn global_mem_size(&self) -> u64 {
         let heap = self.caps.global_mem_size();
         let alloc = self.addressable_size(heap);
@@ -159,6 +164,12 @@ impl Device {
         crate::config::get().fp64 && self.caps.features.float64 && self.caps.features.int64
     }
 
+    /// Buffer device addresses (Vulkan bufferDeviceAddress): kernels built in physical
+    /// addressing mode, cl_ext_buffer_device_address.
+    pub fn has_device_addresses(&self) -> bool {
+        self.caps.features.buffer_device_address
+    }
+
     /// The extensions vkcl exposes on this device, with their versions.
     pub fn extensions(&self) -> Vec<(&'static str, cl_version)> {
         let v = |maj, min, pat| cl_make_version(maj, min, pat);
@@ -193,6 +204,9 @@ impl Device {
         // which Vulkan does not promise (lavapipe runs a work-group's sub-groups on one thread,
         // and a sub-group waiting for another never returns). The OpenCL 3.0 feature
         // __opencl_c_subgroups, which asks no forward progress, is claimed instead.
+        if self.has_device_addresses() {
+            e.push(("cl_ext_buffer_device_address", v(1, 0, 0)));
+        }
         if self.has_images() {
             e.push(("cl_khr_3d_image_writes", v(1, 0, 0)));
             e.push(("cl_khr_image2d_from_buffer", v(1, 0, 0)));

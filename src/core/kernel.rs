@@ -9,6 +9,7 @@ use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use super::program::{Executable, Program};
 use super::queue::{Keep, Queue, Recorded};
+use super::svm::Addressing;
 use crate::cl::*;
 use crate::compiler;
 use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
@@ -33,6 +34,9 @@ pub enum ArgValue {
     /// The size of a `__local` argument.
     Local(usize),
     Sampler(Arc<super::sampler::Sampler>),
+    /// An SVM pointer (clSetKernelArgSVMPointer) or device address
+    /// (clSetKernelArgDevicePointerEXT), for the physical-addressing build.
+    Pointer(u64),
 }
 
 /// A kernel's module with some storage buffers declared `Aliased`, and its pipelines.
@@ -44,6 +48,10 @@ struct Variant {
 /// The Vulkan objects of a kernel on one device.
 pub struct KernelDevice {
     exe: Arc<Executable>,
+    /// The kernel's reflection in this executable (its own in the physical-addressing build).
+    refl: KernelReflection,
+    /// The kernel in the program's physical-addressing build, made on first use.
+    physical: Mutex<Option<Arc<KernelDevice>>>,
     module: ShaderModule,
     layout: Arc<KernelLayout>,
     /// By specialisation (constant id, value).
@@ -71,6 +79,8 @@ pub struct Kernel {
     /// so a buffer the application releases is deleted (and its destructor callbacks run)
     /// even while it is still set here; the commands enqueued with it keep it alive.
     args: Mutex<Vec<Option<HeldArg>>>,
+    /// clSetKernelExecInfo's SVM settings.
+    pub exec_info: Mutex<super::svm::ExecInfo>,
 }
 
 /// An argument as a kernel holds it between clSetKernelArg and a launch.
@@ -80,6 +90,7 @@ enum HeldArg {
     Bytes(Vec<u8>),
     Local(usize),
     Sampler(Weak<super::sampler::Sampler>),
+    Pointer(u64),
 }
 
 impl HeldArg {
@@ -89,6 +100,7 @@ impl HeldArg {
             ArgValue::Bytes(b) => HeldArg::Bytes(b),
             ArgValue::Local(size) => HeldArg::Local(size),
             ArgValue::Sampler(s) => HeldArg::Sampler(Arc::downgrade(&s)),
+            ArgValue::Pointer(p) => HeldArg::Pointer(p),
         }
     }
 
@@ -100,6 +112,7 @@ impl HeldArg {
             HeldArg::Bytes(b) => ArgValue::Bytes(b.clone()),
             HeldArg::Local(size) => ArgValue::Local(*size),
             HeldArg::Sampler(s) => ArgValue::Sampler(s.upgrade()?),
+            HeldArg::Pointer(p) => ArgValue::Pointer(*p),
         })
     }
 }
@@ -124,7 +137,9 @@ fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, Descriptor)>> {
         | ArgKind::PodStorageBuffer { set, binding, .. } => {
             Some((set, binding, Descriptor::StorageBuffer))
         }
-        ArgKind::UniformBuffer { set, binding } | ArgKind::PodUniform { set, binding, .. } => {
+        ArgKind::UniformBuffer { set, binding }
+        | ArgKind::PodUniform { set, binding, .. }
+        | ArgKind::PointerUniform { set, binding, .. } => {
             Some((set, binding, Descriptor::UniformBuffer))
         }
         ArgKind::SampledImage { set, binding } => Some((set, binding, Descriptor::SampledImage)),
@@ -136,11 +151,10 @@ fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, Descriptor)>> {
         ArgKind::StorageTexelBuffer { set, binding } => {
             Some((set, binding, Descriptor::StorageTexelBuffer))
         }
-        ArgKind::Unused | ArgKind::Local { .. } | ArgKind::PodPushConstant { .. } => None,
-        _ => {
-            log::warn!(target: "api", "kernel argument kind {kind:?} is not supported yet");
-            return Err(ClError(CL_INVALID_KERNEL_DEFINITION));
-        }
+        ArgKind::Unused
+        | ArgKind::Local { .. }
+        | ArgKind::PodPushConstant { .. }
+        | ArgKind::PointerPushConstant { .. } => None,
     })
 }
 
@@ -185,25 +199,18 @@ impl KernelDevice {
         // The kernel's own module: without the program's other kernels.
         let own = compiler::spirv::entry_point_only(&exe.spirv, &refl.name);
         let module = ShaderModule::new(&vkd, own.as_deref().unwrap_or(&exe.spirv))?;
-        let constant_data = match &r.constant_data {
-            Some(c) => {
-                let b = Buffer::new(
-                    &vkd,
-                    c.data.len() as u64,
-                    Placement::Upload,
-                    "constant data",
-                )?;
+        let constants = (r.constant_data.as_ref().map(|c| &c.data))
+            .or(r.constant_data_pointer.as_ref().map(|c| &c.1));
+        let constant_data = match constants {
+            Some(data) => {
+                let b = Buffer::new(&vkd, data.len() as u64, Placement::Upload, "constant data")?;
                 // SAFETY: the buffer is new; no GPU work uses it yet.
-                unsafe { b.write(0, &c.data) };
+                unsafe { b.write(0, data) };
                 Some(Arc::new(b))
             }
             None => None,
         };
-        let scratch_size = r
-            .printf
-            .as_ref()
-            .and_then(|p| p.buffer)
-            .map_or(256, |(_, _, size)| size.max(256));
+        let scratch_size = printf_buffer(r).map_or(256, |(_, size)| size.max(256));
         let scratch = Arc::new(Buffer::new(
             &vkd,
             scratch_size as u64,
@@ -212,6 +219,8 @@ impl KernelDevice {
         )?);
         Ok(KernelDevice {
             exe: exe.clone(),
+            refl: refl.clone(),
+            physical: Mutex::new(None),
             module,
             layout,
             pipelines: Mutex::new(HashMap::new()),
@@ -219,6 +228,27 @@ impl KernelDevice {
             constant_data,
             scratch,
         })
+    }
+
+    /// The kernel in the program's physical-addressing build on `device` (for launches with
+    /// SVM or device pointers).
+    fn physical(&self, kernel: &Kernel, device: &Arc<Device>) -> CLResult<Arc<KernelDevice>> {
+        let mut physical = self.physical.lock();
+        if let Some(kd) = &*physical {
+            return Ok(kd.clone());
+        }
+        let index = kernel.program.device_index(device);
+        let index = index.ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        let exe = kernel.program.physical(index)?;
+        let refl = exe
+            .reflection
+            .kernels
+            .iter()
+            .find(|k| k.name == kernel.name);
+        let refl = refl.ok_or(ClError(CL_INVALID_OPERATION))?;
+        let kd = Arc::new(KernelDevice::new(device, &exe, refl)?);
+        *physical = Some(kd.clone());
+        Ok(kd)
     }
 
     fn pipeline(&self, name: &str, spec: Vec<(u32, u32)>) -> CLResult<Arc<Pipeline>> {
@@ -298,6 +328,7 @@ impl Kernel {
             args: Mutex::new(vec![None; reflection.num_args as usize]),
             reflection,
             devices,
+            exec_info: Mutex::new(Default::default()),
         }))
     }
 
@@ -311,6 +342,7 @@ impl Kernel {
             reflection: self.reflection.clone(),
             devices: self.devices.clone(),
             args: Mutex::new(self.args.lock().clone()),
+            exec_info: Mutex::new(self.exec_info.lock().clone()),
         })
     }
 
@@ -434,9 +466,12 @@ pub struct Prepared {
     /// Printf output (its host part).
     host: Option<super::queue::HostPart>,
     keep: Keep,
+    /// Buffers of vkcl's own whose addresses are pushed (physical addressing).
+    held: Vec<Arc<Buffer>>,
 }
 
-/// Prepares a launch of `kernel` with `args` on `queue`'s device, in steps: the shape
+/// Prepares a launch of `kernel` with `args` on `queue`'s device, in steps: the build
+/// (logical, or physical addressing where SVM or device pointers need it), the shape
 /// (work-group size and count, checked), the arguments (descriptors, push constants,
 /// `__local` sizes), the buffers of vkcl's own (by-value arguments, module constants,
 /// printf), the regions. None for a launch without work-items.
@@ -446,20 +481,34 @@ pub fn prepare(
     args: Vec<ArgValue>,
     nd: &NdRange,
 ) -> CLResult<Option<Prepared>> {
-    let kd = kernel.on(&queue.device)?;
+    let mut kd = kernel.on(&queue.device)?;
+    let exec_info = kernel.exec_info.lock().clone();
+    match super::svm::addressing(&args, &exec_info, queue) {
+        Addressing::Logical => {}
+        Addressing::Required => kd = kd.physical(kernel, &queue.device)?,
+        Addressing::Preferred => match kd.physical(kernel, &queue.device) {
+            Ok(p) => kd = p,
+            Err(e) => {
+                log::info!(target: "launch", "{}: no physical-addressing build ({e})", kernel.name)
+            }
+        },
+    }
     let Some((local, groups)) = launch_shape(kernel, &kd, nd, &queue.device)? else {
         return Ok(None);
     };
     let mut launch = Launch::new(&kd, nd, local, groups);
-    launch.bind_arguments(queue, kernel, &kd, &args)?;
-    launch.bind_image_metadata(&kernel.reflection, &args)?;
-    launch.bind_own_buffers(queue, kernel, &kd)?;
+    launch.bind_arguments(queue, &kd, &args)?;
+    launch.bind_image_metadata(&kd.refl, &args)?;
+    let reached = super::svm::reached(&queue.context, &args, &exec_info);
+    launch.keep.extend(reached);
+    launch.bind_own_buffers(queue, &kd)?;
     let dispatches = launch.dispatches(&queue.vk, kernel, &kd, nd)?;
     let Launch {
         mut bindings,
         keep,
         backed,
         host,
+        held,
         ..
     } = launch;
     let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_count() as u32)
@@ -479,6 +528,7 @@ pub fn prepare(
         backed,
         host,
         keep,
+        held,
     }))
 }
 
@@ -487,6 +537,9 @@ impl Prepared {
     pub fn record(self, rec: &mut Recorder) -> CLResult<Recorded> {
         for (m, image, _) in &self.backed {
             super::image::sync_in(rec, m, image);
+        }
+        for b in &self.held {
+            rec.hold(b);
         }
         for (pipeline, push, groups) in &self.dispatches {
             rec.dispatch(&self.kd.layout, pipeline, &self.set_bindings, push, *groups)?;
@@ -595,6 +648,8 @@ struct Launch {
     host: Option<super::queue::HostPart>,
     /// The storage-buffer arguments, to find those that share memory.
     buffers: Vec<Bound>,
+    /// Buffers of vkcl's own whose addresses are pushed (physical addressing).
+    held: Vec<Arc<Buffer>>,
 }
 
 fn u32s(a: [usize; 3]) -> [u32; 3] {
@@ -623,6 +678,7 @@ impl Launch {
             backed: vec![],
             host: None,
             buffers: vec![],
+            held: vec![],
         }
     }
 
@@ -648,11 +704,10 @@ impl Launch {
     fn bind_arguments(
         &mut self,
         queue: &Arc<Queue>,
-        kernel: &Kernel,
         kd: &KernelDevice,
         args: &[ArgValue],
     ) -> CLResult<()> {
-        let refl = &kernel.reflection;
+        let refl = &kd.refl;
         check_constant_arguments(refl, args, &queue.device)?;
         for (ordinal, (arg, value)) in refl.args.iter().zip(args).enumerate() {
             match (&arg.kind, value) {
@@ -765,6 +820,31 @@ impl Launch {
                     let sampler = queue.vk.sampler(mask)?;
                     self.bind(*set, *binding, Binding::Sampler(sampler));
                 }
+                (ArgKind::PointerPushConstant { offset, size }, value) => {
+                    let a = super::svm::address(value, queue)?;
+                    let a = a.ok_or(ClError(CL_INVALID_KERNEL_ARGS))?.to_le_bytes();
+                    let n = (*size as usize).min(8);
+                    self.push[*offset as usize..*offset as usize + n].copy_from_slice(&a[..n]);
+                    if let ArgValue::Mem(Some(m)) = value {
+                        self.keep.push(m.clone());
+                    }
+                }
+                (
+                    ArgKind::PointerUniform {
+                        set,
+                        binding,
+                        offset,
+                        size,
+                    },
+                    value,
+                ) => {
+                    let a = super::svm::address(value, queue)?;
+                    let a = a.ok_or(ClError(CL_INVALID_KERNEL_ARGS))?.to_le_bytes();
+                    self.pod((*set, *binding, true), *offset as usize, *size as usize, &a);
+                    if let ArgValue::Mem(Some(m)) = value {
+                        self.keep.push(m.clone());
+                    }
+                }
                 (ArgKind::Unused, _) => {}
                 _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
             }
@@ -804,14 +884,9 @@ impl Launch {
 
     /// The buffers and samplers of vkcl's own: literal samplers, by-value argument buffers,
     /// module constants, and the printf buffer of a kernel that prints.
-    fn bind_own_buffers(
-        &mut self,
-        queue: &Arc<Queue>,
-        kernel: &Kernel,
-        kd: &KernelDevice,
-    ) -> CLResult<()> {
+    fn bind_own_buffers(&mut self, queue: &Arc<Queue>, kd: &KernelDevice) -> CLResult<()> {
         let r = &kd.exe.reflection;
-        let refl = &kernel.reflection;
+        let refl = &kd.refl;
         for s in &r.literal_samplers {
             let sampler = queue.vk.sampler(s.mask)?;
             self.bind(s.set, s.binding, Binding::Sampler(sampler));
@@ -846,9 +921,14 @@ impl Launch {
                 },
             );
         }
+        if let (Some((range, _)), Some(buf)) = (&r.constant_data_pointer, &kd.constant_data) {
+            let a = buf.device_address().ok_or(ClError(CL_INVALID_OPERATION))?;
+            put(&mut self.push, Some(*range), &[a as u32, (a >> 32) as u32]);
+            self.held.push(buf.clone());
+        }
         // A kernel that prints gets a printf buffer of its own for this launch, decoded and
         // written to stdout when the launch completes (in the queue's order).
-        if let Some((set, binding, size)) = r.printf.as_ref().and_then(|p| p.buffer) {
+        if let Some((at, size)) = printf_buffer(r) {
             let mut buffer = kd.scratch.clone();
             if refl.may_use_printf {
                 let b = Arc::new(Buffer::new(
@@ -878,13 +958,24 @@ impl Launch {
                     Ok(())
                 }));
             }
-            let b = BufferBinding {
-                ty: Descriptor::StorageBuffer,
-                buffer,
-                offset: 0,
-                range: WHOLE_SIZE,
-            };
-            self.bind(set, binding, b);
+            match at {
+                PrintfAt::Binding(set, binding) => {
+                    let b = BufferBinding {
+                        ty: Descriptor::StorageBuffer,
+                        buffer,
+                        offset: 0,
+                        range: WHOLE_SIZE,
+                    };
+                    self.bind(set, binding, b);
+                }
+                PrintfAt::Push(range) => {
+                    let a = buffer
+                        .device_address()
+                        .ok_or(ClError(CL_INVALID_OPERATION))?;
+                    put(&mut self.push, Some(range), &[a as u32, (a >> 32) as u32]);
+                    self.held.push(buffer);
+                }
+            }
         }
         Ok(())
     }
@@ -929,6 +1020,20 @@ impl Launch {
         }
         Ok(dispatches)
     }
+}
+
+/// Where a kernel's printf buffer goes: a binding, or (physical addressing) its address pushed.
+#[derive(Clone, Copy)]
+enum PrintfAt {
+    Binding(u32, u32),
+    Push(PushRange),
+}
+
+/// The printf buffer of a module where a kernel prints: where it goes, and its size.
+fn printf_buffer(r: &compiler::reflection::Reflection) -> Option<(PrintfAt, u32)> {
+    let p = r.printf.as_ref()?;
+    let bound = p.buffer.map(|(s, b, size)| (PrintfAt::Binding(s, b), size));
+    bound.or(p.pointer.map(|(range, size)| (PrintfAt::Push(range), size)))
 }
 
 fn buffer_descriptor(uniform: bool) -> Descriptor {

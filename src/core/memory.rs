@@ -67,6 +67,9 @@ pub struct Bytes {
     /// The host memory `storage` and `elsewhere` import (freed after them).
     #[allow(dead_code)] // held only to be freed last
     shared: Option<HostAlloc>,
+    /// A CL_MEM_USE_HOST_PTR buffer on SVM memory: the allocation (whose buffers `storage` and
+    /// `elsewhere` are) and where the buffer starts in it.
+    svm: Option<(Arc<Mem>, u64)>,
 }
 
 /// A memory object's destructor callbacks, run when it drops: in reverse order of
@@ -204,6 +207,7 @@ impl Mem {
             MemKind::Image {
                 parent: Some(p), ..
             } => p.offset,
+            MemKind::Buffer(b) => b.svm.as_ref().map_or(0, |s| s.1),
             _ => 0,
         };
         Arc::new(Mem {
@@ -329,6 +333,11 @@ impl Mem {
         let init = copy.then(|| unsafe { std::slice::from_raw_parts(host_ptr as *const u8, size) });
         let use_host = flags & CL_MEM_USE_HOST_PTR != 0;
         let host_ptr = if use_host { host_ptr as usize } else { 0 };
+        if use_host {
+            if let Some((svm, _)) = super::svm::find_range(context, host_ptr, size)? {
+                return Mem::new_on_svm(&svm, flags, size, host_ptr, properties);
+            }
+        }
         // SAFETY: host_ptr is 0 or the USE_HOST_PTR memory (the caller's contract).
         unsafe { Self::new_root(context, flags, size, init, host_ptr, properties, None) }
     }
@@ -381,6 +390,7 @@ impl Mem {
                 storage: Arc::new(unsafe { root_storage(&device, flags, size, init, host_ptr) }?),
                 elsewhere: vec![],
                 shared: None,
+                svm: None,
             },
         };
         let kind = match pipe {
@@ -526,7 +536,72 @@ unsafe fn shared_storage(
         storage: Arc::new(first),
         elsewhere: buffers.into_iter().map(Arc::new).collect(),
         shared: alloc,
+        svm: None,
     }))
+}
+
+impl Mem {
+    /// The memory of an SVM allocation (clSVMAlloc): `size` bytes of host memory aligned to
+    /// `align` (a power of two, at least the devices' import alignment), imported into every
+    /// device of the context; its host address is the SVM pointer. None where a device cannot
+    /// import host memory or gives the import a device address other than its host address
+    /// (a pointer value would not mean the same memory on both sides).
+    pub fn new_svm(context: &Arc<Context>, flags: cl_mem_flags, size: usize) -> Option<Arc<Mem>> {
+        let mut devices: Vec<Arc<VkDevice>> = vec![];
+        for d in &context.devices {
+            let vk = d.vk().ok()?;
+            if !devices.iter().any(|v| Arc::ptr_eq(v, &vk)) {
+                devices.push(vk);
+            }
+        }
+        let align = super::svm::alignment(context)?;
+        let rounded = size.max(1).next_multiple_of(align);
+        let alloc = HostAlloc::new(rounded, align)?;
+        let ptr = alloc.ptr.as_ptr();
+        let mut buffers = vec![];
+        for d in &devices {
+            // SAFETY: the memory is ours and outlives the buffers (Bytes drops them first).
+            let b = unsafe { Buffer::import(d, ptr, rounded as u64) }?;
+            if b.device_address() != Some(ptr as u64) {
+                log::info!(target: "memory", "SVM: device address {:#x?} of host memory at {ptr:?}", b.device_address());
+                return None;
+            }
+            buffers.push(Arc::new(b));
+        }
+        let bytes = Bytes {
+            storage: buffers.remove(0),
+            elsewhere: buffers,
+            shared: Some(alloc),
+            svm: None,
+        };
+        let kind = MemKind::Buffer(bytes);
+        Some(Mem::new(context, flags, size, ptr as usize, vec![], kind))
+    }
+
+    /// clCreateBuffer with CL_MEM_USE_HOST_PTR at `ptr` inside the SVM allocation `svm`: the
+    /// allocation's memory from there (the same bytes, on every device).
+    pub fn new_on_svm(
+        svm: &Arc<Mem>,
+        flags: cl_mem_flags,
+        size: usize,
+        ptr: usize,
+        properties: Vec<cl_mem_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        let from = svm.bytes().ok_or(ClError(CL_INVALID_HOST_PTR))?;
+        let bytes = Bytes {
+            storage: from.storage.clone(),
+            elsewhere: from.elsewhere.clone(),
+            shared: None,
+            svm: Some((svm.clone(), (ptr - svm.host_ptr) as u64)),
+        };
+        let kind = MemKind::Buffer(bytes);
+        Ok(Mem::new(&svm.context, flags, size, ptr, properties, kind))
+    }
+
+    /// Whether the object's memory is an SVM allocation's (CL_MEM_USES_SVM_POINTER).
+    pub fn uses_svm(&self) -> bool {
+        self.bytes().is_some_and(|b| b.svm.is_some())
+    }
 }
 
 impl Mem {

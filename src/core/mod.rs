@@ -17,6 +17,7 @@ pub mod printf;
 pub mod program;
 pub mod queue;
 pub mod sampler;
+pub mod svm;
 pub mod transfer;
 
 pub use error::{check, CLResult, ClError};

@@ -4,6 +4,7 @@ use super::context::Context;
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
+use super::svm;
 use crate::cl::*;
 use crate::compiler::reflection::{self, Reflection};
 use crate::compiler::tempdir::PrivateDir;
@@ -13,7 +14,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// A build in physical addressing mode and the executable it was made beside.
+type PhysicalBuild = (Arc<Executable>, Arc<Executable>);
+
 /// What a successful build produced for one device.
+#[derive(Clone)]
 pub struct Executable {
     pub spirv: Vec<u32>,
     pub reflection: Reflection,
@@ -23,6 +28,9 @@ pub struct Executable {
     pub num_workgroups_users: Vec<String>,
     /// Built for uniform work-groups only (OpenCL C 1.x or -cl-uniform-work-group-size).
     pub uniform: bool,
+    /// Built in physical addressing mode (`Program::physical`, or a program that only
+    /// compiles so): global pointers are device addresses.
+    pub physical: bool,
 }
 
 impl Executable {
@@ -30,6 +38,7 @@ impl Executable {
         Executable {
             num_workgroups_users: num_workgroups_users(&spirv),
             uniform: options::uniform_work_groups(options),
+            physical: false,
             spirv,
             reflection,
             arg_info: options
@@ -181,6 +190,9 @@ pub struct Program {
     builds: Mutex<Vec<DeviceBuild>>,
     /// Kernel objects alive for this program: a rebuild is refused while there are any.
     pub kernels_attached: AtomicUsize,
+    /// By device index: the build in physical addressing mode (see [`Program::physical`])
+    /// and the executable it was made beside.
+    physical: Mutex<HashMap<usize, PhysicalBuild>>,
 }
 
 impl ClObject for Program {
@@ -205,6 +217,7 @@ impl Program {
             devices,
             builds: Mutex::new(builds),
             kernels_attached: AtomicUsize::new(0),
+            physical: Mutex::new(HashMap::new()),
         })
     }
 
@@ -400,6 +413,51 @@ impl Program {
             .collect()
     }
 
+    /// The program built again for device `index` in physical addressing mode (`-arch=spir64
+    /// -physical-storage-buffers`: global pointers are 64-bit device addresses), made the first
+    /// time a launch needs it (SVM pointers, device addresses) and kept beside the executable.
+    /// Only programs from source or IL have one (binaries and links keep 32-bit bitcode):
+    /// CL_INVALID_OPERATION otherwise, or where the build fails.
+    pub fn physical(&self, index: usize) -> CLResult<Arc<Executable>> {
+        let build = self.build_of(index);
+        let exe = build
+            .exe
+            .clone()
+            .ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
+        if exe.physical {
+            return Ok(exe);
+        }
+        if let Some((of, p)) = self.physical.lock().get(&index) {
+            if Arc::ptr_eq(of, &exe) {
+                return Ok(p.clone());
+            }
+        }
+        let mut args = self.clspv_args(index, &build.options, CL_INVALID_OPERATION)?;
+        let out = match &self.input {
+            Input::Source(_) => {
+                args.extend(["-arch=spir64".into(), PHYSICAL.into()]);
+                compiler::compile(&[self.source_text()], &args)
+            }
+            Input::Il { il, .. } => {
+                // 64-bit IL only (clspv's physical mode needs spir64).
+                let arch = compiler::il::arch_args(il);
+                let args = ir_args([args, arch, vec![PHYSICAL.into()]].concat());
+                self.il_bitcode()
+                    .and_then(|bitcode| compiler::compile(&[&bitcode], &args))
+            }
+            _ => {
+                log::warn!(target: "compiler", "no physical-addressing build of a program from binaries or links");
+                return Err(ClError(CL_INVALID_OPERATION));
+            }
+        };
+        let physical = physical_build(out, &build.options).exe.ok_or_else(|| {
+            log::warn!(target: "compiler", "the physical-addressing build failed");
+            ClError(CL_INVALID_OPERATION)
+        })?;
+        self.physical.lock().insert(index, (exe, physical.clone()));
+        Ok(physical)
+    }
+
     /// The first executable, for device-independent facts (kernel names).
     pub fn any_executable(&self) -> Option<Arc<Executable>> {
         self.executables().into_iter().flatten().next()
@@ -544,9 +602,28 @@ impl Program {
             Input::Source(_) => {
                 let jobs = self.start(devices, user_options, key)?;
                 let p = self.clone();
-                self.finish(jobs, true, failure, notify, move |_, args| {
+                self.finish(jobs, true, failure, notify, move |i, args| {
                     let out = compiler::compile(&[p.source_text()], args);
-                    executable(out, &options)
+                    let build = executable(out, &options);
+                    let valid = build
+                        .exe
+                        .as_ref()
+                        .is_some_and(|e| !svm::casts_pointers(&e.spirv));
+                    if valid || !p.devices[i].has_device_addresses() {
+                        return build;
+                    }
+                    // Some programs compile only with 64-bit device addresses: pointers cast
+                    // to and from integers (SVM data structures), which clspv's logical mode
+                    // turns into conversions Vulkan's logical addressing does not have.
+                    let args = [args, &["-arch=spir64".into(), PHYSICAL.into()]].concat();
+                    let out = compiler::compile(&[p.source_text()], &args);
+                    let physical = physical_build(out, &options);
+                    log::debug!(target: "compiler", "physical-addressing build: {}", physical.log);
+                    if physical.status == CL_BUILD_SUCCESS {
+                        physical
+                    } else {
+                        build
+                    }
                 })
             }
             Input::Il { il, .. } => {
@@ -834,6 +911,27 @@ fn executable(out: Result<compiler::CompileOutput, CompileError>, options: &str)
     }
 }
 
+/// [`executable`] for a build in physical addressing mode.
+fn physical_build(
+    out: Result<compiler::CompileOutput, CompileError>,
+    options: &str,
+) -> DeviceBuild {
+    let out = out.map(|mut o| {
+        if let Some(fixed) = compiler::physical::sign_extend_indices(&o.spirv) {
+            o.spirv = fixed;
+        }
+        o
+    });
+    let mut build = executable(out, options);
+    build.exe = build.exe.map(|exe| {
+        Arc::new(Executable {
+            physical: true,
+            ..Arc::unwrap_or_clone(exe)
+        })
+    });
+    build
+}
+
 /// A private temporary folder holding clCompileProgram's embedded headers under their
 /// include names.
 struct HeaderDir(PrivateDir);
@@ -863,5 +961,7 @@ impl HeaderDir {
         Ok(Some(HeaderDir(dir)))
     }
 }
+
+const PHYSICAL: &str = "-physical-storage-buffers";
 
 const UNAVAILABLE: &str = "the OpenCL C compiler is not available";

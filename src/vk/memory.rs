@@ -66,12 +66,22 @@ pub fn padded(size: u64) -> u64 {
     size.max(16).next_multiple_of(16)
 }
 
+/// The usage of every buffer: with device addresses where the device has them (kernels built
+/// for physical addressing reach buffers by address: SVM, cl_ext_buffer_device_address).
+fn usage(device: &Device) -> vk::BufferUsageFlags {
+    if device.caps.features.buffer_device_address {
+        BUFFER_USAGE | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
+    } else {
+        BUFFER_USAGE
+    }
+}
+
 fn create_raw(device: &Device, size: u64, external: bool) -> Result<vk::Buffer> {
     let mut ext = vk::ExternalMemoryBufferCreateInfo::default()
         .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
     let mut info = vk::BufferCreateInfo::default()
         .size(size)
-        .usage(BUFFER_USAGE)
+        .usage(usage(device))
         .sharing_mode(vk::SharingMode::EXCLUSIVE);
     if external {
         info = info.push_next(&mut ext);
@@ -227,10 +237,15 @@ impl Buffer {
         let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
             .handle_type(handle_type)
             .host_pointer(ptr.cast());
-        let info = vk::MemoryAllocateInfo::default()
+        let mut flags =
+            vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let mut info = vk::MemoryAllocateInfo::default()
             .allocation_size(size)
             .memory_type_index(type_index)
             .push_next(&mut import);
+        if device.caps.features.buffer_device_address {
+            info = info.push_next(&mut flags);
+        }
         // SAFETY: the memory type accepts this host pointer; size and pointer are aligned.
         let memory = match unsafe { device.raw.allocate_memory(&info, None) } {
             Ok(m) => m,
@@ -268,6 +283,17 @@ impl Buffer {
     /// with streaming loads (uncached, write-combined memory).
     pub fn write_combined(&self) -> Option<NonNull<u8>> {
         self.write_combined
+    }
+
+    /// The buffer's device address (byte 0), where the device has buffer device addresses.
+    pub fn device_address(&self) -> Option<u64> {
+        if !self.device.caps.features.buffer_device_address {
+            return None;
+        }
+        let info = vk::BufferDeviceAddressInfo::default().buffer(self.raw);
+        // SAFETY: the buffer was created with SHADER_DEVICE_ADDRESS usage (`usage`) and is
+        // bound to memory allocated with the DEVICE_ADDRESS flag.
+        Some(unsafe { self.device.raw.get_buffer_device_address(&info) })
     }
 
     /// Whether the buffer is the application's memory itself (imported).

@@ -186,7 +186,8 @@ impl SmallBuffers {
 
     /// A host-visible buffer of at least `size` bytes that no GPU work uses.
     pub fn take(&self, size: u64) -> Result<Arc<Buffer>> {
-        let new = |size| Buffer::new(&self.device, size, Placement::Upload, "pod args").map(Arc::new);
+        let new =
+            |size| Buffer::new(&self.device, size, Placement::Upload, "pod args").map(Arc::new);
         if size > SMALL {
             return new(size);
         }

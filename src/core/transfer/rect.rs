@@ -42,7 +42,7 @@ impl Rect {
     }
 
     /// A contiguous range from `offset`, as a one-row rect.
-    pub(super) fn linear(offset: usize, size: usize) -> Rect {
+    pub fn linear(offset: usize, size: usize) -> Rect {
         Rect {
             origin: [offset, 0, 0],
             row_pitch: size,

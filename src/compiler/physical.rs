@@ -1,0 +1,204 @@
+//! A repair of clspv's physical-addressing modules (`-arch=spir64 -physical-storage-buffers`):
+//! negative constant offsets in pointer arithmetic.
+//!
+//! The pinned clspv emits a negative constant element index as its 32-bit two's complement:
+//! `*(p - 2)` becomes `OpPtrAccessChain %p %uint_4294967294`, which drivers extend without
+//! sign (lavapipe reads 16 GiB past `p` and faults), and `p + k - 1` becomes
+//! `OpIAdd %ulong %k %ulong_4294967295`, a 64-bit constant that lost its upper half (clspv
+//! issue 1617). This pass gives such constants their sign back where they compute an element
+//! index: a 32-bit constant with its top bit set used as an `OpPtrAccessChain` element, and a
+//! 64-bit constant in [2^31, 2^32) used as an element or in the additions, subtractions and
+//! multiplications that compute one, become the 64-bit constant sign-extended. (An element
+//! index of 2^31 or more meant as such, a constant offset of over 8 GiB of ints, is changed
+//! too: no such kernel is known.) It also retypes the base of an `OpPtrAccessChain` that
+//! clspv leaves typed as bytes while the result is a pointer to a struct (`&nodes[i - 1]` of a
+//! struct array, whose -1 then moves one byte, not one struct, and which spirv-val refuses):
+//! an `OpBitcast` of the base to the result's type goes before it. A module the pass does not
+//! understand is left as it is.
+
+use std::collections::{HashMap, HashSet};
+
+const OP_TYPE_INT: u32 = 21;
+const OP_TYPE_STRUCT: u32 = 30;
+const OP_TYPE_POINTER: u32 = 32;
+const OP_BITCAST: u32 = 124;
+const STORAGE_PHYSICAL: u32 = 5349;
+/// Instructions whose words are (opcode, result type, result id, ...): to know a base's type.
+const TYPED_RESULTS: [u32; 10] = [55, 59, 61, 65, 67, 70, 83, 120, 124, 245];
+const OP_CONSTANT: u32 = 43;
+const OP_PTR_ACCESS_CHAIN: u32 = 67;
+const OP_IN_BOUNDS_PTR_ACCESS_CHAIN: u32 = 70;
+const OP_S_CONVERT: u32 = 114;
+const OP_I_ADD: u32 = 128;
+const OP_I_SUB: u32 = 130;
+const OP_I_MUL: u32 = 132;
+
+/// The module with negative constant element indices sign-extended; None if nothing changed
+/// or the module is not understood.
+pub fn sign_extend_indices(spirv: &[u32]) -> Option<Vec<u32>> {
+    if spirv.len() < 5 {
+        return None;
+    }
+    let mut insts: Vec<Vec<u32>> = vec![];
+    let mut i = 5;
+    while i < spirv.len() {
+        let count = (spirv[i] >> 16) as usize;
+        if count == 0 || i + count > spirv.len() {
+            return None;
+        }
+        insts.push(spirv[i..i + count].to_vec());
+        i += count;
+    }
+    // Integer types (id → (width, signed)) and 32/64-bit constants (id → (type, value)).
+    let mut ints: HashMap<u32, u32> = HashMap::new();
+    let mut constants: HashMap<u32, (u32, u64)> = HashMap::new();
+    // Result id → (opcode, operand ids) of the arithmetic that may compute an index.
+    let mut arith: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut elements: Vec<u32> = vec![];
+    for w in &insts {
+        match w[0] & 0xffff {
+            OP_TYPE_INT if w.len() == 4 => {
+                ints.insert(w[1], w[2]);
+            }
+            OP_CONSTANT if w.len() >= 4 => match ints.get(&w[1]) {
+                Some(32) => {
+                    constants.insert(w[2], (w[1], u64::from(w[3])));
+                }
+                Some(64) if w.len() == 5 => {
+                    constants.insert(w[2], (w[1], u64::from(w[3]) | u64::from(w[4]) << 32));
+                }
+                _ => {}
+            },
+            OP_PTR_ACCESS_CHAIN | OP_IN_BOUNDS_PTR_ACCESS_CHAIN if w.len() >= 5 => {
+                elements.push(w[4]);
+            }
+            OP_I_ADD | OP_I_SUB | OP_I_MUL if w.len() == 5 => {
+                arith.insert(w[2], vec![w[3], w[4]]);
+            }
+            OP_S_CONVERT if w.len() == 4 => {
+                arith.insert(w[2], vec![w[3]]);
+            }
+            _ => {}
+        }
+    }
+    let mut bound = spirv[3];
+    let retyped = retype_byte_bases(&mut insts, &mut bound);
+    let Some(long) = ints.iter().find(|(_, &w)| w == 64).map(|(&id, _)| id) else {
+        return retyped.then(|| assemble(spirv, bound, insts));
+    };
+    // The ids that compute an element index: the elements and, backwards, their operands.
+    let mut index_ids: HashSet<u32> = HashSet::new();
+    let mut todo = elements.clone();
+    while let Some(id) = todo.pop() {
+        if index_ids.insert(id) {
+            todo.extend(arith.get(&id).into_iter().flatten());
+        }
+    }
+    let negative = |id: u32, direct: bool| -> Option<u64> {
+        let &(ty, value) = constants.get(&id)?;
+        let width = *ints.get(&ty)?;
+        let lost_sign = (0x8000_0000..0x1_0000_0000).contains(&value);
+        (lost_sign && (width == 64 || direct)).then_some(value | 0xffff_ffff_0000_0000)
+    };
+    // Replacements: (instruction index, operand word) → the sign-extended value.
+    let mut fixes: Vec<(usize, usize, u64)> = vec![];
+    for (n, w) in insts.iter().enumerate() {
+        let op = w[0] & 0xffff;
+        if (op == OP_PTR_ACCESS_CHAIN || op == OP_IN_BOUNDS_PTR_ACCESS_CHAIN) && w.len() >= 5 {
+            if let Some(v) = negative(w[4], true) {
+                fixes.push((n, 4, v));
+            }
+        } else if matches!(op, OP_I_ADD | OP_I_SUB | OP_I_MUL)
+            && w.len() == 5
+            && index_ids.contains(&w[2])
+            && ints.get(&w[1]) == Some(&64)
+        {
+            for k in [3, 4] {
+                if let Some(v) = negative(w[k], false) {
+                    fixes.push((n, k, v));
+                }
+            }
+        }
+    }
+    if fixes.is_empty() {
+        return retyped.then(|| assemble(spirv, bound, insts));
+    }
+    // One new 64-bit constant per value, placed after the last constant.
+    let mut made: HashMap<u64, u32> = HashMap::new();
+    let mut new_constants = vec![];
+    for &(n, k, v) in &fixes {
+        let id = *made.entry(v).or_insert_with(|| {
+            let id = bound;
+            bound += 1;
+            new_constants.push(vec![
+                5 << 16 | OP_CONSTANT,
+                long,
+                id,
+                v as u32,
+                (v >> 32) as u32,
+            ]);
+            id
+        });
+        insts[n][k] = id;
+    }
+    let last_constant = insts.iter().rposition(|w| w[0] & 0xffff == OP_CONSTANT)?;
+    let tail = insts.split_off(last_constant + 1);
+    insts.extend(new_constants);
+    insts.extend(tail);
+    Some(assemble(spirv, bound, insts))
+}
+
+fn assemble(spirv: &[u32], bound: u32, insts: Vec<Vec<u32>>) -> Vec<u32> {
+    let mut out = spirv[..5].to_vec();
+    out[3] = bound;
+    out.extend(insts.into_iter().flatten());
+    out
+}
+
+/// Puts `OpBitcast`s before the `OpPtrAccessChain`s (without further indexes) whose result is
+/// a physical pointer to a struct while their base points to an 8-bit integer. True if any.
+fn retype_byte_bases(insts: &mut Vec<Vec<u32>>, bound: &mut u32) -> bool {
+    let mut pointers: HashMap<u32, u32> = HashMap::new(); // physical pointer type → pointee
+    let mut bytes: HashSet<u32> = HashSet::new(); // 8-bit integer types
+    let mut structs: HashSet<u32> = HashSet::new();
+    let mut types: HashMap<u32, u32> = HashMap::new(); // result id → type
+    for w in insts.iter() {
+        match w[0] & 0xffff {
+            OP_TYPE_INT if w.len() == 4 && w[2] == 8 => {
+                bytes.insert(w[1]);
+            }
+            OP_TYPE_STRUCT if w.len() >= 2 => {
+                structs.insert(w[1]);
+            }
+            OP_TYPE_POINTER if w.len() == 4 && w[2] == STORAGE_PHYSICAL => {
+                pointers.insert(w[1], w[3]);
+            }
+            op if TYPED_RESULTS.contains(&op) && w.len() >= 3 => {
+                types.insert(w[2], w[1]);
+            }
+            _ => {}
+        }
+    }
+    let mistyped = |w: &[u32]| {
+        let op = w[0] & 0xffff;
+        let chain =
+            (op == OP_PTR_ACCESS_CHAIN || op == OP_IN_BOUNDS_PTR_ACCESS_CHAIN) && w.len() == 5;
+        chain
+            && (types.get(&w[3]).and_then(|t| pointers.get(t))).is_some_and(|b| bytes.contains(b))
+            && pointers.get(&w[1]).is_some_and(|r| structs.contains(r))
+    };
+    let mut out = Vec::with_capacity(insts.len());
+    let mut changed = false;
+    for mut w in std::mem::take(insts) {
+        if mistyped(&w) {
+            let id = *bound;
+            *bound += 1;
+            out.push(vec![4 << 16 | OP_BITCAST, w[1], id, w[3]]);
+            w[3] = id;
+            changed = true;
+        }
+        out.push(w);
+    }
+    *insts = out;
+    changed
+}

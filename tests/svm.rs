@@ -1,0 +1,1121 @@
+//! Shared virtual memory (issue 18): SVM allocations, the SVM commands, SVM pointers as kernel
+//! arguments (at offsets too), pointers stored in SVM memory followed on both sides, buffers on
+//! SVM pointers, and the error codes the spec lists. Every result is compared with a reference
+//! computed here on the host.
+#[macro_use]
+mod common;
+use common::*;
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+
+const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+const COARSE: cl_bitfield = 1;
+const FINE: cl_bitfield = 2;
+const CL_MEM_SVM_FINE_GRAIN_BUFFER: cl_bitfield = 1 << 10;
+const CL_MEM_SVM_ATOMICS: cl_bitfield = 1 << 11;
+const CL_MEM_USES_SVM_POINTER: cl_uint = 0x1109;
+const CL_KERNEL_EXEC_INFO_SVM_PTRS: cl_uint = 0x11B6;
+const CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM: cl_uint = 0x11B7;
+const CL_INVALID_OPERATION: cl_int = -59;
+const CL_INVALID_ARG_VALUE: cl_int = -50;
+const CL_INVALID_ARG_INDEX: cl_int = -49;
+
+type FreeFn = unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void);
+
+extern "C" {
+    fn clSVMAlloc(c: cl_context, flags: cl_bitfield, size: usize, align: cl_uint) -> *mut c_void;
+    fn clSVMFree(c: cl_context, p: *mut c_void);
+    fn clEnqueueSVMFree(
+        q: cl_command_queue,
+        n: cl_uint,
+        p: *mut *mut c_void,
+        f: Option<FreeFn>,
+        ud: *mut c_void,
+        nw: cl_uint,
+        wl: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueSVMMemcpy(
+        q: cl_command_queue,
+        b: cl_bool,
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        nw: cl_uint,
+        wl: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueSVMMemFill(
+        q: cl_command_queue,
+        p: *mut c_void,
+        pat: *const c_void,
+        psz: usize,
+        size: usize,
+        nw: cl_uint,
+        wl: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueSVMMap(
+        q: cl_command_queue,
+        b: cl_bool,
+        flags: cl_bitfield,
+        p: *mut c_void,
+        size: usize,
+        nw: cl_uint,
+        wl: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueSVMUnmap(
+        q: cl_command_queue,
+        p: *mut c_void,
+        nw: cl_uint,
+        wl: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueSVMMigrateMem(
+        q: cl_command_queue,
+        n: cl_uint,
+        p: *const *const c_void,
+        sizes: *const usize,
+        flags: cl_bitfield,
+        nw: cl_uint,
+        wl: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clSetKernelArgSVMPointer(k: cl_kernel, i: cl_uint, p: *const c_void) -> cl_int;
+    fn clSetKernelExecInfo(k: cl_kernel, name: cl_uint, size: usize, v: *const c_void) -> cl_int;
+}
+
+fn alloc<T>(e: &Env, flags: cl_bitfield, n: usize) -> *mut T {
+    let p = unsafe { clSVMAlloc(e.ctx, flags, n * std::mem::size_of::<T>(), 0) };
+    assert!(!p.is_null(), "clSVMAlloc returned NULL");
+    p.cast()
+}
+
+fn svm_arg<T>(k: cl_kernel, i: u32, p: *const T) {
+    check!(clSetKernelArgSVMPointer(k, i, p.cast()));
+}
+
+#[test]
+fn device_reports_buffer_svm() {
+    let e = Env::new();
+    let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
+    // lavapipe: imported host memory has its host address as device address (probed).
+    assert_eq!(caps, COARSE | FINE, "CL_DEVICE_SVM_CAPABILITIES");
+}
+
+const SCALE: &str = r#"
+kernel void scale(global int *a, global int *b, int f) {
+    size_t i = get_global_id(0);
+    b[i] = a[i] * f;
+}
+"#;
+
+#[test]
+fn coarse_grain_kernel_arguments_at_offsets() {
+    let e = Env::new();
+    let n = 1024;
+    let a: *mut i32 = alloc(&e, CL_MEM_READ_WRITE, n);
+    let b: *mut i32 = alloc(&e, CL_MEM_READ_WRITE, n);
+    check!(clEnqueueSVMMap(
+        e.queue,
+        CL_TRUE,
+        CL_MAP_WRITE,
+        a.cast(),
+        n * 4,
+        0,
+        null(),
+        null_mut()
+    ));
+    for i in 0..n {
+        unsafe { *a.add(i) = i as i32 * 3 - 7 };
+    }
+    check!(clEnqueueSVMUnmap(e.queue, a.cast(), 0, null(), null_mut()));
+    let zero = 0i32;
+    check!(clEnqueueSVMMemFill(
+        e.queue,
+        b.cast(),
+        (&zero as *const i32).cast(),
+        4,
+        n * 4,
+        0,
+        null(),
+        null_mut()
+    ));
+    let p = e.program(SCALE, "");
+    let k = kernel(p, "scale");
+    // Pointers inside the allocations, not at their start (and not 16-byte aligned).
+    let (off_a, off_b) = (5, 3);
+    svm_arg(k, 0, unsafe { a.add(off_a) });
+    svm_arg(k, 1, unsafe { b.add(off_b) });
+    arg(k, 2, &5i32);
+    let m = n - 8;
+    e.run(k, None, &[m], None);
+    check!(clFinish(e.queue));
+    check!(clEnqueueSVMMap(
+        e.queue,
+        CL_TRUE,
+        CL_MAP_READ,
+        b.cast(),
+        n * 4,
+        0,
+        null(),
+        null_mut()
+    ));
+    let got: Vec<i32> = (0..n).map(|i| unsafe { *b.add(i) }).collect();
+    let want: Vec<i32> = (0..n)
+        .map(|i| {
+            if i >= off_b && i < off_b + m {
+                ((i - off_b + off_a) as i32 * 3 - 7) * 5
+            } else {
+                0
+            }
+        })
+        .collect();
+    assert_eq!(got, want);
+    check!(clEnqueueSVMUnmap(e.queue, b.cast(), 0, null(), null_mut()));
+    // The same kernel with cl_mem arguments still works (the logical build).
+    let x = e.buffer_from(&[1i32, 2, 3, 4]);
+    let y = e.buffer_from(&[0i32; 4]);
+    arg(k, 0, &x);
+    arg(k, 1, &y);
+    e.run(k, None, &[4], None);
+    assert_eq!(e.read::<i32>(y, 4), vec![5, 10, 15, 20]);
+    // A cl_mem and an SVM pointer in one launch.
+    svm_arg(k, 1, b);
+    e.run(k, None, &[4], None);
+    check!(clFinish(e.queue));
+    assert_eq!(
+        unsafe { std::slice::from_raw_parts(b, 4) },
+        &[5, 10, 15, 20]
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+    unsafe { clSVMFree(e.ctx, b.cast()) };
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Node {
+    value: i32,
+    _pad: i32,
+    next: *mut Node,
+}
+
+const LIST: &str = r#"
+// The next pointer as an address: this clspv refuses recursive structures even in physical
+// addressing mode ("recursive structures are not supported").
+typedef struct node { int value; int pad; ulong next; } node;
+// Sums the list from head (built on the host).
+kernel void sum(global node *head, global long *out) {
+    long s = 0;
+    for (global node *p = head; p != 0; p = (global node *)p->next) s += p->value;
+    *out = s;
+}
+// Links nodes[0..n) into a list in reverse order, values i * i (followed on the host): with
+// `&nodes[i - 1]`, a negative constant index (compiler::physical repairs clspv's).
+kernel void link(global node *nodes, int n, global ulong *head) {
+    for (int i = 0; i < n; i++) {
+        nodes[i].value = i * i;
+        nodes[i].next = i == 0 ? 0 : (ulong)&nodes[i - 1];
+    }
+    *head = (ulong)&nodes[n - 1];
+}
+"#;
+
+#[test]
+fn linked_lists_cross_host_and_device() {
+    let e = Env::new();
+    let n = 100;
+    let nodes: *mut Node = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, n);
+    // Host → device: a list built on the host, in a shuffled order.
+    let mut sum = 0i64;
+    for i in 0..n {
+        let next = if i + 1 < n {
+            unsafe { nodes.add((i * 37 + 37) % n) }
+        } else {
+            null_mut()
+        };
+        let at = (i * 37) % n;
+        unsafe {
+            *nodes.add(at) = Node {
+                value: i as i32 + 1,
+                _pad: 0,
+                next,
+            }
+        };
+        sum += i as i64 + 1;
+    }
+    let out: *mut i64 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let p = e.program(LIST, "");
+    let k = kernel(p, "sum");
+    svm_arg(k, 0, nodes);
+    svm_arg(k, 1, out);
+    e.run(k, None, &[1], None);
+    check!(clFinish(e.queue));
+    assert_eq!(unsafe { *out }, sum, "sum of the host's list in a kernel");
+    // Device → host: a list linked by a kernel, followed on the host.
+    let head: *mut *mut Node = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let k2 = kernel(p, "link");
+    svm_arg(k2, 0, nodes);
+    arg(k2, 1, &(n as i32));
+    svm_arg(k2, 2, head);
+    e.run(k2, None, &[1], None);
+    check!(clFinish(e.queue));
+    let mut values = vec![];
+    let mut at = unsafe { *head };
+    let end = unsafe { nodes.add(n) };
+    assert_eq!(at, unsafe { nodes.add(n - 1) }, "head");
+    while !at.is_null() {
+        assert!(
+            at >= nodes && at < end,
+            "a pointer into the nodes: {at:?} (nodes at {nodes:?})"
+        );
+        values.push(unsafe { (*at).value });
+        at = unsafe { (*at).next };
+    }
+    let want: Vec<i32> = (0..n as i32).rev().map(|i| i * i).collect();
+    assert_eq!(values, want, "the kernel's list followed on the host");
+    for k in [k, k2] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in [nodes.cast::<c_void>(), out.cast(), head.cast()] {
+        unsafe { clSVMFree(e.ctx, q) };
+    }
+}
+
+#[test]
+fn memcpy_and_fill_every_pattern_size() {
+    let e = Env::new();
+    let n = 4096;
+    let a: *mut u8 = alloc(&e, 0, n);
+    let b: *mut u8 = alloc(&e, 0, n);
+    for psz in [1usize, 2, 4, 8, 16, 32, 64, 128] {
+        let pattern: Vec<u8> = (0..psz as u8)
+            .map(|i| i.wrapping_mul(31).wrapping_add(psz as u8))
+            .collect();
+        let (off, size) = (psz * 3, psz * 20);
+        check!(clEnqueueSVMMemFill(
+            e.queue,
+            a.cast(),
+            [0u8; 1].as_ptr().cast(),
+            1,
+            n,
+            0,
+            null(),
+            null_mut()
+        ));
+        check!(clEnqueueSVMMemFill(
+            e.queue,
+            unsafe { a.add(off) }.cast(),
+            pattern.as_ptr().cast(),
+            psz,
+            size,
+            0,
+            null(),
+            null_mut()
+        ));
+        check!(clFinish(e.queue));
+        let got = unsafe { std::slice::from_raw_parts(a, n) };
+        for (i, &g) in got.iter().enumerate() {
+            let want = if i >= off && i < off + size {
+                pattern[(i - off) % psz]
+            } else {
+                0
+            };
+            assert_eq!(g, want, "pattern size {psz}, byte {i}");
+        }
+    }
+    // SVM → SVM at offsets, host → SVM, SVM → host.
+    let host: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
+    check!(clEnqueueSVMMemcpy(
+        e.queue,
+        CL_TRUE,
+        a.cast(),
+        host.as_ptr().cast(),
+        n,
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clEnqueueSVMMemcpy(
+        e.queue,
+        CL_FALSE,
+        unsafe { b.add(1) }.cast(),
+        unsafe { a.add(10) }.cast(),
+        1000,
+        0,
+        null(),
+        null_mut()
+    ));
+    let mut back = vec![0u8; 1000];
+    check!(clEnqueueSVMMemcpy(
+        e.queue,
+        CL_TRUE,
+        back.as_mut_ptr().cast(),
+        unsafe { b.add(1) }.cast(),
+        1000,
+        0,
+        null(),
+        null_mut()
+    ));
+    assert_eq!(back, host[10..1010]);
+    // Errors.
+    check_err!(
+        clEnqueueSVMMemcpy(
+            e.queue,
+            CL_TRUE,
+            a.cast(),
+            unsafe { a.add(10) }.cast(),
+            100,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_MEM_COPY_OVERLAP
+    );
+    check_err!(
+        clEnqueueSVMMemcpy(
+            e.queue,
+            CL_TRUE,
+            null_mut(),
+            a.cast(),
+            1,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    let pat = [0u8; 8];
+    check_err!(
+        clEnqueueSVMMemFill(
+            e.queue,
+            unsafe { a.add(4) }.cast(),
+            pat.as_ptr().cast(),
+            8,
+            64,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clEnqueueSVMMemFill(
+            e.queue,
+            a.cast(),
+            pat.as_ptr().cast(),
+            3,
+            9,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clEnqueueSVMMemFill(
+            e.queue,
+            a.cast(),
+            pat.as_ptr().cast(),
+            8,
+            12,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clEnqueueSVMMap(
+            e.queue,
+            CL_TRUE,
+            CL_MAP_READ,
+            a.cast(),
+            0,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clEnqueueSVMMap(
+            e.queue,
+            CL_TRUE,
+            CL_MAP_READ | (1 << 2),
+            a.cast(),
+            4,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    check_err!(
+        clEnqueueSVMMigrateMem(e.queue, 0, null(), null(), 0, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    let list = [a as *const c_void];
+    check_err!(
+        clEnqueueSVMMigrateMem(e.queue, 1, list.as_ptr(), null(), 4, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    check!(clEnqueueSVMMigrateMem(
+        e.queue,
+        1,
+        list.as_ptr(),
+        null(),
+        1,
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clFinish(e.queue));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+    unsafe { clSVMFree(e.ctx, b.cast()) };
+}
+
+#[test]
+fn alloc_errors_return_null() {
+    let e = Env::new();
+    let bad = |flags: cl_bitfield, size: usize, align: cl_uint| {
+        unsafe { clSVMAlloc(e.ctx, flags, size, align) }.is_null()
+    };
+    assert!(bad(0, 0, 0), "size 0");
+    assert!(
+        bad(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 64, 0),
+        "two access flags"
+    );
+    assert!(bad(CL_MEM_SVM_ATOMICS, 64, 0), "atomics without fine grain");
+    assert!(
+        bad(CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 64, 0),
+        "atomics are not reported"
+    );
+    assert!(bad(0, 64, 3), "alignment not a power of two");
+    assert!(bad(1 << 20, 64, 0), "unknown flag");
+    let max: u64 = device_val(e.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    assert!(
+        bad(0, max as usize + 1, 0),
+        "above CL_DEVICE_MAX_MEM_ALLOC_SIZE"
+    );
+    assert!(
+        unsafe { clSVMAlloc(null_mut(), 0, 64, 0) }.is_null(),
+        "no context"
+    );
+    let p = unsafe { clSVMAlloc(e.ctx, 0, 64, 256) };
+    assert!(!p.is_null() && p as usize % 256 == 0, "aligned to 256");
+    unsafe { clSVMFree(e.ctx, p) };
+    unsafe { clSVMFree(e.ctx, null_mut()) };
+}
+
+static FREED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+unsafe extern "C" fn on_free(
+    _q: cl_command_queue,
+    n: cl_uint,
+    p: *mut *mut c_void,
+    ud: *mut c_void,
+) {
+    let list = unsafe { std::slice::from_raw_parts(p, n as usize) };
+    FREED
+        .lock()
+        .unwrap()
+        .extend(list.iter().map(|&x| x as usize));
+    for &x in list {
+        unsafe { clSVMFree(ud as cl_context, x) };
+    }
+}
+
+const SLOW: &str = r#"
+kernel void slow(global int *a, int n) {
+    size_t i = get_global_id(0);
+    int x = a[i];
+    for (int k = 0; k < n; k++) x = x * 1103515245 + 12345;
+    a[i] = x;
+}
+"#;
+
+#[test]
+fn enqueue_free_with_callback_while_a_kernel_runs() {
+    let e = Env::new();
+    let n = 1 << 16;
+    let a: *mut i32 = alloc(&e, 0, n);
+    let host: Vec<i32> = (0..n as i32).collect();
+    check!(clEnqueueSVMMemcpy(
+        e.queue,
+        CL_TRUE,
+        a.cast(),
+        host.as_ptr().cast(),
+        n * 4,
+        0,
+        null(),
+        null_mut()
+    ));
+    let p = e.program(SLOW, "");
+    let k = kernel(p, "slow");
+    svm_arg(k, 0, a);
+    arg(k, 1, &2000i32);
+    let mut kev: cl_event = null_mut();
+    check!(clEnqueueNDRangeKernel(
+        e.queue,
+        k,
+        1,
+        null(),
+        [n].as_ptr(),
+        null(),
+        0,
+        null(),
+        &mut kev
+    ));
+    let result: *mut i32 = alloc(&e, 0, n);
+    check!(clEnqueueSVMMemcpy(
+        e.queue,
+        CL_FALSE,
+        result.cast(),
+        a.cast(),
+        n * 4,
+        0,
+        null(),
+        null_mut()
+    ));
+    let mut list = [a.cast::<c_void>()];
+    let mut fev: cl_event = null_mut();
+    check!(clEnqueueSVMFree(
+        e.queue,
+        1,
+        list.as_mut_ptr(),
+        Some(on_free),
+        e.ctx,
+        0,
+        null(),
+        &mut fev
+    ));
+    check!(clWaitForEvents(1, &fev));
+    assert!(
+        FREED.lock().unwrap().contains(&(a as usize)),
+        "the callback ran"
+    );
+    let mut status: cl_int = 1;
+    check!(clGetEventInfo(
+        kev,
+        CL_EVENT_COMMAND_EXECUTION_STATUS,
+        4,
+        (&mut status as *mut cl_int).cast(),
+        null_mut()
+    ));
+    assert_eq!(status, CL_COMPLETE, "the kernel completed before the free");
+    let want: Vec<i32> = host
+        .iter()
+        .map(|&v| (0..2000).fold(v, |x, _| x.wrapping_mul(1103515245).wrapping_add(12345)))
+        .collect();
+    assert_eq!(unsafe { std::slice::from_raw_parts(result, n) }, &want[..]);
+    // Without a callback vkcl frees the pointers.
+    let mut list = [result.cast::<c_void>()];
+    check!(clEnqueueSVMFree(
+        e.queue,
+        1,
+        list.as_mut_ptr(),
+        None,
+        null_mut(),
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clFinish(e.queue));
+    check_err!(
+        clEnqueueSVMFree(
+            e.queue,
+            1,
+            null_mut(),
+            None,
+            null_mut(),
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    for ev in [kev, fev] {
+        check!(clReleaseEvent(ev));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
+#[test]
+fn buffer_on_an_svm_pointer_shares_its_memory() {
+    let e = Env::new();
+    let n = 256;
+    let a: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, n);
+    for i in 0..n {
+        unsafe { *a.add(i) = i as i32 };
+    }
+    // At an offset of 12 bytes into the allocation.
+    let mut err = 0;
+    let m = unsafe {
+        clCreateBuffer(
+            e.ctx,
+            CL_MEM_USE_HOST_PTR,
+            100 * 4,
+            a.add(3).cast(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let uses: cl_bool = mem_val(m, CL_MEM_USES_SVM_POINTER);
+    assert_eq!(uses, CL_TRUE, "CL_MEM_USES_SVM_POINTER");
+    let plain = e.buffer_from(&[0i32; 4]);
+    let not: cl_bool = mem_val(plain, CL_MEM_USES_SVM_POINTER);
+    assert_eq!(not, CL_FALSE);
+    let p = e.program(SCALE, "");
+    let k = kernel(p, "scale");
+    arg(k, 0, &m);
+    arg(k, 1, &m);
+    arg(k, 2, &2i32);
+    e.run(k, None, &[100], None);
+    check!(clFinish(e.queue));
+    let got: Vec<i32> = (0..n).map(|i| unsafe { *a.add(i) }).collect();
+    let want: Vec<i32> = (0..n as i32)
+        .map(|i| if (3..103).contains(&i) { i * 2 } else { i })
+        .collect();
+    assert_eq!(
+        got, want,
+        "the kernel's writes through the cl_mem are in the SVM memory"
+    );
+    assert_eq!(e.read::<i32>(m, 2), vec![6, 8]);
+    check!(clReleaseMemObject(m));
+    check!(clReleaseMemObject(plain));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+}
+
+const ATOMIC: &str = r#"
+kernel void count(volatile global int *c) { atomic_add(c, 1); }
+"#;
+
+#[test]
+fn fine_grain_host_and_device_atomics_on_one_location() {
+    let e = Env::new();
+    let c: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    unsafe { *c = 0 };
+    let p = e.program(ATOMIC, "");
+    let k = kernel(p, "count");
+    svm_arg(k, 0, c);
+    let n = 1 << 16;
+    check!(clEnqueueNDRangeKernel(
+        e.queue,
+        k,
+        1,
+        null(),
+        [n].as_ptr(),
+        null(),
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clFlush(e.queue));
+    // The host adds meanwhile, atomically, to the same int.
+    let atomic = unsafe { &*(c as *const std::sync::atomic::AtomicI32) };
+    for _ in 0..1000 {
+        atomic.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    check!(clFinish(e.queue));
+    assert_eq!(
+        atomic.load(std::sync::atomic::Ordering::SeqCst),
+        n as i32 + 1000
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, c.cast()) };
+}
+
+#[test]
+fn kernel_arg_and_exec_info_errors() {
+    let e = Env::new();
+    let p = e.program(SCALE, "");
+    let k = kernel(p, "scale");
+    let a: *mut i32 = alloc(&e, 0, 16);
+    check_err!(
+        clSetKernelArgSVMPointer(k, 3, a.cast()),
+        CL_INVALID_ARG_INDEX
+    );
+    check_err!(
+        clSetKernelArgSVMPointer(k, 2, a.cast()),
+        CL_INVALID_ARG_VALUE
+    );
+    check_err!(
+        clSetKernelArgSVMPointer(null_mut(), 0, a.cast()),
+        CL_INVALID_KERNEL
+    );
+    let ptrs = [a as *const c_void];
+    check!(clSetKernelExecInfo(
+        k,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        8,
+        ptrs.as_ptr().cast()
+    ));
+    check_err!(
+        clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, 5, ptrs.as_ptr().cast()),
+        CL_INVALID_VALUE
+    );
+    let yes: cl_bool = CL_TRUE;
+    check_err!(
+        clSetKernelExecInfo(
+            k,
+            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM,
+            4,
+            (&yes as *const cl_bool).cast()
+        ),
+        CL_INVALID_OPERATION
+    );
+    check_err!(
+        clSetKernelExecInfo(k, 0x1234, 4, (&yes as *const cl_bool).cast()),
+        CL_INVALID_VALUE
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+}
+
+const BACKWARDS: &str = r#"
+kernel void back(global int *in, global int *out, int k) {
+    out[0] = *(in - 2);
+    out[1] = in[-1];
+    out[2] = in[k];
+    out[3] = *(in + k - 1);
+}
+"#;
+
+/// Negative offsets from an SVM pointer at an offset (the data before the pointer).
+#[test]
+fn pointer_arithmetic_below_an_svm_pointer() {
+    let e = Env::new();
+    let a: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 64);
+    for i in 0..64 {
+        unsafe { *a.add(i) = 100 + i as i32 };
+    }
+    let out: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 4);
+    let p = e.program(BACKWARDS, "");
+    let k = kernel(p, "back");
+    svm_arg(k, 0, unsafe { a.add(10) });
+    svm_arg(k, 1, out);
+    arg(k, 2, &-3i32);
+    e.run(k, None, &[1], None);
+    check!(clFinish(e.queue));
+    assert_eq!(
+        unsafe { std::slice::from_raw_parts(out, 4) },
+        &[108, 109, 107, 106]
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+    unsafe { clSVMFree(e.ctx, out.cast()) };
+}
+
+// cl_ext_buffer_device_address.
+const CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT: cl_bitfield = 0x5000;
+const CL_MEM_DEVICE_ADDRESS_EXT: cl_uint = 0x5001;
+const CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT: cl_uint = 0x5002;
+const CL_INVALID_PROPERTY: cl_int = -64;
+type SetDevicePointer = unsafe extern "C" fn(cl_kernel, cl_uint, u64) -> cl_int;
+
+extern "C" {
+    fn clCreateBufferWithProperties(
+        c: cl_context,
+        props: *const cl_bitfield,
+        flags: cl_bitfield,
+        size: usize,
+        host: *mut c_void,
+        err: *mut cl_int,
+    ) -> cl_mem;
+    fn clGetExtensionFunctionAddressForPlatform(
+        p: cl_platform_id,
+        name: *const std::ffi::c_char,
+    ) -> *mut c_void;
+    fn clCreateSubBuffer(
+        m: cl_mem,
+        flags: cl_bitfield,
+        ty: cl_uint,
+        info: *const c_void,
+        err: *mut cl_int,
+    ) -> cl_mem;
+}
+
+fn address_buffer(e: &Env, data: &[i32]) -> cl_mem {
+    let props = [CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT, 1, 0];
+    let mut err = 0;
+    let m = unsafe {
+        clCreateBufferWithProperties(
+            e.ctx,
+            props.as_ptr(),
+            CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+            data.len() * 4,
+            data.as_ptr() as *mut c_void,
+            &mut err,
+        )
+    };
+    assert_eq!(
+        err,
+        CL_SUCCESS,
+        "clCreateBufferWithProperties: {}",
+        err_name(err)
+    );
+    m
+}
+
+fn address_of(m: cl_mem) -> u64 {
+    let mut a = 0u64;
+    let mut size = 0usize;
+    check!(clGetMemObjectInfo(
+        m,
+        CL_MEM_DEVICE_ADDRESS_EXT,
+        8,
+        (&mut a as *mut u64).cast(),
+        &mut size
+    ));
+    assert_eq!(size, 8, "one address (one device)");
+    a
+}
+
+const ADDRESSES: &str = r#"
+kernel void get_addr(global int *b, global ulong *addr) {
+    for (int i = 0; i < 64; i++) b[i] += 1;
+    *addr = (ulong)b;
+}
+// The address read as an integer and cast: this clspv crashes on a pointer loaded as such
+// (`**(global int * global *)in_addr`, "Invalid bitcast <2 x i32> to ptr").
+kernel void indirect(global ulong *in_addr, global int *out) {
+    *out = *(global int *)in_addr[0];
+}
+kernel void before(global int *p, global int *out) {
+    *out = *(p - 2);
+}
+"#;
+
+#[test]
+fn buffer_device_addresses() {
+    let e = Env::new();
+    let exts = device_str(e.dev, CL_DEVICE_EXTENSIONS);
+    assert!(exts.contains("cl_ext_buffer_device_address"), "{exts}");
+    let data: Vec<i32> = (0..64).collect();
+    let m = address_buffer(&e, &data);
+    let addr = address_of(m);
+    assert_ne!(addr, 0);
+    let out = e.buffer_from(&[0u64]);
+    let p = e.program(ADDRESSES, "");
+    // A kernel sees the buffer at the address the query gives.
+    let k = kernel(p, "get_addr");
+    arg(k, 0, &m);
+    arg(k, 1, &out);
+    e.run(k, None, &[1], None);
+    assert_eq!(
+        e.read::<u64>(out, 1),
+        vec![addr],
+        "the kernel's address of the buffer"
+    );
+    assert_eq!(e.read::<i32>(m, 64), (1..65).collect::<Vec<i32>>());
+    // A buffer reached through an address stored in another buffer (exec info).
+    let k2 = kernel(p, "indirect");
+    let holder = e.buffer_from(&[addr]);
+    let result = e.buffer_from(&[0i32]);
+    arg(k2, 0, &holder);
+    arg(k2, 1, &result);
+    check!(clSetKernelExecInfo(
+        k2,
+        CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT,
+        8,
+        (&addr as *const u64).cast()
+    ));
+    e.run(k2, None, &[1], None);
+    assert_eq!(e.read::<i32>(result, 1), vec![1]);
+    // clSetKernelArgDevicePointerEXT into the middle of the buffer, reading before it.
+    let name = std::ffi::CString::new("clSetKernelArgDevicePointerEXT").unwrap();
+    let f = unsafe { clGetExtensionFunctionAddressForPlatform(platform(), name.as_ptr()) };
+    assert!(!f.is_null(), "clSetKernelArgDevicePointerEXT is found");
+    let set: SetDevicePointer = unsafe { std::mem::transmute(f) };
+    let k3 = kernel(p, "before");
+    check!(set(k3, 0, addr + 10 * 4));
+    arg(k3, 1, &result);
+    e.run(k3, None, &[1], None);
+    assert_eq!(e.read::<i32>(result, 1), vec![9]);
+    check_err!(set(k3, 5, addr), CL_INVALID_ARG_INDEX);
+    // A sub-buffer's address is its parent's plus its origin.
+    let align: cl_uint = device_val(e.dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+    let origin = (align / 8) as usize;
+    let region = [origin, 16usize];
+    let mut err = 0;
+    let sub = unsafe {
+        clCreateSubBuffer(
+            m,
+            CL_MEM_READ_WRITE,
+            0x1220,
+            region.as_ptr().cast(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(address_of(sub), addr + origin as u64);
+    // A buffer without the property has no address to query; unknown properties are refused.
+    check_err!(
+        clGetMemObjectInfo(out, CL_MEM_DEVICE_ADDRESS_EXT, 8, null_mut(), null_mut()),
+        CL_INVALID_OPERATION
+    );
+    let bad = [0x5555u64, 1, 0];
+    let none = unsafe {
+        clCreateBufferWithProperties(
+            e.ctx,
+            bad.as_ptr(),
+            CL_MEM_READ_WRITE,
+            64,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert!(none.is_null());
+    assert_eq!(err, CL_INVALID_PROPERTY);
+    // An SVM pointer's buffer has the SVM pointer as its address.
+    let s: *mut i32 = alloc(&e, 0, 64);
+    let props = [CL_MEM_DEVICE_PRIVATE_ADDRESS_EXT, 1, 0];
+    let on_svm = unsafe {
+        clCreateBufferWithProperties(
+            e.ctx,
+            props.as_ptr(),
+            CL_MEM_USE_HOST_PTR,
+            256,
+            s.cast(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(address_of(on_svm), s as u64);
+    for mem in [sub, on_svm, m, out, holder, result] {
+        check!(clReleaseMemObject(mem));
+    }
+    for k in [k, k2, k3] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    unsafe { clSVMFree(e.ctx, s.cast()) };
+}
+
+const CL_DEVICE_GLOBAL_MEM_SIZE: cl_uint = 0x101F;
+
+/// Issue 18 item 5: buffers past one storage-buffer binding (lavapipe: 128 MiB), reached by
+/// device address: CL_DEVICE_MAX_MEM_ALLOC_SIZE of at least 1 GiB, and a 2 GiB buffer that
+/// kernels write and read at both ends.
+#[test]
+fn a_two_gib_buffer_in_kernels() {
+    let e = Env::new();
+    let max: u64 = device_val(e.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    let global: u64 = device_val(e.dev, CL_DEVICE_GLOBAL_MEM_SIZE);
+    assert!(max >= 1 << 30, "CL_DEVICE_MAX_MEM_ALLOC_SIZE {max}");
+    assert!(max >= (global / 4).min(1 << 30) && max <= global);
+    let size = 2usize << 30;
+    assert!(max as usize >= size, "a 2 GiB buffer fits ({max})");
+    let b = e.buffer(CL_MEM_READ_WRITE, size, null_mut());
+    let n = (size / 4) as u64;
+    // The host writes a word 1 GiB + 12 bytes in; kernels write the last 256 words and the
+    // first, each reading that word.
+    let probe = (1u64 << 30) / 4 + 3;
+    let seed = [0x5A5A_1234u32];
+    check!(clEnqueueWriteBuffer(
+        e.queue,
+        b,
+        CL_TRUE,
+        probe as usize * 4,
+        4,
+        seed.as_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    ));
+    let p = e.program(
+        "kernel void k(global uint *b, ulong n, ulong probe) {\n\
+         ulong g = get_global_id(0);\n\
+         b[n - 1 - g] = (uint)(n - 1 - g) ^ b[probe];\n\
+         if (g == 0) b[0] = b[probe] + 1;\n}\n",
+        "",
+    );
+    let k = kernel(p, "k");
+    arg(k, 0, &b);
+    arg(k, 1, &n);
+    arg(k, 2, &probe);
+    e.run(k, None, &[256], None);
+    let mut tail = vec![0u32; 256];
+    check!(clEnqueueReadBuffer(
+        e.queue,
+        b,
+        CL_TRUE,
+        size - 1024,
+        1024,
+        tail.as_mut_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    ));
+    let want: Vec<u32> = (0..256u64)
+        .map(|j| (n - 256 + j) as u32 ^ seed[0])
+        .collect();
+    assert_eq!(tail, want, "the last 256 words");
+    let mut first = [0u32];
+    check!(clEnqueueReadBuffer(
+        e.queue,
+        b,
+        CL_TRUE,
+        0,
+        4,
+        first.as_mut_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    ));
+    assert_eq!(first[0], seed[0] + 1);
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseMemObject(b));
+}
+
+/// clSVMFree while a kernel using the memory is in flight: the spec leaves the application
+/// responsible, but vkcl keeps the memory until the launch completes, so nothing faults.
+#[test]
+fn svm_free_while_a_kernel_runs_keeps_the_memory() {
+    let e = Env::new();
+    let n = 1 << 16;
+    let a: *mut i32 = alloc(&e, 0, n);
+    let p = e.program(SLOW, "");
+    let k = kernel(p, "slow");
+    svm_arg(k, 0, a);
+    arg(k, 1, &2000i32);
+    let mut ev: cl_event = null_mut();
+    check!(clEnqueueNDRangeKernel(
+        e.queue,
+        k,
+        1,
+        null(),
+        [n].as_ptr(),
+        null(),
+        0,
+        null(),
+        &mut ev
+    ));
+    check!(clFlush(e.queue));
+    unsafe { clSVMFree(e.ctx, a.cast()) };
+    check!(clWaitForEvents(1, &ev));
+    let mut status: cl_int = 1;
+    check!(clGetEventInfo(
+        ev,
+        CL_EVENT_COMMAND_EXECUTION_STATUS,
+        4,
+        (&mut status as *mut cl_int).cast(),
+        null_mut()
+    ));
+    assert_eq!(status, CL_COMPLETE);
+    check!(clReleaseEvent(ev));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
