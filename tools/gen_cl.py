@@ -2,7 +2,8 @@
 """Generate vkcl's OpenCL C-ABI tables from the Khronos headers (Debian's opencl-headers).
 
 Writes:
-  src/cl.rs           types and constants of cl.h (and the cl_khr_icd / few cl_ext.h names we use)
+  src/cl.rs           types and constants of cl.h (and the cl_khr_icd / few cl_ext.h names we use),
+                      then tools/cl_extra.rs (names newer than Debian's headers, by hand)
   src/api/dispatch.rs the cl_khr_icd dispatch table, in the loader's order (from cl_icd.h)
   src/api/stubs.rs    an entry point with the right signature for every table slot that
                       src/api/*.rs does not implement: it logs and returns a spec error
@@ -167,6 +168,9 @@ def write_constants():
                 continue
             seen.add(name)
             lines.append(f"pub const {name}: {ty} = {v};")
+    # Definitions newer than Debian's headers (OpenCL-Headers' cl_ext.h), kept by hand.
+    extra = open(os.path.join(ROOT, "tools", "cl_extra.rs")).read().rstrip("\n")
+    lines += ["", extra]
     open(os.path.join(ROOT, "src", "cl.rs"), "w").write("\n".join(lines) + "\n")
 
 # --- entry points ---------------------------------------------------------------
