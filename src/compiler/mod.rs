@@ -10,6 +10,7 @@ pub mod binary;
 pub mod byval;
 mod capabilities;
 pub mod chosen_load;
+pub mod collectives;
 pub mod helper;
 pub mod il;
 pub mod local_args;
@@ -142,7 +143,11 @@ fn compile_bytes(
         .any(|a| a == "-cl-std=CL2.0" || a == "-cl-std=CL3.0")
         && !is_ir;
     let lowered: Vec<_> = match lower_pipes {
-        true => sources.iter().map(|s| pipes::lower_bytes(s)).collect(),
+        // The work-group collectives' scratch array in each kernel (compiler::collectives).
+        true => sources
+            .iter()
+            .map(|s| collectives::declare_scratch(pipes::lower_bytes(s)))
+            .collect(),
         false => sources
             .iter()
             .map(|&s| std::borrow::Cow::Borrowed(s))
@@ -277,6 +282,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
         || names(b"get_num_sub_groups")
     {
         p += SUB_GROUP_SIZES;
+    }
+    if sources.iter().any(|s| collectives::names_any(s)) {
+        p += &collectives::prelude();
     }
     if names(b"printf") {
         p += PRINTF_RESULT;
