@@ -11,6 +11,7 @@ pub mod byval;
 mod capabilities;
 pub mod chosen_load;
 pub mod collectives;
+pub mod globals;
 pub mod helper;
 pub mod il;
 pub mod local_args;
@@ -71,6 +72,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
+            let spirv = globals::gather(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,

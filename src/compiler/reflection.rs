@@ -32,6 +32,9 @@ pub struct Reflection {
     pub spec_constants: ModuleSpecConstants,
     /// Module-scope `__constant` data the runtime must upload and bind.
     pub constant_data: Option<ConstantData>,
+    /// Program-scope global variables (`compiler::globals`): one buffer per program and
+    /// device with this initial data, bound in every launch.
+    pub globals: Option<ConstantData>,
     /// Samplers declared in the source; the runtime creates and binds them.
     pub literal_samplers: Vec<LiteralSampler>,
     pub printf: Option<PrintfReflection>,
@@ -549,6 +552,17 @@ impl Builder<'_> {
                     binding,
                     data,
                     is_uniform: inst.number == 22,
+                });
+            }
+            super::globals::REFLECTION_INSTRUCTION => {
+                let data = decode_hex(&self.string(inst, 2)?)?;
+                let (set, binding) = (self.num(inst, 0)?, self.num(inst, 1)?);
+                let is_uniform = false;
+                self.r.globals = Some(ConstantData {
+                    set,
+                    binding,
+                    data,
+                    is_uniform,
                 });
             }
             23 => {
