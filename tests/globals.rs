@@ -42,3 +42,76 @@ fn globals_persist_across_launches_and_kernels() {
     check!(clReleaseKernel(peek));
     check!(clReleaseProgram(p));
 }
+
+const TYPES: &str = r#"
+typedef struct { char c; int i; float2 f; long l[2]; } S;
+global S s = { 'a', -7, (float2)(0.5f, 1.5f), { 1L << 40, -3 } };
+global double d = 2.25;
+global uchar bytes[5] = { 1, 2, 3, 4, 5 };
+global int4 v = (int4)(1, 2, 3, 4);
+global int zero[3];
+global float plain;
+
+int next(void) { static global int n; return n++; }
+
+kernel void types(global long *o) {
+    o[0] = s.c; o[1] = s.i; o[2] = (long)(s.f.y * 2); o[3] = s.l[0]; o[4] = s.l[1];
+    o[5] = (long)(d * 4); o[6] = bytes[0] + bytes[4] * 10; o[7] = v.x + v.w * 10;
+    o[8] = zero[0] + zero[1] + zero[2]; o[9] = (long)plain; o[10] = next(); o[11] = next();
+    s.i += 1; bytes[4] += 1; v.w += 1; zero[2] += 2; plain += 1.0f; d += 1.0;
+}
+"#;
+
+/// Initializers of structs, vectors, doubles, chars and arrays laid out as written; variables
+/// without one start at zero; a `static` local in a function that is not a kernel; and
+/// CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE covering them all.
+#[test]
+fn initializers_of_every_shape() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let src = if fp64 {
+        TYPES.to_string()
+    } else {
+        TYPES.replace("double", "float")
+    };
+    let p = e.program(&src, "-cl-std=CL2.0");
+    let total: usize = bytes_to(&info_bytes(|s, v, r| unsafe {
+        clGetProgramBuildInfo(
+            p,
+            e.dev,
+            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+            s,
+            v,
+            r,
+        )
+    }));
+    // S is 32 bytes; the others at least their size; each starts on 16 bytes.
+    assert!(
+        (32 + 8 + 5 + 16 + 12 + 4 + 4..=16 * 16).contains(&total),
+        "total {total}"
+    );
+    let k = kernel(p, "types");
+    let o = e.buffer_from(&[0i64; 12]);
+    arg(k, 0, &o);
+    for i in 0..2 {
+        e.run(k, None, &[1], None);
+        let want = [
+            'a' as i64,
+            -7 + i,
+            3,
+            1 << 40,
+            -3,
+            9 + 4 * i,
+            51 + 10 * i,
+            41 + 10 * i,
+            2 * i,
+            i,
+            2 * i,
+            2 * i + 1,
+        ];
+        assert_eq!(e.read::<i64>(o, 12), want, "launch {i}");
+    }
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}

@@ -70,7 +70,13 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
     if globals.is_empty() {
         return None;
     }
-    let layout = Layout::of(&m);
+    let mut layout = Layout::of(&m);
+    // clspv leaves the members of structs outside buffers without offsets (its structs carry
+    // their padding as members): they get C's, which Vulkan's buffers need decorated.
+    let mut laid_out = vec![];
+    for &(_, ptr, _) in &globals {
+        layout.lay_out(*layout.pointees.get(&ptr)?, &mut laid_out)?;
+    }
     let mut ids = Ids(m.header.as_ref()?.bound);
     // Members: (old variable, pointer type, pointee type, offset).
     let mut members = vec![];
@@ -153,23 +159,16 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
         ops.extend(lit.into_iter().map(Operand::LiteralBit32));
         inst(Op::Decorate, None, None, ops)
     };
+    for (ty, k, offset) in laid_out {
+        m.annotations.push(member_offset(ty, k, offset));
+    }
     m.annotations.push(deco(block, Decoration::Block, vec![]));
     m.annotations
         .push(deco(var, Decoration::DescriptorSet, vec![0]));
     m.annotations
         .push(deco(var, Decoration::Binding, vec![binding]));
     for (k, member) in members.iter().enumerate() {
-        m.annotations.push(inst(
-            Op::MemberDecorate,
-            None,
-            None,
-            vec![
-                Operand::IdRef(block),
-                Operand::LiteralBit32(k as u32),
-                Operand::Decoration(Decoration::Offset),
-                Operand::LiteralBit32(member.3),
-            ],
-        ));
+        m.annotations.push(member_offset(block, k as u32, member.3));
     }
     // Each function reaches the variables through access chains at its top.
     for f in &mut m.functions {
@@ -243,6 +242,16 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
 
 fn inst(op: Op, ty: Option<Word>, id: Option<Word>, operands: Vec<Operand>) -> Instruction {
     Instruction::new(op, ty, id, operands)
+}
+
+fn member_offset(ty: Word, k: u32, offset: u32) -> Instruction {
+    let ops = vec![
+        Operand::IdRef(ty),
+        Operand::LiteralBit32(k),
+        Operand::Decoration(Decoration::Offset),
+        Operand::LiteralBit32(offset),
+    ];
+    inst(Op::MemberDecorate, None, None, ops)
 }
 
 fn id_operand(i: &Instruction, n: usize) -> Option<Word> {
@@ -328,6 +337,32 @@ impl<'a> Layout<'a> {
             }
         }
         l
+    }
+
+    /// Gives the structs within `ty` that have no member offsets C's (each member at the
+    /// next multiple of its alignment), adding (struct, member, offset) to `added`.
+    fn lay_out(&mut self, ty: Word, added: &mut Vec<(Word, u32, u32)>) -> Option<()> {
+        let t = *self.types.get(&ty)?;
+        match (t.class.opcode, &t.operands[..]) {
+            (Op::TypeArray, [Operand::IdRef(e), _]) => self.lay_out(*e, added),
+            (Op::TypeStruct, members) => {
+                let mut end = 0u32;
+                for (k, m) in members.iter().enumerate() {
+                    let Operand::IdRef(m) = m else { return None };
+                    self.lay_out(*m, added)?;
+                    let (size, align) = self.size_align(*m)?;
+                    let key = (ty, k as u32);
+                    if !self.offsets.contains_key(&key) {
+                        let offset = end.next_multiple_of(align);
+                        self.offsets.insert(key, offset);
+                        added.push((ty, k as u32, offset));
+                    }
+                    end = self.offsets[&key] + size;
+                }
+                Some(())
+            }
+            _ => Some(()),
+        }
     }
 
     fn lit(&self, id: Word) -> Option<u32> {
