@@ -59,17 +59,21 @@ fn get_fence_of_generic_pointers() {
     assert_eq!(o[..3], [2, 1, 0]);
 }
 
-/// clspv 0.0.1 lowers to_global/to_local/to_private through a pointer-to-integer conversion
-/// that Vulkan's logical addressing does not have (invalid SPIR-V).
+/// to_global/to_local/to_private, and tests of their results: clspv 0.0.1 tests a pointer
+/// to a variable through a pointer-to-integer conversion that Vulkan's logical addressing
+/// does not have (invalid SPIR-V before compiler::null_checks).
 #[test]
-#[ignore = "clspv 0.0.1 emits OpConvertPtrToU for to_global/to_local/to_private"]
 fn address_space_casts() {
     let o = run(
         "int *q = l; o[0] = to_global(q) != 0; o[1] = to_local(q) != 0;\n\
-         o[2] = to_private(q) != 0;",
+         o[2] = to_private(q) != 0;\n\
+         int *r = pr; o[3] = to_private(r) != 0; o[4] = to_local(r) == 0;\n\
+         int *s = g; global int *gs = to_global(s); if (gs) o[5] = gs[1];\n\
+         local int *ls = to_local(q); if (ls) o[6] = ls[3];\n\
+         private int *ps = to_private(r); if (ps) o[7] = ps[2];",
         "-cl-std=CL3.0",
     );
-    assert_eq!(o[..3], [0, 1, 0]);
+    assert_eq!(o, [0, 1, 0, 1, 1, 200, 3, 20]);
 }
 
 /// A generic pointer whose address space is chosen at run time: clspv 0.0.1 aborts

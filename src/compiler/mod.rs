@@ -17,6 +17,7 @@ pub mod il;
 pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
+pub mod null_checks;
 pub mod options;
 pub mod pipes;
 mod prelude_math;
@@ -73,6 +74,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = globals::gather(&spirv);
+            let spirv = null_checks::fold(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
