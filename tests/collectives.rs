@@ -371,3 +371,38 @@ fn feature_macro_matches_the_device() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// Collectives called from functions that are not kernels, through two levels and a
+/// prototype, in a partial last work-group.
+#[test]
+fn collectives_in_helper_functions() {
+    if !features_listed() {
+        eprintln!("{FEATURE} not listed: nothing to test");
+        return;
+    }
+    let src = "int total(int x);\n\
+               int first(int x) { return work_group_broadcast(x, 0); }\n\
+               int both(int x) { return total(x) * 1000 + first(x); }\n\
+               int total(int x) { return work_group_reduce_add(x); }\n\
+               kernel void k(global int *o) {\n\
+                   int i = get_global_id(0);\n\
+                   o[i] = both(i) + work_group_scan_exclusive_add(1) * 1000000;\n\
+               }";
+    let e = Env::new();
+    let p = e.program(src, "-cl-std=CL3.0");
+    let k = kernel(p, "k");
+    let n = 100usize;
+    let o = e.buffer_from(&vec![-1i32; n]);
+    arg(k, 0, &o);
+    e.run(k, None, &[n], Some(&[64]));
+    let got = e.read::<i32>(o, n);
+    for (i, g) in got.iter().enumerate() {
+        let (base, end) = if i < 64 { (0, 64) } else { (64, n) };
+        let total: usize = (base..end).sum();
+        let want = total * 1000 + base + (i - base) * 1_000_000;
+        assert_eq!(*g as usize, want, "item {i}");
+    }
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
