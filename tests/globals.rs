@@ -3,6 +3,7 @@
 #[macro_use]
 mod common;
 use common::*;
+use std::ptr::{null, null_mut};
 
 const SOURCE: &str = r#"
 global int counter = 5;
@@ -114,4 +115,34 @@ fn initializers_of_every_shape() {
     check!(clReleaseMemObject(o));
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
+}
+
+/// A program made from another's binary starts from the initial values again (its own
+/// buffer) and keeps them across its launches.
+#[test]
+fn binaries_keep_the_initial_values() {
+    let e = Env::new();
+    let p = e.program(SOURCE, "-cl-std=CL2.0");
+    let bump = kernel(p, "bump");
+    let o = e.buffer_from(&[0i32; 3]);
+    arg(bump, 0, &o);
+    e.run(bump, None, &[1], None);
+    let bins = binaries(p);
+    let (q, status, err) = from_binaries(e.ctx, &[e.dev], &[&bins[0]]);
+    assert_eq!((err, status[0]), (CL_SUCCESS, CL_SUCCESS));
+    check!(clBuildProgram(q, 1, &e.dev, null(), None, null_mut()));
+    let again = kernel(q, "bump");
+    arg(again, 0, &o);
+    for i in 0..2 {
+        e.run(again, None, &[1], None);
+        assert_eq!(e.read::<i32>(o, 3), [5 + i, 100 + i, 5 + 2 * i]);
+    }
+    // The first program's variables went on from where they were.
+    e.run(bump, None, &[1], None);
+    assert_eq!(e.read::<i32>(o, 3), [6, 101, 7]);
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(bump));
+    check!(clReleaseKernel(again));
+    check!(clReleaseProgram(p));
+    check!(clReleaseProgram(q));
 }

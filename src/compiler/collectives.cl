@@ -1,6 +1,6 @@
 /* vkcl's work-group collective functions (OpenCL C 2.0 / __opencl_c_work_group_collective_functions;
    clspv 0.0.1 crashes on its own). compiler::collectives declares the scratch array
-   __vkcl_wg[__VKCL_WG_N] in every kernel of a program that names them, and the built-ins' names
+   vkcl_wg_scratch_[__VKCL_WG_N] in every kernel of a program that names them, and the built-ins' names
    are macros passing it. Each value travels through the scratch as a ulong of its bits; chunks
    of __VKCL_WG_N work-items write theirs, work-item 0 combines them in local-id order (so float
    results are those of a sequential loop), and everyone reads the result back. */
@@ -90,15 +90,15 @@ __VKCL_WG_TYPE(half, __VKCL_WG_H2U, __VKCL_WG_U2H, -(half)INFINITY, (half)INFINI
 __VKCL_WG_FN int __vkcl_wg_all(__local ulong *s, int p) { return __vkcl_wg_reduce_min(s, p ? 1 : 0); }
 __VKCL_WG_FN int __vkcl_wg_any(__local ulong *s, int p) { return __vkcl_wg_reduce_max(s, p ? 1 : 0); }
 #undef __VKCL_WG_FN
-#define work_group_all(p) __vkcl_wg_all(__vkcl_wg, (p))
-#define work_group_any(p) __vkcl_wg_any(__vkcl_wg, (p))
-#define work_group_broadcast(...) __vkcl_wg_broadcast(__vkcl_wg, __VA_ARGS__)
-#define work_group_reduce_add(x) __vkcl_wg_reduce_add(__vkcl_wg, (x))
-#define work_group_reduce_min(x) __vkcl_wg_reduce_min(__vkcl_wg, (x))
-#define work_group_reduce_max(x) __vkcl_wg_reduce_max(__vkcl_wg, (x))
-#define work_group_scan_inclusive_add(x) __vkcl_wg_scan_inclusive_add(__vkcl_wg, (x))
-#define work_group_scan_inclusive_min(x) __vkcl_wg_scan_inclusive_min(__vkcl_wg, (x))
-#define work_group_scan_inclusive_max(x) __vkcl_wg_scan_inclusive_max(__vkcl_wg, (x))
-#define work_group_scan_exclusive_add(x) __vkcl_wg_scan_exclusive_add(__vkcl_wg, (x))
-#define work_group_scan_exclusive_min(x) __vkcl_wg_scan_exclusive_min(__vkcl_wg, (x))
-#define work_group_scan_exclusive_max(x) __vkcl_wg_scan_exclusive_max(__vkcl_wg, (x))
+#define work_group_all(p) __vkcl_wg_all(vkcl_wg_scratch_, (p))
+#define work_group_any(p) __vkcl_wg_any(vkcl_wg_scratch_, (p))
+#define work_group_broadcast(...) __vkcl_wg_broadcast(vkcl_wg_scratch_, __VA_ARGS__)
+#define work_group_reduce_add(x) __vkcl_wg_reduce_add(vkcl_wg_scratch_, (x))
+#define work_group_reduce_min(x) __vkcl_wg_reduce_min(vkcl_wg_scratch_, (x))
+#define work_group_reduce_max(x) __vkcl_wg_reduce_max(vkcl_wg_scratch_, (x))
+#define work_group_scan_inclusive_add(x) __vkcl_wg_scan_inclusive_add(vkcl_wg_scratch_, (x))
+#define work_group_scan_inclusive_min(x) __vkcl_wg_scan_inclusive_min(vkcl_wg_scratch_, (x))
+#define work_group_scan_inclusive_max(x) __vkcl_wg_scan_inclusive_max(vkcl_wg_scratch_, (x))
+#define work_group_scan_exclusive_add(x) __vkcl_wg_scan_exclusive_add(vkcl_wg_scratch_, (x))
+#define work_group_scan_exclusive_min(x) __vkcl_wg_scan_exclusive_min(vkcl_wg_scratch_, (x))
+#define work_group_scan_exclusive_max(x) __vkcl_wg_scan_exclusive_max(vkcl_wg_scratch_, (x))

@@ -21,7 +21,7 @@ pub const FEATURE: &str = "__opencl_c_work_group_collective_functions";
 /// Work-items whose values the scratch array holds at once (8 bytes each).
 const SLOTS: u32 = 128;
 
-const SCRATCH: &str = "__vkcl_wg";
+const SCRATCH: &str = "vkcl_wg_scratch_";
 
 /// The built-ins the library replaces.
 const NAMES: &[&str] = &[
@@ -51,6 +51,8 @@ pub fn names_any(source: &[u8]) -> bool {
 pub fn prelude() -> String {
     format!(
         "#if defined({FEATURE}) && __OPENCL_C_VERSION__ >= 200\n\
+         #pragma clang diagnostic ignored \"-Wdeclaration-after-statement\"\n\
+         #pragma clang diagnostic ignored \"-Wvariadic-macros\"\n\
          #define __VKCL_WG_N {SLOTS}\n{}#endif\n",
         include_str!("collectives.cl")
     )
