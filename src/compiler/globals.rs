@@ -170,13 +170,33 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
     for (k, member) in members.iter().enumerate() {
         m.annotations.push(member_offset(block, k as u32, member.3));
     }
+    let old: Vec<(Word, Word)> = members.iter().map(|m| (m.0, m.1)).collect();
+    use_members(&mut m, &old, var, &indices, &mut ids)?;
+    let refl = reflection(&mut m, &data, [set_id, binding_id], void, &mut ids)?;
+    m.header.as_mut()?.bound = ids.0;
+    let mut out = m.assemble();
+    out.extend_from_slice(&spirv[end..]);
+    out.extend(refl.assemble());
+    Some(out)
+}
+
+/// Replaces the uses of the `old` variables (variable, pointer type) by access chains to
+/// member k of `var` (`indices[k]` its index constant) at the top of each function, and the
+/// variables in the entry points' interfaces by `var`.
+fn use_members(
+    m: &mut dr::Module,
+    old: &[(Word, Word)],
+    var: Word,
+    indices: &[Word],
+    ids: &mut Ids,
+) -> Option<()> {
     // Each function reaches the variables through access chains at its top.
     for f in &mut m.functions {
         let mut chains: HashMap<Word, Word> = HashMap::new();
         for inst in f.blocks.iter_mut().flat_map(|b| b.instructions.iter_mut()) {
             for op in inst.operands.iter_mut() {
                 if let Operand::IdRef(id) = op {
-                    if members.iter().any(|mb| mb.0 == *id) {
+                    if old.iter().any(|o| o.0 == *id) {
                         *id = *chains.entry(*id).or_insert_with(|| ids.next());
                     }
                 }
@@ -190,12 +210,12 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
             .iter()
             .take_while(|i| i.class.opcode == Op::Variable)
             .count();
-        for (k, member) in members.iter().enumerate() {
-            if let Some(&new) = chains.get(&member.0) {
+        for (k, &(old_var, ptr)) in old.iter().enumerate() {
+            if let Some(&new) = chains.get(&old_var) {
                 let ops = vec![Operand::IdRef(var), Operand::IdRef(indices[k])];
                 first
                     .instructions
-                    .insert(at, inst(Op::AccessChain, Some(member.1), Some(new), ops));
+                    .insert(at, inst(Op::AccessChain, Some(ptr), Some(new), ops));
             }
         }
     }
@@ -203,11 +223,23 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
     let listed = m.header.as_ref()?.version() >= (1, 4);
     for e in &mut m.entry_points {
         e.operands
-            .retain(|o| !matches!(o, Operand::IdRef(id) if members.iter().any(|mb| mb.0 == *id)));
+            .retain(|o| !matches!(o, Operand::IdRef(id) if old.iter().any(|o| o.0 == *id)));
         if listed {
             e.operands.push(Operand::IdRef(var));
         }
     }
+    Some(())
+}
+
+/// The `ProgramScopeVariablesStorageBuffer` instruction (Set, Binding, Data as hexadecimal),
+/// its string added to `m`.
+fn reflection(
+    m: &mut dr::Module,
+    data: &[u8],
+    [set_id, binding_id]: [Word; 2],
+    void: Word,
+    ids: &mut Ids,
+) -> Option<Instruction> {
     // The reflection instruction (Set, Binding, Data), with the others after the functions.
     let import = m.ext_inst_imports.iter().find(|i| {
         matches!(i.operands.first(), Some(Operand::LiteralString(s)) if s.starts_with("NonSemantic.ClspvReflection"))
@@ -221,7 +253,7 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
         Some(string),
         vec![Operand::LiteralString(hex)],
     ));
-    let refl = inst(
+    Some(inst(
         Op::ExtInst,
         Some(void),
         Some(ids.next()),
@@ -232,12 +264,7 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
             Operand::IdRef(binding_id),
             Operand::IdRef(string),
         ],
-    );
-    m.header.as_mut()?.bound = ids.0;
-    let mut out = m.assemble();
-    out.extend_from_slice(&spirv[end..]);
-    out.extend(refl.assemble());
-    Some(out)
+    ))
 }
 
 fn inst(op: Op, ty: Option<Word>, id: Option<Word>, operands: Vec<Operand>) -> Instruction {
