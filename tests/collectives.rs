@@ -363,6 +363,10 @@ fn feature_macro_matches_the_device() {
     e.run(k, None, &[1], None);
     let want = if features_listed() { 1 } else { 2 };
     assert_eq!(e.read::<i32>(o, 1)[0], want);
+    // OpenCL 3.0: CL_TRUE exactly where the feature is listed.
+    const CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT: cl_uint = 0x1068;
+    let support: cl_bool = device_val(e.dev, CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT);
+    assert_eq!(support != 0, features_listed());
     let name = device_str(device(), CL_DEVICE_NAME);
     if name.contains("llvmpipe") || name.contains("NVIDIA") {
         assert!(features_listed(), "{FEATURE} expected on {name}");
