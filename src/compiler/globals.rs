@@ -33,7 +33,34 @@ const MIN_ALIGN: u32 = 16;
 /// `spirv` with its program-scope variables in one bound storage buffer (unchanged without
 /// them, or when the pass does not understand the module).
 pub fn gather(spirv: &[u32]) -> Vec<u32> {
+    if !has_unbound_buffer(spirv) {
+        return spirv.to_vec();
+    }
     gather_checked(spirv).unwrap_or_else(|| spirv.to_vec())
+}
+
+/// Whether a module-scope storage-buffer variable has no descriptor set (a cheap look before
+/// the module is loaded).
+fn has_unbound_buffer(spirv: &[u32]) -> bool {
+    const OP_DECORATE: u32 = 71;
+    const OP_VARIABLE: u32 = 59;
+    const OP_FUNCTION: u32 = 54;
+    const DESCRIPTOR_SET: u32 = 34;
+    const STORAGE_BUFFER: u32 = 12;
+    let mut bound = std::collections::HashSet::new();
+    for (_, i) in instructions(spirv) {
+        match i[0] & 0xffff {
+            OP_DECORATE if i.len() >= 3 && i[2] == DESCRIPTOR_SET => {
+                bound.insert(i[1]);
+            }
+            OP_VARIABLE if i.len() >= 4 && i[3] == STORAGE_BUFFER && !bound.contains(&i[2]) => {
+                return true;
+            }
+            OP_FUNCTION => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
