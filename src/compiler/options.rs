@@ -244,8 +244,8 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
 /// The OpenCL C 3.0 optional features this target claims; the device's
 /// CL_DEVICE_OPENCL_C_FEATURES must list the same. clspv accepts each of these macros;
 /// it refuses pipes, device enqueue and program-scope globals, and crashes (0.0.1) on the
-/// work-group collective functions, so those are never given to it (`own_features`); seq_cst and all-devices scope
-/// are weakened by clspv, so not claimed either.
+/// work-group collective functions, so those are never given to it (`own_features`);
+/// seq_cst and all-devices scope are weakened by clspv, so not claimed either.
 pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
     let mut f = vec![
         "__opencl_c_atomic_order_acq_rel",
