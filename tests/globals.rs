@@ -146,3 +146,51 @@ fn binaries_keep_the_initial_values() {
     check!(clReleaseProgram(p));
     check!(clReleaseProgram(q));
 }
+
+/// clCompileProgram then clLinkProgram: the linked program has the variables too.
+#[test]
+fn compiled_and_linked_programs_have_them() {
+    let e = Env::new();
+    let mut err = 0;
+    let ptr = SOURCE.as_ptr() as *const std::ffi::c_char;
+    let len = SOURCE.len();
+    let obj = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let opts = c"-cl-std=CL2.0";
+    check!(clCompileProgram(
+        obj,
+        1,
+        &e.dev,
+        opts.as_ptr(),
+        0,
+        null(),
+        null(),
+        None,
+        null_mut()
+    ));
+    let p = unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            null(),
+            1,
+            &obj,
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    let bump = kernel(p, "bump");
+    let o = e.buffer_from(&[0i32; 3]);
+    arg(bump, 0, &o);
+    for i in 0..2 {
+        e.run(bump, None, &[1], None);
+        assert_eq!(e.read::<i32>(o, 3), [5 + i, 100 + i, 5 + 2 * i]);
+    }
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(bump));
+    check!(clReleaseProgram(p));
+    check!(clReleaseProgram(obj));
+}
