@@ -245,6 +245,8 @@ const LAUNCHES: &[(&[usize], &[usize], [usize; 3])] = &[
     // 4+2 by 4+2 by 2+1.
     (&[6, 6, 3], &[4, 4, 2], [1, 1, 0]),
     (&[4, 4, 4], &[4, 4, 4], [3, 2, 1]),
+    // lavapipe's largest group: eight chunks of the library's slots.
+    (&[2048], &[1024], [1000, 0, 0]),
 ];
 
 fn features_listed() -> bool {
@@ -281,6 +283,11 @@ fn every_collective_function_type_and_dimension() {
                 let what = format!("{} {std} gws {gws:?} lws {lws:?}", ty.name);
                 let dims = |s: &[usize]| [0, 1, 2].map(|d| s.get(d).copied().unwrap_or(1));
                 let (g3, l3) = (dims(gws), dims(lws));
+                let max: usize = wg_val(k, e.dev, CL_KERNEL_WORK_GROUP_SIZE);
+                if l3.iter().product::<usize>() > max {
+                    eprintln!("{what}: more than the kernel's {max} work-items: not run");
+                    continue;
+                }
                 let n: usize = g3.iter().product();
                 let input: Vec<i128> = (0..n).map(|_| ty.random(&mut seed)).collect();
                 let groups = groups(&g3, &l3, at);
