@@ -32,8 +32,11 @@ __VKCL_WG_FN T __vkcl_wg_scan_##NAME(__local ulong *s, T x, int inclusive, int r
                 carry = next; \
             } \
         barrier(CLK_LOCAL_MEM_FENCE); \
-        if (mine && !reduce) r = FROM(s[lid - base]); \
-        barrier(CLK_LOCAL_MEM_FENCE); \
+        /* A reduction reads nothing back per chunk: the next chunk may overwrite. */ \
+        if (!reduce) { \
+            if (mine) r = FROM(s[lid - base]); \
+            barrier(CLK_LOCAL_MEM_FENCE); \
+        } \
     } \
     if (!reduce) return r; \
     if (lid == 0) s[0] = TO(carry); \
