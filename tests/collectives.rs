@@ -402,6 +402,9 @@ fn collectives_in_helper_functions() {
     let e = Env::new();
     let p = e.program(src, "-cl-std=CL3.0");
     let k = kernel(p, "k");
+    // The library's scratch array (128 slots of 8 bytes) counts as the kernel's.
+    let local: cl_ulong = wg_val(k, e.dev, CL_KERNEL_LOCAL_MEM_SIZE);
+    assert!(local >= 1024, "CL_KERNEL_LOCAL_MEM_SIZE {local}");
     let n = 100usize;
     let o = e.buffer_from(&vec![-1i32; n]);
     arg(k, 0, &o);
