@@ -194,3 +194,49 @@ fn compiled_and_linked_programs_have_them() {
     check!(clReleaseProgram(p));
     check!(clReleaseProgram(obj));
 }
+
+/// A program-scope atomic counter, contended by every work-item and kept across launches.
+/// (`total` is read with a fetch_add of 0: clspv 0.0.1 types a program-scope atomic_long
+/// that is also given to atomic_load as two uints and loads only the low one.)
+#[test]
+fn program_scope_atomics() {
+    let src = "global atomic_int counter = ATOMIC_VAR_INIT(7);\n\
+               global atomic_long total;\n\
+               kernel void count(global int *o) {\n\
+                   int i = get_global_id(0);\n\
+                   o[i] = atomic_fetch_add(&counter, 1);\n\
+                   atomic_fetch_add(&total, (long)i << 32);\n\
+               }\n\
+               kernel void read(global long *o) {\n\
+                   o[0] = atomic_load(&counter);\n\
+                   o[1] = atomic_fetch_add(&total, 0L);\n\
+               }";
+    let e = Env::new();
+    let p = e.program(src, "-cl-std=CL2.0");
+    let count = kernel(p, "count");
+    let read = kernel(p, "read");
+    let n = 256usize;
+    let o = e.buffer_from(&vec![-1i32; n]);
+    let r = e.buffer_from(&[0i64; 2]);
+    arg(count, 0, &o);
+    arg(read, 0, &r);
+    for launch in 0..2 {
+        e.run(count, None, &[n], Some(&[64]));
+        let mut tickets = e.read::<i32>(o, n);
+        tickets.sort();
+        let first = 7 + (launch * n) as i32;
+        assert!(
+            tickets.iter().copied().eq(first..first + n as i32),
+            "{tickets:?}"
+        );
+    }
+    e.run(read, None, &[1], None);
+    let sum: i64 = (0..n as i64).sum::<i64>() << 32;
+    assert_eq!(e.read::<i64>(r, 2), [7 + 2 * n as i64, 2 * sum]);
+    for m in [o, r] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(count));
+    check!(clReleaseKernel(read));
+    check!(clReleaseProgram(p));
+}
