@@ -126,3 +126,139 @@ fn every_atom_function_on_64_bit_integers() {
         check!(clReleaseProgram(p));
     }
 }
+
+/// The C11 atomics on `atomic_long`/`atomic_ulong` (OpenCL C 2.0 and 3.0 with the int64
+/// atomics extensions): every function, the plain forms (OpenCL C 2.0: seq_cst, device scope)
+/// and the `_explicit` ones, in global and local memory, every work-item on the same objects.
+const C11_SOURCE: &str = r#"
+#define BIG(i) (((V)(i) << 33) | (V)(i))
+#ifdef PLAIN
+#define LOAD(p) atomic_load(p)
+#define STORE(p, v) atomic_store(p, v)
+#define XCHG(p, v) atomic_exchange(p, v)
+#define CAS(p, e, v) atomic_compare_exchange_strong(p, e, v)
+#define CASW(p, e, v) atomic_compare_exchange_weak(p, e, v)
+#define OP(op, p, v) atomic_fetch_##op(p, v)
+#else
+#define ORD memory_order_relaxed
+#define LOAD(p) atomic_load_explicit(p, memory_order_acquire, memory_scope_work_group)
+#define STORE(p, v) atomic_store_explicit(p, v, memory_order_release)
+#define XCHG(p, v) atomic_exchange_explicit(p, v, memory_order_acq_rel, memory_scope_device)
+#define CAS(p, e, v) atomic_compare_exchange_strong_explicit(p, e, v, \
+    memory_order_acq_rel, memory_order_acquire, memory_scope_work_group)
+#define CASW(p, e, v) atomic_compare_exchange_weak_explicit(p, e, v, ORD, ORD)
+#define OP(op, p, v) atomic_fetch_##op##_explicit(p, v, ORD, memory_scope_device)
+#endif
+
+/* r[0..12]: add, sub, exchange, strong CAS (one winner), weak-CAS add loop, min, max, and,
+   or, xor, store, strong-CAS winners, ticket counter; o[i]: item i's ticket. */
+#define ALL(r, i, o) { \
+    OP(add, &r[0], BIG(i)); \
+    OP(sub, &r[1], BIG(i)); \
+    XCHG(&r[2], BIG(i + 1)); \
+    V e = 0; \
+    if (CAS(&r[3], &e, BIG(i + 1))) OP(add, &r[11], (V)1); \
+    else if (e == 0) OP(add, &r[11], (V)1000); \
+    V old = LOAD(&r[4]); \
+    while (!CASW(&r[4], &old, old + BIG(i))) {} \
+    OP(min, &r[5], BIG(i) - (V)(1L << 40)); \
+    OP(max, &r[6], BIG(i)); \
+    OP(and, &r[7], ~((V)1 << (i % 64))); \
+    OP(or, &r[8], (V)1 << (i % 64)); \
+    OP(xor, &r[9], BIG(i)); \
+    STORE(&r[10], BIG(i + 1)); \
+    o[i] = OP(add, &r[12], (V)1); }
+
+__kernel void global_ops(__global A *r, __global V *o) {
+    int i = get_global_id(0);
+    ALL(r, i, o)
+}
+
+__kernel void local_ops(__global V *r, __global V *o) {
+    __local A l[13];
+    int i = get_global_id(0);
+    if (get_local_id(0) == 0)
+        for (int j = 0; j < 13; j++)
+            atomic_store_explicit(&l[j], r[j], memory_order_relaxed);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ALL(l, i, o)
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0)
+        for (int j = 0; j < 13; j++)
+            r[j] = atomic_load_explicit(&l[j], memory_order_relaxed);
+}
+"#;
+
+fn c11_initial() -> [u64; 13] {
+    let a = initial();
+    [
+        a[0], a[1], a[2], 0, 3, a[6], a[7], a[8], a[9], a[10], 0, 0, 0,
+    ]
+}
+
+/// The host's model of C11_SOURCE over items 0..N (exchange, store and CAS checked apart).
+fn c11_expected(signed: bool) -> [u64; 13] {
+    let big = |i: u64| (i << 33) | i;
+    let a = expected(signed);
+    let mut r = c11_initial();
+    for i in 0..N {
+        r[4] = r[4].wrapping_add(big(i));
+    }
+    [
+        a[0], a[1], 0, 0, r[4], a[6], a[7], a[8], a[9], a[10], 0, 1, N,
+    ]
+}
+
+#[test]
+fn c11_atomics_on_64_bit_integers() {
+    let e = Env::new();
+    let ext = device_str(e.dev, CL_DEVICE_EXTENSIONS);
+    if !ext
+        .split_whitespace()
+        .any(|w| w == "cl_khr_int64_base_atomics")
+    {
+        eprintln!("no 64-bit atomics on this device: nothing to test");
+        return;
+    }
+    let forms = [
+        ("-cl-std=CL2.0 -DPLAIN", "plain, CL2.0"),
+        ("-cl-std=CL2.0", "explicit, CL2.0"),
+        ("-cl-std=CL3.0", "explicit, CL3.0"),
+    ];
+    for (opts, form) in forms {
+        for (a, v, signed) in [
+            ("atomic_long", "long", true),
+            ("atomic_ulong", "ulong", false),
+        ] {
+            let p = e.program(C11_SOURCE, &format!("{opts} -DA={a} -DV={v}"));
+            for name in ["global_ops", "local_ops"] {
+                let what = format!("{v} {name} ({form})");
+                let k = kernel(p, name);
+                let r = e.buffer_from(&c11_initial());
+                let o = e.buffer_from(&[0u64; N as usize]);
+                arg(k, 0, &r);
+                arg(k, 1, &o);
+                e.run(k, None, &[N as usize], Some(&[N as usize]));
+                let got = e.read::<u64>(r, 13);
+                let want = c11_expected(signed);
+                for j in [0, 1, 4, 5, 6, 7, 8, 9, 11, 12] {
+                    assert_eq!(got[j], want[j], "{what}: result {j}");
+                }
+                let ids = |v: u64| v & 0xffff_ffff == v >> 33 && (1..=N).contains(&(v >> 33));
+                for j in [2, 3, 10] {
+                    assert!(ids(got[j]), "{what}: result {j} is {:#x}", got[j]);
+                }
+                let mut tickets = e.read::<u64>(o, N as usize);
+                tickets.sort();
+                assert!(
+                    tickets.iter().copied().eq(0..N),
+                    "{what}: fetch_add returned {tickets:?}"
+                );
+                check!(clReleaseMemObject(r));
+                check!(clReleaseMemObject(o));
+                check!(clReleaseKernel(k));
+            }
+            check!(clReleaseProgram(p));
+        }
+    }
+}

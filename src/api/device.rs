@@ -344,7 +344,11 @@ fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u
             )
         }
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => v::<cl_bool>(cl_true),
-        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => v::<cl_bool>(cl_false),
+        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => v::<cl_bool>(bool_(
+            d.opencl_c_features()
+                .iter()
+                .any(|f| f.0 == crate::compiler::collectives::FEATURE),
+        )),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => v::<cl_bool>(bool_(
             d.opencl_c_features()
                 .iter()

@@ -340,7 +340,12 @@ unsafe fn get_program_build_info(
         CL_PROGRAM_BUILD_OPTIONS => string(&build.options),
         CL_PROGRAM_BUILD_LOG => string(&build.log),
         CL_PROGRAM_BINARY_TYPE => v::<cl_program_binary_type>(build.binary_type),
-        CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => v::<usize>(0usize),
+        // The bytes of the program-scope variables' buffer (compiler::globals).
+        CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => {
+            v::<usize>(build.exe.as_ref().map_or(0, |e| {
+                e.reflection.globals.as_ref().map_or(0, |g| g.data.len())
+            }))
+        }
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;
     // SAFETY: param_value and param_value_size_ret as the application passed them.

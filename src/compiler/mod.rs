@@ -10,11 +10,14 @@ pub mod binary;
 pub mod byval;
 mod capabilities;
 pub mod chosen_load;
+pub mod collectives;
+pub mod globals;
 pub mod helper;
 pub mod il;
 pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
+pub mod null_checks;
 pub mod options;
 pub mod physical;
 pub mod pipes;
@@ -73,6 +76,8 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
+            let spirv = globals::gather(&spirv);
+            let spirv = null_checks::fold(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
@@ -145,7 +150,11 @@ fn compile_bytes(
         .any(|a| a == "-cl-std=CL2.0" || a == "-cl-std=CL3.0")
         && !is_ir;
     let lowered: Vec<_> = match lower_pipes {
-        true => sources.iter().map(|s| pipes::lower_bytes(s)).collect(),
+        // The work-group collectives' scratch array in each kernel (compiler::collectives).
+        true => sources
+            .iter()
+            .map(|s| collectives::declare_scratch(pipes::lower_bytes(s)))
+            .collect(),
         false => sources
             .iter()
             .map(|&s| std::borrow::Cow::Borrowed(s))
@@ -281,6 +290,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
         || names(b"get_num_sub_groups")
     {
         p += SUB_GROUP_SIZES;
+    }
+    if sources.iter().any(|s| collectives::names_any(s)) {
+        p += &collectives::prelude();
     }
     if names(b"printf") {
         p += PRINTF_RESULT;

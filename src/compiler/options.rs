@@ -209,8 +209,8 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
             "-enable-feature-macros={}",
             opencl_c_features(target).join(",")
         ));
-        // Pipes are lowered before clspv (compiler::pipes), which refuses their feature macro.
-        a.push(format!("-D{}=1", super::pipes::FEATURE));
+        // Features vkcl implements before clspv, which is not told about them.
+        a.extend(own_features(target).iter().map(|f| format!("-D{f}=1")));
     }
     a.push(format!(
         "-max-pushconstant-size={}",
@@ -253,8 +253,8 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
 /// The OpenCL C 3.0 optional features this target claims; the device's
 /// CL_DEVICE_OPENCL_C_FEATURES must list the same. clspv accepts each of these macros;
 /// it refuses pipes, device enqueue and program-scope globals, and crashes (0.0.1) on the
-/// work-group collective functions, so those are never claimed; seq_cst and all-devices scope
-/// are weakened by clspv, so not claimed either.
+/// work-group collective functions, so those are never given to it (`own_features`);
+/// seq_cst and all-devices scope are weakened by clspv, so not claimed either.
 pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
     let mut f = vec![
         "__opencl_c_atomic_order_acq_rel",
@@ -281,6 +281,17 @@ pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
             "__opencl_c_integer_dot_product_input_4x8bit",
             "__opencl_c_integer_dot_product_input_4x8bit_packed",
         ]);
+    }
+    f
+}
+
+/// The OpenCL C 3.0 optional features vkcl implements itself on this target, defined by vkcl
+/// rather than clspv: pipes (lowered before clspv, which refuses their macro) and the
+/// work-group collectives (a library of vkcl's own whose values travel as 64-bit words).
+pub fn own_features(target: &Target) -> Vec<&'static str> {
+    let mut f = vec![super::pipes::FEATURE];
+    if target.int64 {
+        f.push(super::collectives::FEATURE);
     }
     f
 }
@@ -443,6 +454,8 @@ mod tests {
             .unwrap();
         assert!(f.contains("__opencl_c_int64") && f.contains("__opencl_c_read_write_images"));
         assert!(!f.contains("pipes") && a.contains(&"-D__opencl_c_pipes=1".to_string()));
+        let collectives = "-D__opencl_c_work_group_collective_functions=1".to_string();
+        assert!(!f.contains("work_group") && a.contains(&collectives));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Reflection {
     pub constant_data: Option<ConstantData>,
     /// Physical mode: module-scope `__constant` data whose address the runtime pushes.
     pub constant_data_pointer: Option<(PushRange, Vec<u8>)>,
+    /// Program-scope global variables (`compiler::globals`): one buffer per program and
+    /// device with this initial data, bound in every launch.
+    pub globals: Option<ConstantData>,
     /// Samplers declared in the source; the runtime creates and binds them.
     pub literal_samplers: Vec<LiteralSampler>,
     pub printf: Option<PrintfReflection>,
@@ -566,6 +569,17 @@ impl Builder<'_> {
                     binding,
                     data,
                     is_uniform: inst.number == 22,
+                });
+            }
+            super::globals::REFLECTION_INSTRUCTION => {
+                let data = decode_hex(&self.string(inst, 2)?)?;
+                let (set, binding) = (self.num(inst, 0)?, self.num(inst, 1)?);
+                let is_uniform = false;
+                self.r.globals = Some(ConstantData {
+                    set,
+                    binding,
+                    data,
+                    is_uniform,
                 });
             }
             23 => {

@@ -256,10 +256,11 @@ impl Device {
     /// OpenCL C 3.0 optional features vkcl supports on this device (what clspv is told, and pipes).
     pub fn opencl_c_features(&self) -> Vec<(&'static str, cl_version)> {
         let v30 = cl_make_version(3, 0, 0);
-        // Pipes are lowered before clspv, so clspv is not told about them.
-        options::opencl_c_features(&self.clspv_target())
+        // Pipes and collectives are vkcl's own, so clspv is not told about them.
+        let target = self.clspv_target();
+        options::opencl_c_features(&target)
             .into_iter()
-            .chain([crate::compiler::pipes::FEATURE])
+            .chain(options::own_features(&target))
             .map(|f| (f, v30))
             .collect()
     }

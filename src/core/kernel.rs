@@ -61,6 +61,8 @@ pub struct KernelDevice {
     aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
     /// Module-scope `__constant` data, filled once.
     constant_data: Option<Arc<Buffer>>,
+    /// The program's program-scope variables (`Executable::globals`).
+    globals: Option<Arc<Buffer>>,
     /// Bound where a kernel has a NULL buffer argument, and as the printf buffer.
     scratch: Arc<Buffer>,
 }
@@ -172,7 +174,7 @@ impl KernelDevice {
                 sets.entry(set).or_default().insert(binding, ty);
             }
         }
-        if let Some(c) = &r.constant_data {
+        for c in r.constant_data.iter().chain(&r.globals) {
             let ty = buffer_descriptor(c.is_uniform);
             sets.entry(c.set).or_default().insert(c.binding, ty);
         }
@@ -226,6 +228,7 @@ impl KernelDevice {
             pipelines: Mutex::new(HashMap::new()),
             aliased: Mutex::new(HashMap::new()),
             constant_data,
+            globals: exe.globals(&vkd)?,
             scratch,
         })
     }
@@ -908,7 +911,14 @@ impl Launch {
                 },
             );
         }
-        if let (Some(c), Some(buf)) = (&r.constant_data, &kd.constant_data) {
+        let data = [
+            (&r.constant_data, &kd.constant_data),
+            (&r.globals, &kd.globals),
+        ];
+        for (c, buf) in data
+            .into_iter()
+            .filter_map(|(c, b)| c.as_ref().zip(b.as_ref()))
+        {
             let ty = buffer_descriptor(c.is_uniform);
             self.bind(
                 c.set,

@@ -31,6 +31,11 @@ pub struct Executable {
     /// Built in physical addressing mode (`Program::physical`, or a program that only
     /// compiles so): global pointers are device addresses.
     pub physical: bool,
+    /// The program-scope variables' buffer on this device (`compiler::globals`), made when
+    /// the first kernel is created: shared by every kernel, kept across launches.
+    /// (An Arc so that copies of the executable share it; a program's physical-addressing
+    /// build, a separate executable, has its own: globals are not shared between the two.)
+    globals: Arc<Mutex<Option<Arc<crate::vk::memory::Buffer>>>>,
 }
 
 impl Executable {
@@ -44,7 +49,29 @@ impl Executable {
             arg_info: options
                 .split_whitespace()
                 .any(|o| o == "-cl-kernel-arg-info"),
+            globals: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The program-scope variables' buffer, with their initial values when new; `None`
+    /// without such variables.
+    pub fn globals(
+        &self,
+        vkd: &Arc<crate::vk::device::Device>,
+    ) -> CLResult<Option<Arc<crate::vk::memory::Buffer>>> {
+        use crate::vk::memory::{Buffer, Placement};
+        let Some(g) = &self.reflection.globals else {
+            return Ok(None);
+        };
+        let mut slot = self.globals.lock();
+        if slot.is_none() {
+            let size = g.data.len().max(4) as u64;
+            let b = Buffer::new(vkd, size, Placement::Upload, "program-scope variables")?;
+            // SAFETY: the buffer is new; no GPU work uses it yet.
+            unsafe { b.write(0, &g.data) };
+            *slot = Some(Arc::new(b));
+        }
+        Ok(slot.clone())
     }
 }
 

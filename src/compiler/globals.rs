@@ -1,0 +1,501 @@
+//! Program-scope global variables (OpenCL C 2.0 `global` variables at program scope and
+//! `static` locals) in one storage buffer per program and device.
+//!
+//! clspv 0.0.1 compiles each such variable to a module-scope `StorageBuffer` OpVariable of the
+//! variable's own type, with the initializer, and no descriptor binding: Vulkan accepts none of
+//! that (a storage buffer is a `Block` struct bound to a descriptor, without initializer). This
+//! pass gathers the variables into one `Block` struct variable at a binding no kernel uses
+//! (set 0, one past the highest binding of the module), replaces each use by an access chain
+//! to its member at the top of each function, and records the initial bytes in a
+//! `ProgramScopeVariablesStorageBuffer` reflection instruction (clspv's grammar has it, clspv
+//! never emits it). The runtime makes one buffer of those bytes per program and device, bound
+//! in every launch of the program's kernels, so values persist across launches and kernels.
+//! Pointers stored in the variables (clspv's `ProgramScopeVariablePointerRelocation`) are not
+//! handled: a module whose initializers hold pointers is left as it is.
+
+use std::collections::HashMap;
+
+use rspirv::binary::Assemble;
+use rspirv::dr::{self, Instruction, Operand};
+use rspirv::spirv::{Decoration, Op, StorageClass, Word};
+
+use super::spirv::instructions;
+
+/// `ProgramScopeVariablesStorageBuffer` in `NonSemantic.ClspvReflection`.
+pub const REFLECTION_INSTRUCTION: u32 = 28;
+
+const OP_FUNCTION_END: u32 = 56;
+
+/// Every member is placed at a multiple of this (std430's largest alignment but for
+/// 64-bit 3- and 4-vectors, which get their own).
+const MIN_ALIGN: u32 = 16;
+
+/// `spirv` with its program-scope variables in one bound storage buffer (unchanged without
+/// them, or when the pass does not understand the module).
+pub fn gather(spirv: &[u32]) -> Vec<u32> {
+    if !has_unbound_buffer(spirv) {
+        return spirv.to_vec();
+    }
+    gather_checked(spirv).unwrap_or_else(|| spirv.to_vec())
+}
+
+/// Whether a module-scope storage-buffer variable has no descriptor set (a cheap look before
+/// the module is loaded).
+fn has_unbound_buffer(spirv: &[u32]) -> bool {
+    const OP_DECORATE: u32 = 71;
+    const OP_VARIABLE: u32 = 59;
+    const OP_FUNCTION: u32 = 54;
+    const DESCRIPTOR_SET: u32 = 34;
+    const STORAGE_BUFFER: u32 = 12;
+    let mut bound = std::collections::HashSet::new();
+    for (_, i) in instructions(spirv) {
+        match i[0] & 0xffff {
+            OP_DECORATE if i.len() >= 3 && i[2] == DESCRIPTOR_SET => {
+                bound.insert(i[1]);
+            }
+            OP_VARIABLE if i.len() >= 4 && i[3] == STORAGE_BUFFER && !bound.contains(&i[2]) => {
+                return true;
+            }
+            OP_FUNCTION => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
+    // rspirv's loader refuses instructions outside functions after them (clspv's reflection):
+    // they are set aside and put back after the module.
+    let end = instructions(spirv)
+        .filter(|(_, i)| i[0] & 0xffff == OP_FUNCTION_END)
+        .map(|(at, i)| at + i.len())
+        .last()
+        .unwrap_or(spirv.len());
+    let mut m = dr::load_words(&spirv[..end]).ok()?;
+    let decorated: Vec<Word> = m
+        .annotations
+        .iter()
+        .filter(|a| {
+            a.class.opcode == Op::Decorate && decoration(a) == Some(Decoration::DescriptorSet)
+        })
+        .filter_map(|a| id_operand(a, 0))
+        .collect();
+    let globals: Vec<(Word, Word, Option<Word>)> = m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == Op::Variable)
+        .filter(|i| i.operands.first() == Some(&Operand::StorageClass(StorageClass::StorageBuffer)))
+        .filter(|i| !decorated.contains(&i.result_id.unwrap_or(0)))
+        .map(|i| {
+            (
+                i.result_id.unwrap_or(0),
+                i.result_type.unwrap_or(0),
+                id_operand(i, 1),
+            )
+        })
+        .collect();
+    if globals.is_empty() {
+        return None;
+    }
+    let mut layout = Layout::of(&m);
+    // clspv leaves the members of structs outside buffers without offsets (its structs carry
+    // their padding as members): they get C's, which Vulkan's buffers need decorated.
+    let mut laid_out = vec![];
+    for &(_, ptr, _) in &globals {
+        layout.lay_out(*layout.pointees.get(&ptr)?, &mut laid_out)?;
+    }
+    let mut ids = Ids(m.header.as_ref()?.bound);
+    // Members: (old variable, pointer type, pointee type, offset).
+    let mut members = vec![];
+    let mut size = 0u32;
+    for &(var, ptr, _) in &globals {
+        let pointee = *layout.pointees.get(&ptr)?;
+        let (s, a) = layout.size_align(pointee)?;
+        let offset = size.next_multiple_of(a.max(MIN_ALIGN));
+        members.push((var, ptr, pointee, offset));
+        size = offset + s;
+    }
+    let mut data = vec![0u8; size as usize];
+    for (&(_, _, init), &(_, _, pointee, offset)) in globals.iter().zip(&members) {
+        if let Some(c) = init {
+            layout.write(c, pointee, &mut data[offset as usize..])?;
+        }
+    }
+    let binding = 1 + m
+        .annotations
+        .iter()
+        .filter(|a| decoration(a) == Some(Decoration::Binding))
+        .filter_map(|a| match a.operands.get(2) {
+            Some(Operand::LiteralBit32(b)) => Some(*b),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let (uint, void) = (layout.uint?, layout.void?);
+    drop(layout);
+    let (block, block_ptr, var) = (ids.next(), ids.next(), ids.next());
+    let mut tgv = std::mem::take(&mut m.types_global_values);
+    tgv.retain(|i| !globals.iter().any(|g| i.result_id == Some(g.0)));
+    let mut constant = |tgv: &mut Vec<Instruction>, v: u32| -> Word {
+        let found = tgv.iter().find(|i| {
+            i.class.opcode == Op::Constant
+                && i.result_type == Some(uint)
+                && i.operands == [Operand::LiteralBit32(v)]
+        });
+        match found.and_then(|i| i.result_id) {
+            Some(id) => id,
+            None => {
+                let id = ids.next();
+                tgv.push(inst(
+                    Op::Constant,
+                    Some(uint),
+                    Some(id),
+                    vec![Operand::LiteralBit32(v)],
+                ));
+                id
+            }
+        }
+    };
+    let indices: Vec<Word> = (0..members.len() as u32)
+        .map(|k| constant(&mut tgv, k))
+        .collect();
+    let (set_id, binding_id) = (constant(&mut tgv, 0), constant(&mut tgv, binding));
+    let member_types = members.iter().map(|m| Operand::IdRef(m.2)).collect();
+    tgv.push(inst(Op::TypeStruct, None, Some(block), member_types));
+    tgv.push(inst(
+        Op::TypePointer,
+        None,
+        Some(block_ptr),
+        vec![
+            Operand::StorageClass(StorageClass::StorageBuffer),
+            Operand::IdRef(block),
+        ],
+    ));
+    tgv.push(inst(
+        Op::Variable,
+        Some(block_ptr),
+        Some(var),
+        vec![Operand::StorageClass(StorageClass::StorageBuffer)],
+    ));
+    m.types_global_values = tgv;
+    let gone = |i: &Instruction| id_operand(i, 0).is_some_and(|t| globals.iter().any(|g| g.0 == t));
+    m.annotations.retain(|a| !gone(a));
+    m.debug_names.retain(|a| !gone(a));
+    let deco = |target, d, lit: Vec<u32>| {
+        let mut ops = vec![Operand::IdRef(target), Operand::Decoration(d)];
+        ops.extend(lit.into_iter().map(Operand::LiteralBit32));
+        inst(Op::Decorate, None, None, ops)
+    };
+    for (ty, k, offset) in laid_out {
+        m.annotations.push(member_offset(ty, k, offset));
+    }
+    m.annotations.push(deco(block, Decoration::Block, vec![]));
+    m.annotations
+        .push(deco(var, Decoration::DescriptorSet, vec![0]));
+    m.annotations
+        .push(deco(var, Decoration::Binding, vec![binding]));
+    for (k, member) in members.iter().enumerate() {
+        m.annotations.push(member_offset(block, k as u32, member.3));
+    }
+    let old: Vec<(Word, Word)> = members.iter().map(|m| (m.0, m.1)).collect();
+    use_members(&mut m, &old, var, &indices, &mut ids)?;
+    let refl = reflection(&mut m, &data, [set_id, binding_id], void, &mut ids)?;
+    m.header.as_mut()?.bound = ids.0;
+    let mut out = m.assemble();
+    out.extend_from_slice(&spirv[end..]);
+    out.extend(refl.assemble());
+    Some(out)
+}
+
+/// Replaces the uses of the `old` variables (variable, pointer type) by access chains to
+/// member k of `var` (`indices[k]` its index constant) at the top of each function, and the
+/// variables in the entry points' interfaces by `var`.
+fn use_members(
+    m: &mut dr::Module,
+    old: &[(Word, Word)],
+    var: Word,
+    indices: &[Word],
+    ids: &mut Ids,
+) -> Option<()> {
+    // Each function reaches the variables through access chains at its top.
+    for f in &mut m.functions {
+        let mut chains: HashMap<Word, Word> = HashMap::new();
+        for inst in f.blocks.iter_mut().flat_map(|b| b.instructions.iter_mut()) {
+            for op in inst.operands.iter_mut() {
+                if let Operand::IdRef(id) = op {
+                    if old.iter().any(|o| o.0 == *id) {
+                        *id = *chains.entry(*id).or_insert_with(|| ids.next());
+                    }
+                }
+            }
+        }
+        let Some(first) = f.blocks.first_mut() else {
+            continue;
+        };
+        let at = first
+            .instructions
+            .iter()
+            .take_while(|i| i.class.opcode == Op::Variable)
+            .count();
+        for (k, &(old_var, ptr)) in old.iter().enumerate() {
+            if let Some(&new) = chains.get(&old_var) {
+                let ops = vec![Operand::IdRef(var), Operand::IdRef(indices[k])];
+                first
+                    .instructions
+                    .insert(at, inst(Op::AccessChain, Some(ptr), Some(new), ops));
+            }
+        }
+    }
+    // Interfaces list every global variable from SPIR-V 1.4 on (and only Input/Output before).
+    let listed = m.header.as_ref()?.version() >= (1, 4);
+    for e in &mut m.entry_points {
+        e.operands
+            .retain(|o| !matches!(o, Operand::IdRef(id) if old.iter().any(|o| o.0 == *id)));
+        if listed {
+            e.operands.push(Operand::IdRef(var));
+        }
+    }
+    Some(())
+}
+
+/// The `ProgramScopeVariablesStorageBuffer` instruction (Set, Binding, Data as hexadecimal),
+/// its string added to `m`.
+fn reflection(
+    m: &mut dr::Module,
+    data: &[u8],
+    [set_id, binding_id]: [Word; 2],
+    void: Word,
+    ids: &mut Ids,
+) -> Option<Instruction> {
+    // The reflection instruction (Set, Binding, Data), with the others after the functions.
+    let import = m.ext_inst_imports.iter().find(|i| {
+        matches!(i.operands.first(), Some(Operand::LiteralString(s)) if s.starts_with("NonSemantic.ClspvReflection"))
+    })?;
+    let import = import.result_id?;
+    let string = ids.next();
+    let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+    m.debug_string_source.push(inst(
+        Op::String,
+        None,
+        Some(string),
+        vec![Operand::LiteralString(hex)],
+    ));
+    Some(inst(
+        Op::ExtInst,
+        Some(void),
+        Some(ids.next()),
+        vec![
+            Operand::IdRef(import),
+            Operand::LiteralExtInstInteger(REFLECTION_INSTRUCTION),
+            Operand::IdRef(set_id),
+            Operand::IdRef(binding_id),
+            Operand::IdRef(string),
+        ],
+    ))
+}
+
+fn inst(op: Op, ty: Option<Word>, id: Option<Word>, operands: Vec<Operand>) -> Instruction {
+    Instruction::new(op, ty, id, operands)
+}
+
+fn member_offset(ty: Word, k: u32, offset: u32) -> Instruction {
+    let ops = vec![
+        Operand::IdRef(ty),
+        Operand::LiteralBit32(k),
+        Operand::Decoration(Decoration::Offset),
+        Operand::LiteralBit32(offset),
+    ];
+    inst(Op::MemberDecorate, None, None, ops)
+}
+
+fn id_operand(i: &Instruction, n: usize) -> Option<Word> {
+    match i.operands.get(n) {
+        Some(Operand::IdRef(id)) => Some(*id),
+        _ => None,
+    }
+}
+
+fn decoration(i: &Instruction) -> Option<Decoration> {
+    match i.operands.get(1) {
+        Some(Operand::Decoration(d)) => Some(*d),
+        _ => None,
+    }
+}
+
+/// Fresh result ids, from the module's bound up.
+struct Ids(Word);
+
+impl Ids {
+    fn next(&mut self) -> Word {
+        self.0 += 1;
+        self.0 - 1
+    }
+}
+
+/// The module's types, constants and explicit layout decorations.
+#[derive(Default)]
+struct Layout<'a> {
+    types: HashMap<Word, &'a Instruction>,
+    constants: HashMap<Word, &'a Instruction>,
+    pointees: HashMap<Word, Word>,
+    strides: HashMap<Word, u32>,
+    offsets: HashMap<(Word, u32), u32>,
+    uint: Option<Word>,
+    void: Option<Word>,
+}
+
+impl<'a> Layout<'a> {
+    fn of(m: &'a dr::Module) -> Layout<'a> {
+        let mut l = Layout::default();
+        for i in &m.types_global_values {
+            let Some(id) = i.result_id else { continue };
+            match i.class.opcode {
+                Op::TypePointer => {
+                    if let Some(p) = id_operand(i, 1) {
+                        l.pointees.insert(id, p);
+                    }
+                }
+                Op::TypeInt
+                    if i.operands == [Operand::LiteralBit32(32), Operand::LiteralBit32(0)] =>
+                {
+                    l.uint.get_or_insert(id);
+                }
+                Op::TypeVoid => l.void = Some(id),
+                Op::Constant
+                | Op::ConstantComposite
+                | Op::ConstantNull
+                | Op::ConstantTrue
+                | Op::ConstantFalse
+                | Op::Undef => {
+                    l.constants.insert(id, i);
+                }
+                _ => {}
+            }
+            l.types.insert(id, i);
+        }
+        for a in &m.annotations {
+            match (a.class.opcode, &a.operands[..]) {
+                (
+                    Op::Decorate,
+                    [Operand::IdRef(t), Operand::Decoration(Decoration::ArrayStride), Operand::LiteralBit32(s)],
+                ) => {
+                    l.strides.insert(*t, *s);
+                }
+                (
+                    Op::MemberDecorate,
+                    [Operand::IdRef(t), Operand::LiteralBit32(k), Operand::Decoration(Decoration::Offset), Operand::LiteralBit32(o)],
+                ) => {
+                    l.offsets.insert((*t, *k), *o);
+                }
+                _ => {}
+            }
+        }
+        l
+    }
+
+    /// Gives the structs within `ty` that have no member offsets C's (each member at the
+    /// next multiple of its alignment), adding (struct, member, offset) to `added`.
+    fn lay_out(&mut self, ty: Word, added: &mut Vec<(Word, u32, u32)>) -> Option<()> {
+        let t = *self.types.get(&ty)?;
+        match (t.class.opcode, &t.operands[..]) {
+            (Op::TypeArray, [Operand::IdRef(e), _]) => self.lay_out(*e, added),
+            (Op::TypeStruct, members) => {
+                let mut end = 0u32;
+                for (k, m) in members.iter().enumerate() {
+                    let Operand::IdRef(m) = m else { return None };
+                    self.lay_out(*m, added)?;
+                    let (size, align) = self.size_align(*m)?;
+                    let key = (ty, k as u32);
+                    if !self.offsets.contains_key(&key) {
+                        let offset = end.next_multiple_of(align);
+                        self.offsets.insert(key, offset);
+                        added.push((ty, k as u32, offset));
+                    }
+                    end = self.offsets[&key] + size;
+                }
+                Some(())
+            }
+            _ => Some(()),
+        }
+    }
+
+    fn lit(&self, id: Word) -> Option<u32> {
+        match self.constants.get(&id)?.operands.first()? {
+            Operand::LiteralBit32(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Bytes and alignment of a type with explicit layout.
+    fn size_align(&self, ty: Word) -> Option<(u32, u32)> {
+        let t = self.types.get(&ty)?;
+        match (t.class.opcode, &t.operands[..]) {
+            (Op::TypeInt | Op::TypeFloat, [Operand::LiteralBit32(w), ..]) => Some((w / 8, w / 8)),
+            (Op::TypeVector, [Operand::IdRef(c), Operand::LiteralBit32(n)]) => {
+                let (s, _) = self.size_align(*c)?;
+                Some((s * n, s * if *n == 3 { 4 } else { *n }))
+            }
+            (Op::TypeArray, [Operand::IdRef(e), Operand::IdRef(len)]) => {
+                let (_, a) = self.size_align(*e)?;
+                Some((self.strides.get(&ty)? * self.lit(*len)?, a))
+            }
+            (Op::TypeStruct, members) => {
+                let (mut end, mut align) = (0, 1);
+                for (k, m) in members.iter().enumerate() {
+                    let Operand::IdRef(m) = m else { return None };
+                    let (s, a) = self.size_align(*m)?;
+                    end = end.max(self.offsets.get(&(ty, k as u32))? + s);
+                    align = align.max(a);
+                }
+                Some((end.next_multiple_of(align), align))
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes constant `c` laid out as type `ty` at the start of `out`.
+    fn write(&self, c: Word, ty: Word, out: &mut [u8]) -> Option<()> {
+        let k = self.constants.get(&c)?;
+        let t = self.types.get(&ty)?;
+        match k.class.opcode {
+            Op::ConstantNull | Op::Undef => Some(()),
+            Op::Constant => {
+                let (size, _) = self.size_align(ty)?;
+                let mut bytes = vec![];
+                for o in &k.operands {
+                    match o {
+                        Operand::LiteralBit32(v) => bytes.extend(v.to_le_bytes()),
+                        Operand::LiteralBit64(v) => bytes.extend(v.to_le_bytes()),
+                        _ => return None,
+                    }
+                }
+                let n = size as usize;
+                out.get_mut(..n)?.copy_from_slice(bytes.get(..n)?);
+                Some(())
+            }
+            Op::ConstantComposite => {
+                for (i, part) in k.operands.iter().enumerate() {
+                    let Operand::IdRef(part) = part else {
+                        return None;
+                    };
+                    let (elem, at) = match (t.class.opcode, &t.operands[..]) {
+                        (Op::TypeVector, [Operand::IdRef(e), _]) => {
+                            (*e, self.size_align(*e)?.0 * i as u32)
+                        }
+                        (Op::TypeArray, [Operand::IdRef(e), _]) => {
+                            (*e, self.strides.get(&ty)? * i as u32)
+                        }
+                        (Op::TypeStruct, members) => match members.get(i)? {
+                            Operand::IdRef(e) => (*e, *self.offsets.get(&(ty, i as u32))?),
+                            _ => return None,
+                        },
+                        _ => return None,
+                    };
+                    self.write(*part, elem, out.get_mut(at as usize..)?)?;
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+}

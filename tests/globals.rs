@@ -1,0 +1,242 @@
+//! Program-scope global variables (OpenCL C 2.0 `global` variables at program scope and
+//! `static` locals).
+#[macro_use]
+mod common;
+use common::*;
+use std::ptr::{null, null_mut};
+
+const SOURCE: &str = r#"
+global int counter = 5;
+global float table[4] = {1.5f, 2.5f, 3.5f, 4.5f};
+kernel void bump(global int *o) {
+    static global int calls = 100;
+    if (get_global_id(0) == 0) {
+        o[0] = counter++;
+        o[1] = calls++;
+        o[2] = (int)(table[1] * 2.0f);
+        table[1] += 1.0f;
+    }
+}
+kernel void peek(global int *o) { o[0] = counter; o[1] = (int)(table[1] * 2.0f); }
+"#;
+
+#[test]
+fn globals_persist_across_launches_and_kernels() {
+    let e = Env::new();
+    let p = match build_program(e.ctx, e.dev, SOURCE, "-cl-std=CL2.0") {
+        Ok(p) => p,
+        Err((code, log)) => panic!("{}: {log}", err_name(code)),
+    };
+    let bump = kernel(p, "bump");
+    let peek = kernel(p, "peek");
+    let o = e.buffer_from(&[0i32; 3]);
+    arg(bump, 0, &o);
+    arg(peek, 0, &o);
+    for i in 0..3 {
+        e.run(bump, None, &[4], None);
+        assert_eq!(e.read::<i32>(o, 3), [5 + i, 100 + i, 5 + 2 * i]);
+    }
+    e.run(peek, None, &[1], None);
+    assert_eq!(e.read::<i32>(o, 2), [8, 11]);
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(bump));
+    check!(clReleaseKernel(peek));
+    check!(clReleaseProgram(p));
+}
+
+const TYPES: &str = r#"
+typedef struct { char c; int i; float2 f; long l[2]; } S;
+global S s = { 'a', -7, (float2)(0.5f, 1.5f), { 1L << 40, -3 } };
+global double d = 2.25;
+global uchar bytes[5] = { 1, 2, 3, 4, 5 };
+global int4 v = (int4)(1, 2, 3, 4);
+global int zero[3];
+global float plain;
+
+int next(void) { static global int n; return n++; }
+
+kernel void types(global long *o) {
+    o[0] = s.c; o[1] = s.i; o[2] = (long)(s.f.y * 2); o[3] = s.l[0]; o[4] = s.l[1];
+    o[5] = (long)(d * 4); o[6] = bytes[0] + bytes[4] * 10; o[7] = v.x + v.w * 10;
+    o[8] = zero[0] + zero[1] + zero[2]; o[9] = (long)plain; o[10] = next(); o[11] = next();
+    s.i += 1; bytes[4] += 1; v.w += 1; zero[2] += 2; plain += 1.0f; d += 1.0;
+}
+"#;
+
+/// Initializers of structs, vectors, doubles, chars and arrays laid out as written; variables
+/// without one start at zero; a `static` local in a function that is not a kernel; and
+/// CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE covering them all.
+#[test]
+fn initializers_of_every_shape() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let src = if fp64 {
+        TYPES.to_string()
+    } else {
+        TYPES.replace("double", "float")
+    };
+    let p = e.program(&src, "-cl-std=CL2.0");
+    let total: usize = bytes_to(&info_bytes(|s, v, r| unsafe {
+        clGetProgramBuildInfo(
+            p,
+            e.dev,
+            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+            s,
+            v,
+            r,
+        )
+    }));
+    // S is 32 bytes; the others at least their size; each starts on 16 bytes.
+    assert!(
+        (32 + 8 + 5 + 16 + 12 + 4 + 4..=16 * 16).contains(&total),
+        "total {total}"
+    );
+    let k = kernel(p, "types");
+    let o = e.buffer_from(&[0i64; 12]);
+    arg(k, 0, &o);
+    for i in 0..2 {
+        e.run(k, None, &[1], None);
+        let want = [
+            'a' as i64,
+            -7 + i,
+            3,
+            1 << 40,
+            -3,
+            9 + 4 * i,
+            51 + 10 * i,
+            41 + 10 * i,
+            2 * i,
+            i,
+            2 * i,
+            2 * i + 1,
+        ];
+        assert_eq!(e.read::<i64>(o, 12), want, "launch {i}");
+    }
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
+/// A program made from another's binary starts from the initial values again (its own
+/// buffer) and keeps them across its launches.
+#[test]
+fn binaries_keep_the_initial_values() {
+    let e = Env::new();
+    let p = e.program(SOURCE, "-cl-std=CL2.0");
+    let bump = kernel(p, "bump");
+    let o = e.buffer_from(&[0i32; 3]);
+    arg(bump, 0, &o);
+    e.run(bump, None, &[1], None);
+    let bins = binaries(p);
+    let (q, status, err) = from_binaries(e.ctx, &[e.dev], &[&bins[0]]);
+    assert_eq!((err, status[0]), (CL_SUCCESS, CL_SUCCESS));
+    check!(clBuildProgram(q, 1, &e.dev, null(), None, null_mut()));
+    let again = kernel(q, "bump");
+    arg(again, 0, &o);
+    for i in 0..2 {
+        e.run(again, None, &[1], None);
+        assert_eq!(e.read::<i32>(o, 3), [5 + i, 100 + i, 5 + 2 * i]);
+    }
+    // The first program's variables went on from where they were.
+    e.run(bump, None, &[1], None);
+    assert_eq!(e.read::<i32>(o, 3), [6, 101, 7]);
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(bump));
+    check!(clReleaseKernel(again));
+    check!(clReleaseProgram(p));
+    check!(clReleaseProgram(q));
+}
+
+/// clCompileProgram then clLinkProgram: the linked program has the variables too.
+#[test]
+fn compiled_and_linked_programs_have_them() {
+    let e = Env::new();
+    let mut err = 0;
+    let ptr = SOURCE.as_ptr() as *const std::ffi::c_char;
+    let len = SOURCE.len();
+    let obj = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let opts = c"-cl-std=CL2.0";
+    check!(clCompileProgram(
+        obj,
+        1,
+        &e.dev,
+        opts.as_ptr(),
+        0,
+        null(),
+        null(),
+        None,
+        null_mut()
+    ));
+    let p = unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            null(),
+            1,
+            &obj,
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    let bump = kernel(p, "bump");
+    let o = e.buffer_from(&[0i32; 3]);
+    arg(bump, 0, &o);
+    for i in 0..2 {
+        e.run(bump, None, &[1], None);
+        assert_eq!(e.read::<i32>(o, 3), [5 + i, 100 + i, 5 + 2 * i]);
+    }
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(bump));
+    check!(clReleaseProgram(p));
+    check!(clReleaseProgram(obj));
+}
+
+/// A program-scope atomic counter, contended by every work-item and kept across launches.
+/// (`total` is read with a fetch_add of 0: clspv 0.0.1 types a program-scope atomic_long
+/// that is also given to atomic_load as two uints and loads only the low one.)
+#[test]
+fn program_scope_atomics() {
+    let src = "global atomic_int counter = ATOMIC_VAR_INIT(7);\n\
+               global atomic_long total;\n\
+               kernel void count(global int *o) {\n\
+                   int i = get_global_id(0);\n\
+                   o[i] = atomic_fetch_add(&counter, 1);\n\
+                   atomic_fetch_add(&total, (long)i << 32);\n\
+               }\n\
+               kernel void read(global long *o) {\n\
+                   o[0] = atomic_load(&counter);\n\
+                   o[1] = atomic_fetch_add(&total, 0L);\n\
+               }";
+    let e = Env::new();
+    let p = e.program(src, "-cl-std=CL2.0");
+    let count = kernel(p, "count");
+    let read = kernel(p, "read");
+    let n = 256usize;
+    let o = e.buffer_from(&vec![-1i32; n]);
+    let r = e.buffer_from(&[0i64; 2]);
+    arg(count, 0, &o);
+    arg(read, 0, &r);
+    for launch in 0..2 {
+        e.run(count, None, &[n], Some(&[64]));
+        let mut tickets = e.read::<i32>(o, n);
+        tickets.sort();
+        let first = 7 + (launch * n) as i32;
+        assert!(
+            tickets.iter().copied().eq(first..first + n as i32),
+            "{tickets:?}"
+        );
+    }
+    e.run(read, None, &[1], None);
+    let sum: i64 = (0..n as i64).sum::<i64>() << 32;
+    assert_eq!(e.read::<i64>(r, 2), [7 + 2 * n as i64, 2 * sum]);
+    for m in [o, r] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(count));
+    check!(clReleaseKernel(read));
+    check!(clReleaseProgram(p));
+}
