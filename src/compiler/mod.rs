@@ -20,6 +20,7 @@ pub mod pipes;
 mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
+pub mod returned_load;
 pub mod spirv;
 pub mod sum_index;
 pub mod tempdir;
@@ -152,7 +153,7 @@ fn compile_bytes(
         true => lowered,
         false => lowered
             .into_iter()
-            .map(|s| sum_index::rewrite(chosen_load::rewrite(s)))
+            .map(|s| sum_index::rewrite(returned_load::rewrite(chosen_load::rewrite(s))))
             .collect(),
     };
     let lowered = word_views::rewrite_all(lowered, is_ir);
