@@ -162,8 +162,8 @@ fn narrower_views_of_double_pointer_arithmetic() {
 /// pyopencl's GPU scan shape: the words of a packed struct's member in a 2D `__local` array read through
 /// `(__local V *)&(ldata[i][j].value)`, and the same from a `__global` array of the struct.
 const MEMBER_SOURCE: &str = r#"
-struct __attribute__((packed)) w { ulong v; int d; };
-__kernel void local_member(__global const ulong *in, __global V *o) {
+struct __attribute__((packed)) w { M v; int d; };
+__kernel void local_member(__global const M *in, __global V *o) {
     __local struct w ld[4][5];
     int l = get_local_id(0);
     if (l < 16) { ld[l % 4][l / 4].v = in[l]; ld[l % 4][l / 4].d = -l; }
@@ -190,13 +190,20 @@ struct Wrapped {
     d: i32,
 }
 
-/// Runs both member kernels for V of `size` bytes; returns what each read, as bytes.
-fn member_views(e: &Env, v: &str, size: usize) -> (Vec<u8>, Vec<u8>) {
+/// The 8-byte member's values (as bits); `double` ones are normal numbers.
+fn member_values(m: &str) -> Vec<u64> {
+    let sign_exponent = if m == "double" { 0x3ff0 << 48 } else { 0 };
+    (0..16u64)
+        .map(|i| ((i + 1) * 0x1_0000_0001 + (i << 40)) | sign_exponent)
+        .collect()
+}
+
+/// Runs both member kernels for a member of type M and V of `size` bytes; returns what each
+/// read, as bytes.
+fn member_views(e: &Env, m: &str, v: &str, size: usize) -> (Vec<u8>, Vec<u8>) {
     let r = 8 / size;
-    let p = e.program(MEMBER_SOURCE, &format!("-DV={v} -DR={r}"));
-    let values: Vec<u64> = (0..16u64)
-        .map(|i| (i + 1) * 0x1_0000_0001 + (i << 40))
-        .collect();
+    let p = e.program(MEMBER_SOURCE, &format!("-DM={m} -DV={v} -DR={r}"));
+    let values = member_values(m);
     let inp = e.buffer_from(&values);
     let structs: Vec<Wrapped> = values.iter().map(|&v| Wrapped { v, d: -1 }).collect();
     let structs = e.buffer_from(&structs);
@@ -224,19 +231,39 @@ fn member_views(e: &Env, v: &str, size: usize) -> (Vec<u8>, Vec<u8>) {
 
 #[test]
 fn narrower_views_of_struct_members() {
+    member_views_of(&Env::new(), "ulong");
+}
+
+/// pyopencl's GPU scan of doubles (cumsum of float64, test_dtype_conversions): clspv 0.0.1
+/// loaded the struct's words as a vector and rebuilt the double's bits through a one-element
+/// vector, `OpCompositeConstruct %ulong` of one `%ulong` and an `OpCompositeExtract` from that
+/// scalar, which spirv-val rejects and NVIDIA's driver crashed on (compiler::scalar_composites).
+#[test]
+fn narrower_views_of_double_struct_members() {
     let e = Env::new();
-    let values: Vec<u8> = (0..16u64)
-        .flat_map(|i| ((i + 1) * 0x1_0000_0001 + (i << 40)).to_le_bytes())
+    if !device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64") {
+        eprintln!("no cl_khr_fp64: no double case");
+        return;
+    }
+    member_views_of(&e, "double");
+}
+
+/// Every view of the member kernels with an 8-byte member of type `m`, checked against the
+/// member's bytes.
+fn member_views_of(e: &Env, m: &str) {
+    let values: Vec<u8> = member_values(m)
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
         .collect();
     let mut wrong = vec![];
     // A char view of the __local member still reads byte 0 of the member for every byte, and
     // the same kernels on a struct without `packed` crash clspv 0.0.1 (SIGSEGV) with or
     // without the rewrite: not covered here.
     for (v, size) in [("int", 4), ("uint", 4), ("short", 2)] {
-        let (local, global) = member_views(&e, v, size);
+        let (local, global) = member_views(e, m, v, size);
         for (space, got) in [("__local", local), ("__global", global)] {
             if got != values {
-                wrong.push(format!("{space} {v}"));
+                wrong.push(format!("{space} {v} of {m}"));
             }
         }
     }

@@ -21,6 +21,7 @@ mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
 pub mod returned_load;
+pub mod scalar_composites;
 pub mod spirv;
 pub mod sum_index;
 pub mod tempdir;
@@ -70,6 +71,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
     match words(&bytes) {
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
+            let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
