@@ -16,6 +16,7 @@ pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
 pub mod options;
+pub mod packed_private;
 pub mod pipes;
 mod prelude_math;
 pub mod pystubs;
@@ -155,7 +156,10 @@ fn compile_bytes(
         true => lowered,
         false => lowered
             .into_iter()
-            .map(|s| sum_index::rewrite(returned_load::rewrite(chosen_load::rewrite(s))))
+            .map(chosen_load::rewrite)
+            .map(returned_load::rewrite)
+            .map(packed_private::rewrite)
+            .map(sum_index::rewrite)
             .collect(),
     };
     let lowered = word_views::rewrite_all(lowered, is_ir);
