@@ -125,16 +125,9 @@ fn packed_types<'a>(text: &'a str, toks: &[Token]) -> (Vec<&'a str>, Vec<&'a str
 
 /// Identifiers declared only as private arrays of packed structs, inside functions.
 fn private_arrays<'a>(text: &'a str, toks: &[Token]) -> Vec<&'a str> {
-    const SPACES: [&str; 8] = [
-        "__local",
-        "local",
-        "__global",
-        "global",
-        "__constant",
-        "constant",
-        "static",
-        "extern",
-    ];
+    // What may come before the type in such a declaration (an address space from a macro,
+    // `LOCAL_MEM struct w d[4]`, must not pass).
+    const QUALIFIERS: [&str; 4] = ["const", "volatile", "__private", "private"];
     let t = |k: usize| toks.get(k).map_or("", |t| &text[t.start..t.end]);
     let (tags, typedefs) = packed_types(text, toks);
     let mut depth = 0usize;
@@ -150,12 +143,12 @@ fn private_arrays<'a>(text: &'a str, toks: &[Token]) -> Vec<&'a str> {
             w if typedefs.contains(&w) => k + 1,
             _ => continue,
         };
-        let before = (k.saturating_sub(3)..k).map(t);
-        if depth > 0
-            && is_ident(t(name))
-            && t(name + 1) == "["
-            && !before.clone().any(|w| SPACES.contains(&w))
-        {
+        let mut start = k;
+        while start > 0 && QUALIFIERS.contains(&t(start - 1)) {
+            start -= 1;
+        }
+        let statement_start = start > 0 && matches!(t(start - 1), "{" | ";" | "}");
+        if depth > 0 && statement_start && is_ident(t(name)) && t(name + 1) == "[" {
             arrays.push(t(name));
         }
     }
@@ -212,9 +205,11 @@ mod tests {
         for src in [
             // not packed
             "struct w { ulong v; int d; }; void f() { struct w p[4]; x = p[i].v; }",
-            // __local
+            // __local, also from a macro
             "struct __attribute__((packed)) w { ulong v; }; \
              void f() { __local struct w p[4]; x = p[i].v; }",
+            "struct __attribute__((packed)) w { ulong v; }; \
+             void f() { LOCAL_MEM struct w p[4]; x = p[i].v; }",
             // at file scope
             "struct __attribute__((packed)) w { ulong v; }; __constant struct w p[4]; \
              void f() { x = p[i].v; }",
