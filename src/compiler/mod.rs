@@ -15,6 +15,7 @@ pub mod il;
 pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
+pub mod member_offset;
 pub mod options;
 pub mod packed_private;
 pub mod pipes;
@@ -159,6 +160,7 @@ fn compile_bytes(
             .map(chosen_load::rewrite)
             .map(returned_load::rewrite)
             .map(packed_private::rewrite)
+            .map(member_offset::rewrite)
             .map(sum_index::rewrite)
             .collect(),
     };
