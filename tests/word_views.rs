@@ -246,7 +246,7 @@ fn member_views(e: &Env, src: &str, names: &[&str], m: &str, v: &str, size: usiz
         ("earlier_local_member", inp, &bytes[..]),
     ];
     for (name, input, want) in kernels.into_iter().filter(|k| names.contains(&k.0)) {
-        let out = e.buffer_from(&vec![0u8; 16 * 8]);
+        let out = e.buffer_from(&[0u8; 16 * 8]);
         let k = kernel(p, name);
         arg(k, 0, &input);
         arg(k, 1, &out);

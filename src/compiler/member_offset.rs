@@ -22,6 +22,7 @@
 
 use super::chosen_load::matching;
 use super::pipes::{tokenize, Kind, Token};
+use super::source_edit::{flat, is_ident, splice, Edit};
 use std::borrow::Cow;
 
 /// `source` with every such argument rewritten (borrowed when there is none).
@@ -34,32 +35,25 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
     }
     let toks = tokenize(text);
     let t = |k: usize| toks.get(k).map_or("", |t: &Token| &text[t.start..t.end]);
-    let mut out = String::new();
-    let mut copied = 0;
+    let mut edits = vec![];
     let mut k = 1;
     while k < toks.len() {
-        let Some((new, next)) = (matches!(t(k - 1), "(" | ",") && toks[k].start >= copied)
+        match matches!(t(k - 1), "(" | ",")
             .then(|| argument(text, &toks, k))
             .flatten()
-        else {
-            k += 1;
-            continue;
-        };
-        let (start, end) = (toks[k].start, toks[next - 1].end);
-        out += &text[copied..start];
-        out += &new;
-        out.extend(std::iter::repeat_n(
-            '\n',
-            text[start..end].matches('\n').count(),
-        ));
-        copied = end;
-        k = next;
+        {
+            Some((text, next)) => {
+                let (start, end) = (toks[k].start, toks[next - 1].end);
+                edits.push(Edit { start, end, text });
+                k = next;
+            }
+            None => k += 1,
+        }
     }
-    if copied == 0 {
+    if edits.is_empty() {
         return source;
     }
-    out += &text[copied..];
-    Cow::Owned(out.into_bytes())
+    Cow::Owned(splice(text, &edits).into_bytes())
 }
 
 /// The rewritten argument `r[i].m + e` starting at token `k`, and the token after it.
@@ -96,10 +90,9 @@ fn argument(text: &str, toks: &[Token], k: usize) -> Option<(String, usize)> {
     if end == close + 4 || end == toks.len() {
         return None;
     }
-    let span = |a: usize, b: usize| text[toks[a].start..toks[b - 1].end].replace('\n', " ");
+    let span = |a: usize, b: usize| flat(&text[toks[a].start..toks[b - 1].end]);
     let (r, m) = (t(k), t(close + 2));
-    let (i, e) = (span(k + 2, close), span(close + 4, end));
-    let orig = span(k, end);
+    let (i, e, orig) = (span(k + 2, close)?, span(close + 4, end)?, span(k, end)?);
     let elem = format!("sizeof({r}[0].{m}[0])");
     let offset = format!("__builtin_offsetof(__typeof__({r}[0]), {m})");
     let new = format!(
@@ -132,17 +125,12 @@ fn global_pointer(text: &str, toks: &[Token], name: &str) -> bool {
     declared
 }
 
-fn is_ident(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn rw(s: &str) -> String {
-        String::from_utf8(rewrite(Cow::Borrowed(s.as_bytes())).into_owned()).unwrap()
+        super::super::source_edit::rewritten(rewrite, s)
     }
 
     #[test]

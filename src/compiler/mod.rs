@@ -24,6 +24,7 @@ pub mod pystubs;
 pub mod reflection;
 pub mod returned_load;
 pub mod scalar_composites;
+pub mod source_edit;
 pub mod spirv;
 pub mod sum_index;
 pub mod tempdir;

@@ -17,7 +17,8 @@
 //! name), and never declared as anything else, are rewritten. Lines are kept.
 
 use super::chosen_load::matching;
-use super::pipes::{tokenize, Kind, Token};
+use super::pipes::{Kind, Token};
+use super::source_edit::{code_tokens, flat, is_ident, spans_directive, splice, Edit};
 use std::borrow::Cow;
 
 /// `source` with every such member access rewritten (borrowed when there is none).
@@ -28,59 +29,45 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
     if !text.contains("packed") {
         return source;
     }
-    let all = tokenize(text);
-    let toks: Vec<Token> = all
-        .iter()
-        .copied()
-        .filter(|t| t.kind != Kind::Directive)
-        .collect();
+    let (toks, directives) = code_tokens(text);
     let t = |k: usize| toks.get(k).map_or("", |t: &Token| &text[t.start..t.end]);
     let arrays = private_arrays(text, &toks);
-    let mut out = String::new();
-    let mut copied = 0;
+    let mut edits = vec![];
     let mut k = 0;
     while k < toks.len() {
         let a = t(k);
-        let access = arrays.contains(&a)
-            && t(k + 1) == "["
-            && !matches!(t(k.wrapping_sub(1)), "." | "->")
-            && toks[k].start >= copied;
-        let Some(close) = access
+        let access =
+            arrays.contains(&a) && t(k + 1) == "[" && !matches!(t(k.wrapping_sub(1)), "." | "->");
+        let close = access
             .then(|| matching(&toks, text, k + 1, "[", "]"))
-            .flatten()
+            .flatten();
+        let member = close.filter(|&c| {
+            c > k + 2
+                && t(c + 1) == "."
+                && toks.get(c + 2).is_some_and(|t| t.kind == Kind::Ident)
+                && !spans_directive(&directives, toks[k].start, toks[c + 2].end)
+        });
+        let Some((close, e)) =
+            member.and_then(|c| Some((c, flat(&text[toks[k + 2].start..toks[c - 1].end])?)))
         else {
             k += 1;
             continue;
         };
-        let member = toks.get(close + 2).is_some_and(|t| t.kind == Kind::Ident);
-        let (start, end) = (toks[k].start, toks.get(close + 2).map_or(0, |t| t.end));
-        let directive = all
-            .iter()
-            .any(|d| d.kind == Kind::Directive && d.start > start && d.end <= end);
-        if t(close + 1) != "." || !member || close == k + 2 || directive {
-            k += 1;
-            continue;
-        }
-        let e = &text[toks[k + 2].start..toks[close - 1].end];
         let m = t(close + 2);
-        out += &text[copied..start];
-        out += &format!(
-            "(*(__typeof__(&{a}[0].{m}))((__private char *){a} + ({e}) * sizeof({a}[0]) \
-             + __builtin_offsetof(__typeof__({a}[0]), {m})))"
-        )
-        .replace('\n', " ");
-        out.extend(std::iter::repeat_n(
-            '\n',
-            text[start..end].matches('\n').count(),
-        ));
-        copied = end;
+        edits.push(Edit {
+            start: toks[k].start,
+            end: toks[close + 2].end,
+            text: format!(
+                "(*(__typeof__(&{a}[0].{m}))((__private char *){a} + ({e}) * sizeof({a}[0]) \
+                 + __builtin_offsetof(__typeof__({a}[0]), {m})))"
+            ),
+        });
         k = close + 3;
     }
-    if copied == 0 {
+    if edits.is_empty() {
         return source;
     }
-    out += &text[copied..];
-    Cow::Owned(out.into_bytes())
+    Cow::Owned(splice(text, &edits).into_bytes())
 }
 
 /// The names of packed structs: `struct TAG` tags and typedef names.
@@ -165,17 +152,12 @@ fn private_arrays<'a>(text: &'a str, toks: &[Token]) -> Vec<&'a str> {
     arrays
 }
 
-fn is_ident(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn rw(s: &str) -> String {
-        String::from_utf8(rewrite(Cow::Borrowed(s.as_bytes())).into_owned()).unwrap()
+        super::super::source_edit::rewritten(rewrite, s)
     }
 
     #[test]

@@ -21,7 +21,8 @@
 //! keep their lines.
 
 use super::chosen_load::matching;
-use super::pipes::{tokenize, Kind, Token};
+use super::pipes::{Kind, Token};
+use super::source_edit::{code_tokens, flat, is_ident, spans_directive, splice, Edit};
 use std::borrow::Cow;
 
 /// The fence after the else arm's load.
@@ -32,42 +33,31 @@ pub fn rewrite(source: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
     let Ok(text) = std::str::from_utf8(&source) else {
         return source;
     };
-    // Directives are read through; their byte ranges tell an expression that spans one.
-    let all = tokenize(text);
-    let toks: Vec<Token> = all
-        .iter()
-        .copied()
-        .filter(|t| t.kind != Kind::Directive)
-        .collect();
-    let directive_in = |a: usize, b: usize| {
-        all.iter()
-            .any(|t| t.kind == Kind::Directive && t.start >= a && t.end <= b)
-    };
+    let (toks, directives) = code_tokens(text);
     // In source order: an if nested in a then arm ends its else arm before the outer one.
     let mut arms: Vec<(usize, usize)> = (0..toks.len())
         .filter_map(|k| else_return(text, &toks, k))
         .collect();
     arms.sort_unstable();
-    let mut out = String::new();
-    let mut copied = 0;
-    for (ret, semi) in arms {
-        let (start, end) = (toks[ret + 1].start, toks[semi - 1].end);
-        if directive_in(start, end) {
-            continue;
-        }
-        let e = &text[start..end];
-        let flat = e.replace('\n', " ");
-        out += &text[copied..toks[ret].start];
-        out += &format!(
-            "{{ __typeof_unqual__({flat}) __vkcl_ret = {e}; {FENCE} return __vkcl_ret; }}"
-        );
-        copied = toks[semi].end;
-    }
-    if copied == 0 {
+    let edits: Vec<Edit> = arms
+        .into_iter()
+        .filter_map(|(ret, semi)| {
+            let (start, end) = (toks[ret + 1].start, toks[semi - 1].end);
+            let e =
+                flat(&text[start..end]).filter(|_| !spans_directive(&directives, start, end))?;
+            Some(Edit {
+                start: toks[ret].start,
+                end: toks[semi].end,
+                text: format!(
+                    "{{ __typeof_unqual__({e}) __vkcl_ret = {e}; {FENCE} return __vkcl_ret; }}"
+                ),
+            })
+        })
+        .collect();
+    if edits.is_empty() {
         return source;
     }
-    out += &text[copied..];
-    Cow::Owned(out.into_bytes())
+    Cow::Owned(splice(text, &edits).into_bytes())
 }
 
 /// For an `if` at token `k` that this rewrites: the else arm's last `return` and its `;`.
@@ -129,17 +119,12 @@ fn last_return(text: &str, toks: &[Token], close: usize) -> Option<(usize, usize
     (t(k) == "return" && k + 1 < semi).then_some((k, semi))
 }
 
-fn is_ident(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn rw(s: &str) -> String {
-        String::from_utf8(rewrite(Cow::Borrowed(s.as_bytes())).into_owned()).unwrap()
+        super::super::source_edit::rewritten(rewrite, s)
     }
 
     #[test]
