@@ -17,14 +17,19 @@ pub mod il;
 pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
+pub mod member_offset;
 pub mod null_checks;
 pub mod options;
+pub mod packed_private;
 pub mod physical;
 pub mod pipes;
 mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
+pub mod returned_load;
 pub mod sampler_wrap;
+pub mod scalar_composites;
+pub mod source_edit;
 pub mod spirv;
 pub mod sum_index;
 pub mod tempdir;
@@ -74,6 +79,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
     match words(&bytes) {
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
+            let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             let spirv = globals::gather(&spirv);
@@ -164,7 +170,11 @@ fn compile_bytes(
         true => lowered,
         false => lowered
             .into_iter()
-            .map(|s| sum_index::rewrite(chosen_load::rewrite(s)))
+            .map(chosen_load::rewrite)
+            .map(returned_load::rewrite)
+            .map(packed_private::rewrite)
+            .map(member_offset::rewrite)
+            .map(sum_index::rewrite)
             .collect(),
     };
     let lowered = word_views::rewrite_all(lowered, is_ir);
