@@ -40,7 +40,11 @@ fn takes_il(e: &Env) -> bool {
     let il = assemble("basic", "1.0");
     let mut err = 0;
     let p = unsafe { clCreateProgramWithIL(e.ctx, il.as_ptr().cast(), il.len(), &mut err) };
-    assert!(p.is_null() && err == CL_INVALID_OPERATION, "{}", err_name(err));
+    assert!(
+        p.is_null() && err == CL_INVALID_OPERATION,
+        "{}",
+        err_name(err)
+    );
     eprintln!("no IL version reported: clCreateProgramWithIL refused as the spec says");
     false
 }
