@@ -295,3 +295,45 @@ fn double_sweep() {
     }
     assert!(over.is_empty(), "over their bounds:\n{}", over.join("\n"));
 }
+
+/// Double sin, cos, tan and sincos at the arguments argument reduction finds hardest
+/// (tests/data/trig_ref_f64.txt, tools/trig_ref.py: the doubles closest to a multiple of pi/2
+/// in every binade up to DBL_MAX, k * pi/2, one argument per binade, subnormals, the kernels'
+/// boundaries, signed zeros, infinities, NaN), against mpmath, at the spec's bounds. libclc's
+/// reduction (a fused fma assumed, lavapipe's is not) was 1.3e19 ULP off at large arguments.
+#[test]
+fn double_trig_reference() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let table = include_str!("data/trig_ref_f64.txt");
+    let fmt = Fmt { double: true };
+    let with_aux = |name, aux| {
+        math::cases_in(table, name)
+            .into_iter()
+            .map(move |c| math::Case { aux, ..c })
+    };
+    let sincos: Vec<math::Case> = with_aux("sin", 0).chain(with_aux("cos", 1)).collect();
+    for (func, kind, cases, bound) in [
+        ("sin", Kind::F, math::cases_in(table, "sin"), 4.0),
+        ("cos", Kind::F, math::cases_in(table, "cos"), 4.0),
+        ("tan", Kind::F, math::cases_in(table, "tan"), 5.0),
+        ("sincos", Kind::Sincos, sincos, 4.0),
+    ] {
+        let (w, wrong) = math::run(fmt, func, kind, &cases, "", false);
+        println!(
+            "{func}: max {:.3} ULP over {} cases; worst {}",
+            w.err,
+            cases.len(),
+            w.what
+        );
+        assert!(
+            w.err <= bound,
+            "double {func}: {:.3} ULP > {bound}: {}\n{}",
+            w.err,
+            w.what,
+            wrong.join("\n")
+        );
+    }
+}

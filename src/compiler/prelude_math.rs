@@ -105,17 +105,15 @@ fn float_trig() -> String {
     for (s, guard) in TYPES {
         let mut body = String::new();
         for f in ["sin", "cos", "tan"] {
-            body += &match (s, f) {
-                ("float", _) => String::new(),
-                // libclc's double sin and tan give +0 for -0.
-                ("double", "sin" | "tan") => {
-                    format!("__VKCL_FN double __vkcl_{f}(double x) {{ return x == 0.0 ? x : {f}(x); }}\n")
-                }
-                _ => format!("__VKCL_FN {s} __vkcl_{f}({s} x) {{ return {f}(x); }}\n"),
-            };
+            if s == "half" {
+                body += &format!("__VKCL_FN {s} __vkcl_{f}({s} x) {{ return {f}(x); }}\n");
+            }
             body += &vectors(s, f, &format!("__vkcl_{f}"), &["x"]);
         }
         body += &sincos(s);
+        if s == "double" {
+            body = format!("{}{body}", include_str!("prelude_trig_double.cl"));
+        }
         p += &guarded(guard, body);
     }
     p += "#undef __VKCL_FN\n";
@@ -140,8 +138,7 @@ fn sincos(s: &str) -> String {
                 _ => format!("{s}{n}"),
             };
             let body = match (s, n) {
-                ("double", 1) => "double v, r = sincos(x, &v); *c = v; return x == 0.0 ? x : r;",
-                (_, 1) if s != "float" => "half v, r = sincos(x, &v); *c = v; return r;",
+                ("half", 1) => "half v, r = sincos(x, &v); *c = v; return r;",
                 _ => "*c = __vkcl_cos(x); return __vkcl_sin(x);",
             };
             p += &format!("__VKCL_FN {t} __vkcl_sincos({t} x, {space} {t} *c) {{ {body} }}\n");

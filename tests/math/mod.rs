@@ -47,7 +47,16 @@ fn table(double: bool) -> &'static [(String, Case)] {
 
 /// The reference cases of `name` (the table's name: `half_sin` uses `sin`'s).
 pub fn cases(double: bool, name: &str) -> Vec<Case> {
-    let v: Vec<Case> = table(double)
+    named(table(double), name)
+}
+
+/// The cases of `name` in a table of the same format (e.g. tests/data/trig_ref_f64.txt).
+pub fn cases_in(text: &str, name: &str) -> Vec<Case> {
+    named(&parse(text), name)
+}
+
+fn named(table: &[(String, Case)], name: &str) -> Vec<Case> {
+    let v: Vec<Case> = table
         .iter()
         .filter(|(n, _)| n == name)
         .map(|(_, c)| *c)
