@@ -5,8 +5,10 @@
 //!   `atan` (right), with C99 Annex F's special values (prelude_math.cl).
 //! - float `sin`, `cos`, `tan`, `sincos` and their `half_` forms: libclc's argument reduction
 //!   needs a fused fma (lavapipe's is not: 2.7e8 ULP near multiples of pi/2). Ours reduces in
-//!   integers, exactly (prelude_trig.cl). The double forms keep libclc's, with the sign of a
-//!   zero argument kept (libclc's gives +0 for -0).
+//!   integers, exactly (prelude_trig.cl). The double forms too (1.3e19 ULP off at large
+//!   arguments), with fdlibm's kernels (prelude_trig_double.cl).
+//! - float `exp10`, `expm1`, `pow`, `powr`, `pown`, `rootn` (over their bounds, the same
+//!   unfused fma): computed in double where the device has doubles (`float_in_double`).
 //!
 //! The scalar helpers are OpenCL C (the .cl files); here come the other types' forms, the
 //! vectors (one component at a time) and the macros that send the built-ins' names to them.
@@ -32,19 +34,110 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     if ["sin", "cos", "tan"].iter().any(|f| names(f.as_bytes())) {
         p += &float_trig();
     }
+    let in_double: Vec<&Helper> = IN_DOUBLE.iter().filter(|h| names(h.0.as_bytes())).collect();
+    if !in_double.is_empty() {
+        p += &float_in_double(&in_double);
+    }
     p
 }
 
+/// A float built-in computed in double: name, arguments (type and name; `T` the float or
+/// vector type), the double expression (of the same names, converted).
+type Helper = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
+/// Float built-ins over their bounds as clspv builds libclc's (exp10 75 ULP, expm1 51, pow 45,
+/// pown 50, powr 34; rootn flushes FLT_MIN): libclc's float code splits products with an fma it
+/// assumes fused (lavapipe's is not). Computed in double and rounded once, the error is that
+/// of the rounding (half an ULP) plus the double's, far below a float ULP; pow, powr and pown
+/// decide overflow and underflow first (prelude_pow.cl: libclc's double forms fail there). Only where the device
+/// has doubles and the program is not built with -cl-fast-relaxed-math.
+const IN_DOUBLE: [Helper; 6] = [
+    ("exp10", &[("T", "x")], "exp10((double)x)"),
+    // libclc's double expm1 gives +0 for -0.
+    ("expm1", &[("T", "x")], "x == 0.0f ? x : expm1((double)x)"),
+    (
+        "pow",
+        &[("T", "x"), ("T", "y")],
+        "__vkcl_pow_in_double(x, (double)y, 0)",
+    ),
+    (
+        "powr",
+        &[("T", "x"), ("T", "y")],
+        "__vkcl_pow_in_double(x, (double)y, 1)",
+    ),
+    (
+        "pown",
+        &[("T", "x"), ("int", "n")],
+        "__vkcl_pow_in_double(x, (double)n, 2)",
+    ),
+    ("rootn", &[("T", "x"), ("int", "n")], "rootn((double)x, n)"),
+];
+
+/// The `__vkcl_` forms of `used` (every type and width) and the macros naming them.
+fn float_in_double(used: &[&Helper]) -> String {
+    let mut p = String::from(OVERLOADABLE_FN);
+    for (s, guard) in TYPES {
+        let mut body = String::new();
+        for (f, args, in_double) in used {
+            let params: Vec<String> = args
+                .iter()
+                .map(|(t, a)| format!("{} {a}", if *t == "T" { s } else { t }))
+                .collect();
+            let names: Vec<&str> = args.iter().map(|a| a.1).collect();
+            let call = format!("{f}({})", names.join(", "));
+            let scalar = match s {
+                "float" => format!(
+                    "#if defined(cl_khr_fp64) && !defined(__FAST_RELAXED_MATH__)\n\
+                     return (float)({in_double});\n#else\nreturn {call};\n#endif\n"
+                ),
+                _ => format!("return {call};"),
+            };
+            if s == "float" && f.starts_with("pow") && !body.contains("pow_in_double") {
+                body += &format!(
+                    "#if defined(cl_khr_fp64) && !defined(__FAST_RELAXED_MATH__)\n{}#endif\n",
+                    include_str!("prelude_pow.cl")
+                );
+            }
+            body += &format!(
+                "__VKCL_FN {s} __vkcl_{f}({}) {{\n{scalar}}}\n",
+                params.join(", ")
+            );
+            body += &vectors(s, f, &format!("__vkcl_{f}"), args);
+        }
+        p += &match s {
+            // The float forms name double.
+            "float" => format!(
+                "#ifdef cl_khr_fp64\n{FP64_ON}#endif\n{body}#ifdef cl_khr_fp64\n{FP64_OFF}#endif\n"
+            ),
+            _ => guarded(guard, body),
+        };
+    }
+    for (f, args, _) in used {
+        let names: Vec<&str> = args.iter().map(|a| a.1).collect();
+        let names = names.join(", ");
+        p += &format!("#define {f}({names}) __vkcl_{f}({names})\n");
+    }
+    p + "#undef __VKCL_FN\n"
+}
+
 /// `{s}{n} __vkcl_{f}(...)` for vectors of `s`, calling the scalar `call` (`__vkcl_{f}` or
-/// the built-in) on each component; `args` names the arguments.
-fn vectors(s: &str, f: &str, call: &str, args: &[&str]) -> String {
+/// the built-in) on each component; `args` names the arguments, with their scalar types
+/// (`s` for the ones written `T`).
+fn vectors(s: &str, f: &str, call: &str, args: &[(&str, &str)]) -> String {
     let mut p = String::new();
     for n in [2, 3, 4, 8, 16] {
-        let params: Vec<String> = args.iter().map(|a| format!("{s}{n} {a}")).collect();
+        let params: Vec<String> = args
+            .iter()
+            .map(|(t, a)| format!("{}{n} {a}", if *t == "T" { s } else { t }))
+            .collect();
         let parts: Vec<String> = C[..n]
             .iter()
             .map(|c| {
-                let a: Vec<String> = args.iter().map(|a| format!("{a}.s{c}")).collect();
+                let a: Vec<String> = args.iter().map(|(_, a)| format!("{a}.s{c}")).collect();
                 format!("{call}({})", a.join(", "))
             })
             .collect();
@@ -88,7 +181,7 @@ fn double_atan2(used: &[&str]) -> String {
                 body +=
                     &format!("__VKCL_FN {s} __vkcl_{f}({s} a, {s} b) {{ return {f}(a, b); }}\n");
             }
-            body += &vectors(s, f, &format!("__vkcl_{f}"), &["a", "b"]);
+            body += &vectors(s, f, &format!("__vkcl_{f}"), &[("T", "a"), ("T", "b")]);
         }
         p += &guarded(guard, body);
     }
@@ -108,7 +201,7 @@ fn float_trig() -> String {
             if s == "half" {
                 body += &format!("__VKCL_FN {s} __vkcl_{f}({s} x) {{ return {f}(x); }}\n");
             }
-            body += &vectors(s, f, &format!("__vkcl_{f}"), &["x"]);
+            body += &vectors(s, f, &format!("__vkcl_{f}"), &[("T", "x")]);
         }
         body += &sincos(s);
         if s == "double" {
