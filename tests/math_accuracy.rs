@@ -247,3 +247,172 @@ fn pow_exp_sweep() {
     }
     assert!(over.is_empty(), "over their bounds:\n{}", over.join("\n"));
 }
+
+/// Geometric `normalize` of float and (where the device has doubles) double vectors of 1 to 4
+/// components: random vectors at every exponent (components of nearby and of very different
+/// magnitudes, so that the squares overflow or underflow), against the vector scaled and
+/// normalized in double (f64 for float; for double, scaled by a power of two, the error of
+/// the host's sqrt and division stays below a double ULP: 1 ULP added to the bound), held to
+/// 2 + n ULP per component, and OpenCL C's special cases: a zero vector is returned as it
+/// is, NaN anywhere gives NaN everywhere, infinite components count as +-1 and the others
+/// as 0. libclc's returned -0 for normalize(-3e38f), infinity for tiny vectors and NaN for
+/// a zero vector.
+#[test]
+fn normalize() {
+    let double = common::device_str(common::device(), common::CL_DEVICE_EXTENSIONS)
+        .split_whitespace()
+        .any(|e| e == "cl_khr_fp64");
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for (ty, fmt) in [
+        ("float", Fmt { double: false }),
+        ("double", Fmt { double: true }),
+    ] {
+        if ty == "double" && !double {
+            println!("no cl_khr_fp64: double normalize not tested");
+            continue;
+        }
+        let (emin, emax) = if fmt.double {
+            (-1070, 1023)
+        } else {
+            (-145, 127)
+        };
+        // Four components per vector; the n-component kernels read the first n.
+        let mut v: Vec<[f64; 4]> = vec![
+            [0.0; 4],
+            [-0.0, 0.0, -0.0, 0.0],
+            [f64::NAN, 1.0, 2.0, 3.0],
+            [1.0, f64::INFINITY, 2.0, f64::NEG_INFINITY],
+            [f64::NEG_INFINITY, -3.0, f64::INFINITY, 0.0],
+            [-3e38, 0.0, 0.0, 0.0],
+        ];
+        for _ in 0..4000 {
+            let e = emin + (next() % (emax - emin + 1) as u64) as i32;
+            let spread = [0, 2, 30, 200][(next() % 4) as usize];
+            let mut c = [0.0; 4];
+            for x in c.iter_mut() {
+                let ex = (e - (next() % (spread + 1)) as i32).max(emin - 4);
+                let m = 1.0 + (next() >> 12) as f64 / (1u64 << 52) as f64;
+                let s = if next() & 1 == 0 { 1.0 } else { -1.0 };
+                *x = s * m * 2f64.powi(ex / 2) * 2f64.powi(ex - ex / 2);
+                if !fmt.double {
+                    *x = *x as f32 as f64;
+                }
+            }
+            v.push(c);
+        }
+        let flat: Vec<f64> = v.iter().flatten().copied().collect();
+        let ext = if fmt.double {
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+        } else {
+            ""
+        };
+        let src = format!(
+            "{ext}kernel void k(global {ty} *o, global const {ty} *a) {{\n\
+             size_t i = get_global_id(0); global const {ty} *p = a + 4 * i; global {ty} *q = o + 16 * i;\n\
+             q[0] = normalize(p[0]);\n\
+             {ty}2 v2 = normalize(vload2(0, p)); vstore2(v2, 0, q + 4);\n\
+             {ty}3 v3 = normalize(vload3(0, p)); vstore3(v3, 0, q + 8);\n\
+             {ty}4 v4 = normalize(vload4(0, p)); vstore4(v4, 0, q + 12); }}"
+        );
+        let e = common::Env::new();
+        let p = e.program(&src, "");
+        let k = common::kernel(p, "k");
+        let input: Vec<u8> = match fmt.double {
+            true => flat.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            false => flat
+                .iter()
+                .flat_map(|&x| (x as f32).to_le_bytes())
+                .collect(),
+        };
+        let a = e.buffer_from(&input);
+        let size = if fmt.double { 8 } else { 4 };
+        let o = e.buffer(
+            common::CL_MEM_READ_WRITE,
+            v.len() * 16 * size,
+            std::ptr::null_mut(),
+        );
+        common::arg(k, 0, &o);
+        common::arg(k, 1, &a);
+        e.run(k, None, &[v.len()], None);
+        let out: Vec<u8> = e.read(o, v.len() * 16 * size);
+        let got = |i: usize| match fmt.double {
+            true => f64::from_le_bytes(out[i * 8..i * 8 + 8].try_into().unwrap()),
+            false => f32::from_le_bytes(out[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
+        };
+        let ftz = !math::denormals(fmt);
+        let (mut max, mut worst) = (0.0f64, (0.0, String::new()));
+        for (i, c) in v.iter().enumerate() {
+            let sub = |x: f64| x.abs() < fmt.min_normal();
+            let flushed: Vec<f64> = c
+                .iter()
+                .map(|&x| if sub(x) { 0.0 * x } else { x })
+                .collect();
+            for n in 1..=4usize {
+                let want = reference(&c[..n], fmt);
+                for j in 0..n {
+                    let g = got(16 * i + 4 * (n - 1) + j);
+                    let mut err = math::ulp_error(fmt, g, want[j], 0.0);
+                    // Without CL_FP_DENORM subnormal components (arguments or results) may
+                    // be flushed to zero (§7.5.3).
+                    if ftz {
+                        let f = reference(&flushed[..n], fmt)[j];
+                        err = err.min(math::ulp_error(fmt, g, f, 0.0));
+                        if g == 0.0 && (sub(f) || sub(want[j])) {
+                            err = 0.0;
+                        }
+                    }
+                    max = max.max(err);
+                    let bound = 2.0 + n as f64 + if fmt.double { 1.0 } else { 0.0 };
+                    if err > bound && err > worst.0 || err.is_nan() {
+                        worst = (
+                            err,
+                            format!(
+                                "normalize({:?})[{j}] = {g:e}, expected {:e}",
+                                &c[..n],
+                                want[j]
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        println!(
+            "{ty} normalize: max {max:.3} ULP; over the bound: {:.3} ULP {}",
+            worst.0, worst.1
+        );
+        assert!(worst.1.is_empty(), "{ty}: {}", worst.1);
+    }
+}
+
+/// normalize(v) computed in f64 (OpenCL C's special cases first).
+fn reference(v: &[f64], fmt: Fmt) -> Vec<f64> {
+    if v.iter().any(|x| x.is_nan()) {
+        return vec![f64::NAN; v.len()];
+    }
+    let v: Vec<f64> = match v.iter().any(|x| x.is_infinite()) {
+        true => v
+            .iter()
+            .map(|&x| if x.is_infinite() { x.signum() } else { 0.0 * x })
+            .collect(),
+        false => v.to_vec(),
+    };
+    let m = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if m == 0.0 {
+        return v;
+    }
+    // Scaled by a power of two (exact) so that the squares neither overflow nor underflow.
+    let e = m.log2().floor() as i32;
+    let s: Vec<f64> = v
+        .iter()
+        .map(|x| x * 2f64.powi(-e / 2) * 2f64.powi(-e + e / 2))
+        .collect();
+    let len = s.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let _ = fmt;
+    s.iter().map(|x| x / len).collect()
+}

@@ -34,6 +34,9 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     if ["sin", "cos", "tan"].iter().any(|f| names(f.as_bytes())) {
         p += &float_trig();
     }
+    if names(b"normalize") {
+        p += &normalize();
+    }
     let in_double: Vec<&Helper> = IN_DOUBLE.iter().filter(|h| names(h.0.as_bytes())).collect();
     if !in_double.is_empty() {
         p += &float_in_double(&in_double);
@@ -241,4 +244,85 @@ fn sincos(s: &str) -> String {
         }
     }
     p
+}
+
+/// Geometric `normalize` of our own (float and double, 1 to 4 components). libclc's, as clspv
+/// builds it, scales nothing: 0 for a vector whose squares overflow (normalize(-3e38f) is -0),
+/// infinity where they underflow, NaN for a zero vector. Ours scales by a power of two of the
+/// largest component first and has OpenCL C's special values (§6.15.5: v for a zero vector,
+/// NaN where a component is NaN; infinite components as +-1 and the others as 0).
+fn normalize() -> String {
+    let mut p = String::from(OVERLOADABLE_FN);
+    for (s, guard) in TYPES {
+        let mut body = String::new();
+        for n in 1..=4 {
+            let t = match n {
+                1 => s.to_string(),
+                _ => format!("{s}{n}"),
+            };
+            if s == "half" {
+                body +=
+                    &format!("__VKCL_FN {t} __vkcl_normalize({t} v) {{ return normalize(v); }}\n");
+                continue;
+            }
+            if n == 1 {
+                // An infinity as +-1, a finite value as a zero of its sign.
+                // x * 0 comes back +0 for x < 0 from clspv; a product that underflows keeps
+                // the sign.
+                let tiny = if s == "float" {
+                    "0x1p-100f"
+                } else {
+                    "0x1p-1000"
+                };
+                body += &format!(
+                    "__VKCL_FN {s} __vkcl_unit({s} x) {{\n\
+                     return isinf(x) ? clamp(x, -({s})1, ({s})1) : x * {tiny} * {tiny} * {tiny}; }}\n"
+                );
+            }
+            let parts: Vec<String> = match n {
+                1 => vec!["a".to_string()],
+                _ => C[..n].iter().map(|c| format!("a.s{c}")).collect(),
+            };
+            let m = parts[1..]
+                .iter()
+                .fold(parts[0].clone(), |m, c| format!("fmax({m}, {c})"));
+            let nan: Vec<String> = parts.iter().map(|c| format!("isnan({c})")).collect();
+            let nan = nan.join(" || ");
+            let (min, big) = match s {
+                "float" => ("FLT_MIN", "0x1p64f"),
+                _ => ("DBL_MIN", "0x1p128"),
+            };
+            // One component at a time, without a sign test: LLVM makes copysign of those,
+            // which clspv lowers wrongly for double.
+            let inf = match n {
+                1 => "__vkcl_unit(v)".to_string(),
+                _ => {
+                    let c: Vec<String> = C[..n]
+                        .iter()
+                        .map(|c| format!("__vkcl_unit(v.s{c})"))
+                        .collect();
+                    format!("({t})({})", c.join(", "))
+                }
+            };
+            body += &format!(
+                "__VKCL_FN {t} __vkcl_normalize({t} v) {{\n\
+                 {t} a = fabs(v);\n\
+                 {s} m = {m};\n\
+                 if ({nan}) return v + ({s})NAN;\n\
+                 if (m == ({s})0) return v;\n\
+                 if (isinf(m)) v = {inf};\n\
+                 else {{\n\
+                 // Subnormal: into the normal range first (a flushed vector is a zero one).\n\
+                 {t} w = m < {min} ? v * {big} : v;\n\
+                 a = fabs(w);\n\
+                 m = {m};\n\
+                 if (m == ({s})0) return v;\n\
+                 v = ldexp(w, -ilogb(m));\n\
+                 }}\n\
+                 return v * rsqrt(dot(v, v));\n}}\n",
+            );
+        }
+        p += &guarded(guard, body);
+    }
+    p + "#undef __VKCL_FN\n#define normalize(v) __vkcl_normalize(v)\n"
 }

@@ -354,7 +354,7 @@ pub fn run(
 }
 
 /// CL_FP_DENORM in the device's config for this precision.
-fn denormals(fmt: Fmt) -> bool {
+pub fn denormals(fmt: Fmt) -> bool {
     let p = if fmt.double { 0x1032 } else { 0x101B };
     let cfg: u64 = device_val(device(), p);
     cfg & 1 != 0
