@@ -8,7 +8,8 @@
 //!   integers, exactly (prelude_trig.cl). The double forms too (1.3e19 ULP off at large
 //!   arguments), with fdlibm's kernels (prelude_trig_double.cl).
 //! - float `exp10`, `expm1`, `pow`, `powr`, `pown`, `rootn` (over their bounds, the same
-//!   unfused fma): computed in double where the device has doubles (`float_in_double`).
+//!   unfused fma): computed in double where the device has doubles (`OVERRIDES`).
+//! - signs of zeros and special values of several others (`OVERRIDES`).
 //!
 //! The scalar helpers are OpenCL C (the .cl files); here come the other types' forms, the
 //! vectors (one component at a time) and the macros that send the built-ins' names to them.
@@ -37,67 +38,172 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     if names(b"normalize") {
         p += &normalize();
     }
-    let in_double: Vec<&Helper> = IN_DOUBLE.iter().filter(|h| names(h.0.as_bytes())).collect();
-    if !in_double.is_empty() {
-        p += &float_in_double(&in_double);
+    let used: Vec<&Override> = OVERRIDES
+        .iter()
+        .filter(|o| names(o.name.as_bytes()))
+        .collect();
+    if !used.is_empty() {
+        p += &overrides(&used);
     }
     p
 }
 
-/// A float built-in computed in double: name, arguments (type and name; `T` the float or
-/// vector type), the double expression (of the same names, converted).
-type Helper = (
-    &'static str,
-    &'static [(&'static str, &'static str)],
-    &'static str,
-);
+/// How a built-in's scalar form is computed for one type.
+enum Body {
+    /// The built-in's own (libclc's).
+    Builtin,
+    /// Float only: `(float)(expr)`, `expr` in double, where the device has doubles and the
+    /// program is not built with -cl-fast-relaxed-math; else the built-in.
+    InDouble(&'static str),
+    /// `expr`, of the argument names.
+    Own(&'static str),
+}
 
-/// Float built-ins over their bounds as clspv builds libclc's (exp10 75 ULP, expm1 51, pow 45,
-/// pown 50, powr 34; rootn flushes FLT_MIN): libclc's float code splits products with an fma it
-/// assumes fused (lavapipe's is not). Computed in double and rounded once, the error is that
-/// of the rounding (half an ULP) plus the double's, far below a float ULP; pow, powr and pown
-/// decide overflow and underflow first (prelude_pow.cl: libclc's double forms fail there). Only where the device
-/// has doubles and the program is not built with -cl-fast-relaxed-math.
-const IN_DOUBLE: [Helper; 6] = [
-    ("exp10", &[("T", "x")], "exp10((double)x)"),
-    // libclc's double expm1 gives +0 for -0.
-    ("expm1", &[("T", "x")], "x == 0.0f ? x : expm1((double)x)"),
-    (
-        "pow",
-        &[("T", "x"), ("T", "y")],
-        "__vkcl_pow_in_double(x, (double)y, 0)",
-    ),
-    (
-        "powr",
-        &[("T", "x"), ("T", "y")],
-        "__vkcl_pow_in_double(x, (double)y, 1)",
-    ),
-    (
-        "pown",
-        &[("T", "x"), ("int", "n")],
-        "__vkcl_pow_in_double(x, (double)n, 2)",
-    ),
-    ("rootn", &[("T", "x"), ("int", "n")], "rootn((double)x, n)"),
+/// A built-in of vkcl's own (scalars and vectors of every type; the types whose body is
+/// `Builtin` forward to the built-in): its name, its arguments (type and name; `T` the
+/// floating-point type), and its float and double bodies.
+struct Override {
+    name: &'static str,
+    args: &'static [(&'static str, &'static str)],
+    float: Body,
+    double: Body,
+}
+
+const X: &[(&str, &str)] = &[("T", "x")];
+const XY: &[(&str, &str)] = &[("T", "x"), ("T", "y")];
+const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
+
+/// Own forms, where libclc's (as clspv builds it) misses the spec:
+/// - float exp10, expm1, pow, pown, powr, rootn: 34 to 75 ULP (rootn flushes FLT_MIN):
+///   libclc's float code splits products with an fma it assumes fused (lavapipe's is not).
+///   Computed in double and rounded once, the error is that of the rounding (half an ULP)
+///   plus the double's, far below a float ULP; pow, powr and pown decide overflow and
+///   underflow first (prelude_pow.cl: libclc's double forms fail there).
+/// - float tgamma (tgamma(-34.2f) was inf) in double too, and tgamma(-0) is -inf.
+/// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
+///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
+///   even n and of the other sign for odd n.
+const OVERRIDES: [Override; 15] = [
+    Override {
+        name: "exp10",
+        args: X,
+        float: Body::InDouble("exp10((double)x)"),
+        double: Body::Builtin,
+    },
+    Override {
+        name: "expm1",
+        args: X,
+        float: Body::InDouble("x == 0.0f ? x : expm1((double)x)"),
+        double: Body::Own("x == 0.0 ? x : expm1(x)"),
+    },
+    Override {
+        name: "pow",
+        args: XY,
+        float: Body::InDouble("__vkcl_pow_in_double(x, (double)y, 0)"),
+        double: Body::Builtin,
+    },
+    Override {
+        name: "powr",
+        args: XY,
+        float: Body::InDouble("__vkcl_pow_in_double(x, (double)y, 1)"),
+        double: Body::Builtin,
+    },
+    Override {
+        name: "pown",
+        args: XN,
+        float: Body::InDouble("__vkcl_pow_in_double(x, (double)n, 2)"),
+        double: Body::Builtin,
+    },
+    Override {
+        name: "rootn",
+        args: XN,
+        float: Body::InDouble("rootn((double)x, n)"),
+        double: Body::Builtin,
+    },
+    Override {
+        name: "tgamma",
+        args: X,
+        float: Body::InDouble("fabs(x) < 0x1p-120f ? 1.0 / x : tgamma((double)x)"),
+        double: Body::Own("fabs(x) < 0x1p-1020 ? 1.0 / x : tgamma(x)"),
+    },
+    Override {
+        name: "asin",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("x == 0.0 ? x : asin(x)"),
+    },
+    Override {
+        name: "asinpi",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("x == 0.0 ? x : asinpi(x)"),
+    },
+    Override {
+        name: "atan",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("x == 0.0 ? x : atan(x)"),
+    },
+    Override {
+        name: "atanpi",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("x == 0.0 ? x : atanpi(x)"),
+    },
+    Override {
+        name: "erf",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("x == 0.0 ? x : erf(x)"),
+    },
+    Override {
+        name: "sinpi",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_sinpi_d(x)"),
+    },
+    Override {
+        name: "cospi",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_cospi_d(x)"),
+    },
+    Override {
+        name: "tanpi",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_tanpi_d(x)"),
+    },
 ];
 
 /// The `__vkcl_` forms of `used` (every type and width) and the macros naming them.
-fn float_in_double(used: &[&Helper]) -> String {
+fn overrides(used: &[&Override]) -> String {
     let mut p = String::from(OVERLOADABLE_FN);
     for (s, guard) in TYPES {
         let mut body = String::new();
-        for (f, args, in_double) in used {
+        if s == "double" {
+            body += include_str!("prelude_special.cl");
+        }
+        for o in used {
+            let (f, args) = (o.name, o.args);
             let params: Vec<String> = args
                 .iter()
                 .map(|(t, a)| format!("{} {a}", if *t == "T" { s } else { t }))
                 .collect();
             let names: Vec<&str> = args.iter().map(|a| a.1).collect();
             let call = format!("{f}({})", names.join(", "));
-            let scalar = match s {
-                "float" => format!(
+            let how = match s {
+                "float" => &o.float,
+                "double" => &o.double,
+                _ => &Body::Builtin,
+            };
+            let scalar = match how {
+                Body::Builtin => format!("return {call};"),
+                Body::Own(e) => format!("return {e};"),
+                Body::InDouble(e) => format!(
                     "#if defined(cl_khr_fp64) && !defined(__FAST_RELAXED_MATH__)\n\
-                     return (float)({in_double});\n#else\nreturn {call};\n#endif\n"
+                     return (float)({e});\n#else\nreturn {call};\n#endif\n"
                 ),
-                _ => format!("return {call};"),
             };
             if s == "float" && f.starts_with("pow") && !body.contains("pow_in_double") {
                 body += &format!(
@@ -119,10 +225,10 @@ fn float_in_double(used: &[&Helper]) -> String {
             _ => guarded(guard, body),
         };
     }
-    for (f, args, _) in used {
-        let names: Vec<&str> = args.iter().map(|a| a.1).collect();
+    for o in used {
+        let names: Vec<&str> = o.args.iter().map(|a| a.1).collect();
         let names = names.join(", ");
-        p += &format!("#define {f}({names}) __vkcl_{f}({names})\n");
+        p += &format!("#define {f}({names}) __vkcl_{f}({names})\n", f = o.name);
     }
     p + "#undef __VKCL_FN\n"
 }
