@@ -175,7 +175,7 @@ fn double_sweep() {
     }
     type F1 = fn(f64) -> f64;
     type F2 = fn(f64, f64) -> f64;
-    let unary: [(&str, f64, F1); 18] = [
+    let unary: [(&str, f64, F1); 19] = [
         ("sin", 4.0, f64::sin),
         ("cos", 4.0, f64::cos),
         ("tan", 5.0, f64::tan),
@@ -187,6 +187,7 @@ fn double_sweep() {
         ("tanh", 5.0, f64::tanh),
         ("exp", 3.0, f64::exp),
         ("exp2", 3.0, f64::exp2),
+        ("exp10", 3.0, |x| 10f64.powf(x)),
         ("expm1", 3.0, f64::exp_m1),
         ("log", 3.0, f64::ln),
         ("log2", 3.0, f64::log2),

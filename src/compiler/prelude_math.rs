@@ -40,7 +40,7 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     }
     let used: Vec<&Override> = OVERRIDES
         .iter()
-        .filter(|o| names(o.name.as_bytes()))
+        .filter(|o| names(o.name.as_bytes()) || (o.name.starts_with("exp") && names(b"sinh")))
         .collect();
     if !used.is_empty() {
         p += &overrides(&used);
@@ -79,22 +79,37 @@ const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
 ///   Computed in double and rounded once, the error is that of the rounding (half an ULP)
 ///   plus the double's, far below a float ULP; pow, powr and pown decide overflow and
 ///   underflow first (prelude_pow.cl: libclc's double forms fail there).
+/// - double exp, exp10, expm1, cosh (prelude_exp.cl: fdlibm's; libclc's were 497 to 671 ULP
+///   off, the same unfused fma), also where only sinh is named (the prelude's sinh calls exp
+///   and expm1).
 /// - float tgamma (tgamma(-34.2f) was inf) in double too, and tgamma(-0) is -inf.
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
-const OVERRIDES: [Override; 15] = [
+const OVERRIDES: [Override; 17] = [
+    Override {
+        name: "exp",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_exp_d(x)"),
+    },
     Override {
         name: "exp10",
         args: X,
         float: Body::InDouble("exp10((double)x)"),
-        double: Body::Builtin,
+        double: Body::Own("__vkcl_exp10_d(x)"),
     },
     Override {
         name: "expm1",
         args: X,
         float: Body::InDouble("x == 0.0f ? x : expm1((double)x)"),
-        double: Body::Own("x == 0.0 ? x : expm1(x)"),
+        double: Body::Own("__vkcl_expm1_d(x)"),
+    },
+    Override {
+        name: "cosh",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_cosh_d(x)"),
     },
     Override {
         name: "pow",
@@ -183,6 +198,12 @@ fn overrides(used: &[&Override]) -> String {
         let mut body = String::new();
         if s == "double" {
             body += include_str!("prelude_special.cl");
+            if used
+                .iter()
+                .any(|o| o.name.starts_with("exp") || o.name == "cosh")
+            {
+                body += include_str!("prelude_exp.cl");
+            }
         }
         for o in used {
             let (f, args) = (o.name, o.args);
