@@ -82,11 +82,13 @@ const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
 /// - double exp, exp10, expm1, cosh (prelude_exp.cl: fdlibm's; libclc's were 497 to 671 ULP
 ///   off, the same unfused fma), also where only sinh is named (the prelude's sinh calls exp
 ///   and expm1).
+/// - double cbrt (prelude_special.cl: fdlibm's; libclc's cbrt(inf) is NaN, and it is wrong
+///   near 9e307).
 /// - float tgamma (tgamma(-34.2f) was inf) in double too, and tgamma(-0) is -inf.
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
-const OVERRIDES: [Override; 17] = [
+const OVERRIDES: [Override; 18] = [
     Override {
         name: "exp",
         args: X,
@@ -115,25 +117,31 @@ const OVERRIDES: [Override; 17] = [
         name: "pow",
         args: XY,
         float: Body::InDouble("__vkcl_pow_in_double(x, (double)y, 0)"),
-        double: Body::Builtin,
+        double: Body::Own("__vkcl_pow_d(x, (double)y, 0)"),
     },
     Override {
         name: "powr",
         args: XY,
         float: Body::InDouble("__vkcl_pow_in_double(x, (double)y, 1)"),
-        double: Body::Builtin,
+        double: Body::Own("__vkcl_pow_d(x, (double)y, 1)"),
     },
     Override {
         name: "pown",
         args: XN,
         float: Body::InDouble("__vkcl_pow_in_double(x, (double)n, 2)"),
-        double: Body::Builtin,
+        double: Body::Own("__vkcl_pow_d(x, (double)n, 2)"),
     },
     Override {
         name: "rootn",
         args: XN,
-        float: Body::InDouble("rootn((double)x, n)"),
-        double: Body::Builtin,
+        float: Body::InDouble("__vkcl_pow_in_double(x, (double)n, 3)"),
+        double: Body::Own("__vkcl_pow_d(x, (double)n, 3)"),
+    },
+    Override {
+        name: "cbrt",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_cbrt_d(x)"),
     },
     Override {
         name: "tgamma",
@@ -198,6 +206,7 @@ fn overrides(used: &[&Override]) -> String {
         let mut body = String::new();
         if s == "double" {
             body += include_str!("prelude_special.cl");
+            body += include_str!("prelude_pow.cl");
             if used
                 .iter()
                 .any(|o| o.name.starts_with("exp") || o.name == "cosh")
@@ -226,12 +235,7 @@ fn overrides(used: &[&Override]) -> String {
                      return (float)({e});\n#else\nreturn {call};\n#endif\n"
                 ),
             };
-            if s == "float" && f.starts_with("pow") && !body.contains("pow_in_double") {
-                body += &format!(
-                    "#if defined(cl_khr_fp64) && !defined(__FAST_RELAXED_MATH__)\n{}#endif\n",
-                    include_str!("prelude_pow.cl")
-                );
-            }
+
             body += &format!(
                 "__VKCL_FN {s} __vkcl_{f}({}) {{\n{scalar}}}\n",
                 params.join(", ")
@@ -239,7 +243,7 @@ fn overrides(used: &[&Override]) -> String {
             body += &vectors(s, f, &format!("__vkcl_{f}"), args);
         }
         p += &match s {
-            // The float forms name double.
+            // The float forms name double (after the double helpers).
             "float" => format!(
                 "#ifdef cl_khr_fp64\n{FP64_ON}#endif\n{body}#ifdef cl_khr_fp64\n{FP64_OFF}#endif\n"
             ),

@@ -16,3 +16,27 @@ __VKCL_FN double __vkcl_tanpi_d(double x) {
   int odd = fabs(x) < 0x1p53 && ((long)x & 1L) != 0L;
   return r == 0.0 ? __vkcl_signed_zero(odd ? -x : x) : r;
 }
+// Double cbrt: fdlibm's (libclc's gives NaN for cbrt(inf) and is wrong near 9e307): a first
+// guess from the exponent, a polynomial to 23 bits, one Newton step (below 0.667 ULP).
+__VKCL_FN double __vkcl_cbrt_d(double x) {
+  ulong u = as_ulong(x);
+  uint sign = (uint)(u >> 32) & 0x80000000u, hx = (uint)(u >> 32) & 0x7fffffffu;
+  if (hx >= 0x7ff00000u) return x + x;
+  if ((u << 1) == 0UL) return x;
+  double t;
+  if (hx < 0x00100000u) {  // subnormal: scaled by 2^54 first
+    uint high = (uint)(as_ulong(x * 0x1p54) >> 32) & 0x7fffffffu;
+    t = as_double((ulong)(sign | (high / 3u + 696219795u)) << 32);
+  } else {
+    t = as_double((ulong)(sign | (hx / 3u + 715094163u)) << 32);
+  }
+  double r = (t * t) * (t / x);
+  t = t * ((1.87595182427177009643 + r * (-1.88497979543377169875 + r * 1.621429720105354466140))
+           + ((r * r) * r) * (-0.758397934778766047437 + r * 0.145996192886612446982));
+  t = as_double((as_ulong(t) + 0x80000000UL) & 0xffffffffc0000000UL);
+  double s = t * t;
+  r = x / s;
+  double w = t + t;
+  r = (r - t) / (w + r);
+  return t + t * r;
+}
