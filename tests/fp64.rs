@@ -196,7 +196,8 @@ fn double_sweep() {
         ("sqrt", 0.0, f64::sqrt),
         ("cbrt", 2.0, f64::cbrt),
     ];
-    let binary: [(&str, f64, F2); 3] = [
+    let binary: [(&str, f64, F2); 4] = [
+        ("fmod", 0.0, |x, y| x % y),
         ("pow", 16.0, f64::powf),
         ("atan2", 6.0, f64::atan2),
         ("hypot", 4.0, f64::hypot),

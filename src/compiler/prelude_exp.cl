@@ -16,7 +16,7 @@ __VKCL_FN double __vkcl_exp_kernel(double hi, double lo, int k) {
   return y * as_double((ulong)(k + 2023) << 52) * 0x1p-1000;
 }
 __VKCL_FN double __vkcl_exp_d(double x) {
-  if (isnan(x)) return x + x;
+  if (x != x) return x + x;
   if (x > 7.09782712893383973096e+02) return INFINITY;
   if (x < -7.45133219101941108420e+02) return 0.0;
   if (fabs(x) < 0x1p-28) return 1.0 + x;
@@ -33,7 +33,7 @@ __VKCL_FN double __vkcl_mul_exact(double a, double b, double *lo) {
   return p;
 }
 __VKCL_FN double __vkcl_exp10_d(double x) {
-  if (isnan(x)) return x + x;
+  if (x != x) return x + x;
   if (x > 308.25471555991675) return INFINITY;
   if (x < -323.60724533877976) return 0.0;
   if (fabs(x) < 0x1p-60) return 1.0 + x * 2.302585092994046;
@@ -56,7 +56,7 @@ __VKCL_FN double __vkcl_expm1_d(double x) {
   const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
   double ax = fabs(x), hi, lo, c = 0.0, t, e, y;
   int k = 0;
-  if (isnan(x)) return x + x;
+  if (x != x) return x + x;
   if (ax >= 38.816242111356935) {  // 56 ln2
     if (x > 7.09782712893383973096e+02) return INFINITY;
     if (x < 0.0) return -1.0;
@@ -106,7 +106,7 @@ __VKCL_FN double __vkcl_expm1_d(double x) {
 }
 __VKCL_FN double __vkcl_cosh_d(double x) {
   double ax = fabs(x);
-  if (isnan(x)) return x * x;
+  if (x != x) return x * x;
   if (ax < 0.34657359027997264) {
     double t = __vkcl_expm1_d(ax), w = 1.0 + t;
     return ax < 0x1p-55 ? w : 1.0 + (t * t) / (w + w);

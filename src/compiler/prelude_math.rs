@@ -42,8 +42,9 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
         .iter()
         .filter(|o| names(o.name.as_bytes()) || (o.name.starts_with("exp") && names(b"sinh")))
         .collect();
-    if !used.is_empty() {
-        p += &overrides(&used);
+    let remquo = names(b"remquo");
+    if !used.is_empty() || remquo {
+        p += &overrides(&used, remquo);
     }
     p
 }
@@ -84,11 +85,15 @@ const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
 ///   and expm1).
 /// - double cbrt (prelude_special.cl: fdlibm's; libclc's cbrt(inf) is NaN, and it is wrong
 ///   near 9e307).
+/// - double fmod and remainder (prelude_special.cl: exact, in integers; libclc's were up to
+///   1.4e17 ULP off where the arguments' magnitudes differ greatly).
+/// - double ldexp (libclc's ldexp(inf, n) is finite; clspv crashes on its vector forms: ours
+///   go one component at a time), with the forms of a scalar n for vectors too.
 /// - float tgamma (tgamma(-34.2f) was inf) in double too, and tgamma(-0) is -inf.
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
-const OVERRIDES: [Override; 18] = [
+const OVERRIDES: [Override; 21] = [
     Override {
         name: "exp",
         args: X,
@@ -142,6 +147,24 @@ const OVERRIDES: [Override; 18] = [
         args: X,
         float: Body::Builtin,
         double: Body::Own("__vkcl_cbrt_d(x)"),
+    },
+    Override {
+        name: "fmod",
+        args: XY,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_fmod2_d(x, y, 0)"),
+    },
+    Override {
+        name: "remainder",
+        args: XY,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_fmod2_d(x, y, 1)"),
+    },
+    Override {
+        name: "ldexp",
+        args: XN,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_ldexp_d(x, n)"),
     },
     Override {
         name: "tgamma",
@@ -199,8 +222,9 @@ const OVERRIDES: [Override; 18] = [
     },
 ];
 
-/// The `__vkcl_` forms of `used` (every type and width) and the macros naming them.
-fn overrides(used: &[&Override]) -> String {
+/// The `__vkcl_` forms of `used` (every type and width) and the macros naming them; with
+/// `remquo`, double remquo's too (exact, as fmod's).
+fn overrides(used: &[&Override], remquo: bool) -> String {
     let mut p = String::from(OVERLOADABLE_FN);
     for (s, guard) in TYPES {
         let mut body = String::new();
@@ -241,6 +265,12 @@ fn overrides(used: &[&Override]) -> String {
                 params.join(", ")
             );
             body += &vectors(s, f, &format!("__vkcl_{f}"), args);
+            if f == "ldexp" {
+                body += &vectors(s, f, &format!("__vkcl_{f}"), &[("T", "x"), ("1int", "n")]);
+            }
+        }
+        if remquo {
+            body += &self::remquo(s);
         }
         p += &match s {
             // The float forms name double (after the double helpers).
@@ -255,23 +285,36 @@ fn overrides(used: &[&Override]) -> String {
         let names = names.join(", ");
         p += &format!("#define {f}({names}) __vkcl_{f}({names})\n", f = o.name);
     }
+    if remquo {
+        p += "#define remquo(x, y, q) __vkcl_remquo(x, y, q)\n";
+    }
     p + "#undef __VKCL_FN\n"
 }
 
 /// `{s}{n} __vkcl_{f}(...)` for vectors of `s`, calling the scalar `call` (`__vkcl_{f}` or
 /// the built-in) on each component; `args` names the arguments, with their scalar types
-/// (`s` for the ones written `T`).
+/// (`s` for the ones written `T`; `1int` an int that stays scalar).
 fn vectors(s: &str, f: &str, call: &str, args: &[(&str, &str)]) -> String {
     let mut p = String::new();
     for n in [2, 3, 4, 8, 16] {
         let params: Vec<String> = args
             .iter()
-            .map(|(t, a)| format!("{}{n} {a}", if *t == "T" { s } else { t }))
+            .map(|(t, a)| match *t {
+                "T" => format!("{s}{n} {a}"),
+                "1int" => format!("int {a}"),
+                _ => format!("{t}{n} {a}"),
+            })
             .collect();
         let parts: Vec<String> = C[..n]
             .iter()
             .map(|c| {
-                let a: Vec<String> = args.iter().map(|(_, a)| format!("{a}.s{c}")).collect();
+                let a: Vec<String> = args
+                    .iter()
+                    .map(|(t, a)| match *t {
+                        "1int" => a.to_string(),
+                        _ => format!("{a}.s{c}"),
+                    })
+                    .collect();
                 format!("{call}({})", a.join(", "))
             })
             .collect();
@@ -350,31 +393,69 @@ fn float_trig() -> String {
     p + "#define sincos(x, c) __vkcl_sincos(x, c)\n"
 }
 
-/// `sincos` of type `s` (scalar and vectors) for each address space of the cosine's pointer:
-/// the sine and cosine helpers (for double, the built-in, -0 kept).
-fn sincos(s: &str) -> String {
+/// `each(space)` for each address space a pointer argument may have; the last, unqualified, is
+/// the generic address space (OpenCL C 2.0 and later).
+fn address_spaces(each: impl Fn(&str) -> String) -> String {
     let mut p = String::new();
-    // The last, unqualified, is the generic address space (OpenCL C 2.0 and later).
-    for space in ["__global", "__local", "__private", ""] {
-        if space.is_empty() {
-            p += "#if __OPENCL_C_VERSION__ >= 200\n";
-        }
+    for space in ["__global", "__local", "__private"] {
+        p += &each(space);
+    }
+    p + "#if __OPENCL_C_VERSION__ >= 200\n" + &each("") + "#endif\n"
+}
+
+/// The type `s` with `n` components.
+fn ty(s: &str, n: usize) -> String {
+    match n {
+        1 => s.to_string(),
+        _ => format!("{s}{n}"),
+    }
+}
+
+/// `sincos` of type `s` (scalar and vectors) for each address space of the cosine's pointer:
+/// the sine and cosine helpers.
+fn sincos(s: &str) -> String {
+    address_spaces(|space| {
+        let mut p = String::new();
         for n in [1, 2, 3, 4, 8, 16] {
-            let t = match n {
-                1 => s.to_string(),
-                _ => format!("{s}{n}"),
-            };
+            let t = ty(s, n);
             let body = match (s, n) {
                 ("half", 1) => "half v, r = sincos(x, &v); *c = v; return r;",
                 _ => "*c = __vkcl_cos(x); return __vkcl_sin(x);",
             };
             p += &format!("__VKCL_FN {t} __vkcl_sincos({t} x, {space} {t} *c) {{ {body} }}\n");
         }
-        if space.is_empty() {
-            p += "#endif\n";
+        p
+    })
+}
+
+/// `remquo` of type `s` (scalar and vectors) for each address space of the quotient's
+/// pointer: double's from `__vkcl_remquo_d` (one component at a time), the others forward.
+fn remquo(s: &str) -> String {
+    address_spaces(|space| {
+        let mut p = String::new();
+        for n in [1, 2, 3, 4, 8, 16] {
+            let (t, i) = (ty(s, n), ty("int", n));
+            let body = match (s, n) {
+                ("double", 1) => {
+                    "int v; double r = __vkcl_remquo_d(x, y, &v); *q = v; return r;".to_string()
+                }
+                ("double", _) => {
+                    let c: Vec<String> = C[..n]
+                        .iter()
+                        .map(|c| {
+                            format!("r.s{c} = __vkcl_remquo_d(x.s{c}, y.s{c}, &w); v.s{c} = w;")
+                        })
+                        .collect();
+                    format!("{t} r; {i} v; int w;\n{}\n*q = v; return r;", c.join("\n"))
+                }
+                _ => "return remquo(x, y, q);".to_string(),
+            };
+            p += &format!(
+                "__VKCL_FN {t} __vkcl_remquo({t} x, {t} y, {space} {i} *q) {{\n{body} }}\n"
+            );
         }
-    }
-    p
+        p
+    })
 }
 
 /// Geometric `normalize` of our own (float and double, 1 to 4 components). libclc's, as clspv

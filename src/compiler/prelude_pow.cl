@@ -4,7 +4,7 @@
 __VKCL_FN int __vkcl_pow_outside(double x, double y, double t, double over, double under,
                                  int kind, double *r) {
   int whole = rint(y) == y, odd = whole && fabs(y) < 0x1p53 && ((long)y & 1L) != 0L;
-  if (!isfinite(x) || !isfinite(y) || x == 0.0 || (kind == 3 && y == 0.0)) return 0;
+  if (!(x - x == 0.0) || !(y - y == 0.0) || x == 0.0 || (kind == 3 && y == 0.0)) return 0;
   if (!(t > over || t < under)) return 0;
   if (x < 0.0 && (kind == 1 || !whole || (kind == 3 && !odd))) return 0;
   *r = t > 0.0 ? INFINITY : 0.0;

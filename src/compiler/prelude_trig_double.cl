@@ -2,7 +2,8 @@
 // |x| > pi/4 (exact to 2^-128 of the fraction: no fused multiply-add needed, and the closest
 // a double comes to a multiple of pi/2 is 2^-61), then fdlibm's kernels on [-pi/4, pi/4]
 // with the remainder as a double pair. No contraction: the kernels' error terms are written
-// for separately rounded operations.
+// for separately rounded operations. Doubles are classified by arithmetic (x - x is 0 for
+// finite x): clspv's double isfinite came out wrong beside integer views of the same value.
 #pragma OPENCL FP_CONTRACT OFF
 // The bits of 2/pi after the binary point, 32 a word: enough for DBL_MAX (word 36).
 __constant uint __vkcl_2opi_d[38] = {
@@ -145,7 +146,7 @@ __VKCL_FN int __vkcl_reduce_d(double ax, double *hi, double *lo) {
 }
 __VKCL_FN double __vkcl_sin(double x) {
   double ax = fabs(x), h, l;
-  if (!isfinite(x)) return x - x;
+  if (!(x - x == 0.0)) return x - x;  // inf, NaN
   if (ax < 0x1p-27) return x;
   int k = __vkcl_reduce_d(ax, &h, &l);
   double v = (k & 1) ? __vkcl_kcos_d(h, l) : __vkcl_ksin_d(h, l);
@@ -154,7 +155,7 @@ __VKCL_FN double __vkcl_sin(double x) {
 }
 __VKCL_FN double __vkcl_cos(double x) {
   double ax = fabs(x), h, l;
-  if (!isfinite(x)) return x - x;
+  if (!(x - x == 0.0)) return x - x;  // inf, NaN
   if (ax < 0x1p-27) return 1.0;
   int k = __vkcl_reduce_d(ax, &h, &l);
   double v = (k & 1) ? __vkcl_ksin_d(h, l) : __vkcl_kcos_d(h, l);
@@ -162,7 +163,7 @@ __VKCL_FN double __vkcl_cos(double x) {
 }
 __VKCL_FN double __vkcl_tan(double x) {
   double ax = fabs(x), h, l;
-  if (!isfinite(x)) return x - x;
+  if (!(x - x == 0.0)) return x - x;  // inf, NaN
   if (ax < 0x1p-27) return x;
   int k = __vkcl_reduce_d(ax, &h, &l);
   double v = __vkcl_ktan_d(h, l, 1 - ((k & 1) << 1));
