@@ -339,3 +339,91 @@ fn double_trig_reference() {
         );
     }
 }
+
+/// The vector forms of the built-ins vkcl replaces (one component at a time in its prelude)
+/// give, component by component, the scalar form's bits, for each argument shape (an int
+/// vector, a scalar int for ldexp, remquo's quotient vector). clspv crashed (SIGSEGV) on
+/// libclc's vector double ldexp.
+#[test]
+fn vector_forms_match_scalars() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    // (type, vector expression, the same for component c)
+    let forms = [
+        ("double", "ldexp(x, n)", "ldexp(x[c], n[c])"),
+        ("double", "ldexp(x, n.s1)", "ldexp(x[c], n.s1)"),
+        ("double", "fmod(x, y)", "fmod(x[c], y[c])"),
+        ("double", "remquo(x, y, &q)", "remquo(x[c], y[c], &qs)"),
+        (
+            "double",
+            "(remquo(x, y, &q), convert_double4(q))",
+            "(remquo(x[c], y[c], &qs), (double)qs)",
+        ),
+        ("double", "pown(x, n)", "pown(x[c], n[c])"),
+        ("double", "sin(x)", "sin(x[c])"),
+        ("double", "expm1(x)", "expm1(x[c])"),
+        ("float", "pow(x, y)", "pow(x[c], y[c])"),
+        ("float", "rootn(x, n)", "rootn(x[c], n[c])"),
+        ("float", "exp10(x)", "exp10(x[c])"),
+    ];
+    let mut seed = 0x5851_f42d_4c95_7f2du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let count = 256;
+    let (mut xs, mut ys, mut ns) = (vec![], vec![], vec![]);
+    for i in 0..4 * count {
+        let r = next();
+        let mag = 2f64.powi((r % 80) as i32 - 40) * (1.0 + (r >> 40) as f64 / 2f64.powi(24));
+        let specials = [0.0, -0.0, f64::INFINITY, f64::NAN, 1e300, -3.0];
+        xs.push(match i % 16 {
+            0..=9 => [mag, -mag][(r >> 8) as usize & 1],
+            j => specials[j - 10],
+        });
+        ys.push(2f64.powi((next() % 20) as i32 - 10) * 1.7);
+        ns.push((next() % 11) as i32 - 5);
+    }
+    let e = Env::new();
+    let mut bad = vec![];
+    for (ty, vector, scalar) in forms {
+        let src = format!(
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+             kernel void k(global int *o, global const {ty} *a, global const {ty} *b,\n\
+             global const int *m) {{\n size_t i = get_global_id(0);\n\
+             {ty}4 x = vload4(i, a), y = vload4(i, b); int4 n = vload4(i, m), q; int qs;\n\
+             {ty}4 r = {vector};\n\
+             for (int c = 0; c < 4; c++) {{ {ty} s = {scalar};\n\
+             o[i * 4 + c] = r[c] == s || (r[c] != r[c] && s != s); }} }}"
+        );
+        let p = e.program(&src, "");
+        let k = kernel(p, "k");
+        let (a, b) = match ty {
+            "double" => (e.buffer_from(&xs), e.buffer_from(&ys)),
+            _ => {
+                let f: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+                let g: Vec<f32> = ys.iter().map(|&x| x as f32).collect();
+                (e.buffer_from(&f), e.buffer_from(&g))
+            }
+        };
+        let mb = e.buffer_from(&ns);
+        let o = e.buffer(CL_MEM_READ_WRITE, count * 16, std::ptr::null_mut());
+        arg(k, 0, &o);
+        arg(k, 1, &a);
+        arg(k, 2, &b);
+        arg(k, 3, &mb);
+        e.run(k, None, &[count], None);
+        let r: Vec<i32> = e.read(o, count * 4);
+        let wrong = r.iter().filter(|&&v| v != 1).count();
+        if wrong > 0 {
+            bad.push(format!(
+                "{ty} {vector}: {wrong} components differ from {scalar}"
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
