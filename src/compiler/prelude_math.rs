@@ -80,9 +80,9 @@ const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
 ///   Computed in double and rounded once, the error is that of the rounding (half an ULP)
 ///   plus the double's, far below a float ULP; pow, powr and pown decide overflow and
 ///   underflow first (prelude_pow.cl: libclc's double forms fail there).
-/// - double exp, exp10, expm1, cosh (prelude_exp.cl: fdlibm's; libclc's were 497 to 671 ULP
-///   off, the same unfused fma), also where only sinh is named (the prelude's sinh calls exp
-///   and expm1).
+/// - double exp, exp10, expm1, cosh, and erfc from 2.857 on (prelude_exp.cl: fdlibm's;
+///   libclc's were 497 to 671 ULP off, the same unfused fma), also where only sinh is named
+///   (the prelude's sinh calls exp and expm1).
 /// - double cbrt (prelude_special.cl: fdlibm's; libclc's cbrt(inf) is NaN, and it is wrong
 ///   near 9e307).
 /// - double fmod and remainder (prelude_special.cl: exact, in integers; libclc's were up to
@@ -93,7 +93,7 @@ const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
-const OVERRIDES: [Override; 21] = [
+const OVERRIDES: [Override; 22] = [
     Override {
         name: "exp",
         args: X,
@@ -167,6 +167,12 @@ const OVERRIDES: [Override; 21] = [
         double: Body::Own("__vkcl_ldexp_d(x, n)"),
     },
     Override {
+        name: "erfc",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_erfc_d(x)"),
+    },
+    Override {
         name: "tgamma",
         args: X,
         float: Body::InDouble("fabs(x) < 0x1p-120f ? 1.0 / x : tgamma((double)x)"),
@@ -233,7 +239,7 @@ fn overrides(used: &[&Override], remquo: bool) -> String {
             body += include_str!("prelude_pow.cl");
             if used
                 .iter()
-                .any(|o| o.name.starts_with("exp") || o.name == "cosh")
+                .any(|o| o.name.starts_with("exp") || ["cosh", "erfc"].contains(&o.name))
             {
                 body += include_str!("prelude_exp.cl");
             }
