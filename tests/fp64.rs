@@ -202,13 +202,7 @@ fn double_sweep() {
         ("atan2", 6.0, f64::atan2),
         ("hypot", 4.0, f64::hypot),
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = math::xorshift(0x2545_f491_4f6c_dd1d);
     let mut a = vec![];
     let mut b = vec![];
     for e in 0..2047u64 {
@@ -369,13 +363,7 @@ fn vector_forms_match_scalars() {
         ("float", "rootn(x, n)", "rootn(x[c], n[c])"),
         ("float", "exp10(x)", "exp10(x[c])"),
     ];
-    let mut seed = 0x5851_f42d_4c95_7f2du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = math::xorshift(0x5851_f42d_4c95_7f2d);
     let count = 256;
     let (mut xs, mut ys, mut ns) = (vec![], vec![], vec![]);
     for i in 0..4 * count {

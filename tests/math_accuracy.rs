@@ -140,13 +140,7 @@ fn trig_sweep() {
 /// double pow, which vkcl's float pow uses, is wrong where the double result overflows.
 #[test]
 fn pow_exp_sweep() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = math::xorshift(0x2545_f491_4f6c_dd1d);
     let (mut x, mut y, mut n) = (vec![], vec![], vec![]);
     for e in 1..255u64 {
         for _ in 0..64 {
@@ -262,13 +256,7 @@ fn normalize() {
     let double = common::device_str(common::device(), common::CL_DEVICE_EXTENSIONS)
         .split_whitespace()
         .any(|e| e == "cl_khr_fp64");
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = math::xorshift(0x9e37_79b9_7f4a_7c15);
     for (ty, fmt) in [
         ("float", Fmt { double: false }),
         ("double", Fmt { double: true }),
@@ -354,14 +342,14 @@ fn normalize() {
                 .map(|&x| if sub(x) { 0.0 * x } else { x })
                 .collect();
             for n in 1..=4usize {
-                let want = reference(&c[..n], fmt);
+                let want = reference(&c[..n]);
                 for j in 0..n {
                     let g = got(16 * i + 4 * (n - 1) + j);
                     let mut err = math::ulp_error(fmt, g, want[j], 0.0);
                     // Without CL_FP_DENORM subnormal components (arguments or results) may
                     // be flushed to zero (§7.5.3).
                     if ftz {
-                        let f = reference(&flushed[..n], fmt)[j];
+                        let f = reference(&flushed[..n])[j];
                         err = err.min(math::ulp_error(fmt, g, f, 0.0));
                         if g == 0.0 && (sub(f) || sub(want[j])) {
                             err = 0.0;
@@ -391,7 +379,7 @@ fn normalize() {
 }
 
 /// normalize(v) computed in f64 (OpenCL C's special cases first).
-fn reference(v: &[f64], fmt: Fmt) -> Vec<f64> {
+fn reference(v: &[f64]) -> Vec<f64> {
     if v.iter().any(|x| x.is_nan()) {
         return vec![f64::NAN; v.len()];
     }
@@ -413,6 +401,5 @@ fn reference(v: &[f64], fmt: Fmt) -> Vec<f64> {
         .map(|x| x * 2f64.powi(-e / 2) * 2f64.powi(-e + e / 2))
         .collect();
     let len = s.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let _ = fmt;
     s.iter().map(|x| x / len).collect()
 }

@@ -65,6 +65,16 @@ fn named(table: &[(String, Case)], name: &str) -> Vec<Case> {
     v
 }
 
+/// A xorshift64 generator: the sweeps' reproducible arguments.
+pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 /// Shape of a built-in's signature.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
