@@ -336,7 +336,7 @@ fn double_trig_reference() {
 
 /// The vector forms of the built-ins vkcl replaces (one component at a time in its prelude)
 /// give, component by component, the scalar form's bits, for each argument shape (an int
-/// vector, a scalar int for ldexp, remquo's quotient vector). clspv crashed (SIGSEGV) on
+/// vector, a scalar int for ldexp, the pointers of remquo, frexp and modf). clspv crashed (SIGSEGV) on
 /// libclc's vector double ldexp under -cl-std=CL2.0.
 #[test]
 fn vector_forms_match_scalars() {
@@ -357,6 +357,14 @@ fn vector_forms_match_scalars() {
             "(remquo(x[c], y[c], &qs), (double)qs)",
         ),
         ("double", "pown(x, n)", "pown(x[c], n[c])"),
+        (
+            "double",
+            "(frexp(x, &q), convert_double4(q))",
+            "(frexp(x[c], &qs), (double)qs)",
+        ),
+        ("double", "frexp(x, &q)", "frexp(x[c], &qs)"),
+        ("double", "(modf(x, &ip), ip)", "(modf(x[c], &ips), ips)"),
+        ("double", "modf(x, &ip)", "modf(x[c], &ips)"),
         ("double", "sin(x)", "sin(x[c])"),
         ("double", "expm1(x)", "expm1(x[c])"),
         ("float", "pow(x, y)", "pow(x[c], y[c])"),
@@ -391,7 +399,7 @@ fn vector_forms_match_scalars() {
             "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
              kernel void k(global int *o, global const {ty} *a, global const {ty} *b,\n\
              global const int *m) {{\n size_t i = get_global_id(0);\n\
-             {ty}4 x = vload4(i, a), y = vload4(i, b); int4 n = vload4(i, m), q; int qs;\n\
+             {ty}4 x = vload4(i, a), y = vload4(i, b); int4 n = vload4(i, m), q; int qs; {ty}4 ip; {ty} ips;\n\
              {ty}4 r = {vector};\n\
              for (int c = 0; c < 4; c++) {{ {ty} s = {scalar};\n\
              o[i * 4 + c] = r[c] == s || (r[c] != r[c] && s != s); }} }}"

@@ -42,9 +42,9 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
         .iter()
         .filter(|o| names(o.name.as_bytes()) || (o.name.starts_with("exp") && names(b"sinh")))
         .collect();
-    let remquo = names(b"remquo");
-    if !used.is_empty() || remquo {
-        p += &overrides(&used, remquo);
+    let pointers: Vec<&Pointer> = POINTERS.iter().filter(|f| names(f.0.as_bytes())).collect();
+    if !used.is_empty() || !pointers.is_empty() {
+        p += &overrides(&used, &pointers);
     }
     p
 }
@@ -229,8 +229,8 @@ const OVERRIDES: [Override; 22] = [
 ];
 
 /// The `__vkcl_` forms of `used` (every type and width) and the macros naming them; with
-/// `remquo`, double remquo's too (exact, as fmod's).
-fn overrides(used: &[&Override], remquo: bool) -> String {
+/// the built-ins with a pointer argument in `pointers`, their double forms too.
+fn overrides(used: &[&Override], pointers: &[&Pointer]) -> String {
     let mut p = String::from(OVERLOADABLE_FN);
     for (s, guard) in TYPES {
         let mut body = String::new();
@@ -275,8 +275,8 @@ fn overrides(used: &[&Override], remquo: bool) -> String {
                 body += &vectors(s, f, &format!("__vkcl_{f}"), &[("T", "x"), ("1int", "n")]);
             }
         }
-        if remquo {
-            body += &self::remquo(s);
+        for f in pointers {
+            body += &with_pointer(s, f);
         }
         p += &match s {
             // The float forms name double (after the double helpers).
@@ -291,8 +291,9 @@ fn overrides(used: &[&Override], remquo: bool) -> String {
         let names = names.join(", ");
         p += &format!("#define {f}({names}) __vkcl_{f}({names})\n", f = o.name);
     }
-    if remquo {
-        p += "#define remquo(x, y, q) __vkcl_remquo(x, y, q)\n";
+    for (f, args, ..) in pointers {
+        let a = format!("{}, p", args.join(", "));
+        p += &format!("#define {f}({a}) __vkcl_{f}({a})\n");
     }
     p + "#undef __VKCL_FN\n"
 }
@@ -434,30 +435,52 @@ fn sincos(s: &str) -> String {
     })
 }
 
-/// `remquo` of type `s` (scalar and vectors) for each address space of the quotient's
-/// pointer: double's from `__vkcl_remquo_d` (one component at a time), the others forward.
-fn remquo(s: &str) -> String {
+/// A built-in whose last argument is a pointer: its name, the value arguments, the pointer's
+/// scalar type (`T`: the floating-point type) and the double helper taking a private one
+/// (prelude_special.cl).
+type Pointer = (
+    &'static str,
+    &'static [&'static str],
+    &'static str,
+    &'static str,
+);
+
+/// Double remquo exact (as fmod); double frexp and modf of infinities and NaN (libclc's
+/// frexp(inf) is 0.5, modf(inf) is not (0, inf)).
+const POINTERS: [Pointer; 3] = [
+    ("remquo", &["x", "y"], "int", "__vkcl_remquo_d"),
+    ("frexp", &["x"], "int", "__vkcl_frexp_d"),
+    ("modf", &["x"], "T", "__vkcl_modf_d"),
+];
+
+/// `f` of type `s` (scalar and vectors) for each address space of its pointer: double's from
+/// the double helper (one component at a time), the others forward to the built-in.
+fn with_pointer(s: &str, (f, args, ptr, helper): &Pointer) -> String {
     address_spaces(|space| {
         let mut p = String::new();
         for n in [1, 2, 3, 4, 8, 16] {
-            let (t, i) = (ty(s, n), ty("int", n));
+            let t = ty(s, n);
+            let pt = ty(if *ptr == "T" { s } else { ptr }, n);
+            let call = |c: &str| {
+                let a: Vec<String> = args.iter().map(|a| format!("{a}{c}")).collect();
+                format!("{helper}({}, &w)", a.join(", "))
+            };
             let body = match (s, n) {
-                ("double", 1) => {
-                    "int v; double r = __vkcl_remquo_d(x, y, &v); *q = v; return r;".to_string()
-                }
+                ("double", 1) => format!("{pt} w; {t} r = {}; *p = w; return r;", call("")),
                 ("double", _) => {
+                    let w = ty(if *ptr == "T" { s } else { ptr }, 1);
                     let c: Vec<String> = C[..n]
                         .iter()
-                        .map(|c| {
-                            format!("r.s{c} = __vkcl_remquo_d(x.s{c}, y.s{c}, &w); v.s{c} = w;")
-                        })
+                        .map(|c| format!("r.s{c} = {}; v.s{c} = w;", call(&format!(".s{c}"))))
                         .collect();
-                    format!("{t} r; {i} v; int w;\n{}\n*q = v; return r;", c.join("\n"))
+                    format!("{t} r; {pt} v; {w} w;\n{}\n*p = v; return r;", c.join("\n"))
                 }
-                _ => "return remquo(x, y, q);".to_string(),
+                _ => format!("return {f}({}, p);", args.join(", ")),
             };
+            let params: Vec<String> = args.iter().map(|a| format!("{t} {a}")).collect();
             p += &format!(
-                "__VKCL_FN {t} __vkcl_remquo({t} x, {t} y, {space} {i} *q) {{\n{body} }}\n"
+                "__VKCL_FN {t} __vkcl_{f}({}, {space} {pt} *p) {{\n{body} }}\n",
+                params.join(", ")
             );
         }
         p

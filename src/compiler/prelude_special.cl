@@ -122,3 +122,23 @@ __VKCL_FN double __vkcl_ldexp_d(double x, int n) {
   return (double)(x < 0.0 ? -m : m) * as_double((ulong)(e1 + 1023) << 52)
          * as_double((ulong)(e - e1 + 1023) << 52);
 }
+// Double frexp: libclc's frexp(inf) is 0.5.
+__VKCL_FN double __vkcl_frexp_d(double x, int *e) {
+  if (!(x - x == 0.0)) {
+    *e = 0;
+    return x + x;
+  }
+  return frexp(x, e);
+}
+// modf of our own for finite x too: libclc's (through clspv's double copysign) gave
+// modf(1.0) = 1 once beside this one. Zeros of x's sign from an underflowing product.
+__VKCL_FN double __vkcl_modf_d(double x, double *ip) {
+  *ip = x;
+  if (x != x) return x;
+  if (!(x - x == 0.0)) return 1.0 / x;
+  double z = x * 0x1p-1000 * 0x1p-1000 * 0x1p-1000;
+  if (!(fabs(x) < 0x1p52)) return z;
+  double i = (double)(long)x, f = x - i;
+  *ip = i == 0.0 ? z : i;
+  return f == 0.0 ? z : f;
+}
