@@ -403,3 +403,49 @@ fn reference(v: &[f64]) -> Vec<f64> {
     let len = s.iter().map(|x| x * x).sum::<f64>().sqrt();
     s.iter().map(|x| x / len).collect()
 }
+
+/// A build log names the application's lines for a program that gets the math library (the
+/// prelude's length was once counted again from the sources with the prelude in them, which
+/// name more of the library: the line was off by the difference).
+#[test]
+fn build_log_lines_with_the_math_library() {
+    let e = common::Env::new();
+    for call in [
+        "sin(o[1])",
+        "pow(o[1], 2.0f)",
+        "normalize(o[1])",
+        "remquo(o[1], 2.0f, &q)",
+    ] {
+        let src = format!(
+            "kernel void k(global float *o) {{\n  int q;\n  o[0] = {call};\n  nope();\n}}\n"
+        );
+        let (code, log) = match common::build_program(e.ctx, e.dev, &src, "") {
+            Ok(_) => panic!("{call}: a program calling nope() built"),
+            Err(r) => r,
+        };
+        assert_eq!(code, common::CL_BUILD_PROGRAM_FAILURE, "{call}");
+        assert!(
+            log.contains("source:4:3:"),
+            "{call}: the error is on line 4:\n{log}"
+        );
+    }
+}
+
+/// The math library builds under -Werror (its own code's warnings, such as C89's mixing of
+/// declarations and code, were the application's errors), while the application's own
+/// warnings still are.
+#[test]
+fn math_library_builds_under_werror() {
+    let e = common::Env::new();
+    let src = "kernel void k(global float *o) {\n  int q;\n  float4 v = vload4(0, o);\n\
+               o[0] = sin(o[1]) + pow(o[2], o[3]) + exp10(o[4]) + remquo(o[5], o[6], &q) + (float)q;\n\
+               vstore4(normalize(v) + tgamma(v), 1, o); }\n";
+    for opts in ["-Werror", "-Werror -cl-std=CL1.1", "-Werror -cl-std=CL3.0"] {
+        if let Err((c, log)) = common::build_program(e.ctx, e.dev, src, opts) {
+            panic!("{opts}: {}\n{log}", common::err_name(c));
+        }
+    }
+    let unused = "kernel void k(global float *o) {\n  int unused;\n  o[0] = sin(o[1]); }\n";
+    let (_, log) = common::build_program(e.ctx, e.dev, unused, "-Werror").expect_err("unused");
+    assert!(log.contains("source:2:7:"), "{log}");
+}
