@@ -431,3 +431,36 @@ fn vector_forms_match_scalars() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A program of two sources that both name double sin builds and runs (each source gets the
+/// math library: nothing in it may be defined twice across sources).
+#[test]
+fn two_sources_with_the_math_library() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let a = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+             double f(double x) { return sin(x) + pow(x, 2.0); }\n";
+    let b = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ndouble f(double x);\n\
+             kernel void k(global double *o) { o[0] = f(o[0]) + sin(o[1]) + remquo(o[1], 3.0, \
+             (global int *)&o[2]); }\n";
+    let e = Env::new();
+    let ptrs = [
+        a.as_ptr() as *const std::ffi::c_char,
+        b.as_ptr() as *const std::ffi::c_char,
+    ];
+    let lens = [a.len(), b.len()];
+    let mut err = 0;
+    let p = unsafe { clCreateProgramWithSource(e.ctx, 2, ptrs.as_ptr(), lens.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let code =
+        unsafe { clBuildProgram(p, 1, &e.dev, std::ptr::null(), None, std::ptr::null_mut()) };
+    assert_eq!(
+        code,
+        CL_SUCCESS,
+        "{}",
+        build_str(p, e.dev, CL_PROGRAM_BUILD_LOG)
+    );
+    unsafe { clReleaseProgram(p) };
+}
