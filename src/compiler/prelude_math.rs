@@ -265,7 +265,6 @@ fn overrides(used: &[&Override], pointers: &[&Pointer]) -> String {
                      return (float)({e});\n#else\nreturn {call};\n#endif\n"
                 ),
             };
-
             body += &format!(
                 "__VKCL_FN {s} __vkcl_{f}({}) {{\n{scalar}}}\n",
                 params.join(", ")
