@@ -179,10 +179,14 @@ fn compile_bytes(
     };
     let lowered = word_views::rewrite_all(lowered, is_ir);
     let with_prelude: Vec<Vec<u8>>;
+    // The prelude's lines, counted once (computed again from the sources with the prelude
+    // in them, it would have the parts its own text names).
+    let mut prelude_lines = 0;
     let sources: Vec<&[u8]> = if is_ir {
         lowered.iter().map(|s| s.as_ref()).collect()
     } else {
         let p = prelude(&undefs, sources);
+        prelude_lines = p.matches('\n').count();
         with_prelude = lowered.iter().map(|s| [p.as_bytes(), s].concat()).collect();
         with_prelude.iter().map(Vec::as_slice).collect()
     };
@@ -202,7 +206,7 @@ fn compile_bytes(
     }
     let shift = |log: String| match is_ir {
         true => log,
-        false => shift_source_lines(&log, prelude(&undefs, sources).matches('\n').count()),
+        false => shift_source_lines(&log, prelude_lines),
     };
     // Record copies clspv never finishes are rewritten in the IR first (wrapped_copy).
     let build = |s: &[&[u8]], o: &str| match is_ir {
@@ -277,6 +281,7 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
          #pragma clang diagnostic ignored \"-Wunused-function\"\n\
          #pragma clang diagnostic ignored \"-Wreserved-identifier\"\n\
          #pragma clang diagnostic ignored \"-Wfloat-equal\"\n\
+         #pragma clang diagnostic ignored \"-Weverything\"\n\
          #undef __OPENCL_VERSION__\n\
          #define __OPENCL_VERSION__ 300\n",
     );
