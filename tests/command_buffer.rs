@@ -2052,42 +2052,60 @@ fn mutable_dispatch_deferred_arguments() {
     }
 }
 
-/// Without SVM the SVM commands exist and refuse (as clEnqueueSVMMemcpy does), after the
-/// command-buffer's own checks.
+type SvmCopy = unsafe extern "C" fn(
+    CommandBuffer,
+    cl_command_queue,
+    *const cl_bitfield,
+    *mut c_void,
+    *const c_void,
+    usize,
+    cl_uint,
+    *const SyncPoint,
+    *mut SyncPoint,
+    *mut *mut c_void,
+) -> cl_int;
+type SvmFill = unsafe extern "C" fn(
+    CommandBuffer,
+    cl_command_queue,
+    *const cl_bitfield,
+    *mut c_void,
+    *const c_void,
+    usize,
+    usize,
+    cl_uint,
+    *const SyncPoint,
+    *mut SyncPoint,
+    *mut *mut c_void,
+) -> cl_int;
+
+fn svm_fns() -> (SvmCopy, SvmFill) {
+    // SAFETY: the entry points of these names, of these signatures.
+    unsafe {
+        (
+            std::mem::transmute::<*mut c_void, SvmCopy>(entry("clCommandSVMMemcpyKHR")),
+            std::mem::transmute::<*mut c_void, SvmFill>(entry("clCommandSVMMemFillKHR")),
+        )
+    }
+}
+
+const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+const CL_MEM_SVM_FINE_GRAIN_BUFFER: cl_bitfield = 1 << 10;
+
+fn has_svm() -> bool {
+    device_val::<cl_bitfield>(device(), CL_DEVICE_SVM_CAPABILITIES) & 1 != 0
+}
+
+/// The SVM commands on a device without SVM: CL_INVALID_OPERATION after the command-buffer's
+/// own checks (as clEnqueueSVMMemcpy on such a device). On lavapipe (which has SVM) this
+/// checks only the command-buffer's checks.
 #[test]
-fn svm_commands_without_svm() {
+fn svm_commands_checks_before_svm() {
     setup();
     let f = Fixture::new();
-    type SvmCopy = unsafe extern "C" fn(
-        CommandBuffer,
-        cl_command_queue,
-        *const cl_bitfield,
-        *mut c_void,
-        *const c_void,
-        usize,
-        cl_uint,
-        *const SyncPoint,
-        *mut SyncPoint,
-        *mut *mut c_void,
-    ) -> cl_int;
-    type SvmFill = unsafe extern "C" fn(
-        CommandBuffer,
-        cl_command_queue,
-        *const cl_bitfield,
-        *mut c_void,
-        *const c_void,
-        usize,
-        usize,
-        cl_uint,
-        *const SyncPoint,
-        *mut SyncPoint,
-        *mut *mut c_void,
-    ) -> cl_int;
-    let copy: SvmCopy = unsafe { std::mem::transmute(entry("clCommandSVMMemcpyKHR")) };
-    let fill: SvmFill = unsafe { std::mem::transmute(entry("clCommandSVMMemFillKHR")) };
+    let (copy, fill) = svm_fns();
     let cb = f.create(f.env.queue, &[]);
-    let mut x = [0u8; 16];
-    let p = x.as_mut_ptr().cast::<c_void>();
+    let mut x = [0u32; 16];
+    let (p, q) = (x.as_mut_ptr().cast::<c_void>(), x[8..].as_mut_ptr().cast());
     let none = (0, null(), null_mut(), null_mut());
     check_err!(
         copy(
@@ -2095,7 +2113,7 @@ fn svm_commands_without_svm() {
             null_mut(),
             null(),
             p,
-            p,
+            q,
             4,
             none.0,
             none.1,
@@ -2103,37 +2121,6 @@ fn svm_commands_without_svm() {
             none.3
         ),
         CL_INVALID_COMMAND_BUFFER_KHR
-    );
-    check_err!(
-        copy(
-            cb,
-            null_mut(),
-            null(),
-            p,
-            p,
-            4,
-            none.0,
-            none.1,
-            none.2,
-            none.3
-        ),
-        CL_INVALID_OPERATION
-    );
-    check_err!(
-        fill(
-            cb,
-            null_mut(),
-            null(),
-            p,
-            p,
-            4,
-            16,
-            none.0,
-            none.1,
-            none.2,
-            none.3
-        ),
-        CL_INVALID_OPERATION
     );
     check_err!(
         fill(
@@ -2151,5 +2138,295 @@ fn svm_commands_without_svm() {
         ),
         CL_INVALID_COMMAND_QUEUE
     );
+    if !has_svm() {
+        check_err!(
+            copy(
+                cb,
+                null_mut(),
+                null(),
+                p,
+                q,
+                4,
+                none.0,
+                none.1,
+                none.2,
+                none.3
+            ),
+            CL_INVALID_OPERATION
+        );
+        check_err!(
+            fill(
+                cb,
+                null_mut(),
+                null(),
+                p,
+                p,
+                4,
+                16,
+                none.0,
+                none.1,
+                none.2,
+                none.3
+            ),
+            CL_INVALID_OPERATION
+        );
+    }
     check!((f.ext.release)(cb));
+}
+
+/// clCommandSVMMemcpyKHR / clCommandSVMMemFillKHR with a launch on an SVM pointer between
+/// them: each replay copies, fills and adds at replay time (the source changed between
+/// replays shows in the second), checked against a reference computed here.
+#[test]
+fn svm_commands_copy_and_fill_at_replay() {
+    setup();
+    if !has_svm() {
+        // Covered by svm_commands_checks_before_svm on such devices.
+        return;
+    }
+    let f = Fixture::new();
+    let (copy, fill) = svm_fns();
+    let n = 256usize;
+    let bytes = 4 * n;
+    let ctx = f.env.ctx;
+    // A fine-grained source the host writes directly, a coarse-grained destination.
+    let src = unsafe {
+        clSVMAlloc(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+            bytes,
+            0,
+        )
+    };
+    let dst = unsafe { clSVMAlloc(ctx, CL_MEM_READ_WRITE, bytes, 0) };
+    assert!(!src.is_null() && !dst.is_null());
+    let host = |v: &dyn Fn(usize) -> i32| {
+        let s = unsafe { std::slice::from_raw_parts_mut(src.cast::<i32>(), n) };
+        (0..n).for_each(|i| s[i] = v(i));
+    };
+    host(&|i| i as i32);
+    let k = kernel(f.program, "add");
+    check!(clSetKernelArgSVMPointer(k, 0, dst));
+    arg(k, 1, &1000i32);
+    let cb = f.create(f.env.queue, &[]);
+    let none = (0, null(), null_mut());
+    // dst[0..n/2] = src[n/2..n]; dst[n/2..3n/4] = 7 (a word); dst[3n/4..n] = (5, 6) (8 bytes).
+    let mut s1 = 0;
+    check!(copy(
+        cb,
+        null_mut(),
+        null(),
+        dst,
+        unsafe { src.cast::<i32>().add(n / 2) }.cast(),
+        bytes / 2,
+        none.0,
+        none.1,
+        &mut s1,
+        none.2
+    ));
+    let word = 7i32;
+    let mut s2 = 0;
+    check!(fill(
+        cb,
+        null_mut(),
+        null(),
+        unsafe { dst.cast::<i32>().add(n / 2) }.cast(),
+        (&word as *const i32).cast(),
+        4,
+        bytes / 4,
+        none.0,
+        none.1,
+        &mut s2,
+        none.2
+    ));
+    let wide = [5i32, 6];
+    let mut s3 = 0;
+    check!(fill(
+        cb,
+        null_mut(),
+        null(),
+        unsafe { dst.cast::<i32>().add(3 * n / 4) }.cast(),
+        wide.as_ptr().cast(),
+        8,
+        bytes / 4,
+        none.0,
+        none.1,
+        &mut s3,
+        none.2
+    ));
+    assert_eq!((s1, s2, s3), (1, 2, 3));
+    // Then every element += 1000, after the three.
+    f.launch(cb, k, n, &[s1, s2, s3]);
+    check!((f.ext.finalize)(cb));
+    let expect = |base: &dyn Fn(usize) -> i32| -> Vec<i32> {
+        (0..n)
+            .map(|i| {
+                1000 + match i {
+                    i if i < n / 2 => base(i + n / 2),
+                    i if i < 3 * n / 4 => 7,
+                    i => [5, 6][i % 2],
+                }
+            })
+            .collect()
+    };
+    let read = || {
+        let mut out = vec![0i32; n];
+        check!(clEnqueueSVMMemcpy(
+            f.env.queue,
+            1,
+            out.as_mut_ptr().cast(),
+            dst,
+            bytes,
+            0,
+            null(),
+            null_mut()
+        ));
+        out
+    };
+    // Recorded, not run: the destination is untouched until the replay.
+    let e = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e));
+    assert_eq!(read(), expect(&|i| i as i32));
+    host(&|i| 3 * i as i32);
+    let e2 = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e2));
+    assert_eq!(read(), expect(&|i| 3 * i as i32));
+    unsafe {
+        clReleaseEvent(e);
+        clReleaseEvent(e2);
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clSVMFree(ctx, src);
+        clSVMFree(ctx, dst);
+    }
+}
+
+/// Every error code the spec lists for clCommandSVMMemcpyKHR / clCommandSVMMemFillKHR that
+/// the device can produce, and that a failed command records nothing (the next sync point).
+#[test]
+fn svm_command_errors() {
+    setup();
+    if !has_svm() {
+        // Covered by svm_commands_checks_before_svm on such devices.
+        return;
+    }
+    let f = Fixture::new();
+    let (copy, fill) = svm_fns();
+    let ctx = f.env.ctx;
+    let a = unsafe { clSVMAlloc(ctx, CL_MEM_READ_WRITE, 4096, 0) };
+    let b = unsafe { clSVMAlloc(ctx, CL_MEM_READ_WRITE, 4096, 0) };
+    assert!(!a.is_null() && !b.is_null());
+    let at = |p: *mut c_void, o: usize| unsafe { p.cast::<u8>().add(o) }.cast::<c_void>();
+    let cb = f.create(f.env.queue, &[]);
+    type Mh = *mut *mut c_void;
+    let c = |cb: CommandBuffer,
+             q: cl_command_queue,
+             props: *const cl_bitfield,
+             d: *mut c_void,
+             s: *mut c_void,
+             size: usize,
+             ns: cl_uint,
+             wl: *const SyncPoint,
+             mh: Mh| unsafe { copy(cb, q, props, d, s, size, ns, wl, null_mut(), mh) };
+    let nm: *mut c_void = null_mut();
+    let nq: cl_command_queue = null_mut();
+    let no: Mh = null_mut();
+    let props: [cl_bitfield; 3] = [0x12A4, 0, 0];
+    let mut handle = null_mut();
+    let sp: SyncPoint = 1;
+    // Command-buffer checks.
+    assert_eq!(
+        c(nm, nq, null(), a, b, 16, 0, null(), no),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    assert_eq!(
+        c(cb, f.env.queue, null(), a, b, 16, 0, null(), no),
+        CL_INVALID_COMMAND_QUEUE
+    );
+    assert_eq!(
+        c(cb, nq, props.as_ptr(), a, b, 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 0, null(), &mut handle),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 1, null(), no),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 0, &sp, no),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    // No sync point handed out yet.
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 1, &sp, no),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    // The copy's own.
+    assert_eq!(
+        c(cb, nq, null(), nm, b, 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, null_mut(), 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, at(a, 8), 16, 0, null(), no),
+        CL_MEM_COPY_OVERLAP
+    );
+    assert_eq!(
+        c(cb, nq, null(), at(a, 8), a, 16, 0, null(), no),
+        CL_MEM_COPY_OVERLAP
+    );
+    // Past the end of an allocation; host memory, which a replay cannot reach.
+    assert_eq!(
+        c(cb, nq, null(), at(a, 4090), b, 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    let mut host = [0u8; 64];
+    let h = host.as_mut_ptr().cast::<c_void>();
+    assert_eq!(c(cb, nq, null(), a, h, 16, 0, null(), no), CL_INVALID_VALUE);
+    assert_eq!(c(cb, nq, null(), h, a, 16, 0, null(), no), CL_INVALID_VALUE);
+    let fl = |p: *mut c_void, pat: *const c_void, psz: usize, size: usize, mh: Mh| unsafe {
+        fill(cb, nq, null(), p, pat, psz, size, 0, null(), null_mut(), mh)
+    };
+    let pat = [1u8; 256];
+    let pp = pat.as_ptr().cast::<c_void>();
+    assert_eq!(fl(nm, pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(a, null(), 4, 16, no), CL_INVALID_VALUE);
+    for bad in [0, 3, 6, 256] {
+        assert_eq!(
+            fl(a, pp, bad, 768, no),
+            CL_INVALID_VALUE,
+            "pattern_size {bad}"
+        );
+    }
+    // Not aligned to the pattern; size not a multiple of it; past the end; host memory.
+    assert_eq!(fl(at(a, 2), pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(a, pp, 4, 18, no), CL_INVALID_VALUE);
+    assert_eq!(fl(at(a, 4088), pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(h, pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(a, pp, 4, 16, &mut handle), CL_INVALID_VALUE);
+    // Nothing was recorded: the first command that succeeds gets sync point 1.
+    let mut s = 0;
+    check!(fill(cb, nq, null(), a, pp, 4, 16, 0, null(), &mut s, no));
+    assert_eq!(s, 1);
+    let mut s2 = 0;
+    check!(copy(cb, nq, null(), b, a, 16, 1, &s, &mut s2, no));
+    assert_eq!(s2, 2);
+    check!((f.ext.finalize)(cb));
+    // Finalized: CL_INVALID_OPERATION.
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 0, null(), no),
+        CL_INVALID_OPERATION
+    );
+    assert_eq!(fl(a, pp, 4, 16, no), CL_INVALID_OPERATION);
+    unsafe {
+        (f.ext.release)(cb);
+        clSVMFree(ctx, a);
+        clSVMFree(ctx, b);
+    }
 }

@@ -13,6 +13,7 @@ use crate::core::image::{self, ImageCopy};
 use crate::core::kernel::{self, ArgValue, Kernel, NdRange};
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
+use crate::core::svm;
 use crate::core::transfer;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
@@ -378,8 +379,10 @@ unsafe fn command_copy_buffer(
         buffer_on(&cb.queue, dst_buffer)?,
     );
     super::memory::check_copy(&s, &d, src_offset, dst_offset, size)?;
-    let copy = transfer::Copy::linear(&cb.queue.vk, &s, &d, src_offset, dst_offset, size)?;
-    let p = cb.record(&wait, |rec| Ok(copy.record(rec).keep))?;
+    // Prepared here, outside the buffer's lock; by the copy kernel where clEnqueueCopyBuffer
+    // would take it.
+    let copy = transfer::LinearCopy::new(&cb.queue, &s, &d, src_offset, dst_offset, size)?;
+    let p = cb.record(&wait, |rec| Ok(copy.record(rec)?.keep))?;
     // SAFETY: the application's out-parameter.
     unsafe { return_sync_point(p, sync_point) };
     Ok(())
@@ -815,21 +818,21 @@ unsafe fn get_mutable_command_info(
     unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
-/// clCommandSVMMemcpyKHR and clCommandSVMMemFillKHR: no device of vkcl's supports SVM yet
-/// (as clEnqueueSVMMemcpy, CL_INVALID_OPERATION after the command's own checks).
+/// The checks clCommandSVMMemcpyKHR and clCommandSVMMemFillKHR start with: `recording`'s,
+/// then CL_INVALID_OPERATION where the buffer's device has no SVM.
 ///
 /// # Safety
 /// As `recording`.
-unsafe fn svm_command(
+unsafe fn svm_recording(
     command_buffer: cl_command_buffer_khr,
     command_queue: cl_command_queue,
     properties: *const cl_command_properties_khr,
     num_sync_points: cl_uint,
     sync_point_wait_list: *const cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
-) -> CLResult<()> {
+) -> CLResult<(Arc<CommandBuffer>, Vec<cl_sync_point_khr>)> {
     // SAFETY: as the caller guarantees.
-    unsafe {
+    let (cb, wait) = unsafe {
         recording(
             command_buffer,
             command_queue,
@@ -839,7 +842,11 @@ unsafe fn svm_command(
             mutable_handle,
         )
     }?;
-    Err(ClError(CL_INVALID_OPERATION))
+    check(
+        svm::capabilities(&cb.queue.device) != 0,
+        CL_INVALID_OPERATION,
+    )?;
+    Ok((cb, wait))
 }
 
 #[entry(clCommandSVMMemcpyKHR)]
@@ -847,17 +854,17 @@ unsafe fn command_svm_memcpy(
     command_buffer: cl_command_buffer_khr,
     command_queue: cl_command_queue,
     properties: *const cl_command_properties_khr,
-    _dst_ptr: *mut c_void,
-    _src_ptr: *const c_void,
-    _size: usize,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: usize,
     num_sync_points: cl_uint,
     sync_point_wait_list: *const cl_sync_point_khr,
-    _sync_point: *mut cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     // SAFETY: the application's arguments, as the spec requires them.
-    unsafe {
-        svm_command(
+    let (cb, wait) = unsafe {
+        svm_recording(
             command_buffer,
             command_queue,
             properties,
@@ -865,7 +872,18 @@ unsafe fn command_svm_memcpy(
             sync_point_wait_list,
             mutable_handle,
         )
-    }
+    }?;
+    let ranges = super::svm::memcpy_ranges(cb.context(), dst_ptr as usize, src_ptr as usize, size)?;
+    // A replay runs on the device alone: both sides must be SVM allocations (the devices
+    // have no system SVM), which the GPU copies as buffers.
+    let (Some((s, so)), Some((d, doff))) = ranges else {
+        return Err(ClError(CL_INVALID_VALUE));
+    };
+    let copy = transfer::Copy::linear(&cb.queue.vk, &s, &d, so, doff, size)?;
+    let p = cb.record(&wait, |rec| Ok(copy.record(rec).keep))?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
 }
 
 #[entry(clCommandSVMMemFillKHR)]
@@ -873,18 +891,18 @@ unsafe fn command_svm_mem_fill(
     command_buffer: cl_command_buffer_khr,
     command_queue: cl_command_queue,
     properties: *const cl_command_properties_khr,
-    _svm_ptr: *mut c_void,
-    _pattern: *const c_void,
-    _pattern_size: usize,
-    _size: usize,
+    svm_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: usize,
+    size: usize,
     num_sync_points: cl_uint,
     sync_point_wait_list: *const cl_sync_point_khr,
-    _sync_point: *mut cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     // SAFETY: the application's arguments, as the spec requires them.
-    unsafe {
-        svm_command(
+    let (cb, wait) = unsafe {
+        svm_recording(
             command_buffer,
             command_queue,
             properties,
@@ -892,7 +910,18 @@ unsafe fn command_svm_mem_fill(
             sync_point_wait_list,
             mutable_handle,
         )
-    }
+    }?;
+    // SAFETY: pattern_size bytes at pattern (copied when recorded), as the spec requires.
+    let (m, offset, pattern) = unsafe {
+        super::svm::fill_range(cb.context(), svm_ptr as usize, pattern, pattern_size, size)
+    }?;
+    let p = cb.record(&wait, |rec| {
+        transfer::record_fill(rec, &cb.queue.vk, &m, pattern, offset, size)?;
+        Ok(vec![m.clone()])
+    })?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
 }
 
 /// The extension's entry points, for clGetExtensionFunctionAddress*.
