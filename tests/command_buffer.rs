@@ -2430,3 +2430,271 @@ fn svm_command_errors() {
         clSVMFree(ctx, b);
     }
 }
+
+/// The buffer a destructor callback asks about (a cl_command_buffer_khr) and what it saw.
+struct Probe {
+    cb: usize,
+    info: Info,
+    state: std::sync::Mutex<Option<cl_int>>,
+}
+
+unsafe extern "C" fn query_buffer(_m: cl_mem, ud: *mut c_void) {
+    let probe = unsafe { &*(ud as *const Probe) };
+    let mut s: cl_uint = 9;
+    let err = unsafe {
+        (probe.info)(
+            probe.cb as CommandBuffer,
+            CL_COMMAND_BUFFER_STATE_KHR,
+            4,
+            (&mut s as *mut cl_uint).cast(),
+            null_mut(),
+        )
+    };
+    *probe.state.lock().unwrap() = Some(err);
+}
+
+/// No application callback runs under a command-buffer's lock: an update that replaces the
+/// last reference to a buffer argument runs that buffer's destructor callback, which queries
+/// the command-buffer (taking its lock). Under the lock it would deadlock: the scenario runs on
+/// a thread of its own and must finish within a minute.
+#[test]
+fn update_runs_destructor_callbacks_outside_the_buffer_lock() {
+    setup();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let f = Fixture::new();
+        let update = update_fn();
+        let n = 16;
+        let a = f.env.buffer_from(&vec![0i32; n]);
+        let b = f.env.buffer_from(&vec![5i32; n]);
+        let k = kernel(f.program, "add");
+        arg(k, 0, &a);
+        arg(k, 1, &1);
+        let flags = CL_COMMAND_BUFFER_MUTABLE_KHR;
+        let cb = f.create(f.env.queue, &[CL_COMMAND_BUFFER_FLAGS_KHR, flags, 0]);
+        let m = f.launch_mutable(
+            cb,
+            k,
+            n,
+            &[CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, ARGUMENTS, 0],
+        );
+        check!((f.ext.finalize)(cb));
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        check!(clFinish(f.env.queue));
+        assert_eq!(f.env.read::<i32>(a, n), vec![1; n]);
+        let probe = Box::new(Probe {
+            cb: cb as usize,
+            info: f.ext.info,
+            state: std::sync::Mutex::new(None),
+        });
+        let ud = &*probe as *const Probe as *mut c_void;
+        check!(clSetMemObjectDestructorCallback(a, Some(query_buffer), ud));
+        // The kernel and the application let go of `a`: the recorded launch holds it alone.
+        arg(k, 0, &b);
+        check!(clReleaseMemObject(a));
+        assert_eq!(*probe.state.lock().unwrap(), None);
+        let args = [MutableArg {
+            arg_index: 0,
+            arg_size: std::mem::size_of::<cl_mem>(),
+            arg_value: (&b as *const cl_mem).cast(),
+        }];
+        let mut config = DispatchConfig::new(m);
+        config.num_args = 1;
+        config.arg_list = args.as_ptr();
+        assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+        // The callback ran (in the update, or once nothing used `a`), and its query worked.
+        check!(clFinish(f.env.queue));
+        assert_eq!(*probe.state.lock().unwrap(), Some(CL_SUCCESS));
+        let e2 = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e2));
+        assert_eq!(f.env.read::<i32>(b, n), vec![6; n]);
+        unsafe {
+            clReleaseEvent(e);
+            clReleaseEvent(e2);
+            (f.ext.release)(cb);
+            clReleaseKernel(k);
+            clReleaseMemObject(b);
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the update deadlocked: a callback ran under the command-buffer's lock");
+}
+
+/// Two threads record into command-buffers of their own at once (launches, copies, fills),
+/// then replay them: each gets its own results. (Recording takes the buffer's own lock and
+/// per-kernel ones only; nothing global.)
+#[test]
+fn threads_record_into_their_own_buffers_at_once() {
+    setup();
+    const COMMANDS: usize = 50;
+    let f = Fixture::new();
+    #[derive(Clone, Copy)]
+    struct Handles(cl_context, cl_command_queue, cl_program);
+    unsafe impl Send for Handles {}
+    let h = Handles(f.env.ctx, f.env.queue, f.program);
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let h = h;
+                let x = ext();
+                let n = 256usize;
+                let mut err = 0;
+                let mk = || unsafe {
+                    let mut err = 0;
+                    let m = clCreateBuffer(h.0, CL_MEM_READ_WRITE, 4 * n, null_mut(), &mut err);
+                    assert_eq!(err, CL_SUCCESS);
+                    m
+                };
+                let (a, b) = (mk(), mk());
+                let k = kernel(h.2, "add");
+                arg(k, 0, &a);
+                arg(k, 1, &((t + 1) as i32));
+                let cb = unsafe { (x.create)(1, &h.1, null(), &mut err) };
+                assert_eq!(err, CL_SUCCESS);
+                let zero = 0i32;
+                barrier.wait();
+                check!((x.fill)(
+                    cb,
+                    null_mut(),
+                    null(),
+                    a,
+                    (&zero as *const i32).cast(),
+                    4,
+                    0,
+                    4 * n,
+                    0,
+                    null(),
+                    null_mut(),
+                    null_mut()
+                ));
+                for _ in 0..COMMANDS {
+                    check!((x.nd_range)(
+                        cb,
+                        null_mut(),
+                        null(),
+                        k,
+                        1,
+                        null(),
+                        &n,
+                        null(),
+                        0,
+                        null(),
+                        null_mut(),
+                        null_mut()
+                    ));
+                }
+                check!((x.copy)(
+                    cb,
+                    null_mut(),
+                    null(),
+                    a,
+                    b,
+                    0,
+                    0,
+                    4 * n,
+                    0,
+                    null(),
+                    null_mut(),
+                    null_mut()
+                ));
+                check!((x.finalize)(cb));
+                let mut e = null_mut();
+                check!((x.enqueue)(0, null_mut(), cb, 0, null(), &mut e));
+                check!(clWaitForEvents(1, &e));
+                let mut out = vec![0i32; n];
+                check!(clEnqueueReadBuffer(
+                    h.1,
+                    b,
+                    CL_TRUE,
+                    0,
+                    4 * n,
+                    out.as_mut_ptr().cast(),
+                    0,
+                    null(),
+                    null_mut()
+                ));
+                assert_eq!(out, vec![(COMMANDS * (t + 1)) as i32; n], "thread {t}");
+                unsafe {
+                    clReleaseEvent(e);
+                    (x.release)(cb);
+                    clReleaseKernel(k);
+                    clReleaseMemObject(a);
+                    clReleaseMemObject(b);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+/// A recorded copy of a large device-local buffer takes the copy kernel where the device's
+/// workarounds say clEnqueueCopyBuffer does (forced here with VKCL_COPY_BY_KERNEL=1 and
+/// VKCL_PLACEMENT=device, in a child process): the launch log names the kernel, and the
+/// replay copies the bytes.
+#[test]
+fn recorded_large_copy_takes_the_copy_kernel() {
+    setup();
+    if std::env::var_os("VKCL_TEST_COPY_KERNEL_CHILD").is_some() {
+        let f = Fixture::new();
+        let n = (4 << 20) / 4;
+        let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let a = f.env.buffer_from(&data);
+        let b = f.env.buffer_from(&vec![0u32; n]);
+        let cb = f.create(f.env.queue, &[]);
+        eprintln!("vkcl-test: recording");
+        check!((f.ext.copy)(
+            cb,
+            null_mut(),
+            null(),
+            a,
+            b,
+            0,
+            0,
+            4 * n,
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ));
+        eprintln!("vkcl-test: recorded");
+        check!((f.ext.finalize)(cb));
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        assert!(f.env.read::<u32>(b, n) == data, "the replay copied wrongly");
+        unsafe {
+            clReleaseEvent(e);
+            (f.ext.release)(cb);
+            clReleaseMemObject(a);
+            clReleaseMemObject(b);
+        }
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "recorded_large_copy_takes_the_copy_kernel",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("VKCL_TEST_COPY_KERNEL_CHILD", "1")
+        .env("VKCL_COPY_BY_KERNEL", "1")
+        .env("VKCL_PLACEMENT", "device")
+        .env("VKCL_LOG", "launch=debug")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed:\n{log}");
+    let start = log.find("vkcl-test: recording").expect("child ran");
+    let end = log.find("vkcl-test: recorded").expect("child recorded");
+    assert!(
+        log[start..end].contains("vkcl_copy16"),
+        "the recorded copy did not take the copy kernel:\n{}",
+        &log[start..end]
+    );
+}
