@@ -982,13 +982,30 @@ fn enqueue_errors() {
         null_mut()
     ));
     check!(clFinish(q2));
+    // A queue of other properties is not compatible (the spec: identical properties).
+    const CL_QUEUE_PROPERTIES: cl_uint = 0x1093;
+    let props: cl_bitfield = queue_val(f.env.queue, CL_QUEUE_PROPERTIES);
+    let q3 = unsafe {
+        clCreateCommandQueue(
+            f.env.ctx,
+            f.env.dev,
+            props ^ CL_QUEUE_PROFILING_ENABLE,
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let mut other_props = [q3];
+    check_err!(
+        (f.ext.enqueue)(1, other_props.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INCOMPATIBLE_COMMAND_QUEUE_KHR
+    );
     unsafe {
         clSetUserEventStatus(foreign_event, CL_COMPLETE);
         clReleaseEvent(foreign_event);
         clReleaseCommandQueue(q2);
+        clReleaseCommandQueue(q3);
         (f.ext.release)(cb);
     }
-    let _ = CL_INCOMPATIBLE_COMMAND_QUEUE_KHR;
     let _: *const c_char = null();
 }
 
@@ -2697,4 +2714,255 @@ fn recorded_large_copy_takes_the_copy_kernel() {
         "the recorded copy did not take the copy kernel:\n{}",
         &log[start..end]
     );
+}
+
+/// clCommandNDRangeKernelKHR returns the errors of clEnqueueNDRangeKernel: each case gives the
+/// spec's code, the same as the enqueue gives (and records nothing).
+#[test]
+fn launch_errors_match_cl_enqueue_nd_range_kernel() {
+    setup();
+    let f = Fixture::new();
+    let k = kernel(f.program, "add");
+    let a = f.env.buffer_from(&[0i32; 8]);
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let cb = f.create(f.env.queue, &[]);
+    const CL_DEVICE_MAX_WORK_ITEM_SIZES: cl_uint = 0x1005;
+    let items: Vec<usize> = bytes_to_vec(&device_info(device(), CL_DEVICE_MAX_WORK_ITEM_SIZES));
+    let big = u32::MAX as usize + 1;
+    let too_wide = items[0] + 1;
+    let cases: [(&str, usize, usize, Option<usize>, cl_int); 4] = [
+        (
+            "global size past 2^32",
+            0,
+            big,
+            None,
+            CL_INVALID_GLOBAL_WORK_SIZE,
+        ),
+        (
+            "offset + size past 2^32",
+            u32::MAX as usize,
+            4,
+            None,
+            CL_INVALID_GLOBAL_OFFSET,
+        ),
+        ("local size 0", 0, 4, Some(0), CL_INVALID_WORK_GROUP_SIZE),
+        (
+            "local size past the device's",
+            0,
+            too_wide,
+            Some(too_wide),
+            CL_INVALID_WORK_ITEM_SIZE,
+        ),
+    ];
+    for (what, offset, global, local, expect) in cases {
+        let l = local.as_ref().map_or(null(), |l| l as *const usize);
+        let recorded = unsafe {
+            (f.ext.nd_range)(
+                cb,
+                null_mut(),
+                null(),
+                k,
+                1,
+                &offset,
+                &global,
+                l,
+                0,
+                null(),
+                null_mut(),
+                null_mut(),
+            )
+        };
+        let enqueued = unsafe {
+            clEnqueueNDRangeKernel(
+                f.env.queue,
+                k,
+                1,
+                &offset,
+                &global,
+                l,
+                0,
+                null(),
+                null_mut(),
+            )
+        };
+        assert_eq!(
+            (err_name(recorded), err_name(enqueued)),
+            (err_name(expect), err_name(expect)),
+            "{what}"
+        );
+    }
+    // Nothing was recorded: the first launch gets sync point 1.
+    assert_eq!(f.launch(cb, k, 8, &[]), 1);
+    unsafe {
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}
+
+/// clCommandCopyImageKHR of images of different formats: CL_IMAGE_FORMAT_MISMATCH, as
+/// clEnqueueCopyImage.
+#[test]
+fn image_copy_of_other_formats_mismatches() {
+    setup();
+    let f = Fixture::new();
+    let a = image_8x8(f.env.ctx);
+    let fmt = cl_image_format {
+        image_channel_order: CL_RGBA,
+        image_channel_data_type: CL_UNSIGNED_INT8,
+    };
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE2D,
+        image_width: 8,
+        image_height: 8,
+        ..unsafe { std::mem::zeroed() }
+    };
+    let mut err = 0;
+    let b = unsafe {
+        clCreateImage(
+            f.env.ctx,
+            CL_MEM_READ_WRITE,
+            &fmt,
+            &desc,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let cb = f.create(f.env.queue, &[]);
+    let (origin, region) = ([0usize; 3], [8usize, 8, 1]);
+    check_err!(
+        (f.ext.copy_image)(
+            cb,
+            null_mut(),
+            null(),
+            a,
+            b,
+            origin.as_ptr(),
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_IMAGE_FORMAT_MISMATCH
+    );
+    check_err!(
+        clEnqueueCopyImage(
+            f.env.queue,
+            a,
+            b,
+            origin.as_ptr(),
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_IMAGE_FORMAT_MISMATCH
+    );
+    unsafe {
+        (f.ext.release)(cb);
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
+    }
+}
+
+/// With two devices in a context (VKCL_DEVICE_COPIES=2, in a child process): a queue of the
+/// other device is not compatible (CL_INCOMPATIBLE_COMMAND_QUEUE_KHR), a kernel whose program
+/// was built for the other device alone is CL_INVALID_PROGRAM_EXECUTABLE, and a buffer takes
+/// one queue (no cl_khr_command_buffer_multi_device: CL_INVALID_VALUE for two).
+#[test]
+fn second_device_of_a_context() {
+    setup();
+    if std::env::var_os("VKCL_TEST_TWO_DEVICES_CHILD").is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["second_device_of_a_context", "--exact", "--nocapture"])
+            .env("VKCL_TEST_TWO_DEVICES_CHILD", "1")
+            .env("VKCL_DEVICE_COPIES", "2")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "child failed:\n{stdout}{log}");
+        assert!(stdout.contains("1 passed"), "child ran nothing:\n{stdout}");
+        return;
+    }
+    let x = ext();
+    let mut devs = [null_mut(); 2];
+    let mut n = 0;
+    check!(clGetDeviceIDs(
+        platform(),
+        CL_DEVICE_TYPE_ALL,
+        2,
+        devs.as_mut_ptr(),
+        &mut n
+    ));
+    assert_eq!(n, 2, "VKCL_DEVICE_COPIES=2 gives two devices");
+    assert!(!has_extension("cl_khr_command_buffer_multi_device"));
+    let mut err = 0;
+    let ctx = unsafe { clCreateContext(null(), 2, devs.as_ptr(), None, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let q0 = unsafe { clCreateCommandQueue(ctx, devs[0], 0, &mut err) };
+    let q1 = unsafe { clCreateCommandQueue(ctx, devs[1], 0, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let src = std::ffi::CString::new(SRC).unwrap();
+    let p = unsafe { clCreateProgramWithSource(ctx, 1, &src.as_ptr(), null(), &mut err) };
+    check!(clBuildProgram(
+        p,
+        1,
+        &devs[1],
+        c"".as_ptr(),
+        None,
+        null_mut()
+    ));
+    let k = kernel(p, "add");
+    let a = unsafe { clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let two = [q0, q1];
+    let mut e2 = 0;
+    let none = unsafe { (x.create)(2, two.as_ptr(), null(), &mut e2) };
+    assert!(none.is_null());
+    assert_eq!(err_name(e2), err_name(CL_INVALID_VALUE));
+    let cb = unsafe { (x.create)(1, &q0, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let g = 16usize;
+    check_err!(
+        (x.nd_range)(
+            cb,
+            null_mut(),
+            null(),
+            k,
+            1,
+            null(),
+            &g,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_PROGRAM_EXECUTABLE
+    );
+    check!((x.finalize)(cb));
+    let mut other = [q1];
+    check_err!(
+        (x.enqueue)(1, other.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INCOMPATIBLE_COMMAND_QUEUE_KHR
+    );
+    let mut same = [q0];
+    check!((x.enqueue)(1, same.as_mut_ptr(), cb, 0, null(), null_mut()));
+    check!(clFinish(q0));
+    unsafe {
+        (x.release)(cb);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(a);
+        clReleaseCommandQueue(q0);
+        clReleaseCommandQueue(q1);
+        clReleaseContext(ctx);
+    }
 }

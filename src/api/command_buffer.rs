@@ -143,9 +143,11 @@ unsafe fn enqueue_command_buffer(
         _ => obj::<Queue, _>(unsafe { *queues })?,
     };
     check(Arc::ptr_eq(&q.context, cb.context()), CL_INVALID_CONTEXT)?;
-    // A queue of the same device runs the same Vulkan commands (queue substitution).
+    // "A compatible command-queue is defined as a command-queue with identical properties
+    // targeting the same device and in the same OpenCL context" (queue substitution): it
+    // runs the same Vulkan commands, ordered as they were recorded for.
     check(
-        Arc::ptr_eq(&q.device, &cb.queue.device) && q.properties & !SUPPORTED_QUEUE_PROPERTIES == 0,
+        Arc::ptr_eq(&q.device, &cb.queue.device) && q.properties == cb.queue.properties,
         CL_INCOMPATIBLE_COMMAND_QUEUE_KHR,
     )?;
     // SAFETY: the application passes its wait list as the spec requires.
