@@ -1567,7 +1567,10 @@ fn mutable_dispatch_updates_arguments_and_sizes() {
     setup();
     assert!(has_extension("cl_khr_command_buffer_mutable_dispatch"));
     let caps: cl_bitfield = device_val(device(), CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR);
-    assert_eq!(caps, GLOBAL_OFFSET | GLOBAL_SIZE | LOCAL_SIZE | ARGUMENTS);
+    assert_eq!(
+        caps,
+        GLOBAL_OFFSET | GLOBAL_SIZE | LOCAL_SIZE | ARGUMENTS | EXEC_INFO
+    );
     let f = Fixture::new();
     let update = update_fn();
     let n = 64;
@@ -1768,7 +1771,8 @@ fn mutable_dispatch_errors() {
     // Launch properties: unknown fields, the same name twice, an unknown name.
     let mut h = null_mut();
     for props in [
-        vec![CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, EXEC_INFO, 0],
+        // A field no version defines.
+        vec![CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, 1 << 5, 0],
         vec![
             CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
             ARGUMENTS,
@@ -2964,5 +2968,180 @@ fn second_device_of_a_context() {
         clReleaseCommandQueue(q0);
         clReleaseCommandQueue(q1);
         clReleaseContext(ctx);
+    }
+}
+
+/// Mutable dispatch of SVM arguments and SVM exec info (arg_svm_list, exec_info_list): a
+/// launch reaching an SVM buffer through a pointer stored in another is updated to a new pair
+/// of allocations; each replay increments the allocation it was recorded or updated for, and
+/// the kernel's own exec info set after recording does not change the recorded launch.
+#[test]
+fn mutable_dispatch_svm_arguments_and_exec_info() {
+    setup();
+    if !has_svm() {
+        // No SVM: nothing to update (CL_INVALID_OPERATION from clSetKernelArgSVMPointer).
+        return;
+    }
+    let f = Fixture::new();
+    let update = update_fn();
+    let n = 64usize;
+    let ctx = f.env.ctx;
+    // The pointer held as an address (clspv refuses pointers in structures, as LIST in
+    // tests/svm.rs).
+    let src = "typedef struct { ulong ptr; } wrapper;
+        kernel void bump(global wrapper* w) { ((global int*)w->ptr)[get_global_id(0)]++; }\n";
+    let p = f.env.program(src, "");
+    let k = kernel(p, "bump");
+    let alloc = |size| unsafe {
+        clSVMAlloc(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+            size,
+            0,
+        )
+    };
+    // (wrapper, buffer) pairs: the wrapper holds the buffer's address.
+    let pair = || {
+        let (w, b) = (alloc(8), alloc(4 * n));
+        assert!(!w.is_null() && !b.is_null());
+        unsafe {
+            *w.cast::<*mut c_void>() = b;
+            std::ptr::write_bytes(b.cast::<i32>(), 0, n);
+        }
+        (w, b)
+    };
+    let ((w1, b1), (w2, b2)) = (pair(), pair());
+    let values =
+        |b: *mut c_void| unsafe { std::slice::from_raw_parts(b.cast::<i32>(), n).to_vec() };
+    const CL_KERNEL_EXEC_INFO_SVM_PTRS: cl_uint = 0x11B6;
+    check!(clSetKernelArgSVMPointer(k, 0, w1));
+    check!(clSetKernelExecInfo(
+        k,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        8,
+        (&b1 as *const *mut c_void).cast()
+    ));
+    let flags = CL_COMMAND_BUFFER_MUTABLE_KHR;
+    let cb = f.create(f.env.queue, &[CL_COMMAND_BUFFER_FLAGS_KHR, flags, 0]);
+    let m = f.launch_mutable(
+        cb,
+        k,
+        n,
+        &[
+            CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
+            ARGUMENTS | EXEC_INFO,
+            0,
+        ],
+    );
+    // A launch that may change its arguments only: its exec info may not change.
+    let fixed = f.launch_mutable(
+        cb,
+        k,
+        n,
+        &[CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, ARGUMENTS, 0],
+    );
+    check!((f.ext.finalize)(cb));
+    // The kernel's exec info changing later does not change the recording.
+    check!(clSetKernelExecInfo(
+        k,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        8,
+        (&b2 as *const *mut c_void).cast()
+    ));
+    let run = || {
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        check!(clFinish(f.env.queue));
+        unsafe { clReleaseEvent(e) };
+    };
+    run();
+    assert_eq!(values(b1), vec![2; n], "both launches on the first pair");
+    assert_eq!(values(b2), vec![0; n]);
+    let svm_args = [MutableArg {
+        arg_index: 0,
+        arg_size: 0,
+        arg_value: w2,
+    }];
+    #[repr(C)]
+    struct ExecInfo {
+        param_name: cl_uint,
+        param_value_size: usize,
+        param_value: *const c_void,
+    }
+    let infos = [ExecInfo {
+        param_name: CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        param_value_size: 8,
+        param_value: (&b2 as *const *mut c_void).cast(),
+    }];
+    // Errors first: exec info of a launch that may not change it; an SVM argument past the
+    // kernel's; lists without counts.
+    let mut config = DispatchConfig::new(fixed);
+    config.num_exec_infos = 1;
+    config.exec_info_list = infos.as_ptr().cast();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_OPERATION)
+    );
+    let bad_index = [MutableArg {
+        arg_index: 1,
+        arg_size: 0,
+        arg_value: w2,
+    }];
+    let mut config = DispatchConfig::new(m);
+    config.num_svm_args = 1;
+    config.arg_svm_list = bad_index.as_ptr();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_ARG_INDEX)
+    );
+    config.arg_svm_list = null();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_VALUE)
+    );
+    let mut config = DispatchConfig::new(m);
+    config.num_exec_infos = 1;
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_VALUE)
+    );
+    let bad_info = [ExecInfo {
+        param_name: 0x1234,
+        param_value_size: 8,
+        param_value: (&b2 as *const *mut c_void).cast(),
+    }];
+    config.exec_info_list = bad_info.as_ptr().cast();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_VALUE)
+    );
+    // Nothing changed: a replay bumps the first pair again.
+    run();
+    assert_eq!(values(b1), vec![4; n]);
+    // The first launch moves to the second pair (argument and exec info in one update).
+    let mut config = DispatchConfig::new(m);
+    config.num_svm_args = 1;
+    config.arg_svm_list = svm_args.as_ptr();
+    config.num_exec_infos = 1;
+    config.exec_info_list = infos.as_ptr().cast();
+    assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+    run();
+    assert_eq!(
+        values(b1),
+        vec![5; n],
+        "the second launch stays on the first pair"
+    );
+    assert_eq!(
+        values(b2),
+        vec![1; n],
+        "the first launch moved to the second pair"
+    );
+    unsafe {
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        for q in [w1, b1, w2, b2] {
+            clSVMFree(ctx, q);
+        }
     }
 }

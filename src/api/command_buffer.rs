@@ -8,9 +8,9 @@ use super::info::{array, v, write};
 use super::memory::buffer_on;
 use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
-use crate::core::command_buffer::{work_groups, CommandBuffer, MutableCommand};
+use crate::core::command_buffer::{work_groups, CommandBuffer, MutableCommand, MutableLaunch};
 use crate::core::image::{self, ImageCopy};
-use crate::core::kernel::{self, ArgValue, Kernel, NdRange};
+use crate::core::kernel::{self, Kernel};
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
 use crate::core::svm;
@@ -159,11 +159,12 @@ unsafe fn enqueue_command_buffer(
 }
 
 /// CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: what clUpdateMutableCommandsKHR can change
-/// (not EXEC_INFO: no SVM).
+/// (arguments, SVM ones included, sizes, offsets, SVM exec info).
 pub(crate) const MUTABLE_CAPABILITIES: cl_bitfield = CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR
     | CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR
     | CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR
-    | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR;
+    | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR
+    | CL_MUTABLE_DISPATCH_EXEC_INFO_KHR;
 
 /// A launch's properties: the fields a mutable launch lets change (every field the device
 /// can change when not given), its assertions, and the list as given (with its 0; empty for NULL). Names
@@ -691,25 +692,26 @@ unsafe fn update_mutable_commands(
 unsafe fn dispatch_change(
     cb: &Arc<CommandBuffer>,
     config: &cl_mutable_dispatch_config_khr,
-) -> CLResult<(Arc<MutableCommand>, Vec<Option<ArgValue>>, NdRange)> {
+) -> CLResult<(Arc<MutableCommand>, MutableLaunch)> {
     let command: Arc<MutableCommand> = obj(config.command)?;
     check(
         std::ptr::eq(command.buffer.as_ptr(), Arc::as_ptr(cb)),
         CL_INVALID_MUTABLE_COMMAND_KHR,
     )?;
-    // No SVM and no exec info to change.
     check(
-        config.num_svm_args == 0 && config.num_exec_infos == 0,
-        CL_INVALID_OPERATION,
-    )?;
-    check(
-        (config.num_args == 0) == config.arg_list.is_null(),
+        (config.num_args == 0) == config.arg_list.is_null()
+            && (config.num_svm_args == 0) == config.arg_svm_list.is_null()
+            && (config.num_exec_infos == 0) == config.exec_info_list.is_null(),
         CL_INVALID_VALUE,
     )?;
     let allowed = |field: cl_bitfield, given: bool| {
         check(!given || command.fields & field != 0, CL_INVALID_OPERATION)
     };
-    allowed(CL_MUTABLE_DISPATCH_ARGUMENTS_KHR, config.num_args > 0)?;
+    allowed(
+        CL_MUTABLE_DISPATCH_ARGUMENTS_KHR,
+        config.num_args > 0 || config.num_svm_args > 0,
+    )?;
+    allowed(CL_MUTABLE_DISPATCH_EXEC_INFO_KHR, config.num_exec_infos > 0)?;
     allowed(
         CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR,
         !config.global_work_offset.is_null(),
@@ -722,7 +724,7 @@ unsafe fn dispatch_change(
         CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR,
         !config.local_work_size.is_null(),
     )?;
-    let (mut args, old) = command.launch();
+    let (mut args, old, mut info) = command.launch();
     // The launch's dimensions do not change.
     check(
         config.work_dim == 0 || config.work_dim == old.work_dim,
@@ -735,6 +737,24 @@ unsafe fn dispatch_change(
             super::kernel::arg_value(&command.kernel, a.arg_index, a.arg_size, a.arg_value)
         }?;
         args[a.arg_index as usize] = Some(value);
+    }
+    // SAFETY: the application passes num_svm_args SVM arguments.
+    for a in unsafe { slice(config.arg_svm_list, config.num_svm_args as usize) } {
+        let value = super::svm::svm_pointer_arg(&command.kernel, a.arg_index, a.arg_value)?;
+        args[a.arg_index as usize] = Some(value);
+    }
+    // SAFETY: the application passes num_exec_infos exec infos.
+    for e in unsafe { slice(config.exec_info_list, config.num_exec_infos as usize) } {
+        // SAFETY: each value as clSetKernelExecInfo takes it.
+        unsafe {
+            super::svm::apply_exec_info(
+                &command.kernel,
+                &mut info,
+                e.param_name,
+                e.param_value_size,
+                e.param_value,
+            )
+        }?;
     }
     let or = |given: *const usize, old: &[usize; 3]| {
         if given.is_null() {
@@ -777,7 +797,7 @@ unsafe fn dispatch_change(
             local,
         )
     }?;
-    Ok((command, args, nd))
+    Ok((command, (args, nd, info)))
 }
 
 #[entry(clGetMutableCommandInfoKHR)]
@@ -793,7 +813,7 @@ unsafe fn get_mutable_command_info(
         .buffer
         .upgrade()
         .ok_or(ClError(CL_INVALID_MUTABLE_COMMAND_KHR))?;
-    let (_, nd) = c.launch();
+    let (_, nd, _) = c.launch();
     let dims = nd.work_dim as usize;
     let value = match param_name {
         CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => {

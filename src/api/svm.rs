@@ -384,17 +384,28 @@ fn set_kernel_arg_svm_pointer(
     value: *const c_void,
 ) -> CLResult<()> {
     let k: Arc<Kernel> = obj(kernel)?;
-    check_svm_context(&k)?;
+    let arg = svm_pointer_arg(&k, index, value)?;
+    k.set_arg(index as usize, arg);
+    Ok(())
+}
+
+/// clSetKernelArgSVMPointer's checks (a mutable launch's SVM argument updates' too): the
+/// argument `value` is for `k`'s argument `index`.
+pub(super) fn svm_pointer_arg(
+    k: &Kernel,
+    index: cl_uint,
+    value: *const c_void,
+) -> CLResult<ArgValue> {
+    check_svm_context(k)?;
     check(
         (index as usize) < k.num_args() as usize,
         CL_INVALID_ARG_INDEX,
     )?;
     check(
-        super::kernel::is_pointer_arg(&k, index as usize),
+        super::kernel::is_pointer_arg(k, index as usize),
         CL_INVALID_ARG_VALUE,
     )?;
-    k.set_arg(index as usize, ArgValue::Pointer(value as u64));
-    Ok(())
+    Ok(ArgValue::Pointer(value as u64))
 }
 
 #[entry(clSetKernelArgDevicePointerEXT)]
@@ -471,16 +482,35 @@ pub(super) unsafe fn set_exec_info(
     size: usize,
     value: *const c_void,
 ) -> CLResult<()> {
+    let mut info = k.exec_info.lock().clone();
+    // SAFETY: as the caller guarantees.
+    unsafe { apply_exec_info(k, &mut info, name, size, value) }?;
+    *k.exec_info.lock() = info;
+    Ok(())
+}
+
+/// clSetKernelExecInfo's change of `info`, an exec info of `k` (the kernel's, or a mutable
+/// launch's own), checked.
+///
+/// # Safety
+/// `value` points to `size` readable bytes.
+pub(super) unsafe fn apply_exec_info(
+    k: &Kernel,
+    info: &mut svm::ExecInfo,
+    name: cl_kernel_exec_info,
+    size: usize,
+    value: *const c_void,
+) -> CLResult<()> {
     match name {
         CL_KERNEL_EXEC_INFO_SVM_PTRS => {
             check_svm_context(k)?;
             // SAFETY: `size` bytes at value (the caller's contract).
             let pointers = unsafe { addresses(size, value) }?;
-            k.exec_info.lock().pointers = pointers.iter().map(|&p| p as usize).collect();
+            info.pointers = pointers.iter().map(|&p| p as usize).collect();
         }
         CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT => {
             // SAFETY: as above.
-            k.exec_info.lock().device_pointers = unsafe { addresses(size, value) }?;
+            info.device_pointers = unsafe { addresses(size, value) }?;
         }
         CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
             check_svm_context(k)?;
@@ -499,7 +529,7 @@ pub(super) unsafe fn set_exec_info(
                 .iter()
                 .any(|d| svm::capabilities(d) & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM != 0);
             check(!on || system, CL_INVALID_OPERATION)?;
-            k.exec_info.lock().fine_grain_system = on;
+            info.fine_grain_system = on;
         }
         _ => return Err(ClError(CL_INVALID_VALUE)),
     }

@@ -14,6 +14,7 @@ use super::event::Event;
 use super::kernel::{self, ArgValue, Kernel, NdRange};
 use super::object::{Base, ClObject, Kind};
 use super::queue::{Keep, Queue, Recorded};
+use super::svm::ExecInfo;
 use crate::cl::*;
 use crate::vk::submit::{Prerecorded, Recorder};
 use parking_lot::Mutex;
@@ -78,9 +79,13 @@ pub struct MutableCommand {
     pub groups: usize,
     /// The properties array as given (with its 0; empty for NULL).
     pub properties: Vec<cl_command_properties_khr>,
-    /// Its arguments (None: not set yet, an update will) and geometry.
-    launch: Mutex<(Vec<Option<ArgValue>>, NdRange)>,
+    /// Its arguments (None: not set yet, an update will), geometry and SVM exec info.
+    launch: Mutex<MutableLaunch>,
 }
+
+/// What an update may change of a mutable launch: its arguments (None: not set yet), its
+/// geometry, its SVM exec info (the kernel's when recorded).
+pub type MutableLaunch = (Vec<Option<ArgValue>>, NdRange, ExecInfo);
 
 impl ClObject for MutableCommand {
     const KIND: Kind = Kind::MutableCommand;
@@ -107,12 +112,12 @@ impl MutableCommand {
             asserts: asserts | buffer.asserts,
             groups: work_groups(&nd, nd.local.as_ref()),
             properties,
-            launch: Mutex::new((args, nd)),
+            launch: Mutex::new((args, nd, kernel.exec_info.lock().clone())),
         })
     }
 
-    /// The launch's arguments and geometry as they are now.
-    pub fn launch(&self) -> (Vec<Option<ArgValue>>, NdRange) {
+    /// The launch's arguments, geometry and exec info as they are now.
+    pub fn launch(&self) -> MutableLaunch {
         self.launch.lock().clone()
     }
 
@@ -126,10 +131,10 @@ impl MutableCommand {
     fn prepare(
         &self,
         queue: &Arc<Queue>,
-        (args, nd): (Vec<Option<ArgValue>>, NdRange),
+        (args, nd, info): MutableLaunch,
     ) -> CLResult<Option<kernel::Prepared>> {
         match args.into_iter().collect::<Option<Vec<_>>>() {
-            Some(args) => kernel::prepare(queue, &self.kernel, args, &nd),
+            Some(args) => kernel::prepare_with(queue, &self.kernel, args, &nd, &info),
             None => Ok(None),
         }
     }
@@ -262,14 +267,11 @@ impl CommandBuffer {
     /// enqueues replay the new commands, those pending the old ones. The launches are
     /// prepared before the buffer's lock is taken, and what they replace is dropped after it
     /// is let go: the last reference to a memory object runs its destructor callbacks.
-    pub fn update(
-        &self,
-        changes: Vec<(Arc<MutableCommand>, Vec<Option<ArgValue>>, NdRange)>,
-    ) -> CLResult<()> {
+    pub fn update(&self, changes: Vec<(Arc<MutableCommand>, MutableLaunch)>) -> CLResult<()> {
         let mut prepared = Vec::with_capacity(changes.len());
-        for (command, args, nd) in changes {
-            let launch = command.prepare(&self.queue, (args.clone(), nd.clone()))?;
-            prepared.push((command, launch, (args, nd)));
+        for (command, new) in changes {
+            let launch = command.prepare(&self.queue, new.clone())?;
+            prepared.push((command, launch, new));
         }
         let mut state = self.state.lock();
         check(!state.recording, CL_INVALID_OPERATION)?;
