@@ -158,13 +158,22 @@ unsafe fn enqueue_command_buffer(
     Ok(())
 }
 
-/// CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: what clUpdateMutableCommandsKHR can change
-/// (arguments, SVM ones included, sizes, offsets, SVM exec info).
+/// What clUpdateMutableCommandsKHR can change: arguments (SVM ones included), sizes,
+/// offsets, SVM exec info.
 pub(crate) const MUTABLE_CAPABILITIES: cl_bitfield = CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR
     | CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR
     | CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR
     | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR
     | CL_MUTABLE_DISPATCH_EXEC_INFO_KHR;
+
+/// CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: `MUTABLE_CAPABILITIES`, without exec info on
+/// a device without SVM.
+pub(crate) fn mutable_capabilities(device: &crate::core::device::Device) -> cl_bitfield {
+    match svm::capabilities(device) {
+        0 => MUTABLE_CAPABILITIES & !CL_MUTABLE_DISPATCH_EXEC_INFO_KHR,
+        _ => MUTABLE_CAPABILITIES,
+    }
+}
 
 /// A launch's properties: the fields a mutable launch lets change (every field the device
 /// can change when not given), its assertions, and the list as given (with its 0; empty for NULL). Names
