@@ -11,6 +11,7 @@ use crate::cl::*;
 use crate::core::command_buffer::{work_groups, CommandBuffer, MutableCommand, MutableLaunch};
 use crate::core::image::{self, ImageCopy};
 use crate::core::kernel::{self, Kernel};
+use crate::core::memory::Mem;
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
 use crate::core::svm;
@@ -479,13 +480,26 @@ unsafe fn command_fill_buffer(
     let m = buffer_on(&cb.queue, buffer)?;
     // SAFETY: the application passes pattern_size bytes at pattern (copied when recorded).
     let pattern = unsafe { super::memory::fill_pattern(&m, pattern, pattern_size, offset, size) }?;
-    let p = cb.record(&wait, |rec| {
-        transfer::record_fill(rec, &cb.queue.vk, &m, pattern, offset, size)?;
-        Ok(vec![m.clone()])
-    })?;
+    let p = record_fill(&cb, &wait, &m, pattern, offset, size)?;
     // SAFETY: the application's out-parameter.
     unsafe { return_sync_point(p, sync_point) };
     Ok(())
+}
+
+/// Records a fill of `size` bytes of a buffer (or an SVM allocation) from `offset`, checked
+/// (its pattern copied into the recording).
+fn record_fill(
+    cb: &CommandBuffer,
+    wait: &[cl_sync_point_khr],
+    m: &Arc<Mem>,
+    pattern: &[u8],
+    offset: usize,
+    size: usize,
+) -> CLResult<cl_sync_point_khr> {
+    cb.record(wait, |rec| {
+        transfer::record_fill(rec, &cb.queue.vk, m, pattern, offset, size)?;
+        Ok(vec![m.clone()])
+    })
 }
 
 /// Records an image copy checked by the `super::image` helpers.
@@ -946,10 +960,7 @@ unsafe fn command_svm_mem_fill(
     let (m, offset, pattern) = unsafe {
         super::svm::fill_range(cb.context(), svm_ptr as usize, pattern, pattern_size, size)
     }?;
-    let p = cb.record(&wait, |rec| {
-        transfer::record_fill(rec, &cb.queue.vk, &m, pattern, offset, size)?;
-        Ok(vec![m.clone()])
-    })?;
+    let p = record_fill(&cb, &wait, &m, pattern, offset, size)?;
     // SAFETY: the application's out-parameter.
     unsafe { return_sync_point(p, sync_point) };
     Ok(())
