@@ -26,6 +26,7 @@ pub mod pystubs;
 pub mod reflection;
 pub mod sampler_wrap;
 pub mod spirv;
+pub mod subgroups;
 pub mod sum_index;
 pub mod tempdir;
 #[cfg(test)]
@@ -288,8 +289,12 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     if names(b"get_sub_group_size")
         || names(b"get_max_sub_group_size")
         || names(b"get_num_sub_groups")
+        || sources.iter().any(|s| subgroups::names_any(s))
     {
         p += SUB_GROUP_SIZES;
+    }
+    if sources.iter().any(|s| subgroups::names_any(s)) {
+        p += &subgroups::prelude();
     }
     if sources.iter().any(|s| collectives::names_any(s)) {
         p += &collectives::prelude();
