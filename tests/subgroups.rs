@@ -285,3 +285,139 @@ fn uint_functions_match_the_model() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// Slots per work-item in the typed kernel's output.
+const M: usize = 16;
+
+const TYPED_SOURCE: &str = r#"
+#ifdef HALF
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#endif
+#define V2 CAT(T, 2)
+#define V4 CAT(T, 4)
+#define CAT(a, b) CAT_(a, b)
+#define CAT_(a, b) a##b
+kernel void k(global const int *in, global int *out) {
+    uint g = get_global_id(0), lid = get_sub_group_local_id(), n = get_sub_group_size();
+    T x = (T)in[g];
+    global int *o = out + 16 * g;
+    o[0] = (int)sub_group_broadcast(x, 1u);
+    V4 v = (V4)(x, x + (T)1, x + (T)2, x + (T)3);
+    o[1] = (int)sub_group_broadcast(v, 0u).w;
+    o[2] = (int)sub_group_non_uniform_broadcast(v, 1u).z;
+    o[3] = (int)sub_group_broadcast_first((V2)(x, x + (T)1)).y;
+    o[4] = (int)sub_group_shuffle(x, n - 1u - lid);
+    T s = sub_group_shuffle_xor(x, 1u);
+    o[5] = (lid ^ 1u) < n ? (int)s : -1;
+    s = sub_group_shuffle_up(x, 1u);
+    o[6] = lid >= 1u ? (int)s : -1;
+    s = sub_group_shuffle_down(x, 1u);
+    o[7] = lid + 1u < n ? (int)s : -1;
+    o[8] = (int)sub_group_reduce_add(x);
+    o[9] = (int)sub_group_scan_inclusive_min(x);
+    o[10] = (int)sub_group_non_uniform_reduce_add(x);
+    o[11] = (int)sub_group_non_uniform_reduce_max(x);
+    o[12] = (int)sub_group_non_uniform_scan_inclusive_add(x);
+    o[13] = (int)sub_group_non_uniform_scan_exclusive_min(x);
+    o[14] = (int)sub_group_clustered_reduce_add(x, 2u);
+    o[15] = sub_group_non_uniform_all_equal(x);
+}
+"#;
+
+/// The expected slots of the typed kernel for each work-item of a sub-group (values small
+/// enough for every type; a min over no work-items is the type's largest value, which
+/// slot 13 of lane 0 leaves out).
+fn model_typed(x: &[i32]) -> Vec<[Option<i32>; M]> {
+    let n = x.len();
+    let sum = |ids: std::ops::Range<usize>| ids.map(|i| x[i]).sum::<i32>();
+    (0..n)
+        .map(|l| {
+            let mut e = [None; M];
+            if n > 1 {
+                e[0] = Some(x[1]);
+                e[2] = Some(x[1] + 2);
+            }
+            e[1] = Some(x[0] + 3);
+            e[3] = Some(x[0] + 1);
+            e[4] = Some(x[n - 1 - l]);
+            e[5] = Some(if l ^ 1 < n { x[l ^ 1] } else { -1 });
+            e[6] = Some(if l >= 1 { x[l - 1] } else { -1 });
+            e[7] = Some(if l + 1 < n { x[l + 1] } else { -1 });
+            e[8] = Some(sum(0..n));
+            e[9] = x[..=l].iter().copied().min();
+            e[10] = Some(sum(0..n));
+            e[11] = x.iter().copied().max();
+            e[12] = Some(sum(0..l + 1));
+            e[13] = x[..l].iter().copied().min();
+            e[14] = Some(sum(l / 2 * 2..(l / 2 * 2 + 2).min(n)));
+            e[15] = Some(x.iter().all(|&v| v == x[0]) as i32);
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn every_type_matches_the_model() {
+    setup();
+    let e = Env::new();
+    if !has_extensions(&e) {
+        return;
+    }
+    let ext = device_extensions(e.dev);
+    let has = |n: &str| ext.iter().any(|e| e == n);
+    let mut types = vec!["int", "uint", "float"];
+    if has("cl_khr_subgroup_extended_types") {
+        types.extend(["char", "uchar", "short", "ushort"]);
+    }
+    // CL_DEVICE_OPENCL_C_FEATURES: cl_name_version entries.
+    let features = info_bytes(|sz, v, r| unsafe { clGetDeviceInfo(e.dev, 0x106F, sz, v, r) });
+    if String::from_utf8_lossy(&features).contains("__opencl_c_int64") {
+        types.extend(["long", "ulong"]);
+    }
+    if has("cl_khr_fp64") {
+        types.push("double");
+    }
+    if has("cl_khr_fp16") {
+        types.push("half");
+    }
+    let (global, local) = (45usize, 15usize);
+    let mut seed = 11;
+    let x: Vec<i32> = seed_values(&mut seed, global, 4)
+        .iter()
+        .map(|&v| v as i32)
+        .collect();
+    for t in types {
+        let half = if t == "half" { " -DHALF" } else { "" };
+        let p = e.program(TYPED_SOURCE, &format!("-cl-std=CL3.0 -DT={t}{half}"));
+        let k = kernel(p, "k");
+        let inp = e.buffer_from(&x);
+        let out = e.buffer_from(&vec![0i32; M * global]);
+        arg(k, 0, &inp);
+        arg(k, 1, &out);
+        e.run(k, None, &[global], Some(&[local]));
+        let got = e.read::<i32>(out, M * global);
+        let max = max_sub_group_size();
+        for ids in sub_groups(global, local, max) {
+            let xs: Vec<i32> = ids.iter().map(|&g| x[g]).collect();
+            for (l, want) in model_typed(&xs).iter().enumerate() {
+                for (slot, w) in want.iter().enumerate() {
+                    if let Some(w) = w {
+                        let g = ids[l];
+                        assert_eq!(got[M * g + slot], *w, "{t}: slot {slot}, lane {l} of {xs:?}");
+                    }
+                }
+            }
+        }
+        check!(clReleaseMemObject(inp));
+        check!(clReleaseMemObject(out));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}
+
+/// get_max_sub_group_size() as a kernel sees it.
+fn max_sub_group_size() -> usize {
+    let src = "kernel void m(global uint *o) { o[0] = get_max_sub_group_size(); }";
+    let out = run_with_buffers::<u32, u32>(src, "-cl-std=CL3.0", "m", &[vec![0u32]], &[], 1);
+    out[0][0] as usize
+}
