@@ -403,7 +403,11 @@ fn every_type_matches_the_model() {
                 for (slot, w) in want.iter().enumerate() {
                     if let Some(w) = w {
                         let g = ids[l];
-                        assert_eq!(got[M * g + slot], *w, "{t}: slot {slot}, lane {l} of {xs:?}");
+                        assert_eq!(
+                            got[M * g + slot],
+                            *w,
+                            "{t}: slot {slot}, lane {l} of {xs:?}"
+                        );
                     }
                 }
             }

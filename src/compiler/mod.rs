@@ -6,6 +6,7 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod aliased;
+pub mod atomics;
 pub mod binary;
 pub mod byval;
 mod capabilities;
@@ -295,6 +296,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     }
     if sources.iter().any(|s| subgroups::names_any(s)) {
         p += &subgroups::prelude();
+    }
+    if sources.iter().any(|s| atomics::names_any(s)) {
+        p += atomics::PRELUDE;
     }
     if sources.iter().any(|s| collectives::names_any(s)) {
         p += &collectives::prelude();
