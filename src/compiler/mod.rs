@@ -11,6 +11,7 @@ pub mod binary;
 pub mod byval;
 mod capabilities;
 pub mod chosen_load;
+pub mod coherent;
 pub mod collectives;
 pub mod globals;
 pub mod helper;
@@ -80,6 +81,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             let spirv = globals::gather(&spirv);
             let spirv = null_checks::fold(&spirv);
+            let spirv = coherent::decorate(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
