@@ -297,7 +297,7 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
         p += SUB_GROUP_SIZES;
     }
     if sources.iter().any(|s| subgroups::names_any(s)) {
-        p += &subgroups::prelude();
+        p += &subgroups::prelude(names);
     }
     if sources.iter().any(|s| atomics::names_any(s)) {
         p += atomics::PRELUDE;

@@ -106,10 +106,9 @@ __VKCL_SG int __vkcl_sg_any(int p) { return any(sub_group_ballot(p != 0) != (uin
   acc_; })
 "#;
 
-/// The functions of one scalar type.
-fn typed(t: &str, integer: bool) -> String {
+/// The broadcasts, vote and relative shuffles of one scalar type.
+fn broadcasts(t: &str) -> String {
     let f = "__VKCL_SG";
-    let n = "get_max_sub_group_size()";
     let mut s = format!(
         "{f} {t} __vkcl_sg_non_uniform_broadcast({t} x, uint i) {{ return sub_group_shuffle(x, i); }}\n\
          {f} {t} __vkcl_sg_broadcast_first({t} x) {{ return sub_group_shuffle(x, __vkcl_sg_first()); }}\n\
@@ -126,6 +125,14 @@ fn typed(t: &str, integer: bool) -> String {
              {f} {t}{w} __vkcl_sg_broadcast_first({t}{w} x) {{ return __vkcl_sg_non_uniform_broadcast(x, __vkcl_sg_first()); }}\n"
         );
     }
+    s
+}
+
+/// The non-uniform and clustered reductions and scans of one scalar type.
+fn arithmetic(t: &str, integer: bool) -> String {
+    let f = "__VKCL_SG";
+    let n = "get_max_sub_group_size()";
+    let mut s = String::new();
     let up = t.to_uppercase().replace("SHORT", "SHRT");
     let (min_id, max_id) = match (integer, t.starts_with('u')) {
         (false, _) => (format!("({t})INFINITY"), format!("({t})-INFINITY")),
@@ -229,8 +236,10 @@ fn renames() -> String {
 }
 
 /// The library, for the prelude of programs that may use it: only where the language has
-/// sub-groups (OpenCL C 2.0 with cl_khr_subgroups, 3.0 with __opencl_c_subgroups).
-pub fn prelude() -> String {
+/// sub-groups (OpenCL C 2.0 with cl_khr_subgroups, 3.0 with __opencl_c_subgroups). The
+/// typed functions only where `names` finds a name of their family (the reductions of every
+/// type cost a build some 60 ms on lavapipe's machine).
+pub fn prelude(names: impl Fn(&[u8]) -> bool) -> String {
     let mut s = String::from(
         "#if __OPENCL_C_VERSION__ >= 200 && (defined(__opencl_c_subgroups) || defined(cl_khr_subgroups))\n\
          #pragma clang diagnostic ignored \"-Wgnu-statement-expression\"\n\
@@ -240,17 +249,39 @@ pub fn prelude() -> String {
         s += &format!("#ifndef {name}\n#define {name} 1\n#endif\n");
     }
     s += COMMON;
+    let broadcast = [
+        &b"non_uniform_broadcast"[..],
+        b"broadcast_first",
+        b"all_equal",
+        b"shuffle_",
+    ];
+    let fold = [
+        &b"non_uniform_reduce"[..],
+        b"non_uniform_scan",
+        b"clustered_reduce",
+    ];
+    let (broadcast, fold) = (
+        broadcast.iter().any(|n| names(n)),
+        fold.iter().any(|n| names(n)),
+    );
     for &(t, guard, integer) in TYPES {
+        let mut typed = String::new();
+        if broadcast {
+            typed += &broadcasts(t);
+        }
+        if fold {
+            typed += &arithmetic(t, integer);
+        }
         match guard {
+            _ if typed.is_empty() => {}
             Some("cl_khr_fp16") => {
                 s += &format!(
-                    "#ifdef cl_khr_fp16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n{}\
-                     #pragma OPENCL EXTENSION cl_khr_fp16 : disable\n#endif\n",
-                    typed(t, integer)
+                    "#ifdef cl_khr_fp16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n{typed}\
+                     #pragma OPENCL EXTENSION cl_khr_fp16 : disable\n#endif\n"
                 )
             }
-            Some(g) => s += &format!("#ifdef {g}\n{}#endif\n", typed(t, integer)),
-            None => s += &typed(t, integer),
+            Some(g) => s += &format!("#ifdef {g}\n{typed}#endif\n"),
+            None => s += &typed,
         }
     }
     s += &renames();
