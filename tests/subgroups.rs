@@ -247,7 +247,14 @@ fn uint_functions_match_the_model() {
     if !has_extensions(&e) {
         return;
     }
-    let p = e.program(UINT_SOURCE, "-cl-std=CL3.0");
+    for std in ["-cl-std=CL3.0", "-cl-std=CL2.0"] {
+        check_uint_functions(&e, std);
+    }
+}
+
+/// The uint kernel built with `std`, against the model.
+fn check_uint_functions(e: &Env, std: &str) {
+    let p = e.program(UINT_SOURCE, std);
     let k = kernel(p, "k");
     let mut seed = 7;
     // Work-groups of 20 and, in the last of them, 13 work-items: partial sub-groups.
@@ -273,7 +280,7 @@ fn uint_functions_match_the_model() {
                         assert_eq!(
                             got[N * g + slot],
                             *w,
-                            "slot {slot}, work-item {g} (lane {l} of {xs:?}), local size {local}"
+                            "{std}: slot {slot}, work-item {g} (lane {l} of {xs:?}), local size {local}"
                         );
                     }
                 }
