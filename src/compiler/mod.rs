@@ -289,14 +289,12 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     if names(b"vload") {
         p += &vload_half::prelude();
     }
-    if names(b"get_sub_group_size")
-        || names(b"get_max_sub_group_size")
-        || names(b"get_num_sub_groups")
-        || sources.iter().any(|s| subgroups::names_any(s))
-    {
+    // The sub-group library uses get_sub_group_size().
+    let sub_groups = sources.iter().any(|s| subgroups::names_any(s));
+    if sub_groups || names(b"get_num_sub_groups") {
         p += SUB_GROUP_SIZES;
     }
-    if sources.iter().any(|s| subgroups::names_any(s)) {
+    if sub_groups {
         p += &subgroups::prelude(names);
     }
     if sources.iter().any(|s| atomics::names_any(s)) {

@@ -12,16 +12,16 @@
 //! is undefined, so each takes its own value where the lane is inactive). The loop costs
 //! one shuffle per lane of the sub-group: correct, not fast.
 
-/// The extensions the library completes, with those clspv has: (name, needs 8/16-bit or
-/// 64-bit subgroup types (shaderSubgroupExtendedTypes)).
-pub const EXTENSIONS: &[(&str, bool)] = &[
-    ("cl_khr_subgroup_ballot", false),
-    ("cl_khr_subgroup_non_uniform_vote", false),
-    ("cl_khr_subgroup_shuffle", false),
-    ("cl_khr_subgroup_shuffle_relative", false),
-    ("cl_khr_subgroup_extended_types", true),
-    ("cl_khr_subgroup_non_uniform_arithmetic", false),
-    ("cl_khr_subgroup_clustered_reduce", false),
+/// The extensions the library completes, with those clspv has. All of them have functions on
+/// 8- and 16-bit types, which Vulkan allows only with shaderSubgroupExtendedTypes.
+pub const EXTENSIONS: &[&str] = &[
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_clustered_reduce",
 ];
 
 /// Whether a source may use a sub-group function or test a sub-group extension's macro.
@@ -31,7 +31,7 @@ pub fn names_any(source: &[u8]) -> bool {
         .any(|n| source.windows(n.len()).any(|w| w == *n))
 }
 
-/// Scalar types: name, guard macro (None: always there), the operators that apply.
+/// Scalar types: name, guard macro (None: always there), whether an integer.
 const TYPES: &[(&str, Option<&str>, bool)] = &[
     ("char", None, true),
     ("uchar", None, true),
@@ -170,7 +170,7 @@ fn arithmetic(t: &str, integer: bool) -> String {
             fold("0u", n, "128u"),
             fold("0u", n, "1u"),
             fold("0u", n, "0u"),
-            fold("lo", "min(lo + c, (uint)get_max_sub_group_size())", "128u"),
+            fold("lo", &format!("min(lo + c, (uint){n})"), "128u"),
         );
     }
     s
@@ -200,10 +200,10 @@ fn renames() -> String {
             format!("__vkcl_sg_{m}_mask"),
         ));
     }
-    for (from, to) in [("all", "all"), ("any", "any"), ("all_equal", "all_equal")] {
+    for vote in ["all", "any", "all_equal"] {
         names.push((
-            format!("sub_group_non_uniform_{from}"),
-            format!("__vkcl_sg_{to}"),
+            format!("sub_group_non_uniform_{vote}"),
+            format!("__vkcl_sg_{vote}"),
         ));
     }
     for op in [
@@ -245,7 +245,7 @@ pub fn prelude(names: impl Fn(&[u8]) -> bool) -> String {
          #pragma clang diagnostic ignored \"-Wgnu-statement-expression\"\n\
          #pragma clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"\n",
     );
-    for (name, _) in EXTENSIONS {
+    for name in EXTENSIONS {
         s += &format!("#ifndef {name}\n#define {name} 1\n#endif\n");
     }
     s += COMMON;
