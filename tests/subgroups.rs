@@ -305,7 +305,7 @@ fn check_uint_functions(e: &Env, std: &str) {
 }
 
 /// Slots per work-item in the typed kernel's output.
-const M: usize = 16;
+const M: usize = 21;
 
 const TYPED_SOURCE: &str = r#"
 #ifdef HALF
@@ -318,7 +318,7 @@ const TYPED_SOURCE: &str = r#"
 kernel void k(global const int *in, global int *out) {
     uint g = get_global_id(0), lid = get_sub_group_local_id(), n = get_sub_group_size();
     T x = (T)in[g];
-    global int *o = out + 16 * g;
+    global int *o = out + 21 * g;
     o[0] = (int)sub_group_broadcast(x, 1u);
     V4 v = (V4)(x, x + (T)1, x + (T)2, x + (T)3);
     o[1] = (int)sub_group_broadcast(v, 0u).w;
@@ -339,13 +339,20 @@ kernel void k(global const int *in, global int *out) {
     o[13] = (int)sub_group_non_uniform_scan_exclusive_min(x);
     o[14] = (int)sub_group_clustered_reduce_add(x, 2u);
     o[15] = sub_group_non_uniform_all_equal(x);
+    o[16] = (int)sub_group_clustered_reduce_mul(x, 2u);
+    o[17] = (int)sub_group_clustered_reduce_min(x, 4u);
+#ifdef INTEGER
+    o[18] = (int)sub_group_non_uniform_reduce_or(x);
+    o[19] = (int)sub_group_non_uniform_scan_inclusive_and(x);
+    o[20] = (int)sub_group_clustered_reduce_xor(x, 4u);
+#endif
 }
 "#;
 
 /// The expected slots of the typed kernel for each work-item of a sub-group (values small
 /// enough for every type; a min over no work-items is the type's largest value, which
 /// slot 13 of lane 0 leaves out).
-fn model_typed(x: &[i32]) -> Vec<[Option<i32>; M]> {
+fn model_typed(x: &[i32], integer: bool) -> Vec<[Option<i32>; M]> {
     let n = x.len();
     let sum = |ids: std::ops::Range<usize>| ids.map(|i| x[i]).sum::<i32>();
     (0..n)
@@ -369,6 +376,14 @@ fn model_typed(x: &[i32]) -> Vec<[Option<i32>; M]> {
             e[13] = x[..l].iter().copied().min();
             e[14] = Some(sum(l / 2 * 2..(l / 2 * 2 + 2).min(n)));
             e[15] = Some(x.iter().all(|&v| v == x[0]) as i32);
+            let cluster = |c: usize| &x[l / c * c..(l / c * c + c).min(n)];
+            e[16] = Some(cluster(2).iter().product());
+            e[17] = cluster(4).iter().copied().min();
+            if integer {
+                e[18] = Some(x.iter().fold(0, |a, v| a | v));
+                e[19] = Some(x[..=l].iter().fold(!0, |a, v| a & v));
+                e[20] = Some(cluster(4).iter().fold(0, |a, v| a ^ v));
+            }
             e
         })
         .collect()
@@ -403,7 +418,9 @@ fn every_type_matches_the_model() {
         .collect();
     for t in types {
         let half = if t == "half" { " -DHALF" } else { "" };
-        let p = e.program(TYPED_SOURCE, &format!("-cl-std=CL3.0 -DT={t}{half}"));
+        let integer = !["float", "double", "half"].contains(&t);
+        let int = if integer { " -DINTEGER" } else { "" };
+        let p = e.program(TYPED_SOURCE, &format!("-cl-std=CL3.0 -DT={t}{half}{int}"));
         let k = kernel(p, "k");
         let inp = e.buffer_from(&x);
         let out = e.buffer_from(&vec![0i32; M * global]);
@@ -414,7 +431,7 @@ fn every_type_matches_the_model() {
         let max = max_sub_group_size();
         for ids in sub_groups(global, local, max) {
             let xs: Vec<i32> = ids.iter().map(|&g| x[g]).collect();
-            for (l, want) in model_typed(&xs).iter().enumerate() {
+            for (l, want) in model_typed(&xs, integer).iter().enumerate() {
                 for (slot, w) in want.iter().enumerate() {
                     if let Some(w) = w {
                         let g = ids[l];
