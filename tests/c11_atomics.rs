@@ -86,9 +86,9 @@ const LOCK_SOURCE: &str = r#"
 /* Every contender takes the lock once, reads and increments the plain counter in the
    critical section, and records what it read (a permutation of 0..n if the lock orders the
    critical sections). Work-items of one sub-group have no forward progress among themselves
-   (the compiler moves the critical section out of the spin loop, behind the sub-group's
-   reconvergence), so contenders are work-groups of one work-item (global_lock) or the first
-   work-item of each sub-group (local_lock). */
+   (on lavapipe all but about one per sub-group gave up spinning), so contenders are
+   work-groups of one work-item (global_lock) or the first work-item of each sub-group
+   (local_lock). */
 kernel void global_lock(global atomic_flag *lock, global int *counter, global int *seen,
                         global int *stuck) {
     size_t g = get_global_id(0);

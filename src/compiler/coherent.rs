@@ -1,7 +1,7 @@
 //! `Coherent` storage buffers in modules that order memory between work-groups.
 //!
-//! clspv 0.0.1 writes GLSL450-memory-model modules and decorates no storage buffer
-//! `Coherent`. Under Vulkan's rules for such modules a device-scope release or acquire
+//! clspv 0.0.1 writes GLSL450-memory-model modules and decorates no storage buffer of a
+//! kernel with atomics `Coherent`. Under Vulkan's rules for such modules a device-scope release or acquire
 //! (an atomic or a barrier) makes only `Coherent` memory available and visible: the plain
 //! stores before `atomic_store_explicit(flag, 1, memory_order_release, memory_scope_device)`
 //! need not reach a work-group on another compute unit (GLSL's `coherent`; NVIDIA's L1 is
@@ -14,8 +14,8 @@
 //! read-modify-writes, so a read-modify-write with just AcquireRelease does not count: a
 //! C11 `acq_rel` read-modify-write looks the same, and is made coherent only where the
 //! module also has an ordered load, store or fence of device scope (a lock released by
-//! `atomic_store_explicit` or `atomic_flag_clear_explicit` has one). clspv itself decorates
-//! `Coherent` the buffers it sees read and written around `barrier(CLK_GLOBAL_MEM_FENCE)`.
+//! `atomic_store_explicit` or `atomic_flag_clear_explicit` has one). (clspv itself decorated
+//! `Coherent` a buffer written and read around `barrier(CLK_GLOBAL_MEM_FENCE)`.)
 
 use std::collections::HashMap;
 
