@@ -3,7 +3,7 @@
 //! clspv 0.0.1 writes GLSL450-memory-model modules and decorates no storage buffer of a
 //! kernel with atomics `Coherent`. Under Vulkan's rules for such modules a device-scope
 //! release or acquire (an atomic or a barrier) makes only `Coherent` memory available and
-//! visible: the plain stores before `atomic_store_explicit(flag, 1, memory_order_release, memory_scope_device)`
+//! visible: the plain stores before a device-scope `atomic_store_explicit(..., release)`
 //! need not reach a work-group on another compute unit (GLSL's `coherent`; NVIDIA's L1 is
 //! not coherent between SMs). Where a module has an atomic or barrier of device (or wider)
 //! scope with acquire or release semantics on UniformMemory, every storage buffer variable
