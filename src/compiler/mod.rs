@@ -6,10 +6,12 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod aliased;
+pub mod atomics;
 pub mod binary;
 pub mod byval;
 mod capabilities;
 pub mod chosen_load;
+pub mod coherent;
 pub mod collectives;
 pub mod globals;
 pub mod helper;
@@ -31,6 +33,7 @@ pub mod sampler_wrap;
 pub mod scalar_composites;
 pub mod source_edit;
 pub mod spirv;
+pub mod subgroups;
 pub mod sum_index;
 pub mod tempdir;
 #[cfg(test)]
@@ -84,6 +87,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             let spirv = globals::gather(&spirv);
             let spirv = null_checks::fold(&spirv);
+            let spirv = coherent::decorate(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
@@ -300,11 +304,16 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     if names(b"vload") {
         p += &vload_half::prelude();
     }
-    if names(b"get_sub_group_size")
-        || names(b"get_max_sub_group_size")
-        || names(b"get_num_sub_groups")
-    {
+    // The sub-group library uses get_sub_group_size().
+    let sub_groups = sources.iter().any(|s| subgroups::names_any(s));
+    if sub_groups || names(b"get_num_sub_groups") {
         p += SUB_GROUP_SIZES;
+    }
+    if sub_groups {
+        p += &subgroups::prelude(names);
+    }
+    if sources.iter().any(|s| atomics::names_any(s)) {
+        p += atomics::PRELUDE;
     }
     if sources.iter().any(|s| collectives::names_any(s)) {
         p += &collectives::prelude();
