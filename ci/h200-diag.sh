@@ -1,13 +1,24 @@
+#!/bin/bash
+# Diagnostics on the H200 (the device tool's machine), carrying .gl and .dev (ci/h200-prepare.sh):
+# the integration-test executables named in $TESTS (name[:filter], default none) with their
+# full output, each under $T seconds (default 40), and the vkcl-bench groups in $GROUPS (default
+# none) on vkcl and NVIDIA's OpenCL. Output in $OUT.
+set -u
 for f in .gl/*.deb; do dpkg -x $f / 2>/dev/null; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 D=$PWD/.dev; xz -dc $D/libclspv.so.xz > $D/libclspv.so
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu OCL_ICD_VENDORS=$D/libvkcl.so VKCL_VALIDATION=0
-tar -C $D -xJf $D/deps.tar.xz; cd $D/deps
-timeout 40 ./images samplers packed --test-threads=4 > $OUT/images.txt 2>&1; echo "images $?"
-timeout 20 ./byval_many > $OUT/byval.txt 2>&1; echo "byval $?"
-timeout 20 ./il_programs > $OUT/il.txt 2>&1; echo "il $?"
-timeout 60 ./svm --test-threads=1 > $OUT/svm.txt 2>&1; echo "svm $?"
-timeout 30 ./threads --test-threads=1 > $OUT/threads.txt 2>&1; echo "threads $?"
-cd $D; timeout 20 ./svm_triad 1024 > $OUT/triad.txt 2>&1; echo "triad $?"
-clinfo 2>&1 | grep -iE "clock|SVM capab|Max memory alloc" > $OUT/clinfo.txt
-grep -E "test result|FAILED|panicked" $OUT/*.txt | head -40
+mkdir -p /tmp/nv; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv/nvidia.icd
+tar -C $D -xJf $D/deps.tar.xz
+for t in ${TESTS:-}; do
+  name=${t%%:*}; filter=${t#*:}; [ "$filter" = "$t" ] && filter=
+  (cd $D/deps && timeout ${T:-40} ./$name $filter --test-threads=1 --nocapture > $OUT/$name.txt 2>&1)
+  echo "$name: exit $?"
+done
+if [ -n "${GROUPS_:-}" ]; then
+  timeout 300 python3 bench/compare.py run --out $OUT/bench --bench $D/vkcl-bench --reps 5 \
+    --only "$GROUPS_" --impl vkcl=$D/libvkcl.so:vkcl --impl "nvidia=/tmp/nv/nvidia.icd:NVIDIA CUDA" \
+    > $OUT/bench.log 2>&1
+  echo "bench: exit $?"; grep -E "^\| ($(echo $GROUPS_ | tr , '|')) " $OUT/bench/results.md
+fi
+grep -hE "test result|FAILED|panicked|^test " $OUT/*.txt 2>/dev/null | tail -30
