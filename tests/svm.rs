@@ -1119,3 +1119,254 @@ fn svm_free_while_a_kernel_runs_keeps_the_memory() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// The CTS test_svm suite's node: a struct holding a pointer to its own type.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CtsNode {
+    global_id: i32,
+    position_in_list: i32,
+    next: *mut CtsNode,
+}
+
+/// The CTS test_svm suite's linked-list kernels: a recursive struct, pointer parameters to it,
+/// a helper returning one, `pNode->pNext = pNew`, `pNode = pNode->pNext`. create_linked_lists
+/// is the CTS's; verify_linked_lists counts the same way without the CTS's `else break`: a loop
+/// whose pointer induction variable is dead on a `break` path makes clspv's structurizer put a
+/// poison pointer in a phi, on which its SPIR-V producer crashes, in logical mode as well
+/// (docs/DECISIONS.md).
+const CTS_LISTS: &str = r#"
+typedef struct Node {
+    int global_id;
+    int position_in_list;
+    __global struct Node* pNext;
+} Node;
+__global Node* allocate_node(__global Node* pNodes, volatile __global int* allocation_index, size_t i)
+{
+   return &pNodes[ atomic_inc(allocation_index) ];
+}
+__kernel void create_linked_lists(__global Node* pNodes, volatile __global int* allocation_index, int list_length)
+{
+    size_t i = get_global_id(0);
+    __global Node *pNode = &pNodes[i];
+    pNode->global_id = i;
+    pNode->position_in_list = 0;
+    __global Node *pNew;
+    for(int j=1; j < list_length; j++)
+    {
+        pNew = allocate_node(pNodes, allocation_index, i);
+        pNew->global_id = i;
+        pNew->position_in_list = j;
+        pNode->pNext = pNew;  // link new node onto end of list
+        pNode = pNew;   // move to end of list
+    }
+}
+__kernel void verify_linked_lists(__global Node* pNodes, volatile __global uint* num_correct, int list_length)
+{
+    size_t i = get_global_id(0);
+    __global Node *pNode = &pNodes[i];
+    int ok = 1;
+    for(int j=0; j < list_length; j++)
+    {
+        ok = ok && pNode->global_id == i && pNode->position_in_list == j;
+        if (ok)
+        {
+            atomic_inc(num_correct);
+            pNode = pNode->pNext;
+        }
+    }
+}
+"#;
+
+#[test]
+fn cts_linked_list_kernels_with_pointer_members() {
+    let e = Env::new();
+    let (lists, length) = (8usize, 16usize);
+    let total = lists * length;
+    let nodes: *mut CtsNode = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, total);
+    let index: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let correct: *mut u32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let p = e.program(CTS_LISTS, "");
+    let create = kernel(p, "create_linked_lists");
+    let verify = kernel(p, "verify_linked_lists");
+    let verify_on_device = || {
+        unsafe { *correct = 0 };
+        svm_arg(verify, 0, nodes);
+        svm_arg(verify, 1, correct);
+        arg(verify, 2, &(length as i32));
+        e.run(verify, None, &[lists], None);
+        check!(clFinish(e.queue));
+        unsafe { *correct }
+    };
+    // Device → host: lists linked by a kernel, followed on the host and on the device.
+    unsafe { *index = lists as i32 };
+    svm_arg(create, 0, nodes);
+    svm_arg(create, 1, index);
+    arg(create, 2, &(length as i32));
+    e.run(create, None, &[lists], None);
+    check!(clFinish(e.queue));
+    let end = unsafe { nodes.add(total) };
+    for i in 0..lists {
+        let mut at = unsafe { nodes.add(i) };
+        for j in 0..length {
+            assert!(
+                at >= nodes && at < end,
+                "list {i} node {j}: {at:?} outside the nodes"
+            );
+            let n = unsafe { *at };
+            assert_eq!(
+                (n.global_id, n.position_in_list),
+                (i as i32, j as i32),
+                "list {i} node {j}"
+            );
+            at = n.next;
+        }
+    }
+    assert_eq!(
+        verify_on_device(),
+        total as u32,
+        "the kernel's lists verified in a kernel"
+    );
+    // Host → device: lists linked on the host in another order, verified in a kernel.
+    unsafe { std::ptr::write_bytes(nodes, 0, total) };
+    for i in 0..lists {
+        let mut at = unsafe { nodes.add(i) };
+        for j in 0..length {
+            let next_slot = lists + (j * lists + i) % (total - lists);
+            let next = if j + 1 < length {
+                unsafe { nodes.add(next_slot) }
+            } else {
+                null_mut()
+            };
+            unsafe {
+                *at = CtsNode {
+                    global_id: i as i32,
+                    position_in_list: j as i32,
+                    next,
+                }
+            };
+            at = next;
+        }
+    }
+    assert_eq!(
+        verify_on_device(),
+        total as u32,
+        "the host's lists verified in a kernel"
+    );
+    // One node broken on the host: the kernel stops there.
+    unsafe { (*(*nodes.add(3)).next).position_in_list = 99 };
+    assert_eq!(
+        verify_on_device(),
+        total as u32 - (length as u32 - 1),
+        "a broken list"
+    );
+    for k in [create, verify] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in [nodes.cast::<c_void>(), index.cast(), correct.cast()] {
+        unsafe { clSVMFree(e.ctx, q) };
+    }
+}
+
+#[test]
+fn struct_of_svm_pointers_and_a_pointer_loaded_through_a_pointer() {
+    // The CTS set_kernel_exec_info test's kernel (a struct of three SVM pointers) and the
+    // buffer-device-address extension test's indirect access (`**(int * global *)p`).
+    let src = r#"
+typedef struct {
+    global int *pA;
+    global int *pB;
+    global int *pC;
+} BufPtrs;
+kernel void set_kernel_exec_info_test(__global BufPtrs* pBufs)
+{
+    size_t i = get_global_id(0);
+    pBufs->pA[i]++;
+    pBufs->pB[i]++;
+    pBufs->pC[i]++;
+}
+kernel void indirect_access(global long *in_ptr, global int *out) {
+    out[get_global_id(0)] = **(global int * global *)in_ptr + (int)get_global_id(0);
+}
+"#;
+    let e = Env::new();
+    let n = 64;
+    let bufs: Vec<*mut i32> = (0..3).map(|_| alloc(&e, CL_MEM_READ_WRITE, n)).collect();
+    let ptrs: *mut [*mut i32; 3] = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    for (b, buf) in bufs.iter().enumerate() {
+        let host: Vec<i32> = (0..n as i32).map(|i| i * 10 + b as i32).collect();
+        check!(clEnqueueSVMMemcpy(
+            e.queue,
+            1,
+            buf.cast(),
+            host.as_ptr().cast(),
+            n * 4,
+            0,
+            null(),
+            null_mut()
+        ));
+    }
+    unsafe { *ptrs = [bufs[0], bufs[1], bufs[2]] };
+    let p = e.program(src, "");
+    let k = kernel(p, "set_kernel_exec_info_test");
+    svm_arg(k, 0, ptrs);
+    let list: Vec<*const c_void> = bufs.iter().map(|b| b.cast_const().cast()).collect();
+    check!(clSetKernelExecInfo(
+        k,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        3 * 8,
+        list.as_ptr().cast()
+    ));
+    e.run(k, None, &[n], None);
+    check!(clFinish(e.queue));
+    for (b, buf) in bufs.iter().enumerate() {
+        let mut got = vec![0i32; n];
+        check!(clEnqueueSVMMemcpy(
+            e.queue,
+            1,
+            got.as_mut_ptr().cast(),
+            buf.cast_const().cast(),
+            n * 4,
+            0,
+            null(),
+            null_mut()
+        ));
+        let want: Vec<i32> = (0..n as i32).map(|i| i * 10 + b as i32 + 1).collect();
+        assert_eq!(got, want, "buffer {b} through the struct of pointers");
+    }
+    // A pointer stored in memory, loaded as a pointer, dereferenced.
+    let k2 = kernel(p, "indirect_access");
+    let target: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let holder: *mut *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let out: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 4);
+    unsafe {
+        *target = 4242;
+        *holder = target;
+    }
+    svm_arg(k2, 0, holder);
+    svm_arg(k2, 1, out);
+    let extra: Vec<*const c_void> = vec![target.cast_const().cast()];
+    check!(clSetKernelExecInfo(
+        k2,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        8,
+        extra.as_ptr().cast()
+    ));
+    e.run(k2, None, &[4], None);
+    check!(clFinish(e.queue));
+    let got: Vec<i32> = (0..4).map(|i| unsafe { *out.add(i) }).collect();
+    assert_eq!(got, vec![4242, 4243, 4244, 4245], "**(int * global *)p");
+    for k in [k, k2] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in bufs.iter().map(|b| b.cast::<c_void>()).chain([
+        ptrs.cast(),
+        target.cast(),
+        holder.cast(),
+        out.cast(),
+    ]) {
+        unsafe { clSVMFree(e.ctx, q) };
+    }
+}

@@ -21,6 +21,7 @@ pub mod null_checks;
 pub mod options;
 pub mod physical;
 pub mod pipes;
+pub mod pointer_members;
 mod prelude_math;
 pub mod pystubs;
 pub mod reflection;

@@ -463,7 +463,7 @@ impl Program {
         let out = match &self.input {
             Input::Source(_) => {
                 args.extend(["-arch=spir64".into(), PHYSICAL.into()]);
-                compiler::compile(&[self.source_text()], &args)
+                compiler::pointer_members::compile(self.source_text(), &args)
             }
             Input::Il { il, .. } => {
                 // 64-bit IL only (clspv's physical mode needs spir64).
@@ -643,7 +643,7 @@ impl Program {
                     // to and from integers (SVM data structures), which clspv's logical mode
                     // turns into conversions Vulkan's logical addressing does not have.
                     let args = [args, &["-arch=spir64".into(), PHYSICAL.into()]].concat();
-                    let out = compiler::compile(&[p.source_text()], &args);
+                    let out = compiler::pointer_members::compile(p.source_text(), &args);
                     let physical = physical_build(out, &options);
                     log::debug!(target: "compiler", "physical-addressing build: {}", physical.log);
                     if physical.status == CL_BUILD_SUCCESS {
