@@ -1370,3 +1370,104 @@ kernel void indirect_access(global long *in_ptr, global int *out) {
         unsafe { clSVMFree(e.ctx, q) };
     }
 }
+
+#[test]
+fn svm_commands_report_their_command_types() {
+    const MEMCPY: u32 = 0x120A;
+    const MEMFILL: u32 = 0x120B;
+    const MAP: u32 = 0x120C;
+    const UNMAP: u32 = 0x120D;
+    const FREE: u32 = 0x1209;
+    const MIGRATE: u32 = 0x120E;
+    let e = Env::new();
+    let n = 256;
+    let ty = |ev: cl_event, what: &str, want: u32| {
+        check!(clWaitForEvents(1, &ev));
+        assert_eq!(event_val::<u32>(ev, CL_EVENT_COMMAND_TYPE), want, "{what}");
+        check!(clReleaseEvent(ev));
+    };
+    let host = vec![0u8; n];
+    let mut host2 = vec![0u8; n];
+    for flags in [
+        CL_MEM_READ_WRITE,
+        CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+    ] {
+        let a: *mut u8 = alloc(&e, flags, n);
+        let b: *mut u8 = alloc(&e, flags, n);
+        let copies: [(*mut u8, *const u8, &str); 4] = [
+            (b, a, "svm to svm"),
+            (a, host.as_ptr(), "host to svm"),
+            (host2.as_mut_ptr(), b, "svm to host"),
+            (host2.as_mut_ptr(), host.as_ptr(), "host to host"),
+        ];
+        for (dst, src, what) in copies {
+            for blocking in [0, 1] {
+                let mut ev = null_mut();
+                check!(clEnqueueSVMMemcpy(
+                    e.queue,
+                    blocking,
+                    dst.cast(),
+                    src.cast(),
+                    n,
+                    0,
+                    null(),
+                    &mut ev
+                ));
+                ty(ev, &format!("memcpy {what}, blocking {blocking}"), MEMCPY);
+            }
+        }
+        for size in [1usize, 2, 4, 8, 16, 32, 64, 128] {
+            let pattern = vec![7u8; size];
+            let mut ev = null_mut();
+            check!(clEnqueueSVMMemFill(
+                e.queue,
+                a.cast(),
+                pattern.as_ptr().cast(),
+                size,
+                n,
+                0,
+                null(),
+                &mut ev
+            ));
+            ty(ev, &format!("fill, pattern of {size}"), MEMFILL);
+        }
+        let mut ev = null_mut();
+        check!(clEnqueueSVMMap(
+            e.queue,
+            1,
+            3,
+            a.cast(),
+            n,
+            0,
+            null(),
+            &mut ev
+        ));
+        ty(ev, "map", MAP);
+        check!(clEnqueueSVMUnmap(e.queue, a.cast(), 0, null(), &mut ev));
+        ty(ev, "unmap", UNMAP);
+        let ptrs = [a.cast_const().cast::<c_void>()];
+        check!(clEnqueueSVMMigrateMem(
+            e.queue,
+            1,
+            ptrs.as_ptr(),
+            null(),
+            0,
+            0,
+            null(),
+            &mut ev
+        ));
+        ty(ev, "migrate", MIGRATE);
+        let mut frees = [a.cast::<c_void>(), b.cast()];
+        check!(clEnqueueSVMFree(
+            e.queue,
+            2,
+            frees.as_mut_ptr(),
+            None,
+            null_mut(),
+            0,
+            null(),
+            &mut ev
+        ));
+        ty(ev, "free", FREE);
+    }
+}

@@ -244,7 +244,9 @@ unsafe fn enqueue_svm_mem_fill(
     // SAFETY: `pattern_size` bytes at pattern (the spec's contract).
     let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
     let e = match svm::find_range(&q.context, at, size)? {
-        Some((m, offset)) => transfer::fill(&q, &m, pattern, offset, size, &wait)?,
+        Some((m, offset)) => {
+            transfer::fill(&q, CL_COMMAND_SVM_MEMFILL, &m, pattern, offset, size, &wait)?
+        }
         None => return Err(ClError(CL_INVALID_VALUE)),
     };
     // SAFETY: the application's event out-parameter.
