@@ -18,6 +18,7 @@ pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
 pub mod null_checks;
+pub mod null_tests;
 pub mod options;
 pub mod physical;
 pub mod pipes;

@@ -486,7 +486,7 @@ pub fn prepare(
 ) -> CLResult<Option<Prepared>> {
     let mut kd = kernel.on(&queue.device)?;
     let exec_info = kernel.exec_info.lock().clone();
-    match super::svm::addressing(&args, &exec_info, queue) {
+    match super::svm::addressing(kernel, &args, &exec_info, queue) {
         Addressing::Logical => {}
         Addressing::Required => kd = kd.physical(kernel, &queue.device)?,
         Addressing::Preferred => match kd.physical(kernel, &queue.device) {
