@@ -1471,3 +1471,80 @@ fn svm_commands_report_their_command_types() {
         ty(ev, "free", FREE);
     }
 }
+
+/// A program rebuilt from its binary: `src` built, its binary loaded into a new program.
+fn from_own_binary(e: &Env, src: &str) -> cl_program {
+    let p = e.program(src, "");
+    let bins = binaries(p);
+    check!(clReleaseProgram(p));
+    let (q, status, err) = from_binaries(e.ctx, &[e.dev], &[&bins[0]]);
+    assert_eq!((err, status[0]), (0, 0), "clCreateProgramWithBinary");
+    check!(clBuildProgram(q, 1, &e.dev, null(), None, null_mut()));
+    q
+}
+
+#[test]
+fn programs_from_binaries_take_svm_arguments() {
+    let e = Env::new();
+    // A program whose first build is logical: its physical build comes from the binary.
+    let src = "kernel void add(global int *a, global int *b) { size_t i = get_global_id(0); b[i] = a[i] + 1; }";
+    let n = 32;
+    let a: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, n);
+    let b: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, n);
+    for i in 0..n {
+        unsafe { *a.add(i) = i as i32 * 3 };
+    }
+    let p = from_own_binary(&e, src);
+    let k = kernel(p, "add");
+    svm_arg(k, 0, a);
+    svm_arg(k, 1, b);
+    e.run(k, None, &[n], None);
+    check!(clFinish(e.queue));
+    let got: Vec<i32> = (0..n).map(|i| unsafe { *b.add(i) }).collect();
+    assert_eq!(
+        got,
+        (0..n as i32).map(|i| i * 3 + 1).collect::<Vec<_>>(),
+        "add from a binary"
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    // A program built only in physical mode (pointer members): its binary is physical.
+    let p = from_own_binary(&e, CTS_LISTS);
+    let (lists, length) = (4usize, 8usize);
+    let nodes: *mut CtsNode = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, lists * length);
+    let index: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let correct: *mut u32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    unsafe {
+        *index = lists as i32;
+        *correct = 0;
+    }
+    let create = kernel(p, "create_linked_lists");
+    svm_arg(create, 0, nodes);
+    svm_arg(create, 1, index);
+    arg(create, 2, &(length as i32));
+    e.run(create, None, &[lists], None);
+    let verify = kernel(p, "verify_linked_lists");
+    svm_arg(verify, 0, nodes);
+    svm_arg(verify, 1, correct);
+    arg(verify, 2, &(length as i32));
+    e.run(verify, None, &[lists], None);
+    check!(clFinish(e.queue));
+    assert_eq!(
+        unsafe { *correct },
+        (lists * length) as u32,
+        "lists from a binary"
+    );
+    for k in [create, verify] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in [
+        a.cast::<c_void>(),
+        b.cast(),
+        nodes.cast(),
+        index.cast(),
+        correct.cast(),
+    ] {
+        unsafe { clSVMFree(e.ctx, q) };
+    }
+}
