@@ -60,10 +60,8 @@ pub fn rewrite(src: &str) -> Option<String> {
             continue; // inside a rewritten member declaration
         }
         let after = i + 2;
-        let next = (after < toks.len()).then(|| text(after)).unwrap_or("");
-        let next2 = (after + 1 < toks.len())
-            .then(|| text(after + 1))
-            .unwrap_or("");
+        let text_or_none = |k: usize| toks.get(k).map_or("", |t| &src[t.start..t.end]);
+        let (next, next2) = (text_or_none(after), text_or_none(after + 1));
         let assigns = next == "=" && !(next2 == "=" && adjacent(&toks, after));
         let first = chain_start(src, &toks, if t == "." { i - 1 } else { i - 2 });
         if assigns {
