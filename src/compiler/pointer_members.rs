@@ -431,5 +431,13 @@ mod tests {
             None
         );
         assert_eq!(rewrite("kernel void k(global int *p) { *p = 1; }"), None);
+        // The CTS buffer-device-address test's spelling.
+        let cts = "kernel void i(__global long* in_addr, __global int* out) {\n\
+                   *out = **(int __global* __global*)in_addr; }";
+        let out = rewrite(cts).unwrap();
+        assert!(
+            out.contains("*out = *((int __global*)*(__global ulong *)in_addr);"),
+            "{out}"
+        );
     }
 }
