@@ -887,10 +887,10 @@ kernel void get_addr(global int *b, global ulong *addr) {
     for (int i = 0; i < 64; i++) b[i] += 1;
     *addr = (ulong)b;
 }
-// The address read as an integer and cast: this clspv crashes on a pointer loaded as such
-// (`**(global int * global *)in_addr`, "Invalid bitcast <2 x i32> to ptr").
-kernel void indirect(global ulong *in_addr, global int *out) {
-    *out = *(global int *)in_addr[0];
+// As the CTS extension test spells it: this clspv crashes on a pointer loaded as such
+// ("Invalid bitcast <2 x i32> to ptr"); compiler::pointer_members loads it as a ulong.
+kernel void indirect(__global long* in_addr, __global int* out) {
+    *out = **(int __global* __global*)in_addr;
 }
 kernel void before(global int *p, global int *out) {
     *out = *(p - 2);
