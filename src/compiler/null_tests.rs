@@ -59,7 +59,7 @@ fn kernel_at(src: &str, toks: &[Token], name: &str) -> Option<(usize, usize, usi
 }
 
 /// The token that closes the bracket at `open`.
-fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> {
+pub(crate) fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> {
     let mut depth = 0;
     for (k, t) in toks.iter().enumerate().skip(open) {
         match &src[t.start..t.end] {

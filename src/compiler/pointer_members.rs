@@ -14,6 +14,7 @@
 //! otherwise, or uses the rewrite cannot express (`&s->next`, `s->next++`, `+=`), leave the
 //! source as it is. [`compile`] builds the rewritten source and falls back to the original.
 
+use super::null_tests::matching;
 use super::pipes::{tokenize, Kind, Token};
 use std::collections::HashMap;
 
@@ -350,39 +351,20 @@ fn pointer_load(src: &str, toks: &[Token], star: usize, edits: &mut Vec<Edit>) {
     // A unary operand: an identifier or parenthesized group with its postfix operators.
     let mut end = close + 1;
     if text(end) == "(" {
-        let mut depth = 0;
-        while end < toks.len() {
-            match text(end) {
-                "(" => depth += 1,
-                ")" => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            end += 1;
-        }
+        let Some(m) = matching(src, toks, end) else {
+            return;
+        };
+        end = m;
     } else if !matches!(toks[end].kind, Kind::Ident) {
         return;
     }
     // Postfix operators: indexes, calls, member accesses.
     while end + 1 < toks.len() {
         match text(end + 1) {
-            "[" | "(" => {
-                let mut depth = 0;
-                end += 1;
-                while end < toks.len() {
-                    match text(end) {
-                        "[" | "(" => depth += 1,
-                        "]" | ")" if depth == 1 => break,
-                        "]" | ")" => depth -= 1,
-                        _ => {}
-                    }
-                    end += 1;
-                }
-            }
+            "[" | "(" => match matching(src, toks, end + 1) {
+                Some(m) => end = m,
+                None => return,
+            },
             "." if end + 2 < toks.len() => end += 2,
             "-" if end + 3 < toks.len() && text(end + 2) == ">" => end += 3,
             _ => break,
