@@ -1129,12 +1129,10 @@ struct CtsNode {
     next: *mut CtsNode,
 }
 
-/// The CTS test_svm suite's linked-list kernels: a recursive struct, pointer parameters to it,
-/// a helper returning one, `pNode->pNext = pNew`, `pNode = pNode->pNext`. create_linked_lists
-/// is the CTS's; verify_linked_lists counts the same way without the CTS's `else break`: a loop
-/// whose pointer induction variable is dead on a `break` path makes clspv's structurizer put a
-/// poison pointer in a phi, on which its SPIR-V producer crashes, in logical mode as well
-/// (docs/DECISIONS.md).
+/// The CTS test_svm suite's linked-list kernels as it writes them: a recursive struct, pointer
+/// parameters to it, a helper returning one, `pNode->pNext = pNew`, `pNode = pNode->pNext`, and
+/// a loop whose pointer induction variable is dead on its `else break` path (on which this
+/// clspv crashes unless the variable is an integer: `compiler::pointer_members`).
 const CTS_LISTS: &str = r#"
 typedef struct Node {
     int global_id;
@@ -1165,15 +1163,16 @@ __kernel void verify_linked_lists(__global Node* pNodes, volatile __global uint*
 {
     size_t i = get_global_id(0);
     __global Node *pNode = &pNodes[i];
-    int ok = 1;
     for(int j=0; j < list_length; j++)
     {
-        ok = ok && pNode->global_id == i && pNode->position_in_list == j;
-        if (ok)
+        if( pNode->global_id == i && pNode->position_in_list == j)
         {
             atomic_inc(num_correct);
-            pNode = pNode->pNext;
         }
+        else {
+            break;
+        }
+        pNode = pNode->pNext;
     }
 }
 "#;
@@ -1547,4 +1546,37 @@ fn programs_from_binaries_take_svm_arguments() {
     ] {
         unsafe { clSVMFree(e.ctx, q) };
     }
+}
+
+#[test]
+fn a_pointer_induction_loop_with_a_break_builds() {
+    // This clspv crashes on such a loop in either address mode (a poison pointer in a phi);
+    // with device addresses the program is built physical with the pointer as an integer.
+    let src = r#"
+kernel void run_of_sevens(global uint *a, global uint *out, int n) {
+    global uint *p = a;
+    out[0] = 0;
+    for (int j = 0; j < n; j++) {
+        if (*p != 7) break;
+        out[0] = j + 1;
+        p++;
+    }
+}
+"#;
+    let e = Env::new();
+    let data: Vec<u32> = [7, 7, 7, 7, 7, 3, 7, 7].to_vec();
+    let a = e.buffer_from(&data);
+    let out = e.buffer_from(&[99u32]);
+    let p = e.program(src, "");
+    let k = kernel(p, "run_of_sevens");
+    arg(k, 0, &a);
+    arg(k, 1, &out);
+    arg(k, 2, &(data.len() as i32));
+    e.run(k, None, &[1], None);
+    assert_eq!(e.read::<u32>(out, 1), vec![5], "the run of sevens");
+    for m in [a, out] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
 }

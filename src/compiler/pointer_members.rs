@@ -19,14 +19,16 @@ use super::pipes::{tokenize, Kind, Token};
 use std::collections::HashMap;
 
 /// Compiles `source` with `args` (a physical-addressing build): the rewritten source first where
-/// the rewrite changes it, the original where that fails.
+/// the rewrite changes it, then with global-pointer local variables as `ulong` too
+/// ([`rewrite_locals`]), the original where both fail.
 pub fn compile(
     source: &[u8],
     args: &[String],
 ) -> Result<super::CompileOutput, super::CompileError> {
-    let rewritten = std::str::from_utf8(source).ok().and_then(rewrite);
-    if let Some(text) = rewritten {
-        match super::compile(&[text.as_bytes()], args) {
+    let text = std::str::from_utf8(source).ok();
+    let attempts = [text.and_then(rewrite), text.and_then(rewrite_locals)];
+    for rewritten in attempts.iter().flatten() {
+        match super::compile(&[rewritten.as_bytes()], args) {
             Ok(out) => return Ok(out),
             Err(e) => {
                 log::debug!(target: "compiler", "pointer-member rewrite did not build: {e:?}")
@@ -38,10 +40,26 @@ pub fn compile(
 
 /// The source with pointer members as `ulong`; None where nothing changes or the rewrite gives up.
 pub fn rewrite(src: &str) -> Option<String> {
+    rewrite_with(src, false)
+}
+
+/// [`rewrite`], and every local variable declared as a `global` pointer becomes a `ulong` cast
+/// back at each use. This clspv crashes (SIGSEGV in its SPIR-V producer, in both address modes)
+/// on a loop whose pointer induction variable is dead on a `break` path: StructurizeCFG gives
+/// a phi of the pointer a `poison` input the producer cannot type. As an integer the phi is
+/// fine. A second attempt only: it hides pointers from the optimiser.
+pub fn rewrite_locals(src: &str) -> Option<String> {
+    rewrite_with(src, true)
+}
+
+fn rewrite_with(src: &str, locals: bool) -> Option<String> {
     let toks = tokenize(src);
     let text = |i: usize| &src[toks[i].start..toks[i].end];
     let mut edits: Vec<Edit> = vec![];
     let members = pointer_members(src, &toks, &mut edits)?;
+    if locals {
+        pointer_locals(src, &toks, &mut edits);
+    }
     let mut n = 0;
     for i in 0..toks.len() {
         let t = text(i);
@@ -258,6 +276,156 @@ fn member(
     Some(())
 }
 
+/// Edits that make each local variable declared as `[qualifiers] T *name = e;` (or without an
+/// initializer), with `global` among its type words, a `ulong`: reads become `((T *)name)`,
+/// stores `name = (ulong)(e)`. A variable used in a way that cannot be written so (`name++`,
+/// `+=`, `&name`, a second declaration of the name in its block) is left alone.
+fn pointer_locals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
+    let text = |i: usize| toks.get(i).map_or("", |t| &src[t.start..t.end]);
+    let ident = |i: usize| toks.get(i).is_some_and(|t| matches!(t.kind, Kind::Ident));
+    let joined = |i: usize| i + 1 < toks.len() && toks[i].end == toks[i + 1].start;
+    let mut n = 0;
+    for d in 1..toks.len() {
+        let starts = matches!(text(d - 1), "{" | ";" | "}")
+            || (text(d - 1) == "(" && d >= 2 && text(d - 2) == "for");
+        if !starts || !ident(d) || in_edit(edits, toks[d].start) {
+            continue;
+        }
+        let mut k = d;
+        while ident(k) && !is_keyword(text(k)) {
+            k += 1;
+        }
+        let words = d..k;
+        let global = words
+            .clone()
+            .any(|w| matches!(text(w), "global" | "__global"));
+        if !global || text(k) != "*" || !ident(k + 1) || text(k + 2) == "*" {
+            continue;
+        }
+        let name = k + 1;
+        let assigned = text(name + 1) == "=" && text(name + 2) != "=";
+        if !(assigned || text(name + 1) == ";") {
+            continue;
+        }
+        // The block the declaration is in: its innermost '{' must open a function or a
+        // statement body (after ')', '{', ';', '}', `else` or `do`), not a struct or an
+        // initializer.
+        let Some(open) = enclosing_brace(src, toks, d) else {
+            continue;
+        };
+        let body = open > 0 && (matches!(text(open - 1), ")" | "{" | ";" | "}" | "else" | "do"));
+        let Some(end) = matching(src, toks, open).filter(|_| body) else {
+            continue;
+        };
+        let ty = format!("{} *", &src[toks[d].start..toks[k - 1].end]);
+        let var = text(name);
+        let mut uses = vec![];
+        let mut expressible = true;
+        for u in name + 1..end {
+            let member = text(u - 1) == "." || (text(u - 1) == ">" && text(u - 2) == "-");
+            if text(u) != var || member {
+                continue;
+            }
+            let pair_after = joined(u + 1).then(|| format!("{}{}", text(u + 1), text(u + 2)));
+            let pair_before =
+                (u >= 2 && joined(u - 2)).then(|| format!("{}{}", text(u - 2), text(u - 1)));
+            // Steps written as statements: `p++;`, `--p;`, `p += e;` (in a for header too).
+            let statement =
+                |first: usize| first > 0 && matches!(text(first - 1), ";" | "{" | "}" | ")" | ",");
+            let ends = |i: usize| matches!(text(i), ";" | ")" | ",");
+            let step = |op: &str| if op.starts_with('+') { "+" } else { "-" };
+            match (pair_before.as_deref(), pair_after.as_deref()) {
+                (_, Some(op @ ("++" | "--"))) if statement(u) && ends(u + 3) => {
+                    uses.push(Use::Step(u, u + 2, step(op), false));
+                    continue;
+                }
+                (Some(op @ ("++" | "--")), _) if statement(u - 2) && ends(u + 1) => {
+                    uses.push(Use::Step(u - 2, u, step(op), false));
+                    continue;
+                }
+                (_, Some(op @ ("+=" | "-="))) if statement(u) => {
+                    uses.push(Use::Step(u, u + 2, step(op), true));
+                    continue;
+                }
+                _ => {}
+            }
+            let increments = matches!(pair_after.as_deref(), Some("++" | "--" | "+=" | "-="))
+                || matches!(pair_before.as_deref(), Some("++" | "--"));
+            let address = text(u - 1) == "&" && pair_before.as_deref() != Some("&&");
+            let redeclared =
+                text(u - 1) == "*" && u >= 2 && ident(u - 2) && !is_keyword(text(u - 2));
+            if increments || address || redeclared || text(u + 1) == "(" {
+                expressible = false;
+                break;
+            }
+            let store = text(u + 1) == "=" && !(text(u + 2) == "=" && joined(u + 1));
+            uses.push(if store { Use::Store(u) } else { Use::Read(u) });
+        }
+        if !expressible {
+            continue;
+        }
+        edits.push(Edit {
+            at: toks[d].start,
+            len: toks[name].end - toks[d].start,
+            rank: 0,
+            text: format!("ulong {var}"),
+        });
+        if assigned {
+            edits.push(Edit::at(toks[name + 1].end, 600_000, "(ulong)("));
+            edits.push(Edit::at(expression_end(src, toks, name + 2), 500_000, ")"));
+        }
+        for u in uses {
+            match u {
+                Use::Store(u) => {
+                    edits.push(Edit::at(toks[u + 1].end, 600_000, "(ulong)("));
+                    edits.push(Edit::at(expression_end(src, toks, u + 2), 500_000, ")"));
+                }
+                Use::Read(u) => {
+                    n += 1;
+                    edits.push(Edit::at(toks[u].start, 3_000_000 + n, &format!("(({ty})")));
+                    edits.push(Edit::at(toks[u].end, 100, ")"));
+                }
+                Use::Step(a, b, sign, compound) => {
+                    // In integers: as a pointer again, LLVM folds the step back into a
+                    // pointer phi.
+                    let by = if compound { " * (" } else { "" };
+                    edits.push(Edit {
+                        at: toks[a].start,
+                        len: toks[b].end - toks[a].start,
+                        rank: 0,
+                        text: format!("{var} {sign}= sizeof(*(({ty}){var})){by}"),
+                    });
+                    if compound {
+                        edits.push(Edit::at(expression_end(src, toks, b + 1), 500_000, ")"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A use of a pointer local: read, stored to, or stepped (tokens `a..=b`, `+`/`-`, and whether
+/// by an expression that follows, `+=`, or by one).
+enum Use {
+    Read(usize),
+    Store(usize),
+    Step(usize, usize, &'static str, bool),
+}
+
+/// The innermost `{` whose block holds token `at`.
+fn enclosing_brace(src: &str, toks: &[Token], at: usize) -> Option<usize> {
+    let mut depth = 0;
+    for k in (0..at).rev() {
+        match &src[toks[k].start..toks[k].end] {
+            "}" => depth += 1,
+            "{" if depth == 0 => return Some(k),
+            "{" => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The first token of the postfix expression whose last token is `i` (`a->b[i].c` from `c`'s
 /// `.`'s left neighbour back to `a`).
 fn chain_start(src: &str, toks: &[Token], mut i: usize) -> usize {
@@ -413,6 +581,16 @@ mod tests {
             None
         );
         assert_eq!(rewrite("kernel void k(global int *p) { *p = 1; }"), None);
+        let loop_src = "kernel void k(global uint *a, int n) {\n\
+                        global uint *p = a; for (int j = 0; j < n; j++) { if (*p != 7) break; a[0] = 1; p++; p += 2; } }";
+        let out = super::rewrite_locals(loop_src).unwrap();
+        assert!(out.contains("ulong p =(ulong)( a);"), "{out}");
+        assert!(out.contains("if (*((global uint *)p) != 7)"), "{out}");
+        assert!(out.contains("p += sizeof(*((global uint *)p));"), "{out}");
+        assert!(
+            out.contains("p += sizeof(*((global uint *)p)) * ( 2);"),
+            "{out}"
+        );
         // The CTS buffer-device-address test's spelling.
         let cts = "kernel void i(__global long* in_addr, __global int* out) {\n\
                    *out = **(int __global* __global*)in_addr; }";
