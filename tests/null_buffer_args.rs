@@ -63,3 +63,29 @@ fn a_write_through_a_null_argument_is_discarded() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+#[test]
+fn the_cts_null_buffer_kernel() {
+    // The api suite's test_null_buffer_arg kernel, over 4096 work-items.
+    let src = "kernel void test_kernel(global float *src, global long *dst)\n\
+               {\n    uint tid = get_global_id(0);\n    dst[tid] = (long)(src != 0);\n}\n";
+    let e = Env::new();
+    let p = e.program(src, "");
+    let k = kernel(p, "test_kernel");
+    let n = 4096;
+    let input = e.buffer_from(&vec![0f32; n]);
+    let dst = e.buffer_from(&vec![-1i64; n]);
+    arg(k, 1, &dst);
+    arg(k, 0, &input);
+    e.run(k, None, &[n], None);
+    assert_eq!(e.read::<i64>(dst, n), vec![1; n], "a buffer");
+    let null_mem: cl_mem = std::ptr::null_mut();
+    arg(k, 0, &null_mem);
+    e.run(k, None, &[n], None);
+    assert_eq!(e.read::<i64>(dst, n), vec![0; n], "&NULL");
+    for m in [input, dst] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
