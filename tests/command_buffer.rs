@@ -982,13 +982,30 @@ fn enqueue_errors() {
         null_mut()
     ));
     check!(clFinish(q2));
+    // A queue of other properties is not compatible (the spec: identical properties).
+    const CL_QUEUE_PROPERTIES: cl_uint = 0x1093;
+    let props: cl_bitfield = queue_val(f.env.queue, CL_QUEUE_PROPERTIES);
+    let q3 = unsafe {
+        clCreateCommandQueue(
+            f.env.ctx,
+            f.env.dev,
+            props ^ CL_QUEUE_PROFILING_ENABLE,
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let mut other_props = [q3];
+    check_err!(
+        (f.ext.enqueue)(1, other_props.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INCOMPATIBLE_COMMAND_QUEUE_KHR
+    );
     unsafe {
         clSetUserEventStatus(foreign_event, CL_COMPLETE);
         clReleaseEvent(foreign_event);
         clReleaseCommandQueue(q2);
+        clReleaseCommandQueue(q3);
         (f.ext.release)(cb);
     }
-    let _ = CL_INCOMPATIBLE_COMMAND_QUEUE_KHR;
     let _: *const c_char = null();
 }
 
@@ -1550,7 +1567,12 @@ fn mutable_dispatch_updates_arguments_and_sizes() {
     setup();
     assert!(has_extension("cl_khr_command_buffer_mutable_dispatch"));
     let caps: cl_bitfield = device_val(device(), CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR);
-    assert_eq!(caps, GLOBAL_OFFSET | GLOBAL_SIZE | LOCAL_SIZE | ARGUMENTS);
+    // SVM exec info where the device has SVM.
+    let exec_info = if has_svm() { EXEC_INFO } else { 0 };
+    assert_eq!(
+        caps,
+        GLOBAL_OFFSET | GLOBAL_SIZE | LOCAL_SIZE | ARGUMENTS | exec_info
+    );
     let f = Fixture::new();
     let update = update_fn();
     let n = 64;
@@ -1751,7 +1773,8 @@ fn mutable_dispatch_errors() {
     // Launch properties: unknown fields, the same name twice, an unknown name.
     let mut h = null_mut();
     for props in [
-        vec![CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, EXEC_INFO, 0],
+        // A field no version defines.
+        vec![CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, 1 << 5, 0],
         vec![
             CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
             ARGUMENTS,
@@ -2052,42 +2075,60 @@ fn mutable_dispatch_deferred_arguments() {
     }
 }
 
-/// Without SVM the SVM commands exist and refuse (as clEnqueueSVMMemcpy does), after the
-/// command-buffer's own checks.
+type SvmCopy = unsafe extern "C" fn(
+    CommandBuffer,
+    cl_command_queue,
+    *const cl_bitfield,
+    *mut c_void,
+    *const c_void,
+    usize,
+    cl_uint,
+    *const SyncPoint,
+    *mut SyncPoint,
+    *mut *mut c_void,
+) -> cl_int;
+type SvmFill = unsafe extern "C" fn(
+    CommandBuffer,
+    cl_command_queue,
+    *const cl_bitfield,
+    *mut c_void,
+    *const c_void,
+    usize,
+    usize,
+    cl_uint,
+    *const SyncPoint,
+    *mut SyncPoint,
+    *mut *mut c_void,
+) -> cl_int;
+
+fn svm_fns() -> (SvmCopy, SvmFill) {
+    // SAFETY: the entry points of these names, of these signatures.
+    unsafe {
+        (
+            std::mem::transmute::<*mut c_void, SvmCopy>(entry("clCommandSVMMemcpyKHR")),
+            std::mem::transmute::<*mut c_void, SvmFill>(entry("clCommandSVMMemFillKHR")),
+        )
+    }
+}
+
+const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+const CL_MEM_SVM_FINE_GRAIN_BUFFER: cl_bitfield = 1 << 10;
+
+fn has_svm() -> bool {
+    device_val::<cl_bitfield>(device(), CL_DEVICE_SVM_CAPABILITIES) & 1 != 0
+}
+
+/// The SVM commands on a device without SVM: CL_INVALID_OPERATION after the command-buffer's
+/// own checks (as clEnqueueSVMMemcpy on such a device). On lavapipe (which has SVM) this
+/// checks only the command-buffer's checks.
 #[test]
-fn svm_commands_without_svm() {
+fn svm_commands_checks_before_svm() {
     setup();
     let f = Fixture::new();
-    type SvmCopy = unsafe extern "C" fn(
-        CommandBuffer,
-        cl_command_queue,
-        *const cl_bitfield,
-        *mut c_void,
-        *const c_void,
-        usize,
-        cl_uint,
-        *const SyncPoint,
-        *mut SyncPoint,
-        *mut *mut c_void,
-    ) -> cl_int;
-    type SvmFill = unsafe extern "C" fn(
-        CommandBuffer,
-        cl_command_queue,
-        *const cl_bitfield,
-        *mut c_void,
-        *const c_void,
-        usize,
-        usize,
-        cl_uint,
-        *const SyncPoint,
-        *mut SyncPoint,
-        *mut *mut c_void,
-    ) -> cl_int;
-    let copy: SvmCopy = unsafe { std::mem::transmute(entry("clCommandSVMMemcpyKHR")) };
-    let fill: SvmFill = unsafe { std::mem::transmute(entry("clCommandSVMMemFillKHR")) };
+    let (copy, fill) = svm_fns();
     let cb = f.create(f.env.queue, &[]);
-    let mut x = [0u8; 16];
-    let p = x.as_mut_ptr().cast::<c_void>();
+    let mut x = [0u32; 16];
+    let (p, q) = (x.as_mut_ptr().cast::<c_void>(), x[8..].as_mut_ptr().cast());
     let none = (0, null(), null_mut(), null_mut());
     check_err!(
         copy(
@@ -2095,7 +2136,7 @@ fn svm_commands_without_svm() {
             null_mut(),
             null(),
             p,
-            p,
+            q,
             4,
             none.0,
             none.1,
@@ -2103,37 +2144,6 @@ fn svm_commands_without_svm() {
             none.3
         ),
         CL_INVALID_COMMAND_BUFFER_KHR
-    );
-    check_err!(
-        copy(
-            cb,
-            null_mut(),
-            null(),
-            p,
-            p,
-            4,
-            none.0,
-            none.1,
-            none.2,
-            none.3
-        ),
-        CL_INVALID_OPERATION
-    );
-    check_err!(
-        fill(
-            cb,
-            null_mut(),
-            null(),
-            p,
-            p,
-            4,
-            16,
-            none.0,
-            none.1,
-            none.2,
-            none.3
-        ),
-        CL_INVALID_OPERATION
     );
     check_err!(
         fill(
@@ -2151,5 +2161,989 @@ fn svm_commands_without_svm() {
         ),
         CL_INVALID_COMMAND_QUEUE
     );
+    if !has_svm() {
+        check_err!(
+            copy(
+                cb,
+                null_mut(),
+                null(),
+                p,
+                q,
+                4,
+                none.0,
+                none.1,
+                none.2,
+                none.3
+            ),
+            CL_INVALID_OPERATION
+        );
+        check_err!(
+            fill(
+                cb,
+                null_mut(),
+                null(),
+                p,
+                p,
+                4,
+                16,
+                none.0,
+                none.1,
+                none.2,
+                none.3
+            ),
+            CL_INVALID_OPERATION
+        );
+    }
     check!((f.ext.release)(cb));
+}
+
+/// clCommandSVMMemcpyKHR / clCommandSVMMemFillKHR with a launch on an SVM pointer between
+/// them: each replay copies, fills and adds at replay time (the source changed between
+/// replays shows in the second), checked against a reference computed here.
+#[test]
+fn svm_commands_copy_and_fill_at_replay() {
+    setup();
+    if !has_svm() {
+        // Covered by svm_commands_checks_before_svm on such devices.
+        return;
+    }
+    let f = Fixture::new();
+    let (copy, fill) = svm_fns();
+    let n = 256usize;
+    let bytes = 4 * n;
+    let ctx = f.env.ctx;
+    // A fine-grained source the host writes directly, a coarse-grained destination.
+    let src = unsafe {
+        clSVMAlloc(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+            bytes,
+            0,
+        )
+    };
+    let dst = unsafe { clSVMAlloc(ctx, CL_MEM_READ_WRITE, bytes, 0) };
+    assert!(!src.is_null() && !dst.is_null());
+    let host = |v: &dyn Fn(usize) -> i32| {
+        let s = unsafe { std::slice::from_raw_parts_mut(src.cast::<i32>(), n) };
+        (0..n).for_each(|i| s[i] = v(i));
+    };
+    host(&|i| i as i32);
+    let k = kernel(f.program, "add");
+    check!(clSetKernelArgSVMPointer(k, 0, dst));
+    arg(k, 1, &1000i32);
+    let cb = f.create(f.env.queue, &[]);
+    let none = (0, null(), null_mut());
+    // dst[0..n/2] = src[n/2..n]; dst[n/2..3n/4] = 7 (a word); dst[3n/4..n] = (5, 6) (8 bytes).
+    let mut s1 = 0;
+    check!(copy(
+        cb,
+        null_mut(),
+        null(),
+        dst,
+        unsafe { src.cast::<i32>().add(n / 2) }.cast(),
+        bytes / 2,
+        none.0,
+        none.1,
+        &mut s1,
+        none.2
+    ));
+    let word = 7i32;
+    let mut s2 = 0;
+    check!(fill(
+        cb,
+        null_mut(),
+        null(),
+        unsafe { dst.cast::<i32>().add(n / 2) }.cast(),
+        (&word as *const i32).cast(),
+        4,
+        bytes / 4,
+        none.0,
+        none.1,
+        &mut s2,
+        none.2
+    ));
+    let wide = [5i32, 6];
+    let mut s3 = 0;
+    check!(fill(
+        cb,
+        null_mut(),
+        null(),
+        unsafe { dst.cast::<i32>().add(3 * n / 4) }.cast(),
+        wide.as_ptr().cast(),
+        8,
+        bytes / 4,
+        none.0,
+        none.1,
+        &mut s3,
+        none.2
+    ));
+    assert_eq!((s1, s2, s3), (1, 2, 3));
+    // Then every element += 1000, after the three.
+    f.launch(cb, k, n, &[s1, s2, s3]);
+    check!((f.ext.finalize)(cb));
+    let expect = |base: &dyn Fn(usize) -> i32| -> Vec<i32> {
+        (0..n)
+            .map(|i| {
+                1000 + match i {
+                    i if i < n / 2 => base(i + n / 2),
+                    i if i < 3 * n / 4 => 7,
+                    i => [5, 6][i % 2],
+                }
+            })
+            .collect()
+    };
+    let read = || {
+        let mut out = vec![0i32; n];
+        check!(clEnqueueSVMMemcpy(
+            f.env.queue,
+            1,
+            out.as_mut_ptr().cast(),
+            dst,
+            bytes,
+            0,
+            null(),
+            null_mut()
+        ));
+        out
+    };
+    // Recorded, not run: the destination is untouched until the replay.
+    let e = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e));
+    assert_eq!(read(), expect(&|i| i as i32));
+    host(&|i| 3 * i as i32);
+    let e2 = f.enqueue(cb, &[]);
+    check!(clWaitForEvents(1, &e2));
+    assert_eq!(read(), expect(&|i| 3 * i as i32));
+    unsafe {
+        clReleaseEvent(e);
+        clReleaseEvent(e2);
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clSVMFree(ctx, src);
+        clSVMFree(ctx, dst);
+    }
+}
+
+/// Every error code the spec lists for clCommandSVMMemcpyKHR / clCommandSVMMemFillKHR that
+/// the device can produce, and that a failed command records nothing (the next sync point).
+#[test]
+fn svm_command_errors() {
+    setup();
+    if !has_svm() {
+        // Covered by svm_commands_checks_before_svm on such devices.
+        return;
+    }
+    let f = Fixture::new();
+    let (copy, fill) = svm_fns();
+    let ctx = f.env.ctx;
+    let a = unsafe { clSVMAlloc(ctx, CL_MEM_READ_WRITE, 4096, 0) };
+    let b = unsafe { clSVMAlloc(ctx, CL_MEM_READ_WRITE, 4096, 0) };
+    assert!(!a.is_null() && !b.is_null());
+    let at = |p: *mut c_void, o: usize| unsafe { p.cast::<u8>().add(o) }.cast::<c_void>();
+    let cb = f.create(f.env.queue, &[]);
+    type Mh = *mut *mut c_void;
+    let c = |cb: CommandBuffer,
+             q: cl_command_queue,
+             props: *const cl_bitfield,
+             d: *mut c_void,
+             s: *mut c_void,
+             size: usize,
+             ns: cl_uint,
+             wl: *const SyncPoint,
+             mh: Mh| unsafe { copy(cb, q, props, d, s, size, ns, wl, null_mut(), mh) };
+    let nm: *mut c_void = null_mut();
+    let nq: cl_command_queue = null_mut();
+    let no: Mh = null_mut();
+    let props: [cl_bitfield; 3] = [0x12A4, 0, 0];
+    let mut handle = null_mut();
+    let sp: SyncPoint = 1;
+    // Command-buffer checks.
+    assert_eq!(
+        c(nm, nq, null(), a, b, 16, 0, null(), no),
+        CL_INVALID_COMMAND_BUFFER_KHR
+    );
+    assert_eq!(
+        c(cb, f.env.queue, null(), a, b, 16, 0, null(), no),
+        CL_INVALID_COMMAND_QUEUE
+    );
+    assert_eq!(
+        c(cb, nq, props.as_ptr(), a, b, 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 0, null(), &mut handle),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 1, null(), no),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 0, &sp, no),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    // No sync point handed out yet.
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 1, &sp, no),
+        CL_INVALID_SYNC_POINT_WAIT_LIST_KHR
+    );
+    // The copy's own.
+    assert_eq!(
+        c(cb, nq, null(), nm, b, 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, null_mut(), 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        c(cb, nq, null(), a, at(a, 8), 16, 0, null(), no),
+        CL_MEM_COPY_OVERLAP
+    );
+    assert_eq!(
+        c(cb, nq, null(), at(a, 8), a, 16, 0, null(), no),
+        CL_MEM_COPY_OVERLAP
+    );
+    // Past the end of an allocation; host memory, which a replay cannot reach.
+    assert_eq!(
+        c(cb, nq, null(), at(a, 4090), b, 16, 0, null(), no),
+        CL_INVALID_VALUE
+    );
+    let mut host = [0u8; 64];
+    let h = host.as_mut_ptr().cast::<c_void>();
+    assert_eq!(c(cb, nq, null(), a, h, 16, 0, null(), no), CL_INVALID_VALUE);
+    assert_eq!(c(cb, nq, null(), h, a, 16, 0, null(), no), CL_INVALID_VALUE);
+    let fl = |p: *mut c_void, pat: *const c_void, psz: usize, size: usize, mh: Mh| unsafe {
+        fill(cb, nq, null(), p, pat, psz, size, 0, null(), null_mut(), mh)
+    };
+    let pat = [1u8; 256];
+    let pp = pat.as_ptr().cast::<c_void>();
+    assert_eq!(fl(nm, pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(a, null(), 4, 16, no), CL_INVALID_VALUE);
+    for bad in [0, 3, 6, 256] {
+        assert_eq!(
+            fl(a, pp, bad, 768, no),
+            CL_INVALID_VALUE,
+            "pattern_size {bad}"
+        );
+    }
+    // Not aligned to the pattern; size not a multiple of it; past the end; host memory.
+    assert_eq!(fl(at(a, 2), pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(a, pp, 4, 18, no), CL_INVALID_VALUE);
+    assert_eq!(fl(at(a, 4088), pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(h, pp, 4, 16, no), CL_INVALID_VALUE);
+    assert_eq!(fl(a, pp, 4, 16, &mut handle), CL_INVALID_VALUE);
+    // Nothing was recorded: the first command that succeeds gets sync point 1.
+    let mut s = 0;
+    check!(fill(cb, nq, null(), a, pp, 4, 16, 0, null(), &mut s, no));
+    assert_eq!(s, 1);
+    let mut s2 = 0;
+    check!(copy(cb, nq, null(), b, a, 16, 1, &s, &mut s2, no));
+    assert_eq!(s2, 2);
+    check!((f.ext.finalize)(cb));
+    // Finalized: CL_INVALID_OPERATION.
+    assert_eq!(
+        c(cb, nq, null(), a, b, 16, 0, null(), no),
+        CL_INVALID_OPERATION
+    );
+    assert_eq!(fl(a, pp, 4, 16, no), CL_INVALID_OPERATION);
+    unsafe {
+        (f.ext.release)(cb);
+        clSVMFree(ctx, a);
+        clSVMFree(ctx, b);
+    }
+}
+
+/// The buffer a destructor callback asks about (a cl_command_buffer_khr) and what it saw.
+struct Probe {
+    cb: usize,
+    info: Info,
+    state: std::sync::Mutex<Option<cl_int>>,
+}
+
+unsafe extern "C" fn query_buffer(_m: cl_mem, ud: *mut c_void) {
+    let probe = unsafe { &*(ud as *const Probe) };
+    let mut s: cl_uint = 9;
+    let err = unsafe {
+        (probe.info)(
+            probe.cb as CommandBuffer,
+            CL_COMMAND_BUFFER_STATE_KHR,
+            4,
+            (&mut s as *mut cl_uint).cast(),
+            null_mut(),
+        )
+    };
+    *probe.state.lock().unwrap() = Some(err);
+}
+
+/// No application callback runs under a command-buffer's lock: an update that replaces the
+/// last reference to a buffer argument runs that buffer's destructor callback, which queries
+/// the command-buffer (taking its lock). Under the lock it would deadlock: the scenario runs on
+/// a thread of its own and must finish within a minute.
+#[test]
+fn update_runs_destructor_callbacks_outside_the_buffer_lock() {
+    setup();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let f = Fixture::new();
+        let update = update_fn();
+        let n = 16;
+        let a = f.env.buffer_from(&vec![0i32; n]);
+        let b = f.env.buffer_from(&vec![5i32; n]);
+        let k = kernel(f.program, "add");
+        arg(k, 0, &a);
+        arg(k, 1, &1);
+        let flags = CL_COMMAND_BUFFER_MUTABLE_KHR;
+        let cb = f.create(f.env.queue, &[CL_COMMAND_BUFFER_FLAGS_KHR, flags, 0]);
+        let m = f.launch_mutable(
+            cb,
+            k,
+            n,
+            &[CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, ARGUMENTS, 0],
+        );
+        check!((f.ext.finalize)(cb));
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        check!(clFinish(f.env.queue));
+        assert_eq!(f.env.read::<i32>(a, n), vec![1; n]);
+        let probe = Box::new(Probe {
+            cb: cb as usize,
+            info: f.ext.info,
+            state: std::sync::Mutex::new(None),
+        });
+        let ud = &*probe as *const Probe as *mut c_void;
+        check!(clSetMemObjectDestructorCallback(a, Some(query_buffer), ud));
+        // The kernel and the application let go of `a`: the recorded launch holds it alone.
+        arg(k, 0, &b);
+        check!(clReleaseMemObject(a));
+        assert_eq!(*probe.state.lock().unwrap(), None);
+        let args = [MutableArg {
+            arg_index: 0,
+            arg_size: std::mem::size_of::<cl_mem>(),
+            arg_value: (&b as *const cl_mem).cast(),
+        }];
+        let mut config = DispatchConfig::new(m);
+        config.num_args = 1;
+        config.arg_list = args.as_ptr();
+        assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+        // The callback ran (in the update, or once nothing used `a`), and its query worked.
+        check!(clFinish(f.env.queue));
+        assert_eq!(*probe.state.lock().unwrap(), Some(CL_SUCCESS));
+        let e2 = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e2));
+        assert_eq!(f.env.read::<i32>(b, n), vec![6; n]);
+        unsafe {
+            clReleaseEvent(e);
+            clReleaseEvent(e2);
+            (f.ext.release)(cb);
+            clReleaseKernel(k);
+            clReleaseMemObject(b);
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the update deadlocked: a callback ran under the command-buffer's lock");
+}
+
+/// Two threads record into command-buffers of their own at once (launches, copies, fills),
+/// then replay them: each gets its own results. (Recording takes the buffer's own lock and
+/// per-kernel ones only; nothing global.)
+#[test]
+fn threads_record_into_their_own_buffers_at_once() {
+    setup();
+    const COMMANDS: usize = 50;
+    let f = Fixture::new();
+    #[derive(Clone, Copy)]
+    struct Handles(cl_context, cl_command_queue, cl_program);
+    unsafe impl Send for Handles {}
+    let h = Handles(f.env.ctx, f.env.queue, f.program);
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let h = h;
+                let x = ext();
+                let n = 256usize;
+                let mut err = 0;
+                let mk = || unsafe {
+                    let mut err = 0;
+                    let m = clCreateBuffer(h.0, CL_MEM_READ_WRITE, 4 * n, null_mut(), &mut err);
+                    assert_eq!(err, CL_SUCCESS);
+                    m
+                };
+                let (a, b) = (mk(), mk());
+                let k = kernel(h.2, "add");
+                arg(k, 0, &a);
+                arg(k, 1, &((t + 1) as i32));
+                let cb = unsafe { (x.create)(1, &h.1, null(), &mut err) };
+                assert_eq!(err, CL_SUCCESS);
+                let zero = 0i32;
+                barrier.wait();
+                check!((x.fill)(
+                    cb,
+                    null_mut(),
+                    null(),
+                    a,
+                    (&zero as *const i32).cast(),
+                    4,
+                    0,
+                    4 * n,
+                    0,
+                    null(),
+                    null_mut(),
+                    null_mut()
+                ));
+                for _ in 0..COMMANDS {
+                    check!((x.nd_range)(
+                        cb,
+                        null_mut(),
+                        null(),
+                        k,
+                        1,
+                        null(),
+                        &n,
+                        null(),
+                        0,
+                        null(),
+                        null_mut(),
+                        null_mut()
+                    ));
+                }
+                check!((x.copy)(
+                    cb,
+                    null_mut(),
+                    null(),
+                    a,
+                    b,
+                    0,
+                    0,
+                    4 * n,
+                    0,
+                    null(),
+                    null_mut(),
+                    null_mut()
+                ));
+                check!((x.finalize)(cb));
+                let mut e = null_mut();
+                check!((x.enqueue)(0, null_mut(), cb, 0, null(), &mut e));
+                check!(clWaitForEvents(1, &e));
+                let mut out = vec![0i32; n];
+                check!(clEnqueueReadBuffer(
+                    h.1,
+                    b,
+                    CL_TRUE,
+                    0,
+                    4 * n,
+                    out.as_mut_ptr().cast(),
+                    0,
+                    null(),
+                    null_mut()
+                ));
+                assert_eq!(out, vec![(COMMANDS * (t + 1)) as i32; n], "thread {t}");
+                unsafe {
+                    clReleaseEvent(e);
+                    (x.release)(cb);
+                    clReleaseKernel(k);
+                    clReleaseMemObject(a);
+                    clReleaseMemObject(b);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+/// A recorded copy of a large device-local buffer takes the copy kernel where the device's
+/// workarounds say clEnqueueCopyBuffer does (forced here with VKCL_COPY_BY_KERNEL=1 and
+/// VKCL_PLACEMENT=device, in a child process): the launch log names the kernel, and the
+/// replay copies the bytes.
+#[test]
+fn recorded_large_copy_takes_the_copy_kernel() {
+    setup();
+    if std::env::var_os("VKCL_TEST_COPY_KERNEL_CHILD").is_some() {
+        let f = Fixture::new();
+        let n = (4 << 20) / 4;
+        let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let a = f.env.buffer_from(&data);
+        let b = f.env.buffer_from(&vec![0u32; n]);
+        let cb = f.create(f.env.queue, &[]);
+        eprintln!("vkcl-test: recording");
+        check!((f.ext.copy)(
+            cb,
+            null_mut(),
+            null(),
+            a,
+            b,
+            0,
+            0,
+            4 * n,
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ));
+        eprintln!("vkcl-test: recorded");
+        check!((f.ext.finalize)(cb));
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        assert!(f.env.read::<u32>(b, n) == data, "the replay copied wrongly");
+        unsafe {
+            clReleaseEvent(e);
+            (f.ext.release)(cb);
+            clReleaseMemObject(a);
+            clReleaseMemObject(b);
+        }
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "recorded_large_copy_takes_the_copy_kernel",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("VKCL_TEST_COPY_KERNEL_CHILD", "1")
+        .env("VKCL_COPY_BY_KERNEL", "1")
+        .env("VKCL_PLACEMENT", "device")
+        .env("VKCL_LOG", "launch=debug")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed:\n{log}");
+    let start = log.find("vkcl-test: recording").expect("child ran");
+    let end = log.find("vkcl-test: recorded").expect("child recorded");
+    assert!(
+        log[start..end].contains("vkcl_copy16"),
+        "the recorded copy did not take the copy kernel:\n{}",
+        &log[start..end]
+    );
+}
+
+/// clCommandNDRangeKernelKHR returns the errors of clEnqueueNDRangeKernel: each case gives the
+/// spec's code, the same as the enqueue gives (and records nothing).
+#[test]
+fn launch_errors_match_cl_enqueue_nd_range_kernel() {
+    setup();
+    let f = Fixture::new();
+    let k = kernel(f.program, "add");
+    let a = f.env.buffer_from(&[0i32; 8]);
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let cb = f.create(f.env.queue, &[]);
+    const CL_DEVICE_MAX_WORK_ITEM_SIZES: cl_uint = 0x1005;
+    let items: Vec<usize> = bytes_to_vec(&device_info(device(), CL_DEVICE_MAX_WORK_ITEM_SIZES));
+    let big = u32::MAX as usize + 1;
+    let too_wide = items[0] + 1;
+    let cases: [(&str, usize, usize, Option<usize>, cl_int); 4] = [
+        (
+            "global size past 2^32",
+            0,
+            big,
+            None,
+            CL_INVALID_GLOBAL_WORK_SIZE,
+        ),
+        (
+            "offset + size past 2^32",
+            u32::MAX as usize,
+            4,
+            None,
+            CL_INVALID_GLOBAL_OFFSET,
+        ),
+        ("local size 0", 0, 4, Some(0), CL_INVALID_WORK_GROUP_SIZE),
+        (
+            "local size past the device's",
+            0,
+            too_wide,
+            Some(too_wide),
+            CL_INVALID_WORK_ITEM_SIZE,
+        ),
+    ];
+    for (what, offset, global, local, expect) in cases {
+        let l = local.as_ref().map_or(null(), |l| l as *const usize);
+        let recorded = unsafe {
+            (f.ext.nd_range)(
+                cb,
+                null_mut(),
+                null(),
+                k,
+                1,
+                &offset,
+                &global,
+                l,
+                0,
+                null(),
+                null_mut(),
+                null_mut(),
+            )
+        };
+        let enqueued = unsafe {
+            clEnqueueNDRangeKernel(
+                f.env.queue,
+                k,
+                1,
+                &offset,
+                &global,
+                l,
+                0,
+                null(),
+                null_mut(),
+            )
+        };
+        assert_eq!(
+            (err_name(recorded), err_name(enqueued)),
+            (err_name(expect), err_name(expect)),
+            "{what}"
+        );
+    }
+    // Nothing was recorded: the first launch gets sync point 1.
+    assert_eq!(f.launch(cb, k, 8, &[]), 1);
+    unsafe {
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseMemObject(a);
+    }
+}
+
+/// clCommandCopyImageKHR of images of different formats: CL_IMAGE_FORMAT_MISMATCH, as
+/// clEnqueueCopyImage.
+#[test]
+fn image_copy_of_other_formats_mismatches() {
+    setup();
+    let f = Fixture::new();
+    let a = image_8x8(f.env.ctx);
+    let fmt = cl_image_format {
+        image_channel_order: CL_RGBA,
+        image_channel_data_type: CL_UNSIGNED_INT8,
+    };
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE2D,
+        image_width: 8,
+        image_height: 8,
+        ..unsafe { std::mem::zeroed() }
+    };
+    let mut err = 0;
+    let b = unsafe {
+        clCreateImage(
+            f.env.ctx,
+            CL_MEM_READ_WRITE,
+            &fmt,
+            &desc,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let cb = f.create(f.env.queue, &[]);
+    let (origin, region) = ([0usize; 3], [8usize, 8, 1]);
+    check_err!(
+        (f.ext.copy_image)(
+            cb,
+            null_mut(),
+            null(),
+            a,
+            b,
+            origin.as_ptr(),
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_IMAGE_FORMAT_MISMATCH
+    );
+    check_err!(
+        clEnqueueCopyImage(
+            f.env.queue,
+            a,
+            b,
+            origin.as_ptr(),
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_IMAGE_FORMAT_MISMATCH
+    );
+    unsafe {
+        (f.ext.release)(cb);
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
+    }
+}
+
+/// With two devices in a context (VKCL_DEVICE_COPIES=2, in a child process): a queue of the
+/// other device is not compatible (CL_INCOMPATIBLE_COMMAND_QUEUE_KHR), a kernel whose program
+/// was built for the other device alone is CL_INVALID_PROGRAM_EXECUTABLE, and a buffer takes
+/// one queue (no cl_khr_command_buffer_multi_device: CL_INVALID_VALUE for two).
+#[test]
+fn second_device_of_a_context() {
+    setup();
+    if std::env::var_os("VKCL_TEST_TWO_DEVICES_CHILD").is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["second_device_of_a_context", "--exact", "--nocapture"])
+            .env("VKCL_TEST_TWO_DEVICES_CHILD", "1")
+            .env("VKCL_DEVICE_COPIES", "2")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "child failed:\n{stdout}{log}");
+        assert!(stdout.contains("1 passed"), "child ran nothing:\n{stdout}");
+        return;
+    }
+    let x = ext();
+    let mut devs = [null_mut(); 2];
+    let mut n = 0;
+    check!(clGetDeviceIDs(
+        platform(),
+        CL_DEVICE_TYPE_ALL,
+        2,
+        devs.as_mut_ptr(),
+        &mut n
+    ));
+    assert_eq!(n, 2, "VKCL_DEVICE_COPIES=2 gives two devices");
+    assert!(!has_extension("cl_khr_command_buffer_multi_device"));
+    let mut err = 0;
+    let ctx = unsafe { clCreateContext(null(), 2, devs.as_ptr(), None, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let q0 = unsafe { clCreateCommandQueue(ctx, devs[0], 0, &mut err) };
+    let q1 = unsafe { clCreateCommandQueue(ctx, devs[1], 0, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let src = std::ffi::CString::new(SRC).unwrap();
+    let p = unsafe { clCreateProgramWithSource(ctx, 1, &src.as_ptr(), null(), &mut err) };
+    check!(clBuildProgram(
+        p,
+        1,
+        &devs[1],
+        c"".as_ptr(),
+        None,
+        null_mut()
+    ));
+    let k = kernel(p, "add");
+    let a = unsafe { clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
+    arg(k, 0, &a);
+    arg(k, 1, &1);
+    let two = [q0, q1];
+    let mut e2 = 0;
+    let none = unsafe { (x.create)(2, two.as_ptr(), null(), &mut e2) };
+    assert!(none.is_null());
+    assert_eq!(err_name(e2), err_name(CL_INVALID_VALUE));
+    let cb = unsafe { (x.create)(1, &q0, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let g = 16usize;
+    check_err!(
+        (x.nd_range)(
+            cb,
+            null_mut(),
+            null(),
+            k,
+            1,
+            null(),
+            &g,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            null_mut()
+        ),
+        CL_INVALID_PROGRAM_EXECUTABLE
+    );
+    check!((x.finalize)(cb));
+    let mut other = [q1];
+    check_err!(
+        (x.enqueue)(1, other.as_mut_ptr(), cb, 0, null(), null_mut()),
+        CL_INCOMPATIBLE_COMMAND_QUEUE_KHR
+    );
+    let mut same = [q0];
+    check!((x.enqueue)(1, same.as_mut_ptr(), cb, 0, null(), null_mut()));
+    check!(clFinish(q0));
+    unsafe {
+        (x.release)(cb);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(a);
+        clReleaseCommandQueue(q0);
+        clReleaseCommandQueue(q1);
+        clReleaseContext(ctx);
+    }
+}
+
+/// Mutable dispatch of SVM arguments and SVM exec info (arg_svm_list, exec_info_list): a
+/// launch reaching an SVM buffer through a pointer stored in another is updated to a new pair
+/// of allocations; each replay increments the allocation it was recorded or updated for, and
+/// the kernel's own exec info set after recording does not change the recorded launch.
+#[test]
+fn mutable_dispatch_svm_arguments_and_exec_info() {
+    setup();
+    if !has_svm() {
+        // No SVM: nothing to update (CL_INVALID_OPERATION from clSetKernelArgSVMPointer).
+        return;
+    }
+    let f = Fixture::new();
+    let update = update_fn();
+    let n = 64usize;
+    let ctx = f.env.ctx;
+    // The pointer held as an address (clspv refuses pointers in structures, as LIST in
+    // tests/svm.rs).
+    let src = "typedef struct { ulong ptr; } wrapper;
+        kernel void bump(global wrapper* w) { ((global int*)w->ptr)[get_global_id(0)]++; }\n";
+    let p = f.env.program(src, "");
+    let k = kernel(p, "bump");
+    let alloc = |size| unsafe {
+        clSVMAlloc(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+            size,
+            0,
+        )
+    };
+    // (wrapper, buffer) pairs: the wrapper holds the buffer's address.
+    let pair = || {
+        let (w, b) = (alloc(8), alloc(4 * n));
+        assert!(!w.is_null() && !b.is_null());
+        unsafe {
+            *w.cast::<*mut c_void>() = b;
+            std::ptr::write_bytes(b.cast::<i32>(), 0, n);
+        }
+        (w, b)
+    };
+    let ((w1, b1), (w2, b2)) = (pair(), pair());
+    let values =
+        |b: *mut c_void| unsafe { std::slice::from_raw_parts(b.cast::<i32>(), n).to_vec() };
+    const CL_KERNEL_EXEC_INFO_SVM_PTRS: cl_uint = 0x11B6;
+    check!(clSetKernelArgSVMPointer(k, 0, w1));
+    check!(clSetKernelExecInfo(
+        k,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        8,
+        (&b1 as *const *mut c_void).cast()
+    ));
+    let flags = CL_COMMAND_BUFFER_MUTABLE_KHR;
+    let cb = f.create(f.env.queue, &[CL_COMMAND_BUFFER_FLAGS_KHR, flags, 0]);
+    let m = f.launch_mutable(
+        cb,
+        k,
+        n,
+        &[
+            CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
+            ARGUMENTS | EXEC_INFO,
+            0,
+        ],
+    );
+    // A launch that may change its arguments only: its exec info may not change.
+    let fixed = f.launch_mutable(
+        cb,
+        k,
+        n,
+        &[CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, ARGUMENTS, 0],
+    );
+    check!((f.ext.finalize)(cb));
+    // The kernel's exec info changing later does not change the recording.
+    check!(clSetKernelExecInfo(
+        k,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        8,
+        (&b2 as *const *mut c_void).cast()
+    ));
+    let run = || {
+        let e = f.enqueue(cb, &[]);
+        check!(clWaitForEvents(1, &e));
+        check!(clFinish(f.env.queue));
+        unsafe { clReleaseEvent(e) };
+    };
+    run();
+    assert_eq!(values(b1), vec![2; n], "both launches on the first pair");
+    assert_eq!(values(b2), vec![0; n]);
+    let svm_args = [MutableArg {
+        arg_index: 0,
+        arg_size: 0,
+        arg_value: w2,
+    }];
+    #[repr(C)]
+    struct ExecInfo {
+        param_name: cl_uint,
+        param_value_size: usize,
+        param_value: *const c_void,
+    }
+    let infos = [ExecInfo {
+        param_name: CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        param_value_size: 8,
+        param_value: (&b2 as *const *mut c_void).cast(),
+    }];
+    // Errors first: exec info of a launch that may not change it; an SVM argument past the
+    // kernel's; lists without counts.
+    let mut config = DispatchConfig::new(fixed);
+    config.num_exec_infos = 1;
+    config.exec_info_list = infos.as_ptr().cast();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_OPERATION)
+    );
+    let bad_index = [MutableArg {
+        arg_index: 1,
+        arg_size: 0,
+        arg_value: w2,
+    }];
+    let mut config = DispatchConfig::new(m);
+    config.num_svm_args = 1;
+    config.arg_svm_list = bad_index.as_ptr();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_ARG_INDEX)
+    );
+    config.arg_svm_list = null();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_VALUE)
+    );
+    let mut config = DispatchConfig::new(m);
+    config.num_exec_infos = 1;
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_VALUE)
+    );
+    let bad_info = [ExecInfo {
+        param_name: 0x1234,
+        param_value_size: 8,
+        param_value: (&b2 as *const *mut c_void).cast(),
+    }];
+    config.exec_info_list = bad_info.as_ptr().cast();
+    assert_eq!(
+        err_name(apply(update, cb, &config)),
+        err_name(CL_INVALID_VALUE)
+    );
+    // Nothing changed: a replay bumps the first pair again.
+    run();
+    assert_eq!(values(b1), vec![4; n]);
+    // The first launch moves to the second pair (argument and exec info in one update).
+    let mut config = DispatchConfig::new(m);
+    config.num_svm_args = 1;
+    config.arg_svm_list = svm_args.as_ptr();
+    config.num_exec_infos = 1;
+    config.exec_info_list = infos.as_ptr().cast();
+    assert_eq!(apply(update, cb, &config), CL_SUCCESS);
+    run();
+    assert_eq!(
+        values(b1),
+        vec![5; n],
+        "the second launch stays on the first pair"
+    );
+    assert_eq!(
+        values(b2),
+        vec![1; n],
+        "the first launch moved to the second pair"
+    );
+    unsafe {
+        (f.ext.release)(cb);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        for q in [w1, b1, w2, b2] {
+            clSVMFree(ctx, q);
+        }
+    }
 }

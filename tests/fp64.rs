@@ -175,7 +175,7 @@ fn double_sweep() {
     }
     type F1 = fn(f64) -> f64;
     type F2 = fn(f64, f64) -> f64;
-    let unary: [(&str, f64, F1); 18] = [
+    let unary: [(&str, f64, F1); 19] = [
         ("sin", 4.0, f64::sin),
         ("cos", 4.0, f64::cos),
         ("tan", 5.0, f64::tan),
@@ -187,6 +187,7 @@ fn double_sweep() {
         ("tanh", 5.0, f64::tanh),
         ("exp", 3.0, f64::exp),
         ("exp2", 3.0, f64::exp2),
+        ("exp10", 3.0, |x| 10f64.powf(x)),
         ("expm1", 3.0, f64::exp_m1),
         ("log", 3.0, f64::ln),
         ("log2", 3.0, f64::log2),
@@ -195,18 +196,13 @@ fn double_sweep() {
         ("sqrt", 0.0, f64::sqrt),
         ("cbrt", 2.0, f64::cbrt),
     ];
-    let binary: [(&str, f64, F2); 3] = [
+    let binary: [(&str, f64, F2); 4] = [
+        ("fmod", 0.0, |x, y| x % y),
         ("pow", 16.0, f64::powf),
         ("atan2", 6.0, f64::atan2),
         ("hypot", 4.0, f64::hypot),
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = math::xorshift(0x2545_f491_4f6c_dd1d);
     let mut a = vec![];
     let mut b = vec![];
     for e in 0..2047u64 {
@@ -294,4 +290,177 @@ fn double_sweep() {
         }
     }
     assert!(over.is_empty(), "over their bounds:\n{}", over.join("\n"));
+}
+
+/// Double sin, cos, tan and sincos at the arguments argument reduction finds hardest
+/// (tests/data/trig_ref_f64.txt, tools/trig_ref.py: the doubles closest to a multiple of pi/2
+/// in every binade up to DBL_MAX, k * pi/2, one argument per binade, subnormals, the kernels'
+/// boundaries, signed zeros, infinities, NaN), against mpmath, at the spec's bounds. libclc's
+/// reduction (a fused fma assumed, lavapipe's is not) was 1.3e19 ULP off at large arguments.
+#[test]
+fn double_trig_reference() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let table = include_str!("data/trig_ref_f64.txt");
+    let fmt = Fmt { double: true };
+    let with_aux = |name, aux| {
+        math::cases_in(table, name)
+            .into_iter()
+            .map(move |c| math::Case { aux, ..c })
+    };
+    let sincos: Vec<math::Case> = with_aux("sin", 0).chain(with_aux("cos", 1)).collect();
+    for (func, kind, cases, bound) in [
+        ("sin", Kind::F, math::cases_in(table, "sin"), 4.0),
+        ("cos", Kind::F, math::cases_in(table, "cos"), 4.0),
+        ("tan", Kind::F, math::cases_in(table, "tan"), 5.0),
+        ("sincos", Kind::Sincos, sincos, 4.0),
+    ] {
+        let (w, wrong) = math::run(fmt, func, kind, &cases, "", false);
+        println!(
+            "{func}: max {:.3} ULP over {} cases; worst {}",
+            w.err,
+            cases.len(),
+            w.what
+        );
+        assert!(
+            w.err <= bound,
+            "double {func}: {:.3} ULP > {bound}: {}\n{}",
+            w.err,
+            w.what,
+            wrong.join("\n")
+        );
+    }
+}
+
+/// The vector forms of the built-ins vkcl replaces (one component at a time in its prelude)
+/// give, component by component, the scalar form's bits, for each argument shape (an int
+/// vector, a scalar int for ldexp, the pointers of remquo, frexp and modf). clspv crashed (SIGSEGV) on
+/// libclc's vector double ldexp under -cl-std=CL2.0.
+#[test]
+fn vector_forms_match_scalars() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    // (type, vector expression, the same for component c)
+    let forms = [
+        ("double", "ldexp(x, n)", "ldexp(x[c], n[c])"),
+        ("double", "ldexp(x, n.s1)", "ldexp(x[c], n.s1)"),
+        ("double", "ldexp(x, (int4)(3))", "ldexp(x[c], 3)"),
+        ("double", "fmod(x, y)", "fmod(x[c], y[c])"),
+        ("double", "remquo(x, y, &q)", "remquo(x[c], y[c], &qs)"),
+        (
+            "double",
+            "(remquo(x, y, &q), convert_double4(q))",
+            "(remquo(x[c], y[c], &qs), (double)qs)",
+        ),
+        ("double", "pown(x, n)", "pown(x[c], n[c])"),
+        (
+            "double",
+            "(frexp(x, &q), convert_double4(q))",
+            "(frexp(x[c], &qs), (double)qs)",
+        ),
+        ("double", "frexp(x, &q)", "frexp(x[c], &qs)"),
+        ("double", "(modf(x, &ip), ip)", "(modf(x[c], &ips), ips)"),
+        ("double", "modf(x, &ip)", "modf(x[c], &ips)"),
+        ("double", "sin(x)", "sin(x[c])"),
+        ("double", "expm1(x)", "expm1(x[c])"),
+        ("float", "pow(x, y)", "pow(x[c], y[c])"),
+        ("float", "rootn(x, n)", "rootn(x[c], n[c])"),
+        ("float", "exp10(x)", "exp10(x[c])"),
+    ];
+    let mut next = math::xorshift(0x5851_f42d_4c95_7f2d);
+    let count = 256;
+    let (mut xs, mut ys, mut ns) = (vec![], vec![], vec![]);
+    for i in 0..4 * count {
+        let r = next();
+        let mag = 2f64.powi((r % 80) as i32 - 40) * (1.0 + (r >> 40) as f64 / 2f64.powi(24));
+        let specials = [0.0, -0.0, f64::INFINITY, f64::NAN, 1e300, -3.0];
+        xs.push(match i % 16 {
+            0..=9 => [mag, -mag][(r >> 8) as usize & 1],
+            j => specials[j - 10],
+        });
+        ys.push(2f64.powi((next() % 20) as i32 - 10) * 1.7);
+        ns.push((next() % 11) as i32 - 5);
+    }
+    let e = Env::new();
+    let mut bad = vec![];
+    // OpenCL C 2.0 (where clspv crashed on vector double ldexp) and the default 1.2.
+    let builds = forms.iter().map(|f| (f, "-cl-std=CL2.0")).chain(
+        forms
+            .iter()
+            .filter(|f| f.1.starts_with("ldexp"))
+            .map(|f| (f, "")),
+    );
+    for (&(ty, vector, scalar), opts) in builds {
+        let src = format!(
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+             kernel void k(global int *o, global const {ty} *a, global const {ty} *b,\n\
+             global const int *m) {{\n size_t i = get_global_id(0);\n\
+             {ty}4 x = vload4(i, a), y = vload4(i, b); int4 n = vload4(i, m), q; int qs; {ty}4 ip; {ty} ips;\n\
+             {ty}4 r = {vector};\n\
+             for (int c = 0; c < 4; c++) {{ {ty} s = {scalar};\n\
+             o[i * 4 + c] = r[c] == s || (r[c] != r[c] && s != s); }} }}"
+        );
+        let p = e.program(&src, opts);
+        let k = kernel(p, "k");
+        let (a, b) = match ty {
+            "double" => (e.buffer_from(&xs), e.buffer_from(&ys)),
+            _ => {
+                let f: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+                let g: Vec<f32> = ys.iter().map(|&x| x as f32).collect();
+                (e.buffer_from(&f), e.buffer_from(&g))
+            }
+        };
+        let mb = e.buffer_from(&ns);
+        let o = e.buffer(CL_MEM_READ_WRITE, count * 16, std::ptr::null_mut());
+        arg(k, 0, &o);
+        arg(k, 1, &a);
+        arg(k, 2, &b);
+        arg(k, 3, &mb);
+        e.run(k, None, &[count], None);
+        let r: Vec<i32> = e.read(o, count * 4);
+        let wrong = r.iter().filter(|&&v| v != 1).count();
+        if wrong > 0 {
+            bad.push(format!(
+                "{ty} {vector} ({opts}): {wrong} components differ from {scalar}"
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A program of two sources that both name double sin builds and runs (each source gets the
+/// math library: nothing in it may be defined twice across sources).
+#[test]
+fn two_sources_with_the_math_library() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let a = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+             double f(double x) { return sin(x) + pow(x, 2.0); }\n";
+    let b = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ndouble f(double x);\n\
+             kernel void k(global double *o) { o[0] = f(o[0]) + sin(o[1]) + remquo(o[1], 3.0, \
+             (global int *)&o[2]); }\n";
+    let e = Env::new();
+    let ptrs = [
+        a.as_ptr() as *const std::ffi::c_char,
+        b.as_ptr() as *const std::ffi::c_char,
+    ];
+    let lens = [a.len(), b.len()];
+    let mut err = 0;
+    let p = unsafe { clCreateProgramWithSource(e.ctx, 2, ptrs.as_ptr(), lens.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let code =
+        unsafe { clBuildProgram(p, 1, &e.dev, std::ptr::null(), None, std::ptr::null_mut()) };
+    assert_eq!(
+        code,
+        CL_SUCCESS,
+        "{}",
+        build_str(p, e.dev, CL_PROGRAM_BUILD_LOG)
+    );
+    unsafe { clReleaseProgram(p) };
 }

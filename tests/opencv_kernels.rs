@@ -85,11 +85,9 @@ __kernel void k(__global const int *p, int w, int h, __global int *dst)
 }
 
 /// OpenCV's own shape of it (imgproc/boxFilter's `readSrcPixel`): a helper returning a load from
-/// each arm, the else arm's index clamped. `compiler::chosen_load` rewrites the assignment form
-/// above, not this one.
+/// each arm, the else arm's index clamped. Builds since `compiler::returned_load` fences the
+/// else arm's load in that arm.
 #[test]
-#[ignore = "issue 15: clspv crashes (SIGSEGV) on a helper returning a load from each arm of an \
-            if/else whose else index is clamped (OpenCV's boxFilter readSrcPixel); not fixed"]
 fn loads_returned_from_both_arms_with_a_clamped_index() {
     const SRC: &str = r#"
 inline int read_px(int x, int y, __global const int *p, int w, int h)
@@ -141,4 +139,93 @@ fn clamped_reads(src: &str) {
     check!(clReleaseMemObject(dst));
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
+}
+
+/// boxFilter's `readSrcPixel` as OpenCV writes it: the load behind macros, the border rule and
+/// the if's condition chosen by `#ifdef`s inside the arms, the else arm's pixel found by a loop
+/// (BORDER_REFLECT_101, OpenCV's default) or by min/max (BORDER_REPLICATE), bytes widened to
+/// int. clspv crashed (SIGSEGV) on both before `compiler::returned_load`.
+#[test]
+fn border_pixels_returned_through_macros_and_directives() {
+    const SRC: &str = r#"
+#define loadpix(addr) *(__global const ST *)(addr)
+#ifdef BORDER_REPLICATE
+#define EXTRAPOLATE(x, maxX) { x = max(min(x, maxX - 1), 0); }
+#else
+#define EXTRAPOLATE(x, maxX) \
+    { do { if (x < 0) x = -x; else x = maxX - 1 - (x - maxX) - 1; } while (x >= maxX || x < 0); }
+#endif
+#define PROCESS(v) (v)
+inline WT read_px(int2 pos, __global const uchar *p, int step, int w, int h)
+{
+#ifdef ISOLATED
+    if (pos.x >= 1 && pos.y >= 1 && pos.x < w && pos.y < h)
+#else
+    if (pos.x >= 0 && pos.y >= 0 && pos.x < w && pos.y < h)
+#endif
+    {
+        int i = mad24(pos.y, step, pos.x * (int)sizeof(ST));
+        WT value = convertToWT(loadpix(p + i));
+        return PROCESS(value);
+    }
+    else
+    {
+#ifdef BORDER_CONSTANT
+        return (WT)(0);
+#else
+        int c = pos.x, r = pos.y;
+        EXTRAPOLATE(c, w);
+        EXTRAPOLATE(r, h);
+        int i = mad24(r, step, c * (int)sizeof(ST));
+        WT value = convertToWT(loadpix(p + i));
+        return PROCESS(value);
+#endif
+    }
+}
+__kernel void k(__global const uchar *p, int w, int h, __global int *dst)
+{
+    int2 pos = (int2)((int)get_global_id(0) - 3, (int)get_global_id(1) - 3);
+    dst[get_global_id(1) * get_global_size(0) + get_global_id(0)] = read_px(pos, p, w, w, h);
+}
+"#;
+    const W: usize = 5;
+    const H: usize = 4;
+    const B: usize = 3; // border texels on each side
+    let (gw, gh) = (W + 2 * B, H + 2 * B);
+    let data: Vec<u8> = (0..(W * H) as u8).map(|i| 200 + i).collect();
+    let replicate = |x: i32, n: i32| x.clamp(0, n - 1);
+    let reflect_101 = |mut x: i32, n: i32| {
+        while !(0..n).contains(&x) {
+            x = if x < 0 { -x } else { 2 * n - 2 - x };
+        }
+        x
+    };
+    let e = Env::new();
+    for (border, rule) in [
+        ("BORDER_REPLICATE", &replicate as &dyn Fn(i32, i32) -> i32),
+        ("BORDER_REFLECT_101", &reflect_101),
+    ] {
+        let opts = format!("-D {border} -D ST=uchar -D WT=int -D convertToWT=convert_int");
+        let p = e.program(SRC, &opts);
+        let k = kernel(p, "k");
+        let src = e.buffer_from(&data);
+        let dst = e.buffer_from(&vec![-1i32; gw * gh]);
+        arg(k, 0, &src);
+        arg(k, 1, &(W as i32));
+        arg(k, 2, &(H as i32));
+        arg(k, 3, &dst);
+        e.run(k, None, &[gw, gh], None);
+        let want: Vec<i32> = (0..gw * gh)
+            .map(|g| {
+                let x = rule((g % gw) as i32 - B as i32, W as i32) as usize;
+                let y = rule((g / gw) as i32 - B as i32, H as i32) as usize;
+                data[y * W + x] as i32
+            })
+            .collect();
+        assert_eq!(e.read::<i32>(dst, gw * gh), want, "{border}");
+        check!(clReleaseMemObject(src));
+        check!(clReleaseMemObject(dst));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
 }

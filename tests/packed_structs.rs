@@ -121,9 +121,9 @@ fn packed_64_bit_integer_members_in_local_memory() {
     }
 }
 
+/// clspv read the 8-byte member of element s of the private array at word 2s instead of 3s
+/// (lavapipe and every device) before `compiler::packed_private`.
 #[test]
-#[ignore = "clspv reads the 8-byte member of element s of a private array of a packed \
-            12-byte struct at word 2s instead of 3s (lavapipe and every device)"]
 fn packed_64_bit_integer_members_in_private_memory() {
     let e = Env::new();
     let input = integer_input();
@@ -170,9 +170,8 @@ fn packed_double_members_in_local_memory() {
     }
 }
 
+/// As `packed_64_bit_integer_members_in_private_memory`, with doubles.
 #[test]
-#[ignore = "clspv reads the 8-byte member of element s of a private array of a packed \
-            12-byte struct at word 2s instead of 3s (lavapipe and every device)"]
 fn packed_double_members_in_private_memory() {
     let e = Env::new();
     if has_fp64(&e) {

@@ -162,8 +162,8 @@ fn narrower_views_of_double_pointer_arithmetic() {
 /// pyopencl's GPU scan shape: the words of a packed struct's member in a 2D `__local` array read through
 /// `(__local V *)&(ldata[i][j].value)`, and the same from a `__global` array of the struct.
 const MEMBER_SOURCE: &str = r#"
-struct __attribute__((packed)) w { ulong v; int d; };
-__kernel void local_member(__global const ulong *in, __global V *o) {
+struct __attribute__((packed)) w { M v; int d; };
+__kernel void local_member(__global const M *in, __global V *o) {
     __local struct w ld[4][5];
     int l = get_local_id(0);
     if (l < 16) { ld[l % 4][l / 4].v = in[l]; ld[l % 4][l / 4].d = -l; }
@@ -183,6 +183,36 @@ __kernel void global_member(__global const struct w *a, __global V *o) {
 }
 "#;
 
+/// The views compiler::word_views leaves: the `__local` member at constant indices, and through
+/// a pointer to the member taken in an earlier statement (a program of their own: the first
+/// makes the build fail).
+const LEFT_MEMBER_SOURCE: &str = r#"
+struct __attribute__((packed)) w { M v; int d; };
+__kernel void constant_local_member(__global const M *in, __global V *o) {
+    __local struct w ld[4][5];
+    int l = get_local_id(0);
+    if (l < 16) { ld[l % 4][l / 4].v = in[l]; ld[l % 4][l / 4].d = -l; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Element 9 of `in`, R views of it.
+    if (l < R) {
+        __local V *s = (__local V *) &(ld[1][2].v);
+        o[l] = s[l];
+    }
+}
+__kernel void earlier_local_member(__global const M *in, __global V *o) {
+    __local struct w ld[4][5];
+    int l = get_local_id(0);
+    if (l < 16) { ld[l % 4][l / 4].v = in[l]; ld[l % 4][l / 4].d = -l; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int idx = l / R, rem = l - idx * R;
+    if (idx < 16) {
+        __local M *m = &ld[idx % 4][idx / 4].v;
+        __local V *s = (__local V *)m;
+        o[l] = s[rem];
+    }
+}
+"#;
+
 #[repr(C, packed)]
 #[derive(Clone, Copy)]
 struct Wrapped {
@@ -190,56 +220,105 @@ struct Wrapped {
     d: i32,
 }
 
-/// Runs both member kernels for V of `size` bytes; returns what each read, as bytes.
-fn member_views(e: &Env, v: &str, size: usize) -> (Vec<u8>, Vec<u8>) {
+/// The 8-byte member's values (as bits); `double` ones are normal numbers.
+fn member_values(m: &str) -> Vec<u64> {
+    let sign_exponent = if m == "double" { 0x3ff0 << 48 } else { 0 };
+    (0..16u64)
+        .map(|i| ((i + 1) * 0x1_0000_0001 + (i << 40)) | sign_exponent)
+        .collect()
+}
+
+/// Runs the member kernels `names` of `src` for a member of type M and V of `size` bytes; returns the
+/// kernels whose output differs from the member's bytes.
+fn member_views(e: &Env, src: &str, names: &[&str], m: &str, v: &str, size: usize) -> Vec<String> {
     let r = 8 / size;
-    let p = e.program(MEMBER_SOURCE, &format!("-DV={v} -DR={r}"));
-    let values: Vec<u64> = (0..16u64)
-        .map(|i| (i + 1) * 0x1_0000_0001 + (i << 40))
-        .collect();
+    let p = e.program(src, &format!("-DM={m} -DV={v} -DR={r}"));
+    let values = member_values(m);
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     let inp = e.buffer_from(&values);
     let structs: Vec<Wrapped> = values.iter().map(|&v| Wrapped { v, d: -1 }).collect();
     let structs = e.buffer_from(&structs);
-    let out = e.buffer(CL_MEM_READ_WRITE, 16 * 8, std::ptr::null_mut());
-    let k = kernel(p, "local_member");
-    arg(k, 0, &inp);
-    arg(k, 1, &out);
-    e.run(k, None, &[16 * r], Some(&[16 * r]));
-    let local = e.read::<u8>(out, 16 * 8);
-    let g = kernel(p, "global_member");
-    arg(g, 0, &structs);
-    arg(g, 1, &out);
-    e.run(g, None, &[16 * r], None);
-    let global = e.read::<u8>(out, 16 * 8);
-    unsafe {
-        clReleaseKernel(k);
-        clReleaseKernel(g);
-        for m in [inp, structs, out] {
-            clReleaseMemObject(m);
+    let mut wrong = vec![];
+    let kernels = [
+        ("local_member", inp, &bytes[..]),
+        ("global_member", structs, &bytes[..]),
+        ("constant_local_member", inp, &bytes[9 * 8..10 * 8]),
+        ("earlier_local_member", inp, &bytes[..]),
+    ];
+    for (name, input, want) in kernels.into_iter().filter(|k| names.contains(&k.0)) {
+        let out = e.buffer_from(&[0u8; 16 * 8]);
+        let k = kernel(p, name);
+        arg(k, 0, &input);
+        arg(k, 1, &out);
+        e.run(k, None, &[16 * r], Some(&[16 * r]));
+        let got = e.read::<u8>(out, want.len());
+        if got != want {
+            wrong.push(format!(
+                "{name}: {v} of {m}: {:02x?}, want {:02x?}",
+                &got[..16.min(got.len())],
+                &want[..16.min(want.len())]
+            ));
         }
+        unsafe {
+            clReleaseKernel(k);
+            clReleaseMemObject(out);
+        }
+    }
+    unsafe {
+        clReleaseMemObject(inp);
+        clReleaseMemObject(structs);
         clReleaseProgram(p);
     }
-    (local, global)
+    wrong
 }
+
+const MEMBER_KERNELS: &[&str] = &["local_member", "global_member"];
 
 #[test]
 fn narrower_views_of_struct_members() {
+    member_views_of(&Env::new(), MEMBER_SOURCE, MEMBER_KERNELS, "ulong");
+}
+
+/// pyopencl's GPU scan of doubles (cumsum of float64, test_dtype_conversions,
+/// test_scan_with_vectorargs_with_offsets): clspv 0.0.1 loaded the struct's words as a vector
+/// and rebuilt the double's bits through a one-element vector, `OpCompositeConstruct %ulong` of
+/// one `%ulong` and an `OpCompositeExtract` from that scalar, which spirv-val rejects and
+/// NVIDIA's driver crashed on (compiler::scalar_composites).
+#[test]
+fn narrower_views_of_double_struct_members() {
     let e = Env::new();
-    let values: Vec<u8> = (0..16u64)
-        .flat_map(|i| ((i + 1) * 0x1_0000_0001 + (i << 40)).to_le_bytes())
-        .collect();
-    let mut wrong = vec![];
+    if !device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64") {
+        eprintln!("no cl_khr_fp64: no double case");
+        return;
+    }
+    member_views_of(&e, MEMBER_SOURCE, MEMBER_KERNELS, "double");
+}
+
+/// The views compiler::word_views does not rewrite: the `__local` member at constant indices
+/// (rewritten, clspv never finishes: the build fails after 180 s) and a pointer to the member
+/// taken in an earlier statement (not rewritten: every view reads the member's first word or
+/// half-word, as before the rewrite existed).
+#[test]
+#[ignore = "issue 15: clspv 0.0.1 hangs on a constant __local word view and drops the word \
+            index of a view of a pointer from an earlier statement; not fixed"]
+fn narrower_views_of_struct_members_at_constant_or_earlier_pointers() {
+    let e = Env::new();
+    let names = &["constant_local_member", "earlier_local_member"];
+    member_views_of(&e, LEFT_MEMBER_SOURCE, names, "ulong");
+    if device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64") {
+        member_views_of(&e, LEFT_MEMBER_SOURCE, names, "double");
+    }
+}
+
+/// The member kernels `names` of `src` with an 8-byte member of type `m`.
+fn member_views_of(e: &Env, src: &str, names: &[&str], m: &str) {
     // A char view of the __local member still reads byte 0 of the member for every byte, and
     // the same kernels on a struct without `packed` crash clspv 0.0.1 (SIGSEGV) with or
     // without the rewrite: not covered here.
-    for (v, size) in [("int", 4), ("uint", 4), ("short", 2)] {
-        let (local, global) = member_views(&e, v, size);
-        for (space, got) in [("__local", local), ("__global", global)] {
-            if got != values {
-                wrong.push(format!("{space} {v}"));
-            }
-        }
-    }
+    let wrong: Vec<String> = [("int", 4), ("uint", 4), ("short", 2)]
+        .iter()
+        .flat_map(|&(v, size)| member_views(e, src, names, m, v, size))
+        .collect();
     assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
 }
 

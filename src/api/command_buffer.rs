@@ -8,11 +8,13 @@ use super::info::{array, v, write};
 use super::memory::buffer_on;
 use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
-use crate::core::command_buffer::{work_groups, CommandBuffer, MutableCommand};
+use crate::core::command_buffer::{work_groups, CommandBuffer, MutableCommand, MutableLaunch};
 use crate::core::image::{self, ImageCopy};
-use crate::core::kernel::{self, ArgValue, Kernel, NdRange};
+use crate::core::kernel::{self, Kernel};
+use crate::core::memory::Mem;
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
+use crate::core::svm;
 use crate::core::transfer;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
@@ -142,9 +144,11 @@ unsafe fn enqueue_command_buffer(
         _ => obj::<Queue, _>(unsafe { *queues })?,
     };
     check(Arc::ptr_eq(&q.context, cb.context()), CL_INVALID_CONTEXT)?;
-    // A queue of the same device runs the same Vulkan commands (queue substitution).
+    // "A compatible command-queue is defined as a command-queue with identical properties
+    // targeting the same device and in the same OpenCL context" (queue substitution): it
+    // runs the same Vulkan commands, ordered as they were recorded for.
     check(
-        Arc::ptr_eq(&q.device, &cb.queue.device) && q.properties & !SUPPORTED_QUEUE_PROPERTIES == 0,
+        Arc::ptr_eq(&q.device, &cb.queue.device) && q.properties == cb.queue.properties,
         CL_INCOMPATIBLE_COMMAND_QUEUE_KHR,
     )?;
     // SAFETY: the application passes its wait list as the spec requires.
@@ -155,12 +159,22 @@ unsafe fn enqueue_command_buffer(
     Ok(())
 }
 
-/// CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: what clUpdateMutableCommandsKHR can change
-/// (not EXEC_INFO: no SVM).
+/// What clUpdateMutableCommandsKHR can change: arguments (SVM ones included), sizes,
+/// offsets, SVM exec info.
 pub(crate) const MUTABLE_CAPABILITIES: cl_bitfield = CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR
     | CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR
     | CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR
-    | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR;
+    | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR
+    | CL_MUTABLE_DISPATCH_EXEC_INFO_KHR;
+
+/// CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR: `MUTABLE_CAPABILITIES`, without exec info on
+/// a device without SVM.
+pub(crate) fn mutable_capabilities(device: &crate::core::device::Device) -> cl_bitfield {
+    match svm::capabilities(device) {
+        0 => MUTABLE_CAPABILITIES & !CL_MUTABLE_DISPATCH_EXEC_INFO_KHR,
+        _ => MUTABLE_CAPABILITIES,
+    }
+}
 
 /// A launch's properties: the fields a mutable launch lets change (every field the device
 /// can change when not given), its assertions, and the list as given (with its 0; empty for NULL). Names
@@ -378,8 +392,10 @@ unsafe fn command_copy_buffer(
         buffer_on(&cb.queue, dst_buffer)?,
     );
     super::memory::check_copy(&s, &d, src_offset, dst_offset, size)?;
-    let copy = transfer::Copy::linear(&cb.queue.vk, &s, &d, src_offset, dst_offset, size)?;
-    let p = cb.record(&wait, |rec| Ok(copy.record(rec).keep))?;
+    // Prepared here, outside the buffer's lock; by the copy kernel where clEnqueueCopyBuffer
+    // would take it.
+    let copy = transfer::LinearCopy::new(&cb.queue, &s, &d, src_offset, dst_offset, size)?;
+    let p = cb.record(&wait, |rec| Ok(copy.record(rec)?.keep))?;
     // SAFETY: the application's out-parameter.
     unsafe { return_sync_point(p, sync_point) };
     Ok(())
@@ -464,13 +480,26 @@ unsafe fn command_fill_buffer(
     let m = buffer_on(&cb.queue, buffer)?;
     // SAFETY: the application passes pattern_size bytes at pattern (copied when recorded).
     let pattern = unsafe { super::memory::fill_pattern(&m, pattern, pattern_size, offset, size) }?;
-    let p = cb.record(&wait, |rec| {
-        transfer::record_fill(rec, &cb.queue.vk, &m, pattern, offset, size)?;
-        Ok(vec![m.clone()])
-    })?;
+    let p = record_fill(&cb, &wait, &m, pattern, offset, size)?;
     // SAFETY: the application's out-parameter.
     unsafe { return_sync_point(p, sync_point) };
     Ok(())
+}
+
+/// Records a fill of `size` bytes of a buffer (or an SVM allocation) from `offset`, checked
+/// (its pattern copied into the recording).
+fn record_fill(
+    cb: &CommandBuffer,
+    wait: &[cl_sync_point_khr],
+    m: &Arc<Mem>,
+    pattern: &[u8],
+    offset: usize,
+    size: usize,
+) -> CLResult<cl_sync_point_khr> {
+    cb.record(wait, |rec| {
+        transfer::record_fill(rec, &cb.queue.vk, m, pattern, offset, size)?;
+        Ok(vec![m.clone()])
+    })
 }
 
 /// Records an image copy checked by the `super::image` helpers.
@@ -686,25 +715,26 @@ unsafe fn update_mutable_commands(
 unsafe fn dispatch_change(
     cb: &Arc<CommandBuffer>,
     config: &cl_mutable_dispatch_config_khr,
-) -> CLResult<(Arc<MutableCommand>, Vec<Option<ArgValue>>, NdRange)> {
+) -> CLResult<(Arc<MutableCommand>, MutableLaunch)> {
     let command: Arc<MutableCommand> = obj(config.command)?;
     check(
         std::ptr::eq(command.buffer.as_ptr(), Arc::as_ptr(cb)),
         CL_INVALID_MUTABLE_COMMAND_KHR,
     )?;
-    // No SVM and no exec info to change.
     check(
-        config.num_svm_args == 0 && config.num_exec_infos == 0,
-        CL_INVALID_OPERATION,
-    )?;
-    check(
-        (config.num_args == 0) == config.arg_list.is_null(),
+        (config.num_args == 0) == config.arg_list.is_null()
+            && (config.num_svm_args == 0) == config.arg_svm_list.is_null()
+            && (config.num_exec_infos == 0) == config.exec_info_list.is_null(),
         CL_INVALID_VALUE,
     )?;
     let allowed = |field: cl_bitfield, given: bool| {
         check(!given || command.fields & field != 0, CL_INVALID_OPERATION)
     };
-    allowed(CL_MUTABLE_DISPATCH_ARGUMENTS_KHR, config.num_args > 0)?;
+    allowed(
+        CL_MUTABLE_DISPATCH_ARGUMENTS_KHR,
+        config.num_args > 0 || config.num_svm_args > 0,
+    )?;
+    allowed(CL_MUTABLE_DISPATCH_EXEC_INFO_KHR, config.num_exec_infos > 0)?;
     allowed(
         CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR,
         !config.global_work_offset.is_null(),
@@ -717,7 +747,7 @@ unsafe fn dispatch_change(
         CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR,
         !config.local_work_size.is_null(),
     )?;
-    let (mut args, old) = command.launch();
+    let (mut args, old, mut info) = command.launch();
     // The launch's dimensions do not change.
     check(
         config.work_dim == 0 || config.work_dim == old.work_dim,
@@ -730,6 +760,24 @@ unsafe fn dispatch_change(
             super::kernel::arg_value(&command.kernel, a.arg_index, a.arg_size, a.arg_value)
         }?;
         args[a.arg_index as usize] = Some(value);
+    }
+    // SAFETY: the application passes num_svm_args SVM arguments.
+    for a in unsafe { slice(config.arg_svm_list, config.num_svm_args as usize) } {
+        let value = super::svm::svm_pointer_arg(&command.kernel, a.arg_index, a.arg_value)?;
+        args[a.arg_index as usize] = Some(value);
+    }
+    // SAFETY: the application passes num_exec_infos exec infos.
+    for e in unsafe { slice(config.exec_info_list, config.num_exec_infos as usize) } {
+        // SAFETY: each value as clSetKernelExecInfo takes it.
+        unsafe {
+            super::svm::apply_exec_info(
+                &command.kernel,
+                &mut info,
+                e.param_name,
+                e.param_value_size,
+                e.param_value,
+            )
+        }?;
     }
     let or = |given: *const usize, old: &[usize; 3]| {
         if given.is_null() {
@@ -772,7 +820,7 @@ unsafe fn dispatch_change(
             local,
         )
     }?;
-    Ok((command, args, nd))
+    Ok((command, (args, nd, info)))
 }
 
 #[entry(clGetMutableCommandInfoKHR)]
@@ -788,7 +836,7 @@ unsafe fn get_mutable_command_info(
         .buffer
         .upgrade()
         .ok_or(ClError(CL_INVALID_MUTABLE_COMMAND_KHR))?;
-    let (_, nd) = c.launch();
+    let (_, nd, _) = c.launch();
     let dims = nd.work_dim as usize;
     let value = match param_name {
         CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => {
@@ -815,21 +863,21 @@ unsafe fn get_mutable_command_info(
     unsafe { write(&value, param_value_size, param_value, param_value_size_ret) }
 }
 
-/// clCommandSVMMemcpyKHR and clCommandSVMMemFillKHR: no device of vkcl's supports SVM yet
-/// (as clEnqueueSVMMemcpy, CL_INVALID_OPERATION after the command's own checks).
+/// The checks clCommandSVMMemcpyKHR and clCommandSVMMemFillKHR start with: `recording`'s,
+/// then CL_INVALID_OPERATION where the buffer's device has no SVM.
 ///
 /// # Safety
 /// As `recording`.
-unsafe fn svm_command(
+unsafe fn svm_recording(
     command_buffer: cl_command_buffer_khr,
     command_queue: cl_command_queue,
     properties: *const cl_command_properties_khr,
     num_sync_points: cl_uint,
     sync_point_wait_list: *const cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
-) -> CLResult<()> {
+) -> CLResult<(Arc<CommandBuffer>, Vec<cl_sync_point_khr>)> {
     // SAFETY: as the caller guarantees.
-    unsafe {
+    let (cb, wait) = unsafe {
         recording(
             command_buffer,
             command_queue,
@@ -839,7 +887,11 @@ unsafe fn svm_command(
             mutable_handle,
         )
     }?;
-    Err(ClError(CL_INVALID_OPERATION))
+    check(
+        svm::capabilities(&cb.queue.device) != 0,
+        CL_INVALID_OPERATION,
+    )?;
+    Ok((cb, wait))
 }
 
 #[entry(clCommandSVMMemcpyKHR)]
@@ -847,17 +899,17 @@ unsafe fn command_svm_memcpy(
     command_buffer: cl_command_buffer_khr,
     command_queue: cl_command_queue,
     properties: *const cl_command_properties_khr,
-    _dst_ptr: *mut c_void,
-    _src_ptr: *const c_void,
-    _size: usize,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: usize,
     num_sync_points: cl_uint,
     sync_point_wait_list: *const cl_sync_point_khr,
-    _sync_point: *mut cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     // SAFETY: the application's arguments, as the spec requires them.
-    unsafe {
-        svm_command(
+    let (cb, wait) = unsafe {
+        svm_recording(
             command_buffer,
             command_queue,
             properties,
@@ -865,7 +917,18 @@ unsafe fn command_svm_memcpy(
             sync_point_wait_list,
             mutable_handle,
         )
-    }
+    }?;
+    let ranges = super::svm::memcpy_ranges(cb.context(), dst_ptr as usize, src_ptr as usize, size)?;
+    // A replay runs on the device alone: both sides must be SVM allocations (the devices
+    // have no system SVM), which the GPU copies as buffers.
+    let (Some((s, so)), Some((d, doff))) = ranges else {
+        return Err(ClError(CL_INVALID_VALUE));
+    };
+    let copy = transfer::Copy::linear(&cb.queue.vk, &s, &d, so, doff, size)?;
+    let p = cb.record(&wait, |rec| Ok(copy.record(rec).keep))?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
 }
 
 #[entry(clCommandSVMMemFillKHR)]
@@ -873,18 +936,18 @@ unsafe fn command_svm_mem_fill(
     command_buffer: cl_command_buffer_khr,
     command_queue: cl_command_queue,
     properties: *const cl_command_properties_khr,
-    _svm_ptr: *mut c_void,
-    _pattern: *const c_void,
-    _pattern_size: usize,
-    _size: usize,
+    svm_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: usize,
+    size: usize,
     num_sync_points: cl_uint,
     sync_point_wait_list: *const cl_sync_point_khr,
-    _sync_point: *mut cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     // SAFETY: the application's arguments, as the spec requires them.
-    unsafe {
-        svm_command(
+    let (cb, wait) = unsafe {
+        svm_recording(
             command_buffer,
             command_queue,
             properties,
@@ -892,7 +955,15 @@ unsafe fn command_svm_mem_fill(
             sync_point_wait_list,
             mutable_handle,
         )
-    }
+    }?;
+    // SAFETY: pattern_size bytes at pattern (copied when recorded), as the spec requires.
+    let (m, offset, pattern) = unsafe {
+        super::svm::fill_range(cb.context(), svm_ptr as usize, pattern, pattern_size, size)
+    }?;
+    let p = record_fill(&cb, &wait, &m, pattern, offset, size)?;
+    // SAFETY: the application's out-parameter.
+    unsafe { return_sync_point(p, sync_point) };
+    Ok(())
 }
 
 /// The extension's entry points, for clGetExtensionFunctionAddress*.

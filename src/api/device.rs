@@ -237,7 +237,7 @@ fn memory_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8
             v::<cl_command_queue_properties>(super::command_buffer::SUPPORTED_QUEUE_PROPERTIES)
         }
         CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR => {
-            v::<cl_bitfield>(super::command_buffer::MUTABLE_CAPABILITIES)
+            v::<cl_bitfield>(super::command_buffer::mutable_capabilities(d))
         }
         CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR => {
             v::<cl_command_queue_properties>(0u64)

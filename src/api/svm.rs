@@ -156,6 +156,27 @@ unsafe fn enqueue_svm_free(
     unsafe { finish(e, false, event) }
 }
 
+/// clEnqueueSVMMemcpy's checks (clCommandSVMMemcpyKHR's too): the allocations holding the
+/// source and the destination, and the ranges' offsets in them (None: host memory).
+#[allow(clippy::type_complexity)]
+pub(super) fn memcpy_ranges(
+    context: &Context,
+    dst: usize,
+    src: usize,
+    size: usize,
+) -> CLResult<(Option<(Arc<Mem>, usize)>, Option<(Arc<Mem>, usize)>)> {
+    // 0 bytes: CL_INVALID_VALUE, as OpenCL 2.0 lists it (and as other implementations do).
+    check(dst != 0 && src != 0 && size > 0, CL_INVALID_VALUE)?;
+    check(
+        dst.checked_add(size).is_some() && src.checked_add(size).is_some(),
+        CL_INVALID_VALUE,
+    )?;
+    check(dst >= src + size || src >= dst + size, CL_MEM_COPY_OVERLAP)?;
+    let to = svm::find_range(context, dst, size)?;
+    let from = svm::find_range(context, src, size)?;
+    Ok((from, to))
+}
+
 #[entry(clEnqueueSVMMemcpy)]
 unsafe fn enqueue_svm_memcpy(
     queue: cl_command_queue,
@@ -169,19 +190,7 @@ unsafe fn enqueue_svm_memcpy(
 ) -> CLResult<()> {
     // SAFETY: the application's wait list.
     let (q, wait) = unsafe { queue_and_wait(queue, num_events, events) }?;
-    // 0 bytes: CL_INVALID_VALUE, as OpenCL 2.0 lists it (and as other implementations do).
-    check(
-        !dst_ptr.is_null() && !src_ptr.is_null() && size > 0,
-        CL_INVALID_VALUE,
-    )?;
-    let (dst, src) = (dst_ptr as usize, src_ptr as usize);
-    check(
-        dst.checked_add(size).is_some() && src.checked_add(size).is_some(),
-        CL_INVALID_VALUE,
-    )?;
-    check(dst >= src + size || src >= dst + size, CL_MEM_COPY_OVERLAP)?;
-    let to = svm::find_range(&q.context, dst, size)?;
-    let from = svm::find_range(&q.context, src, size)?;
+    let (from, to) = memcpy_ranges(&q.context, dst_ptr as usize, src_ptr as usize, size)?;
     let blocking = blocking != 0;
     let command = CL_COMMAND_SVM_MEMCPY;
     let e = match (from, to) {
@@ -214,6 +223,34 @@ unsafe fn enqueue_svm_memcpy(
     unsafe { finish(e, blocking, event) }
 }
 
+/// clEnqueueSVMMemFill's checks (clCommandSVMMemFillKHR's too): the allocation holding the
+/// range, its offset there, and the pattern.
+///
+/// # Safety
+/// `pattern` is NULL or points to `pattern_size` bytes.
+pub(super) unsafe fn fill_range<'a>(
+    context: &Context,
+    at: usize,
+    pattern: *const c_void,
+    pattern_size: usize,
+    size: usize,
+) -> CLResult<(Arc<Mem>, usize, &'a [u8])> {
+    check(at != 0 && !pattern.is_null() && size > 0, CL_INVALID_VALUE)?;
+    check(
+        pattern_size.is_power_of_two() && pattern_size <= 128,
+        CL_INVALID_VALUE,
+    )?;
+    // "svm_ptr is not aligned to pattern_size bytes", "size is not a multiple of pattern_size".
+    check(
+        at % pattern_size == 0 && size % pattern_size == 0,
+        CL_INVALID_VALUE,
+    )?;
+    // SAFETY: `pattern_size` bytes at pattern (the caller's contract).
+    let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
+    let (m, offset) = svm::find_range(context, at, size)?.ok_or(ClError(CL_INVALID_VALUE))?;
+    Ok((m, offset, pattern))
+}
+
 #[entry(clEnqueueSVMMemFill)]
 unsafe fn enqueue_svm_mem_fill(
     queue: cl_command_queue,
@@ -227,28 +264,10 @@ unsafe fn enqueue_svm_mem_fill(
 ) -> CLResult<()> {
     // SAFETY: the application's wait list.
     let (q, wait) = unsafe { queue_and_wait(queue, num_events, events) }?;
-    let at = svm_ptr as usize;
-    check(
-        !svm_ptr.is_null() && !pattern.is_null() && size > 0,
-        CL_INVALID_VALUE,
-    )?;
-    check(
-        pattern_size.is_power_of_two() && pattern_size <= 128,
-        CL_INVALID_VALUE,
-    )?;
-    // "svm_ptr is not aligned to pattern_size bytes", "size is not a multiple of pattern_size".
-    check(
-        at % pattern_size == 0 && size % pattern_size == 0,
-        CL_INVALID_VALUE,
-    )?;
-    // SAFETY: `pattern_size` bytes at pattern (the spec's contract).
-    let pattern = unsafe { std::slice::from_raw_parts(pattern as *const u8, pattern_size) };
-    let e = match svm::find_range(&q.context, at, size)? {
-        Some((m, offset)) => {
-            transfer::fill(&q, CL_COMMAND_SVM_MEMFILL, &m, pattern, offset, size, &wait)?
-        }
-        None => return Err(ClError(CL_INVALID_VALUE)),
-    };
+    // SAFETY: the application's pattern.
+    let (m, offset, pattern) =
+        unsafe { fill_range(&q.context, svm_ptr as usize, pattern, pattern_size, size) }?;
+    let e = transfer::fill(&q, CL_COMMAND_SVM_MEMFILL, &m, pattern, offset, size, &wait)?;
     // SAFETY: the application's event out-parameter.
     unsafe { finish(e, false, event) }
 }
@@ -365,17 +384,28 @@ fn set_kernel_arg_svm_pointer(
     value: *const c_void,
 ) -> CLResult<()> {
     let k: Arc<Kernel> = obj(kernel)?;
-    check_svm_context(&k)?;
+    let arg = svm_pointer_arg(&k, index, value)?;
+    k.set_arg(index as usize, arg);
+    Ok(())
+}
+
+/// clSetKernelArgSVMPointer's checks (a mutable launch's SVM argument updates' too): the
+/// argument `value` is for `k`'s argument `index`.
+pub(super) fn svm_pointer_arg(
+    k: &Kernel,
+    index: cl_uint,
+    value: *const c_void,
+) -> CLResult<ArgValue> {
+    check_svm_context(k)?;
     check(
         (index as usize) < k.num_args() as usize,
         CL_INVALID_ARG_INDEX,
     )?;
     check(
-        super::kernel::is_pointer_arg(&k, index as usize),
+        super::kernel::is_pointer_arg(k, index as usize),
         CL_INVALID_ARG_VALUE,
     )?;
-    k.set_arg(index as usize, ArgValue::Pointer(value as u64));
-    Ok(())
+    Ok(ArgValue::Pointer(value as u64))
 }
 
 #[entry(clSetKernelArgDevicePointerEXT)]
@@ -452,16 +482,35 @@ pub(super) unsafe fn set_exec_info(
     size: usize,
     value: *const c_void,
 ) -> CLResult<()> {
+    let mut info = k.exec_info.lock().clone();
+    // SAFETY: as the caller guarantees.
+    unsafe { apply_exec_info(k, &mut info, name, size, value) }?;
+    *k.exec_info.lock() = info;
+    Ok(())
+}
+
+/// clSetKernelExecInfo's change of `info`, an exec info of `k` (the kernel's, or a mutable
+/// launch's own), checked.
+///
+/// # Safety
+/// `value` points to `size` readable bytes.
+pub(super) unsafe fn apply_exec_info(
+    k: &Kernel,
+    info: &mut svm::ExecInfo,
+    name: cl_kernel_exec_info,
+    size: usize,
+    value: *const c_void,
+) -> CLResult<()> {
     match name {
         CL_KERNEL_EXEC_INFO_SVM_PTRS => {
             check_svm_context(k)?;
             // SAFETY: `size` bytes at value (the caller's contract).
             let pointers = unsafe { addresses(size, value) }?;
-            k.exec_info.lock().pointers = pointers.iter().map(|&p| p as usize).collect();
+            info.pointers = pointers.iter().map(|&p| p as usize).collect();
         }
         CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT => {
             // SAFETY: as above.
-            k.exec_info.lock().device_pointers = unsafe { addresses(size, value) }?;
+            info.device_pointers = unsafe { addresses(size, value) }?;
         }
         CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
             check_svm_context(k)?;
@@ -480,7 +529,7 @@ pub(super) unsafe fn set_exec_info(
                 .iter()
                 .any(|d| svm::capabilities(d) & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM != 0);
             check(!on || system, CL_INVALID_OPERATION)?;
-            k.exec_info.lock().fine_grain_system = on;
+            info.fine_grain_system = on;
         }
         _ => return Err(ClError(CL_INVALID_VALUE)),
     }

@@ -6,10 +6,12 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod aliased;
+pub mod atomics;
 pub mod binary;
 pub mod byval;
 mod capabilities;
 pub mod chosen_load;
+pub mod coherent;
 pub mod collectives;
 pub mod globals;
 pub mod helper;
@@ -17,17 +19,23 @@ pub mod il;
 pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
+pub mod member_offset;
 pub mod null_checks;
 pub mod null_tests;
 pub mod options;
+pub mod packed_private;
 pub mod physical;
 pub mod pipes;
 pub mod pointer_members;
 mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
+pub mod returned_load;
 pub mod sampler_wrap;
+pub mod scalar_composites;
+pub mod source_edit;
 pub mod spirv;
+pub mod subgroups;
 pub mod sum_index;
 pub mod tempdir;
 #[cfg(test)]
@@ -76,10 +84,12 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
     match words(&bytes) {
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
+            let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             let spirv = globals::gather(&spirv);
             let spirv = null_checks::fold(&spirv);
+            let spirv = coherent::decorate(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
@@ -166,15 +176,23 @@ fn compile_bytes(
         true => lowered,
         false => lowered
             .into_iter()
-            .map(|s| sum_index::rewrite(chosen_load::rewrite(s)))
+            .map(chosen_load::rewrite)
+            .map(returned_load::rewrite)
+            .map(packed_private::rewrite)
+            .map(member_offset::rewrite)
+            .map(sum_index::rewrite)
             .collect(),
     };
     let lowered = word_views::rewrite_all(lowered, is_ir);
     let with_prelude: Vec<Vec<u8>>;
+    // The prelude's lines, counted once (computed again from the sources with the prelude
+    // in them, it would have the parts its own text names).
+    let mut prelude_lines = 0;
     let sources: Vec<&[u8]> = if is_ir {
         lowered.iter().map(|s| s.as_ref()).collect()
     } else {
         let p = prelude(&undefs, sources);
+        prelude_lines = p.matches('\n').count();
         with_prelude = lowered.iter().map(|s| [p.as_bytes(), s].concat()).collect();
         with_prelude.iter().map(Vec::as_slice).collect()
     };
@@ -194,7 +212,7 @@ fn compile_bytes(
     }
     let shift = |log: String| match is_ir {
         true => log,
-        false => shift_source_lines(&log, prelude(&undefs, sources).matches('\n').count()),
+        false => shift_source_lines(&log, prelude_lines),
     };
     // Record copies clspv never finishes are rewritten in the IR first (wrapped_copy).
     let build = |s: &[&[u8]], o: &str| match is_ir {
@@ -269,6 +287,7 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
          #pragma clang diagnostic ignored \"-Wunused-function\"\n\
          #pragma clang diagnostic ignored \"-Wreserved-identifier\"\n\
          #pragma clang diagnostic ignored \"-Wfloat-equal\"\n\
+         #pragma clang diagnostic ignored \"-Weverything\"\n\
          #undef __OPENCL_VERSION__\n\
          #define __OPENCL_VERSION__ 300\n",
     );
@@ -287,11 +306,16 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
     if names(b"vload") {
         p += &vload_half::prelude();
     }
-    if names(b"get_sub_group_size")
-        || names(b"get_max_sub_group_size")
-        || names(b"get_num_sub_groups")
-    {
+    // The sub-group library uses get_sub_group_size().
+    let sub_groups = sources.iter().any(|s| subgroups::names_any(s));
+    if sub_groups || names(b"get_num_sub_groups") {
         p += SUB_GROUP_SIZES;
+    }
+    if sub_groups {
+        p += &subgroups::prelude(names);
+    }
+    if sources.iter().any(|s| atomics::names_any(s)) {
+        p += atomics::PRELUDE;
     }
     if sources.iter().any(|s| collectives::names_any(s)) {
         p += &collectives::prelude();

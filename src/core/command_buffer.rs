@@ -14,6 +14,7 @@ use super::event::Event;
 use super::kernel::{self, ArgValue, Kernel, NdRange};
 use super::object::{Base, ClObject, Kind};
 use super::queue::{Keep, Queue, Recorded};
+use super::svm::ExecInfo;
 use crate::cl::*;
 use crate::vk::submit::{Prerecorded, Recorder};
 use parking_lot::Mutex;
@@ -78,9 +79,13 @@ pub struct MutableCommand {
     pub groups: usize,
     /// The properties array as given (with its 0; empty for NULL).
     pub properties: Vec<cl_command_properties_khr>,
-    /// Its arguments (None: not set yet, an update will) and geometry.
-    launch: Mutex<(Vec<Option<ArgValue>>, NdRange)>,
+    /// Its arguments (None: not set yet, an update will), geometry and SVM exec info.
+    launch: Mutex<MutableLaunch>,
 }
+
+/// What an update may change of a mutable launch: its arguments (None: not set yet), its
+/// geometry, its SVM exec info (the kernel's when recorded).
+pub type MutableLaunch = (Vec<Option<ArgValue>>, NdRange, ExecInfo);
 
 impl ClObject for MutableCommand {
     const KIND: Kind = Kind::MutableCommand;
@@ -107,12 +112,12 @@ impl MutableCommand {
             asserts: asserts | buffer.asserts,
             groups: work_groups(&nd, nd.local.as_ref()),
             properties,
-            launch: Mutex::new((args, nd)),
+            launch: Mutex::new((args, nd, kernel.exec_info.lock().clone())),
         })
     }
 
-    /// The launch's arguments and geometry as they are now.
-    pub fn launch(&self) -> (Vec<Option<ArgValue>>, NdRange) {
+    /// The launch's arguments, geometry and exec info as they are now.
+    pub fn launch(&self) -> MutableLaunch {
         self.launch.lock().clone()
     }
 
@@ -121,25 +126,35 @@ impl MutableCommand {
         self.launch.lock().0.iter().all(Option::is_some)
     }
 
-    /// Records the launch with `launch` into a command buffer of its own (with arguments
-    /// still to come, nothing: the buffer is not executable until an update sets them).
-    fn record(
+    /// Prepares the launch with `launch` (None: arguments still to come, or no work-items).
+    /// Called outside the buffer's lock: a first launch may build the kernel's program.
+    fn prepare(
         &self,
         queue: &Arc<Queue>,
-        ordered: bool,
-        (args, nd): (Vec<Option<ArgValue>>, NdRange),
-    ) -> CLResult<(Prerecorded, Keep)> {
-        let mut rec = Recorder::secondary(&queue.vk)?;
-        let mut keep = vec![];
-        if let Some(args) = args.into_iter().collect::<Option<Vec<_>>>() {
-            rec.unordered = !ordered;
-            if let Some(launch) = kernel::prepare(queue, &self.kernel, args, &nd)? {
-                keep = launch.record(&mut rec)?.keep;
-            }
-            rec.unordered = false;
+        (args, nd, info): MutableLaunch,
+    ) -> CLResult<Option<kernel::Prepared>> {
+        match args.into_iter().collect::<Option<Vec<_>>>() {
+            Some(args) => kernel::prepare_with(queue, &self.kernel, args, &nd, &info),
+            None => Ok(None),
         }
-        Ok((rec.finish()?, keep))
     }
+}
+
+/// Records a prepared mutable launch into a command buffer of its own (nothing for none: a
+/// launch whose arguments are still to come is not executable until an update sets them).
+fn record_launch(
+    queue: &Arc<Queue>,
+    ordered: bool,
+    launch: Option<kernel::Prepared>,
+) -> CLResult<(Prerecorded, Keep)> {
+    let mut rec = Recorder::secondary(&queue.vk)?;
+    let mut keep = vec![];
+    if let Some(launch) = launch {
+        rec.unordered = !ordered;
+        keep = launch.record(&mut rec)?.keep;
+        rec.unordered = false;
+    }
+    Ok((rec.finish()?, keep))
 }
 
 impl CommandBuffer {
@@ -232,10 +247,11 @@ impl CommandBuffer {
         wait: &[cl_sync_point_khr],
         command: &Arc<MutableCommand>,
     ) -> CLResult<cl_sync_point_khr> {
+        let launch = command.prepare(&self.queue, command.launch())?;
         let mut state = self.state.lock();
         let state = &mut *state;
         let ordered = self.ordered(state, wait)?;
-        let (commands, keep) = command.record(&self.queue, ordered, command.launch())?;
+        let (commands, keep) = record_launch(&self.queue, ordered, launch)?;
         close_run(state)?;
         state.parts.push(Part {
             commands: Arc::new(commands),
@@ -248,15 +264,19 @@ impl CommandBuffer {
 
     /// clUpdateMutableCommandsKHR after its checks: each command's new arguments and
     /// geometry. Each command changed is re-recorded (all or none of them); the next
-    /// enqueues replay the new commands, those pending the old ones.
-    pub fn update(
-        &self,
-        changes: Vec<(Arc<MutableCommand>, Vec<Option<ArgValue>>, NdRange)>,
-    ) -> CLResult<()> {
+    /// enqueues replay the new commands, those pending the old ones. The launches are
+    /// prepared before the buffer's lock is taken, and what they replace is dropped after it
+    /// is let go: the last reference to a memory object runs its destructor callbacks.
+    pub fn update(&self, changes: Vec<(Arc<MutableCommand>, MutableLaunch)>) -> CLResult<()> {
+        let mut prepared = Vec::with_capacity(changes.len());
+        for (command, new) in changes {
+            let launch = command.prepare(&self.queue, new.clone())?;
+            prepared.push((command, launch, new));
+        }
         let mut state = self.state.lock();
         check(!state.recording, CL_INVALID_OPERATION)?;
-        let mut recorded = Vec::with_capacity(changes.len());
-        for (command, args, nd) in changes {
+        let mut recorded = Vec::with_capacity(prepared.len());
+        for (command, launch, new) in prepared {
             let i = state
                 .parts
                 .iter()
@@ -267,21 +287,23 @@ impl CommandBuffer {
                 })
                 .ok_or(ClError(CL_INVALID_MUTABLE_COMMAND_KHR))?;
             let ordered = state.parts[i].launch.as_ref().is_some_and(|l| l.1);
-            let (commands, keep) =
-                command.record(&self.queue, ordered, (args.clone(), nd.clone()))?;
-            recorded.push((i, commands, keep, (args, nd)));
+            let (commands, keep) = record_launch(&self.queue, ordered, launch)?;
+            recorded.push((i, commands, keep, new));
         }
-        for (i, commands, keep, launch) in recorded {
+        let mut replaced = Vec::with_capacity(recorded.len());
+        for (i, commands, keep, new) in recorded {
             let part = &mut state.parts[i];
-            part.commands = Arc::new(commands);
+            let old = std::mem::replace(&mut part.commands, Arc::new(commands));
             if let Some(l) = &mut part.launch {
-                *l.0.launch.lock() = launch;
-                l.2 = keep;
+                let args = std::mem::replace(&mut *l.0.launch.lock(), new);
+                replaced.push((old, std::mem::replace(&mut l.2, keep), args));
             }
         }
         state.commands = Some(Arc::new(
             state.parts.iter().map(|p| p.commands.clone()).collect(),
         ));
+        drop(state);
+        drop(replaced);
         Ok(())
     }
 

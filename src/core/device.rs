@@ -204,6 +204,12 @@ impl Device {
         // which Vulkan does not promise (lavapipe runs a work-group's sub-groups on one thread,
         // and a sub-group waiting for another never returns). The OpenCL 3.0 feature
         // __opencl_c_subgroups, which asks no forward progress, is claimed instead.
+        // The sub-group extensions: clspv's and compiler::subgroups' (on ballot and shuffle,
+        // which has_subgroups requires, and on 8- and 16-bit types).
+        if self.has_subgroups() && self.caps.features.subgroup_extended_types {
+            let names = crate::compiler::subgroups::EXTENSIONS;
+            e.extend(names.iter().map(|&n| (n, v(1, 0, 0))));
+        }
         if self.has_device_addresses() {
             e.push(("cl_ext_buffer_device_address", v(1, 0, 0)));
         }

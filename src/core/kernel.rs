@@ -484,9 +484,21 @@ pub fn prepare(
     args: Vec<ArgValue>,
     nd: &NdRange,
 ) -> CLResult<Option<Prepared>> {
-    let mut kd = kernel.on(&queue.device)?;
     let exec_info = kernel.exec_info.lock().clone();
-    match super::svm::addressing(kernel, &args, &exec_info, queue) {
+    prepare_with(queue, kernel, args, nd, &exec_info)
+}
+
+/// `prepare` with the SVM exec info given instead of the kernel's (a mutable launch keeps
+/// its own, cl_khr_command_buffer_mutable_dispatch).
+pub fn prepare_with(
+    queue: &Arc<Queue>,
+    kernel: &Arc<Kernel>,
+    args: Vec<ArgValue>,
+    nd: &NdRange,
+    exec_info: &super::svm::ExecInfo,
+) -> CLResult<Option<Prepared>> {
+    let mut kd = kernel.on(&queue.device)?;
+    match super::svm::addressing(kernel, &args, exec_info, queue) {
         Addressing::Logical => {}
         Addressing::Required => kd = kd.physical(kernel, &queue.device)?,
         Addressing::Preferred => match kd.physical(kernel, &queue.device) {
@@ -502,7 +514,7 @@ pub fn prepare(
     let mut launch = Launch::new(&kd, nd, local, groups);
     launch.bind_arguments(queue, &kd, &args)?;
     launch.bind_image_metadata(&kd.refl, &args)?;
-    let reached = super::svm::reached(&queue.context, &args, &exec_info);
+    let reached = super::svm::reached(&queue.context, &args, exec_info);
     launch.keep.extend(reached);
     launch.bind_own_buffers(queue, &kd)?;
     let dispatches = launch.dispatches(&queue.vk, kernel, &kd, nd)?;

@@ -63,6 +63,7 @@ impl Device {
             .shader_float16(fs.float16)
             .shader_buffer_int64_atomics(fs.int64_atomics_buffer)
             .shader_shared_int64_atomics(fs.int64_atomics_shared)
+            .shader_subgroup_extended_types(fs.subgroup_extended_types)
             .storage_buffer8_bit_access(fs.storage_buffer8)
             .uniform_and_storage_buffer8_bit_access(fs.uniform8)
             .storage_push_constant8(fs.push_constant8)

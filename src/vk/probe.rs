@@ -29,6 +29,8 @@ pub struct Features {
     pub storage_image_read_without_format: bool,
     pub storage_image_write_without_format: bool,
     pub subgroup_size_control: bool,
+    /// `shaderSubgroupExtendedTypes`: subgroup operations on 8-, 16- and 64-bit types.
+    pub subgroup_extended_types: bool,
     /// VK_EXT_external_memory_host, with storage buffers importable from host allocations.
     pub external_memory_host: bool,
     /// VK_EXT_calibrated_timestamps with the device's own time domain.
@@ -470,6 +472,7 @@ fn features(
         storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
         storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
         subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
+        subgroup_extended_types: f12.shader_subgroup_extended_types != 0,
         external_memory_host: has_emh && host_import_supported(inst, pd),
         calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
             let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);

@@ -47,13 +47,32 @@ fn table(double: bool) -> &'static [(String, Case)] {
 
 /// The reference cases of `name` (the table's name: `half_sin` uses `sin`'s).
 pub fn cases(double: bool, name: &str) -> Vec<Case> {
-    let v: Vec<Case> = table(double)
+    named(table(double), name)
+}
+
+/// The cases of `name` in a table of the same format (e.g. tests/data/trig_ref_f64.txt).
+pub fn cases_in(text: &str, name: &str) -> Vec<Case> {
+    named(&parse(text), name)
+}
+
+fn named(table: &[(String, Case)], name: &str) -> Vec<Case> {
+    let v: Vec<Case> = table
         .iter()
         .filter(|(n, _)| n == name)
         .map(|(_, c)| *c)
         .collect();
     assert!(!v.is_empty(), "no reference cases for {name}");
     v
+}
+
+/// A xorshift64 generator: the sweeps' reproducible arguments.
+pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
 }
 
 /// Shape of a built-in's signature.
@@ -345,7 +364,7 @@ pub fn run(
 }
 
 /// CL_FP_DENORM in the device's config for this precision.
-fn denormals(fmt: Fmt) -> bool {
+pub fn denormals(fmt: Fmt) -> bool {
     let p = if fmt.double { 0x1032 } else { 0x101B };
     let cfg: u64 = device_val(device(), p);
     cfg & 1 != 0

@@ -225,34 +225,63 @@ pub fn copy_linear(
     size: usize,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    if let Some(event) = copy_by_kernel(queue, src, dst, src_offset, dst_offset, size, wait)? {
-        return Ok(event);
-    }
-    copy(
-        queue,
-        CL_COMMAND_COPY_BUFFER,
-        src,
-        dst,
-        Rect::linear(src_offset, size),
-        Rect::linear(dst_offset, size),
-        [size, 1, 1],
-        wait,
-    )
+    let copy = LinearCopy::new(queue, src, dst, src_offset, dst_offset, size)?;
+    queue.enqueue(CL_COMMAND_COPY_BUFFER, wait, |rec| copy.record(rec))
 }
 
-/// A large copy between device-local buffers as a kernel (`internal::copy16`) where the device's
-/// workarounds say so (NVIDIA: `Workarounds::copy_by_kernel`). Needs 16-byte
-/// elements, a work-group size of at least 64 dividing the count, and both ranges at offsets
-/// the device can bind; None otherwise (and where the kernel cannot be built).
-fn copy_by_kernel(
+/// A copy of `size` bytes between buffers, ready to record: by the copy kernel where the
+/// device's workarounds say so (`copy_kernel`), else by transfer commands. clEnqueueCopyBuffer
+/// and clCommandCopyBufferKHR both take it.
+pub enum LinearCopy<'a> {
+    /// The copy kernel's launch (None: nothing to launch).
+    Kernel(Option<kernel::Prepared>),
+    Regions(Copy<'a>),
+}
+
+impl<'a> LinearCopy<'a> {
+    pub fn new(
+        queue: &Arc<Queue>,
+        src: &'a Arc<Mem>,
+        dst: &'a Arc<Mem>,
+        src_offset: usize,
+        dst_offset: usize,
+        size: usize,
+    ) -> CLResult<LinearCopy<'a>> {
+        match copy_kernel(queue, src, dst, src_offset, dst_offset, size) {
+            Some((k, args, nd)) => Ok(LinearCopy::Kernel(kernel::prepare(queue, &k, args, &nd)?)),
+            None => Ok(LinearCopy::Regions(Copy::linear(
+                &queue.vk, src, dst, src_offset, dst_offset, size,
+            )?)),
+        }
+    }
+
+    pub fn record(self, rec: &mut Recorder) -> CLResult<Recorded> {
+        match self {
+            LinearCopy::Kernel(Some(launch)) => launch.record(rec),
+            LinearCopy::Kernel(None) => {
+                rec.marker();
+                Ok(Recorded {
+                    host: None,
+                    keep: vec![],
+                })
+            }
+            LinearCopy::Regions(copy) => Ok(copy.record(rec)),
+        }
+    }
+}
+
+/// The launch of the copy kernel (`internal::copy16`) doing a large copy between device-local
+/// buffers, where the device's workarounds say so (NVIDIA: `Workarounds::copy_by_kernel`).
+/// Needs 16-byte elements, a work-group size of at least 64 dividing the count, and both
+/// ranges at offsets the device can bind; None otherwise (and where the kernel cannot be built).
+fn copy_kernel(
     queue: &Arc<Queue>,
     src: &Arc<Mem>,
     dst: &Arc<Mem>,
     src_offset: usize,
     dst_offset: usize,
     size: usize,
-    wait: &[Arc<Event>],
-) -> CLResult<Option<Arc<Event>>> {
+) -> Option<(Arc<kernel::Kernel>, Vec<ArgValue>, NdRange)> {
     const MIN_SIZE: usize = 1 << 20;
     let align = queue
         .device
@@ -269,11 +298,9 @@ fn copy_by_kernel(
         || !bindable(src, src_offset)
         || !bindable(dst, dst_offset)
     {
-        return Ok(None);
+        return None;
     }
-    let Some(shared) = internal::copy16(&queue.device) else {
-        return Ok(None);
-    };
+    let shared = internal::copy16(&queue.device)?;
     let view = |m: &Arc<Mem>, offset| {
         ArgValue::Mem(Some(Mem::new_sub_buffer(
             m,
@@ -289,5 +316,5 @@ fn copy_by_kernel(
         global: [size / 16, 1, 1],
         local: None,
     };
-    kernel::enqueue_as(queue, &shared, args, &nd, wait, CL_COMMAND_COPY_BUFFER).map(Some)
+    Some((shared, args, nd))
 }
