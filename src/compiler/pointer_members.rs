@@ -84,9 +84,7 @@ fn rewrite_with(src: &str, locals: bool) -> Option<String> {
         let assigns = next == "=" && !(next2 == "=" && adjacent(&toks, after));
         let first = chain_start(src, &toks, if t == "." { i - 1 } else { i - 2 });
         if assigns {
-            let end = expression_end(src, &toks, after + 1);
-            edits.push(Edit::at(toks[after].end, 600_000, "(ulong)("));
-            edits.push(Edit::at(end, 500_000, ")"));
+            store_as_ulong(src, &toks, after, &mut edits);
         } else if matches!(next, "+" | "-" | "*" | "/" | "|" | "&" | "^")
             && matches!(next2, "=" | "+" | "-")
             && adjacent(&toks, after)
@@ -118,6 +116,16 @@ struct Edit {
 }
 
 impl Edit {
+    /// `text` in place of tokens `a..=b`.
+    fn replace(toks: &[Token], a: usize, b: usize, text: String) -> Edit {
+        Edit {
+            at: toks[a].start,
+            len: toks[b].end - toks[a].start,
+            rank: 0,
+            text,
+        }
+    }
+
     fn at(at: usize, rank: i64, text: &str) -> Edit {
         Edit {
             at,
@@ -126,6 +134,12 @@ impl Edit {
             text: text.to_string(),
         }
     }
+}
+
+/// `(ulong)(` after the `=` at token `eq` and `)` where the assigned expression ends.
+fn store_as_ulong(src: &str, toks: &[Token], eq: usize, edits: &mut Vec<Edit>) {
+    edits.push(Edit::at(toks[eq].end, 600_000, "(ulong)("));
+    edits.push(Edit::at(expression_end(src, toks, eq + 1), 500_000, ")"));
 }
 
 fn in_edit(edits: &[Edit], at: usize) -> bool {
@@ -265,13 +279,7 @@ fn member(
         }
     }
     if any {
-        let at = toks[a].start;
-        edits.push(Edit {
-            at,
-            len: toks[semi].end - at,
-            rank: 0,
-            text: replacement,
-        });
+        edits.push(Edit::replace(toks, a, semi, replacement));
     }
     Some(())
 }
@@ -364,21 +372,14 @@ fn pointer_locals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
         if !expressible {
             continue;
         }
-        edits.push(Edit {
-            at: toks[d].start,
-            len: toks[name].end - toks[d].start,
-            rank: 0,
-            text: format!("ulong {var}"),
-        });
+        edits.push(Edit::replace(toks, d, name, format!("ulong {var}")));
         if assigned {
-            edits.push(Edit::at(toks[name + 1].end, 600_000, "(ulong)("));
-            edits.push(Edit::at(expression_end(src, toks, name + 2), 500_000, ")"));
+            store_as_ulong(src, toks, name + 1, edits);
         }
         for u in uses {
             match u {
                 Use::Store(u) => {
-                    edits.push(Edit::at(toks[u + 1].end, 600_000, "(ulong)("));
-                    edits.push(Edit::at(expression_end(src, toks, u + 2), 500_000, ")"));
+                    store_as_ulong(src, toks, u + 1, edits);
                 }
                 Use::Read(u) => {
                     n += 1;
@@ -389,12 +390,8 @@ fn pointer_locals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
                     // In integers: as a pointer again, LLVM folds the step back into a
                     // pointer phi.
                     let by = if compound { " * (" } else { "" };
-                    edits.push(Edit {
-                        at: toks[a].start,
-                        len: toks[b].end - toks[a].start,
-                        rank: 0,
-                        text: format!("{var} {sign}= sizeof(*(({ty}){var})){by}"),
-                    });
+                    let step = format!("{var} {sign}= sizeof(*(({ty}){var})){by}");
+                    edits.push(Edit::replace(toks, a, b, step));
                     if compound {
                         edits.push(Edit::at(expression_end(src, toks, b + 1), 500_000, ")"));
                     }
@@ -548,12 +545,8 @@ fn pointer_load(src: &str, toks: &[Token], star: usize, edits: &mut Vec<Edit>) {
     };
     let pointee = span(open + 1, inner_star);
     let storage = span(inner_star + 1, close - 2);
-    edits.push(Edit {
-        at: toks[star].start,
-        len: toks[close].end - toks[star].start,
-        rank: 1_000_000,
-        text: format!("(({pointee})*({storage} ulong *)"),
-    });
+    let load = format!("(({pointee})*({storage} ulong *)");
+    edits.push(Edit::replace(toks, star, close, load));
     edits.push(Edit::at(toks[end].end, 0, ")"));
 }
 
