@@ -18,24 +18,29 @@ use super::null_tests::matching;
 use super::pipes::{tokenize, Kind, Token};
 use std::collections::HashMap;
 
-/// Compiles `source` with `args` (a physical-addressing build): the rewritten source first where
-/// the rewrite changes it, then with global-pointer local variables as `ulong` too
-/// ([`rewrite_locals`]), the original where both fail.
+/// Compiles `source` with `args` (a physical-addressing build): the source with pointer
+/// members rewritten (or as it is, where the rewrite changes nothing); where that fails, with
+/// global-pointer local variables as `ulong` too ([`rewrite_locals`]); then the original.
 pub fn compile(
     source: &[u8],
     args: &[String],
 ) -> Result<super::CompileOutput, super::CompileError> {
     let text = std::str::from_utf8(source).ok();
-    let attempts = [text.and_then(rewrite), text.and_then(rewrite_locals)];
-    for rewritten in attempts.iter().flatten() {
-        match super::compile(&[rewritten.as_bytes()], args) {
-            Ok(out) => return Ok(out),
-            Err(e) => {
-                log::debug!(target: "compiler", "pointer-member rewrite did not build: {e:?}")
-            }
+    let members = text.and_then(rewrite);
+    let first = super::compile(&[members.as_deref().map_or(source, str::as_bytes)], args);
+    let Err(e) = first else {
+        return first;
+    };
+    log::debug!(target: "compiler", "physical build failed, trying pointer locals as ulong: {e:?}");
+    if let Some(locals) = text.and_then(rewrite_locals) {
+        if let Ok(out) = super::compile(&[locals.as_bytes()], args) {
+            return Ok(out);
         }
     }
-    super::compile(&[source], args)
+    if members.is_some() {
+        return super::compile(&[source], args);
+    }
+    Err(e)
 }
 
 /// The source with pointer members as `ulong`; None where nothing changes or the rewrite gives up.
