@@ -887,10 +887,10 @@ kernel void get_addr(global int *b, global ulong *addr) {
     for (int i = 0; i < 64; i++) b[i] += 1;
     *addr = (ulong)b;
 }
-// The address read as an integer and cast: this clspv crashes on a pointer loaded as such
-// (`**(global int * global *)in_addr`, "Invalid bitcast <2 x i32> to ptr").
-kernel void indirect(global ulong *in_addr, global int *out) {
-    *out = *(global int *)in_addr[0];
+// As the CTS extension test spells it: this clspv crashes on a pointer loaded as such
+// ("Invalid bitcast <2 x i32> to ptr"); compiler::pointer_members loads it as a ulong.
+kernel void indirect(__global long* in_addr, __global int* out) {
+    *out = **(int __global* __global*)in_addr;
 }
 kernel void before(global int *p, global int *out) {
     *out = *(p - 2);
@@ -1116,6 +1116,467 @@ fn svm_free_while_a_kernel_runs_keeps_the_memory() {
     ));
     assert_eq!(status, CL_COMPLETE);
     check!(clReleaseEvent(ev));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
+/// The CTS test_svm suite's node: a struct holding a pointer to its own type.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CtsNode {
+    global_id: i32,
+    position_in_list: i32,
+    next: *mut CtsNode,
+}
+
+/// The CTS test_svm suite's linked-list kernels as it writes them: a recursive struct, pointer
+/// parameters to it, a helper returning one, `pNode->pNext = pNew`, `pNode = pNode->pNext`, and
+/// a loop whose pointer induction variable is dead on its `else break` path (on which this
+/// clspv crashes unless the variable is an integer: `compiler::pointer_members`).
+const CTS_LISTS: &str = r#"
+typedef struct Node {
+    int global_id;
+    int position_in_list;
+    __global struct Node* pNext;
+} Node;
+__global Node* allocate_node(__global Node* pNodes, volatile __global int* allocation_index, size_t i)
+{
+   return &pNodes[ atomic_inc(allocation_index) ];
+}
+__kernel void create_linked_lists(__global Node* pNodes, volatile __global int* allocation_index, int list_length)
+{
+    size_t i = get_global_id(0);
+    __global Node *pNode = &pNodes[i];
+    pNode->global_id = i;
+    pNode->position_in_list = 0;
+    __global Node *pNew;
+    for(int j=1; j < list_length; j++)
+    {
+        pNew = allocate_node(pNodes, allocation_index, i);
+        pNew->global_id = i;
+        pNew->position_in_list = j;
+        pNode->pNext = pNew;  // link new node onto end of list
+        pNode = pNew;   // move to end of list
+    }
+}
+__kernel void verify_linked_lists(__global Node* pNodes, volatile __global uint* num_correct, int list_length)
+{
+    size_t i = get_global_id(0);
+    __global Node *pNode = &pNodes[i];
+    for(int j=0; j < list_length; j++)
+    {
+        if( pNode->global_id == i && pNode->position_in_list == j)
+        {
+            atomic_inc(num_correct);
+        }
+        else {
+            break;
+        }
+        pNode = pNode->pNext;
+    }
+}
+"#;
+
+#[test]
+fn cts_linked_list_kernels_with_pointer_members() {
+    let e = Env::new();
+    let (lists, length) = (8usize, 16usize);
+    let total = lists * length;
+    let nodes: *mut CtsNode = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, total);
+    let index: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let correct: *mut u32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let p = e.program(CTS_LISTS, "");
+    let create = kernel(p, "create_linked_lists");
+    let verify = kernel(p, "verify_linked_lists");
+    let verify_on_device = || {
+        unsafe { *correct = 0 };
+        svm_arg(verify, 0, nodes);
+        svm_arg(verify, 1, correct);
+        arg(verify, 2, &(length as i32));
+        e.run(verify, None, &[lists], None);
+        check!(clFinish(e.queue));
+        unsafe { *correct }
+    };
+    // Device → host: lists linked by a kernel, followed on the host and on the device.
+    unsafe { *index = lists as i32 };
+    svm_arg(create, 0, nodes);
+    svm_arg(create, 1, index);
+    arg(create, 2, &(length as i32));
+    e.run(create, None, &[lists], None);
+    check!(clFinish(e.queue));
+    let end = unsafe { nodes.add(total) };
+    for i in 0..lists {
+        let mut at = unsafe { nodes.add(i) };
+        for j in 0..length {
+            assert!(
+                at >= nodes && at < end,
+                "list {i} node {j}: {at:?} outside the nodes"
+            );
+            let n = unsafe { *at };
+            assert_eq!(
+                (n.global_id, n.position_in_list),
+                (i as i32, j as i32),
+                "list {i} node {j}"
+            );
+            at = n.next;
+        }
+    }
+    assert_eq!(
+        verify_on_device(),
+        total as u32,
+        "the kernel's lists verified in a kernel"
+    );
+    // Host → device: lists linked on the host in another order, verified in a kernel.
+    unsafe { std::ptr::write_bytes(nodes, 0, total) };
+    for i in 0..lists {
+        let mut at = unsafe { nodes.add(i) };
+        for j in 0..length {
+            let next_slot = lists + (j * lists + i) % (total - lists);
+            let next = if j + 1 < length {
+                unsafe { nodes.add(next_slot) }
+            } else {
+                null_mut()
+            };
+            unsafe {
+                *at = CtsNode {
+                    global_id: i as i32,
+                    position_in_list: j as i32,
+                    next,
+                }
+            };
+            at = next;
+        }
+    }
+    assert_eq!(
+        verify_on_device(),
+        total as u32,
+        "the host's lists verified in a kernel"
+    );
+    // One node broken on the host: the kernel stops there.
+    unsafe { (*(*nodes.add(3)).next).position_in_list = 99 };
+    assert_eq!(
+        verify_on_device(),
+        total as u32 - (length as u32 - 1),
+        "a broken list"
+    );
+    for k in [create, verify] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in [nodes.cast::<c_void>(), index.cast(), correct.cast()] {
+        unsafe { clSVMFree(e.ctx, q) };
+    }
+}
+
+#[test]
+fn struct_of_svm_pointers_and_a_pointer_loaded_through_a_pointer() {
+    // The CTS set_kernel_exec_info test's kernel (a struct of three SVM pointers) and the
+    // buffer-device-address extension test's indirect access (`**(int * global *)p`).
+    let src = r#"
+typedef struct {
+    global int *pA;
+    global int *pB;
+    global int *pC;
+} BufPtrs;
+kernel void set_kernel_exec_info_test(__global BufPtrs* pBufs)
+{
+    size_t i = get_global_id(0);
+    pBufs->pA[i]++;
+    pBufs->pB[i]++;
+    pBufs->pC[i]++;
+}
+kernel void indirect_access(global long *in_ptr, global int *out) {
+    out[get_global_id(0)] = **(global int * global *)in_ptr + (int)get_global_id(0);
+}
+"#;
+    let e = Env::new();
+    let n = 64;
+    let bufs: Vec<*mut i32> = (0..3).map(|_| alloc(&e, CL_MEM_READ_WRITE, n)).collect();
+    let ptrs: *mut [*mut i32; 3] = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    for (b, buf) in bufs.iter().enumerate() {
+        let host: Vec<i32> = (0..n as i32).map(|i| i * 10 + b as i32).collect();
+        check!(clEnqueueSVMMemcpy(
+            e.queue,
+            1,
+            buf.cast(),
+            host.as_ptr().cast(),
+            n * 4,
+            0,
+            null(),
+            null_mut()
+        ));
+    }
+    unsafe { *ptrs = [bufs[0], bufs[1], bufs[2]] };
+    let p = e.program(src, "");
+    let k = kernel(p, "set_kernel_exec_info_test");
+    svm_arg(k, 0, ptrs);
+    let list: Vec<*const c_void> = bufs.iter().map(|b| b.cast_const().cast()).collect();
+    check!(clSetKernelExecInfo(
+        k,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        3 * 8,
+        list.as_ptr().cast()
+    ));
+    e.run(k, None, &[n], None);
+    check!(clFinish(e.queue));
+    for (b, buf) in bufs.iter().enumerate() {
+        let mut got = vec![0i32; n];
+        check!(clEnqueueSVMMemcpy(
+            e.queue,
+            1,
+            got.as_mut_ptr().cast(),
+            buf.cast_const().cast(),
+            n * 4,
+            0,
+            null(),
+            null_mut()
+        ));
+        let want: Vec<i32> = (0..n as i32).map(|i| i * 10 + b as i32 + 1).collect();
+        assert_eq!(got, want, "buffer {b} through the struct of pointers");
+    }
+    // A pointer stored in memory, loaded as a pointer, dereferenced.
+    let k2 = kernel(p, "indirect_access");
+    let target: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let holder: *mut *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let out: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 4);
+    unsafe {
+        *target = 4242;
+        *holder = target;
+    }
+    svm_arg(k2, 0, holder);
+    svm_arg(k2, 1, out);
+    let extra: Vec<*const c_void> = vec![target.cast_const().cast()];
+    check!(clSetKernelExecInfo(
+        k2,
+        CL_KERNEL_EXEC_INFO_SVM_PTRS,
+        8,
+        extra.as_ptr().cast()
+    ));
+    e.run(k2, None, &[4], None);
+    check!(clFinish(e.queue));
+    let got: Vec<i32> = (0..4).map(|i| unsafe { *out.add(i) }).collect();
+    assert_eq!(got, vec![4242, 4243, 4244, 4245], "**(int * global *)p");
+    for k in [k, k2] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in bufs.iter().map(|b| b.cast::<c_void>()).chain([
+        ptrs.cast(),
+        target.cast(),
+        holder.cast(),
+        out.cast(),
+    ]) {
+        unsafe { clSVMFree(e.ctx, q) };
+    }
+}
+
+#[test]
+fn svm_commands_report_their_command_types() {
+    const MEMCPY: u32 = 0x120A;
+    const MEMFILL: u32 = 0x120B;
+    const MAP: u32 = 0x120C;
+    const UNMAP: u32 = 0x120D;
+    const FREE: u32 = 0x1209;
+    const MIGRATE: u32 = 0x120E;
+    let e = Env::new();
+    let n = 256;
+    let ty = |ev: cl_event, what: &str, want: u32| {
+        check!(clWaitForEvents(1, &ev));
+        assert_eq!(event_val::<u32>(ev, CL_EVENT_COMMAND_TYPE), want, "{what}");
+        check!(clReleaseEvent(ev));
+    };
+    let host = vec![0u8; n];
+    let mut host2 = vec![0u8; n];
+    for flags in [
+        CL_MEM_READ_WRITE,
+        CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+    ] {
+        let a: *mut u8 = alloc(&e, flags, n);
+        let b: *mut u8 = alloc(&e, flags, n);
+        let copies: [(*mut u8, *const u8, &str); 4] = [
+            (b, a, "svm to svm"),
+            (a, host.as_ptr(), "host to svm"),
+            (host2.as_mut_ptr(), b, "svm to host"),
+            (host2.as_mut_ptr(), host.as_ptr(), "host to host"),
+        ];
+        for (dst, src, what) in copies {
+            for blocking in [0, 1] {
+                let mut ev = null_mut();
+                check!(clEnqueueSVMMemcpy(
+                    e.queue,
+                    blocking,
+                    dst.cast(),
+                    src.cast(),
+                    n,
+                    0,
+                    null(),
+                    &mut ev
+                ));
+                ty(ev, &format!("memcpy {what}, blocking {blocking}"), MEMCPY);
+            }
+        }
+        for size in [1usize, 2, 4, 8, 16, 32, 64, 128] {
+            let pattern = vec![7u8; size];
+            let mut ev = null_mut();
+            check!(clEnqueueSVMMemFill(
+                e.queue,
+                a.cast(),
+                pattern.as_ptr().cast(),
+                size,
+                n,
+                0,
+                null(),
+                &mut ev
+            ));
+            ty(ev, &format!("fill, pattern of {size}"), MEMFILL);
+        }
+        let mut ev = null_mut();
+        check!(clEnqueueSVMMap(
+            e.queue,
+            1,
+            3,
+            a.cast(),
+            n,
+            0,
+            null(),
+            &mut ev
+        ));
+        ty(ev, "map", MAP);
+        check!(clEnqueueSVMUnmap(e.queue, a.cast(), 0, null(), &mut ev));
+        ty(ev, "unmap", UNMAP);
+        let ptrs = [a.cast_const().cast::<c_void>()];
+        check!(clEnqueueSVMMigrateMem(
+            e.queue,
+            1,
+            ptrs.as_ptr(),
+            null(),
+            0,
+            0,
+            null(),
+            &mut ev
+        ));
+        ty(ev, "migrate", MIGRATE);
+        let mut frees = [a.cast::<c_void>(), b.cast()];
+        check!(clEnqueueSVMFree(
+            e.queue,
+            2,
+            frees.as_mut_ptr(),
+            None,
+            null_mut(),
+            0,
+            null(),
+            &mut ev
+        ));
+        ty(ev, "free", FREE);
+    }
+}
+
+/// A program rebuilt from its binary: `src` built, its binary loaded into a new program.
+fn from_own_binary(e: &Env, src: &str) -> cl_program {
+    let p = e.program(src, "");
+    let bins = binaries(p);
+    check!(clReleaseProgram(p));
+    let (q, status, err) = from_binaries(e.ctx, &[e.dev], &[&bins[0]]);
+    assert_eq!((err, status[0]), (0, 0), "clCreateProgramWithBinary");
+    check!(clBuildProgram(q, 1, &e.dev, null(), None, null_mut()));
+    q
+}
+
+#[test]
+fn programs_from_binaries_take_svm_arguments() {
+    let e = Env::new();
+    // A program whose first build is logical: its physical build comes from the binary.
+    let src = "kernel void add(global int *a, global int *b) { size_t i = get_global_id(0); b[i] = a[i] + 1; }";
+    let n = 32;
+    let a: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, n);
+    let b: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, n);
+    for i in 0..n {
+        unsafe { *a.add(i) = i as i32 * 3 };
+    }
+    let p = from_own_binary(&e, src);
+    let k = kernel(p, "add");
+    svm_arg(k, 0, a);
+    svm_arg(k, 1, b);
+    e.run(k, None, &[n], None);
+    check!(clFinish(e.queue));
+    let got: Vec<i32> = (0..n).map(|i| unsafe { *b.add(i) }).collect();
+    assert_eq!(
+        got,
+        (0..n as i32).map(|i| i * 3 + 1).collect::<Vec<_>>(),
+        "add from a binary"
+    );
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    // A program built only in physical mode (pointer members): its binary is physical.
+    let p = from_own_binary(&e, CTS_LISTS);
+    let (lists, length) = (4usize, 8usize);
+    let nodes: *mut CtsNode = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, lists * length);
+    let index: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    let correct: *mut u32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, 1);
+    unsafe {
+        *index = lists as i32;
+        *correct = 0;
+    }
+    let create = kernel(p, "create_linked_lists");
+    svm_arg(create, 0, nodes);
+    svm_arg(create, 1, index);
+    arg(create, 2, &(length as i32));
+    e.run(create, None, &[lists], None);
+    let verify = kernel(p, "verify_linked_lists");
+    svm_arg(verify, 0, nodes);
+    svm_arg(verify, 1, correct);
+    arg(verify, 2, &(length as i32));
+    e.run(verify, None, &[lists], None);
+    check!(clFinish(e.queue));
+    assert_eq!(
+        unsafe { *correct },
+        (lists * length) as u32,
+        "lists from a binary"
+    );
+    for k in [create, verify] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in [
+        a.cast::<c_void>(),
+        b.cast(),
+        nodes.cast(),
+        index.cast(),
+        correct.cast(),
+    ] {
+        unsafe { clSVMFree(e.ctx, q) };
+    }
+}
+
+#[test]
+fn a_pointer_induction_loop_with_a_break_builds() {
+    // This clspv crashes on such a loop in either address mode (a poison pointer in a phi);
+    // with device addresses the program is built physical with the pointer as an integer.
+    let src = r#"
+kernel void run_of_sevens(global uint *a, global uint *out, int n) {
+    global uint *p = a;
+    out[0] = 0;
+    for (int j = 0; j < n; j++) {
+        if (*p != 7) break;
+        out[0] = j + 1;
+        p++;
+    }
+}
+"#;
+    let e = Env::new();
+    let data: Vec<u32> = [7, 7, 7, 7, 7, 3, 7, 7].to_vec();
+    let a = e.buffer_from(&data);
+    let out = e.buffer_from(&[99u32]);
+    let p = e.program(src, "");
+    let k = kernel(p, "run_of_sevens");
+    arg(k, 0, &a);
+    arg(k, 1, &out);
+    arg(k, 2, &(data.len() as i32));
+    e.run(k, None, &[1], None);
+    assert_eq!(e.read::<u32>(out, 1), vec![5], "the run of sevens");
+    for m in [a, out] {
+        check!(clReleaseMemObject(m));
+    }
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }

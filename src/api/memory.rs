@@ -695,7 +695,7 @@ unsafe fn enqueue_fill_buffer(
     let pattern = unsafe { fill_pattern(&m, pattern, pattern_size, offset, size) }?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    let e = transfer::fill(&q, &m, pattern, offset, size, &wait)?;
+    let e = transfer::fill(&q, CL_COMMAND_FILL_BUFFER, &m, pattern, offset, size, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
 }

@@ -267,7 +267,7 @@ unsafe fn enqueue_svm_mem_fill(
     // SAFETY: the application's pattern.
     let (m, offset, pattern) =
         unsafe { fill_range(&q.context, svm_ptr as usize, pattern, pattern_size, size) }?;
-    let e = transfer::fill(&q, &m, pattern, offset, size, &wait)?;
+    let e = transfer::fill(&q, CL_COMMAND_SVM_MEMFILL, &m, pattern, offset, size, &wait)?;
     // SAFETY: the application's event out-parameter.
     unsafe { finish(e, false, event) }
 }

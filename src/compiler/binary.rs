@@ -43,7 +43,8 @@ pub struct Contents {
     pub options: String,
     /// clspv arguments the bitcode modules need (`-arch=spir64` for modules from 64-bit IL).
     pub bitcode_args: String,
-    /// The executable's SPIR-V, or the bitcode modules of an object or library.
+    /// The executable's SPIR-V (and, where it has one, the OpenCL C source its
+    /// physical-addressing build is made from), or the bitcode modules of an object or library.
     pub sections: Vec<Vec<u8>>,
 }
 
@@ -160,7 +161,13 @@ pub fn decode(bytes: &[u8], id: &Identity, compiler: &str) -> Result<Contents, S
         .map(|_| r.bytes().map(<[u8]>::to_vec))
         .collect::<Result<Vec<_>, _>>()?;
     let valid = match kind {
-        Kind::Executable => sections.len() == 1 && sections[0].len() % 4 == 0,
+        Kind::Executable => {
+            (1..=2).contains(&sections.len())
+                && sections[0].len() % 4 == 0
+                && sections
+                    .get(1)
+                    .is_none_or(|s| std::str::from_utf8(s).is_ok())
+        }
         Kind::Object => sections.len() == 1,
         Kind::Library => true,
     };

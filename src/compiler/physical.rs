@@ -33,6 +33,15 @@ const OP_I_ADD: u32 = 128;
 const OP_I_SUB: u32 = 130;
 const OP_I_MUL: u32 = 132;
 
+/// Whether `spirv` is a physical-addressing module (OpMemoryModel PhysicalStorageBuffer64).
+pub fn is_physical(spirv: &[u32]) -> bool {
+    const OP_MEMORY_MODEL: u32 = 14;
+    const PHYSICAL_STORAGE_BUFFER_64: u32 = 5348;
+    super::spirv::instructions(spirv).any(|(_, i)| {
+        i[0] & 0xffff == OP_MEMORY_MODEL && i.get(1) == Some(&PHYSICAL_STORAGE_BUFFER_64)
+    })
+}
+
 /// The module with negative constant element indices sign-extended; None if nothing changed
 /// or the module is not understood.
 pub fn sign_extend_indices(spirv: &[u32]) -> Option<Vec<u32>> {

@@ -498,7 +498,7 @@ pub fn prepare_with(
     exec_info: &super::svm::ExecInfo,
 ) -> CLResult<Option<Prepared>> {
     let mut kd = kernel.on(&queue.device)?;
-    match super::svm::addressing(&args, exec_info, queue) {
+    match super::svm::addressing(kernel, &args, exec_info, queue) {
         Addressing::Logical => {}
         Addressing::Required => kd = kd.physical(kernel, &queue.device)?,
         Addressing::Preferred => match kd.physical(kernel, &queue.device) {

@@ -161,6 +161,9 @@ pub struct DeviceBuild {
     pub bitcode_args: Vec<String>,
     /// Why the compiler failed, for a build it failed (the call's error code depends on it).
     pub failure: Option<BuildFailure>,
+    /// A program from a binary: the OpenCL C source the binary carries for the
+    /// physical-addressing build ([`Program::physical`]).
+    pub physical_source: Option<Arc<str>>,
 }
 
 /// How the compiler failed a build.
@@ -183,6 +186,7 @@ impl Default for DeviceBuild {
             objects: vec![],
             bitcode_args: vec![],
             failure: None,
+            physical_source: None,
         }
     }
 }
@@ -298,10 +302,16 @@ impl Program {
                     binary::Kind::Executable => compiler::words(&b.sections[0])
                         .and_then(|spirv| {
                             let reflection = reflection::parse(&spirv).ok()?;
-                            Some(Executable::new(spirv, reflection, &b.options))
+                            Some(Executable {
+                                physical: compiler::physical::is_physical(&spirv),
+                                ..Executable::new(spirv, reflection, &b.options)
+                            })
                         })
                         .map(|exe| DeviceBuild {
                             exe: Some(Arc::new(exe)),
+                            physical_source: (b.sections.get(1))
+                                .and_then(|s| std::str::from_utf8(s).ok())
+                                .map(Arc::from),
                             ..Default::default()
                         }),
                     binary::Kind::Object | binary::Kind::Library => b
@@ -406,10 +416,20 @@ impl Program {
         let id = self.devices[index].identity();
         let modules = || b.objects.iter().map(|m| m.to_vec()).collect();
         let (kind, sections) = match (&b.exe, b.binary_type) {
-            (Some(exe), _) => (
-                binary::Kind::Executable,
-                vec![exe.spirv.iter().flat_map(|w| w.to_le_bytes()).collect()],
-            ),
+            (Some(exe), _) => {
+                let mut sections = vec![exe.spirv.iter().flat_map(|w| w.to_le_bytes()).collect()];
+                // What the physical-addressing build is made from, where it can be made.
+                let source = match &self.input {
+                    Input::Source(s) => Some(s.as_str()),
+                    _ => b.physical_source.as_deref(),
+                };
+                if let Some(s) =
+                    source.filter(|_| !exe.physical && self.devices[index].has_device_addresses())
+                {
+                    sections.push(s.as_bytes().to_vec());
+                }
+                (binary::Kind::Executable, sections)
+            }
             (None, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT) => (binary::Kind::Object, modules()),
             (None, CL_PROGRAM_BINARY_TYPE_LIBRARY) => (binary::Kind::Library, modules()),
             _ => return vec![],
@@ -463,7 +483,7 @@ impl Program {
         let out = match &self.input {
             Input::Source(_) => {
                 args.extend(["-arch=spir64".into(), PHYSICAL.into()]);
-                compiler::compile(&[self.source_text()], &args)
+                compiler::pointer_members::compile(self.source_text(), &args)
             }
             Input::Il { il, .. } => {
                 // 64-bit IL only (clspv's physical mode needs spir64).
@@ -472,10 +492,17 @@ impl Program {
                 self.il_bitcode()
                     .and_then(|bitcode| compiler::compile(&[&bitcode], &args))
             }
-            _ => {
-                log::warn!(target: "compiler", "no physical-addressing build of a program from binaries or links");
-                return Err(ClError(CL_INVALID_OPERATION));
-            }
+            _ => match &build.physical_source {
+                // A binary that carries its source.
+                Some(source) => {
+                    args.extend(["-arch=spir64".into(), PHYSICAL.into()]);
+                    compiler::pointer_members::compile(source.as_bytes(), &args)
+                }
+                None => {
+                    log::warn!(target: "compiler", "no physical-addressing build of a program from links or IL binaries");
+                    return Err(ClError(CL_INVALID_OPERATION));
+                }
+            },
         };
         let physical = physical_build(out, &build.options).exe.ok_or_else(|| {
             log::warn!(target: "compiler", "the physical-addressing build failed");
@@ -643,7 +670,7 @@ impl Program {
                     // to and from integers (SVM data structures), which clspv's logical mode
                     // turns into conversions Vulkan's logical addressing does not have.
                     let args = [args, &["-arch=spir64".into(), PHYSICAL.into()]].concat();
-                    let out = compiler::compile(&[p.source_text()], &args);
+                    let out = compiler::pointer_members::compile(p.source_text(), &args);
                     let physical = physical_build(out, &options);
                     log::debug!(target: "compiler", "physical-addressing build: {}", physical.log);
                     if physical.status == CL_BUILD_SUCCESS {
@@ -894,6 +921,7 @@ fn object_build(objects: Vec<Arc<Vec<u8>>>, log: String, options: &str) -> Devic
         exe: None,
         bitcode_args: vec![],
         failure: None,
+        physical_source: None,
     }
 }
 

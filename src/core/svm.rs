@@ -13,10 +13,11 @@ use super::context::Context;
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
-use super::kernel::ArgValue;
+use super::kernel::{ArgValue, Kernel};
 use super::memory::Mem;
 use super::queue::{Keep, Queue, Recorded};
 use crate::cl::*;
+use crate::compiler;
 use crate::vk::memory::{padded, Buffer};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
@@ -186,10 +187,10 @@ pub enum Addressing {
     /// The program's first build.
     Logical,
     /// The physical-addressing build where it can be made, else the first build
-    /// (VKCL_ADDRESSING=physical). Not for NULL buffer arguments: there a NULL argument would
-    /// be address 0, and a kernel that writes through it anyway (undefined behaviour, which
-    /// tests/fuzz.rs does) would fault the process on lavapipe; bound to a scratch buffer it
-    /// cannot (issue 16's `p == 0` stays false).
+    /// (VKCL_ADDRESSING=physical, and a NULL buffer argument that the kernel tests against
+    /// null: [`compiler::null_tests`]). A NULL argument is address 0 there, so `p == 0`
+    /// holds; in the first build it is a scratch buffer, which absorbs a write through it
+    /// (undefined behaviour, which tests/fuzz.rs does) that address 0 would not.
     Preferred,
     /// The physical-addressing build: an argument is an SVM or device pointer, a buffer on SVM
     /// memory (which may start anywhere in a page) or one larger than a storage-buffer binding
@@ -197,7 +198,12 @@ pub enum Addressing {
     Required,
 }
 
-pub fn addressing(args: &[ArgValue], info: &ExecInfo, queue: &Queue) -> Addressing {
+pub fn addressing(
+    kernel: &Kernel,
+    args: &[ArgValue],
+    info: &ExecInfo,
+    queue: &Queue,
+) -> Addressing {
     let binding_range = u64::from(queue.vk.caps.limits.max_storage_buffer_range);
     let required = !info.pointers.is_empty()
         || !info.device_pointers.is_empty()
@@ -207,9 +213,21 @@ pub fn addressing(args: &[ArgValue], info: &ExecInfo, queue: &Queue) -> Addressi
             ArgValue::Mem(Some(m)) => m.uses_svm() || padded(m.size as u64) > binding_range,
             _ => false,
         });
+    let addresses = queue.vk.caps.features.buffer_device_address;
+    // A NULL buffer argument its kernel tests: only then is the lexing worth it.
+    let tested_null = || {
+        let nulls: Vec<usize> = (args.iter().enumerate())
+            .filter(|(_, a)| matches!(a, ArgValue::Mem(None)))
+            .map(|(i, _)| i)
+            .collect();
+        !nulls.is_empty()
+            && compiler::null_tests::tested_params(kernel.program.source(), &kernel.name)
+                .iter()
+                .any(|i| nulls.contains(i))
+    };
     if required {
         Addressing::Required
-    } else if crate::config::get().physical && queue.vk.caps.features.buffer_device_address {
+    } else if addresses && (crate::config::get().physical || tested_null()) {
         Addressing::Preferred
     } else {
         Addressing::Logical

@@ -23,10 +23,11 @@ pub(super) fn pattern_word(pattern: &[u8]) -> Option<u32> {
     Some(u32::from_ne_bytes(word.try_into().ok()?))
 }
 
-/// clEnqueueFillBuffer: vkCmdFillBuffer where the pattern is a repeated word, else an upload
-/// of the repeated pattern.
+/// clEnqueueFillBuffer (and clEnqueueSVMMemFill), reported as `command`: vkCmdFillBuffer where
+/// the pattern is a repeated word, else an upload of the repeated pattern.
 pub fn fill(
     queue: &Arc<Queue>,
+    command: cl_command_type,
     mem: &Arc<Mem>,
     pattern: &[u8],
     offset: usize,
@@ -34,7 +35,7 @@ pub fn fill(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     if fill_word(mem, pattern, offset, size).is_some() {
-        return queue.enqueue(CL_COMMAND_FILL_BUFFER, wait, |rec| {
+        return queue.enqueue(command, wait, |rec| {
             record_fill(rec, &queue.vk, mem, pattern, offset, size)?;
             Ok(Recorded {
                 host: None,
@@ -45,17 +46,7 @@ pub fn fill(
     let data = pattern.repeat(size / pattern.len());
     let pieces = linear(mem, offset, size);
     // SAFETY: the one piece is `data`.
-    unsafe {
-        upload(
-            queue,
-            CL_COMMAND_FILL_BUFFER,
-            mem,
-            pieces,
-            data.as_ptr(),
-            false,
-            wait,
-        )
-    }
+    unsafe { upload(queue, command, mem, pieces, data.as_ptr(), false, wait) }
 }
 
 /// The word vkCmdFillBuffer fills the range with, if it can.
