@@ -1096,3 +1096,50 @@ fn specialization_constants_of_il_programs() {
         clReleaseProgram(s);
     }
 }
+
+/// Two compiled objects that both get vkcl's math library (each names `sin`: pyopencl's
+/// test_compile_link has `value_sink` in both) link: the library's program-scope tables are
+/// `static`, so they are not defined twice ("symbol multiply defined" before).
+#[test]
+fn objects_that_both_get_the_math_library_link() {
+    let t = Two::new();
+    let d = t.dev[0];
+    let helper = source(
+        t.ctx,
+        &[b"int value_sink(int x) { return x + (int)sin(0.0f); }\n"],
+    );
+    let main = source(
+        t.ctx,
+        &[b"int value_sink(int x);\nkernel void k(global int *o) { o[0] = value_sink(3) * 5; }\n"],
+    );
+    for p in [helper, main] {
+        check!(clCompileProgram(
+            p,
+            1,
+            &d,
+            null(),
+            0,
+            null(),
+            null(),
+            None,
+            null_mut()
+        ));
+    }
+    let inputs = [helper, main];
+    let mut err = 0;
+    let exe = unsafe {
+        clLinkProgram(
+            t.ctx,
+            1,
+            &d,
+            null(),
+            2,
+            inputs.as_ptr(),
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    assert_eq!(run_one(t.ctx, t.queue[0], exe, "k"), 15);
+}
