@@ -5,8 +5,12 @@
 // for separately rounded operations. Doubles are classified by arithmetic (x - x is 0 for
 // finite x): clspv's double isfinite came out wrong beside integer views of the same value.
 #pragma OPENCL FP_CONTRACT OFF
-// The bits of 2/pi after the binary point, 32 a word: enough for DBL_MAX (word 36).
-static __constant uint __vkcl_2opi_d[38] = {
+// The bits of 2/pi after the binary point, 32 a word: enough for DBL_MAX (word 36). Static
+// where OpenCL C has `static` (1.2 on): two objects that both hold it then link.
+#if __OPENCL_C_VERSION__ >= 120
+static
+#endif
+__constant uint __vkcl_2opi_d[38] = {
     0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu,
     0xdebbc561u, 0xb7246e3au, 0x424dd2e0u, 0x06492eeau, 0x09d1921cu, 0xfe1deb1cu, 0xb129a73eu,
     0xe88235f5u, 0x2ebb4484u, 0xe99c7026u, 0xb45f7e41u, 0x3991d639u, 0x835339f4u, 0x9c845f8bu,
