@@ -457,3 +457,19 @@ fn max_sub_group_size() -> usize {
     let out = run_with_buffers::<u32, u32>(src, "-cl-std=CL3.0", "m", &[vec![0u32]], &[], 1);
     out[0][0] as usize
 }
+
+/// A program of OpenCL C 1.2 (no sub-groups in the language) whose text names the sub-group
+/// built-ins only in code it leaves out builds and runs: CLBlast's GEMM kernels do this
+/// (#if USE_SUBGROUP_SHUFFLING), and vkcl's sub-group prelude once broke their build.
+#[test]
+fn a_version_without_sub_groups_ignores_their_names_in_disabled_code() {
+    let src = "#if defined(USE_SHUFFLING)\n\
+               #define SHUFFLE(x, i) sub_group_shuffle(x, i)\n\
+               #define N get_sub_group_size()\n\
+               #endif\n\
+               kernel void k(global uint *o) { o[get_global_id(0)] = 2u * get_global_id(0); }";
+    for std in ["-cl-std=CL1.2", "-cl-std=CL1.1", ""] {
+        let out = run_with_buffers::<u32, u32>(src, std, "k", &[vec![0u32; 4]], &[], 4);
+        assert_eq!(out[0], [0, 2, 4, 6], "{std}");
+    }
+}

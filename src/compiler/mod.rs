@@ -336,9 +336,10 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
 /// partial last sub-group. Sub-groups are consecutive runs of the linear local id (what
 /// clGetKernelSubGroupInfo reports), so the sizes follow from the full size and the local size.
 /// Only in programs that name one of them (the built-ins exist only where the device has
-/// sub-groups).
-const SUB_GROUP_SIZES: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
-     #define __VKCL_FN static inline\n#else\n#define __VKCL_FN inline __attribute__((always_inline))\n#endif\n\
+/// sub-groups, from OpenCL C 2.0 on: CLBlast's 1.2 kernels name them in code it disables).
+const SUB_GROUP_SIZES: &str = "#if __OPENCL_C_VERSION__ >= 200 && \
+     (defined(__opencl_c_subgroups) || defined(cl_khr_subgroups))\n\
+     #define __VKCL_FN static inline\n\
      __VKCL_FN uint __vkcl_local_linear_size(void) {\n\
        return (uint)(get_local_size(0) * get_local_size(1) * get_local_size(2)); }\n\
      __VKCL_FN uint __vkcl_max_sub_group_size(void) { return get_sub_group_size(); }\n\
@@ -350,7 +351,7 @@ const SUB_GROUP_SIZES: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
      #undef __VKCL_FN\n\
      #define get_max_sub_group_size() __vkcl_max_sub_group_size()\n\
      #define get_num_sub_groups() __vkcl_num_sub_groups()\n\
-     #define get_sub_group_size() __vkcl_sub_group_size()\n";
+     #define get_sub_group_size() __vkcl_sub_group_size()\n#endif\n";
 
 /// The components of a 16-element vector, as .sN suffixes.
 const C: [&str; 16] = [
