@@ -458,8 +458,8 @@ fn max_sub_group_size() -> usize {
     out[0][0] as usize
 }
 
-/// A program of OpenCL C 1.2 (no sub-groups in the language) whose text names the sub-group
-/// built-ins only in code it leaves out builds and runs: CLBlast's GEMM kernels do this
+/// A program of OpenCL C 1.1 (no sub-group built-ins) whose text names them only in code it
+/// leaves out builds and runs: CLBlast's GEMM kernels (built with -cl-std=CL1.1) do this
 /// (#if USE_SUBGROUP_SHUFFLING), and vkcl's sub-group prelude once broke their build.
 #[test]
 fn a_version_without_sub_groups_ignores_their_names_in_disabled_code() {

@@ -336,9 +336,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
 /// partial last sub-group. Sub-groups are consecutive runs of the linear local id (what
 /// clGetKernelSubGroupInfo reports), so the sizes follow from the full size and the local size.
 /// Only in programs that name one of them (the built-ins exist only where the device has
-/// sub-groups, from OpenCL C 2.0 on: CLBlast's 1.2 kernels name them in code it disables).
-const SUB_GROUP_SIZES: &str = "#if __OPENCL_C_VERSION__ >= 200 && \
-     (defined(__opencl_c_subgroups) || defined(cl_khr_subgroups))\n\
+/// sub-groups; clspv declares them from OpenCL C 1.2 on, not in 1.0 and 1.1, where CLBlast's
+/// kernels name them in code they leave out).
+const SUB_GROUP_SIZES: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
      #define __VKCL_FN static inline\n\
      __VKCL_FN uint __vkcl_local_linear_size(void) {\n\
        return (uint)(get_local_size(0) * get_local_size(1) * get_local_size(2)); }\n\
