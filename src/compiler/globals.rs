@@ -30,13 +30,30 @@ const OP_FUNCTION_END: u32 = 56;
 /// 64-bit 3- and 4-vectors, which get their own).
 const MIN_ALIGN: u32 = 16;
 
+/// The most bytes of program-scope variables in one program (CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE
+/// and CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE; OpenCL's minimum for the former). The
+/// initial bytes travel as hexadecimal in one OpString, whose instruction has at most 65535
+/// words (some 131000 bytes of data): 64 KiB fits with room.
+pub const MAX_TOTAL_SIZE: usize = 64 * 1024;
+
+/// The build log's words when the variables take more than [`MAX_TOTAL_SIZE`] bytes.
+pub const TOO_LARGE: &str = "program-scope variables too large";
+
 /// `spirv` with its program-scope variables in one bound storage buffer (unchanged without
-/// them, or when the pass does not understand the module).
-pub fn gather(spirv: &[u32]) -> Vec<u32> {
+/// them, or when the pass does not understand the module). `Err` (a build log) when they
+/// take more than [`MAX_TOTAL_SIZE`] bytes.
+pub fn gather(spirv: &[u32]) -> Result<Vec<u32>, String> {
     if !has_unbound_buffer(spirv) {
-        return spirv.to_vec();
+        return Ok(spirv.to_vec());
     }
-    gather_checked(spirv).unwrap_or_else(|| spirv.to_vec())
+    match gather_checked(spirv) {
+        Some(Err(size)) => Err(format!(
+            "{TOO_LARGE}: {size} bytes, more than the {MAX_TOTAL_SIZE} bytes of \
+             CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE"
+        )),
+        Some(Ok(out)) => Ok(out),
+        None => Ok(spirv.to_vec()),
+    }
 }
 
 /// Whether a module-scope storage-buffer variable has no descriptor set (a cheap look before
@@ -63,7 +80,7 @@ fn has_unbound_buffer(spirv: &[u32]) -> bool {
     false
 }
 
-fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
+fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     // rspirv's loader refuses instructions outside functions after them (clspv's reflection):
     // they are set aside and put back after the module.
     let end = instructions(spirv)
@@ -114,6 +131,9 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
         let offset = size.next_multiple_of(a.max(MIN_ALIGN));
         members.push((var, ptr, pointee, offset));
         size = offset + s;
+    }
+    if size as usize > MAX_TOTAL_SIZE {
+        return Some(Err(size as usize));
     }
     let mut data = vec![0u8; size as usize];
     for (&(_, _, init), &(_, _, pointee, offset)) in globals.iter().zip(&members) {
@@ -204,7 +224,7 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
     let mut out = m.assemble();
     out.extend_from_slice(&spirv[end..]);
     out.extend(refl.assemble());
-    Some(out)
+    Some(Ok(out))
 }
 
 /// Replaces the uses of the `old` variables (variable, pointer type) by access chains to
@@ -498,4 +518,81 @@ impl<'a> Layout<'a> {
             _ => None,
         }
     }
+}
+
+/// `__opencl_c_program_scope_global_variables`: defined by vkcl (clspv refuses the macro).
+pub const FEATURE: &str = "__opencl_c_program_scope_global_variables";
+
+/// What clang says of a writable program-scope variable or `static` local in a language
+/// mode without the feature (OpenCL C 1.x, or 3.0 without the feature in the target).
+const REFUSED: [&str; 2] = [
+    "program scope variable must reside in constant address space",
+    "static local variable must reside in constant address space",
+];
+
+/// Every OpenCL C 3.0 feature macro (clang's OpenCL C 2.0 header defines several of them).
+const ALL_FEATURES: &[&str] = &[
+    "__opencl_c_3d_image_writes",
+    "__opencl_c_atomic_order_acq_rel",
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_device",
+    "__opencl_c_atomic_scope_all_devices",
+    "__opencl_c_device_enqueue",
+    "__opencl_c_generic_address_space",
+    "__opencl_c_fp64",
+    "__opencl_c_images",
+    "__opencl_c_int64",
+    "__opencl_c_pipes",
+    "__opencl_c_program_scope_global_variables",
+    "__opencl_c_read_write_images",
+    "__opencl_c_subgroups",
+    "__opencl_c_work_group_collective_functions",
+    "__opencl_c_integer_dot_product_input_4x8bit",
+    "__opencl_c_integer_dot_product_input_4x8bit_packed",
+];
+
+/// An OpenCL C 3.0 build that clang refused for its program-scope variables (`log`), as an
+/// OpenCL C 2.0 build that reads as 3.0: clspv cannot give clang the 3.0 feature (its
+/// `-enable-feature-macros` refuses it), and clang's 2.0 mode has it with the same meaning.
+/// Returns the clspv options for the 2.0 build and the lines to put before each source:
+/// `__OPENCL_C_VERSION__` is 300 again and the feature macros are those of the 3.0 build
+/// (`-enable-feature-macros=` and vkcl's own `-D__opencl_c_*`), not the 2.0 header's. `None`
+/// when the build was not 3.0 or failed for something else.
+pub fn as_opencl_c_2_0(options: &str, log: &str) -> Option<(String, String)> {
+    const CL30: &str = "-cl-std=CL3.0";
+    if !REFUSED.iter().any(|r| log.contains(r)) {
+        return None;
+    }
+    let words: Vec<&str> = options.split(' ').collect();
+    if !words.contains(&CL30) {
+        return None;
+    }
+    let mut claimed: Vec<&str> = vec![];
+    for w in &words {
+        if let Some(list) = w.strip_prefix("-enable-feature-macros=") {
+            claimed.extend(list.split(','));
+        } else if let Some(def) = w.strip_prefix("-D__opencl_c_") {
+            let name = &w[2..2 + "__opencl_c_".len() + def.find('=').unwrap_or(def.len())];
+            claimed.push(name);
+        }
+    }
+    let options = words
+        .iter()
+        .map(|&w| if w == CL30 { "-cl-std=CL2.0" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut lines = String::from(
+        "#pragma clang diagnostic push\n\
+         #pragma clang diagnostic ignored \"-Weverything\"\n\
+         #undef __OPENCL_C_VERSION__\n\
+         #define __OPENCL_C_VERSION__ 300\n",
+    );
+    for f in ALL_FEATURES {
+        lines += &format!("#undef {f}\n");
+    }
+    for f in claimed.iter().filter(|f| ALL_FEATURES.contains(f)) {
+        lines += &format!("#define {f} 1\n");
+    }
+    lines += "#pragma clang diagnostic pop\n";
+    Some((options, lines))
 }
