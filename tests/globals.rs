@@ -398,3 +398,37 @@ fn errors_name_the_application_lines_cl30() {
         Err((_, log)) => assert!(log.contains("source:3:"), "{log}"),
     }
 }
+
+/// A large array with a short initializer (clang types it as a struct of the initialised
+/// elements and an array of zeros, which clspv indexes at run time: invalid SPIR-V before
+/// compiler::globals made it one array), read and written at run-time indices.
+#[test]
+fn partly_initialised_arrays() {
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let e = Env::new();
+        let src = "global uint big[1000] = { 3, 4 };\n\
+                   global float f[64] = { 0.5f };\n\
+                   kernel void k(global uint *o) {\n\
+                       uint i = get_global_id(0);\n\
+                       o[i] = big[i * 100 + 1] + (uint)(f[i] * 2.0f) * 1000;\n\
+                       big[i * 100 + 1] = i + 10;\n\
+                       f[i] = 3.0f;\n\
+                   }\n";
+        let p = e.program(src, std);
+        let k = kernel(p, "k");
+        let o = e.buffer_from(&[7u32; 10]);
+        arg(k, 0, &o);
+        e.run(k, None, &[10], None);
+        assert_eq!(
+            e.read::<u32>(o, 10),
+            [1004, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            "{std}"
+        );
+        e.run(k, None, &[10], None);
+        let want: Vec<u32> = (10..20).map(|v| v + 6000).collect();
+        assert_eq!(e.read::<u32>(o, 10), want, "{std}");
+        check!(clReleaseMemObject(o));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}

@@ -152,6 +152,17 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
         .max()
         .unwrap_or(0);
     let (uint, void) = (layout.uint?, layout.void?);
+    // clang types a large array with a short initializer as a struct of the initialised
+    // elements and an array of the rest, and clspv indexes that struct at run time (invalid
+    // SPIR-V): such a member becomes one array when every use indexes it as one.
+    let flat: Vec<Option<(Word, u32, u32)>> = members
+        .iter()
+        .map(|&(var, _, pointee, _)| {
+            let (elem, n, size) = layout.flat_elements(pointee)?;
+            let elem_ptr = |ty: Word| layout.pointees.get(&ty) == Some(&elem);
+            indexed_as_array(&m, var, elem_ptr).then_some((elem, n, size))
+        })
+        .collect();
     drop(layout);
     let (block, block_ptr, var) = (ids.next(), ids.next(), ids.next());
     let mut tgv = std::mem::take(&mut m.types_global_values);
@@ -180,6 +191,26 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
         .map(|k| constant(&mut tgv, k))
         .collect();
     let (set_id, binding_id) = (constant(&mut tgv, 0), constant(&mut tgv, binding));
+    let lengths: Vec<Option<Word>> = flat
+        .iter()
+        .map(|f| f.map(|(_, n, _)| constant(&mut tgv, n)))
+        .collect();
+    let mut strides = vec![];
+    for (k, f) in flat.iter().enumerate() {
+        let (Some((elem, _, size)), Some(len)) = (f, lengths[k]) else {
+            continue;
+        };
+        let (array, ptr) = (ids.next(), ids.next());
+        let ops = vec![Operand::IdRef(*elem), Operand::IdRef(len)];
+        tgv.push(inst(Op::TypeArray, None, Some(array), ops));
+        let ops = vec![
+            Operand::StorageClass(StorageClass::StorageBuffer),
+            Operand::IdRef(array),
+        ];
+        tgv.push(inst(Op::TypePointer, None, Some(ptr), ops));
+        strides.push((array, *size));
+        (members[k].1, members[k].2) = (ptr, array);
+    }
     let member_types = members.iter().map(|m| Operand::IdRef(m.2)).collect();
     tgv.push(inst(Op::TypeStruct, None, Some(block), member_types));
     tgv.push(inst(
@@ -208,6 +239,10 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     };
     for (ty, k, offset) in laid_out {
         m.annotations.push(member_offset(ty, k, offset));
+    }
+    for (array, size) in strides {
+        m.annotations
+            .push(deco(array, Decoration::ArrayStride, vec![size]));
     }
     m.annotations.push(deco(block, Decoration::Block, vec![]));
     m.annotations
@@ -342,6 +377,24 @@ fn decoration(i: &Instruction) -> Option<Decoration> {
     }
 }
 
+/// Whether every use of `var` in `m`'s functions is an access chain with one index whose
+/// result points to an element (`elem_ptr` of its type).
+fn indexed_as_array(m: &dr::Module, var: Word, elem_ptr: impl Fn(Word) -> bool) -> bool {
+    let insts = m
+        .functions
+        .iter()
+        .flat_map(|f| f.blocks.iter())
+        .flat_map(|b| &b.instructions);
+    insts
+        .filter(|i| i.operands.contains(&Operand::IdRef(var)))
+        .all(|i| {
+            matches!(i.class.opcode, Op::AccessChain | Op::InBoundsAccessChain)
+                && i.operands.len() == 2
+                && i.operands[0] == Operand::IdRef(var)
+                && i.result_type.is_some_and(&elem_ptr)
+        })
+}
+
 /// Fresh result ids, from the module's bound up.
 struct Ids(Word);
 
@@ -437,6 +490,38 @@ impl<'a> Layout<'a> {
             }
             _ => Some(()),
         }
+    }
+
+    /// A struct of elements of one scalar type and arrays of them, packed (clang's type for
+    /// a partly initialised array): (element type, element count, element size).
+    fn flat_elements(&self, ty: Word) -> Option<(Word, u32, u32)> {
+        let t = self.types.get(&ty)?;
+        let (Op::TypeStruct, members) = (t.class.opcode, &t.operands[..]) else {
+            return None;
+        };
+        let mut elem = None;
+        let mut count = 0u32;
+        for (k, m) in members.iter().enumerate() {
+            let Operand::IdRef(m) = m else { return None };
+            let mt = self.types.get(m)?;
+            let (e, n) = match (mt.class.opcode, &mt.operands[..]) {
+                (Op::TypeInt | Op::TypeFloat, _) => (*m, 1),
+                (Op::TypeArray, [Operand::IdRef(e), Operand::IdRef(len)]) => (*e, self.lit(*len)?),
+                _ => return None,
+            };
+            let et = self.types.get(&e)?.class.opcode;
+            if !matches!(et, Op::TypeInt | Op::TypeFloat) || *elem.get_or_insert(e) != e {
+                return None;
+            }
+            let (size, _) = self.size_align(e)?;
+            let packed = mt.class.opcode != Op::TypeArray || self.strides.get(m) == Some(&size);
+            if !packed || self.offsets.get(&(ty, k as u32)) != Some(&(count * size)) {
+                return None;
+            }
+            count += n;
+        }
+        let elem = elem?;
+        Some((elem, count, self.size_align(elem)?.0))
     }
 
     fn lit(&self, id: Word) -> Option<u32> {
