@@ -22,8 +22,17 @@ kernel void peek(global int *o) { o[0] = counter; o[1] = (int)(table[1] * 2.0f);
 
 #[test]
 fn globals_persist_across_launches_and_kernels() {
+    persist("-cl-std=CL2.0");
+}
+
+#[test]
+fn globals_persist_across_launches_and_kernels_cl30() {
+    persist("-cl-std=CL3.0");
+}
+
+fn persist(std: &str) {
     let e = Env::new();
-    let p = match build_program(e.ctx, e.dev, SOURCE, "-cl-std=CL2.0") {
+    let p = match build_program(e.ctx, e.dev, SOURCE, std) {
         Ok(p) => p,
         Err((code, log)) => panic!("{}: {log}", err_name(code)),
     };
@@ -68,6 +77,15 @@ kernel void types(global long *o) {
 /// CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE covering them all.
 #[test]
 fn initializers_of_every_shape() {
+    initializers("-cl-std=CL2.0");
+}
+
+#[test]
+fn initializers_of_every_shape_cl30() {
+    initializers("-cl-std=CL3.0");
+}
+
+fn initializers(std: &str) {
     let e = Env::new();
     let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
     let src = if fp64 {
@@ -75,7 +93,7 @@ fn initializers_of_every_shape() {
     } else {
         TYPES.replace("double", "float")
     };
-    let p = e.program(&src, "-cl-std=CL2.0");
+    let p = e.program(&src, std);
     let total: usize = bytes_to(&info_bytes(|s, v, r| unsafe {
         clGetProgramBuildInfo(
             p,
@@ -121,8 +139,17 @@ fn initializers_of_every_shape() {
 /// buffer) and keeps them across its launches.
 #[test]
 fn binaries_keep_the_initial_values() {
+    from_binary("-cl-std=CL2.0");
+}
+
+#[test]
+fn binaries_keep_the_initial_values_cl30() {
+    from_binary("-cl-std=CL3.0");
+}
+
+fn from_binary(std: &str) {
     let e = Env::new();
-    let p = e.program(SOURCE, "-cl-std=CL2.0");
+    let p = e.program(SOURCE, std);
     let bump = kernel(p, "bump");
     let o = e.buffer_from(&[0i32; 3]);
     arg(bump, 0, &o);
@@ -150,13 +177,21 @@ fn binaries_keep_the_initial_values() {
 /// clCompileProgram then clLinkProgram: the linked program has the variables too.
 #[test]
 fn compiled_and_linked_programs_have_them() {
+    compile_and_link(c"-cl-std=CL2.0");
+}
+
+#[test]
+fn compiled_and_linked_programs_have_them_cl30() {
+    compile_and_link(c"-cl-std=CL3.0");
+}
+
+fn compile_and_link(opts: &std::ffi::CStr) {
     let e = Env::new();
     let mut err = 0;
     let ptr = SOURCE.as_ptr() as *const std::ffi::c_char;
     let len = SOURCE.len();
     let obj = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
     assert_eq!(err, CL_SUCCESS);
-    let opts = c"-cl-std=CL2.0";
     check!(clCompileProgram(
         obj,
         1,
@@ -200,7 +235,21 @@ fn compiled_and_linked_programs_have_them() {
 /// that is also given to atomic_load as two uints and loads only the low one.)
 #[test]
 fn program_scope_atomics() {
-    let src = "global atomic_int counter = ATOMIC_VAR_INIT(7);\n\
+    atomics("-cl-std=CL2.0");
+}
+
+/// OpenCL C 3.0 without __opencl_c_atomic_order_seq_cst has only the _explicit forms.
+#[test]
+fn program_scope_atomics_cl30() {
+    atomics("-cl-std=CL3.0");
+}
+
+fn atomics(std: &str) {
+    let src = "#if __OPENCL_C_VERSION__ >= 300\n\
+               #define atomic_fetch_add(p, v) atomic_fetch_add_explicit(p, v, memory_order_relaxed)\n\
+               #define atomic_load(p) atomic_load_explicit(p, memory_order_relaxed)\n\
+               #endif\n\
+               global atomic_int counter = ATOMIC_VAR_INIT(7);\n\
                global atomic_long total;\n\
                kernel void count(global int *o) {\n\
                    int i = get_global_id(0);\n\
@@ -212,7 +261,7 @@ fn program_scope_atomics() {
                    o[1] = atomic_fetch_add(&total, 0L);\n\
                }";
     let e = Env::new();
-    let p = e.program(src, "-cl-std=CL2.0");
+    let p = e.program(src, std);
     let count = kernel(p, "count");
     let read = kernel(p, "read");
     let n = 256usize;
@@ -239,4 +288,147 @@ fn program_scope_atomics() {
     check!(clReleaseKernel(count));
     check!(clReleaseKernel(read));
     check!(clReleaseProgram(p));
+}
+
+const CL_DEVICE_OPENCL_C_FEATURES: cl_uint = 0x106F;
+const CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE: cl_uint = 0x104D;
+const CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE: cl_uint = 0x1054;
+
+fn has_feature(e: &Env, name: &str) -> bool {
+    let f = info_bytes(|sz, v, r| unsafe {
+        clGetDeviceInfo(e.dev, CL_DEVICE_OPENCL_C_FEATURES, sz, v, r)
+    });
+    // cl_name_version entries: a version, then a NUL-padded name.
+    f.chunks(68)
+        .any(|c| c[4..].split(|&b| b == 0).next() == Some(name.as_bytes()))
+}
+
+fn device_size(e: &Env, name: cl_uint) -> usize {
+    bytes_to(&info_bytes(|sz, v, r| unsafe {
+        clGetDeviceInfo(e.dev, name, sz, v, r)
+    }))
+}
+
+/// Under OpenCL C 3.0 the feature is reported and its macro defined; the program reads as
+/// 3.0 (its version and feature macros are the 3.0 build's, not those of clang's 2.0 mode,
+/// which vkcl builds it in); the two sizes are at least OpenCL's 64 KiB minimum; a variable
+/// of CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE bytes works, and more than that fails to build
+/// with a log that says why.
+#[test]
+fn the_feature_under_opencl_c_3_0() {
+    let e = Env::new();
+    const FEATURE: &str = "__opencl_c_program_scope_global_variables";
+    assert!(has_feature(&e, FEATURE));
+    let max = device_size(&e, CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE);
+    let preferred = device_size(&e, CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE);
+    assert!(max >= 64 * 1024 && preferred >= 1, "{max} {preferred}");
+    // Each macro as the device claims it (clang's 2.0 header defines all of these).
+    let mut checks = String::new();
+    for f in [
+        "__opencl_c_atomic_order_seq_cst",
+        "__opencl_c_atomic_scope_all_devices",
+        "__opencl_c_device_enqueue",
+        "__opencl_c_pipes",
+        "__opencl_c_generic_address_space",
+        "__opencl_c_int64",
+        FEATURE,
+    ] {
+        let (wrong, what) = if has_feature(&e, f) {
+            ("!", "claimed, not defined")
+        } else {
+            ("", "defined, not claimed")
+        };
+        checks += &format!("#if {wrong}defined({f})\n#error {f} {what}\n#endif\n");
+    }
+    let n = max / 4;
+    let src = format!(
+        "{checks}#if __OPENCL_C_VERSION__ != 300\n#error not 3.0\n#endif\n\
+         global uint big[{n}];\n\
+         kernel void k(global uint *o) {{\n\
+             uint i = get_global_id(0);\n\
+             o[i] = big[i * 64 + 1];\n\
+             big[i * 64 + 1] = i + 10;\n\
+         }}\n"
+    );
+    let p = e.program(&src, "-cl-std=CL3.0");
+    let total: usize = bytes_to(&info_bytes(|s, v, r| unsafe {
+        clGetProgramBuildInfo(
+            p,
+            e.dev,
+            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+            s,
+            v,
+            r,
+        )
+    }));
+    assert_eq!(total, max);
+    let k = kernel(p, "k");
+    let items = n / 64;
+    let o = e.buffer_from(&vec![7u32; items]);
+    arg(k, 0, &o);
+    e.run(k, None, &[items], None);
+    assert_eq!(e.read::<u32>(o, items), vec![0u32; items]);
+    e.run(k, None, &[items], None);
+    let want: Vec<u32> = (0..items as u32).map(|i| i + 10).collect();
+    assert_eq!(e.read::<u32>(o, items), want);
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    let over = format!(
+        "global uint big[{}];\nkernel void k(global uint *o) {{ o[0] = big[o[1]]++; }}\n",
+        n + 1
+    );
+    match build_program(e.ctx, e.dev, &over, "-cl-std=CL3.0") {
+        Ok(_) => panic!("{} bytes of program-scope variables built", max + 4),
+        Err((code, log)) => {
+            assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
+            assert!(log.contains("CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE"), "{log}");
+        }
+    }
+}
+
+/// A build error in a 3.0 program with program-scope variables is reported at the line the
+/// application wrote.
+#[test]
+fn errors_name_the_application_lines_cl30() {
+    let e = Env::new();
+    let src = "global int g = 1;\nkernel void k(global int *o) {\n  o[0] = g + undeclared;\n}\n";
+    match build_program(e.ctx, e.dev, src, "-cl-std=CL3.0") {
+        Ok(_) => panic!("built"),
+        Err((_, log)) => assert!(log.contains("source:3:"), "{log}"),
+    }
+}
+
+/// A large array with a short initializer (clang types it as a struct of the initialised
+/// elements and an array of zeros, which clspv indexes at run time: invalid SPIR-V before
+/// compiler::globals made it one array), read and written at run-time indices.
+#[test]
+fn partly_initialised_arrays() {
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let e = Env::new();
+        let src = "global uint big[1000] = { 3, 4 };\n\
+                   global float f[64] = { 0.5f };\n\
+                   kernel void k(global uint *o) {\n\
+                       uint i = get_global_id(0);\n\
+                       o[i] = big[i * 100 + 1] + (uint)(f[i] * 2.0f) * 1000;\n\
+                       big[i * 100 + 1] = i + 10;\n\
+                       f[i] = 3.0f;\n\
+                   }\n";
+        let p = e.program(src, std);
+        let k = kernel(p, "k");
+        let o = e.buffer_from(&[7u32; 10]);
+        arg(k, 0, &o);
+        e.run(k, None, &[10], None);
+        assert_eq!(
+            e.read::<u32>(o, 10),
+            [1004, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            "{std}"
+        );
+        e.run(k, None, &[10], None);
+        let want: Vec<u32> = (10..20).map(|v| v + 6000).collect();
+        assert_eq!(e.read::<u32>(o, 10), want, "{std}");
+        check!(clReleaseMemObject(o));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
 }

@@ -211,8 +211,9 @@ fn memory_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8
         CL_DEVICE_GLOBAL_MEM_SIZE => v::<cl_ulong>(d.global_mem_size()),
         CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE => v::<cl_ulong>(d.max_constant_buffer_size()),
         CL_DEVICE_MAX_CONSTANT_ARGS => v::<cl_uint>(crate::core::device::MAX_CONSTANT_ARGS),
+        // One storage buffer per program and device (compiler::globals).
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
-            v::<usize>(0usize)
+            v::<usize>(crate::compiler::globals::MAX_TOTAL_SIZE)
         }
         CL_DEVICE_LOCAL_MEM_TYPE => v::<cl_device_local_mem_type>(CL_LOCAL),
         CL_DEVICE_LOCAL_MEM_SIZE => v::<cl_ulong>(d.local_mem_size()),

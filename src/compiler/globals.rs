@@ -30,13 +30,30 @@ const OP_FUNCTION_END: u32 = 56;
 /// 64-bit 3- and 4-vectors, which get their own).
 const MIN_ALIGN: u32 = 16;
 
+/// The most bytes of program-scope variables in one program (CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE
+/// and CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE; OpenCL's minimum for the former). The
+/// initial bytes travel as hexadecimal in one OpString, whose instruction has at most 65535
+/// words (some 131000 bytes of data): 64 KiB fits with room.
+pub const MAX_TOTAL_SIZE: usize = 64 * 1024;
+
+/// The build log's words when the variables take more than [`MAX_TOTAL_SIZE`] bytes.
+pub const TOO_LARGE: &str = "program-scope variables too large";
+
 /// `spirv` with its program-scope variables in one bound storage buffer (unchanged without
-/// them, or when the pass does not understand the module).
-pub fn gather(spirv: &[u32]) -> Vec<u32> {
+/// them, or when the pass does not understand the module). `Err` (a build log) when they
+/// take more than [`MAX_TOTAL_SIZE`] bytes.
+pub fn gather(spirv: &[u32]) -> Result<Vec<u32>, String> {
     if !has_unbound_buffer(spirv) {
-        return spirv.to_vec();
+        return Ok(spirv.to_vec());
     }
-    gather_checked(spirv).unwrap_or_else(|| spirv.to_vec())
+    match gather_checked(spirv) {
+        Some(Err(size)) => Err(format!(
+            "{TOO_LARGE}: {size} bytes, more than the {MAX_TOTAL_SIZE} bytes of \
+             CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE"
+        )),
+        Some(Ok(out)) => Ok(out),
+        None => Ok(spirv.to_vec()),
+    }
 }
 
 /// Whether a module-scope storage-buffer variable has no descriptor set (a cheap look before
@@ -63,7 +80,7 @@ fn has_unbound_buffer(spirv: &[u32]) -> bool {
     false
 }
 
-fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
+fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     // rspirv's loader refuses instructions outside functions after them (clspv's reflection):
     // they are set aside and put back after the module.
     let end = instructions(spirv)
@@ -115,6 +132,9 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
         members.push((var, ptr, pointee, offset));
         size = offset + s;
     }
+    if size as usize > MAX_TOTAL_SIZE {
+        return Some(Err(size as usize));
+    }
     let mut data = vec![0u8; size as usize];
     for (&(_, _, init), &(_, _, pointee, offset)) in globals.iter().zip(&members) {
         if let Some(c) = init {
@@ -132,6 +152,17 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
         .max()
         .unwrap_or(0);
     let (uint, void) = (layout.uint?, layout.void?);
+    // clang types a large array with a short initializer as a struct of the initialised
+    // elements and an array of the rest, and clspv indexes that struct at run time (invalid
+    // SPIR-V): such a member becomes one array when every use indexes it as one.
+    let flat: Vec<Option<(Word, u32, u32)>> = members
+        .iter()
+        .map(|&(var, _, pointee, _)| {
+            let (elem, n, size) = layout.flat_elements(pointee)?;
+            let elem_ptr = |ty: Word| layout.pointees.get(&ty) == Some(&elem);
+            indexed_as_array(&m, var, elem_ptr).then_some((elem, n, size))
+        })
+        .collect();
     drop(layout);
     let (block, block_ptr, var) = (ids.next(), ids.next(), ids.next());
     let mut tgv = std::mem::take(&mut m.types_global_values);
@@ -160,6 +191,26 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
         .map(|k| constant(&mut tgv, k))
         .collect();
     let (set_id, binding_id) = (constant(&mut tgv, 0), constant(&mut tgv, binding));
+    let lengths: Vec<Option<Word>> = flat
+        .iter()
+        .map(|f| f.map(|(_, n, _)| constant(&mut tgv, n)))
+        .collect();
+    let mut strides = vec![];
+    for (k, f) in flat.iter().enumerate() {
+        let (Some((elem, _, size)), Some(len)) = (f, lengths[k]) else {
+            continue;
+        };
+        let (array, ptr) = (ids.next(), ids.next());
+        let ops = vec![Operand::IdRef(*elem), Operand::IdRef(len)];
+        tgv.push(inst(Op::TypeArray, None, Some(array), ops));
+        let ops = vec![
+            Operand::StorageClass(StorageClass::StorageBuffer),
+            Operand::IdRef(array),
+        ];
+        tgv.push(inst(Op::TypePointer, None, Some(ptr), ops));
+        strides.push((array, *size));
+        (members[k].1, members[k].2) = (ptr, array);
+    }
     let member_types = members.iter().map(|m| Operand::IdRef(m.2)).collect();
     tgv.push(inst(Op::TypeStruct, None, Some(block), member_types));
     tgv.push(inst(
@@ -189,6 +240,10 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
     for (ty, k, offset) in laid_out {
         m.annotations.push(member_offset(ty, k, offset));
     }
+    for (array, size) in strides {
+        m.annotations
+            .push(deco(array, Decoration::ArrayStride, vec![size]));
+    }
     m.annotations.push(deco(block, Decoration::Block, vec![]));
     m.annotations
         .push(deco(var, Decoration::DescriptorSet, vec![0]));
@@ -204,7 +259,7 @@ fn gather_checked(spirv: &[u32]) -> Option<Vec<u32>> {
     let mut out = m.assemble();
     out.extend_from_slice(&spirv[end..]);
     out.extend(refl.assemble());
-    Some(out)
+    Some(Ok(out))
 }
 
 /// Replaces the uses of the `old` variables (variable, pointer type) by access chains to
@@ -322,6 +377,24 @@ fn decoration(i: &Instruction) -> Option<Decoration> {
     }
 }
 
+/// Whether every use of `var` in `m`'s functions is an access chain with one index whose
+/// result points to an element (`elem_ptr` of its type).
+fn indexed_as_array(m: &dr::Module, var: Word, elem_ptr: impl Fn(Word) -> bool) -> bool {
+    let insts = m
+        .functions
+        .iter()
+        .flat_map(|f| f.blocks.iter())
+        .flat_map(|b| &b.instructions);
+    insts
+        .filter(|i| i.operands.contains(&Operand::IdRef(var)))
+        .all(|i| {
+            matches!(i.class.opcode, Op::AccessChain | Op::InBoundsAccessChain)
+                && i.operands.len() == 2
+                && i.operands[0] == Operand::IdRef(var)
+                && i.result_type.is_some_and(&elem_ptr)
+        })
+}
+
 /// Fresh result ids, from the module's bound up.
 struct Ids(Word);
 
@@ -419,6 +492,38 @@ impl<'a> Layout<'a> {
         }
     }
 
+    /// A struct of elements of one scalar type and arrays of them, packed (clang's type for
+    /// a partly initialised array): (element type, element count, element size).
+    fn flat_elements(&self, ty: Word) -> Option<(Word, u32, u32)> {
+        let t = self.types.get(&ty)?;
+        let (Op::TypeStruct, members) = (t.class.opcode, &t.operands[..]) else {
+            return None;
+        };
+        let mut elem = None;
+        let mut count = 0u32;
+        for (k, m) in members.iter().enumerate() {
+            let Operand::IdRef(m) = m else { return None };
+            let mt = self.types.get(m)?;
+            let (e, n) = match (mt.class.opcode, &mt.operands[..]) {
+                (Op::TypeInt | Op::TypeFloat, _) => (*m, 1),
+                (Op::TypeArray, [Operand::IdRef(e), Operand::IdRef(len)]) => (*e, self.lit(*len)?),
+                _ => return None,
+            };
+            let et = self.types.get(&e)?.class.opcode;
+            if !matches!(et, Op::TypeInt | Op::TypeFloat) || *elem.get_or_insert(e) != e {
+                return None;
+            }
+            let (size, _) = self.size_align(e)?;
+            let packed = mt.class.opcode != Op::TypeArray || self.strides.get(m) == Some(&size);
+            if !packed || self.offsets.get(&(ty, k as u32)) != Some(&(count * size)) {
+                return None;
+            }
+            count += n;
+        }
+        let elem = elem?;
+        Some((elem, count, self.size_align(elem)?.0))
+    }
+
     fn lit(&self, id: Word) -> Option<u32> {
         match self.constants.get(&id)?.operands.first()? {
             Operand::LiteralBit32(v) => Some(*v),
@@ -498,4 +603,81 @@ impl<'a> Layout<'a> {
             _ => None,
         }
     }
+}
+
+/// `__opencl_c_program_scope_global_variables`: defined by vkcl (clspv refuses the macro).
+pub const FEATURE: &str = "__opencl_c_program_scope_global_variables";
+
+/// What clang says of a writable program-scope variable or `static` local in a language
+/// mode without the feature (OpenCL C 1.x, or 3.0 without the feature in the target).
+const REFUSED: [&str; 2] = [
+    "program scope variable must reside in constant address space",
+    "static local variable must reside in constant address space",
+];
+
+/// Every OpenCL C 3.0 feature macro (clang's OpenCL C 2.0 header defines several of them).
+const ALL_FEATURES: &[&str] = &[
+    "__opencl_c_3d_image_writes",
+    "__opencl_c_atomic_order_acq_rel",
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_device",
+    "__opencl_c_atomic_scope_all_devices",
+    "__opencl_c_device_enqueue",
+    "__opencl_c_generic_address_space",
+    "__opencl_c_fp64",
+    "__opencl_c_images",
+    "__opencl_c_int64",
+    "__opencl_c_pipes",
+    "__opencl_c_program_scope_global_variables",
+    "__opencl_c_read_write_images",
+    "__opencl_c_subgroups",
+    "__opencl_c_work_group_collective_functions",
+    "__opencl_c_integer_dot_product_input_4x8bit",
+    "__opencl_c_integer_dot_product_input_4x8bit_packed",
+];
+
+/// An OpenCL C 3.0 build that clang refused for its program-scope variables (`log`), as an
+/// OpenCL C 2.0 build that reads as 3.0: clspv cannot give clang the 3.0 feature (its
+/// `-enable-feature-macros` refuses it), and clang's 2.0 mode has it with the same meaning.
+/// Returns the clspv options for the 2.0 build and the lines to put before each source:
+/// `__OPENCL_C_VERSION__` is 300 again and the feature macros are those of the 3.0 build
+/// (`-enable-feature-macros=` and vkcl's own `-D__opencl_c_*`), not the 2.0 header's. `None`
+/// when the build was not 3.0 or failed for something else.
+pub fn as_opencl_c_2_0(options: &str, log: &str) -> Option<(String, String)> {
+    const CL30: &str = "-cl-std=CL3.0";
+    if !REFUSED.iter().any(|r| log.contains(r)) {
+        return None;
+    }
+    let words: Vec<&str> = options.split(' ').collect();
+    if !words.contains(&CL30) {
+        return None;
+    }
+    let mut claimed: Vec<&str> = vec![];
+    for w in &words {
+        if let Some(list) = w.strip_prefix("-enable-feature-macros=") {
+            claimed.extend(list.split(','));
+        } else if let Some(def) = w.strip_prefix("-D__opencl_c_") {
+            let name = &w[2..2 + "__opencl_c_".len() + def.find('=').unwrap_or(def.len())];
+            claimed.push(name);
+        }
+    }
+    let options = words
+        .iter()
+        .map(|&w| if w == CL30 { "-cl-std=CL2.0" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut lines = String::from(
+        "#pragma clang diagnostic push\n\
+         #pragma clang diagnostic ignored \"-Weverything\"\n\
+         #undef __OPENCL_C_VERSION__\n\
+         #define __OPENCL_C_VERSION__ 300\n",
+    );
+    for f in ALL_FEATURES {
+        lines += &format!("#undef {f}\n");
+    }
+    for f in claimed.iter().filter(|f| ALL_FEATURES.contains(f)) {
+        lines += &format!("#define {f} 1\n");
+    }
+    lines += "#pragma clang diagnostic pop\n";
+    Some((options, lines))
 }

@@ -87,7 +87,14 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
-            let spirv = globals::gather(&spirv);
+            let spirv = match globals::gather(&spirv) {
+                Ok(spirv) => spirv,
+                Err(why) => {
+                    return Err(CompileError::Failed {
+                        log: format!("{log}\n{why}"),
+                    })
+                }
+            };
             let spirv = null_checks::fold(&spirv);
             let spirv = coherent::decorate(&spirv);
             Ok(CompileOutput {
@@ -210,22 +217,39 @@ fn compile_bytes(
             return Ok(hit);
         }
     }
-    let shift = |log: String| match is_ir {
-        true => log,
-        false => shift_source_lines(&log, prelude_lines),
-    };
     // Record copies clspv never finishes are rewritten in the IR first (wrapped_copy).
     let build = |s: &[&[u8]], o: &str| match is_ir {
         true => compile_in_helper(s, o),
         false => wrapped_copy::compile(s, o, &compile_in_helper),
     };
     let mut result = build(sources, &options);
+    let mut options = options;
+    // OpenCL C 3.0 program-scope variables: built again in clang's 2.0 mode, reading as 3.0.
+    let as_2_0: Vec<Vec<u8>>;
+    let as_2_0_slices: Vec<&[u8]>;
+    let mut sources = sources;
+    if let (false, Err(CompileError::Failed { log })) = (is_ir, &result) {
+        if let Some((o, lines)) = globals::as_opencl_c_2_0(&options, log) {
+            as_2_0 = sources
+                .iter()
+                .map(|s| [lines.as_bytes(), s].concat())
+                .collect();
+            as_2_0_slices = as_2_0.iter().map(Vec::as_slice).collect();
+            result = build(&as_2_0_slices, &o);
+            options = o;
+            prelude_lines += lines.matches('\n').count();
+            sources = &as_2_0_slices;
+        }
+    }
+    let shift = |log: String| match is_ir {
+        true => log,
+        false => shift_source_lines(&log, prelude_lines),
+    };
     // clspv's front end refuses by-value arguments of some types holding unions (pyopencl's
     // complex numbers; `byval`) and, without the rewrite, pointers to them: the program is
     // built again with the by-value parameters of each refused type passed through stand-ins,
     // and with the rewrite where the refused parameter is a pointer (or one `byval` cannot
     // find: from a macro).
-    let mut options = options;
     let mut wrapped: Vec<String> = vec![];
     let mut retried: Vec<Vec<u8>>;
     let mut current: Vec<&[u8]> = sources.to_vec();

@@ -286,10 +286,11 @@ pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
 }
 
 /// The OpenCL C 3.0 optional features vkcl implements itself on this target, defined by vkcl
-/// rather than clspv: pipes (lowered before clspv, which refuses their macro) and the
+/// rather than clspv: pipes (lowered before clspv, which refuses their macro), program-scope
+/// variables (built in clang's 2.0 mode, `compiler::globals`, gathered after clspv) and the
 /// work-group collectives (a library of vkcl's own whose values travel as 64-bit words).
 pub fn own_features(target: &Target) -> Vec<&'static str> {
-    let mut f = vec![super::pipes::FEATURE];
+    let mut f = vec![super::pipes::FEATURE, super::globals::FEATURE];
     if target.int64 {
         f.push(super::collectives::FEATURE);
     }

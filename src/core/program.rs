@@ -663,7 +663,9 @@ impl Program {
                         .exe
                         .as_ref()
                         .is_some_and(|e| !svm::casts_pointers(&e.spirv));
-                    if valid || !p.devices[i].has_device_addresses() {
+                    // Too many bytes of program-scope variables: no other build has room.
+                    let too_large = build.log.contains(compiler::globals::TOO_LARGE);
+                    if valid || too_large || !p.devices[i].has_device_addresses() {
                         return build;
                     }
                     // Some programs compile only with 64-bit device addresses: pointers cast
