@@ -1035,6 +1035,53 @@ mod tests {
         assert_eq!((added(GLSL_FLOOR), added(GLSL_ROUND_EVEN)), (21, 8));
     }
 
+    /// Nearest reads of every sampler-readable image type, through a literal sampler and a
+    /// sampler argument: each is given a texel centre computed from the image's size (one
+    /// OpImageQuerySizeLod per read), an array's layer is rounded, the module stays valid
+    /// (the ImageQuery capability declared); the literal linear read that does not wrap
+    /// is left alone.
+    #[test]
+    fn nearest_reads_get_texel_centres() {
+        let mut src = String::from(
+            "constant sampler_t near = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;\n\
+             constant sampler_t lin = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR;\n",
+        );
+        let types = [
+            ("image1d_t", "c.x"),
+            ("image1d_array_t", "c.xy"),
+            ("image2d_t", "c.xy"),
+            ("image2d_array_t", "c"),
+            ("image3d_t", "c"),
+        ];
+        for (i, (t, c)) in types.iter().enumerate() {
+            src += &format!(
+                "kernel void k{i}(read_only {t} img, sampler_t s, global const float4 *cp,\n\
+                 \x20                global float4 *out) {{\n\
+                 \x20   float4 c = *cp;\n\
+                 \x20   out[0] = read_imagef(img, near, {c}) + read_imagef(img, s, {c})\n\
+                 \x20          + read_imagef(img, lin, {c});\n}}\n"
+            );
+        }
+        let args = clspv_args("", &target()).unwrap();
+        let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        let count =
+            |m: &[u32], op: u32| instructions(m).filter(|(_, i)| i[0] & 0xffff == op).count();
+        let (clspv, _) = super::super::compile_bytes(&[src.as_bytes()], &args).unwrap();
+        let clspv = super::super::words(&clspv).unwrap();
+        // clspv queries the 3D image's size for each of its three reads (it normalizes).
+        assert_eq!(
+            count(&spirv, OP_IMAGE_QUERY_SIZE_LOD) - count(&clspv, OP_IMAGE_QUERY_SIZE_LOD),
+            10
+        );
+        assert_eq!(
+            count(&spirv, OP_FDIV) - count(&clspv, OP_FDIV),
+            2 * (1 + 1 + 2 + 2 + 3)
+        );
+        assert!(instructions(&spirv)
+            .any(|(_, i)| i == [(2 << 16) | OP_CAPABILITY, CAPABILITY_IMAGE_QUERY]));
+    }
+
     #[test]
     fn modules_without_sampled_reads_or_not_understood_are_unchanged() {
         let args = clspv_args("", &target()).unwrap();
