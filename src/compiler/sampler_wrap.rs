@@ -35,6 +35,7 @@ pub const SAMPLER_MASK_SET: &str = "NonSemantic.vkcl.1";
 /// `Ordinal` (the `CLK_*` bits) at `Offset`.
 pub const SAMPLER_MASK_PUSH_CONSTANT: u32 = 1;
 
+const OP_CAPABILITY: u32 = 17;
 const OP_EXT_INST_IMPORT: u32 = 11;
 const OP_EXT_INST: u32 = 12;
 const OP_ENTRY_POINT: u32 = 15;
@@ -59,17 +60,28 @@ const OP_DECORATE: u32 = 71;
 const OP_MEMBER_DECORATE: u32 = 72;
 const OP_VECTOR_SHUFFLE: u32 = 79;
 const OP_COMPOSITE_CONSTRUCT: u32 = 80;
+const OP_COMPOSITE_EXTRACT: u32 = 81;
 const OP_SAMPLED_IMAGE: u32 = 86;
 const OP_IMAGE_SAMPLE_EXPLICIT_LOD: u32 = 88;
+const OP_IMAGE: u32 = 100;
+const OP_IMAGE_QUERY_SIZE_LOD: u32 = 103;
+const OP_CONVERT_U_TO_F: u32 = 112;
+const OP_FADD: u32 = 129;
 const OP_FSUB: u32 = 131;
 const OP_FMUL: u32 = 133;
+const OP_FDIV: u32 = 136;
 const OP_VECTOR_TIMES_SCALAR: u32 = 142;
 const OP_SELECT: u32 = 169;
 const OP_IEQUAL: u32 = 170;
+const OP_INOT_EQUAL: u32 = 171;
+const OP_FORD_GREATER_THAN_EQUAL: u32 = 190;
 const OP_BITWISE_AND: u32 = 199;
 const GLSL_ROUND_EVEN: u32 = 2;
 const GLSL_FABS: u32 = 4;
 const GLSL_FLOOR: u32 = 8;
+const GLSL_FMIN: u32 = 37;
+const GLSL_FMAX: u32 = 40;
+const CAPABILITY_IMAGE_QUERY: u32 = 50;
 const STORAGE_PUSH_CONSTANT: u32 = 9;
 const DECORATION_BLOCK: u32 = 2;
 const DECORATION_ARRAY_STRIDE: u32 = 6;
@@ -78,10 +90,13 @@ const DECORATION_DESCRIPTOR_SET: u32 = 34;
 const DECORATION_OFFSET: u32 = 35;
 const REFLECTION_KERNEL_ARGUMENT_SAMPLER: u32 = 10;
 const REFLECTION_LITERAL_SAMPLER: u32 = 23;
+const REFLECTION_NORMALIZED_SAMPLER_MASK: u32 = 41;
 /// The sampler mask bits that decide: CLK_NORMALIZED_COORDS_TRUE and the addressing mode.
 const MODE_BITS: u32 = 0xf;
 const NORMALIZED_REPEAT: u32 = 0x1 | 0x6;
 const NORMALIZED_MIRRORED_REPEAT: u32 = 0x1 | 0x8;
+const NORMALIZED: u32 = 0x1;
+const FILTER_LINEAR: u32 = 0x20;
 /// Vulkan's guaranteed maxPushConstantsSize.
 const MAX_PUSH_CONSTANTS: u32 = 128;
 
@@ -108,8 +123,10 @@ pub fn wrap_repeat_coordinates(spirv: &[u32]) -> Vec<u32> {
 enum Mode {
     /// A literal sampler's mask.
     Literal(u32),
-    /// The push-constant member (index in the block) holding a sampler argument's mask.
-    Pushed(u32),
+    /// The push-constant member (index in the block) holding a sampler argument's mask, and
+    /// whether clspv normalizes that argument's coordinates itself (its Vulkan sampler is then
+    /// a normalized one whatever the mask says).
+    Pushed(u32, bool),
 }
 
 #[derive(Default)]
@@ -136,6 +153,11 @@ struct Module<'a> {
     sampler_args: Vec<(u32, u32, u32, u32)>,
     /// LiteralSampler: (set, binding) → mask.
     literals: HashMap<(u32, u32), u32>,
+    /// NormalizedSamplerMaskPushConstant: (kernel, ordinal) of the sampler arguments whose
+    /// coordinates clspv normalizes.
+    normalizing: Vec<(u32, u32)>,
+    /// Whether the module declares the ImageQuery capability.
+    image_query: bool,
     /// The push-constant variable and its block type.
     push_constants: Option<(u32, u32)>,
     void: Option<u32>,
@@ -174,6 +196,9 @@ impl<'a> Module<'a> {
                 }
                 OP_EXT_INST if !in_function => ext_insts.push(inst),
                 OP_ENTRY_POINT => m.entry_points.push(at),
+                OP_CAPABILITY if inst.get(1) == Some(&CAPABILITY_IMAGE_QUERY) => {
+                    m.image_query = true;
+                }
                 _ => {}
             }
             if op == OP_FUNCTION_END {
@@ -201,6 +226,9 @@ impl<'a> Module<'a> {
                 }
                 REFLECTION_LITERAL_SAMPLER => {
                     m.literals.insert((*num(0)?, *num(1)?), *num(2)?);
+                }
+                REFLECTION_NORMALIZED_SAMPLER_MASK => {
+                    m.normalizing.push((*inst.get(5)?, *num(1)?));
                 }
                 _ => {}
             }
@@ -294,15 +322,28 @@ impl<'a> Module<'a> {
         }
     }
 
-    /// The number of spatial coordinates of a sampled image type, or None for one this pass
-    /// does not touch.
-    fn spatial_axes(&self, sampled_image_ty: u32) -> Option<u32> {
+    /// The number of spatial coordinates of a sampled image type and whether it is an array,
+    /// or None for one this pass does not touch.
+    fn spatial_axes(&self, sampled_image_ty: u32) -> Option<(u32, bool)> {
         let si = self.defs.get(&sampled_image_ty)?;
         let image = self.defs.get(si.get(2)?)?;
         match (si[0] & 0xffff, image[0] & 0xffff, image.get(3)) {
-            (OP_TYPE_SAMPLED_IMAGE, OP_TYPE_IMAGE, Some(&dim)) if dim <= 2 => Some(dim + 1),
+            (OP_TYPE_SAMPLED_IMAGE, OP_TYPE_IMAGE, Some(&dim)) if dim <= 2 => {
+                Some((dim + 1, *image.get(5)? != 0))
+            }
             _ => None,
         }
+    }
+
+    /// Whether clspv normalizes the coordinates of the sampler arguments bound at `sb`.
+    fn normalizes(&self, sb: (u32, u32)) -> bool {
+        self.sampler_args.iter().any(|a| {
+            (a.2, a.3) == sb
+                && self
+                    .normalizing
+                    .iter()
+                    .any(|&(k, o)| k == a.0 && self.uint_constants.get(&a.1) == Some(&o))
+        })
     }
 
     fn rewrite(self, spirv: &[u32]) -> Option<Vec<u32>> {
@@ -359,6 +400,8 @@ fn inst(op: u32, operands: &[u32]) -> Vec<u32> {
 struct Rewriter<'m> {
     m: &'m Module<'m>,
     bound: u32,
+    /// Before the first instruction: capabilities.
+    capabilities: Vec<u32>,
     /// After the last OpExtInstImport.
     imports: Vec<u32>,
     /// After the last decoration.
@@ -390,6 +433,7 @@ impl<'m> Rewriter<'m> {
         let mut r = Rewriter {
             m,
             bound,
+            capabilities: vec![],
             imports: vec![],
             decorations: vec![],
             globals: vec![],
@@ -475,18 +519,15 @@ impl<'m> Rewriter<'m> {
         };
         let sb = *self.m.set_binding.get(&var)?;
         if let Some(&mask) = self.m.literals.get(&sb) {
-            let wraps = matches!(
-                mask & MODE_BITS,
-                NORMALIZED_REPEAT | NORMALIZED_MIRRORED_REPEAT
-            );
-            return Some(wraps.then_some(Mode::Literal(mask)));
+            return Some(Some(Mode::Literal(mask)));
         }
         if !self.m.sampler_args.iter().any(|a| (a.2, a.3) == sb) {
             return Some(None);
         }
         let (_, block, members) = self.block()?;
+        let normalizes = self.m.normalizes(sb);
         if let Some(i) = self.pushed.iter().position(|&v| v == var) {
-            return Some(Some(Mode::Pushed(members + i as u32)));
+            return Some(Some(Mode::Pushed(members + i as u32, normalizes)));
         }
         let offset = self.block_end + 4 * self.pushed.len() as u32;
         if offset + 4 > MAX_PUSH_CONSTANTS {
@@ -499,7 +540,7 @@ impl<'m> Rewriter<'m> {
             &[block, member, DECORATION_OFFSET, offset],
         ));
         self.pushed.push(var);
-        Some(Some(Mode::Pushed(member)))
+        Some(Some(Mode::Pushed(member, normalizes)))
     }
 
     /// The push-constant block, made where the module has none.
@@ -526,7 +567,7 @@ impl<'m> Rewriter<'m> {
         let Some(mode) = self.mode(sampled_image)? else {
             return Some(());
         };
-        let axes = self.m.spatial_axes(*self.m.type_of.get(&sampled_image)?)?;
+        let (axes, arrayed) = self.m.spatial_axes(*self.m.type_of.get(&sampled_image)?)?;
         let ty = *self.m.type_of.get(&coord)?;
         let c = Coord {
             ty,
@@ -544,22 +585,204 @@ impl<'m> Rewriter<'m> {
         if self.m.op_of(c.float) != Some(OP_TYPE_FLOAT) {
             return None;
         }
-        let wrapped = match mode {
-            Mode::Literal(mask) if mask & MODE_BITS == NORMALIZED_REPEAT => self.repeat(c),
-            Mode::Literal(_) => self.mirrored_repeat(c),
-            Mode::Pushed(member) => self.either(c, member)?,
+        let image = Image {
+            sampled: sampled_image,
+            ty: *self
+                .m
+                .defs
+                .get(self.m.type_of.get(&sampled_image)?)?
+                .get(2)?,
+            axes,
+            arrayed,
         };
-        let out = if c.lanes > axes {
-            // The layer of an array keeps its coordinate.
-            let lanes = (0..c.lanes).map(|i| if i < axes { i } else { c.lanes + i });
-            let operands: Vec<u32> = [wrapped, coord].into_iter().chain(lanes).collect();
-            self.emit(OP_VECTOR_SHUFFLE, c.ty, &operands)
-        } else {
-            wrapped
+        if self.m.defs.get(&c.float)?.get(2) != Some(&32) {
+            return None;
+        }
+        let out = match mode {
+            Mode::Literal(mask) if mask & FILTER_LINEAR == 0 => {
+                // clspv normalizes a 3D image's unnormalized coordinates itself (Vulkan's
+                // unnormalized samplers take 1D and 2D images only), at texel centres for
+                // nearest filtering, and sets the mask's bit.
+                let n = mask & NORMALIZED != 0 || axes == 3;
+                let a = match mask & MODE_BITS {
+                    NORMALIZED_REPEAT => Addr::Repeat,
+                    NORMALIZED_MIRRORED_REPEAT => Addr::Mirrored,
+                    _ => Addr::Clamp,
+                };
+                self.snap(c, image, a, Bit::Known(n))?
+            }
+            Mode::Literal(mask) => {
+                let wrapped = match mask & MODE_BITS {
+                    NORMALIZED_REPEAT => self.repeat(c),
+                    NORMALIZED_MIRRORED_REPEAT => self.mirrored_repeat(c),
+                    // Linear filtering without wrapping is left to Vulkan.
+                    _ => return Some(()),
+                };
+                self.keep_layer(c, axes, wrapped)
+            }
+            Mode::Pushed(member, normalizes) => self.pushed(c, image, member, normalizes)?,
         };
         let code = std::mem::take(&mut self.code);
         self.before.push((at, code, out));
         Some(())
+    }
+
+    /// `wrapped` in the spatial lanes, the layer of an array (the lanes after them) as `c`.
+    fn keep_layer(&mut self, c: Coord, axes: u32, wrapped: u32) -> u32 {
+        if c.lanes <= axes {
+            return wrapped;
+        }
+        let lanes = (0..c.lanes).map(|i| if i < axes { i } else { c.lanes + i });
+        let operands: Vec<u32> = [wrapped, c.id].into_iter().chain(lanes).collect();
+        self.emit(OP_VECTOR_SHUFFLE, c.ty, &operands)
+    }
+
+    /// The coordinate of a sampler argument's read, by the mask pushed in `member`: the texel
+    /// centre ([`Self::snap`]) for nearest filtering, else wrapped for REPEAT or
+    /// MIRRORED_REPEAT with normalized coordinates, else as it was.
+    fn pushed(&mut self, c: Coord, image: Image, member: u32, normalizes: bool) -> Option<u32> {
+        let (var, ..) = self.block?;
+        let ptr = self.global(OP_TYPE_POINTER, &[STORAGE_PUSH_CONSTANT, self.uint]);
+        let index = self.uint_constant(member);
+        let p = self.emit(OP_ACCESS_CHAIN, ptr, &[var, index]);
+        let mask = self.emit(OP_LOAD, self.uint, &[p]);
+        let bool_ty = self.global(OP_TYPE_BOOL, &[]);
+        let bits = |r: &mut Self, bits: u32, value: u32, op: u32| {
+            let k = r.uint_constant(bits);
+            let v = r.uint_constant(value);
+            let and = r.emit(OP_BITWISE_AND, r.uint, &[mask, k]);
+            r.emit(op, bool_ty, &[and, v])
+        };
+        let n = match normalizes || image.axes == 3 {
+            true => Bit::Known(true),
+            false => Bit::Runtime(bits(self, NORMALIZED, 0, OP_INOT_EQUAL)),
+        };
+        let repeat = bits(self, MODE_BITS, NORMALIZED_REPEAT, OP_IEQUAL);
+        let mirrored = bits(self, MODE_BITS, NORMALIZED_MIRRORED_REPEAT, OP_IEQUAL);
+        let nearest = bits(self, FILTER_LINEAR, 0, OP_IEQUAL);
+        let snapped = self.snap(c, image, Addr::Runtime(repeat, mirrored), n)?;
+        let linear = self.either(c, mask)?;
+        let linear = self.keep_layer(c, image.axes, linear);
+        let nearest = match c.lanes {
+            1 => nearest,
+            lanes => {
+                let bvec = self.global(OP_TYPE_VECTOR, &[bool_ty, lanes]);
+                self.emit(OP_COMPOSITE_CONSTRUCT, bvec, &vec![nearest; lanes as usize])
+            }
+        };
+        Some(self.emit(OP_SELECT, c.ty, &[nearest, snapped, linear]))
+    }
+
+    /// For nearest filtering: the coordinate of the centre of the texel the OpenCL C
+    /// specification's formulas select (section 8.2), so that a sampler that quantises
+    /// coordinates (NVIDIA's, to 8 fractional bits) still reads that texel at texel edges.
+    /// Per spatial axis of `w` texels, with `u` the coordinate in texels (`s * w` where the
+    /// sampler is normalized, `n`):
+    /// - REPEAT: `i = floor((s - floor(s)) * w)`, `i - w` where `i > w - 1`;
+    /// - MIRRORED_REPEAT: `i = min(floor(fabs(s - 2 * rint(0.5 * s)) * w), w - 1)`;
+    /// - the others: `i = clamp(floor(u), -1, w)` (-1 and `w` are outside the image: CLAMP's
+    ///   border, and CLAMP_TO_EDGE's edge texel, as the hardware addresses them);
+    ///
+    /// then `(i + 0.5) / w` for a normalized sampler, `i + 0.5` otherwise. An array's layer
+    /// becomes `rint(layer)` (the hardware clamps it).
+    fn snap(&mut self, c: Coord, image: Image, addr: Addr, n: Bit) -> Option<u32> {
+        if !self.m.image_query && self.capabilities.is_empty() {
+            self.capabilities
+                .extend(inst(OP_CAPABILITY, &[CAPABILITY_IMAGE_QUERY]));
+        }
+        let img = self.emit(OP_IMAGE, image.ty, &[image.sampled]);
+        let dims = image.axes + image.arrayed as u32;
+        let size_ty = match dims {
+            1 => self.uint,
+            d => self.global(OP_TYPE_VECTOR, &[self.uint, d]),
+        };
+        let zero = self.uint_constant(0);
+        let size = self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero]);
+        let mut lanes = vec![];
+        for k in 0..c.lanes {
+            let x = match c.lanes {
+                1 => c.id,
+                _ => self.emit(OP_COMPOSITE_EXTRACT, c.float, &[c.id, k]),
+            };
+            lanes.push(if k < image.axes {
+                let wk = match dims {
+                    1 => size,
+                    _ => self.emit(OP_COMPOSITE_EXTRACT, self.uint, &[size, k]),
+                };
+                let w = self.emit(OP_CONVERT_U_TO_F, c.float, &[wk]);
+                self.snap_axis(c.float, x, w, addr, n)
+            } else if image.arrayed && k == image.axes {
+                self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_ROUND_EVEN, x])
+            } else {
+                x
+            });
+        }
+        Some(match c.lanes {
+            1 => lanes[0],
+            _ => self.emit(OP_COMPOSITE_CONSTRUCT, c.ty, &lanes),
+        })
+    }
+
+    /// [`Self::snap`] along one axis: `x` the coordinate, `w` the size (floats of type `f`).
+    fn snap_axis(&mut self, f: u32, x: u32, w: u32, addr: Addr, n: Bit) -> u32 {
+        let k = |r: &mut Self, v: f32| r.global(OP_CONSTANT, &[f, v.to_bits()]);
+        let (half, one, two, minus_one) = (k(self, 0.5), k(self, 1.0), k(self, 2.0), k(self, -1.0));
+        let glsl = |r: &mut Self, op: u32, args: &[u32]| {
+            r.emit(OP_EXT_INST, f, &[&[r.glsl, op], args].concat())
+        };
+        let repeat = |r: &mut Self| {
+            let fl = glsl(r, GLSL_FLOOR, &[x]);
+            let t = r.emit(OP_FSUB, f, &[x, fl]);
+            let u = r.emit(OP_FMUL, f, &[t, w]);
+            let i = glsl(r, GLSL_FLOOR, &[u]);
+            let bool_ty = r.global(OP_TYPE_BOOL, &[]);
+            let over = r.emit(OP_FORD_GREATER_THAN_EQUAL, bool_ty, &[i, w]);
+            let back = r.emit(OP_FSUB, f, &[i, w]);
+            r.emit(OP_SELECT, f, &[over, back, i])
+        };
+        let mirrored = |r: &mut Self| {
+            let h = r.emit(OP_FMUL, f, &[x, half]);
+            let rn = glsl(r, GLSL_ROUND_EVEN, &[h]);
+            let t = r.emit(OP_FMUL, f, &[rn, two]);
+            let d = r.emit(OP_FSUB, f, &[x, t]);
+            let a = glsl(r, GLSL_FABS, &[d]);
+            let u = r.emit(OP_FMUL, f, &[a, w]);
+            let i = glsl(r, GLSL_FLOOR, &[u]);
+            let last = r.emit(OP_FSUB, f, &[w, one]);
+            glsl(r, GLSL_FMIN, &[i, last])
+        };
+        let clamp = |r: &mut Self| {
+            let u = match n {
+                Bit::Known(false) => x,
+                Bit::Known(true) => r.emit(OP_FMUL, f, &[x, w]),
+                Bit::Runtime(b) => {
+                    let u = r.emit(OP_FMUL, f, &[x, w]);
+                    r.emit(OP_SELECT, f, &[b, u, x])
+                }
+            };
+            let i = glsl(r, GLSL_FLOOR, &[u]);
+            let lo = glsl(r, GLSL_FMAX, &[i, minus_one]);
+            glsl(r, GLSL_FMIN, &[lo, w])
+        };
+        let i = match addr {
+            Addr::Repeat => repeat(self),
+            Addr::Mirrored => mirrored(self),
+            Addr::Clamp => clamp(self),
+            Addr::Runtime(is_repeat, is_mirrored) => {
+                let (r, m, c) = (repeat(self), mirrored(self), clamp(self));
+                let s = self.emit(OP_SELECT, f, &[is_mirrored, m, c]);
+                self.emit(OP_SELECT, f, &[is_repeat, r, s])
+            }
+        };
+        let centre = self.emit(OP_FADD, f, &[i, half]);
+        match n {
+            Bit::Known(false) => centre,
+            Bit::Known(true) => self.emit(OP_FDIV, f, &[centre, w]),
+            Bit::Runtime(b) => {
+                let d = self.emit(OP_FDIV, f, &[centre, w]);
+                self.emit(OP_SELECT, f, &[b, d, centre])
+            }
+        }
     }
 
     /// `s - floor(s)`.
@@ -584,14 +807,9 @@ impl<'m> Rewriter<'m> {
         self.emit(OP_EXT_INST, c.ty, &[self.glsl, GLSL_FABS, d])
     }
 
-    /// The coordinate the mask in push-constant `member` selects: wrapped for REPEAT or
-    /// MIRRORED_REPEAT with normalized coordinates, else as it was.
-    fn either(&mut self, c: Coord, member: u32) -> Option<u32> {
-        let (var, ..) = self.block?;
-        let ptr = self.global(OP_TYPE_POINTER, &[STORAGE_PUSH_CONSTANT, self.uint]);
-        let index = self.uint_constant(member);
-        let p = self.emit(OP_ACCESS_CHAIN, ptr, &[var, index]);
-        let mask = self.emit(OP_LOAD, self.uint, &[p]);
+    /// The coordinate a sampler argument's `mask` selects for linear filtering: wrapped for
+    /// REPEAT or MIRRORED_REPEAT with normalized coordinates, else as it was.
+    fn either(&mut self, c: Coord, mask: u32) -> Option<u32> {
         let bits = self.uint_constant(MODE_BITS);
         let mode = self.emit(OP_BITWISE_AND, self.uint, &[mask, bits]);
         let bool_ty = self.global(OP_TYPE_BOOL, &[]);
@@ -675,6 +893,7 @@ impl<'m> Rewriter<'m> {
         let block = self.m.push_constants.map(|p| p.1);
         let mut out = spirv[..5].to_vec();
         out[3] = self.bound;
+        out.extend(&self.capabilities);
         let mut before = self.before.iter().peekable();
         for (at, i) in instructions(spirv) {
             if at == self.m.first_function {
@@ -711,6 +930,33 @@ impl<'m> Rewriter<'m> {
         out.extend(&self.tail);
         Some(out)
     }
+}
+
+/// A sampled read's image: the OpSampledImage, its image type, spatial axes, and whether it is
+/// an array.
+#[derive(Clone, Copy)]
+struct Image {
+    sampled: u32,
+    ty: u32,
+    axes: u32,
+    arrayed: bool,
+}
+
+/// A condition known when compiling, or the id of a bool computed in the kernel.
+#[derive(Clone, Copy)]
+enum Bit {
+    Known(bool),
+    Runtime(u32),
+}
+
+/// The addressing formula of [`Rewriter::snap`]: one known, or REPEAT and MIRRORED_REPEAT
+/// selected by two bools (CLAMP's formula where neither holds).
+#[derive(Clone, Copy)]
+enum Addr {
+    Repeat,
+    Mirrored,
+    Clamp,
+    Runtime(u32, u32),
 }
 
 #[derive(Clone, Copy)]
@@ -765,9 +1011,12 @@ mod tests {
         for (_, offset) in arr.iter().chain(&two) {
             assert!(offset % 4 == 0 && offset + 4 <= r.push_constant_size);
         }
-        // The literal sampler's read wraps by `s - floor(s)` without a push constant: three
-        // Floors more (REPEAT for `a`, `b` and the literal) and two RoundEvens more
-        // (MIRRORED_REPEAT for `a` and `b`) in `two`, one of each in `arr`, than clspv wrote.
+        // Floors and RoundEvens added to what clspv wrote. A sampler argument's read along
+        // each spatial axis: 4 Floors and 1 RoundEven for the texel centre of nearest
+        // filtering (REPEAT 2, MIRRORED_REPEAT 1 of each, the others 1 Floor), and once per
+        // read 1 Floor and 1 RoundEven of the linear wrap; an array's layer 1 RoundEven. The
+        // literal REPEAT nearest read: 2 Floors. `two`: 2 * 5 + 2 Floors, 2 * 2 RoundEvens;
+        // `arr` (2 axes and a layer): 2 * 4 + 1 Floors, 2 + 1 + 1 RoundEvens.
         let (clspv, _) = super::super::compile_bytes(&[SOURCE.as_bytes()], &args).unwrap();
         let clspv = super::super::words(&clspv).unwrap();
         let glsl = |m: &[u32], n: u32| {
@@ -783,7 +1032,54 @@ mod tests {
                 .count()
         };
         let added = |n| glsl(&spirv, n) - glsl(&clspv, n);
-        assert_eq!((added(GLSL_FLOOR), added(GLSL_ROUND_EVEN)), (4, 3));
+        assert_eq!((added(GLSL_FLOOR), added(GLSL_ROUND_EVEN)), (21, 8));
+    }
+
+    /// Nearest reads of every sampler-readable image type, through a literal sampler and a
+    /// sampler argument: each is given a texel centre computed from the image's size (one
+    /// OpImageQuerySizeLod per read), an array's layer is rounded, the module stays valid
+    /// (the ImageQuery capability declared); the literal linear read that does not wrap
+    /// is left alone.
+    #[test]
+    fn nearest_reads_get_texel_centres() {
+        let mut src = String::from(
+            "constant sampler_t near = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;\n\
+             constant sampler_t lin = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR;\n",
+        );
+        let types = [
+            ("image1d_t", "c.x"),
+            ("image1d_array_t", "c.xy"),
+            ("image2d_t", "c.xy"),
+            ("image2d_array_t", "c"),
+            ("image3d_t", "c"),
+        ];
+        for (i, (t, c)) in types.iter().enumerate() {
+            src += &format!(
+                "kernel void k{i}(read_only {t} img, sampler_t s, global const float4 *cp,\n\
+                 \x20                global float4 *out) {{\n\
+                 \x20   float4 c = *cp;\n\
+                 \x20   out[0] = read_imagef(img, near, {c}) + read_imagef(img, s, {c})\n\
+                 \x20          + read_imagef(img, lin, {c});\n}}\n"
+            );
+        }
+        let args = clspv_args("", &target()).unwrap();
+        let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        let count =
+            |m: &[u32], op: u32| instructions(m).filter(|(_, i)| i[0] & 0xffff == op).count();
+        let (clspv, _) = super::super::compile_bytes(&[src.as_bytes()], &args).unwrap();
+        let clspv = super::super::words(&clspv).unwrap();
+        // clspv queries the 3D image's size for each of its three reads (it normalizes).
+        assert_eq!(
+            count(&spirv, OP_IMAGE_QUERY_SIZE_LOD) - count(&clspv, OP_IMAGE_QUERY_SIZE_LOD),
+            10
+        );
+        assert_eq!(
+            count(&spirv, OP_FDIV) - count(&clspv, OP_FDIV),
+            2 * (1 + 1 + 2 + 2 + 3)
+        );
+        assert!(instructions(&spirv)
+            .any(|(_, i)| i == [(2 << 16) | OP_CAPABILITY, CAPABILITY_IMAGE_QUERY]));
     }
 
     #[test]

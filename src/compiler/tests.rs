@@ -4,6 +4,7 @@
 
 use super::options::{clspv_args, StorageClasses, Target};
 use super::reflection::{parse, ArgKind, ImageMetadataKind, PushRange, Reflection};
+use super::spirv::instructions;
 use super::{compile, words, CompileError};
 use std::collections::HashMap;
 
@@ -442,7 +443,15 @@ fn buffer_views(spirv: &[u32]) -> std::collections::BTreeMap<String, Vec<(u32, b
 }
 
 pub(crate) fn spirv_val(spirv: &[u32]) {
-    let path = std::env::temp_dir().join(format!("vkcl-ro-{}.spv", std::process::id()));
+    spirv_val_with(spirv, &[]);
+}
+
+/// spirv-val with more options (the layout rules: `--uniform-buffer-standard-layout` ...).
+pub(crate) fn spirv_val_with(spirv: &[u32], options: &[&str]) {
+    // One file per call: tests run on several threads of one process.
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("vkcl-ro-{}-{n}.spv", std::process::id()));
     std::fs::write(
         &path,
         spirv
@@ -453,6 +462,7 @@ pub(crate) fn spirv_val(spirv: &[u32]) {
     .unwrap();
     let out = std::process::Command::new("spirv-val")
         .args(["--target-env", "vulkan1.2"])
+        .args(options)
         .arg(&path)
         .output()
         .expect("spirv-val (Debian's spirv-tools) runs");
@@ -670,4 +680,50 @@ fn member_array_through_a_helper_reads_through_a_word_view() {
     let plain = clspv_args("-DX=1", &target()).unwrap();
     let k = compile(&[KERNEL], &plain).unwrap();
     assert!(super::member_index::repair(&k.spirv).is_none());
+}
+
+/// tests/byval_many.rs's 64 `half3` parameters (which fail on NVIDIA at the 58th, its middle
+/// component): with NVIDIA's 256 bytes of push constants and lavapipe's 128 they all go to the
+/// by-value uniform buffer, each at 8 bytes times its index (std430: a 3-vector of 2-byte
+/// elements is 8-aligned, and this is also where the C layout puts them), the block decorated
+/// with exactly those offsets, and the module valid under the strictest uniform layout rules
+/// (std140, no scalar or relaxed block layout) as well as under std430.
+#[test]
+fn half3_parameters_sit_at_their_std430_offsets() {
+    let decls: Vec<String> = (0..64).map(|i| format!("half3 p{i}")).collect();
+    let body: String = (0..64)
+        .map(|i| format!("vstore3(p{i}, 0, (global half *)(out + {}));\n", i * 8))
+        .collect();
+    let src = format!(
+        "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n\
+         kernel void k(global uchar *out, {}) {{\n{body}}}\n",
+        decls.join(", ")
+    );
+    for push in [128, 256] {
+        let mut t = target();
+        t.max_push_constant_size = push;
+        let args = clspv_args("", &t).unwrap();
+        let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        spirv_val_with(&spirv, &["--uniform-buffer-standard-layout"]);
+        let r = super::reflection::parse(&spirv).unwrap();
+        let offsets: Vec<(u32, u32)> = r.kernels[0].args[1..]
+            .iter()
+            .map(|a| match a.kind {
+                ArgKind::PodUniform { offset, size, .. } => (offset, size),
+                ref k => panic!("{k:?}"),
+            })
+            .collect();
+        let expected: Vec<(u32, u32)> = (0..64).map(|i| (8 * i, 6)).collect();
+        assert_eq!(offsets, expected);
+        // The decorations of the block's struct say the same.
+        let decorated: Vec<u32> = instructions(&spirv)
+            .filter(|(_, i)| i[0] & 0xffff == 72 && i.get(3) == Some(&35))
+            .map(|(_, i)| i[4])
+            .collect();
+        let at = decorated
+            .windows(64)
+            .position(|w| w == (0..64).map(|i| 8 * i).collect::<Vec<_>>());
+        assert!(at.is_some(), "{decorated:?}");
+    }
 }

@@ -316,6 +316,63 @@ pub fn coords(s: SamplerDesc, shape: Shape) -> Vec<[f32; 4]> {
         .collect()
 }
 
+/// Coordinates one ULP below, at and one ULP above every texel edge `k` (texel space, `k / w`
+/// for a normalized sampler), from `-w` to `2w` (only those inside the image for
+/// ADDRESS_NONE): where a sampler that quantises coordinates reads a neighbour.
+pub fn edge_coords(s: SamplerDesc, size: usize) -> Vec<f32> {
+    let w = size as f32;
+    let mut v = vec![];
+    for k in -(size as i64)..=2 * size as i64 {
+        let at = if s.normalized { k as f32 / w } else { k as f32 };
+        v.extend([at.next_down(), at, at.next_up()]);
+    }
+    if s.addr == CL_ADDRESS_NONE {
+        let lo = if s.filter == CL_FILTER_LINEAR {
+            0.5
+        } else {
+            0.0
+        };
+        let hi = if s.filter == CL_FILTER_LINEAR {
+            w - 0.5
+        } else {
+            w
+        };
+        v.retain(|&c| {
+            let u = if s.normalized { c * w } else { c };
+            u >= lo && u < hi
+        });
+    }
+    v
+}
+
+/// [`edge_coords`] along every axis of `shape` (each axis through its own list, the lists
+/// staggered), and for an array a layer just either side of the rounding points (exactly on
+/// them too for nearest filtering, where vkcl rounds the layer itself).
+pub fn edge_coord_sets(s: SamplerDesc, shape: Shape) -> Vec<[f32; 4]> {
+    let (n_axes, layer_comp) = axes(shape.ty);
+    let lists: Vec<Vec<f32>> = (0..n_axes).map(|a| edge_coords(s, shape.size[a])).collect();
+    let mut layers = vec![];
+    for l in [0.5f32, 1.5, 2.5] {
+        layers.extend([l.next_down(), l.next_up()]);
+        if s.filter == CL_FILTER_NEAREST {
+            layers.push(l);
+        }
+    }
+    let n = lists.iter().map(|l| l.len()).max().unwrap();
+    (0..n)
+        .map(|i| {
+            let mut c = [0.0f32; 4];
+            for a in 0..n_axes {
+                c[a] = lists[a][(i + 7 * a) % lists[a].len()];
+            }
+            if let Some(lc) = layer_comp {
+                c[lc] = layers[i % layers.len()];
+            }
+            c
+        })
+        .collect()
+}
+
 #[test]
 fn host_sampler_model_follows_the_spec_formulas() {
     let s = |normalized, addr, filter| SamplerDesc {
