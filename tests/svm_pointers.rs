@@ -117,7 +117,11 @@ fn member_pointers_moved_with_increments_and_compound_assignments() {
             *nodes.add(k) = Node {
                 value: value(k),
                 pad: 0,
-                next: if k < n { nodes.add(target(k)) } else { std::ptr::null_mut() },
+                next: if k < n {
+                    nodes.add(target(k))
+                } else {
+                    std::ptr::null_mut()
+                },
             }
         };
     }
@@ -131,11 +135,23 @@ fn member_pointers_moved_with_increments_and_compound_assignments() {
         let t = target(i);
         let now = t + 2;
         let node = unsafe { *nodes.add(i) };
-        assert_eq!(unsafe { *old.add(i) }, value(t), "node {i}: the old target's value");
-        assert_eq!(node.next, unsafe { nodes.add(now) }, "node {i}: next moved two on");
+        assert_eq!(
+            unsafe { *old.add(i) },
+            value(t),
+            "node {i}: the old target's value"
+        );
+        assert_eq!(
+            node.next,
+            unsafe { nodes.add(now) },
+            "node {i}: next moved two on"
+        );
         // Other work-items change values of nodes < n concurrently: only targets >= n are fixed.
         if now >= n {
-            assert_eq!(node.value, value(now) * 10 + 2, "node {i}: the new target's value");
+            assert_eq!(
+                node.value,
+                value(now) * 10 + 2,
+                "node {i}: the new target's value"
+            );
         }
     }
     check!(clReleaseKernel(k));
