@@ -10,9 +10,10 @@
 //! declares every pointer member of a struct or union as `ulong` and casts at each use:
 //! `s->next` read becomes `((struct Node *)s->next)`, `s->next = e` becomes
 //! `s->next = (ulong)(e)`, and a load through a pointer to a pointer, `*(T * Q *)e`, becomes
-//! `((T *)*(Q ulong *)e)`. Members are found by name; a name declared both as a pointer and
-//! otherwise, or uses the rewrite cannot express (`&s->next`, `s->next++`, `+=`), leave the
-//! source as it is. [`compile`] builds the rewritten source and falls back to the original.
+//! `((T *)*(Q ulong *)e)`. `s->next++`, `--`, `+=`, `-=` step the integer by the pointee's
+//! size; an array of pointers `T *p[N]` becomes `ulong p[N]`. Members are found by name; a name
+//! declared both as a pointer and otherwise, or uses the rewrite cannot express (`&s->next`,
+//! an array of pointers used whole), leave the source as it is. [`compile`] builds the rewritten source and falls back to the original.
 
 use super::null_tests::matching;
 use super::pipes::{tokenize, Kind, Token};
