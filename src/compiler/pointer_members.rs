@@ -10,9 +10,10 @@
 //! declares every pointer member of a struct or union as `ulong` and casts at each use:
 //! `s->next` read becomes `((struct Node *)s->next)`, `s->next = e` becomes
 //! `s->next = (ulong)(e)`, and a load through a pointer to a pointer, `*(T * Q *)e`, becomes
-//! `((T *)*(Q ulong *)e)`. Members are found by name; a name declared both as a pointer and
-//! otherwise, or uses the rewrite cannot express (`&s->next`, `s->next++`, `+=`), leave the
-//! source as it is. [`compile`] builds the rewritten source and falls back to the original.
+//! `((T *)*(Q ulong *)e)`. `s->next++`, `--`, `+=`, `-=` step the integer by the pointee's
+//! size; an array of pointers `T *p[N]` becomes `ulong p[N]`. Members are found by name; a name
+//! declared both as a pointer and otherwise, or uses the rewrite cannot express (`&s->next`,
+//! an array of pointers used whole), leave the source as it is. [`compile`] builds the rewritten source and falls back to the original.
 
 use super::null_tests::matching;
 use super::pipes::{tokenize, Kind, Token};
@@ -77,39 +78,93 @@ fn rewrite_with(src: &str, locals: bool) -> Option<String> {
         if !access || i + 1 >= toks.len() {
             continue;
         }
-        let Some(ty) = members.get(text(i + 1)) else {
+        let Some((ty, array)) = members.get(text(i + 1)) else {
             continue;
         };
         if in_edit(&edits, toks[i].start) {
             continue; // inside a rewritten member declaration
         }
-        let after = i + 2;
-        let text_or_none = |k: usize| toks.get(k).map_or("", |t| &src[t.start..t.end]);
-        let (next, next2) = (text_or_none(after), text_or_none(after + 1));
-        let assigns = next == "=" && !(next2 == "=" && adjacent(&toks, after));
-        let first = chain_start(src, &toks, if t == "." { i - 1 } else { i - 2 });
-        if assigns {
-            store_as_ulong(src, &toks, after, &mut edits);
-        } else if matches!(next, "+" | "-" | "*" | "/" | "|" | "&" | "^")
-            && matches!(next2, "=" | "+" | "-")
-            && adjacent(&toks, after)
-            || (first > 0 && text(first - 1) == "&" && !(first > 1 && text(first - 2) == "&"))
-        {
-            return None; // increments, compound assignments, addresses: not expressible
-        } else {
-            n += 1;
-            edits.push(Edit::at(
-                toks[first].start,
-                2_000_000 - n,
-                &format!("(({ty})"),
-            ));
-            edits.push(Edit::at(toks[i + 1].end, n, ")"));
+        // The member expression's last token: the name, or an array member's `]`.
+        let mut last = i + 1;
+        if *array {
+            if toks.get(i + 2).is_none_or(|_| text(i + 2) != "[") {
+                return None; // an array of pointers used whole (decayed, `sizeof`)
+            }
+            last = matching(src, &toks, i + 2)?;
         }
+        let first = chain_start(src, &toks, if t == "." { i - 1 } else { i - 2 });
+        n += 1;
+        member_use(src, &toks, (first, last), ty, n, &mut edits)?;
     }
     if edits.is_empty() {
         return None;
     }
     Some(apply(src, edits))
+}
+
+/// The edits for one use of a pointer member, tokens `first..=last` (`s->next`, `t.ptrs[i]`),
+/// stored as a `ulong`: a read becomes `((T)e)`, `e = v` stores `(ulong)(v)`, and `e++`,
+/// `e--`, `++e`, `--e`, `e += v`, `e -= v` step the integer by the pointee's size, the result
+/// cast back to `T`. None for uses that cannot be written so (`&e`, `e *= v`).
+fn member_use(
+    src: &str,
+    toks: &[Token],
+    (first, last): (usize, usize),
+    ty: &str,
+    n: i64,
+    edits: &mut Vec<Edit>,
+) -> Option<()> {
+    let text = |k: usize| toks.get(k).map_or("", |t| &src[t.start..t.end]);
+    let joined = |k: usize| k + 1 < toks.len() && adjacent(toks, k);
+    let (next, next2) = (text(last + 1), text(last + 2));
+    let step = format!("sizeof(*(({ty})0))");
+    let before = |k: usize| first >= k;
+    let prefix_op = before(2)
+        && matches!(text(first - 1), "+" | "-")
+        && text(first - 2) == text(first - 1)
+        && joined(first - 2)
+        && !(before(3)
+            && (matches!(toks[first - 3].kind, Kind::Ident) && !is_keyword(text(first - 3))
+                || matches!(text(first - 3), ")" | "]" | "+" | "-")));
+    let address = before(1) && text(first - 1) == "&" && !(before(2) && text(first - 2) == "&");
+    let open = |edits: &mut Vec<Edit>, s: &str| {
+        edits.push(Edit::at(toks[first].start, 2_000_000 - n, s));
+    };
+    let close = |edits: &mut Vec<Edit>, s: &str| {
+        edits.push(Edit::at(toks[last].end, n, s));
+    };
+    if address {
+        return None;
+    }
+    if prefix_op {
+        let op = if text(first - 1) == "+" { "+=" } else { "-=" };
+        edits.push(Edit::replace(toks, first - 2, first - 1, String::new()));
+        open(edits, &format!("(({ty})("));
+        close(edits, &format!(" {op} {step}))"));
+    } else if next == "=" && !(next2 == "=" && joined(last + 1)) {
+        store_as_ulong(src, toks, last + 1, edits);
+    } else if matches!(next, "+" | "-") && next2 == next && joined(last + 1) {
+        let (op, undo) = if next == "+" {
+            ("+=", "-")
+        } else {
+            ("-=", "+")
+        };
+        edits.push(Edit::replace(toks, last + 1, last + 2, String::new()));
+        open(edits, &format!("(({ty})(("));
+        close(edits, &format!(" {op} {step}) {undo} {step}))"));
+    } else if matches!(next, "+" | "-") && next2 == "=" && joined(last + 1) {
+        open(edits, &format!("(({ty})("));
+        edits.push(Edit::at(toks[last + 2].end, 600_000, " ("));
+        let end = expression_end(src, toks, last + 3);
+        edits.push(Edit::at(end, 500_000, &format!(") * {step}))")));
+    } else if matches!(next, "*" | "/" | "|" | "&" | "^" | "%") && next2 == "=" && joined(last + 1)
+    {
+        return None; // compound assignments a pointer does not have
+    } else {
+        open(edits, &format!("(({ty})"));
+        close(edits, ")");
+    }
+    Some(())
 }
 
 /// Text to put at a byte offset (`len` bytes replaced); `rank` orders insertions at one offset.
@@ -177,9 +232,9 @@ fn pointer_members(
     src: &str,
     toks: &[Token],
     edits: &mut Vec<Edit>,
-) -> Option<HashMap<String, String>> {
+) -> Option<HashMap<String, (String, bool)>> {
     let text = |i: usize| &src[toks[i].start..toks[i].end];
-    let mut members: HashMap<String, String> = HashMap::new();
+    let mut members: HashMap<String, (String, bool)> = HashMap::new();
     let mut plain: Vec<String> = vec![];
     let mut i = 0;
     while i + 2 < toks.len() {
@@ -221,7 +276,7 @@ fn member(
     toks: &[Token],
     a: usize,
     semi: usize,
-    members: &mut HashMap<String, String>,
+    members: &mut HashMap<String, (String, bool)>,
     plain: &mut Vec<String>,
     edits: &mut Vec<Edit>,
 ) -> Option<()> {
@@ -235,6 +290,9 @@ fn member(
     };
     let simple =
         (a..semi).all(|k| matches!(toks[k].kind, Kind::Ident) || matches!(text(k), "*" | ","));
+    if !simple && pointer_array(src, toks, a, semi, members, edits)? {
+        return Some(());
+    }
     if !simple || a >= semi {
         // Arrays, bit-fields, nested bodies, attributes: recorded as plain names only.
         plain.extend(
@@ -272,10 +330,10 @@ fn member(
             format!("{base} {}", span(x, y - 1))
         };
         if ty.contains('*') {
-            if members.get(&name).is_some_and(|t| *t != ty) {
+            if members.get(&name).is_some_and(|t| t.0 != ty || t.1) {
                 return None;
             }
-            members.insert(name.clone(), ty);
+            members.insert(name.clone(), (ty, false));
             replacement.push_str(&format!("ulong {name}; "));
             any = true;
         } else {
@@ -287,6 +345,45 @@ fn member(
         edits.push(Edit::replace(toks, a, semi, replacement));
     }
     Some(())
+}
+
+/// A member declaration `T *name[N];` (tokens `a..semi`, one declarator): recorded as an array
+/// of pointers, declared `ulong name[N];`. Some(false) where the declaration is not one.
+fn pointer_array(
+    src: &str,
+    toks: &[Token],
+    a: usize,
+    semi: usize,
+    members: &mut HashMap<String, (String, bool)>,
+    edits: &mut Vec<Edit>,
+) -> Option<bool> {
+    let text = |i: usize| &src[toks[i].start..toks[i].end];
+    let Some(open) = (a..semi).find(|&k| text(k) == "[") else {
+        return Some(false);
+    };
+    let words = |k: usize| matches!(toks[k].kind, Kind::Ident) || text(k) == "*";
+    let shaped = open > a + 1
+        && (a..open).all(words)
+        && (a..open - 1).any(|k| text(k) == "*")
+        && matches!(toks[open - 1].kind, Kind::Ident)
+        && matching(src, toks, open) == Some(semi - 1);
+    if !shaped {
+        return Some(false);
+    }
+    let name = text(open - 1).to_string();
+    let ty = src[toks[a].start..toks[open - 2].end].to_string();
+    if members.get(&name).is_some_and(|t| t.0 != ty || !t.1) {
+        return None;
+    }
+    let dims = &src[toks[open].start..toks[semi - 1].end];
+    members.insert(name.clone(), (ty, true));
+    edits.push(Edit::replace(
+        toks,
+        a,
+        semi,
+        format!("ulong {name}{dims}; "),
+    ));
+    Some(true)
 }
 
 /// Edits that make each local variable declared as `[qualifiers] T *name = e;` (or without an
@@ -574,10 +671,6 @@ mod tests {
             rewrite("void g(global long *p, global int *o) { o[0] = **(global int * global *)p; }")
                 .unwrap();
         assert!(out.contains("*((global int *)*(global ulong *)p)"), "{out}");
-        assert_eq!(
-            rewrite("struct S { int *p; }; void h(struct S s) { s.p++; }"),
-            None
-        );
         assert_eq!(rewrite("kernel void k(global int *p) { *p = 1; }"), None);
         let loop_src = "kernel void k(global uint *a, int n) {\n\
                         global uint *p = a; for (int j = 0; j < n; j++) { if (*p != 7) break; a[0] = 1; p++; p += 2; } }";
@@ -588,6 +681,36 @@ mod tests {
         assert!(
             out.contains("p += sizeof(*((global uint *)p)) * ( 2);"),
             "{out}"
+        );
+        // Steps, stores through a member, arrays of pointers.
+        let src = "struct N { int v; global struct N *next; };\n\
+                   struct T { global int *p[4]; };\n\
+                   void s(global struct N *n, global struct T *t, int i) {\n\
+                   n->next++; --n->next; n->next += i + 1; t->p[i][0] = 3; t->p[i] = 0; t->p[2]--; }";
+        let out = rewrite(src).unwrap();
+        let step = "sizeof(*((global struct N *)0))";
+        assert!(out.contains("ulong p[4];"), "{out}");
+        assert!(
+            out.contains(&format!(
+                "((global struct N *)((n->next += {step}) - {step}));"
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("((global struct N *)(n->next -= {step}));")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "((global struct N *)(n->next += ( i + 1) * {step}));"
+            )),
+            "{out}"
+        );
+        assert!(out.contains("((global int *)t->p[i])[0] = 3;"), "{out}");
+        assert!(out.contains("t->p[i] =(ulong)( 0);"), "{out}");
+        assert_eq!(
+            rewrite("struct S { global int *p; }; void h(struct S *s) { global int **q = &s->p; }"),
+            None
         );
         // The CTS buffer-device-address test's spelling.
         let cts = "kernel void i(__global long* in_addr, __global int* out) {\n\
