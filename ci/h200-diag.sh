@@ -6,6 +6,8 @@
 set -u
 for f in .gl/*.deb; do dpkg -x $f / 2>/dev/null; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# The tests read files of the repository (tests/common repo_file) from here.
+export VKCL_REPO_DIR=$PWD
 D=$PWD/.dev; xz -dc $D/libclspv.so.xz > $D/libclspv.so
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu OCL_ICD_VENDORS=$D/libvkcl.so VKCL_VALIDATION=0
 mkdir -p /tmp/nv; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv/nvidia.icd

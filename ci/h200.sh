@@ -12,14 +12,20 @@
 #   .pyw/  instead of .dev/ for the pyopencl part (bash ci/h200-prepare.sh pyopencl): libvkcl.so,
 #          vkcl-clspv, libclspv.so.xz, and the wheels and sdist ci/pyopencl.sh installs offline
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
-# Arguments choose the parts (default: all but pyopencl): tests clpeak bandwidth bench vkclbench
-# pyopencl; VKCL_BENCH_ONLY=GROUPS limits vkclbench to those vkcl-bench groups.
+# Arguments choose the parts (default: all but pyopencl): tests svmprobe clpeak bandwidth bench
+# vkclbench pyopencl; VKCL_BENCH_ONLY=GROUPS limits vkclbench to those vkcl-bench groups.
 set -u
-parts=" ${*:-tests clpeak bandwidth bench vkclbench} "
+parts=" ${*:-tests svmprobe clpeak bandwidth bench vkclbench} "
 want() { [[ "$parts" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# The tests read files of the repository (tests/common repo_file) from here.
+export VKCL_REPO_DIR=$PWD
 D=$PWD/.dev; want pyopencl && D=$PWD/.pyw
+# .pyw/ carries vkcl xz'd too (the device tool's 64 MiB).
+for x in libvkcl.so vkcl-clspv; do
+  [ -f $D/$x.xz ] && { xz -dc $D/$x.xz > $D/$x; chmod +x $D/$x; }
+done
 if [ -f $D/libclspv.so.xz ]; then xz -dc $D/libclspv.so.xz > $D/libclspv.so; else
 python3 -c "import zipfile,glob;z=zipfile.ZipFile(glob.glob('$D/*.whl')[0]);n=[x for x in z.namelist() if x.endswith('.so')][0];open('$D/libclspv.so','wb').write(z.read(n))"
 fi
@@ -33,7 +39,20 @@ echo "== clinfo vkcl"; clinfo 2>&1 | tee $OUT/clinfo-vkcl.txt | grep -E "Device 
 if want tests; then
   echo "== tests"
   [ -f $D/deps.tar.xz ] && tar -C $D -xJf $D/deps.tar.xz
-  cd $D/deps && for t in *; do VKCL_VALIDATION=0 ./$t --test-threads=2 2>&1 | grep -E "^test result|FAILED|panicked" | tee -a $OUT/tests.txt; done; cd - >/dev/null
+  # Each executable under $T seconds (default 60; a hang shows as "timed out"), its whole output
+  # kept in $OUT/tests/ when it fails.
+  mkdir -p $OUT/tests
+  cd $D/deps && for t in *; do
+    VKCL_VALIDATION=0 timeout ${T:-60} ./$t --test-threads=2 > $OUT/tests/$t.txt 2>&1; rc=$?
+    { echo "$t: exit $rc"; [ $rc = 124 ] && echo "$t: timed out"
+      grep -E "^test result|FAILED|panicked" $OUT/tests/$t.txt; } | tee -a $OUT/tests.txt
+    [ $rc = 0 ] && rm $OUT/tests/$t.txt
+  done; cd - >/dev/null
+fi
+if want svmprobe; then
+  # examples/svm_probe.rs (docs/GPU.md): device addresses per memory kind, host ranges there,
+  # capture-replay and VK_EXT_map_memory_placed, for SVM on this driver.
+  echo "== svm_probe"; timeout 60 $D/svm_probe 2>&1 | tee $OUT/svm_probe.txt | tail -40
 fi
 if want clpeak; then
   # vkcl, then NVIDIA's OpenCL in the same run (docs/GPU.md compares them).
@@ -78,6 +97,6 @@ if want pyopencl; then
   # Bessel/Hankel tests skip); results and log in $OUT.
   echo "== pyopencl"
   VKCL_ICD=$D/libvkcl.so VKCL_VK_DRIVER=$VK_DRIVER_FILES PYOPENCL_WHEELS=$D/wheels \
-    timeout 560 bash ci/pyopencl.sh 2>&1 | tail -40
+    PYOPENCL_WORKERS=8 timeout 560 bash ci/pyopencl.sh 2>&1 | tail -40
   cp target/conformance/pyopencl.results target/pyopencl/pytest.log $OUT/
 fi

@@ -167,7 +167,7 @@ paths=("${files[@]/#/test/}")
 "$py" -m pytest --collect-only -q -p no:cacheprovider "${paths[@]}" > collected.txt 2>&1 || true
 rm -f junit.xml
 set +e
-"$py" -m pytest -p no:cacheprovider -p vkcl_ci_plugin -n 2 --timeout="${PYOPENCL_TIMEOUT:-300}" -rfEs --junitxml=junit.xml "${paths[@]}" \
+"$py" -m pytest -p no:cacheprovider -p vkcl_ci_plugin -n "${PYOPENCL_WORKERS:-2}" --timeout="${PYOPENCL_TIMEOUT:-300}" -rfEs --junitxml=junit.xml "${paths[@]}" \
   > pytest.log 2>&1
 rc=$?
 set -e

@@ -11,14 +11,14 @@ const CL_DEVICE_IL_VERSION: cl_uint = 0x105B;
 
 /// `tests/il/<name>.spvasm` assembled for SPIR-V `version` ("1.0" ... "1.4").
 fn assemble(name: &str, version: &str) -> Vec<u8> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/il");
+    let dir = repo_file("tests/il");
     let out = std::env::temp_dir().join(format!(
         "vkcl-il-{name}-{version}-{}.spv",
         std::process::id()
     ));
     let st = std::process::Command::new("spirv-as")
         .args(["--target-env", &format!("spv{version}")])
-        .arg(format!("{dir}/{name}.spvasm"))
+        .arg(dir.join(format!("{name}.spvasm")))
         .arg("-o")
         .arg(&out)
         .status()

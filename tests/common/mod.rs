@@ -353,6 +353,15 @@ fn ids() -> &'static Ids {
     })
 }
 
+/// A file of the repository, by its path from the root: under `VKCL_REPO_DIR` where that is
+/// set (ci/h200.sh runs the test executables away from their build tree), else the build tree's.
+pub fn repo_file(path: &str) -> std::path::PathBuf {
+    let root = std::env::var_os("VKCL_REPO_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    root.join(path)
+}
+
 /// The first platform.
 pub fn platform() -> cl_platform_id {
     ids().0 as cl_platform_id

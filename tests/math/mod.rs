@@ -443,8 +443,8 @@ const EXPECTATIONS: &str = "ci/expectations/math.txt";
 
 /// The reason `func` of `fmt`'s type is listed in EXPECTATIONS (lines `<type> <func> # why`).
 pub fn known_failure(fmt: Fmt, func: &str) -> Option<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/ci/expectations/math.txt");
-    let text = std::fs::read_to_string(path).expect("ci/expectations/math.txt");
+    let path = crate::common::repo_file(EXPECTATIONS);
+    let text = std::fs::read_to_string(path).expect(EXPECTATIONS);
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .find_map(|l| {
