@@ -556,6 +556,24 @@ impl Mem {
         }
         let align = super::svm::alignment(context)?;
         let rounded = size.max(1).next_multiple_of(align);
+        if super::svm::placed(context) {
+            let b = Buffer::at_device_address(&devices[0], rounded as u64)?;
+            let ptr = b.host()?.as_ptr() as usize;
+            let bytes = Bytes {
+                storage: Arc::new(b),
+                elsewhere: vec![],
+                shared: None,
+                svm: None,
+            };
+            return Some(Mem::new(
+                context,
+                flags,
+                size,
+                ptr,
+                vec![],
+                MemKind::Buffer(bytes),
+            ));
+        }
         let alloc = HostAlloc::new(rounded, align)?;
         let ptr = alloc.ptr.as_ptr();
         let mut buffers = vec![];

@@ -1,10 +1,15 @@
 //! Shared virtual memory (coarse- and fine-grained buffers) and device addresses.
 //!
-//! An SVM allocation is host memory of vkcl's own imported into every device of its context
-//! (VK_EXT_external_memory_host), offered only where each device gives the import a device
-//! address equal to its host address (lavapipe does): the pointer the application holds is
-//! then the one kernels dereference, and pointers stored in SVM memory mean the same memory on
-//! both sides. The allocation is a `Mem` of no handle, so commands and launches keep it alive
+//! An SVM allocation is memory that the host and the devices see at one address: the pointer
+//! the application holds is then the one kernels dereference, and pointers stored in SVM memory
+//! mean the same memory on both sides. Two ways give it:
+//! - host memory of vkcl's own imported into every device of the context
+//!   (VK_EXT_external_memory_host), where each device gives the import a device address equal
+//!   to its host address (lavapipe does);
+//! - host-visible, host-coherent memory of one device mapped on the host at its own device
+//!   address (VK_EXT_map_memory_placed; NVIDIA, whose imports get other addresses), for
+//!   contexts of that one Vulkan device (`vk::memory::Buffer::at_device_address`).
+//! The allocation is a `Mem` of no handle, so commands and launches keep it alive
 //! as they keep buffers (`Keep`). Kernels reach it through a second build of their program in
 //! physical addressing mode (`Program::physical`), used only by launches that need it
 //! (docs/DECISIONS.md).
@@ -30,12 +35,13 @@ static ALLOCATIONS: Mutex<BTreeMap<usize, Arc<Mem>>> = Mutex::new(BTreeMap::new(
 static PROBED: Mutex<Option<HashMap<usize, bool>>> = Mutex::new(None);
 
 /// CL_DEVICE_SVM_CAPABILITIES: coarse- and fine-grained buffers where host memory imported
-/// into the device has the same address on both sides (the imports are host-coherent, so the
-/// host sees the device's writes without a map); none elsewhere. Not CL_DEVICE_SVM_ATOMICS:
+/// into the device has the same address on both sides, or memory can be mapped at its device
+/// address (either memory is host-coherent, so the host sees the device's writes without a
+/// map); none elsewhere. Not CL_DEVICE_SVM_ATOMICS:
 /// clspv has no `memory_scope_all_svm_devices`; not FINE_GRAIN_SYSTEM: kernels can only reach
 /// memory imported beforehand.
 pub fn capabilities(device: &Device) -> cl_device_svm_capabilities {
-    if same_addresses(device) {
+    if same_addresses(device) || places_maps(device) {
         CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
     } else {
         0
@@ -77,16 +83,41 @@ fn same_addresses(device: &Device) -> bool {
     same
 }
 
-/// Whether every device of the context has SVM buffers.
-pub fn supported(context: &Context) -> bool {
-    context
-        .devices
-        .iter()
-        .all(|d| capabilities(d) & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER != 0)
+/// Whether the device maps memory at its device address (VK_EXT_map_memory_placed).
+fn places_maps(device: &Device) -> bool {
+    device.vk().is_ok_and(|vk| vk.places_maps())
 }
 
-/// The alignment of an allocation's start and size: the devices' import alignment (a page).
+/// Whether every device of the context has SVM buffers.
+pub fn supported(context: &Context) -> bool {
+    context.devices.iter().all(|d| same_addresses(d)) || placed(context)
+}
+
+/// Whether the context's SVM allocations are placed maps (`vk::memory::Buffer::
+/// at_device_address`): its devices are one Vulkan device, which places maps but does not
+/// give imported host memory its host address.
+pub fn placed(context: &Context) -> bool {
+    let Some(first) = context.devices.first() else {
+        return false;
+    };
+    let Ok(vk) = first.vk() else {
+        return false;
+    };
+    let one = context
+        .devices
+        .iter()
+        .all(|d| d.vk().is_ok_and(|v| Arc::ptr_eq(&v, &vk)));
+    one && vk.places_maps() && !same_addresses(first)
+}
+
+/// The alignment of an allocation's start and size: the devices' import alignment or placed
+/// maps' (a page).
 pub fn alignment(context: &Context) -> Option<usize> {
+    if placed(context) {
+        let vk = context.devices.first()?.vk().ok()?;
+        let a = vk.caps.min_placed_memory_map_alignment.max(4096) as usize;
+        return Some(a.next_power_of_two());
+    }
     let mut align = 4096usize;
     for d in &context.devices {
         let a = d.vk().ok()?.caps.min_imported_host_pointer_alignment as usize;

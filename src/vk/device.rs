@@ -24,6 +24,8 @@ pub struct Device {
     pipeline_cache_saved: Mutex<SaveState>,
     /// VK_EXT_external_memory_host's functions, where the extension is enabled.
     pub(super) host_import: Option<ash::ext::external_memory_host::Device>,
+    /// VK_KHR_map_memory2's functions, where placed maps are enabled (VK_EXT_map_memory_placed).
+    pub(super) map2: Option<ash::khr::map_memory2::Device>,
     /// VK_EXT_calibrated_timestamps' functions, where enabled (see `now_ns`).
     calibration: Option<ash::ext::calibrated_timestamps::Device>,
     /// Samplers by OpenCL sampler bitmask (see `image::Device::sampler`).
@@ -84,6 +86,13 @@ impl Device {
         if fs.calibrated_timestamps {
             exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
         }
+        let mut fplaced = vk::PhysicalDeviceMapMemoryPlacedFeaturesEXT::default()
+            .memory_map_placed(fs.map_memory_placed)
+            .memory_unmap_reserve(fs.memory_unmap_reserve);
+        if fs.map_memory_placed {
+            exts.push(ash::ext::map_memory_placed::NAME.as_ptr());
+            exts.push(ash::khr::map_memory2::NAME.as_ptr());
+        }
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(caps.queue_family)
@@ -96,6 +105,9 @@ impl Device {
             .push_next(&mut f12);
         if fs.subgroup_size_control {
             info = info.push_next(&mut fsg);
+        }
+        if fs.map_memory_placed {
+            info = info.push_next(&mut fplaced);
         }
         // SAFETY: the features and extensions enabled were probed as supported.
         let raw = unsafe { instance.raw.create_device(caps.physical, &info, None) }?;
@@ -135,6 +147,9 @@ impl Device {
         let host_import = fs
             .external_memory_host
             .then(|| ash::ext::external_memory_host::Device::new(&instance.raw, &raw));
+        let map2 = fs
+            .map_memory_placed
+            .then(|| ash::khr::map_memory2::Device::new(&instance.raw, &raw));
         let calibration = fs
             .calibrated_timestamps
             .then(|| ash::ext::calibrated_timestamps::Device::new(&instance.raw, &raw));
@@ -156,6 +171,7 @@ impl Device {
             pipeline_cache_key,
             pipeline_cache_saved: Mutex::new(SaveState::default()),
             host_import,
+            map2,
             calibration,
             samplers: Mutex::new(Default::default()),
             timelines: Mutex::new(vec![]),
@@ -211,6 +227,12 @@ impl Device {
     /// Buffers can import host memory (VK_EXT_external_memory_host is enabled).
     pub fn imports_host_memory(&self) -> bool {
         self.host_import.is_some()
+    }
+
+    /// Memory can be mapped at a host address of vkcl's choice (VK_EXT_map_memory_placed
+    /// is enabled), and buffers have device addresses: `Buffer::at_device_address`.
+    pub fn places_maps(&self) -> bool {
+        self.map2.is_some() && self.caps.features.buffer_device_address
     }
 
     /// A device timestamp (ticks) in nanoseconds, as the timestamp queries give them.

@@ -31,6 +31,9 @@ enum Memory {
     Allocated(Allocation),
     /// Imported host memory (VK_EXT_external_memory_host).
     Imported(vk::DeviceMemory),
+    /// Host-visible memory mapped at its own device address (`Buffer::at_device_address`),
+    /// of this many bytes.
+    Placed(vk::DeviceMemory, usize),
 }
 
 pub struct Buffer {
@@ -273,6 +276,33 @@ impl Buffer {
         })
     }
 
+    /// A buffer of host-visible, host-coherent memory that the host sees at the buffer's device
+    /// address (VK_EXT_map_memory_placed): one pointer for kernels and host, as SVM needs
+    /// where imported host memory gets another device address (NVIDIA). None where the device
+    /// places no maps, or the host range at the device address is taken.
+    pub fn at_device_address(device: &Arc<Device>, size: u64) -> Option<Buffer> {
+        let map2 = device.map2.as_ref()?;
+        let align = device.caps.min_placed_memory_map_alignment.max(4096);
+        let raw = create_raw(device, padded(size).next_multiple_of(align), false).ok()?;
+        let (memory, len) = match place_memory(device, map2, raw, align) {
+            Some(placed) => placed,
+            None => {
+                // SAFETY: raw is unused.
+                unsafe { device.raw.destroy_buffer(raw, None) };
+                return None;
+            }
+        };
+        let host = NonNull::new(host_map::address(raw, device)? as *mut u8);
+        Some(Buffer {
+            device: device.clone(),
+            raw,
+            size,
+            memory: Some(Memory::Placed(memory, len)),
+            host,
+            write_combined: None,
+        })
+    }
+
     /// The host address of byte 0, for buffers the host accesses directly (host-visible
     /// placements and imported memory); None for device-local buffers.
     pub fn host(&self) -> Option<NonNull<u8>> {
@@ -348,7 +378,181 @@ impl Drop for Buffer {
                 unsafe { self.device.raw.free_memory(m, None) };
                 log::debug!(target: "memory", "released imported host memory: {} bytes", self.size);
             }
+            Some(Memory::Placed(m, len)) => {
+                let at = self.host.map_or(std::ptr::null_mut(), NonNull::as_ptr);
+                // SAFETY: the buffer bound to it is destroyed; the map at `at` is ours.
+                unsafe { unplace_memory(&self.device, m, at, len) };
+            }
             None => {}
         }
     }
+}
+
+/// Allocates host-visible, host-coherent memory for `raw` (system memory where the device
+/// has it, cached where it can be), binds it and maps it at the buffer's device address, in a
+/// host range first reserved there (so that nothing of the process is replaced). The memory
+/// and the mapped length.
+fn place_memory(
+    device: &Device,
+    map2: &ash::khr::map_memory2::Device,
+    raw: vk::Buffer,
+    align: u64,
+) -> Option<(vk::DeviceMemory, usize)> {
+    use vk::MemoryPropertyFlags as M;
+    // SAFETY: raw was created on this device.
+    let req = unsafe { device.raw.get_buffer_memory_requirements(raw) };
+    let len = req.size.next_multiple_of(align);
+    let mem = &device.caps.memory;
+    let types = |want: M, not: M| {
+        (0..mem.memory_type_count).filter(move |&i| {
+            let f = mem.memory_types[i as usize].property_flags;
+            req.memory_type_bits & (1 << i) != 0 && f.contains(want) && !f.intersects(not)
+        })
+    };
+    let coherent = M::HOST_VISIBLE | M::HOST_COHERENT;
+    let type_index = types(coherent | M::HOST_CACHED, M::DEVICE_LOCAL)
+        .chain(types(coherent, M::DEVICE_LOCAL))
+        .chain(types(coherent, M::empty()))
+        .next()?;
+    let mut flags =
+        vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+    let info = vk::MemoryAllocateInfo::default()
+        .allocation_size(len)
+        .memory_type_index(type_index)
+        .push_next(&mut flags);
+    // SAFETY: valid device and allocate info.
+    let memory = unsafe { device.raw.allocate_memory(&info, None) }.ok()?;
+    let free = || {
+        // SAFETY: the memory is not mapped, and no buffer is bound to it any more.
+        unsafe { device.raw.free_memory(memory, None) };
+    };
+    // SAFETY: memory is new, of a type raw accepts, and large enough.
+    if unsafe { device.raw.bind_buffer_memory(raw, memory, 0) }.is_err() {
+        free();
+        return None;
+    }
+    let Some(at) = host_map::address(raw, device).filter(|a| a % align == 0) else {
+        free();
+        return None;
+    };
+    // SAFETY: a fresh anonymous reservation, failing where anything is mapped there.
+    let Some(reserved) = (unsafe { host_map::reserve(at, len as usize) }) else {
+        log::info!(target: "memory", "SVM: the host range at device address {at:#x} is taken");
+        free();
+        return None;
+    };
+    let mut place = vk::MemoryMapPlacedInfoEXT::default().placed_address(reserved.cast());
+    let info = vk::MemoryMapInfoKHR::default()
+        .memory(memory)
+        .offset(0)
+        .size(vk::WHOLE_SIZE)
+        .flags(vk::MemoryMapFlags::PLACED_EXT)
+        .push_next(&mut place);
+    let mut ptr = std::ptr::null_mut();
+    // SAFETY: host-visible memory, not mapped; the placed address is aligned and is our own
+    // reservation of the whole length, which the map replaces.
+    let r = unsafe { (map2.fp().map_memory2_khr)(device.raw.handle(), &info, &mut ptr) };
+    if r != vk::Result::SUCCESS || ptr != reserved.cast() {
+        log::info!(target: "memory", "SVM: placed map at {at:#x}: {r:?}, {ptr:?}");
+        // SAFETY: our reservation (or the failed map's range), of len bytes.
+        unsafe { host_map::release(reserved, len as usize) };
+        free();
+        return None;
+    }
+    Some((memory, len as usize))
+}
+
+/// Unmaps placed memory (keeping the host range reserved where the device can, then releasing
+/// it ourselves) and frees it.
+///
+/// # Safety
+/// `memory` is mapped at `at`, `len` bytes, by `place_memory`, and no buffer uses it.
+unsafe fn unplace_memory(device: &Device, memory: vk::DeviceMemory, at: *mut u8, len: usize) {
+    if let Some(map2) = &device.map2 {
+        let reserve = device.caps.features.memory_unmap_reserve;
+        let flags = if reserve {
+            vk::MemoryUnmapFlagsKHR::RESERVE_EXT
+        } else {
+            vk::MemoryUnmapFlagsKHR::empty()
+        };
+        let info = vk::MemoryUnmapInfoKHR::default()
+            .memory(memory)
+            .flags(flags);
+        // SAFETY: the memory is mapped (caller's contract).
+        let r = unsafe { (map2.fp().unmap_memory2_khr)(device.raw.handle(), &info) };
+        if reserve && r == vk::Result::SUCCESS {
+            // SAFETY: the range stays reserved after the unmap: ours to release.
+            unsafe { host_map::release(at, len) };
+        }
+    }
+    // SAFETY: unmapped above; nothing is bound to it (caller's contract).
+    unsafe { device.raw.free_memory(memory, None) };
+    log::debug!(target: "memory", "released placed memory: {len} bytes");
+}
+
+/// Host address-space reservations for placed maps (Linux; none elsewhere).
+mod host_map {
+    use super::{vk, Device};
+
+    /// The device address of `raw` (bound to memory allocated with DEVICE_ADDRESS).
+    pub(super) fn address(raw: vk::Buffer, device: &Device) -> Option<u64> {
+        let info = vk::BufferDeviceAddressInfo::default().buffer(raw);
+        // SAFETY: raw is bound to memory allocated with the DEVICE_ADDRESS flag, created with
+        // SHADER_DEVICE_ADDRESS usage (the device has buffer device addresses: `places_maps`).
+        Some(unsafe { device.raw.get_buffer_device_address(&info) }).filter(|&a| a != 0)
+    }
+
+    #[cfg(target_os = "linux")]
+    mod sys {
+        use std::ffi::c_void;
+        pub const PROT_NONE: i32 = 0;
+        pub const MAP_PRIVATE: i32 = 0x02;
+        pub const MAP_ANONYMOUS: i32 = 0x20;
+        pub const MAP_NORESERVE: i32 = 0x4000;
+        pub const MAP_FIXED_NOREPLACE: i32 = 0x10_0000;
+        extern "C" {
+            pub fn mmap(a: *mut c_void, l: usize, p: i32, f: i32, fd: i32, o: i64) -> *mut c_void;
+            pub fn munmap(a: *mut c_void, l: usize) -> i32;
+        }
+    }
+
+    /// Reserves `len` bytes of address space at `at` exactly; None where any of it is taken.
+    ///
+    /// # Safety
+    /// Only address space is taken; the caller releases it with `release`.
+    #[cfg(target_os = "linux")]
+    pub(super) unsafe fn reserve(at: u64, len: usize) -> Option<*mut u8> {
+        use sys::*;
+        let flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE;
+        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
+        let p = unsafe { mmap(at as *mut _, len, PROT_NONE, flags, -1, 0) };
+        if p as isize == -1 {
+            return None;
+        }
+        if p as u64 != at {
+            // A kernel before Linux 4.17 takes the address as a hint only.
+            // SAFETY: the mapping just made, elsewhere.
+            unsafe { munmap(p, len) };
+            return None;
+        }
+        Some(p.cast())
+    }
+
+    /// Releases a range `reserve` took (or a map placed over it).
+    ///
+    /// # Safety
+    /// `len` bytes at `at` are a reservation of ours that nothing uses.
+    #[cfg(target_os = "linux")]
+    pub(super) unsafe fn release(at: *mut u8, len: usize) {
+        // SAFETY: the caller's contract.
+        unsafe { sys::munmap(at.cast(), len) };
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) unsafe fn reserve(_: u64, _: usize) -> Option<*mut u8> {
+        None
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) unsafe fn release(_: *mut u8, _: usize) {}
 }

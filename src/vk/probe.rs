@@ -35,6 +35,11 @@ pub struct Features {
     pub external_memory_host: bool,
     /// VK_EXT_calibrated_timestamps with the device's own time domain.
     pub calibrated_timestamps: bool,
+    /// VK_EXT_map_memory_placed (with VK_KHR_map_memory2) and its `memoryMapPlaced`: memory
+    /// mapped at a host address of vkcl's choice (SVM at the memory's device address).
+    pub map_memory_placed: bool,
+    /// `memoryUnmapReserve`: an unmap can leave the host range reserved.
+    pub memory_unmap_reserve: bool,
 }
 
 /// The subgroup operations compute shaders may use.
@@ -127,6 +132,8 @@ pub struct Caps {
     pub max_memory_allocation_size: u64,
     /// VK_EXT_external_memory_host: host pointers and sizes imported must be multiples of this.
     pub min_imported_host_pointer_alignment: u64,
+    /// VK_EXT_map_memory_placed: placed host addresses must be multiples of this.
+    pub min_placed_memory_map_alignment: u64,
     pub subgroup_size: u32,
     pub min_subgroup_size: u32,
     pub max_subgroup_size: u32,
@@ -272,6 +279,7 @@ impl Caps {
             limits: Limits::of(&props.limits),
             max_memory_allocation_size: p.max_memory_allocation_size,
             min_imported_host_pointer_alignment: p.min_imported_host_pointer_alignment,
+            min_placed_memory_map_alignment: p.min_placed_memory_map_alignment,
             subgroup_size: p.subgroup_size,
             min_subgroup_size: p.min_subgroup_size,
             max_subgroup_size: p.max_subgroup_size,
@@ -326,6 +334,7 @@ struct Properties {
     device_node_mask: u32,
     max_memory_allocation_size: u64,
     min_imported_host_pointer_alignment: u64,
+    min_placed_memory_map_alignment: u64,
     subgroup_size: u32,
     min_subgroup_size: u32,
     max_subgroup_size: u32,
@@ -356,6 +365,7 @@ impl Properties {
         let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
         let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
         let mut emh = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+        let mut placed = vk::PhysicalDeviceMapMemoryPlacedPropertiesEXT::default();
         let mut props2 = vk::PhysicalDeviceProperties2::default()
             .push_next(&mut p11)
             .push_next(&mut p12)
@@ -374,6 +384,9 @@ impl Properties {
         }
         if has(ash::ext::external_memory_host::NAME) {
             props2 = props2.push_next(&mut emh);
+        }
+        if has(ash::ext::map_memory_placed::NAME) {
+            props2 = props2.push_next(&mut placed);
         }
         // SAFETY: every chained struct is valid for this device's version / extensions.
         unsafe { inst.get_physical_device_properties2(pd, &mut props2) };
@@ -410,6 +423,7 @@ impl Properties {
             device_node_mask: p11.device_node_mask,
             max_memory_allocation_size: m3.max_memory_allocation_size,
             min_imported_host_pointer_alignment: emh.min_imported_host_pointer_alignment.max(1),
+            min_placed_memory_map_alignment: placed.min_placed_memory_map_alignment.max(1),
             subgroup_size: p11.subgroup_size,
             min_subgroup_size,
             max_subgroup_size,
@@ -431,11 +445,16 @@ fn features(
     let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
     let mut fsg = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
+    let mut fplaced = vk::PhysicalDeviceMapMemoryPlacedFeaturesEXT::default();
     let mut feats2 = vk::PhysicalDeviceFeatures2::default()
         .push_next(&mut f11)
         .push_next(&mut f12);
     if sgsc {
         feats2 = feats2.push_next(&mut fsg);
+    }
+    let placed = has(ash::ext::map_memory_placed::NAME) && has(ash::khr::map_memory2::NAME);
+    if placed {
+        feats2 = feats2.push_next(&mut fplaced);
     }
     // SAFETY: pd comes from this instance; every chained struct is valid for its version.
     unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
@@ -474,6 +493,8 @@ fn features(
         subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
         subgroup_extended_types: f12.shader_subgroup_extended_types != 0,
         external_memory_host: has_emh && host_import_supported(inst, pd),
+        map_memory_placed: placed && fplaced.memory_map_placed != 0,
+        memory_unmap_reserve: placed && fplaced.memory_unmap_reserve != 0,
         calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
             let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
             // SAFETY: pd comes from this instance; the extension is supported.

@@ -214,7 +214,15 @@ fn check_sampled(
     // Without CL_FP_DENORM for floats (NVIDIA's Vulkan driver) a subnormal coordinate may be
     // flushed to a zero of its sign (OpenCL C 3.0 §7.5.3).
     let denorm = device_val::<u64>(device(), 0x101B /* SINGLE_FP_CONFIG */) & 1 != 0;
-    let flushed = |c: &[f32; 4]| c.map(|v| if v.is_subnormal() { 0.0f32.copysign(v) } else { v });
+    let flushed = |c: &[f32; 4]| {
+        c.map(|v| {
+            if v.is_subnormal() {
+                0.0f32.copysign(v)
+            } else {
+                v
+            }
+        })
+    };
     for (c, g) in coords.iter().zip(got) {
         let (want, tol) = sample(img, s, *c);
         if !denorm && flushed(c) != *c && close(g, sample(img, s, flushed(c))) {
@@ -700,4 +708,59 @@ fn reads_either_side_of_every_texel_edge() {
         }
         check!(clReleaseProgram(prog));
     }
+}
+
+/// Two kernels of one program with push-constant blocks of different layouts (by-value
+/// arguments of different types, a work-item function in one), each reading through a REPEAT
+/// sampler argument at a tiny negative coordinate: each kernel's sampler mask goes into its
+/// own block (a module whose entry point uses two push-constant variables is invalid Vulkan).
+#[test]
+fn sampler_arguments_in_kernels_with_different_push_constants() {
+    let e = Env::new();
+    let prog = e.program(
+        "kernel void one(read_only image1d_t img, sampler_t s, float k, global float4 *out) {\n\
+         \x20   out[get_global_id(0)] = k * read_imagef(img, s, -7.7e-9f);\n}\n\
+         kernel void two(uint2 n, read_only image1d_t img, float4 m, sampler_t s, global float4 *out) {\n\
+         \x20   *out = read_imagef(img, s, -7.7e-9f) * m + (float)(n.x + n.y);\n}\n",
+        "",
+    );
+    let h = sampling_image(R_FLOAT, Ty::D1.small());
+    let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+    for addr in [CL_ADDRESS_REPEAT, CL_ADDRESS_CLAMP_TO_EDGE] {
+        let desc = SamplerDesc {
+            normalized: true,
+            addr,
+            filter: CL_FILTER_NEAREST,
+        };
+        let want = sample(&h, desc, [-7.7e-9, 0.0, 0.0, 0.0]).0[0] as f32;
+        let s = Sampler::new(&e, true, addr, CL_FILTER_NEAREST);
+        let out = e.buffer(CL_MEM_READ_WRITE, 16, null_mut());
+        let one = kernel(prog, "one");
+        arg(one, 0, &img.mem);
+        arg(one, 1, &s.0);
+        arg(one, 2, &3.0f32);
+        arg(one, 3, &out);
+        e.run(one, None, &[1], None);
+        assert_eq!(
+            e.read::<[f32; 4]>(out, 1)[0][0],
+            3.0 * want,
+            "one, {addr:#x}"
+        );
+        let two = kernel(prog, "two");
+        arg(two, 0, &[1u32, 2]);
+        arg(two, 1, &img.mem);
+        arg(two, 2, &[2.0f32; 4]);
+        arg(two, 3, &s.0);
+        arg(two, 4, &out);
+        e.run(two, None, &[1], None);
+        assert_eq!(
+            e.read::<[f32; 4]>(out, 1)[0][0],
+            2.0 * want + 3.0,
+            "two, {addr:#x}"
+        );
+        check!(clReleaseKernel(one));
+        check!(clReleaseKernel(two));
+        check!(clReleaseMemObject(out));
+    }
+    check!(clReleaseProgram(prog));
 }
