@@ -22,7 +22,8 @@ const FP64_ON: &str = "#if __OPENCL_C_VERSION__ < 120\n\
 const FP64_OFF: &str = "#if __OPENCL_C_VERSION__ < 120\n\
                         #pragma OPENCL EXTENSION cl_khr_fp64 : disable\n#endif\n";
 
-/// The math prelude for a program; `names` says whether the program may name a built-in.
+/// The math prelude for a program; `names` says whether the program may name a built-in (an
+/// identifier).
 pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     let mut p = String::new();
     let atan2: Vec<&str> = ["atan2", "atan2pi"]
@@ -32,7 +33,10 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     if !atan2.is_empty() {
         p += &double_atan2(&atan2);
     }
-    if ["sin", "cos", "tan"].iter().any(|f| names(f.as_bytes())) {
+    let trig = [
+        "sin", "cos", "tan", "sincos", "half_sin", "half_cos", "half_tan",
+    ];
+    if trig.iter().any(|f| names(f.as_bytes())) {
         p += &float_trig();
     }
     if names(b"normalize") {
