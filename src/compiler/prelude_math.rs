@@ -77,6 +77,7 @@ struct Override {
 const X: &[(&str, &str)] = &[("T", "x")];
 const XY: &[(&str, &str)] = &[("T", "x"), ("T", "y")];
 const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
+const XYZ: &[(&str, &str)] = &[("T", "x"), ("T", "y"), ("T", "z")];
 
 /// Own forms, where libclc's (as clspv builds it) misses the spec:
 /// - float exp10, expm1, pow, pown, powr, rootn: 34 to 75 ULP (rootn flushes FLT_MIN):
@@ -97,7 +98,9 @@ const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
-const OVERRIDES: [Override; 22] = [
+/// - double fma (prelude_fma.cl: correctly rounded, in integers; lavapipe's SPIR-V Fma rounds
+///   twice, 16 ULP off), under every option (docs/DECISIONS.md).
+const OVERRIDES: [Override; 23] = [
     Override {
         name: "exp",
         args: X,
@@ -225,6 +228,12 @@ const OVERRIDES: [Override; 22] = [
         double: Body::Own("__vkcl_cospi_d(x)"),
     },
     Override {
+        name: "fma",
+        args: XYZ,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_fma_d(x, y, z)"),
+    },
+    Override {
         name: "tanpi",
         args: X,
         float: Body::Builtin,
@@ -246,6 +255,9 @@ fn overrides(used: &[&Override], pointers: &[&Pointer]) -> String {
                 .any(|o| o.name.starts_with("exp") || ["cosh", "erfc"].contains(&o.name))
             {
                 body += include_str!("prelude_exp.cl");
+            }
+            if used.iter().any(|o| o.name == "fma") {
+                body += include_str!("prelude_fma.cl");
             }
         }
         for o in used {
