@@ -367,6 +367,8 @@ fn vector_forms_match_scalars() {
         ("double", "modf(x, &ip)", "modf(x[c], &ips)"),
         ("double", "sin(x)", "sin(x[c])"),
         ("double", "expm1(x)", "expm1(x[c])"),
+        ("double", "tgamma(x)", "tgamma(x[c])"),
+        ("double", "fma(x, y, -x)", "fma(x[c], y[c], -x[c])"),
         ("float", "pow(x, y)", "pow(x[c], y[c])"),
         ("float", "rootn(x, n)", "rootn(x[c], n[c])"),
         ("float", "exp10(x)", "exp10(x[c])"),

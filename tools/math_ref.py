@@ -188,6 +188,17 @@ def args_for(name, kind, fmt, rng):
         xs = sp + [fmt.uni(rng, -lim, lim) for _ in range(n)] + [fmt.uni(rng, 0, 3) for _ in range(40)] + [
             fmt.rand(rng, fmt.min_sub, 1e-3) for _ in range(20)] + [fmt.r(lim + 10.5), fmt.r(lim - 1.5)]
         xs = [x for x in xs if not (math.isfinite(x) and x < 0 and x == math.floor(x))] + [-4.0]
+        if fmt.double:
+            # the hard parts: the reflection's large negative arguments (subnormal and
+            # underflowing results of either sign), next to the poles, the overflow threshold,
+            # tiny arguments, the ends of each method's range (12, 140, -12, 190)
+            xs += [fmt.uni(rng, -190, -150) for _ in range(60)] + [fmt.uni(rng, -12, 0.5) for _ in range(40)]
+            xs += [-170.5, -175.3, -178.9, -183.9, -184.5, -186.2, -190.1, -200.5, -1e5 - 0.5, -2.0**52 + 0.5]
+            xs += [k + d for k in (-1, -2, -3, -11, -12, -13, -100, -171) for d in (2.0**-40, -2.0**-40, 2.0**-20, -2.0**-20)]
+            xs += [171.62437695630271, 171.62437695630274, 171.5, 170.9, 2.0**-54, -2.0**-54, 2.0**-53, -2.0**-53,
+                   1e-17, -1e-17, 1e-300, 5e-324, -5e-324, 0.5, 1.0, 1.5, 2.5, 11.999999999999998, 12.000000000000002,
+                   -11.999999999999998, -12.000000000000002, 139.99999999999997, 140.00000000000003, 1e10, -1e10 - 0.5]
+            xs += [fmt.uni(rng, 100, 171.6) for _ in range(40)]
     elif kind in ("ff", "remquo"):
         pairs = []
         for x in sp:

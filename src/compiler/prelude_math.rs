@@ -94,7 +94,9 @@ const XYZ: &[(&str, &str)] = &[("T", "x"), ("T", "y"), ("T", "z")];
 ///   1.4e17 ULP off where the arguments' magnitudes differ greatly).
 /// - double ldexp (libclc's ldexp(inf, n) is finite; clspv crashes on its vector forms: ours
 ///   go one component at a time), with the forms of a scalar n for vectors too.
-/// - float tgamma (tgamma(-34.2f) was inf) in double too, and tgamma(-0) is -inf.
+/// - double tgamma (prelude_gamma.cl: Stirling's series, the recurrence in double-double below
+///   12, the reflection through Γ(-x) below -12; libclc's was 1261 ULP off near -158.8), and
+///   float tgamma through it in double (libclc's float tgamma(-34.2f) was inf).
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
@@ -182,8 +184,8 @@ const OVERRIDES: [Override; 23] = [
     Override {
         name: "tgamma",
         args: X,
-        float: Body::InDouble("fabs(x) < 0x1p-120f ? 1.0 / x : tgamma((double)x)"),
-        double: Body::Own("fabs(x) < 0x1p-1020 ? 1.0 / x : tgamma(x)"),
+        float: Body::InDouble("__vkcl_tgamma_d((double)x)"),
+        double: Body::Own("__vkcl_tgamma_d(x)"),
     },
     Override {
         name: "asin",
@@ -250,11 +252,16 @@ fn overrides(used: &[&Override], pointers: &[&Pointer]) -> String {
         if s == "double" {
             body += include_str!("prelude_special.cl");
             body += include_str!("prelude_pow.cl");
-            if used
-                .iter()
-                .any(|o| o.name.starts_with("exp") || ["cosh", "erfc"].contains(&o.name))
+            let gamma = used.iter().any(|o| o.name == "tgamma");
+            if gamma
+                || used
+                    .iter()
+                    .any(|o| o.name.starts_with("exp") || ["cosh", "erfc"].contains(&o.name))
             {
                 body += include_str!("prelude_exp.cl");
+            }
+            if gamma {
+                body += include_str!("prelude_gamma.cl");
             }
             if used.iter().any(|o| o.name == "fma") {
                 body += include_str!("prelude_fma.cl");
