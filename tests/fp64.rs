@@ -368,6 +368,13 @@ fn vector_forms_match_scalars() {
         ("double", "sin(x)", "sin(x[c])"),
         ("double", "expm1(x)", "expm1(x[c])"),
         ("double", "tgamma(x)", "tgamma(x[c])"),
+        ("double", "lgamma(x)", "lgamma(x[c])"),
+        ("double", "lgamma_r(x, &q)", "lgamma_r(x[c], &qs)"),
+        (
+            "double",
+            "(lgamma_r(x, &q), convert_double4(q))",
+            "(lgamma_r(x[c], &qs), (double)qs)",
+        ),
         ("double", "fma(x, y, -x)", "fma(x[c], y[c], -x[c])"),
         ("float", "pow(x, y)", "pow(x[c], y[c])"),
         ("float", "rootn(x, n)", "rootn(x[c], n[c])"),
@@ -635,4 +642,84 @@ fn fma_hard_cases() {
         }
     }
     assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// Double lgamma_r gives lgamma's value (vkcl's own from -160 to -2, near lgamma's zeros) and
+/// the sign of Γ(x): negative on (-1, 0), (-3, -2), ... (an odd floor), positive elsewhere.
+#[test]
+fn lgamma_r_value_and_sign() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let mut next = math::xorshift(0x0123_4567_89ab_cdef);
+    let mut x: Vec<f64> = (0..2000)
+        .map(|i| {
+            let u = (next() >> 11) as f64 / 2f64.powi(53);
+            match i % 4 {
+                0 => -2.0 - 158.0 * u,
+                1 => -2.0 * u,
+                2 => -1000.0 * u,
+                _ => 200.0 * u,
+            }
+        })
+        .collect();
+    x.extend([-2.4570247382208006, -3.1435808883499797, -0.5, 0.5, 3.0]);
+    let e = Env::new();
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+               kernel void k(global double *o, global int *s, global const double *a) {\n\
+               size_t i = get_global_id(0); int q; o[2 * i] = lgamma_r(a[i], &q); s[i] = q;\n\
+               o[2 * i + 1] = lgamma(a[i]); }";
+    let p = e.program(src, "");
+    let k = kernel(p, "k");
+    let a = e.buffer_from(&x);
+    let o = e.buffer(CL_MEM_READ_WRITE, x.len() * 16, std::ptr::null_mut());
+    let sb = e.buffer(CL_MEM_READ_WRITE, x.len() * 4, std::ptr::null_mut());
+    arg(k, 0, &o);
+    arg(k, 1, &sb);
+    arg(k, 2, &a);
+    e.run(k, None, &[x.len()], None);
+    let r: Vec<f64> = e.read(o, x.len() * 2);
+    let sign: Vec<i32> = e.read(sb, x.len());
+    let mut bad = vec![];
+    for (i, &v) in x.iter().enumerate() {
+        if v == v.floor() {
+            continue;
+        }
+        let want = if v < 0.0 && (v.floor() as i64) % 2 != 0 {
+            -1
+        } else {
+            1
+        };
+        let (value, lg) = (r[2 * i], r[2 * i + 1]);
+        if sign[i] != want || value.to_bits() != lg.to_bits() {
+            bad.push(format!(
+                "lgamma_r({v:e}) = ({value:e}, {}), lgamma {lg:e}, sign expected {want}",
+                sign[i]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// vkcl's own double fma, tgamma, lgamma and lgamma_r build under -Werror in every language
+/// version (their code's warnings would be the application's errors).
+#[test]
+fn double_math_library_builds_under_werror() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let e = Env::new();
+    let src =
+        "#if __OPENCL_C_VERSION__ < 120\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n\
+               kernel void k(global double *o, global int *q) {\n  int s;\n\
+               double4 v = vload4(0, o);\n\
+               o[0] = fma(o[1], o[2], o[3]) + tgamma(o[4]) + lgamma(o[5]) + lgamma_r(o[6], &s);\n\
+               q[0] = s;\n  vstore4(fma(v, v, v) + tgamma(v) + lgamma(v), 1, o); }\n";
+    for opts in ["-Werror", "-Werror -cl-std=CL1.1", "-Werror -cl-std=CL3.0"] {
+        if let Err((c, log)) = build_program(e.ctx, e.dev, src, opts) {
+            panic!("{opts}: {}\n{log}", err_name(c));
+        }
+    }
 }

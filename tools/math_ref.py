@@ -183,6 +183,8 @@ def args_for(name, kind, fmt, rng):
             xs += [fmt.uni(rng, -1, 1) for _ in range(40)]
         if name == "lgamma":
             xs += mid
+            if fmt.double:
+                xs += lgamma_hard(rng)
     elif name == "tgamma":
         lim = 172 if fmt.double else 36
         xs = sp + [fmt.uni(rng, -lim, lim) for _ in range(n)] + [fmt.uni(rng, 0, 3) for _ in range(40)] + [
@@ -238,6 +240,43 @@ def args_for(name, kind, fmt, rng):
     else:
         xs = sp + wide + mid
     return [(x,) for x in xs]
+
+
+def lgamma_zero(lo, hi):
+    """the zero of lgamma in (lo, hi), where |gamma| crosses 1 (bisection at 160 bits)"""
+    f = lambda x: mpmath.log(abs(mpmath.gamma(x)))
+    a, b = mpf(lo), mpf(hi)
+    fa = f(a)
+    for _ in range(200):
+        m = (a + b) / 2
+        fm = f(m)
+        if (fm < 0) == (fa < 0):
+            a, fa = m, fm
+        else:
+            b = m
+    return (a + b) / 2
+
+
+def lgamma_hard(rng):
+    """double lgamma's hard arguments: the doubles next to its zeros from -2 to -12 (where the
+    reflection cancels), a little further from them, and next to the poles; random ones down to
+    -170"""
+    f = lambda x: mpmath.log(abs(mpmath.gamma(x)))
+    xs = []
+    for k in range(2, 12):
+        # |gamma| crosses 1 once on each side of its minimum near -k - 1/2
+        mid = mpf(-k) - mpf(1) / 2
+        for a, b in ((mpf(-k - 1) + mpf(2) ** -60, mid), (mid, mpf(-k) - mpf(2) ** -60)):
+            if (f(a) < 0) == (f(b) < 0):
+                continue
+            z = float(lgamma_zero(a, b))
+            up = math.nextafter(z, INF)
+            xs += [z, math.nextafter(z, -INF), up, math.nextafter(up, INF),
+                   z * (1 + 2.0**-30), z * (1 - 2.0**-20)]
+    for k in (2, 3, 5, 11, 20, 100, 159):
+        xs += [-k - 2.0**-40, -k + 2.0**-40, -k - 0.5]
+    xs += [rng.uniform(-170, -2) for _ in range(60)] + [rng.uniform(-4, -2) for _ in range(40)]
+    return xs
 
 
 def special_of(g, args):

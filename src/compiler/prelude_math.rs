@@ -97,12 +97,14 @@ const XYZ: &[(&str, &str)] = &[("T", "x"), ("T", "y"), ("T", "z")];
 /// - double tgamma (prelude_gamma.cl: Stirling's series, the recurrence in double-double below
 ///   12, the reflection through Γ(-x) below -12; libclc's was 1261 ULP off near -158.8), and
 ///   float tgamma through it in double (libclc's float tgamma(-34.2f) was inf).
+/// - double lgamma and lgamma_r from -160 to -2 (prelude_gamma.cl: in double-double; libclc's
+///   cancels near lgamma's zeros there, 706 ULP near -2.7477).
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
 /// - double fma (prelude_fma.cl: correctly rounded, in integers; lavapipe's SPIR-V Fma rounds
 ///   twice, 16 ULP off), under every option (docs/DECISIONS.md).
-const OVERRIDES: [Override; 23] = [
+const OVERRIDES: [Override; 24] = [
     Override {
         name: "exp",
         args: X,
@@ -188,6 +190,12 @@ const OVERRIDES: [Override; 23] = [
         double: Body::Own("__vkcl_tgamma_d(x)"),
     },
     Override {
+        name: "lgamma",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_lgamma_d(x)"),
+    },
+    Override {
         name: "asin",
         args: X,
         float: Body::Builtin,
@@ -252,7 +260,8 @@ fn overrides(used: &[&Override], pointers: &[&Pointer]) -> String {
         if s == "double" {
             body += include_str!("prelude_special.cl");
             body += include_str!("prelude_pow.cl");
-            let gamma = used.iter().any(|o| o.name == "tgamma");
+            let gamma = used.iter().any(|o| ["tgamma", "lgamma"].contains(&o.name))
+                || pointers.iter().any(|f| f.0 == "lgamma_r");
             if gamma
                 || used
                     .iter()
@@ -468,11 +477,12 @@ type Pointer = (
 );
 
 /// Double remquo exact (as fmod); double frexp and modf of infinities and NaN (libclc's
-/// frexp(inf) is 0.5, modf(inf) is not (0, inf)).
-const POINTERS: [Pointer; 3] = [
+/// frexp(inf) is 0.5, modf(inf) is not (0, inf)); double lgamma_r as lgamma (prelude_gamma.cl).
+const POINTERS: [Pointer; 4] = [
     ("remquo", &["x", "y"], "int", "__vkcl_remquo_d"),
     ("frexp", &["x"], "int", "__vkcl_frexp_d"),
     ("modf", &["x"], "T", "__vkcl_modf_d"),
+    ("lgamma_r", &["x"], "int", "__vkcl_lgamma_r_d"),
 ];
 
 /// `f` of type `s` (scalar and vectors) for each address space of its pointer: double's from
