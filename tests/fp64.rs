@@ -487,6 +487,64 @@ fn fma_hard_cases() {
         println!("no cl_khr_fp64 on this device");
         return;
     }
+    let mut t = fma_cases();
+    while t.len() % 16 != 0 {
+        t.push([1.0, 1.0, 1.0]);
+    }
+    let n = t.len();
+    let col = |j: usize| -> Vec<f64> { t.iter().map(|c| c[j]).collect() };
+    let e = Env::new();
+    let (a, b, c) = (
+        e.buffer_from(&col(0)),
+        e.buffer_from(&col(1)),
+        e.buffer_from(&col(2)),
+    );
+    let mut bad = vec![];
+    for w in [1, 2, 3, 4, 8, 16] {
+        let (ty, ld, st) = match w {
+            1 => (
+                "double".to_string(),
+                "a[i], b[i], c[i]".to_string(),
+                "o[i] = r;".to_string(),
+            ),
+            _ => (
+                format!("double{w}"),
+                format!("vload{w}(i, a), vload{w}(i, b), vload{w}(i, c)"),
+                format!("vstore{w}(r, i, o);"),
+            ),
+        };
+        let src = format!(
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+             kernel void k(global double *o, global const double *a, global const double *b,\n\
+             global const double *c) {{ size_t i = get_global_id(0);\n\
+             {ty} r = fma({ld}); {st} }}"
+        );
+        let p = e.program(&src, "");
+        let k = kernel(p, "k");
+        let o = e.buffer(CL_MEM_READ_WRITE, n * 8, std::ptr::null_mut());
+        arg(k, 0, &o);
+        arg(k, 1, &a);
+        arg(k, 2, &b);
+        arg(k, 3, &c);
+        e.run(k, None, &[n / w], None);
+        let r: Vec<f64> = e.read(o, n / w * w);
+        for (i, (&[x, y, z], &r)) in t.iter().zip(&r).enumerate() {
+            let want = x.mul_add(y, z);
+            let same = want.to_bits() == r.to_bits() || (want.is_nan() && r.is_nan());
+            if !same && bad.len() < 40 {
+                bad.push(format!(
+                    "width {w}, case {i}: fma({x:e}, {y:e}, {z:e}) = {r:e} ({:#x}), expected {want:e} ({:#x})",
+                    r.to_bits(),
+                    want.to_bits()
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// fma_hard_cases' triples (see there).
+fn fma_cases() -> Vec<[f64; 3]> {
     let (inf, max, tiny) = (f64::INFINITY, f64::MAX, f64::from_bits(1));
     let p = |e: i32| 2f64.powi(e);
     let mut t: Vec<[f64; 3]> = vec![
@@ -589,59 +647,7 @@ fn fma_hard_cases() {
         t.push([a, b, -(a * b) * (1.0 + f64::EPSILON * (next() % 5) as f64)]);
         t.push([a, b, rand_in(&mut next, -1074 + 52, -1000)]);
     }
-    while t.len() % 16 != 0 {
-        t.push([1.0, 1.0, 1.0]);
-    }
-    let n = t.len();
-    let col = |j: usize| -> Vec<f64> { t.iter().map(|c| c[j]).collect() };
-    let e = Env::new();
-    let (a, b, c) = (
-        e.buffer_from(&col(0)),
-        e.buffer_from(&col(1)),
-        e.buffer_from(&col(2)),
-    );
-    let mut bad = vec![];
-    for w in [1, 2, 3, 4, 8, 16] {
-        let (ty, ld, st) = match w {
-            1 => (
-                "double".to_string(),
-                "a[i], b[i], c[i]".to_string(),
-                "o[i] = r;".to_string(),
-            ),
-            _ => (
-                format!("double{w}"),
-                format!("vload{w}(i, a), vload{w}(i, b), vload{w}(i, c)"),
-                format!("vstore{w}(r, i, o);"),
-            ),
-        };
-        let src = format!(
-            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
-             kernel void k(global double *o, global const double *a, global const double *b,\n\
-             global const double *c) {{ size_t i = get_global_id(0);\n\
-             {ty} r = fma({ld}); {st} }}"
-        );
-        let p = e.program(&src, "");
-        let k = kernel(p, "k");
-        let o = e.buffer(CL_MEM_READ_WRITE, n * 8, std::ptr::null_mut());
-        arg(k, 0, &o);
-        arg(k, 1, &a);
-        arg(k, 2, &b);
-        arg(k, 3, &c);
-        e.run(k, None, &[n / w], None);
-        let r: Vec<f64> = e.read(o, n / w * w);
-        for (i, (&[x, y, z], &r)) in t.iter().zip(&r).enumerate() {
-            let want = x.mul_add(y, z);
-            let same = want.to_bits() == r.to_bits() || (want.is_nan() && r.is_nan());
-            if !same && bad.len() < 40 {
-                bad.push(format!(
-                    "width {w}, case {i}: fma({x:e}, {y:e}, {z:e}) = {r:e} ({:#x}), expected {want:e} ({:#x})",
-                    r.to_bits(),
-                    want.to_bits()
-                ));
-            }
-        }
-    }
-    assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+    t
 }
 
 /// Double lgamma_r gives lgamma's value (vkcl's own from -160 to -2, near lgamma's zeros) and
