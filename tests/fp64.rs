@@ -367,6 +367,15 @@ fn vector_forms_match_scalars() {
         ("double", "modf(x, &ip)", "modf(x[c], &ips)"),
         ("double", "sin(x)", "sin(x[c])"),
         ("double", "expm1(x)", "expm1(x[c])"),
+        ("double", "tgamma(x)", "tgamma(x[c])"),
+        ("double", "lgamma(x)", "lgamma(x[c])"),
+        ("double", "lgamma_r(x, &q)", "lgamma_r(x[c], &qs)"),
+        (
+            "double",
+            "(lgamma_r(x, &q), convert_double4(q))",
+            "(lgamma_r(x[c], &qs), (double)qs)",
+        ),
+        ("double", "fma(x, y, -x)", "fma(x[c], y[c], -x[c])"),
         ("float", "pow(x, y)", "pow(x[c], y[c])"),
         ("float", "rootn(x, n)", "rootn(x[c], n[c])"),
         ("float", "exp10(x)", "exp10(x[c])"),
@@ -463,4 +472,260 @@ fn two_sources_with_the_math_library() {
         build_str(p, e.dev, CL_PROGRAM_BUILD_LOG)
     );
     unsafe { clReleaseProgram(p) };
+}
+
+/// Double fma at the hard cases, scalar and every vector width, bit for bit against the host's
+/// fused multiply-add (`f64::mul_add`: correctly rounded, as OpenCL's fma must be): exact
+/// products that tie halfway after the add (broken either way by a tiny c), the product's own
+/// rounding error (x * y - x * y), subnormal and underflowing results, products that overflow
+/// while the sum does not, overflow to infinity, huge exponent differences, signed zeros,
+/// infinities and NaN, and random triples over every exponent, many of them cancelling.
+/// lavapipe's SPIR-V Fma rounds twice (16 ULP off).
+#[test]
+fn fma_hard_cases() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let mut t = fma_cases();
+    while t.len() % 16 != 0 {
+        t.push([1.0, 1.0, 1.0]);
+    }
+    let n = t.len();
+    let col = |j: usize| -> Vec<f64> { t.iter().map(|c| c[j]).collect() };
+    let e = Env::new();
+    let (a, b, c) = (
+        e.buffer_from(&col(0)),
+        e.buffer_from(&col(1)),
+        e.buffer_from(&col(2)),
+    );
+    let mut bad = vec![];
+    for w in [1, 2, 3, 4, 8, 16] {
+        let (ty, ld, st) = match w {
+            1 => (
+                "double".to_string(),
+                "a[i], b[i], c[i]".to_string(),
+                "o[i] = r;".to_string(),
+            ),
+            _ => (
+                format!("double{w}"),
+                format!("vload{w}(i, a), vload{w}(i, b), vload{w}(i, c)"),
+                format!("vstore{w}(r, i, o);"),
+            ),
+        };
+        let src = format!(
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+             kernel void k(global double *o, global const double *a, global const double *b,\n\
+             global const double *c) {{ size_t i = get_global_id(0);\n\
+             {ty} r = fma({ld}); {st} }}"
+        );
+        let p = e.program(&src, "");
+        let k = kernel(p, "k");
+        let o = e.buffer(CL_MEM_READ_WRITE, n * 8, std::ptr::null_mut());
+        arg(k, 0, &o);
+        arg(k, 1, &a);
+        arg(k, 2, &b);
+        arg(k, 3, &c);
+        e.run(k, None, &[n / w], None);
+        let r: Vec<f64> = e.read(o, n / w * w);
+        for (i, (&[x, y, z], &r)) in t.iter().zip(&r).enumerate() {
+            let want = x.mul_add(y, z);
+            let same = want.to_bits() == r.to_bits() || (want.is_nan() && r.is_nan());
+            if !same && bad.len() < 40 {
+                bad.push(format!(
+                    "width {w}, case {i}: fma({x:e}, {y:e}, {z:e}) = {r:e} ({:#x}), expected {want:e} ({:#x})",
+                    r.to_bits(),
+                    want.to_bits()
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// fma_hard_cases' triples (see there).
+fn fma_cases() -> Vec<[f64; 3]> {
+    let (inf, max, tiny) = (f64::INFINITY, f64::MAX, f64::from_bits(1));
+    let p = |e: i32| 2f64.powi(e);
+    let mut t: Vec<[f64; 3]> = vec![
+        [inf, 0.0, 1.0],
+        [0.0, -inf, 1.0],
+        [inf, 1.0, -inf],
+        [inf, -2.0, -inf],
+        [1e300, 1e300, -inf],
+        [-1e300, 1e300, inf],
+        [3.0, 5.0, -inf],
+        [3.0, 5.0, f64::NAN],
+        [f64::NAN, 0.0, 1.0],
+        [0.0, 5.0, -0.0],
+        [-0.0, 5.0, -0.0],
+        [-1.0, 0.0, -0.0],
+        [1.0, -0.0, 0.0],
+        [-0.0, -0.0, -0.0],
+        [-1.0, 1.0, 1.0],
+        [1.0, -1.0, 1.0],
+        [tiny, -tiny, 0.0],
+        [tiny, tiny, -0.0],
+        [-tiny, tiny, -0.0],
+        [p(-600), -p(-600), 0.0],
+        [max, 2.0, -max],
+        [max, -2.0, max],
+        [max, 1.0, max * p(-53)],
+        [max, 1.0, max * p(-54)],
+        [max, 1.0 + f64::EPSILON, 0.0],
+        [1e308, 10.0, -1e308],
+        [1e200, 1e200, -max],
+        [1.0, 1.0, tiny],
+        [1.0, 1.0, -tiny],
+        [tiny, tiny, 1.0],
+        [tiny, -tiny, 1.0],
+        [tiny, tiny, tiny],
+        [tiny, 0.5, 0.0],
+        [tiny, 0.75, 0.0],
+        [3.0 * tiny, 0.5, 0.0],
+        [3.0 * tiny, 0.5, -0.0],
+        [5.0 * tiny, -0.5, 0.0],
+        [p(-1022), 1.0 - f64::EPSILON / 2.0, 0.0],
+        [p(-1022), 0.5, p(-1074)],
+        [p(-537), p(-537), -p(-1074)],
+        [1.0 + f64::EPSILON, 1.0 - f64::EPSILON / 2.0, -1.0],
+        [1.0 + f64::EPSILON, 1.0 + f64::EPSILON, -1.0],
+        [0.1, 10.0, -1.0],
+        [1.0 / 3.0, 3.0, -1.0],
+        [p(1023), p(-1074), p(-1074)],
+    ];
+    let mut next = math::xorshift(0x9e37_79b9_7f4a_7c15);
+    // A random double of either sign with an exponent in lo..=hi.
+    fn rand_in(next: &mut impl FnMut() -> u64, lo: i64, hi: i64) -> f64 {
+        let r = next();
+        let e = lo + (r >> 11) as i64 % (hi - lo + 1);
+        let sign = r & (1 << 63);
+        f64::from_bits(sign | (((e + 1023) as u64) << 52) | (next() >> 12))
+    }
+    for _ in 0..400 {
+        // Products of 27-bit significands are exact in 54 bits: the 54th is a tie to break.
+        let m = |x: f64| f64::from_bits(x.to_bits() & !((1u64 << 26) - 1));
+        let (a, b) = (
+            m(rand_in(&mut next, -30, 30)),
+            m(rand_in(&mut next, -30, 30)),
+        );
+        let r = next();
+        let c = match r % 4 {
+            0 => (a * b) * p(-120),
+            1 => -(a * b) * p(-120),
+            2 => m(rand_in(&mut next, -30, 30)),
+            _ => -(a * b),
+        };
+        t.push([a, b, c]);
+    }
+    for _ in 0..3000 {
+        let (a, b) = (
+            rand_in(&mut next, -1022, 1023),
+            rand_in(&mut next, -1022, 1023),
+        );
+        let r = next();
+        let c = match r % 5 {
+            // Cancelling: c near -a * b, a few ULPs away.
+            0 | 1 => f64::from_bits(
+                (-(a * b))
+                    .to_bits()
+                    .wrapping_add((r >> 8) % 7)
+                    .wrapping_sub(3),
+            ),
+            2 => rand_in(&mut next, -1074 + 52, 1023),
+            3 => f64::from_bits(next() >> 12) * if r & 256 != 0 { -1.0 } else { 1.0 },
+            _ => (a * b) * p(-(((r >> 8) % 120) as i32)),
+        };
+        t.push([a, b, c]);
+    }
+    for _ in 0..600 {
+        // Results near and below the subnormal range.
+        let (a, b) = (
+            rand_in(&mut next, -560, -500),
+            rand_in(&mut next, -560, -500),
+        );
+        t.push([a, b, -(a * b) * (1.0 + f64::EPSILON * (next() % 5) as f64)]);
+        t.push([a, b, rand_in(&mut next, -1074 + 52, -1000)]);
+    }
+    t
+}
+
+/// Double lgamma_r gives lgamma's value (vkcl's own from -160 to -2, near lgamma's zeros) and
+/// the sign of Γ(x): negative on (-1, 0), (-3, -2), ... (an odd floor), positive elsewhere.
+#[test]
+fn lgamma_r_value_and_sign() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let mut next = math::xorshift(0x0123_4567_89ab_cdef);
+    let mut x: Vec<f64> = (0..2000)
+        .map(|i| {
+            let u = (next() >> 11) as f64 / 2f64.powi(53);
+            match i % 4 {
+                0 => -2.0 - 158.0 * u,
+                1 => -2.0 * u,
+                2 => -1000.0 * u,
+                _ => 200.0 * u,
+            }
+        })
+        .collect();
+    x.extend([-2.4570247382208006, -3.14358088834998, -0.5, 0.5, 3.0]);
+    let e = Env::new();
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+               kernel void k(global double *o, global int *s, global const double *a) {\n\
+               size_t i = get_global_id(0); int q; o[2 * i] = lgamma_r(a[i], &q); s[i] = q;\n\
+               o[2 * i + 1] = lgamma(a[i]); }";
+    let p = e.program(src, "");
+    let k = kernel(p, "k");
+    let a = e.buffer_from(&x);
+    let o = e.buffer(CL_MEM_READ_WRITE, x.len() * 16, std::ptr::null_mut());
+    let sb = e.buffer(CL_MEM_READ_WRITE, x.len() * 4, std::ptr::null_mut());
+    arg(k, 0, &o);
+    arg(k, 1, &sb);
+    arg(k, 2, &a);
+    e.run(k, None, &[x.len()], None);
+    let r: Vec<f64> = e.read(o, x.len() * 2);
+    let sign: Vec<i32> = e.read(sb, x.len());
+    let mut bad = vec![];
+    for (i, &v) in x.iter().enumerate() {
+        if v == v.floor() {
+            continue;
+        }
+        let want = if v < 0.0 && (v.floor() as i64) % 2 != 0 {
+            -1
+        } else {
+            1
+        };
+        let (value, lg) = (r[2 * i], r[2 * i + 1]);
+        if sign[i] != want || value.to_bits() != lg.to_bits() {
+            bad.push(format!(
+                "lgamma_r({v:e}) = ({value:e}, {}), lgamma {lg:e}, sign expected {want}",
+                sign[i]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// vkcl's own double fma, tgamma, lgamma and lgamma_r build under -Werror in every language
+/// version (their code's warnings would be the application's errors).
+#[test]
+fn double_math_library_builds_under_werror() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let e = Env::new();
+    let src =
+        "#if __OPENCL_C_VERSION__ < 120\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n\
+               kernel void k(global double *o, global int *q) {\n  int s;\n\
+               double4 v = vload4(0, o);\n\
+               o[0] = fma(o[1], o[2], o[3]) + tgamma(o[4]) + lgamma(o[5]) + lgamma_r(o[6], &s);\n\
+               q[0] = s;\n  vstore4(fma(v, v, v) + tgamma(v) + lgamma(v), 1, o); }\n";
+    for opts in ["-Werror", "-Werror -cl-std=CL1.1", "-Werror -cl-std=CL3.0"] {
+        if let Err((c, log)) = build_program(e.ctx, e.dev, src, opts) {
+            panic!("{opts}: {}\n{log}", err_name(c));
+        }
+    }
 }

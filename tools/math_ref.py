@@ -183,11 +183,24 @@ def args_for(name, kind, fmt, rng):
             xs += [fmt.uni(rng, -1, 1) for _ in range(40)]
         if name == "lgamma":
             xs += mid
+            if fmt.double:
+                xs += lgamma_hard(rng)
     elif name == "tgamma":
         lim = 172 if fmt.double else 36
         xs = sp + [fmt.uni(rng, -lim, lim) for _ in range(n)] + [fmt.uni(rng, 0, 3) for _ in range(40)] + [
             fmt.rand(rng, fmt.min_sub, 1e-3) for _ in range(20)] + [fmt.r(lim + 10.5), fmt.r(lim - 1.5)]
         xs = [x for x in xs if not (math.isfinite(x) and x < 0 and x == math.floor(x))] + [-4.0]
+        if fmt.double:
+            # the hard parts: the reflection's large negative arguments (subnormal and
+            # underflowing results of either sign), next to the poles, the overflow threshold,
+            # tiny arguments, the ends of each method's range (12, 140, -12, 190)
+            xs += [fmt.uni(rng, -190, -150) for _ in range(60)] + [fmt.uni(rng, -12, 0.5) for _ in range(40)]
+            xs += [-170.5, -175.3, -178.9, -183.9, -184.5, -186.2, -190.1, -200.5, -1e5 - 0.5, -2.0**52 + 0.5]
+            xs += [k + d for k in (-1, -2, -3, -11, -12, -13, -100, -171) for d in (2.0**-40, -2.0**-40, 2.0**-20, -2.0**-20)]
+            xs += [171.62437695630271, 171.62437695630274, 171.5, 170.9, 2.0**-54, -2.0**-54, 2.0**-53, -2.0**-53,
+                   1e-17, -1e-17, 1e-300, 5e-324, -5e-324, 0.5, 1.0, 1.5, 2.5, 11.999999999999998, 12.000000000000002,
+                   -11.999999999999998, -12.000000000000002, 139.99999999999997, 140.00000000000003, 1e10, -1e10 - 0.5]
+            xs += [fmt.uni(rng, 100, 171.6) for _ in range(40)]
     elif kind in ("ff", "remquo"):
         pairs = []
         for x in sp:
@@ -227,6 +240,43 @@ def args_for(name, kind, fmt, rng):
     else:
         xs = sp + wide + mid
     return [(x,) for x in xs]
+
+
+def lgamma_zero(lo, hi):
+    """the zero of lgamma in (lo, hi), where |gamma| crosses 1 (bisection at 160 bits)"""
+    f = lambda x: mpmath.log(abs(mpmath.gamma(x)))
+    a, b = mpf(lo), mpf(hi)
+    fa = f(a)
+    for _ in range(200):
+        m = (a + b) / 2
+        fm = f(m)
+        if (fm < 0) == (fa < 0):
+            a, fa = m, fm
+        else:
+            b = m
+    return (a + b) / 2
+
+
+def lgamma_hard(rng):
+    """double lgamma's hard arguments: the doubles next to its zeros from -2 to -12 (where the
+    reflection cancels), a little further from them, and next to the poles; random ones down to
+    -170"""
+    f = lambda x: mpmath.log(abs(mpmath.gamma(x)))
+    xs = []
+    for k in range(2, 12):
+        # |gamma| crosses 1 once on each side of its minimum near -k - 1/2
+        mid = mpf(-k) - mpf(1) / 2
+        for a, b in ((mpf(-k - 1) + mpf(2) ** -60, mid), (mid, mpf(-k) - mpf(2) ** -60)):
+            if (f(a) < 0) == (f(b) < 0):
+                continue
+            z = float(lgamma_zero(a, b))
+            up = math.nextafter(z, INF)
+            xs += [z, math.nextafter(z, -INF), up, math.nextafter(up, INF),
+                   z * (1 + 2.0**-30), z * (1 - 2.0**-20)]
+    for k in (2, 3, 5, 11, 20, 100, 159):
+        xs += [-k - 2.0**-40, -k + 2.0**-40, -k - 0.5]
+    xs += [rng.uniform(-170, -2) for _ in range(60)] + [rng.uniform(-4, -2) for _ in range(40)]
+    return xs
 
 
 def special_of(g, args):

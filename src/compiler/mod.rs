@@ -15,6 +15,7 @@ pub mod coherent;
 pub mod collectives;
 pub mod globals;
 pub mod helper;
+mod identifiers;
 pub mod il;
 pub mod local_args;
 pub mod loop_checks;
@@ -198,7 +199,7 @@ fn compile_bytes(
     let sources: Vec<&[u8]> = if is_ir {
         lowered.iter().map(|s| s.as_ref()).collect()
     } else {
-        let p = prelude(&undefs, sources);
+        let p = prelude(&undefs, sources, clspv_args);
         prelude_lines = p.matches('\n').count();
         with_prelude = lowered.iter().map(|s| [p.as_bytes(), s].concat()).collect();
         with_prelude.iter().map(Vec::as_slice).collect()
@@ -303,7 +304,9 @@ fn compile_bytes(
 ///   A -D would be a redefinition (a warning, an error under -Werror) and comes before
 ///   clspv's own definition; an #undef in the source does neither.
 /// - the application's -U names (clspv has no -U).
-pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
+/// - vkcl's own math built-ins the program may name: whole identifiers of the sources, their
+///   headers and the -D bodies (`identifiers`).
+pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String]) -> String {
     let mut p = String::from(
         "#pragma clang diagnostic push\n\
          #pragma clang diagnostic ignored \"-Wreserved-macro-identifier\"\n\
@@ -316,8 +319,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]]) -> String {
          #define __OPENCL_VERSION__ 300\n",
     );
     let names = |n: &[u8]| sources.iter().any(|s| s.windows(n.len()).any(|w| w == n));
-    // A header (pyopencl's complex numbers) may name what the source does not.
-    let may_name = |n: &[u8]| names(n) || names(b"#include");
+    // Whole identifiers, of the headers (pyopencl's complex numbers) and the -D bodies too.
+    let ids = identifiers::Identifiers::of(sources, clspv_args);
+    let may_name = |n: &[u8]| ids.has(n);
     p += &scalarised_builtins();
     p += DOUBLE_CONVERSIONS;
     p += &prelude_math::math_prelude(may_name);

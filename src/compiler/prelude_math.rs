@@ -22,7 +22,8 @@ const FP64_ON: &str = "#if __OPENCL_C_VERSION__ < 120\n\
 const FP64_OFF: &str = "#if __OPENCL_C_VERSION__ < 120\n\
                         #pragma OPENCL EXTENSION cl_khr_fp64 : disable\n#endif\n";
 
-/// The math prelude for a program; `names` says whether the program may name a built-in.
+/// The math prelude for a program; `names` says whether the program may name a built-in (an
+/// identifier).
 pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     let mut p = String::new();
     let atan2: Vec<&str> = ["atan2", "atan2pi"]
@@ -32,7 +33,10 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     if !atan2.is_empty() {
         p += &double_atan2(&atan2);
     }
-    if ["sin", "cos", "tan"].iter().any(|f| names(f.as_bytes())) {
+    let trig = [
+        "sin", "cos", "tan", "sincos", "half_sin", "half_cos", "half_tan",
+    ];
+    if trig.iter().any(|f| names(f.as_bytes())) {
         p += &float_trig();
     }
     if names(b"normalize") {
@@ -73,6 +77,7 @@ struct Override {
 const X: &[(&str, &str)] = &[("T", "x")];
 const XY: &[(&str, &str)] = &[("T", "x"), ("T", "y")];
 const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
+const XYZ: &[(&str, &str)] = &[("T", "x"), ("T", "y"), ("T", "z")];
 
 /// Own forms, where libclc's (as clspv builds it) misses the spec:
 /// - float exp10, expm1, pow, pown, powr, rootn: 34 to 75 ULP (rootn flushes FLT_MIN):
@@ -89,11 +94,17 @@ const XN: &[(&str, &str)] = &[("T", "x"), ("int", "n")];
 ///   1.4e17 ULP off where the arguments' magnitudes differ greatly).
 /// - double ldexp (libclc's ldexp(inf, n) is finite; clspv crashes on its vector forms: ours
 ///   go one component at a time), with the forms of a scalar n for vectors too.
-/// - float tgamma (tgamma(-34.2f) was inf) in double too, and tgamma(-0) is -inf.
+/// - double tgamma (prelude_gamma.cl: Stirling's series, the recurrence in double-double below
+///   12, the reflection through Γ(-x) below -12; libclc's was 1261 ULP off near -158.8), and
+///   float tgamma through it in double (libclc's float tgamma(-34.2f) was inf).
+/// - double lgamma and lgamma_r from -160 to -2 (prelude_gamma.cl: in double-double; libclc's
+///   cancels near lgamma's zeros there, 706 ULP near -2.7477).
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
-const OVERRIDES: [Override; 22] = [
+/// - double fma (prelude_fma.cl: correctly rounded, in integers; lavapipe's SPIR-V Fma rounds
+///   twice, 16 ULP off), under every option (docs/DECISIONS.md).
+const OVERRIDES: [Override; 24] = [
     Override {
         name: "exp",
         args: X,
@@ -175,8 +186,14 @@ const OVERRIDES: [Override; 22] = [
     Override {
         name: "tgamma",
         args: X,
-        float: Body::InDouble("fabs(x) < 0x1p-120f ? 1.0 / x : tgamma((double)x)"),
-        double: Body::Own("fabs(x) < 0x1p-1020 ? 1.0 / x : tgamma(x)"),
+        float: Body::InDouble("__vkcl_tgamma_d((double)x)"),
+        double: Body::Own("__vkcl_tgamma_d(x)"),
+    },
+    Override {
+        name: "lgamma",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_lgamma_d(x)"),
     },
     Override {
         name: "asin",
@@ -221,6 +238,12 @@ const OVERRIDES: [Override; 22] = [
         double: Body::Own("__vkcl_cospi_d(x)"),
     },
     Override {
+        name: "fma",
+        args: XYZ,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_fma_d(x, y, z)"),
+    },
+    Override {
         name: "tanpi",
         args: X,
         float: Body::Builtin,
@@ -237,11 +260,20 @@ fn overrides(used: &[&Override], pointers: &[&Pointer]) -> String {
         if s == "double" {
             body += include_str!("prelude_special.cl");
             body += include_str!("prelude_pow.cl");
-            if used
-                .iter()
-                .any(|o| o.name.starts_with("exp") || ["cosh", "erfc"].contains(&o.name))
+            let gamma = used.iter().any(|o| ["tgamma", "lgamma"].contains(&o.name))
+                || pointers.iter().any(|f| f.0 == "lgamma_r");
+            if gamma
+                || used
+                    .iter()
+                    .any(|o| o.name.starts_with("exp") || ["cosh", "erfc"].contains(&o.name))
             {
                 body += include_str!("prelude_exp.cl");
+            }
+            if gamma {
+                body += include_str!("prelude_gamma.cl");
+            }
+            if used.iter().any(|o| o.name == "fma") {
+                body += include_str!("prelude_fma.cl");
             }
         }
         for o in used {
@@ -445,11 +477,12 @@ type Pointer = (
 );
 
 /// Double remquo exact (as fmod); double frexp and modf of infinities and NaN (libclc's
-/// frexp(inf) is 0.5, modf(inf) is not (0, inf)).
-const POINTERS: [Pointer; 3] = [
+/// frexp(inf) is 0.5, modf(inf) is not (0, inf)); double lgamma_r as lgamma (prelude_gamma.cl).
+const POINTERS: [Pointer; 4] = [
     ("remquo", &["x", "y"], "int", "__vkcl_remquo_d"),
     ("frexp", &["x"], "int", "__vkcl_frexp_d"),
     ("modf", &["x"], "T", "__vkcl_modf_d"),
+    ("lgamma_r", &["x"], "int", "__vkcl_lgamma_r_d"),
 ];
 
 /// `f` of type `s` (scalar and vectors) for each address space of its pointer: double's from

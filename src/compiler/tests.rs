@@ -727,3 +727,39 @@ fn half3_parameters_sit_at_their_std430_offsets() {
         assert!(at.is_some(), "{decorated:?}");
     }
 }
+
+/// The math prelude's parts are chosen by whole identifiers: `asin` (or `constant`, `using`)
+/// does not bring the float trig library that `sin` does; a -D body and a header found in a
+/// -I folder name built-ins as the source does; an include that cannot be followed brings
+/// everything.
+#[test]
+fn math_prelude_is_chosen_by_identifiers() {
+    const SIN: &str = "#define sin(x) __vkcl_sin(x)";
+    const ASIN: &str = "#define asin(x) __vkcl_asin(x)";
+    let prelude = |src: &str, args: &[String]| super::prelude(&[], &[src.as_bytes()], args);
+    let asin = prelude(
+        "// using a single constant\nkernel void k(constant float *c, global float *o) \
+         { o[0] = asin(c[0]); }",
+        &[],
+    );
+    assert!(asin.contains(ASIN) && !asin.contains(SIN));
+    assert!(!asin.contains("__vkcl_sin_d"), "no double trig either");
+    for call in ["sin(o[1])", "half_cos(o[1])", "sincos(o[1], o)"] {
+        let p = prelude(
+            &format!("kernel void k(global float *o) {{ o[0] = {call}; }}"),
+            &[],
+        );
+        assert!(p.contains(SIN), "{call}");
+    }
+    let body = "kernel void k(global float *o) { o[0] = F(o[1]); }";
+    assert!(!prelude(body, &[]).contains(SIN));
+    let defined = clspv_args("-D F(x)=sin(x)", &target()).unwrap();
+    assert!(prelude(body, &defined).contains(SIN));
+    let dir = super::tempdir::PrivateDir::new("prelude-test").unwrap();
+    std::fs::write(dir.path().join("f.h"), "#define F(x) asin(x)\n").unwrap();
+    let inc = clspv_args(&format!("-I {}", dir.path().display()), &target()).unwrap();
+    let header = prelude(&format!("#include \"f.h\"\n{body}"), &inc);
+    assert!(header.contains(ASIN) && !header.contains(SIN));
+    let lost = prelude(&format!("#include \"lost.h\"\n{body}"), &inc);
+    assert!(lost.contains(ASIN) && lost.contains(SIN));
+}
