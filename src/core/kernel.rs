@@ -4,6 +4,7 @@ use super::aliasing::{shared_bindings, Bound};
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
+use super::fxhash::FxHashMap;
 use super::image::Store;
 use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
@@ -42,7 +43,7 @@ pub enum ArgValue {
 /// A kernel's module with some storage buffers declared `Aliased`, and its pipelines.
 struct Variant {
     module: ShaderModule,
-    pipelines: HashMap<Spec, Arc<Pipeline>>,
+    pipelines: FxHashMap<Spec, Arc<Pipeline>>,
 }
 
 /// The Vulkan objects of a kernel on one device.
@@ -55,7 +56,7 @@ pub struct KernelDevice {
     module: ShaderModule,
     layout: Arc<KernelLayout>,
     /// By specialisation (constant id, value).
-    pipelines: Mutex<HashMap<Spec, Arc<Pipeline>>>,
+    pipelines: Mutex<FxHashMap<Spec, Arc<Pipeline>>>,
     /// For launches that bind the same memory to several storage-buffer arguments: by the
     /// bindings concerned, the module with them `Aliased` and its pipelines.
     aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
@@ -225,7 +226,7 @@ impl KernelDevice {
             physical: Mutex::new(None),
             module,
             layout,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: Mutex::new(FxHashMap::default()),
             aliased: Mutex::new(HashMap::new()),
             constant_data,
             globals: exe.globals(&vkd)?,
@@ -254,12 +255,12 @@ impl KernelDevice {
         Ok(kd)
     }
 
-    fn pipeline(&self, name: &str, spec: Vec<(u32, u32)>) -> CLResult<Arc<Pipeline>> {
-        if let Some(p) = self.pipelines.lock().get(&spec) {
+    fn pipeline(&self, name: &str, spec: &[(u32, u32)]) -> CLResult<Arc<Pipeline>> {
+        if let Some(p) = self.pipelines.lock().get(spec) {
             return Ok(p.clone());
         }
-        let p = Arc::new(self.layout.pipeline(&self.module, name, &spec)?);
-        self.pipelines.lock().insert(spec, p.clone());
+        let p = Arc::new(self.layout.pipeline(&self.module, name, spec)?);
+        self.pipelines.lock().insert(spec.to_vec(), p.clone());
         Ok(p)
     }
 
@@ -269,7 +270,7 @@ impl KernelDevice {
         &self,
         vk: &Arc<VkDevice>,
         name: &str,
-        spec: Spec,
+        spec: &[(u32, u32)],
         bindings: &[(u32, u32)],
     ) -> CLResult<Arc<Pipeline>> {
         let mut variants = self.aliased.lock();
@@ -282,15 +283,15 @@ impl KernelDevice {
                 log::debug!(target: "launch", "{name}: bindings {bindings:?} declared Aliased");
                 v.insert(Variant {
                     module: ShaderModule::new(vk, &spirv)?,
-                    pipelines: HashMap::new(),
+                    pipelines: FxHashMap::default(),
                 })
             }
         };
-        if let Some(p) = variant.pipelines.get(&spec) {
+        if let Some(p) = variant.pipelines.get(spec) {
             return Ok(p.clone());
         }
-        let p = Arc::new(self.layout.pipeline(&variant.module, name, &spec)?);
-        variant.pipelines.insert(spec, p.clone());
+        let p = Arc::new(self.layout.pipeline(&variant.module, name, spec)?);
+        variant.pipelines.insert(spec.to_vec(), p.clone());
         Ok(p)
     }
 }
@@ -519,16 +520,13 @@ pub fn prepare_with(
     launch.bind_own_buffers(queue, &kd)?;
     let dispatches = launch.dispatches(&queue.vk, kernel, &kd, nd)?;
     let Launch {
-        mut bindings,
+        bindings: set_bindings,
         keep,
         backed,
         host,
         held,
         ..
     } = launch;
-    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_count() as u32)
-        .map(|s| bindings.remove(&s).unwrap_or_default())
-        .collect();
     if log::log_enabled!(target: "launch", log::Level::Trace) {
         for (set, b) in set_bindings.iter().enumerate() {
             for (binding, b) in b {
@@ -650,7 +648,8 @@ type Spec = Vec<(u32, u32)>;
 struct Launch {
     local: [usize; 3],
     push: Vec<u8>,
-    bindings: BTreeMap<u32, Vec<(u32, Binding)>>,
+    /// By set (every set of the layout), then (binding, what is bound).
+    bindings: Vec<Vec<(u32, Binding)>>,
     /// The bytes of by-value arguments passed in buffers, by (set, binding, uniform).
     pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>>,
     /// The specialisation of `__local` argument sizes.
@@ -683,25 +682,28 @@ impl Launch {
         let global = std::array::from_fn(|d| if d < dims { nd.global[d] } else { 1 });
         put(&mut push, pc.global_size, &u32s(global));
         put(&mut push, pc.num_workgroups, &u32s(groups));
+        let sets = &kd.layout.sets;
         Launch {
             local,
             push,
-            bindings: BTreeMap::new(),
+            bindings: sets.iter().map(|s| Vec::with_capacity(s.len())).collect(),
             pod_buffers: BTreeMap::new(),
             local_spec: vec![],
-            keep: vec![],
+            keep: Vec::with_capacity(kd.refl.args.len()),
             backed: vec![],
             host: None,
-            buffers: vec![],
+            buffers: Vec::with_capacity(kd.refl.args.len()),
             held: vec![],
         }
     }
 
     fn bind(&mut self, set: u32, binding: u32, b: impl Into<Binding>) {
-        self.bindings
-            .entry(set)
-            .or_default()
-            .push((binding, b.into()));
+        let set = set as usize;
+        if self.bindings.len() <= set {
+            // (Every set reflection names is in the layout; kept total all the same.)
+            self.bindings.resize_with(set + 1, Vec::new);
+        }
+        self.bindings[set].push((binding, b.into()));
     }
 
     /// Writes `bytes` at `offset` of the by-value buffer at (set, binding).
@@ -1015,9 +1017,13 @@ impl Launch {
         let r = &kd.exe.reflection;
         let pc = &r.push_constants;
         let local = self.local;
-        let mut dispatches = vec![];
-        for region in regions(&nd.global, &local, nd.work_dim as usize) {
-            let mut spec = self.local_spec.clone();
+        let regions = regions(&nd.global, &local, nd.work_dim as usize);
+        let mut dispatches = Vec::with_capacity(regions.len());
+        let mut spec = Vec::with_capacity(self.local_spec.len() + 7);
+        let last = regions.len().saturating_sub(1);
+        for (i, region) in regions.into_iter().enumerate() {
+            spec.clear();
+            spec.extend_from_slice(&self.local_spec);
             if let Some(ids) = r.spec_constants.workgroup_size {
                 spec.extend((0..3).map(|d| (ids[d], region.size[d] as u32)));
             }
@@ -1028,11 +1034,15 @@ impl Launch {
                 spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
             }
             let pipeline = if aliased.is_empty() {
-                kd.pipeline(&kernel.name, spec)?
+                kd.pipeline(&kernel.name, &spec)?
             } else {
-                kd.aliased_pipeline(vk, &kernel.name, spec, &aliased)?
+                kd.aliased_pipeline(vk, &kernel.name, &spec, &aliased)?
             };
-            let mut push = self.push.clone();
+            let mut push = if i == last {
+                std::mem::take(&mut self.push)
+            } else {
+                self.push.clone()
+            };
             let start = region.start;
             let offset = std::array::from_fn(|d| nd.offset[d] + start[d]);
             put(&mut push, pc.region_offset, &u32s(offset));
@@ -1104,27 +1114,26 @@ struct Region {
 /// does not divide `global`, the last work-group of that dimension with the remainder size
 /// (up to 2^dims regions; one for a uniform launch).
 fn regions(global: &[usize; 3], local: &[usize; 3], dims: usize) -> Vec<Region> {
-    // Per dimension: (start, groups, size) of the full part and of the remainder.
-    let parts: Vec<Vec<(usize, usize, usize)>> = (0..3)
-        .map(|d| {
-            if d >= dims {
-                return vec![(0, 1, 1)];
-            }
-            let (full, rest) = (global[d] / local[d], global[d] % local[d]);
-            let mut p = vec![];
-            if full > 0 {
-                p.push((0, full, local[d]));
-            }
-            if rest > 0 {
-                p.push((full * local[d], 1, rest));
-            }
-            p
-        })
-        .collect();
-    let mut out = vec![];
-    for &z in &parts[2] {
-        for &y in &parts[1] {
-            for &x in &parts[0] {
+    // Per dimension: (start, groups, size) of the full part and of the remainder, and how
+    // many of the two there are.
+    let mut parts = [[(0, 1, 1); 2]; 3];
+    let mut counts = [1usize; 3];
+    for d in 0..dims {
+        let (full, rest) = (global[d] / local[d], global[d] % local[d]);
+        counts[d] = 0;
+        if full > 0 {
+            parts[d][0] = (0, full, local[d]);
+            counts[d] = 1;
+        }
+        if rest > 0 {
+            parts[d][counts[d]] = (full * local[d], 1, rest);
+            counts[d] += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(counts.iter().product());
+    for &z in &parts[2][..counts[2]] {
+        for &y in &parts[1][..counts[1]] {
+            for &x in &parts[0][..counts[0]] {
                 out.push(Region {
                     start: [x.0, y.0, z.0],
                     groups: [x.1, y.1, z.1],

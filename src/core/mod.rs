@@ -7,6 +7,7 @@ pub mod device;
 pub mod error;
 pub mod event;
 pub mod format;
+pub mod fxhash;
 pub mod image;
 pub mod internal;
 pub mod kernel;

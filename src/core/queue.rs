@@ -303,13 +303,15 @@ impl Queue {
             }
         }
         if state.open.is_none() {
-            let n = crate::config::get().batch_commands.min(1024);
+            // Small to start with: while the device is idle, batches go at 4 or 8 commands,
+            // and a large first allocation per batch showed in the launch profile.
+            let n = crate::config::get().batch_commands.min(8);
             state.open = Some(Batch {
                 rec: Recorder::new(&self.pools, self.profiled_commands())?,
                 items: Vec::with_capacity(n),
                 gated: gates.clone(),
                 after: vec![],
-                keep: Vec::with_capacity(4 * n),
+                keep: Vec::with_capacity(2 * n),
             });
         }
         // Out of order, a command waits only for what it must: events of this queue not yet
