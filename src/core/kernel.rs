@@ -13,7 +13,9 @@ use super::queue::{Keep, Queue, Recorded};
 use super::svm::Addressing;
 use crate::cl::*;
 use crate::compiler;
-use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
+use crate::compiler::reflection::{
+    ArgKind, ImageMetadataKind, KernelReflection, ModuleSpecConstants, PushRange,
+};
 use crate::vk::device::Device as VkDevice;
 use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
@@ -46,7 +48,10 @@ struct Variant {
     pipelines: FxHashMap<Spec, Arc<Pipeline>>,
 }
 
-/// The Vulkan objects of a kernel on one device.
+type PipelineSlot = Arc<Mutex<Option<Arc<Pipeline>>>>;
+
+/// The Vulkan objects of a kernel on one device (shared by the program's kernel objects of
+/// that name: `prebuild::Table`).
 pub struct KernelDevice {
     exe: Arc<Executable>,
     /// The kernel's reflection in this executable (its own in the physical-addressing build).
@@ -55,8 +60,9 @@ pub struct KernelDevice {
     physical: Mutex<Option<Arc<KernelDevice>>>,
     module: ShaderModule,
     layout: Arc<KernelLayout>,
-    /// By specialisation (constant id, value).
-    pipelines: Mutex<FxHashMap<Spec, Arc<Pipeline>>>,
+    /// By specialisation (constant id, value); a slot is locked while its pipeline is made
+    /// (by a launch, or ahead of launches by `prebuild`), and None if that failed.
+    pipelines: Mutex<FxHashMap<Spec, PipelineSlot>>,
     /// For launches that bind the same memory to several storage-buffer arguments: by the
     /// bindings concerned, the module with them `Aliased` and its pipelines.
     aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
@@ -162,7 +168,7 @@ fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, Descriptor)>> {
 }
 
 impl KernelDevice {
-    fn new(
+    pub(super) fn new(
         device: &Arc<Device>,
         exe: &Arc<Executable>,
         refl: &KernelReflection,
@@ -250,17 +256,52 @@ impl KernelDevice {
             .iter()
             .find(|k| k.name == kernel.name);
         let refl = refl.ok_or(ClError(CL_INVALID_OPERATION))?;
-        let kd = Arc::new(KernelDevice::new(device, &exe, refl)?);
+        let table = &kernel.program.kernel_devices;
+        let kd = table.kernel_device(index, device, &exe, refl)?;
         *physical = Some(kd.clone());
         Ok(kd)
     }
 
-    fn pipeline(&self, name: &str, spec: &[(u32, u32)]) -> CLResult<Arc<Pipeline>> {
-        if let Some(p) = self.pipelines.lock().get(spec) {
+    pub fn reflection(&self) -> &KernelReflection {
+        &self.refl
+    }
+
+    /// The pipeline of specialisation `spec`, made now if no launch or prebuild has made it
+    /// (a launch that makes one records it: `prebuild::record`).
+    fn pipeline(&self, spec: &[(u32, u32)]) -> CLResult<Arc<Pipeline>> {
+        self.pipeline_made(spec, true)
+    }
+
+    /// Makes the pipeline of `spec` ahead of the launches that will use it.
+    pub(super) fn prebuild(&self, spec: &[(u32, u32)]) -> CLResult<()> {
+        self.pipeline_made(spec, false).map(drop)
+    }
+
+    fn pipeline_made(&self, spec: &[(u32, u32)], by_launch: bool) -> CLResult<Arc<Pipeline>> {
+        let slot = {
+            let mut pipelines = self.pipelines.lock();
+            match pipelines.get(spec) {
+                Some(slot) => slot.clone(),
+                None => {
+                    let slot = PipelineSlot::default();
+                    pipelines.insert(spec.to_vec(), slot.clone());
+                    slot
+                }
+            }
+        };
+        // Waits here while another thread makes it.
+        let mut slot = slot.lock();
+        if let Some(p) = &*slot {
             return Ok(p.clone());
         }
-        let p = Arc::new(self.layout.pipeline(&self.module, name, spec)?);
-        self.pipelines.lock().insert(spec.to_vec(), p.clone());
+        let t0 = std::time::Instant::now();
+        let p = Arc::new(self.layout.pipeline(&self.module, &self.refl.name, spec)?);
+        log::debug!(target: "launch", "{}: pipeline {spec:?} made in {:?}{}", self.refl.name, t0.elapsed(), if by_launch { " by a launch" } else { " ahead of launches" });
+        *slot = Some(p.clone());
+        drop(slot);
+        if by_launch {
+            super::prebuild::record(self.exe.launch_key(), &self.refl.name, spec);
+        }
         Ok(p)
     }
 
@@ -316,11 +357,13 @@ impl Kernel {
                 .iter()
                 .find(|k| k.name == name)
                 .ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
-            devices.push(Some(Arc::new(KernelDevice::new(
+            let table = &program.kernel_devices;
+            devices.push(Some(table.kernel_device(
+                i,
                 &program.devices[i],
                 exe,
                 refl,
-            )?)));
+            )?));
             reflection.get_or_insert_with(|| refl.clone());
         }
         let reflection = reflection.ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
@@ -400,6 +443,29 @@ impl Kernel {
     }
 }
 
+/// The specialisation of a launch region of work-group `size` (a module's spec constant ids
+/// `ids`), with the `__local` argument sizes `local_spec` (by spec id, in elements).
+pub(super) fn spec_into(
+    spec: &mut Spec,
+    ids: &ModuleSpecConstants,
+    local_spec: &[(u32, u32)],
+    size: [usize; 3],
+    work_dim: u32,
+    offset: [usize; 3],
+) {
+    spec.clear();
+    spec.extend_from_slice(local_spec);
+    if let Some(ids) = ids.workgroup_size {
+        spec.extend((0..3).map(|d| (ids[d], size[d] as u32)));
+    }
+    if let Some(id) = ids.work_dim {
+        spec.push((id, work_dim));
+    }
+    if let Some(ids) = ids.global_offset {
+        spec.extend((0..3).map(|d| (ids[d], offset[d] as u32)));
+    }
+}
+
 /// A launch's geometry, validated by the API layer except for what needs the device.
 #[derive(Clone)]
 pub struct NdRange {
@@ -411,7 +477,7 @@ pub struct NdRange {
 
 /// A work-group size for a launch with a NULL local size: as large as the device allows,
 /// dividing the global size (launches are uniform), filling dimension 0 first.
-fn choose_local(global: &[usize; 3], work_dim: u32, device: &Device) -> [usize; 3] {
+pub(super) fn choose_local(global: &[usize; 3], work_dim: u32, device: &Device) -> [usize; 3] {
     let max_items = device.max_work_item_sizes();
     let mut budget = device.max_work_group_size().min(256);
     let mut local = [1usize; 3];
@@ -1022,19 +1088,17 @@ impl Launch {
         let mut spec = Vec::with_capacity(self.local_spec.len() + 7);
         let last = regions.len().saturating_sub(1);
         for (i, region) in regions.into_iter().enumerate() {
-            spec.clear();
-            spec.extend_from_slice(&self.local_spec);
-            if let Some(ids) = r.spec_constants.workgroup_size {
-                spec.extend((0..3).map(|d| (ids[d], region.size[d] as u32)));
-            }
-            if let Some(id) = r.spec_constants.work_dim {
-                spec.push((id, nd.work_dim));
-            }
-            if let Some(ids) = r.spec_constants.global_offset {
-                spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
-            }
+            let ids = &r.spec_constants;
+            spec_into(
+                &mut spec,
+                ids,
+                &self.local_spec,
+                region.size,
+                nd.work_dim,
+                nd.offset,
+            );
             let pipeline = if aliased.is_empty() {
-                kd.pipeline(&kernel.name, &spec)?
+                kd.pipeline(&spec)?
             } else {
                 kd.aliased_pipeline(vk, &kernel.name, &spec, &aliased)?
             };

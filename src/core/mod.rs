@@ -14,6 +14,7 @@ pub mod kernel;
 pub mod memory;
 pub mod object;
 pub mod platform;
+pub mod prebuild;
 pub mod printf;
 pub mod program;
 pub mod queue;
