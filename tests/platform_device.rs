@@ -592,8 +592,8 @@ fn max_clock_frequency_is_known_on_cpu_devices_and_nvidia() {
 /// CL_DEVICE_PREFERRED_VECTOR_WIDTH_* and NATIVE_VECTOR_WIDTH_* (char, short, int, long, float,
 /// double, half) follow the device: on llvmpipe, whose name gives its SIMD width (LLVM's
 /// vectors of N bits, one work-item per 32-bit lane), the native widths are the register's
-/// (capped at 16, the widest OpenCL vector) and the preferred ones the lane count (half: half
-/// of it), which measured best on it (docs/BENCHMARKS.md, vector widths); GPUs (NVIDIA: one
+/// (capped at 16, the widest OpenCL vector) and the preferred ones the lane count, which
+/// measured best on it (docs/BENCHMARKS.md, vector widths); GPUs (NVIDIA: one
 /// work-item per lane, scalar registers) report 1. Double and half are 0 without cl_khr_fp64
 /// and cl_khr_fp16.
 #[test]
@@ -617,10 +617,7 @@ fn vector_widths_follow_the_device() {
             .expect("llvmpipe's name gives its SIMD width");
         let lanes = bits / 32;
         let native = [8, 16, 32, 64, 32, 64, 16].map(|t| (bits / t).min(16));
-        (
-            vec![lanes, lanes, lanes, lanes, lanes, lanes, lanes / 2],
-            native.to_vec(),
-        )
+        (vec![lanes; 7], native.to_vec())
     } else if name.contains("NVIDIA") {
         (vec![1; 7], vec![1; 7])
     } else {

@@ -180,18 +180,15 @@ impl Device {
     /// A CPU device (lavapipe) runs one work-item per 32-bit lane of its SIMD registers
     /// (`subgroupSize` lanes): native widths are the register's in each type (capped at 16,
     /// the widest OpenCL vector); preferred widths are the lane count, which measured best
-    /// there for every type but half (whose best was half that): an explicit vector gives each
-    /// work-item independent operations to overlap, float8 ran an FMA chain 2.7 times and a
-    /// triad 2 times as fast as float (docs/BENCHMARKS.md). GPUs run one work-item per lane of
-    /// scalar registers: 1. Double and half are 0 without cl_khr_fp64 and cl_khr_fp16.
+    /// there for every type (examples/vector_widths.c, docs/BENCHMARKS.md): an explicit vector
+    /// gives each work-item independent operations to overlap; float8 ran an FMA chain 2.6
+    /// times and a triad 2.1 times as fast as float. GPUs run one work-item per lane of scalar
+    /// registers: 1. Double and half are 0 without cl_khr_fp64 and cl_khr_fp16.
     pub fn vector_widths(&self) -> VectorWidths {
         let (mut preferred, mut native) = if self.caps.is_cpu() {
             let lanes = self.caps.subgroup_size.clamp(1, 16);
             let bits = 32 * lanes;
-            let native = TYPE_BITS.map(|t| (bits / t).clamp(1, 16));
-            let mut preferred = [lanes; 7];
-            preferred[HALF] = (lanes / 2).max(1);
-            (preferred, native)
+            ([lanes; 7], TYPE_BITS.map(|t| (bits / t).clamp(1, 16)))
         } else {
             ([1; 7], [1; 7])
         };
