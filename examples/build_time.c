@@ -6,7 +6,11 @@
  *   warm mem   the same process building the same source again.
  *
  * The program runs itself as the child processes (argv[1] = "child"). Other implementations
- * have their own cache switches (pocl: POCL_CACHE_DIR); the figures then mean what they do. */
+ * have their own cache switches (pocl: POCL_CACHE_DIR); the figures then mean what they do.
+ *
+ * With VKCL_BUILD_TIME_SETUP_MS=N, each measurement waits N ms between the build and the
+ * kernel's creation: the application's own set-up (buffers, data), which an implementation
+ * that compiles pipelines in the background can overlap. */
 #include "common.h"
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,6 +33,11 @@ static void measure(const char *label, cl_context ctx, cl_device_id device, cl_c
     CHECK_ERR(err);
     CHECK(clBuildProgram(prog, 1, &device, "", NULL, NULL));
     double t1 = now_ms();
+    const char *setup = getenv("VKCL_BUILD_TIME_SETUP_MS");
+    if (setup && atoi(setup) > 0) {
+        struct timespec ts = {atoi(setup) / 1000, (atoi(setup) % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     cl_kernel k = clCreateKernel(prog, "scan_block", &err);
     CHECK_ERR(err);
     int data[64];

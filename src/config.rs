@@ -86,8 +86,14 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_WAIT_SPIN_US",
         default: "",
-        doc: "microseconds a waiting call polls the queue's timeline before it sleeps in the driver (default: 0 on CPU devices, 2000 elsewhere)",
+        doc: "microseconds a waiting call polls the queue's timeline before it sleeps in the driver (default: 2000 on GPUs; on CPU devices twice the queue's recent waits where they were under 100 µs, else 0)",
         set: |c, v| c.wait_spin_us = v.and_then(|v| v.parse().ok()),
+    },
+    OptionDoc {
+        name: "VKCL_PREBUILD",
+        default: "1",
+        doc: "0: kernels' pipelines are made at their first launch only; else a background thread makes them when their program is built, for the work-group sizes their launches most likely use (docs/BENCHMARKS.md)",
+        set: |c, v| c.prebuild = v.is_none_or(|v| v != "0"),
     },
     OptionDoc {
         name: "VKCL_COPY_BY_KERNEL",
@@ -157,6 +163,8 @@ pub struct Config {
     pub wait_spin_us: Option<u64>,
     /// VKCL_COPY_BY_KERNEL; None: the device's default.
     pub copy_by_kernel: Option<bool>,
+    /// VKCL_PREBUILD.
+    pub prebuild: bool,
     pub validation: bool,
     pub validation_fatal: bool,
     pub fp64: bool,
@@ -255,6 +263,7 @@ mod tests {
         assert_eq!(doc("VKCL_PLACEMENT"), "auto");
         assert!(c.cache && doc("VKCL_CACHE") == "1");
         assert!(c.fp64 && doc("VKCL_FP64") == "1");
+        assert!(c.prebuild && doc("VKCL_PREBUILD") == "1");
         assert!(!c.validation && !c.validation_fatal && doc("VKCL_VALIDATION") == "0");
         assert!(!c.panic_abort && doc("VKCL_PANIC") == "error");
         assert!(c.devices.is_empty() && c.device_type.is_none() && c.wait_spin_us.is_none());

@@ -1218,3 +1218,64 @@ fn read_only_arguments_alias_written_ones() {
     }
     check!(clReleaseProgram(p));
 }
+
+/// Launches of one kernel whose arguments change between batches (a clFinish after each, so
+/// that each batch records its descriptor sets anew and may reuse a set an earlier batch
+/// wrote): each writes where its own arguments say, also after the buffer of an earlier
+/// launch is released and another created, and through a sub-buffer at an offset.
+#[test]
+fn launches_across_batches_write_through_their_own_arguments() {
+    let e = Env::new();
+    let p = e.program(
+        "kernel void put(global int *o, int v) { o[get_global_id(0)] = v; }\n",
+        "",
+    );
+    let k = kernel(p, "put");
+    let n = 64usize;
+    let mut bufs: Vec<cl_mem> = (0..2).map(|_| e.buffer_from(&vec![0i32; 2 * n])).collect();
+    let mut want: Vec<Vec<i32>> = vec![vec![0; 2 * n]; 2];
+    let region = [n * 4, n * 4]; // origin, size: the second half
+    for i in 0..24i32 {
+        let which = (i as usize * 7 / 3) % 2;
+        if i == 12 {
+            // The first buffer goes and another takes its place.
+            unsafe { clReleaseMemObject(bufs[0]) };
+            bufs[0] = e.buffer_from(&vec![-1i32; 2 * n]);
+            want[0] = vec![-1; 2 * n];
+        }
+        let half = i % 3 == 2;
+        let mut err = 0;
+        let target = if half {
+            unsafe {
+                clCreateSubBuffer(
+                    bufs[which],
+                    CL_MEM_READ_WRITE,
+                    CL_BUFFER_CREATE_TYPE_REGION,
+                    region.as_ptr().cast(),
+                    &mut err,
+                )
+            }
+        } else {
+            bufs[which]
+        };
+        assert_eq!(err, CL_SUCCESS);
+        arg(k, 0, &target);
+        arg(k, 1, &(100 + i));
+        e.run(k, None, &[n], None);
+        let range = if half { n..2 * n } else { 0..n };
+        want[which][range].fill(100 + i);
+        for (b, w) in bufs.iter().zip(&want) {
+            assert_eq!(&e.read::<i32>(*b, 2 * n), w, "after launch {i}");
+        }
+        if half {
+            unsafe { clReleaseMemObject(target) };
+        }
+    }
+    unsafe {
+        for b in bufs {
+            clReleaseMemObject(b);
+        }
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}

@@ -588,3 +588,51 @@ fn max_clock_frequency_is_known_on_cpu_devices_and_nvidia() {
         );
     }
 }
+
+/// CL_DEVICE_PREFERRED_VECTOR_WIDTH_* and NATIVE_VECTOR_WIDTH_* (char, short, int, long, float,
+/// double, half) follow the device: on llvmpipe, whose name gives its SIMD width (LLVM's
+/// vectors of N bits, one work-item per 32-bit lane), the native widths are the register's
+/// (capped at 16, the widest OpenCL vector) and the preferred ones the lane count, which
+/// measured best on it (docs/BENCHMARKS.md, vector widths); GPUs (NVIDIA: one
+/// work-item per lane, scalar registers) report 1. Double and half are 0 without cl_khr_fp64
+/// and cl_khr_fp16.
+#[test]
+fn vector_widths_follow_the_device() {
+    let d = device();
+    let name = device_str(d, CL_DEVICE_NAME);
+    let extensions = device_str(d, 0x1030); // CL_DEVICE_EXTENSIONS
+    let fp64 = extensions.split(' ').any(|e| e == "cl_khr_fp64");
+    let fp16 = extensions.split(' ').any(|e| e == "cl_khr_fp16");
+    let preferred: Vec<u32> = (0x1006..=0x100B)
+        .chain([0x1034])
+        .map(|p| device_val(d, p))
+        .collect();
+    let native: Vec<u32> = (0x1036..=0x103C).map(|p| device_val(d, p)).collect();
+    let (mut want_preferred, mut want_native) = if name.starts_with("llvmpipe") {
+        let bits: u32 = name
+            .split(", ")
+            .nth(1)
+            .and_then(|s| s.strip_suffix(" bits)"))
+            .and_then(|s| s.parse().ok())
+            .expect("llvmpipe's name gives its SIMD width");
+        let lanes = bits / 32;
+        let native = [8, 16, 32, 64, 32, 64, 16].map(|t| (bits / t).min(16));
+        (vec![lanes; 7], native.to_vec())
+    } else if name.contains("NVIDIA") {
+        (vec![1; 7], vec![1; 7])
+    } else {
+        println!("{name}: no reference widths; only the zeros are checked");
+        (preferred.clone(), native.clone())
+    };
+    for w in [&mut want_preferred, &mut want_native] {
+        if !fp64 {
+            w[5] = 0;
+        }
+        if !fp16 {
+            w[6] = 0;
+        }
+    }
+    assert_eq!(preferred, want_preferred, "{name}: preferred widths");
+    assert_eq!(native, want_native, "{name}: native widths");
+    assert!(preferred[..5].iter().chain(&native[..5]).all(|&w| w >= 1));
+}

@@ -136,22 +136,20 @@ fn work_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8>>
         CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS => v::<cl_uint>(3u32),
         CL_DEVICE_MAX_WORK_ITEM_SIZES => array::<usize>(&d.max_work_item_sizes()),
         CL_DEVICE_MAX_WORK_GROUP_SIZE => v::<usize>(d.max_work_group_size()),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR
-        | CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT
-        | CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT
-        | CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG
-        | CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT
-        | CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR
-        | CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT
-        | CL_DEVICE_NATIVE_VECTOR_WIDTH_INT
-        | CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG
-        | CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT => v::<cl_uint>(1u32),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => {
-            v::<cl_uint>(d.has_fp16() as u32)
-        }
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => {
-            v::<cl_uint>(d.has_fp64() as u32)
-        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR => v::<cl_uint>(d.vector_widths().preferred[0]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT => v::<cl_uint>(d.vector_widths().preferred[1]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT => v::<cl_uint>(d.vector_widths().preferred[2]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG => v::<cl_uint>(d.vector_widths().preferred[3]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT => v::<cl_uint>(d.vector_widths().preferred[4]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE => v::<cl_uint>(d.vector_widths().preferred[5]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF => v::<cl_uint>(d.vector_widths().preferred[6]),
+        CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR => v::<cl_uint>(d.vector_widths().native[0]),
+        CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT => v::<cl_uint>(d.vector_widths().native[1]),
+        CL_DEVICE_NATIVE_VECTOR_WIDTH_INT => v::<cl_uint>(d.vector_widths().native[2]),
+        CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG => v::<cl_uint>(d.vector_widths().native[3]),
+        CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT => v::<cl_uint>(d.vector_widths().native[4]),
+        CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => v::<cl_uint>(d.vector_widths().native[5]),
+        CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => v::<cl_uint>(d.vector_widths().native[6]),
         CL_DEVICE_MAX_CLOCK_FREQUENCY => v::<cl_uint>(d.caps.max_clock_mhz()),
         CL_DEVICE_ADDRESS_BITS => v::<cl_uint>(d.address_bits()),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => v::<cl_ulong>(d.max_mem_alloc_size()),

@@ -4,6 +4,7 @@ use super::aliasing::{shared_bindings, Bound};
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
+use super::fxhash::FxHashMap;
 use super::image::Store;
 use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
@@ -12,7 +13,9 @@ use super::queue::{Keep, Queue, Recorded};
 use super::svm::Addressing;
 use crate::cl::*;
 use crate::compiler;
-use crate::compiler::reflection::{ArgKind, ImageMetadataKind, KernelReflection, PushRange};
+use crate::compiler::reflection::{
+    ArgKind, ImageMetadataKind, KernelReflection, ModuleSpecConstants, PushRange,
+};
 use crate::vk::device::Device as VkDevice;
 use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
 use crate::vk::memory::{padded, Buffer, Placement};
@@ -42,10 +45,13 @@ pub enum ArgValue {
 /// A kernel's module with some storage buffers declared `Aliased`, and its pipelines.
 struct Variant {
     module: ShaderModule,
-    pipelines: HashMap<Spec, Arc<Pipeline>>,
+    pipelines: FxHashMap<Spec, Arc<Pipeline>>,
 }
 
-/// The Vulkan objects of a kernel on one device.
+type PipelineSlot = Arc<Mutex<Option<Arc<Pipeline>>>>;
+
+/// The Vulkan objects of a kernel on one device (shared by the program's kernel objects of
+/// that name: `prebuild::Table`).
 pub struct KernelDevice {
     exe: Arc<Executable>,
     /// The kernel's reflection in this executable (its own in the physical-addressing build).
@@ -54,8 +60,9 @@ pub struct KernelDevice {
     physical: Mutex<Option<Arc<KernelDevice>>>,
     module: ShaderModule,
     layout: Arc<KernelLayout>,
-    /// By specialisation (constant id, value).
-    pipelines: Mutex<HashMap<Spec, Arc<Pipeline>>>,
+    /// By specialisation (constant id, value); a slot is locked while its pipeline is made
+    /// (by a launch, or ahead of launches by `prebuild`), and None if that failed.
+    pipelines: Mutex<FxHashMap<Spec, PipelineSlot>>,
     /// For launches that bind the same memory to several storage-buffer arguments: by the
     /// bindings concerned, the module with them `Aliased` and its pipelines.
     aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
@@ -161,7 +168,7 @@ fn descriptor_type(kind: &ArgKind) -> CLResult<Option<(u32, u32, Descriptor)>> {
 }
 
 impl KernelDevice {
-    fn new(
+    pub(super) fn new(
         device: &Arc<Device>,
         exe: &Arc<Executable>,
         refl: &KernelReflection,
@@ -225,7 +232,7 @@ impl KernelDevice {
             physical: Mutex::new(None),
             module,
             layout,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: Mutex::new(FxHashMap::default()),
             aliased: Mutex::new(HashMap::new()),
             constant_data,
             globals: exe.globals(&vkd)?,
@@ -249,17 +256,52 @@ impl KernelDevice {
             .iter()
             .find(|k| k.name == kernel.name);
         let refl = refl.ok_or(ClError(CL_INVALID_OPERATION))?;
-        let kd = Arc::new(KernelDevice::new(device, &exe, refl)?);
+        let table = &kernel.program.kernel_devices;
+        let kd = table.kernel_device(index, device, &exe, refl)?;
         *physical = Some(kd.clone());
         Ok(kd)
     }
 
-    fn pipeline(&self, name: &str, spec: Vec<(u32, u32)>) -> CLResult<Arc<Pipeline>> {
-        if let Some(p) = self.pipelines.lock().get(&spec) {
+    pub fn reflection(&self) -> &KernelReflection {
+        &self.refl
+    }
+
+    /// The pipeline of specialisation `spec`, made now if no launch or prebuild has made it
+    /// (a launch that makes one records it: `prebuild::record`).
+    fn pipeline(&self, spec: &[(u32, u32)]) -> CLResult<Arc<Pipeline>> {
+        self.pipeline_made(spec, true)
+    }
+
+    /// Makes the pipeline of `spec` ahead of the launches that will use it.
+    pub(super) fn prebuild(&self, spec: &[(u32, u32)]) -> CLResult<()> {
+        self.pipeline_made(spec, false).map(drop)
+    }
+
+    fn pipeline_made(&self, spec: &[(u32, u32)], by_launch: bool) -> CLResult<Arc<Pipeline>> {
+        let slot = {
+            let mut pipelines = self.pipelines.lock();
+            match pipelines.get(spec) {
+                Some(slot) => slot.clone(),
+                None => {
+                    let slot = PipelineSlot::default();
+                    pipelines.insert(spec.to_vec(), slot.clone());
+                    slot
+                }
+            }
+        };
+        // Waits here while another thread makes it.
+        let mut slot = slot.lock();
+        if let Some(p) = &*slot {
             return Ok(p.clone());
         }
-        let p = Arc::new(self.layout.pipeline(&self.module, name, &spec)?);
-        self.pipelines.lock().insert(spec, p.clone());
+        let t0 = std::time::Instant::now();
+        let p = Arc::new(self.layout.pipeline(&self.module, &self.refl.name, spec)?);
+        log::debug!(target: "launch", "{}: pipeline {spec:?} made in {:?}{}", self.refl.name, t0.elapsed(), if by_launch { " by a launch" } else { " ahead of launches" });
+        *slot = Some(p.clone());
+        drop(slot);
+        if by_launch {
+            super::prebuild::record(self.exe.launch_key(), &self.refl.name, spec);
+        }
         Ok(p)
     }
 
@@ -269,7 +311,7 @@ impl KernelDevice {
         &self,
         vk: &Arc<VkDevice>,
         name: &str,
-        spec: Spec,
+        spec: &[(u32, u32)],
         bindings: &[(u32, u32)],
     ) -> CLResult<Arc<Pipeline>> {
         let mut variants = self.aliased.lock();
@@ -282,15 +324,15 @@ impl KernelDevice {
                 log::debug!(target: "launch", "{name}: bindings {bindings:?} declared Aliased");
                 v.insert(Variant {
                     module: ShaderModule::new(vk, &spirv)?,
-                    pipelines: HashMap::new(),
+                    pipelines: FxHashMap::default(),
                 })
             }
         };
-        if let Some(p) = variant.pipelines.get(&spec) {
+        if let Some(p) = variant.pipelines.get(spec) {
             return Ok(p.clone());
         }
-        let p = Arc::new(self.layout.pipeline(&variant.module, name, &spec)?);
-        variant.pipelines.insert(spec, p.clone());
+        let p = Arc::new(self.layout.pipeline(&variant.module, name, spec)?);
+        variant.pipelines.insert(spec.to_vec(), p.clone());
         Ok(p)
     }
 }
@@ -315,11 +357,13 @@ impl Kernel {
                 .iter()
                 .find(|k| k.name == name)
                 .ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
-            devices.push(Some(Arc::new(KernelDevice::new(
+            let table = &program.kernel_devices;
+            devices.push(Some(table.kernel_device(
+                i,
                 &program.devices[i],
                 exe,
                 refl,
-            )?)));
+            )?));
             reflection.get_or_insert_with(|| refl.clone());
         }
         let reflection = reflection.ok_or(ClError(CL_INVALID_KERNEL_NAME))?;
@@ -399,6 +443,29 @@ impl Kernel {
     }
 }
 
+/// The specialisation of a launch region of work-group `size` (a module's spec constant ids
+/// `ids`), with the `__local` argument sizes `local_spec` (by spec id, in elements).
+pub(super) fn spec_into(
+    spec: &mut Spec,
+    ids: &ModuleSpecConstants,
+    local_spec: &[(u32, u32)],
+    size: [usize; 3],
+    work_dim: u32,
+    offset: [usize; 3],
+) {
+    spec.clear();
+    spec.extend_from_slice(local_spec);
+    if let Some(ids) = ids.workgroup_size {
+        spec.extend((0..3).map(|d| (ids[d], size[d] as u32)));
+    }
+    if let Some(id) = ids.work_dim {
+        spec.push((id, work_dim));
+    }
+    if let Some(ids) = ids.global_offset {
+        spec.extend((0..3).map(|d| (ids[d], offset[d] as u32)));
+    }
+}
+
 /// A launch's geometry, validated by the API layer except for what needs the device.
 #[derive(Clone)]
 pub struct NdRange {
@@ -410,7 +477,7 @@ pub struct NdRange {
 
 /// A work-group size for a launch with a NULL local size: as large as the device allows,
 /// dividing the global size (launches are uniform), filling dimension 0 first.
-fn choose_local(global: &[usize; 3], work_dim: u32, device: &Device) -> [usize; 3] {
+pub(super) fn choose_local(global: &[usize; 3], work_dim: u32, device: &Device) -> [usize; 3] {
     let max_items = device.max_work_item_sizes();
     let mut budget = device.max_work_group_size().min(256);
     let mut local = [1usize; 3];
@@ -519,16 +586,13 @@ pub fn prepare_with(
     launch.bind_own_buffers(queue, &kd)?;
     let dispatches = launch.dispatches(&queue.vk, kernel, &kd, nd)?;
     let Launch {
-        mut bindings,
+        bindings: set_bindings,
         keep,
         backed,
         host,
         held,
         ..
     } = launch;
-    let set_bindings: Vec<Vec<(u32, Binding)>> = (0..kd.layout.set_count() as u32)
-        .map(|s| bindings.remove(&s).unwrap_or_default())
-        .collect();
     if log::log_enabled!(target: "launch", log::Level::Trace) {
         for (set, b) in set_bindings.iter().enumerate() {
             for (binding, b) in b {
@@ -650,7 +714,8 @@ type Spec = Vec<(u32, u32)>;
 struct Launch {
     local: [usize; 3],
     push: Vec<u8>,
-    bindings: BTreeMap<u32, Vec<(u32, Binding)>>,
+    /// By set (every set of the layout), then (binding, what is bound).
+    bindings: Vec<Vec<(u32, Binding)>>,
     /// The bytes of by-value arguments passed in buffers, by (set, binding, uniform).
     pod_buffers: BTreeMap<(u32, u32, bool), Vec<u8>>,
     /// The specialisation of `__local` argument sizes.
@@ -683,25 +748,28 @@ impl Launch {
         let global = std::array::from_fn(|d| if d < dims { nd.global[d] } else { 1 });
         put(&mut push, pc.global_size, &u32s(global));
         put(&mut push, pc.num_workgroups, &u32s(groups));
+        let sets = &kd.layout.sets;
         Launch {
             local,
             push,
-            bindings: BTreeMap::new(),
+            bindings: sets.iter().map(|s| Vec::with_capacity(s.len())).collect(),
             pod_buffers: BTreeMap::new(),
             local_spec: vec![],
-            keep: vec![],
+            keep: Vec::with_capacity(kd.refl.args.len()),
             backed: vec![],
             host: None,
-            buffers: vec![],
+            buffers: Vec::with_capacity(kd.refl.args.len()),
             held: vec![],
         }
     }
 
     fn bind(&mut self, set: u32, binding: u32, b: impl Into<Binding>) {
-        self.bindings
-            .entry(set)
-            .or_default()
-            .push((binding, b.into()));
+        let set = set as usize;
+        if self.bindings.len() <= set {
+            // (Every set reflection names is in the layout; kept total all the same.)
+            self.bindings.resize_with(set + 1, Vec::new);
+        }
+        self.bindings[set].push((binding, b.into()));
     }
 
     /// Writes `bytes` at `offset` of the by-value buffer at (set, binding).
@@ -1015,24 +1083,30 @@ impl Launch {
         let r = &kd.exe.reflection;
         let pc = &r.push_constants;
         let local = self.local;
-        let mut dispatches = vec![];
-        for region in regions(&nd.global, &local, nd.work_dim as usize) {
-            let mut spec = self.local_spec.clone();
-            if let Some(ids) = r.spec_constants.workgroup_size {
-                spec.extend((0..3).map(|d| (ids[d], region.size[d] as u32)));
-            }
-            if let Some(id) = r.spec_constants.work_dim {
-                spec.push((id, nd.work_dim));
-            }
-            if let Some(ids) = r.spec_constants.global_offset {
-                spec.extend((0..3).map(|d| (ids[d], nd.offset[d] as u32)));
-            }
+        let regions = regions(&nd.global, &local, nd.work_dim as usize);
+        let mut dispatches = Vec::with_capacity(regions.len());
+        let mut spec = Vec::with_capacity(self.local_spec.len() + 7);
+        let last = regions.len().saturating_sub(1);
+        for (i, region) in regions.into_iter().enumerate() {
+            let ids = &r.spec_constants;
+            spec_into(
+                &mut spec,
+                ids,
+                &self.local_spec,
+                region.size,
+                nd.work_dim,
+                nd.offset,
+            );
             let pipeline = if aliased.is_empty() {
-                kd.pipeline(&kernel.name, spec)?
+                kd.pipeline(&spec)?
             } else {
-                kd.aliased_pipeline(vk, &kernel.name, spec, &aliased)?
+                kd.aliased_pipeline(vk, &kernel.name, &spec, &aliased)?
             };
-            let mut push = self.push.clone();
+            let mut push = if i == last {
+                std::mem::take(&mut self.push)
+            } else {
+                self.push.clone()
+            };
             let start = region.start;
             let offset = std::array::from_fn(|d| nd.offset[d] + start[d]);
             put(&mut push, pc.region_offset, &u32s(offset));
@@ -1104,27 +1178,26 @@ struct Region {
 /// does not divide `global`, the last work-group of that dimension with the remainder size
 /// (up to 2^dims regions; one for a uniform launch).
 fn regions(global: &[usize; 3], local: &[usize; 3], dims: usize) -> Vec<Region> {
-    // Per dimension: (start, groups, size) of the full part and of the remainder.
-    let parts: Vec<Vec<(usize, usize, usize)>> = (0..3)
-        .map(|d| {
-            if d >= dims {
-                return vec![(0, 1, 1)];
-            }
-            let (full, rest) = (global[d] / local[d], global[d] % local[d]);
-            let mut p = vec![];
-            if full > 0 {
-                p.push((0, full, local[d]));
-            }
-            if rest > 0 {
-                p.push((full * local[d], 1, rest));
-            }
-            p
-        })
-        .collect();
-    let mut out = vec![];
-    for &z in &parts[2] {
-        for &y in &parts[1] {
-            for &x in &parts[0] {
+    // Per dimension: (start, groups, size) of the full part and of the remainder, and how
+    // many of the two there are.
+    let mut parts = [[(0, 1, 1); 2]; 3];
+    let mut counts = [1usize; 3];
+    for d in 0..dims {
+        let (full, rest) = (global[d] / local[d], global[d] % local[d]);
+        counts[d] = 0;
+        if full > 0 {
+            parts[d][0] = (0, full, local[d]);
+            counts[d] = 1;
+        }
+        if rest > 0 {
+            parts[d][counts[d]] = (full * local[d], 1, rest);
+            counts[d] += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(counts.iter().product());
+    for &z in &parts[2][..counts[2]] {
+        for &y in &parts[1][..counts[1]] {
+            for &x in &parts[0][..counts[0]] {
                 out.push(Region {
                     start: [x.0, y.0, z.0],
                     groups: [x.1, y.1, z.1],

@@ -4,6 +4,7 @@ use super::context::Context;
 use super::device::Device;
 use super::error::{check, CLResult, ClError};
 use super::object::{Base, ClObject, Kind};
+use super::prebuild;
 use super::svm;
 use crate::cl::*;
 use crate::compiler::reflection::{self, Reflection};
@@ -36,6 +37,8 @@ pub struct Executable {
     /// (An Arc so that copies of the executable share it; a program's physical-addressing
     /// build, a separate executable, has its own: globals are not shared between the two.)
     globals: Arc<Mutex<Option<Arc<crate::vk::memory::Buffer>>>>,
+    /// `launch_key`, computed on first use.
+    launch_key: std::sync::OnceLock<String>,
 }
 
 impl Executable {
@@ -50,7 +53,17 @@ impl Executable {
                 .split_whitespace()
                 .any(|o| o == "-cl-kernel-arg-info"),
             globals: Arc::new(Mutex::new(None)),
+            launch_key: std::sync::OnceLock::new(),
         }
+    }
+
+    /// What names this code in the record of the specialisations its launches used
+    /// (`prebuild::record`): a hash of its SPIR-V.
+    pub fn launch_key(&self) -> &str {
+        self.launch_key.get_or_init(|| {
+            let words: Vec<u8> = self.spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+            crate::cache::key(&[b"launches", &words])
+        })
     }
 
     /// The program-scope variables' buffer, with their initial values when new; `None`
@@ -224,6 +237,8 @@ pub struct Program {
     /// By device index: the build in physical addressing mode (see [`Program::physical`])
     /// and the executable it was made beside.
     physical: Mutex<HashMap<usize, PhysicalBuild>>,
+    /// The kernels' Vulkan objects, made by clCreateKernel or ahead of it (`prebuild`).
+    pub kernel_devices: prebuild::Table,
 }
 
 impl ClObject for Program {
@@ -249,6 +264,7 @@ impl Program {
             builds: Mutex::new(builds),
             kernels_attached: AtomicUsize::new(0),
             physical: Mutex::new(HashMap::new()),
+            kernel_devices: prebuild::Table::default(),
         })
     }
 
@@ -554,6 +570,7 @@ impl Program {
             CL_INVALID_OPERATION,
         )?;
         for &(i, _) in &jobs {
+            self.kernel_devices.clear(i);
             builds[i] = DeviceBuild {
                 status: CL_BUILD_IN_PROGRESS,
                 options: options.to_string(),
@@ -597,7 +614,14 @@ impl Program {
                         failure
                     }));
                 }
+                let exe = build
+                    .exe
+                    .clone()
+                    .filter(|_| build.status == CL_BUILD_SUCCESS);
                 program.builds.lock()[i] = build;
+                if let Some(exe) = exe {
+                    prebuild::start(&program, i, &exe);
+                }
             }
             result
         };

@@ -18,7 +18,9 @@ use crate::vk::submit::{Pools, Recorder, Retired};
 use crate::vk::Error as VkError;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 /// Events waited for on the GPU (other queues of the device) and on the host (gates).
 type Waits = Vec<Arc<Event>>;
@@ -201,6 +203,10 @@ pub struct Queue {
     pools: Arc<Pools>,
     /// How long a waiting thread polls the timeline before it blocks (VKCL_WAIT_SPIN_US).
     spin: std::time::Duration,
+    /// Whether that is chosen per wait from the recent waits instead (`spin_budget`).
+    adaptive_spin: bool,
+    /// The recent waits' length in nanoseconds (a moving average), for `spin_budget`.
+    recent_wait_ns: AtomicU64,
     state: Mutex<State>,
     inflight: Arc<Inflight>,
 }
@@ -259,6 +265,8 @@ impl Queue {
             small_buffers: SmallBuffers::new(&vk),
             pools: Pools::new(&vk),
             spin: std::time::Duration::from_micros(vk.caps.workarounds.wait_spin_us),
+            adaptive_spin: vk.caps.workarounds.adaptive_spin,
+            recent_wait_ns: AtomicU64::new(0),
             vk,
             timeline,
             state: Mutex::new(State {
@@ -303,13 +311,15 @@ impl Queue {
             }
         }
         if state.open.is_none() {
-            let n = crate::config::get().batch_commands.min(1024);
+            // Small to start with: while the device is idle, batches go at 4 or 8 commands,
+            // and a large first allocation per batch showed in the launch profile.
+            let n = crate::config::get().batch_commands.min(8);
             state.open = Some(Batch {
                 rec: Recorder::new(&self.pools, self.profiled_commands())?,
                 items: Vec::with_capacity(n),
                 gated: gates.clone(),
                 after: vec![],
-                keep: Vec::with_capacity(4 * n),
+                keep: Vec::with_capacity(2 * n),
             });
         }
         // Out of order, a command waits only for what it must: events of this queue not yet
@@ -383,17 +393,37 @@ impl Queue {
         })
     }
 
-    /// Polls the timeline for `value` for a short while (`spin`): a short command then ends
-    /// the wait without the wake-up latency of a blocking wait. True if it was reached.
+    /// How long a wait polls before it blocks: `spin`; or (CPU devices) twice the recent
+    /// waits' length where they were short, at most `ADAPTIVE_SPIN_MAX`, else nothing.
+    fn spin_budget(&self) -> Duration {
+        if !self.adaptive_spin {
+            return self.spin;
+        }
+        adaptive_budget(Duration::from_nanos(
+            self.recent_wait_ns.load(Ordering::Relaxed),
+        ))
+    }
+
+    /// Adds a wait of `took` to the recent waits' average; a shorter one counts for more, so
+    /// that the waits after long work poll again soon.
+    fn note_wait(&self, took: Duration) {
+        let old = self.recent_wait_ns.load(Ordering::Relaxed);
+        self.recent_wait_ns
+            .store(averaged(old, took), Ordering::Relaxed);
+    }
+
+    /// Polls the timeline for `value` for a short while (`spin_budget`): a short command then
+    /// ends the wait without the wake-up latency of a blocking wait. True if it was reached.
     fn spin_until(&self, value: u64) -> bool {
-        if self.spin.is_zero() {
+        let budget = self.spin_budget();
+        if budget.is_zero() {
             return false;
         }
         let t0 = std::time::Instant::now();
         loop {
             match self.timeline.value() {
                 Ok(v) if v >= value => return true,
-                Ok(_) if t0.elapsed() < self.spin => {
+                Ok(_) if t0.elapsed() < budget => {
                     // Past the first microseconds, let other threads of the process run.
                     if t0.elapsed() > std::time::Duration::from_micros(50) {
                         std::thread::yield_now();
@@ -646,11 +676,13 @@ impl Queue {
                     .find(|p| p.value > f.completed)
                     .map_or(value, |p| p.value)
             };
+            let t0 = std::time::Instant::now();
             let failed = if self.spin_until(end) {
                 None
             } else {
                 self.block_until(end)?
             };
+            self.note_wait(t0.elapsed());
             complete_through(&self.vk, &self.inflight, end, failed);
         }
         drop(waiting);
@@ -665,6 +697,29 @@ impl Drop for Queue {
         // The completion thread ends after the last batch; it destroys the timeline semaphore.
         self.inflight.state.lock().closed = true;
         self.inflight.work.notify_one();
+    }
+}
+
+/// The longest a waiting thread polls on a CPU device (`Queue::spin_budget`), and the least
+/// it polls there while recent waits were short.
+const ADAPTIVE_SPIN_MAX: Duration = Duration::from_micros(100);
+const ADAPTIVE_SPIN_MIN: Duration = Duration::from_micros(20);
+
+/// `Queue::spin_budget` on a CPU device whose recent waits took `recent`.
+fn adaptive_budget(recent: Duration) -> Duration {
+    if recent > ADAPTIVE_SPIN_MAX {
+        return Duration::ZERO;
+    }
+    (2 * recent).clamp(ADAPTIVE_SPIN_MIN, ADAPTIVE_SPIN_MAX)
+}
+
+/// The recent waits' average (ns) `old` with a wait of `took` added.
+fn averaged(old: u64, took: Duration) -> u64 {
+    let took = took.as_nanos().min(u64::MAX as u128) as u64;
+    if took < old {
+        old / 2 + took / 2
+    } else {
+        old - old / 4 + took / 4
     }
 }
 
@@ -847,5 +902,37 @@ fn complete_batches(
             return abandon(vk, inflight, timeline);
         };
         complete_through(&vk, &inflight, target, failed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_waits_poll_after_short_waits_and_block_after_long_ones() {
+        let us = Duration::from_micros;
+        assert_eq!(adaptive_budget(Duration::ZERO), ADAPTIVE_SPIN_MIN);
+        assert_eq!(adaptive_budget(us(35)), us(70));
+        assert_eq!(adaptive_budget(us(90)), ADAPTIVE_SPIN_MAX);
+        assert_eq!(adaptive_budget(us(101)), Duration::ZERO);
+        // Behind 10 ms batches the waits block; a few short waits later they poll again.
+        let mut recent = 0;
+        for _ in 0..8 {
+            recent = averaged(recent, Duration::from_millis(10));
+        }
+        assert_eq!(
+            adaptive_budget(Duration::from_nanos(recent)),
+            Duration::ZERO
+        );
+        let mut polls_after = None;
+        for n in 1..20 {
+            recent = averaged(recent, us(60));
+            if adaptive_budget(Duration::from_nanos(recent)) > Duration::ZERO {
+                polls_after = Some(n);
+                break;
+            }
+        }
+        assert!(polls_after.is_some_and(|n| n <= 8), "{polls_after:?}");
     }
 }

@@ -356,9 +356,68 @@ struct SetState {
     free: Vec<Vec<TakenSet>>,
 }
 
-/// A descriptor set of the cache.
-#[derive(Clone, Copy)]
-struct TakenSet(vk::DescriptorSet);
+/// A descriptor set of the cache, and what was last written into it.
+struct TakenSet {
+    set: vk::DescriptorSet,
+    written: Vec<(u32, Written)>,
+}
+
+/// One descriptor as written, naming its object weakly: a weak reference keeps the object's
+/// allocation (not the object), so no other object can have its address while the set
+/// remembers it, and an equal address is the same object.
+enum Written {
+    Buffer(Descriptor, std::sync::Weak<Buffer>, u64, u64),
+    Image(Descriptor, std::sync::Weak<Image>),
+    Sampler(vk::Sampler),
+    Texels(Descriptor, std::sync::Weak<TexelView>),
+}
+
+impl Written {
+    fn of(b: &Binding) -> Written {
+        match b {
+            Binding::Buffer(b) => {
+                Written::Buffer(b.ty, Arc::downgrade(&b.buffer), b.offset, b.range)
+            }
+            Binding::Image(ty, i) => Written::Image(*ty, Arc::downgrade(i)),
+            Binding::Sampler(s) => Written::Sampler(s.0),
+            Binding::Texels(ty, v) => Written::Texels(*ty, Arc::downgrade(v)),
+        }
+    }
+
+    fn is(&self, b: &Binding) -> bool {
+        match (self, b) {
+            (Written::Buffer(ty, w, offset, range), Binding::Buffer(b)) => {
+                *ty == b.ty
+                    && std::ptr::eq(w.as_ptr(), Arc::as_ptr(&b.buffer))
+                    && *offset == b.offset
+                    && *range == b.range
+            }
+            (Written::Image(ty, w), Binding::Image(u, i)) => {
+                ty == u && std::ptr::eq(w.as_ptr(), Arc::as_ptr(i))
+            }
+            (Written::Sampler(a), Binding::Sampler(b)) => *a == b.0,
+            (Written::Texels(ty, w), Binding::Texels(u, v)) => {
+                ty == u && std::ptr::eq(w.as_ptr(), Arc::as_ptr(v))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl TakenSet {
+    fn new(set: vk::DescriptorSet) -> TakenSet {
+        TakenSet {
+            set,
+            written: vec![],
+        }
+    }
+
+    /// Whether the set holds exactly `slots`.
+    fn holds(&self, slots: &[(u32, Binding)]) -> bool {
+        self.written.len() == slots.len()
+            && (self.written.iter().zip(slots)).all(|((a, w), (b, s))| a == b && w.is(s))
+    }
+}
 
 impl SetCache {
     /// A cache for sets with these descriptor types, by set and binding.
@@ -393,16 +452,27 @@ impl SetCache {
             sizes,
             state: Mutex::new(SetState {
                 pools: vec![vec![]; n],
-                free: vec![vec![]; n],
+                free: (0..n).map(|_| vec![]).collect(),
             }),
         })
     }
 
-    /// A set of set `index` (layout `layout`), its descriptors to be written.
-    fn take(&self, index: usize, layout: vk::DescriptorSetLayout) -> Result<TakenSet> {
+    /// A set of set `index` (layout `layout`) for `slots`: one that holds them already if a
+    /// free set does (true: nothing to write; a kernel launched again with the same
+    /// arguments), else one whose descriptors are to be written.
+    fn take(
+        &self,
+        index: usize,
+        layout: vk::DescriptorSetLayout,
+        slots: &[(u32, Binding)],
+    ) -> Result<(TakenSet, bool)> {
         let mut state = self.state.lock();
-        if let Some(set) = state.free[index].pop() {
-            return Ok(set);
+        let free = &mut state.free[index];
+        if let Some(i) = free.iter().rposition(|t| t.holds(slots)) {
+            return Ok((free.swap_remove(i), true));
+        }
+        if let Some(set) = free.pop() {
+            return Ok((set, false));
         }
         let d = &self.device.raw;
         let layouts = [layout];
@@ -412,7 +482,7 @@ impl SetCache {
                 .set_layouts(&layouts);
             // SAFETY: valid pool and layout; the pool is externally synchronised by the lock.
             match unsafe { d.allocate_descriptor_sets(&info) } {
-                Ok(sets) => return Ok(TakenSet(sets[0])),
+                Ok(sets) => return Ok((TakenSet::new(sets[0]), false)),
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY)
                 | Err(vk::Result::ERROR_FRAGMENTED_POOL) => {}
                 Err(e) => return Err(e.into()),
@@ -429,7 +499,7 @@ impl SetCache {
             .set_layouts(&layouts);
         // SAFETY: an empty pool sized for sets of this layout.
         let set = unsafe { d.allocate_descriptor_sets(&info) }?[0];
-        Ok(TakenSet(set))
+        Ok((TakenSet::new(set), false))
     }
 
     /// Takes back a set whose batch has completed (or was never submitted).
@@ -677,62 +747,18 @@ impl Recorder {
         let rebind = !same_layout || self.bound.bindings.as_slice() != bindings;
         let mut sets = Vec::with_capacity(layout.set_layouts.len());
         for (i, &set_layout) in layout.set_layouts.iter().enumerate().filter(|_| rebind) {
-            let taken = layout.set_cache.take(i, set_layout)?;
+            let slots = bindings.get(i).map(|b| b.as_slice()).unwrap_or(&[]);
+            let (mut taken, written) = layout.set_cache.take(i, set_layout, slots)?;
+            let set = taken.set;
+            if !written {
+                write_set(&self.device, set, slots);
+                taken.written.clear();
+                taken
+                    .written
+                    .extend(slots.iter().map(|(n, b)| (*n, Written::of(b))));
+            }
             // Given back when the batch completes (or is dropped).
             self.sets.push((layout.set_cache.clone(), i, taken));
-            let set = taken.0;
-            let slots = bindings.get(i).map(|b| b.as_slice()).unwrap_or(&[]);
-            // The info structures first (one per slot), then the writes pointing at them.
-            let buffers: Vec<[vk::DescriptorBufferInfo; 1]> = slots
-                .iter()
-                .map(|(_, b)| match b {
-                    Binding::Buffer(b) => [vk::DescriptorBufferInfo {
-                        buffer: b.buffer.raw,
-                        offset: b.offset,
-                        range: b.range,
-                    }],
-                    _ => Default::default(),
-                })
-                .collect();
-            let images: Vec<[vk::DescriptorImageInfo; 1]> = slots
-                .iter()
-                .map(|(_, b)| match b {
-                    Binding::Image(_, image) => [vk::DescriptorImageInfo {
-                        sampler: vk::Sampler::null(),
-                        image_view: b.image_view(image),
-                        image_layout: vk::ImageLayout::GENERAL,
-                    }],
-                    Binding::Sampler(sampler) => [vk::DescriptorImageInfo {
-                        sampler: sampler.0,
-                        ..Default::default()
-                    }],
-                    _ => Default::default(),
-                })
-                .collect();
-            let texels: Vec<[vk::BufferView; 1]> = slots
-                .iter()
-                .map(|(_, b)| match b {
-                    Binding::Texels(_, view) => [view.raw],
-                    _ => [vk::BufferView::null()],
-                })
-                .collect();
-            let writes: Vec<_> = slots
-                .iter()
-                .enumerate()
-                .map(|(j, (binding, b))| {
-                    let w = vk::WriteDescriptorSet::default()
-                        .dst_set(set)
-                        .dst_binding(*binding)
-                        .descriptor_type(b.ty().vk());
-                    match b {
-                        Binding::Buffer(_) => w.buffer_info(&buffers[j]),
-                        Binding::Image(..) | Binding::Sampler(_) => w.image_info(&images[j]),
-                        Binding::Texels(..) => w.texel_buffer_view(&texels[j]),
-                    }
-                })
-                .collect();
-            // SAFETY: the set was allocated with a layout that has these bindings.
-            unsafe { self.device.raw.update_descriptor_sets(&writes, &[]) };
             sets.push(set);
         }
         self.begin_command();
@@ -861,6 +887,61 @@ impl Recorder {
         }
         result
     }
+}
+
+/// Writes `slots` (binding, what is bound) into `set`.
+fn write_set(device: &Device, set: vk::DescriptorSet, slots: &[(u32, Binding)]) {
+    // The info structures first (one per slot), then the writes pointing at them.
+    let buffers: Vec<[vk::DescriptorBufferInfo; 1]> = slots
+        .iter()
+        .map(|(_, b)| match b {
+            Binding::Buffer(b) => [vk::DescriptorBufferInfo {
+                buffer: b.buffer.raw,
+                offset: b.offset,
+                range: b.range,
+            }],
+            _ => Default::default(),
+        })
+        .collect();
+    let images: Vec<[vk::DescriptorImageInfo; 1]> = slots
+        .iter()
+        .map(|(_, b)| match b {
+            Binding::Image(_, image) => [vk::DescriptorImageInfo {
+                sampler: vk::Sampler::null(),
+                image_view: b.image_view(image),
+                image_layout: vk::ImageLayout::GENERAL,
+            }],
+            Binding::Sampler(sampler) => [vk::DescriptorImageInfo {
+                sampler: sampler.0,
+                ..Default::default()
+            }],
+            _ => Default::default(),
+        })
+        .collect();
+    let texels: Vec<[vk::BufferView; 1]> = slots
+        .iter()
+        .map(|(_, b)| match b {
+            Binding::Texels(_, view) => [view.raw],
+            _ => [vk::BufferView::null()],
+        })
+        .collect();
+    let writes: Vec<_> = slots
+        .iter()
+        .enumerate()
+        .map(|(j, (binding, b))| {
+            let w = vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(*binding)
+                .descriptor_type(b.ty().vk());
+            match b {
+                Binding::Buffer(_) => w.buffer_info(&buffers[j]),
+                Binding::Image(..) | Binding::Sampler(_) => w.image_info(&images[j]),
+                Binding::Texels(..) => w.texel_buffer_view(&texels[j]),
+            }
+        })
+        .collect();
+    // SAFETY: the set was allocated with a layout that has these bindings.
+    unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
 }
 
 impl Drop for Recorder {

@@ -17,6 +17,11 @@ pub struct Workarounds {
     /// waiting for that way; other GPUs take the same until measured. CPU devices (lavapipe)
     /// need the cores a spinning waiter would take: 0 (`VKCL_WAIT_SPIN_US` overrides).
     pub wait_spin_us: u64,
+    /// CPU devices without `VKCL_WAIT_SPIN_US`: a waiting thread polls only while the recent
+    /// waits of its queue were short (lavapipe's launch round trips, 30-40 µs, which a
+    /// blocking wait made twice as long), and blocks at once behind long work, whose threads
+    /// need the cores (`core::queue::Queue::spin_budget`).
+    pub adaptive_spin: bool,
 }
 
 impl Workarounds {
@@ -26,6 +31,7 @@ impl Workarounds {
         Workarounds {
             copy_by_kernel: config.copy_by_kernel.unwrap_or(nvidia),
             wait_spin_us: config.wait_spin_us.unwrap_or(if cpu { 0 } else { 2000 }),
+            adaptive_spin: cpu && config.wait_spin_us.is_none(),
         }
     }
 }
