@@ -46,7 +46,11 @@ if want tests; then
     VKCL_VALIDATION=0 timeout ${T:-60} ./$t --test-threads=2 > $OUT/tests/$t.txt 2>&1; rc=$?
     { echo "$t: exit $rc"; [ $rc = 124 ] && echo "$t: timed out"
       grep -E "^test result|FAILED|panicked" $OUT/tests/$t.txt; } | tee -a $OUT/tests.txt
-    [ $rc = 0 ] && rm $OUT/tests/$t.txt
+    # The device tool brings back files of limited size: the panics and the end of the output.
+    if [ $rc = 0 ]; then rm $OUT/tests/$t.txt; else
+      { grep -A3 panicked $OUT/tests/$t.txt | head -150; echo ...; tail -80 $OUT/tests/$t.txt; } \
+        > $OUT/tests/$t.short && mv $OUT/tests/$t.short $OUT/tests/$t.txt
+    fi
   done; cd - >/dev/null
 fi
 if want svmprobe; then
