@@ -452,15 +452,64 @@ fn member_array_at_an_offset_passed_to_a_helper() {
     member_array_sums_from_word_one("offset_pointer");
 }
 
-/// The same helper reading a private copy of the struct (`msg_t m = a[i]; psum(m.d + 1, n)`).
-/// NOT FIXED: clspv turns `w[k]` into `m.d[0]`, dropping `k` and the `+ 1` altogether, with no
-/// trace in the SPIR-V; a word pointer from the copy (`(uint *)&m + 1`) is read the same way
-/// (docs/DECISIONS.md). Run with `--ignored`.
+/// The same helper reading a private copy of the struct (`msg_t m = a[i]; psum(m.d + 1, n)`):
+/// clspv turned `w[k]` into `m.d[0]`, dropping `k` and the `+ 1` altogether, until
+/// `compiler::flat_records` gave such records a flat array of words in the IR.
 #[test]
-#[ignore = "issue 15 item 4: clspv drops the index into a private struct's member array (not \
-            fixed)"]
 fn member_array_of_a_private_copy_passed_to_a_helper() {
     member_array_sums_from_word_one("private_copy");
+}
+
+/// Pointers into the member arrays of private records, in every shape clspv 0.0.1 read as the
+/// array's first word (`compiler::flat_records`): a whole copy or a member-wise one, the
+/// pointer passed to a helper (`m.d + 1`, `&m.d[1]`, `m.d`), kept in a variable, or made from
+/// the record's address (`(uint *)&m + 1`); and the record modified before (so no copy can be
+/// folded away). Each sums `len % 16` words from the pointer, against the host.
+#[test]
+fn pointers_into_private_records() {
+    const SRC: &str = r#"
+typedef struct { uint d[16]; uint len; } msg_t;
+uint psum(const uint *w, uint n) { uint s = 0; for (uint k = 0; k < n; k++) s += w[k]; return s; }
+kernel void decayed(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; out[g] = psum(m.d + 1, m.len % 16); }
+kernel void address(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; out[g] = psum(&m.d[1], m.len % 16); }
+kernel void local_pointer(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; const uint *w = m.d + 1; uint s = 0; uint n = m.len % 16; for (uint k = 0; k < n; k++) s += w[k]; out[g] = s; }
+kernel void whole_array(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; out[g] = psum(m.d, m.len % 16) - m.d[0] + m.d[m.len % 16]; }
+kernel void record_address(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m; m = a[g]; uint *p = (uint *)&m; out[g] = psum(p + 1, m.len % 16); }
+kernel void member_wise(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m; for (int i = 0; i < 16; i++) m.d[i] = a[g].d[i]; m.len = a[g].len; out[g] = psum(m.d + 1, m.len % 16); }
+kernel void modified(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; m.d[0] += out[g]; out[g] = psum(m.d + 1, m.len % 16); }
+kernel void written_back(global msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; uint *w = m.d + 1; for (uint k = 0; k < 15; k++) w[k] += k; a[g] = m; out[g] = psum(m.d + 1, m.len % 16); }
+"#;
+    let n = 12usize;
+    let mut a = numbered(n * 17);
+    for i in 0..n {
+        a[17 * i + 16] = (5 * i as u32 + 3) % 17;
+    }
+    let sum = |s: &[u32]| s.iter().fold(0u32, |x, &y| x.wrapping_add(y));
+    for kernel in [
+        "decayed",
+        "address",
+        "local_pointer",
+        "whole_array",
+        "record_address",
+        "member_wise",
+        "modified",
+        "written_back",
+    ] {
+        let out = run_words(SRC, "", kernel, &[a.clone(), vec![0; n]], &[], n);
+        for i in 0..n {
+            let mut s = a[17 * i..17 * i + 17].to_vec();
+            if kernel == "written_back" {
+                (0..15).for_each(|k| s[1 + k] += k as u32);
+                assert_eq!(
+                    out[0][17 * i..17 * i + 17],
+                    s[..],
+                    "{kernel}: record {i} written back"
+                );
+            }
+            let len = (s[16] % 16) as usize;
+            assert_eq!(out[1][i], sum(&s[1..1 + len]), "{kernel}: record {i}");
+        }
+    }
 }
 
 // ---------------------------------------------------------------- vload_half (item 8)

@@ -13,6 +13,7 @@ mod capabilities;
 pub mod chosen_load;
 pub mod coherent;
 pub mod collectives;
+mod flat_records;
 pub mod globals;
 pub mod helper;
 mod identifiers;
@@ -759,7 +760,13 @@ fn cache_key(sources: &[&[u8]], clspv_args: &[String], options: &str) -> Option<
         return None;
     }
     let id = clspv_identity()?;
-    let mut parts: Vec<&[u8]> = vec![b"clspv-output-1", id.as_bytes(), options.as_bytes()];
+    let ours = vkcl_identity();
+    let mut parts: Vec<&[u8]> = vec![
+        b"clspv-output-1",
+        id.as_bytes(),
+        ours.as_bytes(),
+        options.as_bytes(),
+    ];
     parts.extend_from_slice(sources);
     Some(crate::cache::key(&parts))
 }
@@ -775,6 +782,29 @@ pub fn bitcode_identity() -> String {
         Some(n) => format!("clspv library of {n} bytes"),
         None => "none".into(),
     }
+}
+
+/// What identifies vkcl's own build for the cache (its source rewrites and IR passes shape
+/// clspv's output): the version, and this binary's size and modification time where found.
+fn vkcl_identity() -> String {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let meta = our_binary().and_then(|b| std::fs::metadata(b).ok());
+        let stamp = meta.and_then(|m| {
+            let t = m
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            Some(format!("{}:{}", m.len(), t.as_nanos()))
+        });
+        format!(
+            "{} {}",
+            env!("CARGO_PKG_VERSION"),
+            stamp.unwrap_or_default()
+        )
+    })
+    .clone()
 }
 
 /// What identifies the clspv in use for the cache: its library's path, size and modification

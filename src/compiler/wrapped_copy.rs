@@ -41,7 +41,10 @@ pub fn compile(
     let Ok((ll, front_log)) = compile(sources, &format!("{options} -output-format=ll")) else {
         return compile(sources, options);
     };
-    let Some(patched) = patch(&String::from_utf8_lossy(&ll)) else {
+    // Private records reached through pointers first (super::flat_records), then the copies.
+    let ll = String::from_utf8_lossy(&ll);
+    let flat = super::flat_records::patch(&ll);
+    let Some(patched) = patch(flat.as_deref().unwrap_or(&ll)).or(flat) else {
         return compile(sources, options);
     };
     match compile(&[patched.as_bytes()], &format!("{options} -x ir")) {
@@ -53,7 +56,7 @@ pub fn compile(
 
 /// A type as LLVM writes it, parsed.
 #[derive(Clone, Debug, PartialEq)]
-enum Ty {
+pub(super) enum Ty {
     Scalar(u64),
     Named(String),
     Array(u64, Box<Ty>),
@@ -62,7 +65,7 @@ enum Ty {
 }
 
 /// Parses one type at the start of `s`; returns it and the rest.
-fn parse(s: &str) -> Option<(Ty, &str)> {
+pub(super) fn parse(s: &str) -> Option<(Ty, &str)> {
     let s = s.trim_start();
     let (close, packed) = match s {
         _ if s.starts_with("<{") => (Some("}>"), true),
@@ -110,12 +113,12 @@ fn parse(s: &str) -> Option<(Ty, &str)> {
     Some((Ty::Scalar(bytes), rest))
 }
 
-struct Types {
-    named: HashMap<String, Ty>,
+pub(super) struct Types {
+    pub(super) named: HashMap<String, Ty>,
 }
 
 impl Types {
-    fn resolve<'a>(&'a self, t: &'a Ty) -> Option<&'a Ty> {
+    pub(super) fn resolve<'a>(&'a self, t: &'a Ty) -> Option<&'a Ty> {
         match t {
             Ty::Named(n) => self.named.get(n),
             t => Some(t),
@@ -123,7 +126,7 @@ impl Types {
     }
 
     /// (size, alignment) in bytes, as LLVM lays the type out (pointers are not handled).
-    fn layout(&self, t: &Ty) -> Option<(u64, u64)> {
+    pub(super) fn layout(&self, t: &Ty) -> Option<(u64, u64)> {
         Some(match self.resolve(t)? {
             Ty::Scalar(n) => (*n, *n),
             Ty::Named(_) => return None,
@@ -187,7 +190,7 @@ impl Types {
 }
 
 /// `s` split at its commas outside brackets.
-fn split_args(s: &str) -> Vec<&str> {
+pub(super) fn split_args(s: &str) -> Vec<&str> {
     let (mut out, mut depth, mut start) = (vec![], 0i32, 0);
     for (i, c) in s.char_indices() {
         match c {
@@ -206,7 +209,7 @@ fn split_args(s: &str) -> Vec<&str> {
 
 /// A GEP's text after `getelementptr` (flags, then `TYPE, ptr BASE, indices`): the element
 /// type it points to.
-fn gep_type(types: &Types, text: &str) -> Option<Ty> {
+pub(super) fn gep_type(types: &Types, text: &str) -> Option<Ty> {
     let mut rest = text.trim_start();
     for flag in ["inbounds", "nuw", "nusw"] {
         rest = rest.strip_prefix(flag).unwrap_or(rest).trim_start();
@@ -219,7 +222,7 @@ fn gep_type(types: &Types, text: &str) -> Option<Ty> {
 
 /// The type a pointer operand (`ptr addrspace(3) align 4 %x`) points to, where its definition
 /// says: an alloca, a GEP (instruction or constant expression) or a global.
-fn pointee(types: &Types, defs: &HashMap<&str, Ty>, arg: &str) -> Option<Ty> {
+pub(super) fn pointee(types: &Types, defs: &HashMap<&str, Ty>, arg: &str) -> Option<Ty> {
     let at = arg
         .find(['%', '@'])
         .into_iter()
