@@ -512,6 +512,28 @@ kernel void written_back(global msg_t *a, global uint *out) { uint g = get_globa
     }
 }
 
+/// The same for a record of floats (clspv read NaN there): `fmsg_t m = a[i]; fsum(m.d + 1, n)`.
+#[test]
+fn pointers_into_private_float_records() {
+    const SRC: &str = r#"
+typedef struct { float d[16]; float len; } fmsg_t;
+float fsum(const float *w, uint n) { float s = 0; for (uint k = 0; k < n; k++) s += w[k]; return s; }
+kernel void floats(global const fmsg_t *a, global float *out) { uint g = get_global_id(0); fmsg_t m = a[g]; out[g] = fsum(m.d + 1, (uint)m.len % 16); }
+"#;
+    let n = 12usize;
+    let mut a: Vec<f32> = (0..n * 17).map(|w| w as f32).collect();
+    for i in 0..n {
+        a[17 * i + 16] = ((5 * i + 3) % 17) as f32;
+    }
+    let bits: Vec<u32> = a.iter().map(|f| f.to_bits()).collect();
+    let out = run_words(SRC, "", "floats", &[bits, vec![0; n]], &[], n);
+    for i in 0..n {
+        let len = a[17 * i + 16] as usize % 16;
+        let want: f32 = a[17 * i + 1..17 * i + 1 + len].iter().sum();
+        assert_eq!(f32::from_bits(out[1][i]), want, "record {i}");
+    }
+}
+
 // ---------------------------------------------------------------- vload_half (item 8)
 
 /// `vload_half`/`vloada_half` and their vector forms from `__global`, `__local` and

@@ -5,16 +5,17 @@
 //! `typedef struct { uint d[16]; uint len; } msg_t;`, `msg_t m = a[i]; uint *w = m.d + 1;`
 //! reads `w[k]` as `m.d[0]` (with `psum(m.d + 1, n)` as well, and `(uint *)&m + 1`), whether
 //! the record is copied whole or member by member; SHA-1 and MD5 kernels keep their message
-//! blocks in exactly such records (issue 15 item 4, piglit's pyrit-wpa-psk). A private array
-//! of words reached the same way is right. So such a record (an `alloca` of a named record
-//! whose leaves are all `i32`, with an array among them, and a pointer into it that is indexed
-//! as words, passed to a call or stored) becomes an `alloca [N x i32]`: every GEP on it, or on
-//! a pointer derived from it by GEPs, becomes a GEP of `i32` at the flat word offset, and each
-//! whole-record copy to or from it (`llvm.memcpy`) becomes one load and store per word, the
-//! other side reached through GEPs of its own record type (which clspv lowers right). A record
-//! used any other way (a load or store of the whole value, a partial copy, a copy whose other
-//! side's type is unknown) is left as it is. The layout is unchanged: 32-bit leaves have no
-//! padding, so offsets and sizes are the record's.
+//! blocks in exactly such records (issue 15 item 4, piglit's pyrit-wpa-psk); a record of
+//! floats reads NaN. A private array reached the same way is right. So such a record (an
+//! `alloca` of a named record whose leaves are all of one scalar type T, with an array among
+//! them, and a pointer into it that is indexed as T, passed to a call or stored) becomes an
+//! `alloca [N x T]`: every GEP on it, or on a pointer derived from it by GEPs, becomes a GEP of
+//! T at the flat offset, and each whole-record copy to or from it (`llvm.memcpy`) becomes one
+//! load and store per element, the other side reached through GEPs of its own record type
+//! (which clspv lowers right). A record used any other way (a load or store of the whole value
+//! or of another type, a partial copy, a copy whose other side's type is unknown) is left as
+//! it is, and so are records mixing scalar types (`{ uchar d[16]; uint len; }` is still read
+//! wrongly). The layout is unchanged: leaves of one type have no padding between them.
 
 use super::wrapped_copy::{gep_type, parse, pointee, split_args, Ty, Types};
 use std::collections::{HashMap, HashSet};
@@ -26,12 +27,15 @@ struct Offset {
     terms: Vec<(String, i64)>,
 }
 
-/// Whether every leaf of `t` is `i32` (`raw` holds the named types' definitions as written,
-/// since `parse` does not tell `float` from `i32`), and whether an array is among them.
-fn words_only(raw: &HashMap<String, String>, t: &str, depth: u32) -> Option<bool> {
-    if depth > 16 {
+/// The scalar type of every leaf of `t`, where they are all one (`raw` holds the named types'
+/// definitions as written, since `parse` does not tell `float` from `i32`), and whether an
+/// array is among them.
+fn leaf_type(raw: &HashMap<String, String>, t: &str, depth: u32) -> Option<(String, bool)> {
+    const SCALARS: [&str; 7] = ["i8", "i16", "i32", "i64", "half", "float", "double"];
+    if depth > 16 || t.contains('<') {
         return None;
     }
+    let mut leaves: Vec<String> = vec![];
     let mut has_array = t.contains('[');
     let mut rest = t;
     while let Some(at) = rest.find('%') {
@@ -39,14 +43,31 @@ fn words_only(raw: &HashMap<String, String>, t: &str, depth: u32) -> Option<bool
             .chars()
             .take_while(|c| !c.is_whitespace() && !",]}>".contains(*c))
             .collect();
-        has_array |= words_only(raw, raw.get(&name)?, depth + 1)?;
+        let (leaf, array) = leaf_type(raw, raw.get(&name)?, depth + 1)?;
+        leaves.push(leaf);
+        has_array |= array;
         rest = &rest[at + name.len()..];
     }
-    let plain = rest_without_names(t);
-    let ok = plain
-        .split(|c: char| !c.is_alphanumeric())
-        .all(|w| w.is_empty() || w == "i32" || w == "x" || w.chars().all(|c| c.is_ascii_digit()));
-    (ok && !t.contains('<')).then_some(has_array)
+    for w in rest_without_names(t).split(|c: char| !c.is_alphanumeric()) {
+        match w {
+            "" | "x" => {}
+            _ if w.chars().all(|c| c.is_ascii_digit()) => {}
+            _ if SCALARS.contains(&w) => leaves.push(w.to_string()),
+            _ => return None,
+        }
+    }
+    let first = leaves.first()?.clone();
+    leaves
+        .iter()
+        .all(|l| *l == first)
+        .then_some((first, has_array))
+}
+
+/// A flattened record's element: its scalar type and size in bytes.
+#[derive(Clone)]
+struct Leaf {
+    name: String,
+    size: u64,
 }
 
 /// `t` without its `%names`.
@@ -66,13 +87,14 @@ fn rest_without_names(t: &str) -> String {
     out
 }
 
-/// The words of `t` (a type of 32-bit leaves).
-fn words(types: &Types, t: &Ty) -> Option<i64> {
-    Some((types.layout(t)?.0 / 4) as i64)
+/// The elements of `t` (a type of leaves of `size` bytes).
+fn units(types: &Types, t: &Ty, size: u64) -> Option<i64> {
+    Some((types.layout(t)?.0 / size) as i64)
 }
 
 /// The flat word offset of a GEP over `t` with `indices` (the first one included).
-fn flat_offset(types: &Types, t: &Ty, indices: &[&str]) -> Option<Offset> {
+fn flat_offset(types: &Types, t: &Ty, indices: &[&str], size: u64) -> Option<Offset> {
+    let words = |t: &Ty| units(types, t, size);
     let mut off = Offset::default();
     let mut add = |index: &str, scale: i64| -> Option<()> {
         let v = index.strip_prefix("i32 ")?.trim();
@@ -83,20 +105,17 @@ fn flat_offset(types: &Types, t: &Ty, indices: &[&str]) -> Option<Offset> {
         }
         Some(())
     };
-    add(indices.first()?, words(types, t)?)?;
+    add(indices.first()?, words(t)?)?;
     let mut t = t.clone();
     for i in &indices[1..] {
         t = match types.resolve(&t)?.clone() {
             Ty::Array(_, e) => {
-                add(i, words(types, &e)?)?;
+                add(i, words(&e)?)?;
                 *e
             }
             Ty::Record { members, .. } => {
                 let k: usize = i.strip_prefix("i32 ")?.trim().parse().ok()?;
-                let before: i64 = members[..k]
-                    .iter()
-                    .map(|m| words(types, m))
-                    .sum::<Option<i64>>()?;
+                let before: i64 = members[..k].iter().map(words).sum::<Option<i64>>()?;
                 add("i32 1", before)?;
                 members.get(k)?.clone()
             }
@@ -107,22 +126,23 @@ fn flat_offset(types: &Types, t: &Ty, indices: &[&str]) -> Option<Offset> {
 }
 
 /// The GEP indices (as `i32 N`) of word `w` of `t`.
-fn word_path(types: &Types, t: &Ty, mut w: i64) -> Option<Vec<i64>> {
+fn word_path(types: &Types, t: &Ty, mut w: i64, size: u64) -> Option<Vec<i64>> {
+    let words = |t: &Ty| units(types, t, size);
     let mut path = vec![];
     let mut t = t.clone();
     loop {
         t = match types.resolve(&t)?.clone() {
-            Ty::Scalar(4) => return (w == 0).then_some(path),
+            Ty::Scalar(s) if s == size => return (w == 0).then_some(path),
             Ty::Array(_, e) => {
-                let n = words(types, &e)?;
+                let n = words(&e)?;
                 path.push(w / n);
                 w %= n;
                 *e
             }
             Ty::Record { members, .. } => {
                 let mut k = 0;
-                while w >= words(types, members.get(k)?)? {
-                    w -= words(types, &members[k])?;
+                while w >= words(members.get(k)?)? {
+                    w -= words(&members[k])?;
                     k += 1;
                 }
                 path.push(k as i64);
@@ -204,7 +224,7 @@ pub fn patch(ll: &str) -> Option<String> {
 
 /// The private records of one function (lines up to its closing brace) to flatten, by name,
 /// with their types.
-fn candidates(raw: &HashMap<String, String>, lines: &[&str]) -> HashMap<String, Ty> {
+fn candidates(raw: &HashMap<String, String>, lines: &[&str]) -> HashMap<String, (Ty, Leaf)> {
     let mut found = HashMap::new();
     for line in lines {
         let Some((name, def)) = line.trim_start().split_once(" = alloca ") else {
@@ -217,8 +237,15 @@ fn candidates(raw: &HashMap<String, String>, lines: &[&str]) -> HashMap<String, 
         let Some(text) = raw.get(tname) else {
             continue;
         };
-        if words_only(raw, text, 0) == Some(true) {
-            found.insert(name.to_string(), Ty::Named(tname.to_string()));
+        if let Some((leaf, true)) = leaf_type(raw, text, 0) {
+            let size = match leaf.as_str() {
+                "i8" => 1,
+                "i16" | "half" => 2,
+                "i64" | "double" => 8,
+                _ => 4,
+            };
+            let leaf = Leaf { name: leaf, size };
+            found.insert(name.to_string(), (Ty::Named(tname.to_string()), leaf));
         }
     }
     found
@@ -281,7 +308,9 @@ fn flatten_function(
             uses.iter().for_each(|v| {
                 escapes.insert(record_of(v));
             });
-        } else if (t.starts_with("store ") || t.contains(" = load ")) && !t.contains("i32") {
+        } else if (t.starts_with("store ") || t.contains(" = load "))
+            && uses.iter().any(|v| !t.contains(&records[&into[*v]].1.name))
+        {
             uses.iter().for_each(|v| {
                 refused.insert(record_of(v));
             });
@@ -304,14 +333,19 @@ fn flatten_function(
         let indent = &line[..line.len() - line.trim_start().len()];
         if let Some((name, def)) = line.trim_start().split_once(" = alloca ") {
             if chosen.contains(&name.to_string()) {
-                let words = words(types, &records[name])?;
+                let (t, leaf) = &records[name];
+                let n = units(types, t, leaf.size)?;
                 let align = def.split_once(", align").map(|(_, a)| a).unwrap_or(" 4");
-                out += &format!("{indent}{name} = alloca [{words} x i32], align{align}\n");
+                out += &format!(
+                    "{indent}{name} = alloca [{n} x {}], align{align}\n",
+                    leaf.name
+                );
                 continue;
             }
         }
         if let Some(g) = gep(line).filter(|g| into.contains_key(g.base)) {
-            let off = flat_offset(types, &g.ty, &g.indices)?;
+            let leaf = &records[&into[g.base]].1;
+            let off = flat_offset(types, &g.ty, &g.indices, leaf.size)?;
             let mut sum = off.constant.to_string();
             for (v, scale) in &off.terms {
                 n += 1;
@@ -320,8 +354,8 @@ fn flatten_function(
                 sum = format!("%__vkcl_flat.{n}s");
             }
             out += &format!(
-                "{indent}{} = getelementptr i32, {} {}, i32 {sum}\n",
-                g.result, g.base_ty, g.base
+                "{indent}{} = getelementptr {}, {} {}, i32 {sum}\n",
+                g.result, leaf.name, g.base_ty, g.base
             );
             continue;
         }
@@ -343,7 +377,7 @@ fn flatten_function(
 /// of the same words (by its own GEPs) or another flattened record.
 fn copy_words(
     types: &Types,
-    records: &HashMap<String, Ty>,
+    records: &HashMap<String, (Ty, Leaf)>,
     into: &HashMap<String, String>,
     defs: &HashMap<&str, Ty>,
     line: &str,
@@ -367,9 +401,9 @@ fn copy_words(
             .filter(|v| into.contains_key(v))
     };
     let (fd, fs) = (flat(dst), flat(src));
-    let record = records.get(fd.as_ref().or(fs.as_ref())?)?;
-    let words = words(types, record)?;
-    if size != words * 4 {
+    let (record, leaf) = records.get(fd.as_ref().or(fs.as_ref())?)?;
+    let words = units(types, record, leaf.size)?;
+    if size != words * leaf.size as i64 {
         return None;
     }
     let indent = &line[..line.len() - line.trim_start().len()];
@@ -379,7 +413,7 @@ fn copy_words(
         if is_flat {
             return Some(
                 (0..words)
-                    .map(|w| format!("getelementptr i32, {p} {v}, i32 {w}"))
+                    .map(|w| format!("getelementptr {}, {p} {v}, i32 {w}", leaf.name))
                     .collect(),
             );
         }
@@ -388,12 +422,12 @@ fn copy_words(
             Ty::Named(name) => name.clone(),
             _ => return None,
         };
-        if types.layout(&t)?.0 != (words * 4) as u64 {
+        if types.layout(&t)?.0 != words as u64 * leaf.size {
             return None;
         }
         (0..words)
             .map(|w| {
-                let path = word_path(types, &t, w)?;
+                let path = word_path(types, &t, w, leaf.size)?;
                 let idx: String = path.iter().map(|i| format!(", i32 {i}")).collect();
                 Some(format!(
                     "getelementptr inbounds {tname}, {p} {v}, i32 0{idx}"
@@ -406,12 +440,16 @@ fn copy_words(
     let mut out = String::new();
     for w in 0..words as usize {
         out += &format!(
-            "{indent}%__vkcl_w.{n}.{w}s = {}\n{indent}%__vkcl_w.{n}.{w} = load i32, ptr{} %__vkcl_w.{n}.{w}s, align 4\n\
-             {indent}%__vkcl_w.{n}.{w}d = {}\n{indent}store i32 %__vkcl_w.{n}.{w}, ptr{} %__vkcl_w.{n}.{w}d, align 4\n",
+            "{indent}%__vkcl_w.{n}.{w}s = {}\n\
+             {indent}%__vkcl_w.{n}.{w} = load {t}, ptr{} %__vkcl_w.{n}.{w}s, align {a}\n\
+             {indent}%__vkcl_w.{n}.{w}d = {}\n\
+             {indent}store {t} %__vkcl_w.{n}.{w}, ptr{} %__vkcl_w.{n}.{w}d, align {a}\n",
             s[w],
             addrspace(&ptr(src)),
             d[w],
             addrspace(&ptr(dst)),
+            t = leaf.name,
+            a = leaf.size,
         );
     }
     Some(out)
