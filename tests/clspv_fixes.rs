@@ -477,6 +477,8 @@ kernel void whole_array(global const msg_t *a, global uint *out) { uint g = get_
 kernel void record_address(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m; m = a[g]; uint *p = (uint *)&m; out[g] = psum(p + 1, m.len % 16); }
 kernel void member_wise(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m; for (int i = 0; i < 16; i++) m.d[i] = a[g].d[i]; m.len = a[g].len; out[g] = psum(m.d + 1, m.len % 16); }
 kernel void modified(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; m.d[0] += out[g]; out[g] = psum(m.d + 1, m.len % 16); }
+uint last(const msg_t *p) { return p->d[p->len % 16] - p->d[0]; }
+kernel void record_pointer(global const msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; out[g] = psum(m.d + 1, m.len % 16) + last(&m) - (m.d[m.len % 16] - m.d[0]); }
 kernel void written_back(global msg_t *a, global uint *out) { uint g = get_global_id(0); msg_t m = a[g]; uint *w = m.d + 1; for (uint k = 0; k < 15; k++) w[k] += k; a[g] = m; out[g] = psum(m.d + 1, m.len % 16); }
 "#;
     let n = 12usize;
@@ -493,6 +495,7 @@ kernel void written_back(global msg_t *a, global uint *out) { uint g = get_globa
         "record_address",
         "member_wise",
         "modified",
+        "record_pointer",
         "written_back",
     ] {
         let out = run_words(SRC, "", kernel, &[a.clone(), vec![0; n]], &[], n);
