@@ -13,7 +13,8 @@
 //! T at the flat offset, and each whole-record copy to or from it (`llvm.memcpy`) becomes one
 //! load and store per element, the other side reached through GEPs of its own record type
 //! (which clspv lowers right). A record used any other way (a load or store of the whole value
-//! or of another type, a partial copy, a copy whose other side's type is unknown) is left as
+//! or of another type, a partial copy, a copy whose other side's type is unknown, an argument
+//! passed `byval` or returned through `sret`) is left as
 //! it is, and so are records mixing scalar types (`{ uchar d[16]; uint len; }` is still read
 //! wrongly). The layout is unchanged: leaves of one type have no padding between them.
 
@@ -304,6 +305,12 @@ fn flatten_function(
                     refused.insert(record_of(v));
                 });
             }
+        } else if ["byval(", "sret(", "byref("].iter().any(|a| t.contains(a)) {
+            // A record passed or returned by value keeps its type (clspv never finished
+            // building a word array passed `byval`: piglit's calls-large-struct).
+            uses.iter().for_each(|v| {
+                refused.insert(record_of(v));
+            });
         } else if t.starts_with("store ptr ") || t.contains("call ") {
             uses.iter().for_each(|v| {
                 escapes.insert(record_of(v));
@@ -504,6 +511,16 @@ mod tests {
         assert!(out.contains("  %d = getelementptr i32, ptr %m, i32 0\n"));
         assert!(out.contains("  %__vkcl_flat.2 = mul i32 %k, 1\n"), "{out}");
         assert!(out.contains("  %e = getelementptr i32, ptr %d, i32 %__vkcl_flat.2s\n"));
+    }
+
+    #[test]
+    fn records_passed_by_value_are_left_alone() {
+        let ll = LL.replace(
+            "  ret void",
+            "  call void @f(ptr byval(%struct.msg_t) align 4 %m)\n  ret void",
+        );
+        let out = patch(&ll).unwrap_or_default();
+        assert!(!out.contains("alloca [17 x i32]"), "{out}");
     }
 
     #[test]
