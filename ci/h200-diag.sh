@@ -14,8 +14,9 @@ mkdir -p /tmp/nv; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv/n
 tar -C $D -xJf $D/deps.tar.xz
 for t in ${TESTS:-}; do
   name=${t%%:*}; filter=${t#*:}; [ "$filter" = "$t" ] && filter=
-  (cd $D/deps && timeout ${T:-40} ./$name $filter --test-threads=1 --nocapture > $OUT/$name.txt 2>&1)
-  echo "$name: exit $?"
+  log=$OUT/$name${filter:+-$filter}.txt
+  (cd $D/deps && timeout ${T:-40} ./$name $filter --test-threads=1 --nocapture > $log 2>&1)
+  echo "$name $filter: exit $?"
 done
 if [ -n "${GROUPS_:-}" ]; then
   timeout 300 python3 bench/compare.py run --out $OUT/bench --bench $D/vkcl-bench --reps 5 \

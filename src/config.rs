@@ -132,6 +132,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.cache_dir = v,
     },
     OptionDoc {
+        name: "VKCL_DUMP_DIR",
+        default: "",
+        doc: "directory into which every SPIR-V module a build produces is written, as it is given to Vulkan (`<pid>-<n>.spv`, `-physical` for the physical-addressing build): for bug reports and spirv-dis",
+        set: |c, v| c.dump_dir = v,
+    },
+    OptionDoc {
         name: "VKCL_PANIC",
         default: "error",
         doc: "what a panic caught at the C boundary does: error (the call returns CL_OUT_OF_HOST_MEMORY, logged), abort (the process aborts: the tests set this, so that no panic goes unseen)",
@@ -170,6 +176,8 @@ pub struct Config {
     pub fp64: bool,
     pub cache: bool,
     pub cache_dir: Option<String>,
+    /// VKCL_DUMP_DIR.
+    pub dump_dir: Option<String>,
     pub placement: PlacementMode,
     /// VKCL_ADDRESSING=physical.
     pub physical: bool,

@@ -887,6 +887,25 @@ pub fn words(bytes: &[u8]) -> Option<Vec<u32>> {
     (w[0] == 0x0723_0203).then_some(w)
 }
 
+/// Writes `spirv` into VKCL_DUMP_DIR, when it is set, as `<pid>-<n>.spv` (`-physical` for a
+/// physical-addressing module): the modules exactly as Vulkan gets them, for bug reports.
+pub fn dump(spirv: &[u32]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let Some(dir) = crate::config::get().dump_dir.as_deref() else {
+        return;
+    };
+    let kind = if physical::is_physical(spirv) { "-physical" } else { "" };
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = std::path::Path::new(dir).join(format!("{}-{n}{kind}.spv", std::process::id()));
+    let bytes: Vec<u8> = spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, bytes));
+    match written {
+        Ok(()) => log::info!(target: "compiler", "module written to {}", path.display()),
+        Err(e) => log::warn!(target: "compiler", "cannot write {}: {e}", path.display()),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Finding the helper and the library.
 
