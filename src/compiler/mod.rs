@@ -895,7 +895,11 @@ pub fn dump(spirv: &[u32]) {
     let Some(dir) = crate::config::get().dump_dir.as_deref() else {
         return;
     };
-    let kind = if physical::is_physical(spirv) { "-physical" } else { "" };
+    let kind = if physical::is_physical(spirv) {
+        "-physical"
+    } else {
+        ""
+    };
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let path = std::path::Path::new(dir).join(format!("{}-{n}{kind}.spv", std::process::id()));
     let bytes: Vec<u8> = spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
