@@ -33,6 +33,19 @@ const OP_S_CONVERT: u32 = 114;
 const OP_I_ADD: u32 = 128;
 const OP_I_SUB: u32 = 130;
 const OP_I_MUL: u32 = 132;
+const OP_U_CONVERT: u32 = 113;
+const OP_U_DIV: u32 = 134;
+const OP_SHIFT_RIGHT_LOGICAL: u32 = 194;
+const OP_SHIFT_LEFT_LOGICAL: u32 = 196;
+/// The integer operations whose operands [`chains_as_integers`] follows.
+const DEFINITIONS: [u32; 6] = [
+    OP_U_CONVERT,
+    OP_U_DIV,
+    OP_SHIFT_RIGHT_LOGICAL,
+    OP_I_ADD,
+    OP_I_MUL,
+    OP_SHIFT_LEFT_LOGICAL,
+];
 
 /// Whether `spirv` is a physical-addressing module (OpMemoryModel PhysicalStorageBuffer64).
 pub fn is_physical(spirv: &[u32]) -> bool {
@@ -227,6 +240,7 @@ fn chains_as_integers(
     let mut physical: HashSet<u32> = HashSet::new(); // physical pointer types
     let mut strides: HashMap<u32, u64> = HashMap::new(); // pointer type → ArrayStride
     let mut types: HashMap<u32, u32> = HashMap::new(); // result id → type
+    let mut defs: HashMap<u32, (u32, Vec<u32>)> = HashMap::new(); // id → (opcode, operands)
     for w in insts.iter() {
         match w[0] & 0xffff {
             OP_TYPE_POINTER if w.len() == 4 && w[2] == STORAGE_PHYSICAL => {
@@ -239,18 +253,38 @@ fn chains_as_integers(
                 && w.len() >= 3 =>
             {
                 types.insert(w[2], w[1]);
+                if DEFINITIONS.contains(&op) {
+                    defs.insert(w[2], (op, w[3..].to_vec()));
+                }
             }
             _ => {}
         }
     }
-    let harmless = |id: u32| {
-        constants
-            .get(&id)
-            .is_some_and(|&(ty, v)| match ints.get(&ty) {
+    // Elements that are not negative: non-negative constants, zero-extensions, unsigned
+    // divisions and shifts right, and sums, products and shifts left of such (which could only
+    // wrap past 2^63 bytes).
+    fn non_negative(
+        id: u32,
+        depth: u32,
+        defs: &HashMap<u32, (u32, Vec<u32>)>,
+        constants: &HashMap<u32, (u32, u64)>,
+        ints: &HashMap<u32, u32>,
+    ) -> bool {
+        if let Some(&(ty, v)) = constants.get(&id) {
+            return match ints.get(&ty) {
                 Some(32) => v < 0x8000_0000,
                 _ => v < 1 << 63,
-            })
-    };
+            };
+        }
+        match defs.get(&id) {
+            Some((OP_U_CONVERT | OP_U_DIV | OP_SHIFT_RIGHT_LOGICAL, _)) => true,
+            Some((OP_I_ADD | OP_I_MUL | OP_SHIFT_LEFT_LOGICAL, operands)) if depth < 8 => operands
+                .iter()
+                .all(|&o| non_negative(o, depth + 1, defs, constants, ints)),
+            _ => false,
+        }
+    }
+    let harmless = |id: u32| non_negative(id, 0, &defs, constants, ints);
     let mut out = Vec::with_capacity(insts.len());
     let mut changed = false;
     for w in std::mem::take(insts) {
@@ -264,6 +298,23 @@ fn chains_as_integers(
             out.push(w);
             continue;
         };
+        if let Some((word, size)) = member_word(&w, stride, &defs, constants, ints, &strides) {
+            // `a[(C*i + j) / C].d[0]...`: the word C*i + j of the array (see member_word).
+            let (address, offset, sum) = (*bound, *bound + 1, *bound + 2);
+            *bound += 3;
+            let size = longs.id(size, bound);
+            out.push(vec![
+                4 << 16 | OP_CONVERT_PTR_TO_U,
+                longs.long,
+                address,
+                w[3],
+            ]);
+            out.push(vec![5 << 16 | OP_I_MUL, longs.long, offset, word, size]);
+            out.push(vec![5 << 16 | OP_I_ADD, longs.long, sum, address, offset]);
+            out.push(vec![4 << 16 | OP_CONVERT_U_TO_PTR, w[1], w[2], sum]);
+            changed = true;
+            continue;
+        }
         if harmless(w[4]) {
             out.push(w);
             continue;
@@ -325,6 +376,44 @@ fn chains_as_integers(
     }
     *insts = out;
     changed
+}
+
+/// A chain that lost the index into a struct's member array, as `compiler::member_index`
+/// repairs in logical modules: a pointer to a member array passed to a helper (`rd(a[i].d, j)`
+/// with `struct { uint d[16]; uint len; }`) reaches the physical module as
+/// `OpPtrAccessChain %uint* a ((17*i + j) / 17) 0 0`, the quotient kept and the remainder
+/// dropped. For an element `OpUDiv X C` (C a 64-bit constant), X a sum with a product by C, further
+/// indexes all zero and the result type's stride E with C * E the base's stride: (X, E), the
+/// word X of the array in units of the result.
+fn member_word(
+    w: &[u32],
+    stride: u64,
+    defs: &HashMap<u32, (u32, Vec<u32>)>,
+    constants: &HashMap<u32, (u32, u64)>,
+    ints: &HashMap<u32, u32>,
+    strides: &HashMap<u32, u64>,
+) -> Option<(u32, u64)> {
+    let constant = |id: u32| constants.get(&id).map(|&(_, v)| v);
+    if w.len() < 6 || !w[5..].iter().all(|&i| constant(i) == Some(0)) {
+        return None;
+    }
+    let (OP_U_DIV, operands) = defs.get(&w[4])? else {
+        return None;
+    };
+    let &(ty, c) = constants.get(operands.get(1)?)?;
+    let x = operands[0];
+    if ints.get(&ty) != Some(&64) {
+        return None;
+    }
+    let (OP_I_ADD, terms) = defs.get(&x)? else {
+        return None;
+    };
+    let scaled = |t: u32| {
+        defs.get(&t)
+            .is_some_and(|(op, f)| *op == OP_I_MUL && f.iter().any(|&v| constant(v) == Some(c)))
+    };
+    let element = *strides.get(&w[1])?;
+    (terms.iter().any(|&t| scaled(t)) && element * c == stride).then_some((x, element))
 }
 
 fn assemble(spirv: &[u32], bound: u32, insts: Vec<Vec<u32>>) -> Vec<u32> {
