@@ -967,3 +967,32 @@ fn double_copysign_and_sinh() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// The last of several `__local` values chosen by conditions (pyopencl's scan with
+/// `scan_expr="b"`): clspv makes a chain of selects of `__local` pointers. Lavapipe runs it
+/// right; on the H200 (NVIDIA 580) rows 1 to 15 of the array read as zeros everywhere in the
+/// kernel, and neither selects of the row index, nor selects of the loaded values, nor
+/// narrowing VariablePointers changed that (measured, issue 15): this test fails there.
+#[test]
+fn last_of_local_values_chosen_by_conditions() {
+    let src = "__attribute__((reqd_work_group_size(256, 1, 1)))\n\
+               kernel void t(global uint *out, uint n) {\n\
+               local uint l[17][257];\n\
+               uint lid = get_local_id(0);\n\
+               for (int k = 0; k < 16; k++) l[k][lid] = lid * 100 + k;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               uint s = l[0][lid];\n\
+               for (int k = 1; k < 16; k++) if (lid * 16 + k < n) s = l[k][lid];\n\
+               l[16][lid] = s;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               out[lid] = l[16][lid];\n\
+               out[256 + lid] = l[lid % 16][lid]; }";
+    for n in [0u32, 10, 1000, 4096] {
+        let got = run_words(src, "", "t", &[vec![0u32; 512]], &[n], 256);
+        let want: Vec<u32> = (0..256u32)
+            .map(|lid| lid * 100 + (1..16).filter(|k| lid * 16 + k < n).max().unwrap_or(0))
+            .chain((0..256u32).map(|lid| lid * 100 + lid % 16))
+            .collect();
+        assert_eq!(got[0], want, "n = {n}");
+    }
+}
