@@ -260,30 +260,6 @@ fn chains_as_integers(
             _ => {}
         }
     }
-    // Elements that are not negative: non-negative constants, zero-extensions, unsigned
-    // divisions and shifts right, and sums, products and shifts left of such (which could only
-    // wrap past 2^63 bytes).
-    fn non_negative(
-        id: u32,
-        depth: u32,
-        defs: &HashMap<u32, (u32, Vec<u32>)>,
-        constants: &HashMap<u32, (u32, u64)>,
-        ints: &HashMap<u32, u32>,
-    ) -> bool {
-        if let Some(&(ty, v)) = constants.get(&id) {
-            return match ints.get(&ty) {
-                Some(32) => v < 0x8000_0000,
-                _ => v < 1 << 63,
-            };
-        }
-        match defs.get(&id) {
-            Some((OP_U_CONVERT | OP_U_DIV | OP_SHIFT_RIGHT_LOGICAL, _)) => true,
-            Some((OP_I_ADD | OP_I_MUL | OP_SHIFT_LEFT_LOGICAL, operands)) if depth < 8 => operands
-                .iter()
-                .all(|&o| non_negative(o, depth + 1, defs, constants, ints)),
-            _ => false,
-        }
-    }
     let harmless = |id: u32| non_negative(id, 0, &defs, constants, ints);
     let mut out = Vec::with_capacity(insts.len());
     let mut changed = false;
@@ -376,6 +352,31 @@ fn chains_as_integers(
     }
     *insts = out;
     changed
+}
+
+/// Whether an element cannot be negative: non-negative constants, zero-extensions, unsigned
+/// divisions and shifts right, and sums, products and shifts left of such (which could only
+/// wrap past 2^63 bytes).
+fn non_negative(
+    id: u32,
+    depth: u32,
+    defs: &HashMap<u32, (u32, Vec<u32>)>,
+    constants: &HashMap<u32, (u32, u64)>,
+    ints: &HashMap<u32, u32>,
+) -> bool {
+    if let Some(&(ty, v)) = constants.get(&id) {
+        return match ints.get(&ty) {
+            Some(32) => v < 0x8000_0000,
+            _ => v < 1 << 63,
+        };
+    }
+    match defs.get(&id) {
+        Some((OP_U_CONVERT | OP_U_DIV | OP_SHIFT_RIGHT_LOGICAL, _)) => true,
+        Some((OP_I_ADD | OP_I_MUL | OP_SHIFT_LEFT_LOGICAL, operands)) if depth < 8 => operands
+            .iter()
+            .all(|&o| non_negative(o, depth + 1, defs, constants, ints)),
+        _ => false,
+    }
 }
 
 /// A chain that lost the index into a struct's member array, as `compiler::member_index`
