@@ -47,6 +47,9 @@ pub fn compile(
     let Some(patched) = patch(flat.as_deref().unwrap_or(&ll)).or(flat) else {
         return compile(sources, options);
     };
+    // The IR before and after, for bug reports (VKCL_DUMP_DIR).
+    super::dump_file(".ll", ll.as_bytes());
+    super::dump_file("-patched.ll", patched.as_bytes());
     match compile(&[patched.as_bytes()], &format!("{options} -x ir")) {
         Ok((out, log)) => Ok((out, front_log + &log)),
         // What clspv refuses from the IR is built from the source, as before.
