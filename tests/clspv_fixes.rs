@@ -593,8 +593,10 @@ fn check_records(
             if out[1][g] != word || bytes.clone().any(|b| rec[b] != want[b]) {
                 let bytes: Vec<usize> = bytes.filter(|&b| rec[b] != want[b]).collect();
                 wrong.push(format!(
-                    "{kernel}: record {g}: out {:#x}, want {word:#x}; wrong bytes {bytes:?}",
-                    out[1][g]
+                    "{kernel}: record {g}: out {:#x}, want {word:#x}; wrong bytes {bytes:?}: \
+                     {rec:02x?}, want {want:02x?}, was {:02x?}",
+                    out[1][g],
+                    &recs[g * size..(g + 1) * size]
                 ));
                 break;
             }
