@@ -632,6 +632,11 @@ kernel void written_back(global blk_t *a, global uint *out) { uint g = get_globa
 kernel void helpers(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; uint k = m.len % 16; upd(&m, k, 0x5a); wr(&m, m.len % 8, 5); out[g] = rd(&m, k % 4); a[g] = m; }
 kernel void built_here(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m; for (uint i = 0; i < 16; i++) m.d[i] = (uchar)(g * 7 + i * 13); m.len = g; upd(&m, g % 16, 3); out[g] = bsum(m.d + g % 4, 9) + m.len; a[g] = m; }
 kernel void on_global(global blk_t *a, global uint *out) { uint g = get_global_id(0); uint k = a[g].len % 16; out[g] = a[g].d[k]; }
+kernel void initialised(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = {{1, 2, 3, 4, 5}, 6}; m.d[g % 16] = g; out[g] = bsum(m.d + 1, 8) + m.len; }
+kernel void zeroed(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = {0}; m.d[g % 16] = g; upd(&m, 3, 5); out[g] = bsum(m.d + 2, 14) + m.len; }
+kernel void halves(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; ushort *q = (ushort *)m.d; uint k = m.len % 8; out[g] = q[k] | (uint)((ushort *)m.d)[7 - k] << 16; }
+void upd2(blk_t *b, uint k) { upd(b, k, 7); wr(b, 2, 3); }
+kernel void helper_of_helper(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; upd2(&m, m.len % 16); a[g] = m; out[g] = bsum(m.d, 16); }
 "#
     );
     let len = |r: &[u8]| get32(r, 16);
@@ -684,6 +689,26 @@ kernel void on_global(global blk_t *a, global uint *out) { uint g = get_global_i
                 bytes_sum(&r[o..o + 9]) + len(r)
             }),
             ("on_global", &|r, _| r[len(r) as usize % 16] as u32),
+            ("initialised", &|_, g| {
+                let mut d = [1u8, 2, 3, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+                d[g as usize % 16] = g as u8;
+                bytes_sum(&d[1..9]) + 6
+            }),
+            ("zeroed", &|_, g| {
+                let mut m = [0u8; 20];
+                m[g as usize % 16] = g as u8;
+                upd(&mut m, 3, 5);
+                bytes_sum(&m[2..16]) + len(&m)
+            }),
+            ("halves", &|r, _| {
+                let k = len(r) as usize % 8;
+                get16(r, 2 * k) as u32 | (get16(r, 2 * (7 - k)) as u32) << 16
+            }),
+            ("helper_of_helper", &|r, _| {
+                upd(r, len(r) as usize % 16, 7);
+                wr(r, 2, 3);
+                bytes_sum(&r[..16])
+            }),
         ],
     );
 }
@@ -741,6 +766,7 @@ float fsum(const float *p, uint n) { float s = 0; for (uint k = 0; k < n; k++) s
 void scale(fv_t *f, uint k, float x) { f->v[k] *= x; f->count -= 1; }
 kernel void fv_read(global fv_t *a, global uint *out) { uint g = get_global_id(0); fv_t f = a[g]; uint k = f.count & 3; out[g] = as_uint(fsum(f.v + 1, 3 - k) - f.v[k]); }
 kernel void fv_write(global fv_t *a, global uint *out) { uint g = get_global_id(0); fv_t f = a[g]; uint k = f.count & 3; scale(&f, k, 2.0f); float *p = f.v + 1; p[k % 3] += 1.0f; out[g] = f.count; a[g] = f; }
+kernel void vectors(global fv_t *a, global uint *out) { uint g = get_global_id(0); fv_t f = a[g]; out[g] = as_uint(vload4(0, f.v).w) ^ as_uint(vload2(1, f.v).x); vstore2((float2)(1.0f, 2.0f), f.count & 1, f.v); a[g] = f; }
 "#;
     let v = |r: &[u8], k: usize| f32::from_bits(get32(r, 4 * k));
     let set_v = |r: &mut [u8], k: usize, x: f32| set32(r, 4 * k, x.to_bits());
@@ -759,6 +785,13 @@ kernel void fv_write(global fv_t *a, global uint *out) { uint g = get_global_id(
                 let k = count(r) as usize & 3;
                 let s = (1..4 - k).fold(0f32, |s, i| s + v(r, i));
                 (s - v(r, k)).to_bits()
+            }),
+            ("vectors", &|r, _| {
+                let out = get32(r, 12) ^ get32(r, 8);
+                let at = 2 * (count(r) as usize & 1);
+                set_v(r, at, 1.0);
+                set_v(r, at + 1, 2.0);
+                out
             }),
             ("fv_write", &|r, _| {
                 let k = count(r) as usize & 3;
@@ -783,6 +816,7 @@ fn private_nested_and_padded_mixed_records() {
 typedef struct { uint id; blk_t b; ushort tag[3]; } nest_t;
 typedef struct { uchar c; uint w[3]; uchar d[5]; } pad_t;
 kernel void nested(global nest_t *a, global uint *out) { uint g = get_global_id(0); nest_t s = a[g]; uint k = s.id % 3; upd(&s.b, s.b.len % 16, (uchar)s.tag[k]); out[g] = bsum(s.b.d + 2, s.b.len % 14) + s.tag[k] + rd(&s.b, s.id % 4); ushort *t = s.tag + k; *t += 1; a[g] = s; }
+kernel void copied_member(global nest_t *a, global uint *out) { uint g = get_global_id(0); nest_t s = a[g]; blk_t t = s.b; t.d[s.id % 16] += 1; uint o = bsum(t.d + 1, 4); s.b = t; uchar *p = s.b.d + s.id % 8; p[1] = 9; a[g] = s; out[g] = o; }
 kernel void padded(global pad_t *a, global uint *out) { uint g = get_global_id(0); pad_t s = a[g]; uint *p = s.w + s.c % 3; *p += s.d[s.c % 5]; uchar *q = &s.d[1]; q[s.c % 4] = s.c; out[g] = wsum(s.w, 3) + bsum(s.d, 5) + s.c; a[g] = s; }
 "#
     );
@@ -791,21 +825,30 @@ kernel void padded(global pad_t *a, global uint *out) { uint g = get_global_id(0
         32,
         &[30, 31],
         &|_, _| {},
-        &[("nested", &|r, _| {
-            let id = get32(r, 0) as usize;
-            let k = id % 3;
-            let tag = get16(r, 24 + 2 * k);
-            let b = &mut r[4..24];
-            let j = get32(b, 16) as usize % 16;
-            b[j] ^= tag as u8;
-            set32(b, 16, get32(b, 16).wrapping_add(tag as u8 as u32));
-            let m = get32(b, 16) as usize % 14;
-            let out = bytes_sum(&b[2..2 + m])
-                .wrapping_add(tag as u32)
-                .wrapping_add(get32(b, 4 * (id % 4)));
-            set16(r, 24 + 2 * k, tag.wrapping_add(1));
-            out
-        })],
+        &[
+            ("nested", &|r, _| {
+                let id = get32(r, 0) as usize;
+                let k = id % 3;
+                let tag = get16(r, 24 + 2 * k);
+                let b = &mut r[4..24];
+                let j = get32(b, 16) as usize % 16;
+                b[j] ^= tag as u8;
+                set32(b, 16, get32(b, 16).wrapping_add(tag as u8 as u32));
+                let m = get32(b, 16) as usize % 14;
+                let out = bytes_sum(&b[2..2 + m])
+                    .wrapping_add(tag as u32)
+                    .wrapping_add(get32(b, 4 * (id % 4)));
+                set16(r, 24 + 2 * k, tag.wrapping_add(1));
+                out
+            }),
+            ("copied_member", &|r, _| {
+                let id = get32(r, 0) as usize;
+                r[4 + id % 16] = r[4 + id % 16].wrapping_add(1);
+                let out = bytes_sum(&r[5..9]);
+                r[5 + id % 8] = 9;
+                out
+            }),
+        ],
     );
     check_records(
         &src,
@@ -820,6 +863,45 @@ kernel void padded(global pad_t *a, global uint *out) { uint g = get_global_id(0
             let ws = (0..3).fold(0u32, |s, k| s.wrapping_add(get32(r, 4 + 4 * k)));
             ws.wrapping_add(bytes_sum(&r[16..21]))
                 .wrapping_add(c as u32)
+        })],
+    );
+}
+
+/// A SHA-256 context as hashing kernels keep it, `{ uchar data[64]; uint datalen; ulong
+/// bitlen; uint state[8]; }` (112 bytes: padding before the ulong at 72), updated by a helper
+/// through its address with run-time indices (`c->data[c->datalen]`, which clspv got right,
+/// and a word of the block, `((const uint *)c->data)[k]`, which it read as 0), then written
+/// back.
+#[test]
+fn private_hash_context_updated_by_a_helper() {
+    let src = r#"
+typedef struct { uchar data[64]; uint datalen; ulong bitlen; uint state[8]; } sha_t;
+void sha_add(sha_t *c, const uchar *msg, uint n) { for (uint i = 0; i < n; i++) { c->data[c->datalen] = msg[i]; c->datalen++; if (c->datalen == 64) { c->state[c->bitlen % 8] += ((const uint *)c->data)[(c->bitlen / 512) % 16]; c->bitlen += 512; c->datalen = 0; } } }
+kernel void sha(global sha_t *a, global uint *out) { uint g = get_global_id(0); sha_t c = a[g]; uchar msg[40]; for (uint i = 0; i < 40; i++) msg[i] = (uchar)(g + i * 7); c.datalen %= 64; sha_add(&c, msg, 40); out[g] = c.state[(c.bitlen / 512) % 8] ^ c.data[(c.datalen + 63) % 64]; a[g] = c; }
+"#;
+    let get64 = |r: &[u8]| u64::from_le_bytes(r[72..80].try_into().unwrap());
+    check_records(
+        src,
+        112,
+        &[68, 69, 70, 71],
+        &|_, _| {},
+        &[("sha", &|r, g| {
+            let mut len = get32(r, 64) as usize % 64;
+            let mut bits = get64(r);
+            for i in 0..40u32 {
+                r[len] = (g + i * 7) as u8;
+                len += 1;
+                if len == 64 {
+                    let s = 80 + 4 * (bits % 8) as usize;
+                    let w = get32(r, 4 * ((bits / 512) % 16) as usize);
+                    set32(r, s, get32(r, s).wrapping_add(w));
+                    bits = bits.wrapping_add(512);
+                    len = 0;
+                }
+            }
+            set32(r, 64, len as u32);
+            r[72..80].copy_from_slice(&bits.to_le_bytes());
+            get32(r, 80 + 4 * ((bits / 512) % 8) as usize) ^ r[(len + 63) % 64] as u32
         })],
     );
 }
