@@ -1,22 +1,29 @@
-//! Private records of 32-bit words whose member arrays are reached through pointers, flattened
-//! in the LLVM IR before clspv's own passes see them.
+//! Private records whose member arrays are reached through pointers, flattened in the LLVM IR
+//! before clspv's own passes see them.
 //!
 //! clspv 0.0.1 loses the indices of a pointer into a member array of a private record: with
 //! `typedef struct { uint d[16]; uint len; } msg_t;`, `msg_t m = a[i]; uint *w = m.d + 1;`
 //! reads `w[k]` as `m.d[0]` (with `psum(m.d + 1, n)` as well, and `(uint *)&m + 1`), whether
 //! the record is copied whole or member by member; SHA-1 and MD5 kernels keep their message
 //! blocks in exactly such records (issue 15 item 4, piglit's pyrit-wpa-psk); a record of
-//! floats reads NaN. A private array reached the same way is right. So such a record (an
-//! `alloca` of a named record whose leaves are all of one scalar type T, with an array among
-//! them, and a pointer into it that is indexed as T, passed to a call or stored) becomes an
-//! `alloca [N x T]`: every GEP on it, or on a pointer derived from it by GEPs, becomes a GEP of
-//! T at the flat offset, and each whole-record copy to or from it (`llvm.memcpy`) becomes one
-//! load and store per element, the other side reached through GEPs of its own record type
-//! (which clspv lowers right). A record used any other way (a load or store of the whole value
-//! or of another type, a partial copy, a copy whose other side's type is unknown, an argument
-//! passed `byval` or returned through `sret`) is left as
-//! it is, and so are records mixing scalar types (`{ uchar d[16]; uint len; }` is still read
-//! wrongly). The layout is unchanged: leaves of one type have no padding between them.
+//! floats reads NaN; `{ uchar d[16]; uint len; }` read 0 for `((uint *)m.d)[k]`, and a helper
+//! given `&m` lost `b->d + off` altogether. A private array reached the same way is right.
+//! So such a record (an `alloca` of a named record of scalar leaves with an array among them,
+//! and a pointer into it that is indexed, passed to a call or stored) becomes an array
+//! ([`super::flat_layout`]): `[N x T]` where every leaf is of type T, else an integer array of
+//! its smallest leaf's size (`[20 x i8]` for `blk_t`, `[5 x i32]` for `{ float v[4]; int n; }`),
+//! the C layout (offsets, padding) unchanged. Every GEP on it, or on a pointer derived from it
+//! by GEPs or kept in a variable stored once, becomes a GEP of the element at the flat offset;
+//! loads and stores of the leaves stay as they are (clspv splits a word load from bytes
+//! right). Each whole-record copy to or from it, or to or from a record inside it, becomes one
+//! load and store per leaf ([`super::flat_copies`]). A helper given a pointer at such a record
+//! (`upd(&m, k)`, `upd(&s.b, k)`) is called as a clone whose GEPs from that parameter are
+//! flattened the same way (the original stays for other callers), so after clspv inlines it no
+//! GEP of the record type is left on the array. A record used any other way (a load or store
+//! of the whole value, a vector, or a scalar narrower than the element; a partial copy, a copy
+//! whose other side's type is unknown, an argument passed `byval` or returned through `sret`;
+//! a GEP whose offset is not a whole number of elements) is left as it is ([`super::flat_uses`]),
+//! and so is a helper whose clone would be.
 
 use super::flat_copies::copy_leaves;
 use super::flat_layout::{flat, gep_offset, leaves, Flat};
@@ -331,5 +338,113 @@ mod tests {
         );
         let out = patch(&ll).unwrap_or_default();
         assert!(!out.contains("alloca [17 x i32]"), "{out}");
+    }
+
+    /// clang's IR for `blk_t m = a[i]; wr(&m, m.len % 8); ... ((uint *)m.d)[k]` with
+    /// `void wr(blk_t *b, uint off) { uchar *p = b->d + off; p[1] = 7; }` (trimmed).
+    const MIXED: &str = "%struct.blk_t = type { [16 x i8], i32 }\n\
+        define spir_func void @wr(ptr %b, i32 %off) {\n\
+        entry:\n\
+        \x20 %b.addr = alloca ptr, align 4\n\
+        \x20 store ptr %b, ptr %b.addr, align 4\n\
+        \x20 %0 = load ptr, ptr %b.addr, align 4\n\
+        \x20 %d = getelementptr inbounds nuw %struct.blk_t, ptr %0, i32 0, i32 0\n\
+        \x20 %arraydecay = getelementptr inbounds [16 x i8], ptr %d, i32 0, i32 0\n\
+        \x20 %add.ptr = getelementptr inbounds nuw i8, ptr %arraydecay, i32 %off\n\
+        \x20 %p1 = getelementptr inbounds i8, ptr %add.ptr, i32 1\n\
+        \x20 store i8 7, ptr %p1, align 1\n\
+        \x20 ret void\n}\n\
+        define void @k(ptr addrspace(1) %a, i32 %i, i32 %k) {\n\
+        entry:\n\
+        \x20 %m = alloca %struct.blk_t, align 4\n\
+        \x20 %src = getelementptr inbounds nuw %struct.blk_t, ptr addrspace(1) %a, i32 %i\n\
+        \x20 call void @llvm.memcpy.p0.p1.i32(ptr align 4 %m, ptr addrspace(1) align 4 %src, i32 20, i1 false)\n\
+        \x20 %len = getelementptr inbounds nuw %struct.blk_t, ptr %m, i32 0, i32 1\n\
+        \x20 %l = load i32, ptr %len, align 4\n\
+        \x20 call spir_func void @wr(ptr %m, i32 %l)\n\
+        \x20 %w = getelementptr inbounds nuw i32, ptr %m, i32 %k\n\
+        \x20 %v = load i32, ptr %w, align 4\n\
+        \x20 call void @llvm.memcpy.p1.p0.i32(ptr addrspace(1) align 4 %src, ptr align 4 %m, i32 20, i1 false)\n\
+        \x20 ret void\n}\n";
+
+    #[test]
+    fn mixed_records_become_byte_arrays() {
+        let out = patch(MIXED).expect("patched");
+        assert!(out.contains("  %m = alloca [20 x i8], align 4\n"), "{out}");
+        assert!(
+            out.contains("  %len = getelementptr i8, ptr %m, i32 16\n"),
+            "{out}"
+        );
+        assert!(out.contains("  %__vkcl_flat.2 = mul i32 %k, 4\n"), "{out}");
+        assert!(out.contains("  %w = getelementptr i8, ptr %m, i32 %__vkcl_flat.2s\n"));
+        // Copied leaf by leaf, each leaf as its own type.
+        assert!(!out.contains("@llvm.memcpy"), "{out}");
+        assert!(out.contains(
+            "  %__vkcl_w.1.3s = getelementptr inbounds %struct.blk_t, ptr addrspace(1) %src, \
+             i32 0, i32 0, i32 3\n  \
+             %__vkcl_w.1.3 = load i8, ptr addrspace(1) %__vkcl_w.1.3s, align 1\n  \
+             %__vkcl_w.1.3d = getelementptr i8, ptr %m, i32 3\n"
+        ));
+        assert!(out.contains("  %__vkcl_w.1.16d = getelementptr i8, ptr %m, i32 16\n"));
+        assert!(out
+            .contains("  %__vkcl_w.1.16 = load i32, ptr addrspace(1) %__vkcl_w.1.16s, align 4\n"));
+        assert!(
+            out.contains("  %__vkcl_w.3.16s = getelementptr i8, ptr %m, i32 16\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn helpers_given_a_flattened_record_are_cloned() {
+        let out = patch(MIXED).expect("patched");
+        // The original stays for other callers; the clone's GEPs from the parameter (through
+        // clang's spill of it) are byte GEPs.
+        assert!(
+            out.contains("define spir_func void @wr(ptr %b, i32 %off) {\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("  %d = getelementptr inbounds nuw %struct.blk_t, ptr %0, i32 0, i32 0\n")
+        );
+        let clone = out
+            .find("define spir_func void @wr.__vkcl_flat.")
+            .expect("clone");
+        let clone = &out[clone..];
+        let name = &clone["define spir_func void ".len()..clone.find('(').unwrap()];
+        assert!(
+            out.contains(&format!("  call spir_func void {name}(ptr %m, i32 %l)\n")),
+            "{out}"
+        );
+        assert!(
+            clone.contains("  %d = getelementptr i8, ptr %0, i32 0\n"),
+            "{clone}"
+        );
+        assert!(clone.contains("  %arraydecay = getelementptr i8, ptr %d, i32 0\n"));
+        assert!(
+            clone.contains("  %add.ptr = getelementptr i8, ptr %arraydecay, i32 %__vkcl_flat.1s\n")
+        );
+        assert!(clone.contains("  %p1 = getelementptr i8, ptr %add.ptr, i32 1\n"));
+    }
+
+    #[test]
+    fn mixed_records_refused_stay_as_they_are() {
+        // A whole-value load; a byte offset known at run time into an array of words; a
+        // vector load.
+        let fv = "%struct.fv = type { [4 x float], i32 }\n\
+            define void @k(i32 %k) {\n\
+            entry:\n\
+            \x20 %f = alloca %struct.fv, align 4\n\
+            \x20 %p = getelementptr inbounds float, ptr %f, i32 1\n\
+            \x20 USE\n\
+            \x20 ret void\n}\n";
+        for (use_, refused) in [
+            ("%v = load %struct.fv, ptr %f, align 4", true),
+            ("%b = getelementptr inbounds i8, ptr %f, i32 %k", true),
+            ("%v = load <2 x float>, ptr %p, align 4", true),
+            ("%v = load float, ptr %p, align 4", false),
+        ] {
+            let out = patch(&fv.replace("USE", use_)).unwrap_or_default();
+            assert_eq!(!out.contains("alloca [5 x i32]"), refused, "{use_}: {out}");
+        }
     }
 }
