@@ -150,16 +150,35 @@ impl Module<'_> {
         if roots.keys().any(|r| uses.refused.contains(r)) {
             return None;
         }
-        let chosen: HashSet<String> = records
+        let mut chosen: HashSet<String> = records
             .keys()
             .filter(|r| roots.contains_key(*r) || uses.escapes.contains(*r))
             .filter(|r| !uses.refused.contains(*r))
             .cloned()
             .collect();
-        if chosen.is_empty() {
-            return None;
+        // A record given to a helper that cannot be cloned stays as it is (the helper's
+        // record GEPs would reach the array).
+        loop {
+            if chosen.is_empty() {
+                return None;
+            }
+            uses.into.retain(|_, r| chosen.contains(r));
+            let refused: Vec<String> = lines
+                .iter()
+                .filter_map(|l| self.call_target(&uses, l))
+                .filter(|c| c.clone.is_err())
+                .flat_map(|c| c.records)
+                .collect();
+            if refused.is_empty() {
+                break;
+            }
+            if refused.iter().any(|r| roots.contains_key(r)) {
+                return None;
+            }
+            for r in &refused {
+                chosen.remove(r);
+            }
         }
-        uses.into.retain(|_, r| chosen.contains(r));
         let mut out = String::new();
         let mut n = 0;
         for line in lines {
@@ -205,20 +224,26 @@ impl Module<'_> {
     /// `line`, calling a clone of its callee instead where it passes a pointer at a flattened
     /// record (not at one of its scalars, which the callee indexes as it is).
     fn call(&mut self, uses: &Uses, line: &str) -> String {
-        let Some(at) = line
-            .find("call ")
-            .and_then(|c| line[c..].find(" @").map(|a| c + a + 1))
-        else {
-            return line.to_string();
-        };
-        let Some(open) = line[at..].find('(').map(|o| at + o) else {
-            return line.to_string();
-        };
+        match self.call_target(uses, line) {
+            Some(Call {
+                at,
+                open,
+                clone: Ok(Some(clone)),
+                ..
+            }) => format!("{}{clone}{}", &line[..at], &line[open..]),
+            _ => line.to_string(),
+        }
+    }
+
+    /// The call on `line` where it passes pointers at flattened records, with the clone it
+    /// is to call instead.
+    fn call_target(&mut self, uses: &Uses, line: &str) -> Option<Call> {
+        let c = line.find("call ")?;
+        let at = c + line[c..].find(" @")? + 1;
+        let open = at + line[at..].find('(')?;
         let callee = &line[at..open];
-        let Some(close) = line.rfind(')') else {
-            return line.to_string();
-        };
-        let mut roots = vec![];
+        let close = line.rfind(')')?;
+        let (mut roots, mut records) = (vec![], vec![]);
         for (i, a) in split_args(&line[open + 1..close]).iter().enumerate() {
             let v = a.rsplit(' ').next().unwrap_or("");
             let scalar = matches!(
@@ -227,47 +252,70 @@ impl Module<'_> {
             );
             if uses.into.contains_key(v) && !scalar && !a.contains("byval(") {
                 roots.push((i, uses.flat(v).clone()));
+                records.push(uses.into[v].clone());
             }
         }
-        match self.clone_for(callee, &roots) {
-            Some(clone) => format!("{}{clone}{}", &line[..at], &line[open..]),
-            None => line.to_string(),
+        if roots.is_empty() {
+            return None;
         }
+        let clone = self.clone_for(callee, &roots);
+        Some(Call {
+            at,
+            open,
+            clone,
+            records,
+        })
     }
 
     /// The name of a clone of `callee` whose parameters `roots` (index, flat array) are
     /// flattened (made once for each such set, and written after the function that needed
-    /// it); None where there is nothing to clone or it cannot be flattened.
-    fn clone_for(&mut self, callee: &str, roots: &[(usize, Flat)]) -> Option<String> {
-        if roots.is_empty() {
-            return None;
-        }
+    /// it); None where `callee` is not defined here (a built-in), Err where it cannot be
+    /// flattened.
+    fn clone_for(&mut self, callee: &str, roots: &[(usize, Flat)]) -> Result<Option<String>, ()> {
+        let Some(lines) = self.functions.get(callee).cloned() else {
+            return Ok(None);
+        };
         let key: Vec<String> = roots
             .iter()
             .map(|(i, f)| format!("{i}:{}:{}", f.elem, f.unit))
             .collect();
         let key = format!("{callee}({})", key.join(","));
         if let Some(made) = self.clones.get(&key) {
-            return made.clone();
+            return made.clone().map(Some).ok_or(());
         }
         // None while it is being made: a helper calling itself is left alone.
         self.clones.insert(key.clone(), None);
-        let lines = self.functions.get(callee)?.clone();
-        let define = lines.first()?;
-        let open = define.find(&format!("{callee}("))? + callee.len();
-        let params = split_args(&define[open + 1..define.rfind(')')?]);
+        let define = lines[0];
+        let params = define
+            .find(&format!("{callee}("))
+            .map(|o| o + callee.len() + 1)
+            .zip(define.rfind(')'))
+            .map(|(open, close)| split_args(&define[open..close]))
+            .ok_or(())?;
         let mut named = HashMap::new();
         for (i, f) in roots {
-            let p = params.get(*i)?.rsplit(' ').next()?;
+            let p = params
+                .get(*i)
+                .and_then(|p| p.rsplit(' ').next())
+                .ok_or(())?;
             named.insert(p.to_string(), f.clone());
         }
-        let text = self.flatten(&lines, &named)?;
+        let text = self.flatten(&lines, &named).ok_or(())?;
         let name = format!("{callee}.__vkcl_flat.{}", self.clones.len());
         let text = text.replacen(&format!("{callee}("), &format!("{name}("), 1);
         self.texts.push(text);
         self.clones.insert(key, Some(name.clone()));
-        Some(name)
+        Ok(Some(name))
     }
+}
+
+/// A call passing pointers at flattened records: where its callee's name starts and ends, the
+/// clone to call (see [`Module::clone_for`]), and the records passed.
+struct Call {
+    at: usize,
+    open: usize,
+    clone: Result<Option<String>, ()>,
+    records: Vec<String>,
 }
 
 #[cfg(test)]
@@ -446,5 +494,17 @@ mod tests {
             let out = patch(&fv.replace("USE", use_)).unwrap_or_default();
             assert_eq!(!out.contains("alloca [5 x i32]"), refused, "{use_}: {out}");
         }
+    }
+
+    #[test]
+    fn records_given_to_helpers_that_cannot_be_cloned_stay_as_they_are() {
+        // The helper loads the whole record through its parameter.
+        let ll = MIXED.replace(
+            "  store i8 7, ptr %p1, align 1\n",
+            "  store i8 7, ptr %p1, align 1\n  %all = load %struct.blk_t, ptr %0, align 4\n",
+        );
+        let out = patch(&ll).unwrap_or_default();
+        assert!(!out.contains("alloca [20 x i8]"), "{out}");
+        assert!(!out.contains("__vkcl_flat"), "{out}");
     }
 }
