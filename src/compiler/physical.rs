@@ -1,5 +1,6 @@
 //! A repair of clspv's physical-addressing modules (`-arch=spir64 -physical-storage-buffers`):
-//! negative constant offsets in pointer arithmetic.
+//! negative constant offsets in pointer arithmetic, and (for NVIDIA's driver) element
+//! indexes that may be negative computed as integers ([`chains_as_integers`]).
 //!
 //! The pinned clspv emits a negative constant element index as its 32-bit two's complement:
 //! `*(p - 2)` becomes `OpPtrAccessChain %p %uint_4294967294`, which drivers extend without
@@ -32,6 +33,19 @@ const OP_S_CONVERT: u32 = 114;
 const OP_I_ADD: u32 = 128;
 const OP_I_SUB: u32 = 130;
 const OP_I_MUL: u32 = 132;
+const OP_U_CONVERT: u32 = 113;
+const OP_U_DIV: u32 = 134;
+const OP_SHIFT_RIGHT_LOGICAL: u32 = 194;
+const OP_SHIFT_LEFT_LOGICAL: u32 = 196;
+/// The integer operations whose operands [`chains_as_integers`] follows.
+const DEFINITIONS: [u32; 6] = [
+    OP_U_CONVERT,
+    OP_U_DIV,
+    OP_SHIFT_RIGHT_LOGICAL,
+    OP_I_ADD,
+    OP_I_MUL,
+    OP_SHIFT_LEFT_LOGICAL,
+];
 
 /// Whether `spirv` is a physical-addressing module (OpMemoryModel PhysicalStorageBuffer64).
 pub fn is_physical(spirv: &[u32]) -> bool {
@@ -129,32 +143,277 @@ pub fn sign_extend_indices(spirv: &[u32]) -> Option<Vec<u32>> {
             }
         }
     }
-    if fixes.is_empty() {
-        return retyped.then(|| assemble(spirv, bound, insts));
-    }
-    // One new 64-bit constant per value, placed after the last constant.
-    let mut made: HashMap<u64, u32> = HashMap::new();
-    let mut new_constants = vec![];
+    let mut longs = Longs::new(long, &insts);
     for &(n, k, v) in &fixes {
-        let id = *made.entry(v).or_insert_with(|| {
-            let id = bound;
-            bound += 1;
-            new_constants.push(vec![
+        insts[n][k] = longs.id(v, &mut bound);
+    }
+    let chained = chains_as_integers(&mut insts, &mut bound, &mut longs, &constants, &ints);
+    if !(retyped || chained || !fixes.is_empty()) {
+        return None;
+    }
+    longs.place(&mut insts)?;
+    Some(assemble(spirv, bound, insts))
+}
+
+/// The 64-bit constants of a module, and the ones a pass adds (placed after the last constant).
+struct Longs {
+    long: u32,
+    ids: HashMap<u64, u32>,
+    made: Vec<Vec<u32>>,
+}
+
+impl Longs {
+    fn new(long: u32, insts: &[Vec<u32>]) -> Longs {
+        let ids = insts
+            .iter()
+            .filter(|w| w[0] & 0xffff == OP_CONSTANT && w.len() == 5 && w[1] == long)
+            .map(|w| (u64::from(w[3]) | u64::from(w[4]) << 32, w[2]))
+            .collect();
+        Longs {
+            long,
+            ids,
+            made: vec![],
+        }
+    }
+
+    /// The value of a 64-bit constant of the module or of this pass.
+    fn value(&self, id: u32) -> Option<u64> {
+        self.ids.iter().find(|&(_, &i)| i == id).map(|(&v, _)| v)
+    }
+
+    fn id(&mut self, v: u64, bound: &mut u32) -> u32 {
+        *self.ids.entry(v).or_insert_with(|| {
+            let id = *bound;
+            *bound += 1;
+            let words = [v as u32, (v >> 32) as u32];
+            self.made.push(vec![
                 5 << 16 | OP_CONSTANT,
-                long,
+                self.long,
                 id,
-                v as u32,
-                (v >> 32) as u32,
+                words[0],
+                words[1],
             ]);
             id
-        });
-        insts[n][k] = id;
+        })
     }
-    let last_constant = insts.iter().rposition(|w| w[0] & 0xffff == OP_CONSTANT)?;
-    let tail = insts.split_off(last_constant + 1);
-    insts.extend(new_constants);
-    insts.extend(tail);
-    Some(assemble(spirv, bound, insts))
+
+    /// Puts the added constants after the module's last constant (None: it has none).
+    fn place(self, insts: &mut Vec<Vec<u32>>) -> Option<()> {
+        if self.made.is_empty() {
+            return Some(());
+        }
+        let last_constant = insts.iter().rposition(|w| w[0] & 0xffff == OP_CONSTANT)?;
+        let tail = insts.split_off(last_constant + 1);
+        insts.extend(self.made);
+        insts.extend(tail);
+        Some(())
+    }
+}
+
+/// NVIDIA's driver (580) computes the byte offset of an `OpPtrAccessChain` on a physical
+/// pointer in 32 bits and extends it without sign: `p[-1]` reads 4 GiB past `p` (the GPU
+/// faults and the queue never finishes), and `&nodes[i - 1]` converted to an integer is 2^32
+/// past the node (measured with diag/svm_neg.c and tests/svm.rs on the H200). So every such
+/// chain whose element is not a non-negative constant becomes integer arithmetic, as GLSL's
+/// `uint64_t(p) + 8 * k` is written: `OpConvertPtrToU` of the base, plus the element (as a
+/// signed 64-bit value) times the base type's `ArrayStride`, `OpConvertUToPtr` to the base's
+/// type, and the chain's further indexes (struct members, non-negative) as an `OpAccessChain`
+/// of that. A chain whose base type has no stride is left as it is. True if any changed.
+fn chains_as_integers(
+    insts: &mut Vec<Vec<u32>>,
+    bound: &mut u32,
+    longs: &mut Longs,
+    constants: &HashMap<u32, (u32, u64)>,
+    ints: &HashMap<u32, u32>,
+) -> bool {
+    const OP_DECORATE: u32 = 71;
+    const ARRAY_STRIDE: u32 = 6;
+    // The instructions that may compute an element index: conversions, integer arithmetic
+    // and bit operations, OpCompositeExtract, OpCopyObject, OpSelect, OpExtInst, OpFunctionCall.
+    const INTEGER_RESULTS: [u32; 26] = [
+        12, 57, 81, 83, 109, 110, 113, 114, 117, 126, 128, 130, 132, 134, 135, 137, 138, 139, 169,
+        194, 195, 196, 197, 198, 199, 200,
+    ];
+    const OP_CONVERT_PTR_TO_U: u32 = 117;
+    const OP_CONVERT_U_TO_PTR: u32 = 120;
+    const OP_ACCESS_CHAIN: u32 = 65;
+    let mut physical: HashSet<u32> = HashSet::new(); // physical pointer types
+    let mut strides: HashMap<u32, u64> = HashMap::new(); // pointer type → ArrayStride
+    let mut types: HashMap<u32, u32> = HashMap::new(); // result id → type
+    let mut defs: HashMap<u32, (u32, Vec<u32>)> = HashMap::new(); // id → (opcode, operands)
+    for w in insts.iter() {
+        match w[0] & 0xffff {
+            OP_TYPE_POINTER if w.len() == 4 && w[2] == STORAGE_PHYSICAL => {
+                physical.insert(w[1]);
+            }
+            OP_DECORATE if w.len() == 4 && w[2] == ARRAY_STRIDE => {
+                strides.insert(w[1], u64::from(w[3]));
+            }
+            op if (TYPED_RESULTS.contains(&op) || INTEGER_RESULTS.contains(&op))
+                && w.len() >= 3 =>
+            {
+                types.insert(w[2], w[1]);
+                if DEFINITIONS.contains(&op) {
+                    defs.insert(w[2], (op, w[3..].to_vec()));
+                }
+            }
+            _ => {}
+        }
+    }
+    // Elements that are not negative: non-negative constants, zero-extensions, unsigned
+    // divisions and shifts right, and sums, products and shifts left of such (which could only
+    // wrap past 2^63 bytes).
+    fn non_negative(
+        id: u32,
+        depth: u32,
+        defs: &HashMap<u32, (u32, Vec<u32>)>,
+        constants: &HashMap<u32, (u32, u64)>,
+        ints: &HashMap<u32, u32>,
+    ) -> bool {
+        if let Some(&(ty, v)) = constants.get(&id) {
+            return match ints.get(&ty) {
+                Some(32) => v < 0x8000_0000,
+                _ => v < 1 << 63,
+            };
+        }
+        match defs.get(&id) {
+            Some((OP_U_CONVERT | OP_U_DIV | OP_SHIFT_RIGHT_LOGICAL, _)) => true,
+            Some((OP_I_ADD | OP_I_MUL | OP_SHIFT_LEFT_LOGICAL, operands)) if depth < 8 => operands
+                .iter()
+                .all(|&o| non_negative(o, depth + 1, defs, constants, ints)),
+            _ => false,
+        }
+    }
+    let harmless = |id: u32| non_negative(id, 0, &defs, constants, ints);
+    let mut out = Vec::with_capacity(insts.len());
+    let mut changed = false;
+    for w in std::mem::take(insts) {
+        let op = w[0] & 0xffff;
+        let chain = (op == OP_PTR_ACCESS_CHAIN || op == OP_IN_BOUNDS_PTR_ACCESS_CHAIN)
+            && w.len() >= 5
+            && physical.contains(&w[1]);
+        let base_type = chain.then(|| types.get(&w[3]).copied()).flatten();
+        let stride = base_type.and_then(|t| strides.get(&t).copied());
+        let (Some(base_type), Some(stride)) = (base_type, stride) else {
+            out.push(w);
+            continue;
+        };
+        if let Some((word, size)) = member_word(&w, stride, &defs, constants, ints, &strides) {
+            // `a[(C*i + j) / C].d[0]...`: the word C*i + j of the array (see member_word).
+            let (address, offset, sum) = (*bound, *bound + 1, *bound + 2);
+            *bound += 3;
+            let size = longs.id(size, bound);
+            out.push(vec![
+                4 << 16 | OP_CONVERT_PTR_TO_U,
+                longs.long,
+                address,
+                w[3],
+            ]);
+            out.push(vec![5 << 16 | OP_I_MUL, longs.long, offset, word, size]);
+            out.push(vec![5 << 16 | OP_I_ADD, longs.long, sum, address, offset]);
+            out.push(vec![4 << 16 | OP_CONVERT_U_TO_PTR, w[1], w[2], sum]);
+            changed = true;
+            continue;
+        }
+        if harmless(w[4]) {
+            out.push(w);
+            continue;
+        }
+        // The element as a signed 64-bit value: a constant (clspv's, or one the sign fix
+        // made) folds into the offset.
+        let constant = match constants.get(&w[4]) {
+            Some(&(ty, v)) if ints.get(&ty) == Some(&32) => Some(v as u32 as i32 as u64),
+            Some(&(_, v)) => Some(v),
+            None => longs.value(w[4]),
+        };
+        let element_width = types.get(&w[4]).and_then(|t| ints.get(t)).copied();
+        if constant.is_none() && element_width.is_none() {
+            out.push(w); // an element whose type this pass does not know
+            continue;
+        }
+        let fresh = |bound: &mut u32| {
+            *bound += 1;
+            *bound - 1
+        };
+        let (address, sum) = (fresh(bound), fresh(bound));
+        out.push(vec![
+            4 << 16 | OP_CONVERT_PTR_TO_U,
+            longs.long,
+            address,
+            w[3],
+        ]);
+        let offset = match constant {
+            Some(v) => longs.id(v.wrapping_mul(stride), bound),
+            None => {
+                let mut element = w[4];
+                if element_width != Some(64) {
+                    element = fresh(bound);
+                    out.push(vec![4 << 16 | OP_S_CONVERT, longs.long, element, w[4]]);
+                }
+                let (stride, offset) = (longs.id(stride, bound), fresh(bound));
+                out.push(vec![
+                    5 << 16 | OP_I_MUL,
+                    longs.long,
+                    offset,
+                    element,
+                    stride,
+                ]);
+                offset
+            }
+        };
+        out.push(vec![5 << 16 | OP_I_ADD, longs.long, sum, address, offset]);
+        if w.len() == 5 {
+            out.push(vec![4 << 16 | OP_CONVERT_U_TO_PTR, w[1], w[2], sum]);
+        } else {
+            let moved = fresh(bound);
+            out.push(vec![4 << 16 | OP_CONVERT_U_TO_PTR, base_type, moved, sum]);
+            let mut rest = vec![0, w[1], w[2], moved];
+            rest.extend_from_slice(&w[5..]);
+            rest[0] = (rest.len() as u32) << 16 | OP_ACCESS_CHAIN;
+            out.push(rest);
+        }
+        changed = true;
+    }
+    *insts = out;
+    changed
+}
+
+/// A chain that lost the index into a struct's member array, as `compiler::member_index`
+/// repairs in logical modules: a pointer to a member array passed to a helper (`rd(a[i].d, j)`
+/// with `struct { uint d[16]; uint len; }`) reaches the physical module as
+/// `OpPtrAccessChain %uint* a ((17*i + j) / 17) 0 0`, the quotient kept and the remainder
+/// dropped. For an element `OpUDiv X C` (C a 64-bit constant), X a sum with a product by C, further
+/// indexes all zero and the result type's stride E with C * E the base's stride: (X, E), the
+/// word X of the array in units of the result.
+fn member_word(
+    w: &[u32],
+    stride: u64,
+    defs: &HashMap<u32, (u32, Vec<u32>)>,
+    constants: &HashMap<u32, (u32, u64)>,
+    ints: &HashMap<u32, u32>,
+    strides: &HashMap<u32, u64>,
+) -> Option<(u32, u64)> {
+    let constant = |id: u32| constants.get(&id).map(|&(_, v)| v);
+    if w.len() < 6 || !w[5..].iter().all(|&i| constant(i) == Some(0)) {
+        return None;
+    }
+    let (OP_U_DIV, operands) = defs.get(&w[4])? else {
+        return None;
+    };
+    let &(ty, c) = constants.get(operands.get(1)?)?;
+    let x = operands[0];
+    if ints.get(&ty) != Some(&64) {
+        return None;
+    }
+    let (OP_I_ADD, terms) = defs.get(&x)? else {
+        return None;
+    };
+    let scaled = |t: u32| {
+        defs.get(&t)
+            .is_some_and(|(op, f)| *op == OP_I_MUL && f.iter().any(|&v| constant(v) == Some(c)))
+    };
+    let element = *strides.get(&w[1])?;
+    (terms.iter().any(|&t| scaled(t)) && element * c == stride).then_some((x, element))
 }
 
 fn assemble(spirv: &[u32], bound: u32, insts: Vec<Vec<u32>>) -> Vec<u32> {
