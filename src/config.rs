@@ -134,7 +134,7 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_DUMP_DIR",
         default: "",
-        doc: "directory into which every SPIR-V module a build produces is written, as it is given to Vulkan (`<pid>-<n>.spv`, `-physical` for the physical-addressing build): for bug reports and spirv-dis",
+        doc: "directory into which every SPIR-V module a build produces is written, as it is given to Vulkan (`<pid>-<n>.spv`, `-physical` for the physical-addressing build): for bug reports and spirv-dis; where vkcl rewrote clang's LLVM IR, the IR before and after it too (`<pid>-<n>.ll`, `-patched.ll`)",
         set: |c, v| c.dump_dir = v,
     },
     OptionDoc {

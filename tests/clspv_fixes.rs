@@ -537,6 +537,375 @@ kernel void floats(global const fmsg_t *a, global float *out) { uint g = get_glo
     }
 }
 
+// ------------------------------------------- private records mixing scalar types (item 4)
+
+/// A host-side record's member at byte `off`: little-endian words, halves and bytes, as the C
+/// layout puts them (the device is little-endian).
+fn get32(r: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(r[off..off + 4].try_into().unwrap())
+}
+fn set32(r: &mut [u8], off: usize, v: u32) {
+    r[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+fn get16(r: &[u8], off: usize) -> u16 {
+    u16::from_le_bytes(r[off..off + 2].try_into().unwrap())
+}
+fn set16(r: &mut [u8], off: usize, v: u16) {
+    r[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+fn bytes_sum(b: &[u8]) -> u32 {
+    b.iter().map(|&x| x as u32).sum()
+}
+
+/// What a kernel does to one record (its bytes) with work-item id `g`; returns `out[g]`.
+type HostRecord<'a> = &'a dyn Fn(&mut [u8], u32) -> u32;
+
+/// Runs each `(kernel, host)` of `src` over `n` random records of `size` bytes (`fix` makes
+/// each one valid, e.g. sets small lengths) and one out word per record, and checks `out` and
+/// the records after the kernel against `host` run on a copy, padding bytes (`padding`)
+/// aside. Kernels are `k(global T *a, global uint *out)`.
+fn check_records(
+    src: &str,
+    size: usize,
+    padding: &[usize],
+    fix: &dyn Fn(&mut [u8], u32),
+    kernels: &[(&str, HostRecord)],
+) {
+    let n = 24usize;
+    let mut r = Rng(0x2545_f491);
+    let mut recs: Vec<u8> = (0..n * size).map(|_| r.next() as u8).collect();
+    for (g, rec) in recs.chunks_mut(size).enumerate() {
+        fix(rec, g as u32);
+    }
+    let words: Vec<u32> = recs
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let mut wrong = vec![];
+    for (kernel, host) in kernels {
+        let out = run_words(src, "", kernel, &[words.clone(), vec![0; n]], &[], n);
+        let got: Vec<u8> = out[0].iter().flat_map(|w| w.to_le_bytes()).collect();
+        for g in 0..n {
+            let mut want = recs[g * size..(g + 1) * size].to_vec();
+            let word = host(&mut want, g as u32);
+            let rec = &got[g * size..(g + 1) * size];
+            let bytes = (0..size).filter(|b| !padding.contains(b));
+            if out[1][g] != word || bytes.clone().any(|b| rec[b] != want[b]) {
+                let bytes: Vec<usize> = bytes.filter(|&b| rec[b] != want[b]).collect();
+                wrong.push(format!(
+                    "{kernel}: record {g}: out {:#x}, want {word:#x}; wrong bytes {bytes:?}: \
+                     {rec:02x?}, want {want:02x?}, was {:02x?}",
+                    out[1][g],
+                    &recs[g * size..(g + 1) * size]
+                ));
+                break;
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The helpers the mixed-record kernels share.
+const MIXED_HELPERS: &str = r#"
+typedef struct { uchar d[16]; uint len; } blk_t;
+uint bsum(const uchar *p, uint n) { uint s = 0; for (uint k = 0; k < n; k++) s += p[k]; return s; }
+uint wsum(const uint *p, uint n) { uint s = 0; for (uint k = 0; k < n; k++) s += p[k]; return s; }
+void upd(blk_t *b, uint k, uchar v) { b->d[k] ^= v; b->len += v; }
+uint rd(const blk_t *b, uint k) { return ((const uint *)b->d)[k]; }
+void wr(blk_t *b, uint off, uint n) { uchar *p = b->d + off; for (uint j = 0; j < n; j++) p[j] = (uchar)(p[j] * 3 + j); }
+"#;
+
+/// A byte buffer with a length (hashing kernels' message blocks), `{ uchar d[16]; uint len; }`
+/// in a private copy: pointers into `d` (to a helper, in a variable), run-time indices,
+/// `((uint *)m.d)[k]`, writes through `m.d + off`, the record's address given to helpers
+/// that index `b->d[k]` and write through `b->d + off`, and whole copies back to global memory.
+#[test]
+fn private_byte_buffers_with_a_length() {
+    let src = format!(
+        "{MIXED_HELPERS}{}",
+        r#"
+kernel void decayed(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; out[g] = bsum(m.d + 1, m.len % 16); }
+kernel void local_pointer(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; const uchar *p = m.d + 1; uint s = 0; for (uint k = 0; k < m.len % 16; k++) s += p[k]; out[g] = s; }
+kernel void run_time_index(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; uint k = m.len % 16; out[g] = m.d[k] | m.d[(k + 5) % 16] << 8 | m.d[3] << 16 | (m.len & 0xff) << 24; }
+kernel void punned(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; out[g] = ((uint *)m.d)[m.len % 4] + rd(&m, 3 - m.len % 4); }
+kernel void written_back(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; uchar *p = m.d + m.len % 8; for (uint k = 0; k < 8; k++) p[k] += k + 1; m.len += 7; a[g] = m; out[g] = bsum(m.d, 16); }
+kernel void helpers(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; uint k = m.len % 16; upd(&m, k, 0x5a); wr(&m, m.len % 8, 5); out[g] = rd(&m, k % 4); a[g] = m; }
+kernel void built_here(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m; for (uint i = 0; i < 16; i++) m.d[i] = (uchar)(g * 7 + i * 13); m.len = g; upd(&m, g % 16, 3); out[g] = bsum(m.d + g % 4, 9) + m.len; a[g] = m; }
+kernel void on_global(global blk_t *a, global uint *out) { uint g = get_global_id(0); uint k = a[g].len % 16; out[g] = a[g].d[k]; }
+kernel void initialised(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = {{1, 2, 3, 4, 5}, 6}; m.d[g % 16] = g; out[g] = bsum(m.d + 1, 8) + m.len; }
+kernel void zeroed(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = {0}; m.d[g % 16] = g; upd(&m, 3, 5); out[g] = bsum(m.d + 2, 14) + m.len; }
+kernel void halves(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; ushort *q = (ushort *)m.d; uint k = m.len % 8; out[g] = q[k] | (uint)((ushort *)m.d)[7 - k] << 16; }
+void upd2(blk_t *b, uint k) { upd(b, k, 7); wr(b, 2, 3); }
+kernel void helper_of_helper(global blk_t *a, global uint *out) { uint g = get_global_id(0); blk_t m = a[g]; upd2(&m, m.len % 16); a[g] = m; out[g] = bsum(m.d, 16); }
+"#
+    );
+    let len = |r: &[u8]| get32(r, 16);
+    let upd = |r: &mut [u8], k: usize, v: u8| {
+        r[k] ^= v;
+        set32(r, 16, len(r).wrapping_add(v as u32));
+    };
+    let rd = |r: &[u8], k: usize| get32(r, 4 * k);
+    let wr = |r: &mut [u8], off: usize, n: usize| {
+        (0..n).for_each(|j| r[off + j] = r[off + j].wrapping_mul(3).wrapping_add(j as u8))
+    };
+    check_records(
+        &src,
+        20,
+        &[],
+        &|r, g| set32(r, 16, get32(r, 16) % 64 + g % 3),
+        &[
+            ("decayed", &|r, _| {
+                bytes_sum(&r[1..1 + len(r) as usize % 16])
+            }),
+            ("local_pointer", &|r, _| {
+                bytes_sum(&r[1..1 + len(r) as usize % 16])
+            }),
+            ("run_time_index", &|r, _| {
+                let k = len(r) as usize % 16;
+                let d = |i: usize| r[i] as u32;
+                d(k) | d((k + 5) % 16) << 8 | d(3) << 16 | (len(r) & 0xff) << 24
+            }),
+            ("punned", &|r, _| {
+                let k = len(r) as usize % 4;
+                rd(r, k).wrapping_add(rd(r, 3 - k))
+            }),
+            ("written_back", &|r, _| {
+                let off = len(r) as usize % 8;
+                (0..8).for_each(|k| r[off + k] = r[off + k].wrapping_add(k as u8 + 1));
+                set32(r, 16, len(r) + 7);
+                bytes_sum(&r[..16])
+            }),
+            ("helpers", &|r, _| {
+                let k = len(r) as usize % 16;
+                upd(r, k, 0x5a);
+                wr(r, len(r) as usize % 8, 5);
+                rd(r, k % 4)
+            }),
+            ("built_here", &|r, g| {
+                (0..16).for_each(|i| r[i] = (g * 7 + i as u32 * 13) as u8);
+                set32(r, 16, g);
+                upd(r, g as usize % 16, 3);
+                let o = g as usize % 4;
+                bytes_sum(&r[o..o + 9]) + len(r)
+            }),
+            ("on_global", &|r, _| r[len(r) as usize % 16] as u32),
+            ("initialised", &|_, g| {
+                let mut d = [1u8, 2, 3, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+                d[g as usize % 16] = g as u8;
+                bytes_sum(&d[1..9]) + 6
+            }),
+            ("zeroed", &|_, g| {
+                let mut m = [0u8; 20];
+                m[g as usize % 16] = g as u8;
+                upd(&mut m, 3, 5);
+                bytes_sum(&m[2..16]) + len(&m)
+            }),
+            ("halves", &|r, _| {
+                let k = len(r) as usize % 8;
+                get16(r, 2 * k) as u32 | (get16(r, 2 * (7 - k)) as u32) << 16
+            }),
+            ("helper_of_helper", &|r, _| {
+                upd(r, len(r) as usize % 16, 7);
+                wr(r, 2, 3);
+                bytes_sum(&r[..16])
+            }),
+        ],
+    );
+}
+
+/// A hash state with a count and padding bytes, `{ uint h[5]; ushort n; uchar pad[2]; }`:
+/// word pointers into `h`, a pointer to the `ushort`, the record given to a helper by pointer.
+#[test]
+fn private_words_with_a_short_count() {
+    let src = format!(
+        "{MIXED_HELPERS}{}",
+        r#"
+typedef struct { uint h[5]; ushort n; uchar pad[2]; } st_t;
+void bump(st_t *s, uint k) { s->h[k] += s->n; s->n += 1; s->pad[k % 2] ^= 0x33; }
+kernel void st_read(global st_t *a, global uint *out) { uint g = get_global_id(0); st_t s = a[g]; out[g] = wsum(s.h + 1, s.n % 5) + s.pad[s.n % 2] * 65536 + s.n; }
+kernel void st_write(global st_t *a, global uint *out) { uint g = get_global_id(0); st_t s = a[g]; uint k = s.n % 5; bump(&s, k); uint *p = s.h + k; p[0] ^= 0xffff0000; ushort *q = &s.n; *q += 2; out[g] = wsum(s.h, 5) ^ s.n; a[g] = s; }
+"#
+    );
+    let n = |r: &[u8]| get16(r, 20);
+    let h = |r: &[u8], k: usize| get32(r, 4 * k);
+    let hsum = |r: &[u8], from: usize, m: usize| {
+        (from..from + m).fold(0u32, |s, k| s.wrapping_add(h(r, k)))
+    };
+    check_records(
+        &src,
+        24,
+        &[],
+        &|_, _| {},
+        &[
+            ("st_read", &|r, _| {
+                let m = n(r) as usize;
+                hsum(r, 1, m % 5)
+                    .wrapping_add(r[22 + m % 2] as u32 * 65536)
+                    .wrapping_add(m as u32)
+            }),
+            ("st_write", &|r, _| {
+                let k = n(r) as usize % 5;
+                set32(r, 4 * k, h(r, k).wrapping_add(n(r) as u32));
+                set16(r, 20, n(r).wrapping_add(1));
+                r[22 + k % 2] ^= 0x33;
+                set32(r, 4 * k, h(r, k) ^ 0xffff_0000);
+                set16(r, 20, n(r).wrapping_add(2));
+                hsum(r, 0, 5) ^ n(r) as u32
+            }),
+        ],
+    );
+}
+
+/// Floats with an int count, `{ float v[4]; int count; }`: a float pointer into `v`, a
+/// run-time index, a helper scaling `f->v[k]` through the record's address, written back.
+#[test]
+fn private_floats_with_an_int_count() {
+    let src = r#"
+typedef struct { float v[4]; int count; } fv_t;
+float fsum(const float *p, uint n) { float s = 0; for (uint k = 0; k < n; k++) s += p[k]; return s; }
+void scale(fv_t *f, uint k, float x) { f->v[k] *= x; f->count -= 1; }
+kernel void fv_read(global fv_t *a, global uint *out) { uint g = get_global_id(0); fv_t f = a[g]; uint k = f.count & 3; out[g] = as_uint(fsum(f.v + 1, 3 - k) - f.v[k]); }
+kernel void fv_write(global fv_t *a, global uint *out) { uint g = get_global_id(0); fv_t f = a[g]; uint k = f.count & 3; scale(&f, k, 2.0f); float *p = f.v + 1; p[k % 3] += 1.0f; out[g] = f.count; a[g] = f; }
+kernel void vectors(global fv_t *a, global uint *out) { uint g = get_global_id(0); fv_t f = a[g]; out[g] = as_uint(vload4(0, f.v).w) ^ as_uint(vload2(1, f.v).x); vstore2((float2)(1.0f, 2.0f), f.count & 1, f.v); a[g] = f; }
+"#;
+    let v = |r: &[u8], k: usize| f32::from_bits(get32(r, 4 * k));
+    let set_v = |r: &mut [u8], k: usize, x: f32| set32(r, 4 * k, x.to_bits());
+    let count = |r: &[u8]| get32(r, 16);
+    check_records(
+        src,
+        20,
+        &[],
+        &|r, g| {
+            (0..4)
+                .for_each(|k| set32(r, 4 * k, ((g * 4 + k as u32) as f32 * 0.37 - 5.0).to_bits()));
+            set32(r, 16, get32(r, 16) % 1000);
+        },
+        &[
+            ("fv_read", &|r, _| {
+                let k = count(r) as usize & 3;
+                let s = (1..4 - k).fold(0f32, |s, i| s + v(r, i));
+                (s - v(r, k)).to_bits()
+            }),
+            ("vectors", &|r, _| {
+                let out = get32(r, 12) ^ get32(r, 8);
+                let at = 2 * (count(r) as usize & 1);
+                set_v(r, at, 1.0);
+                set_v(r, at + 1, 2.0);
+                out
+            }),
+            ("fv_write", &|r, _| {
+                let k = count(r) as usize & 3;
+                set_v(r, k, v(r, k) * 2.0);
+                set32(r, 16, count(r).wrapping_sub(1));
+                set_v(r, 1 + k % 3, v(r, 1 + k % 3) + 1.0);
+                count(r)
+            }),
+        ],
+    );
+}
+
+/// A record with a nested record member and trailing padding, `{ uint id; blk_t b; ushort
+/// tag[3]; }` (32 bytes: b at 4, tag at 24), and one with padding inside, `{ uchar c; uint
+/// w[3]; uchar d[5]; }` (24 bytes: w at 4, d at 16): pointers to the nested record and into
+/// the arrays, given to helpers and kept, run-time indices, written back.
+#[test]
+fn private_nested_and_padded_mixed_records() {
+    let src = format!(
+        "{MIXED_HELPERS}{}",
+        r#"
+typedef struct { uint id; blk_t b; ushort tag[3]; } nest_t;
+typedef struct { uchar c; uint w[3]; uchar d[5]; } pad_t;
+kernel void nested(global nest_t *a, global uint *out) { uint g = get_global_id(0); nest_t s = a[g]; uint k = s.id % 3; upd(&s.b, s.b.len % 16, (uchar)s.tag[k]); out[g] = bsum(s.b.d + 2, s.b.len % 14) + s.tag[k] + rd(&s.b, s.id % 4); ushort *t = s.tag + k; *t += 1; a[g] = s; }
+kernel void copied_member(global nest_t *a, global uint *out) { uint g = get_global_id(0); nest_t s = a[g]; blk_t t = s.b; t.d[s.id % 16] += 1; uint o = bsum(t.d + 1, 4); s.b = t; uchar *p = s.b.d + s.id % 8; p[1] = 9; a[g] = s; out[g] = o; }
+kernel void padded(global pad_t *a, global uint *out) { uint g = get_global_id(0); pad_t s = a[g]; uint *p = s.w + s.c % 3; *p += s.d[s.c % 5]; uchar *q = &s.d[1]; q[s.c % 4] = s.c; out[g] = wsum(s.w, 3) + bsum(s.d, 5) + s.c; a[g] = s; }
+"#
+    );
+    check_records(
+        &src,
+        32,
+        &[30, 31],
+        &|_, _| {},
+        &[
+            ("nested", &|r, _| {
+                let id = get32(r, 0) as usize;
+                let k = id % 3;
+                let tag = get16(r, 24 + 2 * k);
+                let b = &mut r[4..24];
+                let j = get32(b, 16) as usize % 16;
+                b[j] ^= tag as u8;
+                set32(b, 16, get32(b, 16).wrapping_add(tag as u8 as u32));
+                let m = get32(b, 16) as usize % 14;
+                let out = bytes_sum(&b[2..2 + m])
+                    .wrapping_add(tag as u32)
+                    .wrapping_add(get32(b, 4 * (id % 4)));
+                set16(r, 24 + 2 * k, tag.wrapping_add(1));
+                out
+            }),
+            ("copied_member", &|r, _| {
+                let id = get32(r, 0) as usize;
+                r[4 + id % 16] = r[4 + id % 16].wrapping_add(1);
+                let out = bytes_sum(&r[5..9]);
+                r[5 + id % 8] = 9;
+                out
+            }),
+        ],
+    );
+    check_records(
+        &src,
+        24,
+        &[1, 2, 3, 21, 22, 23],
+        &|_, _| {},
+        &[("padded", &|r, _| {
+            let c = r[0] as usize;
+            let w = 4 + 4 * (c % 3);
+            set32(r, w, get32(r, w).wrapping_add(r[16 + c % 5] as u32));
+            r[17 + c % 4] = c as u8;
+            let ws = (0..3).fold(0u32, |s, k| s.wrapping_add(get32(r, 4 + 4 * k)));
+            ws.wrapping_add(bytes_sum(&r[16..21]))
+                .wrapping_add(c as u32)
+        })],
+    );
+}
+
+/// A SHA-256 context as hashing kernels keep it, `{ uchar data[64]; uint datalen; ulong
+/// bitlen; uint state[8]; }` (112 bytes: padding before the ulong at 72), updated by a helper
+/// through its address with run-time indices (`c->data[c->datalen]`, which clspv got right,
+/// and a word of the block, `((const uint *)c->data)[k]`, which it read as 0), then written
+/// back.
+#[test]
+fn private_hash_context_updated_by_a_helper() {
+    let src = r#"
+typedef struct { uchar data[64]; uint datalen; ulong bitlen; uint state[8]; } sha_t;
+void sha_add(sha_t *c, const uchar *msg, uint n) { for (uint i = 0; i < n; i++) { c->data[c->datalen] = msg[i]; c->datalen++; if (c->datalen == 64) { c->state[c->bitlen % 8] += ((const uint *)c->data)[(c->bitlen / 512) % 16]; c->bitlen += 512; c->datalen = 0; } } }
+kernel void sha(global sha_t *a, global uint *out) { uint g = get_global_id(0); sha_t c = a[g]; uchar msg[40]; for (uint i = 0; i < 40; i++) msg[i] = (uchar)(g + i * 7); c.datalen %= 64; sha_add(&c, msg, 40); out[g] = c.state[(c.bitlen / 512) % 8] ^ c.data[(c.datalen + 63) % 64]; a[g] = c; }
+"#;
+    let get64 = |r: &[u8]| u64::from_le_bytes(r[72..80].try_into().unwrap());
+    check_records(
+        src,
+        112,
+        &[68, 69, 70, 71],
+        &|_, _| {},
+        &[("sha", &|r, g| {
+            let mut len = get32(r, 64) as usize % 64;
+            let mut bits = get64(r);
+            for i in 0..40u32 {
+                r[len] = (g + i * 7) as u8;
+                len += 1;
+                if len == 64 {
+                    let s = 80 + 4 * (bits % 8) as usize;
+                    let w = get32(r, 4 * ((bits / 512) % 16) as usize);
+                    set32(r, s, get32(r, s).wrapping_add(w));
+                    bits = bits.wrapping_add(512);
+                    len = 0;
+                }
+            }
+            set32(r, 64, len as u32);
+            r[72..80].copy_from_slice(&bits.to_le_bytes());
+            get32(r, 80 + 4 * ((bits / 512) % 8) as usize) ^ r[(len + 63) % 64] as u32
+        })],
+    );
+}
+
 // ---------------------------------------------------------------- vload_half (item 8)
 
 /// `vload_half`/`vloada_half` and their vector forms from `__global`, `__local` and

@@ -1,186 +1,35 @@
-//! Private records of 32-bit words whose member arrays are reached through pointers, flattened
-//! in the LLVM IR before clspv's own passes see them.
+//! Private records whose member arrays are reached through pointers, flattened in the LLVM IR
+//! before clspv's own passes see them.
 //!
 //! clspv 0.0.1 loses the indices of a pointer into a member array of a private record: with
 //! `typedef struct { uint d[16]; uint len; } msg_t;`, `msg_t m = a[i]; uint *w = m.d + 1;`
 //! reads `w[k]` as `m.d[0]` (with `psum(m.d + 1, n)` as well, and `(uint *)&m + 1`), whether
 //! the record is copied whole or member by member; SHA-1 and MD5 kernels keep their message
 //! blocks in exactly such records (issue 15 item 4, piglit's pyrit-wpa-psk); a record of
-//! floats reads NaN. A private array reached the same way is right. So such a record (an
-//! `alloca` of a named record whose leaves are all of one scalar type T, with an array among
-//! them, and a pointer into it that is indexed as T, passed to a call or stored) becomes an
-//! `alloca [N x T]`: every GEP on it, or on a pointer derived from it by GEPs, becomes a GEP of
-//! T at the flat offset, and each whole-record copy to or from it (`llvm.memcpy`) becomes one
-//! load and store per element, the other side reached through GEPs of its own record type
-//! (which clspv lowers right). A record used any other way (a load or store of the whole value
-//! or of another type, a partial copy, a copy whose other side's type is unknown, an argument
-//! passed `byval` or returned through `sret`) is left as
-//! it is, and so are records mixing scalar types (`{ uchar d[16]; uint len; }` is still read
-//! wrongly). The layout is unchanged: leaves of one type have no padding between them.
+//! floats reads NaN; `{ uchar d[16]; uint len; }` read 0 for `((uint *)m.d)[k]`, and a helper
+//! given `&m` lost `b->d + off` altogether. A private array reached the same way is right.
+//! So such a record (an `alloca` of a named record of scalar leaves with an array among them,
+//! and a pointer into it that is indexed, passed to a call or stored) becomes an array
+//! ([`super::flat_layout`]): `[N x T]` where every leaf is of type T, else an integer array of
+//! its smallest leaf's size (`[20 x i8]` for `blk_t`, `[5 x i32]` for `{ float v[4]; int n; }`),
+//! the C layout (offsets, padding) unchanged. Every GEP on it, or on a pointer derived from it
+//! by GEPs or kept in a variable stored once, becomes a GEP of the element at the flat offset;
+//! loads and stores of the leaves stay as they are (clspv splits a word load from bytes
+//! right). Each whole-record copy to or from it, or to or from a record inside it, becomes one
+//! load and store per leaf ([`super::flat_copies`]). A helper given a pointer at such a record
+//! (`upd(&m, k)`, `upd(&s.b, k)`) is called as a clone whose GEPs from that parameter are
+//! flattened the same way (the original stays for other callers), so after clspv inlines it no
+//! GEP of the record type is left on the array. A record used any other way (a load or store
+//! of the whole value, a vector, or a scalar narrower than the element; a partial copy, a copy
+//! whose other side's type is unknown, an argument passed `byval` or returned through `sret`;
+//! a GEP whose offset is not a whole number of elements) is left as it is ([`super::flat_uses`]),
+//! and so is a helper whose clone would be.
 
-use super::wrapped_copy::{gep_type, parse, pointee, split_args, Ty, Types};
+use super::flat_copies::copy_leaves;
+use super::flat_layout::{flat, gep_offset, leaves, Flat};
+use super::flat_uses::{gep, Uses};
+use super::wrapped_copy::{parse, split_args, Ty, Types};
 use std::collections::{HashMap, HashSet};
-
-/// A flat word offset: a constant and (value, scale) terms.
-#[derive(Default)]
-struct Offset {
-    constant: i64,
-    terms: Vec<(String, i64)>,
-}
-
-/// The scalar type of every leaf of `t`, where they are all one (`raw` holds the named types'
-/// definitions as written, since `parse` does not tell `float` from `i32`), and whether an
-/// array is among them.
-fn leaf_type(raw: &HashMap<String, String>, t: &str, depth: u32) -> Option<(String, bool)> {
-    const SCALARS: [&str; 7] = ["i8", "i16", "i32", "i64", "half", "float", "double"];
-    if depth > 16 || t.contains('<') {
-        return None;
-    }
-    let mut leaves: Vec<String> = vec![];
-    let mut has_array = t.contains('[');
-    let mut rest = t;
-    while let Some(at) = rest.find('%') {
-        let name: String = rest[at..]
-            .chars()
-            .take_while(|c| !c.is_whitespace() && !",]}>".contains(*c))
-            .collect();
-        let (leaf, array) = leaf_type(raw, raw.get(&name)?, depth + 1)?;
-        leaves.push(leaf);
-        has_array |= array;
-        rest = &rest[at + name.len()..];
-    }
-    for w in rest_without_names(t).split(|c: char| !c.is_alphanumeric()) {
-        match w {
-            "" | "x" => {}
-            _ if w.chars().all(|c| c.is_ascii_digit()) => {}
-            _ if SCALARS.contains(&w) => leaves.push(w.to_string()),
-            _ => return None,
-        }
-    }
-    let first = leaves.first()?.clone();
-    leaves
-        .iter()
-        .all(|l| *l == first)
-        .then_some((first, has_array))
-}
-
-/// A flattened record's element: its scalar type and size in bytes.
-#[derive(Clone)]
-struct Leaf {
-    name: String,
-    size: u64,
-}
-
-/// `t` without its `%names`.
-fn rest_without_names(t: &str) -> String {
-    let mut out = String::new();
-    let mut skip = false;
-    for c in t.chars() {
-        if c == '%' {
-            skip = true;
-        } else if skip && (c.is_whitespace() || ",]}>".contains(c)) {
-            skip = false;
-        }
-        if !skip {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The elements of `t` (a type of leaves of `size` bytes).
-fn units(types: &Types, t: &Ty, size: u64) -> Option<i64> {
-    Some((types.layout(t)?.0 / size) as i64)
-}
-
-/// The flat word offset of a GEP over `t` with `indices` (the first one included).
-fn flat_offset(types: &Types, t: &Ty, indices: &[&str], size: u64) -> Option<Offset> {
-    let words = |t: &Ty| units(types, t, size);
-    let mut off = Offset::default();
-    let mut add = |index: &str, scale: i64| -> Option<()> {
-        let v = index.strip_prefix("i32 ")?.trim();
-        match v.parse::<i64>() {
-            Ok(c) => off.constant += c * scale,
-            Err(_) if v.starts_with('%') => off.terms.push((v.to_string(), scale)),
-            Err(_) => return None,
-        }
-        Some(())
-    };
-    add(indices.first()?, words(t)?)?;
-    let mut t = t.clone();
-    for i in &indices[1..] {
-        t = match types.resolve(&t)?.clone() {
-            Ty::Array(_, e) => {
-                add(i, words(&e)?)?;
-                *e
-            }
-            Ty::Record { members, .. } => {
-                let k: usize = i.strip_prefix("i32 ")?.trim().parse().ok()?;
-                let before: i64 = members[..k].iter().map(words).sum::<Option<i64>>()?;
-                add("i32 1", before)?;
-                members.get(k)?.clone()
-            }
-            _ => return None,
-        };
-    }
-    Some(off)
-}
-
-/// The GEP indices (as `i32 N`) of word `w` of `t`.
-fn word_path(types: &Types, t: &Ty, mut w: i64, size: u64) -> Option<Vec<i64>> {
-    let words = |t: &Ty| units(types, t, size);
-    let mut path = vec![];
-    let mut t = t.clone();
-    loop {
-        t = match types.resolve(&t)?.clone() {
-            Ty::Scalar(s) if s == size => return (w == 0).then_some(path),
-            Ty::Array(_, e) => {
-                let n = words(&e)?;
-                path.push(w / n);
-                w %= n;
-                *e
-            }
-            Ty::Record { members, .. } => {
-                let mut k = 0;
-                while w >= words(members.get(k)?)? {
-                    w -= words(&members[k])?;
-                    k += 1;
-                }
-                path.push(k as i64);
-                members[k].clone()
-            }
-            _ => return None,
-        };
-    }
-}
-
-/// One parsed GEP line: result, flags text, source type, base operand (type and value), and
-/// the indices.
-struct Gep<'a> {
-    result: &'a str,
-    ty: Ty,
-    base_ty: &'a str,
-    base: &'a str,
-    indices: Vec<&'a str>,
-}
-
-fn gep(line: &str) -> Option<Gep<'_>> {
-    let (result, def) = line.trim_start().split_once(" = getelementptr ")?;
-    let mut rest = def.trim_start();
-    for flag in ["inbounds", "nuw", "nusw"] {
-        rest = rest.strip_prefix(flag).unwrap_or(rest).trim_start();
-    }
-    let (ty, rest) = parse(rest)?;
-    let args = split_args(rest.trim_start().strip_prefix(',')?);
-    let (base_ty, base) = args.first()?.rsplit_once(' ')?;
-    Some(Gep {
-        result,
-        ty,
-        base_ty,
-        base,
-        indices: args[1..].to_vec(),
-    })
-}
 
 /// `ll` with the private records described in the module comment flattened; None where there
 /// is none.
@@ -188,44 +37,84 @@ pub fn patch(ll: &str) -> Option<String> {
     let mut types = Types {
         named: HashMap::new(),
     };
-    let mut raw = HashMap::new();
     for line in ll.lines() {
         if let Some((name, def)) = line.split_once(" = type ") {
             if let Some((t, _)) = parse(def) {
                 types.named.insert(name.trim().to_string(), t);
-                raw.insert(name.trim().to_string(), def.trim().to_string());
             }
+        }
+    }
+    let mut module = Module {
+        types,
+        functions: HashMap::new(),
+        clones: HashMap::new(),
+        texts: vec![],
+    };
+    let mut function: Vec<&str> = vec![];
+    let mut functions: Vec<Vec<&str>> = vec![];
+    for line in ll.lines() {
+        if line.starts_with("define ") || !function.is_empty() {
+            function.push(line);
+        }
+        if line.starts_with('}') && !function.is_empty() {
+            if let Some(name) = defined_name(function[0]) {
+                module.functions.insert(name, function.clone());
+            }
+            functions.push(std::mem::take(&mut function));
         }
     }
     let mut out = String::with_capacity(ll.len() + 4096);
     let mut changed = false;
-    let mut function: Vec<&str> = vec![];
-    for line in ll.lines() {
-        function.push(line);
-        if line.starts_with('}') {
-            match flatten_function(&types, &raw, &function) {
-                Some(f) => {
-                    out += &f;
-                    changed = true;
-                }
-                None => function.iter().for_each(|l| {
-                    out += l;
-                    out.push('\n');
-                }),
-            }
-            function.clear();
+    let mut next = functions.iter();
+    let mut lines = ll.lines();
+    while let Some(line) = lines.next() {
+        if !line.starts_with("define ") {
+            out += line;
+            out.push('\n');
+            continue;
         }
+        let f = next.next()?;
+        if f.len() > 1 {
+            lines.nth(f.len() - 2);
+        }
+        match module.flatten(f, &HashMap::new()) {
+            Some(text) => {
+                out += &text;
+                changed = true;
+            }
+            None => f.iter().for_each(|l| {
+                out += l;
+                out.push('\n');
+            }),
+        }
+        // Clones made for this function's calls, after it.
+        module.texts.drain(..).for_each(|t| out += &t);
     }
-    function.iter().for_each(|l| {
-        out += l;
-        out.push('\n');
-    });
     changed.then_some(out)
 }
 
-/// The private records of one function (lines up to its closing brace) to flatten, by name,
-/// with their types.
-fn candidates(raw: &HashMap<String, String>, lines: &[&str]) -> HashMap<String, (Ty, Leaf)> {
+/// The name (`@f`) a `define` line defines, where it is plain.
+fn defined_name(define: &str) -> Option<String> {
+    let at = define.find(" @")? + 1;
+    let name = &define[at..at + define[at..].find('(')?];
+    (!name.contains('"')).then(|| name.to_string())
+}
+
+/// The module's named types and functions, and the helpers cloned so far.
+struct Module<'a> {
+    types: Types,
+    /// Each function's lines (its `define` to its closing brace), by name.
+    functions: HashMap<String, Vec<&'a str>>,
+    /// Clones by what they were made for (see [`Module::clone_for`]): the clone's name, or
+    /// None where the helper could not be flattened (its calls are left as they are).
+    clones: HashMap<String, Option<String>>,
+    /// The text of clones not yet written out.
+    texts: Vec<String>,
+}
+
+/// The private records of one function (lines up to its closing brace) that could be
+/// flattened, by name.
+fn candidates(types: &Types, lines: &[&str]) -> HashMap<String, Flat> {
     let mut found = HashMap::new();
     for line in lines {
         let Some((name, def)) = line.trim_start().split_once(" = alloca ") else {
@@ -235,236 +124,198 @@ fn candidates(raw: &HashMap<String, String>, lines: &[&str]) -> HashMap<String, 
         if !tname.starts_with('%') {
             continue;
         }
-        let Some(text) = raw.get(tname) else {
+        let ty = Ty::Named(tname.to_string());
+        let Some((leaves, true)) = leaves(types, &ty) else {
             continue;
         };
-        if let Some((leaf, true)) = leaf_type(raw, text, 0) {
-            let size = match leaf.as_str() {
-                "i8" => 1,
-                "i16" | "half" => 2,
-                "i64" | "double" => 8,
-                _ => 4,
-            };
-            let leaf = Leaf { name: leaf, size };
-            found.insert(name.to_string(), (Ty::Named(tname.to_string()), leaf));
+        if let Some(flat) = flat(types, &ty, &leaves) {
+            found.insert(name.to_string(), flat);
         }
     }
     found
 }
 
-fn flatten_function(
-    types: &Types,
-    raw: &HashMap<String, String>,
-    lines: &[&str],
-) -> Option<String> {
-    let records = candidates(raw, lines);
-    if records.is_empty() {
-        return None;
-    }
-    // Pointers into each record (the alloca, and GEPs from such pointers), by value name.
-    let mut into: HashMap<String, String> =
-        records.keys().map(|r| (r.clone(), r.clone())).collect();
-    let mut escapes: HashSet<String> = HashSet::new();
-    let mut refused: HashSet<String> = HashSet::new();
-    let mut defs: HashMap<&str, Ty> = HashMap::new();
-    for line in lines {
-        if let Some((name, def)) = line.trim_start().split_once(" = ") {
-            let t = match def.split_once(' ') {
-                Some(("alloca", rest)) => parse(rest).map(|(t, _)| t),
-                Some(("getelementptr", rest)) => gep_type(types, rest),
-                _ => None,
-            };
-            if let Some(t) = t {
-                defs.insert(name, t);
+impl Module<'_> {
+    /// The function of `lines` with its escaping records flattened and, where `roots` names
+    /// parameters pointing into flattened records of a caller, every GEP from them made a GEP
+    /// of the flat element; None where nothing changes or a root cannot be taken.
+    fn flatten(&mut self, lines: &[&str], roots: &HashMap<String, Flat>) -> Option<String> {
+        let allocas = candidates(&self.types, lines);
+        if allocas.is_empty() && roots.is_empty() {
+            return None;
+        }
+        let mut records = allocas.clone();
+        records.extend(roots.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let mut uses = Uses::of(&self.types, &records, lines);
+        if roots.keys().any(|r| uses.refused.contains(r)) {
+            return None;
+        }
+        let mut chosen: HashSet<String> = records
+            .keys()
+            .filter(|r| roots.contains_key(*r) || uses.escapes.contains(*r))
+            .filter(|r| !uses.refused.contains(*r))
+            .cloned()
+            .collect();
+        // A record given to a helper that cannot be cloned stays as it is (the helper's
+        // record GEPs would reach the array).
+        loop {
+            if chosen.is_empty() {
+                return None;
+            }
+            uses.into.retain(|_, r| chosen.contains(r));
+            let refused: Vec<String> = lines
+                .iter()
+                .filter_map(|l| self.call_target(&uses, l))
+                .filter(|c| c.clone.is_err())
+                .flat_map(|c| c.records)
+                .collect();
+            if refused.is_empty() {
+                break;
+            }
+            if refused.iter().any(|r| roots.contains_key(r)) {
+                return None;
+            }
+            for r in &refused {
+                chosen.remove(r);
             }
         }
-        if let Some(g) = gep(line) {
-            if let Some(r) = into.get(g.base).cloned() {
-                into.insert(g.result.to_string(), r.clone());
-                if !matches!(types.resolve(&g.ty), Some(Ty::Record { .. })) {
-                    escapes.insert(r);
+        let mut out = String::new();
+        let mut n = 0;
+        for line in lines {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            if let Some((name, def)) = line.trim_start().split_once(" = alloca ") {
+                if let Some(f) = allocas.get(name).filter(|_| chosen.contains(name)) {
+                    let align = def.split_once(", align").map(|(_, a)| a).unwrap_or(" 4");
+                    let Flat { count, elem, .. } = f;
+                    out += &format!("{indent}{name} = alloca [{count} x {elem}], align{align}\n");
+                    continue;
                 }
             }
-            continue;
-        }
-        let uses: Vec<&String> = into
-            .keys()
-            .filter(|v| {
-                line.split(|c: char| c == ',' || c == '(' || c == ')' || c.is_whitespace())
-                    .any(|w| w == v.as_str())
-            })
-            .collect();
-        if uses.is_empty() {
-            continue;
-        }
-        let t = line.trim_start();
-        let record_of = |v: &String| into[v].clone();
-        if t.contains("@llvm.memcpy.") {
-            if copy_words(types, &records, &into, &defs, line, 0).is_none() {
-                uses.iter().for_each(|v| {
-                    refused.insert(record_of(v));
-                });
-            }
-        } else if ["byval(", "sret(", "byref("].iter().any(|a| t.contains(a)) {
-            // A record passed or returned by value keeps its type (clspv never finished
-            // building a word array passed `byval`: piglit's calls-large-struct).
-            uses.iter().for_each(|v| {
-                refused.insert(record_of(v));
-            });
-        } else if t.starts_with("store ptr ") || t.contains("call ") {
-            uses.iter().for_each(|v| {
-                escapes.insert(record_of(v));
-            });
-        } else if (t.starts_with("store ") || t.contains(" = load "))
-            && uses.iter().any(|v| !t.contains(&records[&into[*v]].1.name))
-        {
-            uses.iter().for_each(|v| {
-                refused.insert(record_of(v));
-            });
-        }
-    }
-    let chosen: HashSet<&String> = records
-        .keys()
-        .filter(|r| escapes.contains(*r) && !refused.contains(*r))
-        .collect();
-    if chosen.is_empty() {
-        return None;
-    }
-    let into: HashMap<String, String> = into
-        .into_iter()
-        .filter(|(_, r)| chosen.contains(r))
-        .collect();
-    let mut out = String::new();
-    let mut n = 0;
-    for line in lines {
-        let indent = &line[..line.len() - line.trim_start().len()];
-        if let Some((name, def)) = line.trim_start().split_once(" = alloca ") {
-            if chosen.contains(&name.to_string()) {
-                let (t, leaf) = &records[name];
-                let n = units(types, t, leaf.size)?;
-                let align = def.split_once(", align").map(|(_, a)| a).unwrap_or(" 4");
+            if let Some(g) = gep(line).filter(|g| uses.into.contains_key(g.base)) {
+                let flat = uses.flat(g.base);
+                let off = gep_offset(&self.types, &g.ty, &g.indices, flat.unit)?;
+                let mut sum = off.constant.to_string();
+                for (v, scale) in &off.terms {
+                    n += 1;
+                    out += &format!("{indent}%__vkcl_flat.{n} = mul i32 {v}, {scale}\n");
+                    out +=
+                        &format!("{indent}%__vkcl_flat.{n}s = add i32 %__vkcl_flat.{n}, {sum}\n");
+                    sum = format!("%__vkcl_flat.{n}s");
+                }
                 out += &format!(
-                    "{indent}{name} = alloca [{n} x {}], align{align}\n",
-                    leaf.name
+                    "{indent}{} = getelementptr {}, {} {}, i32 {sum}\n",
+                    g.result, flat.elem, g.base_ty, g.base
                 );
                 continue;
             }
-        }
-        if let Some(g) = gep(line).filter(|g| into.contains_key(g.base)) {
-            let leaf = &records[&into[g.base]].1;
-            let off = flat_offset(types, &g.ty, &g.indices, leaf.size)?;
-            let mut sum = off.constant.to_string();
-            for (v, scale) in &off.terms {
+            if line.contains("@llvm.memcpy.") {
                 n += 1;
-                out += &format!("{indent}%__vkcl_flat.{n} = mul i32 {v}, {scale}\n");
-                out += &format!("{indent}%__vkcl_flat.{n}s = add i32 %__vkcl_flat.{n}, {sum}\n");
-                sum = format!("%__vkcl_flat.{n}s");
+                if let Some(copy) = copy_leaves(&self.types, &uses, line, n) {
+                    out += &copy;
+                    continue;
+                }
             }
-            out += &format!(
-                "{indent}{} = getelementptr {}, {} {}, i32 {sum}\n",
-                g.result, leaf.name, g.base_ty, g.base
-            );
-            continue;
+            out += &self.call(&uses, line);
+            out.push('\n');
         }
-        if line.contains("@llvm.memcpy.") {
-            n += 1;
-            if let Some(words) = copy_words(types, &records, &into, &defs, line, n) {
-                out += &words;
-                continue;
-            }
-        }
-        out += line;
-        out.push('\n');
+        Some(out)
     }
-    Some(out)
-}
 
-/// The word-by-word copy replacing the memcpy on `line` when one side is a pointer into a
-/// flattened record (at its start) and the copy is the whole record; the other side a record
-/// of the same words (by its own GEPs) or another flattened record.
-fn copy_words(
-    types: &Types,
-    records: &HashMap<String, (Ty, Leaf)>,
-    into: &HashMap<String, String>,
-    defs: &HashMap<&str, Ty>,
-    line: &str,
-    n: usize,
-) -> Option<String> {
-    let at = line.find("call void @llvm.memcpy.p")?;
-    let args = &line[at..];
-    let args = &args[args.find('(')? + 1..args.rfind(')')?];
-    let args = split_args(args);
-    let [dst, src, size, _] = args.as_slice() else {
-        return None;
-    };
-    let size: i64 = size.strip_prefix("i32 ")?.trim().parse().ok()?;
-    let value = |a: &str| a.rsplit(' ').next().unwrap_or("").to_string();
-    let ptr = |a: &str| a.split(" align").next().unwrap_or("").trim().to_string();
-    let flat = |a: &str| {
-        let v = value(a);
-        records
-            .contains_key(&v)
-            .then_some(v)
-            .filter(|v| into.contains_key(v))
-    };
-    let (fd, fs) = (flat(dst), flat(src));
-    let (record, leaf) = records.get(fd.as_ref().or(fs.as_ref())?)?;
-    let words = units(types, record, leaf.size)?;
-    if size != words * leaf.size as i64 {
-        return None;
-    }
-    let indent = &line[..line.len() - line.trim_start().len()];
-    // The GEP text of word `w` on one side.
-    let side = |a: &str, is_flat: bool| -> Option<Vec<String>> {
-        let (p, v) = (ptr(a), value(a));
-        if is_flat {
-            return Some(
-                (0..words)
-                    .map(|w| format!("getelementptr {}, {p} {v}, i32 {w}", leaf.name))
-                    .collect(),
-            );
+    /// `line`, calling a clone of its callee instead where it passes a pointer at a flattened
+    /// record (not at one of its scalars, which the callee indexes as it is).
+    fn call(&mut self, uses: &Uses, line: &str) -> String {
+        match self.call_target(uses, line) {
+            Some(Call {
+                at,
+                open,
+                clone: Ok(Some(clone)),
+                ..
+            }) => format!("{}{clone}{}", &line[..at], &line[open..]),
+            _ => line.to_string(),
         }
-        let t = pointee(types, defs, a)?;
-        let tname = match &t {
-            Ty::Named(name) => name.clone(),
-            _ => return None,
-        };
-        if types.layout(&t)?.0 != words as u64 * leaf.size {
+    }
+
+    /// The call on `line` where it passes pointers at flattened records, with the clone it
+    /// is to call instead.
+    fn call_target(&mut self, uses: &Uses, line: &str) -> Option<Call> {
+        let c = line.find("call ")?;
+        let at = c + line[c..].find(" @")? + 1;
+        let open = at + line[at..].find('(')?;
+        let callee = &line[at..open];
+        let close = line.rfind(')')?;
+        let (mut roots, mut records) = (vec![], vec![]);
+        for (i, a) in split_args(&line[open + 1..close]).iter().enumerate() {
+            let v = a.rsplit(' ').next().unwrap_or("");
+            let scalar = matches!(
+                uses.defs.get(v).and_then(|t| self.types.resolve(t)),
+                Some(Ty::Scalar(..) | Ty::Array(..))
+            );
+            if uses.into.contains_key(v) && !scalar && !a.contains("byval(") {
+                roots.push((i, uses.flat(v).clone()));
+                records.push(uses.into[v].clone());
+            }
+        }
+        if roots.is_empty() {
             return None;
         }
-        (0..words)
-            .map(|w| {
-                let path = word_path(types, &t, w, leaf.size)?;
-                let idx: String = path.iter().map(|i| format!(", i32 {i}")).collect();
-                Some(format!(
-                    "getelementptr inbounds {tname}, {p} {v}, i32 0{idx}"
-                ))
-            })
-            .collect()
-    };
-    let d = side(dst, fd.is_some())?;
-    let s = side(src, fs.is_some())?;
-    let mut out = String::new();
-    for w in 0..words as usize {
-        out += &format!(
-            "{indent}%__vkcl_w.{n}.{w}s = {}\n\
-             {indent}%__vkcl_w.{n}.{w} = load {t}, ptr{} %__vkcl_w.{n}.{w}s, align {a}\n\
-             {indent}%__vkcl_w.{n}.{w}d = {}\n\
-             {indent}store {t} %__vkcl_w.{n}.{w}, ptr{} %__vkcl_w.{n}.{w}d, align {a}\n",
-            s[w],
-            addrspace(&ptr(src)),
-            d[w],
-            addrspace(&ptr(dst)),
-            t = leaf.name,
-            a = leaf.size,
-        );
+        let clone = self.clone_for(callee, &roots);
+        Some(Call {
+            at,
+            open,
+            clone,
+            records,
+        })
     }
-    Some(out)
+
+    /// The name of a clone of `callee` whose parameters `roots` (index, flat array) are
+    /// flattened (made once for each such set, and written after the function that needed
+    /// it); None where `callee` is not defined here (a built-in), Err where it cannot be
+    /// flattened.
+    fn clone_for(&mut self, callee: &str, roots: &[(usize, Flat)]) -> Result<Option<String>, ()> {
+        let Some(lines) = self.functions.get(callee).cloned() else {
+            return Ok(None);
+        };
+        let key: Vec<String> = roots
+            .iter()
+            .map(|(i, f)| format!("{i}:{}:{}", f.elem, f.unit))
+            .collect();
+        let key = format!("{callee}({})", key.join(","));
+        if let Some(made) = self.clones.get(&key) {
+            return made.clone().map(Some).ok_or(());
+        }
+        // None while it is being made: a helper calling itself is left alone.
+        self.clones.insert(key.clone(), None);
+        let define = lines[0];
+        let params = define
+            .find(&format!("{callee}("))
+            .map(|o| o + callee.len() + 1)
+            .zip(define.rfind(')'))
+            .map(|(open, close)| split_args(&define[open..close]))
+            .ok_or(())?;
+        let mut named = HashMap::new();
+        for (i, f) in roots {
+            let p = params
+                .get(*i)
+                .and_then(|p| p.rsplit(' ').next())
+                .ok_or(())?;
+            named.insert(p.to_string(), f.clone());
+        }
+        let text = self.flatten(&lines, &named).ok_or(())?;
+        let name = format!("{callee}.__vkcl_flat.{}", self.clones.len());
+        let text = text.replacen(&format!("{callee}("), &format!("{name}("), 1);
+        self.texts.push(text);
+        self.clones.insert(key, Some(name.clone()));
+        Ok(Some(name))
+    }
 }
 
-/// ` addrspace(N)` of a pointer type `ptr addrspace(N)`, or nothing.
-fn addrspace(p: &str) -> String {
-    p.strip_prefix("ptr").unwrap_or("").to_string()
+/// A call passing pointers at flattened records: where its callee's name starts and ends, the
+/// clone to call (see [`Module::clone_for`]), and the records passed.
+struct Call {
+    at: usize,
+    open: usize,
+    clone: Result<Option<String>, ()>,
+    records: Vec<String>,
 }
 
 #[cfg(test)]
@@ -494,8 +345,12 @@ mod tests {
     fn records_of_words_reached_by_pointers_become_word_arrays() {
         let out = patch(LL).expect("patched");
         assert!(out.contains("  %m = alloca [17 x i32], align 4\n"), "{out}");
-        // float leaves: left alone.
-        assert!(out.contains("  %f = alloca %struct.f, align 4\n"), "{out}");
+        // floats and an int: an array of i32.
+        assert!(out.contains("  %f = alloca [3 x i32], align 4\n"), "{out}");
+        assert!(
+            out.contains("  %q = getelementptr i32, ptr %f, i32 1\n"),
+            "{out}"
+        );
         assert!(!out.contains("@llvm.memcpy"), "{out}");
         assert!(out.contains(
             "  %__vkcl_w.1.16s = getelementptr inbounds %struct.msg_t, ptr addrspace(1) %src, \
@@ -531,5 +386,125 @@ mod tests {
         );
         let out = patch(&ll).unwrap_or_default();
         assert!(!out.contains("alloca [17 x i32]"), "{out}");
+    }
+
+    /// clang's IR for `blk_t m = a[i]; wr(&m, m.len % 8); ... ((uint *)m.d)[k]` with
+    /// `void wr(blk_t *b, uint off) { uchar *p = b->d + off; p[1] = 7; }` (trimmed).
+    const MIXED: &str = "%struct.blk_t = type { [16 x i8], i32 }\n\
+        define spir_func void @wr(ptr %b, i32 %off) {\n\
+        entry:\n\
+        \x20 %b.addr = alloca ptr, align 4\n\
+        \x20 store ptr %b, ptr %b.addr, align 4\n\
+        \x20 %0 = load ptr, ptr %b.addr, align 4\n\
+        \x20 %d = getelementptr inbounds nuw %struct.blk_t, ptr %0, i32 0, i32 0\n\
+        \x20 %arraydecay = getelementptr inbounds [16 x i8], ptr %d, i32 0, i32 0\n\
+        \x20 %add.ptr = getelementptr inbounds nuw i8, ptr %arraydecay, i32 %off\n\
+        \x20 %p1 = getelementptr inbounds i8, ptr %add.ptr, i32 1\n\
+        \x20 store i8 7, ptr %p1, align 1\n\
+        \x20 ret void\n}\n\
+        define void @k(ptr addrspace(1) %a, i32 %i, i32 %k) {\n\
+        entry:\n\
+        \x20 %m = alloca %struct.blk_t, align 4\n\
+        \x20 %src = getelementptr inbounds nuw %struct.blk_t, ptr addrspace(1) %a, i32 %i\n\
+        \x20 call void @llvm.memcpy.p0.p1.i32(ptr align 4 %m, ptr addrspace(1) align 4 %src, i32 20, i1 false)\n\
+        \x20 %len = getelementptr inbounds nuw %struct.blk_t, ptr %m, i32 0, i32 1\n\
+        \x20 %l = load i32, ptr %len, align 4\n\
+        \x20 call spir_func void @wr(ptr %m, i32 %l)\n\
+        \x20 %w = getelementptr inbounds nuw i32, ptr %m, i32 %k\n\
+        \x20 %v = load i32, ptr %w, align 4\n\
+        \x20 call void @llvm.memcpy.p1.p0.i32(ptr addrspace(1) align 4 %src, ptr align 4 %m, i32 20, i1 false)\n\
+        \x20 ret void\n}\n";
+
+    #[test]
+    fn mixed_records_become_byte_arrays() {
+        let out = patch(MIXED).expect("patched");
+        assert!(out.contains("  %m = alloca [20 x i8], align 4\n"), "{out}");
+        assert!(
+            out.contains("  %len = getelementptr i8, ptr %m, i32 16\n"),
+            "{out}"
+        );
+        assert!(out.contains("  %__vkcl_flat.2 = mul i32 %k, 4\n"), "{out}");
+        assert!(out.contains("  %w = getelementptr i8, ptr %m, i32 %__vkcl_flat.2s\n"));
+        // Copied leaf by leaf, each leaf as its own type.
+        assert!(!out.contains("@llvm.memcpy"), "{out}");
+        assert!(out.contains(
+            "  %__vkcl_w.1.3s = getelementptr inbounds %struct.blk_t, ptr addrspace(1) %src, \
+             i32 0, i32 0, i32 3\n  \
+             %__vkcl_w.1.3 = load i8, ptr addrspace(1) %__vkcl_w.1.3s, align 1\n  \
+             %__vkcl_w.1.3d = getelementptr i8, ptr %m, i32 3\n"
+        ));
+        assert!(out.contains("  %__vkcl_w.1.16d = getelementptr i8, ptr %m, i32 16\n"));
+        assert!(out
+            .contains("  %__vkcl_w.1.16 = load i32, ptr addrspace(1) %__vkcl_w.1.16s, align 4\n"));
+        assert!(
+            out.contains("  %__vkcl_w.3.16s = getelementptr i8, ptr %m, i32 16\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn helpers_given_a_flattened_record_are_cloned() {
+        let out = patch(MIXED).expect("patched");
+        // The original stays for other callers; the clone's GEPs from the parameter (through
+        // clang's spill of it) are byte GEPs.
+        assert!(
+            out.contains("define spir_func void @wr(ptr %b, i32 %off) {\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("  %d = getelementptr inbounds nuw %struct.blk_t, ptr %0, i32 0, i32 0\n")
+        );
+        let clone = out
+            .find("define spir_func void @wr.__vkcl_flat.")
+            .expect("clone");
+        let clone = &out[clone..];
+        let name = &clone["define spir_func void ".len()..clone.find('(').unwrap()];
+        assert!(
+            out.contains(&format!("  call spir_func void {name}(ptr %m, i32 %l)\n")),
+            "{out}"
+        );
+        assert!(
+            clone.contains("  %d = getelementptr i8, ptr %0, i32 0\n"),
+            "{clone}"
+        );
+        assert!(clone.contains("  %arraydecay = getelementptr i8, ptr %d, i32 0\n"));
+        assert!(
+            clone.contains("  %add.ptr = getelementptr i8, ptr %arraydecay, i32 %__vkcl_flat.1s\n")
+        );
+        assert!(clone.contains("  %p1 = getelementptr i8, ptr %add.ptr, i32 1\n"));
+    }
+
+    #[test]
+    fn mixed_records_refused_stay_as_they_are() {
+        // A whole-value load; a byte offset known at run time into an array of words; a
+        // vector load.
+        let fv = "%struct.fv = type { [4 x float], i32 }\n\
+            define void @k(i32 %k) {\n\
+            entry:\n\
+            \x20 %f = alloca %struct.fv, align 4\n\
+            \x20 %p = getelementptr inbounds float, ptr %f, i32 1\n\
+            \x20 USE\n\
+            \x20 ret void\n}\n";
+        for (use_, refused) in [
+            ("%v = load %struct.fv, ptr %f, align 4", true),
+            ("%b = getelementptr inbounds i8, ptr %f, i32 %k", true),
+            ("%v = load <2 x float>, ptr %p, align 4", true),
+            ("%v = load float, ptr %p, align 4", false),
+        ] {
+            let out = patch(&fv.replace("USE", use_)).unwrap_or_default();
+            assert_eq!(!out.contains("alloca [5 x i32]"), refused, "{use_}: {out}");
+        }
+    }
+
+    #[test]
+    fn records_given_to_helpers_that_cannot_be_cloned_stay_as_they_are() {
+        // The helper loads the whole record through its parameter.
+        let ll = MIXED.replace(
+            "  store i8 7, ptr %p1, align 1\n",
+            "  store i8 7, ptr %p1, align 1\n  %all = load %struct.blk_t, ptr %0, align 4\n",
+        );
+        let out = patch(&ll).unwrap_or_default();
+        assert!(!out.contains("alloca [20 x i8]"), "{out}");
+        assert!(!out.contains("__vkcl_flat"), "{out}");
     }
 }

@@ -13,7 +13,10 @@ mod capabilities;
 pub mod chosen_load;
 pub mod coherent;
 pub mod collectives;
+mod flat_copies;
+mod flat_layout;
 mod flat_records;
+mod flat_uses;
 pub mod globals;
 pub mod helper;
 mod identifiers;
@@ -890,19 +893,24 @@ pub fn words(bytes: &[u8]) -> Option<Vec<u32>> {
 /// Writes `spirv` into VKCL_DUMP_DIR, when it is set, as `<pid>-<n>.spv` (`-physical` for a
 /// physical-addressing module): the modules exactly as Vulkan gets them, for bug reports.
 pub fn dump(spirv: &[u32]) {
+    let kind = if physical::is_physical(spirv) {
+        "-physical.spv"
+    } else {
+        ".spv"
+    };
+    let bytes: Vec<u8> = spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+    dump_file(kind, &bytes);
+}
+
+/// Writes `bytes` into VKCL_DUMP_DIR, when it is set, as `<pid>-<n><suffix>`.
+pub(crate) fn dump_file(suffix: &str, bytes: &[u8]) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let Some(dir) = crate::config::get().dump_dir.as_deref() else {
         return;
     };
-    let kind = if physical::is_physical(spirv) {
-        "-physical"
-    } else {
-        ""
-    };
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let path = std::path::Path::new(dir).join(format!("{}-{n}{kind}.spv", std::process::id()));
-    let bytes: Vec<u8> = spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let path = std::path::Path::new(dir).join(format!("{}-{n}{suffix}", std::process::id()));
     let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, bytes));
     match written {
         Ok(()) => log::info!(target: "compiler", "module written to {}", path.display()),

@@ -47,6 +47,9 @@ pub fn compile(
     let Some(patched) = patch(flat.as_deref().unwrap_or(&ll)).or(flat) else {
         return compile(sources, options);
     };
+    // The IR before and after, for bug reports (VKCL_DUMP_DIR).
+    super::dump_file(".ll", ll.as_bytes());
+    super::dump_file("-patched.ll", patched.as_bytes());
     match compile(&[patched.as_bytes()], &format!("{options} -x ir")) {
         Ok((out, log)) => Ok((out, front_log + &log)),
         // What clspv refuses from the IR is built from the source, as before.
@@ -57,11 +60,15 @@ pub fn compile(
 /// A type as LLVM writes it, parsed.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Ty {
-    Scalar(u64),
+    /// Size in bytes and LLVM name (`float` and `i32` are different types).
+    Scalar(u64, &'static str),
     Named(String),
     Array(u64, Box<Ty>),
     Vector(u64, Box<Ty>),
-    Record { packed: bool, members: Vec<Ty> },
+    Record {
+        packed: bool,
+        members: Vec<Ty>,
+    },
 }
 
 /// Parses one type at the start of `s`; returns it and the rest.
@@ -102,15 +109,22 @@ pub(super) fn parse(s: &str) -> Option<(Ty, &str)> {
         .find(|c: char| c.is_whitespace() || ",)]}>".contains(c))
         .unwrap_or(s.len());
     let (word, rest) = s.split_at(end);
-    let bytes = match word {
-        "half" | "i16" | "bfloat" => 2,
-        "float" | "i32" => 4,
-        "double" | "i64" => 8,
-        "i8" | "i1" => 1,
-        _ if word.starts_with('%') => return Some((Ty::Named(word.to_string()), rest)),
-        _ => return None,
-    };
-    Some((Ty::Scalar(bytes), rest))
+    const SCALARS: [(&str, u64); 9] = [
+        ("half", 2),
+        ("i16", 2),
+        ("bfloat", 2),
+        ("float", 4),
+        ("i32", 4),
+        ("double", 8),
+        ("i64", 8),
+        ("i8", 1),
+        ("i1", 1),
+    ];
+    if word.starts_with('%') {
+        return Some((Ty::Named(word.to_string()), rest));
+    }
+    let &(name, bytes) = SCALARS.iter().find(|(name, _)| *name == word)?;
+    Some((Ty::Scalar(bytes, name), rest))
 }
 
 pub(super) struct Types {
@@ -128,7 +142,7 @@ impl Types {
     /// (size, alignment) in bytes, as LLVM lays the type out (pointers are not handled).
     pub(super) fn layout(&self, t: &Ty) -> Option<(u64, u64)> {
         Some(match self.resolve(t)? {
-            Ty::Scalar(n) => (*n, *n),
+            Ty::Scalar(n, _) => (*n, *n),
             Ty::Named(_) => return None,
             Ty::Array(n, e) => {
                 let (s, a) = self.layout(e)?;
@@ -177,7 +191,7 @@ impl Types {
     }
 
     /// `t`, its first member or element, that one's, and so on.
-    fn chain(&self, t: Ty) -> Vec<Ty> {
+    pub(super) fn chain(&self, t: Ty) -> Vec<Ty> {
         let mut v = vec![t];
         while let Some(next) = v.last().and_then(|t| self.first(t)) {
             if v.len() > 32 {
