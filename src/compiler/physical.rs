@@ -56,9 +56,10 @@ pub fn is_physical(spirv: &[u32]) -> bool {
     })
 }
 
-/// The module with negative constant element indices sign-extended; None if nothing changed
-/// or the module is not understood.
-pub fn sign_extend_indices(spirv: &[u32]) -> Option<Vec<u32>> {
+/// The module with negative constant element indices sign-extended, byte bases retyped and
+/// chains that may go below their base computed as integers; None if nothing changed or the
+/// module is not understood.
+pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
     if spirv.len() < 5 {
         return None;
     }
@@ -213,12 +214,14 @@ impl Longs {
 /// NVIDIA's driver (580) computes the byte offset of an `OpPtrAccessChain` on a physical
 /// pointer in 32 bits and extends it without sign: `p[-1]` reads 4 GiB past `p` (the GPU
 /// faults and the queue never finishes), and `&nodes[i - 1]` converted to an integer is 2^32
-/// past the node (measured with diag/svm_neg.c and tests/svm.rs on the H200). So every such
-/// chain whose element is not a non-negative constant becomes integer arithmetic, as GLSL's
+/// past the node (measured with tools/diag/svm_neg.c and tests/svm.rs on the H200). So every
+/// such chain whose element may be negative (see [`non_negative`]) becomes integer arithmetic,
+/// as GLSL's
 /// `uint64_t(p) + 8 * k` is written: `OpConvertPtrToU` of the base, plus the element (as a
 /// signed 64-bit value) times the base type's `ArrayStride`, `OpConvertUToPtr` to the base's
 /// type, and the chain's further indexes (struct members, non-negative) as an `OpAccessChain`
-/// of that. A chain whose base type has no stride is left as it is. True if any changed.
+/// of that; a member array's word that clspv lost is read where it is ([`member_word`]). A
+/// chain whose base type has no stride is left as it is. True if any changed.
 fn chains_as_integers(
     insts: &mut Vec<Vec<u32>>,
     bound: &mut u32,

@@ -999,7 +999,7 @@ fn physical_build(
     options: &str,
 ) -> DeviceBuild {
     let out = out.map(|mut o| {
-        if let Some(fixed) = compiler::physical::sign_extend_indices(&o.spirv) {
+        if let Some(fixed) = compiler::physical::repair(&o.spirv) {
             o.spirv = fixed;
         }
         o
