@@ -138,6 +138,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.dump_dir = v,
     },
     OptionDoc {
+        name: "VKCL_REPLACE_DIR",
+        default: "",
+        doc: "with VKCL_DUMP_DIR: a module whose dump is `<pid>-<n>.spv` is replaced by `<n>.spv` of this directory where that file exists (a hand-edited module run in the place of clspv's, to find what a driver gets wrong)",
+        set: |c, v| c.replace_dir = v,
+    },
+    OptionDoc {
         name: "VKCL_PANIC",
         default: "error",
         doc: "what a panic caught at the C boundary does: error (the call returns CL_OUT_OF_HOST_MEMORY, logged), abort (the process aborts: the tests set this, so that no panic goes unseen)",
@@ -178,6 +184,8 @@ pub struct Config {
     pub cache_dir: Option<String>,
     /// VKCL_DUMP_DIR.
     pub dump_dir: Option<String>,
+    /// VKCL_REPLACE_DIR.
+    pub replace_dir: Option<String>,
     pub placement: PlacementMode,
     /// VKCL_ADDRESSING=physical.
     pub physical: bool,

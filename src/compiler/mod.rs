@@ -891,24 +891,37 @@ pub fn words(bytes: &[u8]) -> Option<Vec<u32>> {
 }
 
 /// Writes `spirv` into VKCL_DUMP_DIR, when it is set, as `<pid>-<n>.spv` (`-physical` for a
-/// physical-addressing module): the modules exactly as Vulkan gets them, for bug reports.
-pub fn dump(spirv: &[u32]) {
-    let kind = if physical::is_physical(spirv) {
+/// physical-addressing module): the modules exactly as Vulkan gets them, for bug reports. Where
+/// VKCL_REPLACE_DIR holds `<n>.spv`, that module is returned in place of `spirv` (a hand-edited
+/// module run in the place of the one clspv wrote, to find what a driver gets wrong).
+pub fn dump(spirv: Vec<u32>) -> Vec<u32> {
+    let kind = if physical::is_physical(&spirv) {
         "-physical.spv"
     } else {
         ".spv"
     };
     let bytes: Vec<u8> = spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
-    dump_file(kind, &bytes);
+    let Some(n) = dump_file(kind, &bytes) else {
+        return spirv;
+    };
+    let Some(dir) = crate::config::get().replace_dir.as_deref() else {
+        return spirv;
+    };
+    let path = std::path::Path::new(dir).join(format!("{n}.spv"));
+    match std::fs::read(&path).ok().and_then(|b| words(&b)) {
+        Some(replacement) => {
+            log::warn!(target: "compiler", "module {n} replaced by {}", path.display());
+            replacement
+        }
+        None => spirv,
+    }
 }
 
-/// Writes `bytes` into VKCL_DUMP_DIR, when it is set, as `<pid>-<n><suffix>`.
-pub(crate) fn dump_file(suffix: &str, bytes: &[u8]) {
+/// Writes `bytes` into VKCL_DUMP_DIR, when it is set, as `<pid>-<n><suffix>`; returns `n`.
+pub(crate) fn dump_file(suffix: &str, bytes: &[u8]) -> Option<usize> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let Some(dir) = crate::config::get().dump_dir.as_deref() else {
-        return;
-    };
+    let dir = crate::config::get().dump_dir.as_deref()?;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let path = std::path::Path::new(dir).join(format!("{}-{n}{suffix}", std::process::id()));
     let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, bytes));
@@ -916,6 +929,7 @@ pub(crate) fn dump_file(suffix: &str, bytes: &[u8]) {
         Ok(()) => log::info!(target: "compiler", "module written to {}", path.display()),
         Err(e) => log::warn!(target: "compiler", "cannot write {}: {e}", path.display()),
     }
+    Some(n)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -974,7 +974,7 @@ fn executable(out: Result<compiler::CompileOutput, CompileError>, options: &str)
         Ok(o) => o,
         Err(e) => return failed_build(e, options),
     };
-    compiler::dump(&spirv);
+    let spirv = compiler::dump(spirv);
     match reflection::parse(&spirv) {
         Ok(reflection) => DeviceBuild {
             status: CL_BUILD_SUCCESS,
