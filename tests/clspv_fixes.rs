@@ -1365,3 +1365,32 @@ fn last_of_local_values_chosen_by_conditions() {
         assert_eq!(got[0], want, "n = {n}");
     }
 }
+
+/// A `__local` array of three dimensions of a struct, written at run-time and constant indices
+/// and read at run-time ones (compiler::workgroup_arrays makes it one array of the struct):
+/// every element keeps its own value.
+#[test]
+fn local_arrays_of_three_dimensions_of_structs() {
+    let src = "struct p { uint x; ushort y; uchar z; };\n\
+               kernel void t(global uint *out, uint n) {\n\
+               local struct p a[3][5][7];\n\
+               uint i = get_local_id(0);\n\
+               if (i < 105) { a[i / 35][i / 7 % 5][i % 7].x = i * 3; a[i / 35][i / 7 % 5][i % 7].y = i + n;\n\
+                              a[i / 35][i / 7 % 5][i % 7].z = i; }\n\
+               if (i == 104) a[2][4][6].z = 200;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               uint j = (i * 13 + n) % 105;\n\
+               struct p q = a[j / 35][j / 7 % 5][j % 7];\n\
+               out[i] = q.x + (q.y << 10) + ((uint)q.z << 24); }";
+    for n in [0u32, 7] {
+        let got = run_words(src, "", "t", &[vec![0u32; 128]], &[n], 128);
+        let want: Vec<u32> = (0..128u32)
+            .map(|i| {
+                let j = (i * 13 + n) % 105;
+                let z = if j == 104 { 200 } else { j };
+                j * 3 + ((j + n) << 10) + (z << 24)
+            })
+            .collect();
+        assert_eq!(got[0], want, "n = {n}");
+    }
+}

@@ -47,6 +47,7 @@ pub mod tempdir;
 mod tests;
 pub mod vload_half;
 pub mod word_views;
+mod workgroup_arrays;
 pub mod wrapped_copy;
 
 use std::path::{Path, PathBuf};
@@ -90,6 +91,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
+            let spirv = workgroup_arrays::flatten(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             let spirv = match globals::gather(&spirv) {

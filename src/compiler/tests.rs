@@ -763,3 +763,44 @@ fn math_prelude_is_chosen_by_identifiers() {
     let lost = prelude(&format!("#include \"lost.h\"\n{body}"), &inc);
     assert!(lost.contains(ASIN) && lost.contains(SIN));
 }
+
+/// Workgroup arrays of arrays leave clspv's output as one array of the innermost element
+/// (compiler::workgroup_arrays, for NVIDIA's driver): a 3D `__local` array of a struct indexed
+/// at run time and at constants, and a 2D one whose row is chosen by conditions. The modules
+/// are valid and nest no Workgroup array; tests/clspv_fixes.rs checks the values.
+#[test]
+fn workgroup_arrays_of_arrays_become_flat() {
+    const OP_TYPE_ARRAY: u32 = 28;
+    const OP_TYPE_POINTER: u32 = 32;
+    const OP_VARIABLE: u32 = 59;
+    let src = "struct p { float x; int y; };\n\
+               kernel void k(global float *o, int n) {\n\
+               local struct p a[3][5][7];\n local uint l[17][257];\n\
+               int i = get_local_id(0);\n\
+               a[i % 3][i % 5][i % 7].x = i; a[1][2][3].y = n; l[i % 17][i] = i;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               uint s = l[0][i]; for (int k = 1; k < 16; k++) if (i * 16 + k < n) s = l[k][i];\n\
+               o[i] = a[n % 3][n % 5][i % 7].x + a[1][2][3].y + s; }\n";
+    let args = clspv_args("", &target()).unwrap();
+    let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+    spirv_val(&spirv);
+    let arrays: HashMap<u32, u32> = instructions(&spirv)
+        .filter(|(_, i)| i[0] & 0xffff == OP_TYPE_ARRAY)
+        .map(|(_, i)| (i[1], i[2]))
+        .collect();
+    let pointees: HashMap<u32, u32> = instructions(&spirv)
+        .filter(|(_, i)| i[0] & 0xffff == OP_TYPE_POINTER)
+        .map(|(_, i)| (i[1], i[3]))
+        .collect();
+    let workgroup: Vec<u32> = instructions(&spirv)
+        .filter(|(_, i)| i[0] & 0xffff == OP_VARIABLE && i[3] == 4)
+        .map(|(_, i)| pointees[&i[1]])
+        .collect();
+    assert_eq!(workgroup.len(), 2, "two Workgroup arrays");
+    for a in workgroup {
+        assert!(
+            !arrays.contains_key(&arrays[&a]),
+            "a nested Workgroup array is left"
+        );
+    }
+}
