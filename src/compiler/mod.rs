@@ -32,6 +32,7 @@ pub mod packed_private;
 pub mod physical;
 pub mod pipes;
 pub mod pointer_members;
+mod pointer_selects;
 mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
@@ -92,6 +93,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
             let spirv = workgroup_arrays::flatten(&spirv).unwrap_or(spirv);
+            let spirv = pointer_selects::to_indices(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             let spirv = match globals::gather(&spirv) {

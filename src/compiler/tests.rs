@@ -765,7 +765,8 @@ fn math_prelude_is_chosen_by_identifiers() {
 }
 
 /// Workgroup arrays of arrays leave clspv's output as one array of the innermost element
-/// (compiler::workgroup_arrays, for NVIDIA's driver): a 3D `__local` array of a struct indexed
+/// (compiler::workgroup_arrays, for NVIDIA's driver), and selects of their pointers as selects
+/// of indices (compiler::pointer_selects): a 3D `__local` array of a struct indexed
 /// at run time and at constants, and a 2D one whose row is chosen by conditions. The modules
 /// are valid and nest no Workgroup array; tests/clspv_fixes.rs checks the values.
 #[test]
