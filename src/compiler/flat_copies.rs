@@ -27,7 +27,7 @@ pub(super) fn copy_leaves(types: &Types, uses: &Uses, line: &str, n: usize) -> O
     let [dst, src, size, volatile] = args.as_slice() else {
         return None;
     };
-    let size: u64 = size.strip_prefix("i32 ")?.trim().parse().ok()?;
+    let size: u64 = super::flat_layout::index_value(size)?.parse().ok()?;
     if *volatile != "i1 false" {
         return None;
     }

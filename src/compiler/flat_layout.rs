@@ -130,16 +130,23 @@ pub(super) fn flat(types: &Types, t: &Ty, leaves: &[Leaf]) -> Option<Flat> {
     })
 }
 
-/// An offset in elements: a constant and (value, scale) terms.
+/// An offset in elements: a constant and (typed value, scale) terms (`i32 %k`, or `i64 %k`
+/// in a module of 64-bit pointers: `-arch=spir64`, the physical-addressing build).
 #[derive(Default, Debug, PartialEq)]
 pub(super) struct Offset {
     pub constant: i64,
     pub terms: Vec<(String, i64)>,
 }
 
+/// A GEP index's value: `i32 v` or `i64 v` → `v`.
+pub(super) fn index_value(index: &str) -> Option<&str> {
+    let v = index.strip_prefix("i32 ").or_else(|| index.strip_prefix("i64 "))?;
+    Some(v.trim())
+}
+
 /// The offset in `unit`-byte elements of a GEP over `t` with `indices` (the first one
-/// included); None where an index is not an `i32`, a step is not a whole number of elements,
-/// or a vector is indexed.
+/// included); None where an index is not an `i32` or `i64`, a step is not a whole number of
+/// elements, or a vector is indexed.
 pub(super) fn gep_offset(types: &Types, t: &Ty, indices: &[&str], unit: u64) -> Option<Offset> {
     let mut off = Offset::default();
     let mut add = |index: &str, bytes: u64| -> Option<()> {
@@ -147,10 +154,10 @@ pub(super) fn gep_offset(types: &Types, t: &Ty, indices: &[&str], unit: u64) -> 
             return None;
         }
         let scale = (bytes / unit) as i64;
-        let v = index.strip_prefix("i32 ")?.trim();
+        let v = index_value(index)?;
         match v.parse::<i64>() {
             Ok(c) => off.constant += c * scale,
-            Err(_) if v.starts_with('%') => off.terms.push((v.to_string(), scale)),
+            Err(_) if v.starts_with('%') => off.terms.push((index.trim().to_string(), scale)),
             Err(_) => return None,
         }
         Some(())
@@ -253,11 +260,19 @@ mod tests {
             off("i32", &["i32 %k"], 1),
             Some(Offset {
                 constant: 0,
-                terms: vec![("%k".into(), 4)]
+                terms: vec![("i32 %k".into(), 4)]
+            })
+        );
+        assert_eq!(
+            off("i32", &["i64 %k"], 2),
+            Some(Offset {
+                constant: 0,
+                terms: vec![("i64 %k".into(), 2)]
             })
         );
         assert_eq!(off("i8", &["i32 %k"], 4), None);
         assert_eq!(off("%pad", &["i32 0", "i32 2", "i32 3"], 1), c(19));
-        assert_eq!(off("%pad", &["i64 0"], 1), None);
+        assert_eq!(off("%pad", &["i64 0", "i32 2", "i32 3"], 1), c(19));
+        assert_eq!(off("%pad", &["i16 0"], 1), None);
     }
 }

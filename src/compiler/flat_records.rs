@@ -194,16 +194,27 @@ impl Module<'_> {
             if let Some(g) = gep(line).filter(|g| uses.into.contains_key(g.base)) {
                 let flat = uses.flat(g.base);
                 let off = gep_offset(&self.types, &g.ty, &g.indices, flat.unit)?;
+                // In the GEP's widest index type (i64 in a module of 64-bit pointers).
+                let wide = g.indices.iter().any(|i| i.trim_start().starts_with("i64 "));
+                let ity = if wide { "i64" } else { "i32" };
                 let mut sum = off.constant.to_string();
                 for (v, scale) in &off.terms {
                     n += 1;
-                    out += &format!("{indent}%__vkcl_flat.{n} = mul i32 {v}, {scale}\n");
-                    out +=
-                        &format!("{indent}%__vkcl_flat.{n}s = add i32 %__vkcl_flat.{n}, {sum}\n");
+                    let (vty, mut v) = v.split_once(' ')?;
+                    let widened;
+                    if vty != ity {
+                        widened = format!("%__vkcl_flat.{n}x");
+                        out += &format!("{indent}{widened} = sext {vty} {v} to {ity}\n");
+                        v = &widened;
+                    }
+                    out += &format!("{indent}%__vkcl_flat.{n} = mul {ity} {v}, {scale}\n");
+                    out += &format!(
+                        "{indent}%__vkcl_flat.{n}s = add {ity} %__vkcl_flat.{n}, {sum}\n"
+                    );
                     sum = format!("%__vkcl_flat.{n}s");
                 }
                 out += &format!(
-                    "{indent}{} = getelementptr {}, {} {}, i32 {sum}\n",
+                    "{indent}{} = getelementptr {}, {} {}, {ity} {sum}\n",
                     g.result, flat.elem, g.base_ty, g.base
                 );
                 continue;

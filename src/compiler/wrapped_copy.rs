@@ -314,7 +314,7 @@ fn copy(types: &Types, defs: &HashMap<&str, Ty>, line: &str, n: usize) -> Option
     let [dst, src, size, volatile] = args.as_slice() else {
         return None;
     };
-    let size: u64 = size.strip_prefix("i32 ")?.trim().parse().ok()?;
+    let size: u64 = super::flat_layout::index_value(size)?.parse().ok()?;
     if *volatile != "i1 false" {
         return None;
     }
