@@ -140,7 +140,9 @@ pub(super) struct Offset {
 
 /// A GEP index's value: `i32 v` or `i64 v` → `v`.
 pub(super) fn index_value(index: &str) -> Option<&str> {
-    let v = index.strip_prefix("i32 ").or_else(|| index.strip_prefix("i64 "))?;
+    let v = index
+        .strip_prefix("i32 ")
+        .or_else(|| index.strip_prefix("i64 "))?;
     Some(v.trim())
 }
 

@@ -208,9 +208,8 @@ impl Module<'_> {
                         v = &widened;
                     }
                     out += &format!("{indent}%__vkcl_flat.{n} = mul {ity} {v}, {scale}\n");
-                    out += &format!(
-                        "{indent}%__vkcl_flat.{n}s = add {ity} %__vkcl_flat.{n}, {sum}\n"
-                    );
+                    out +=
+                        &format!("{indent}%__vkcl_flat.{n}s = add {ity} %__vkcl_flat.{n}, {sum}\n");
                     sum = format!("%__vkcl_flat.{n}s");
                 }
                 out += &format!(

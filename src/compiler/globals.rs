@@ -24,8 +24,6 @@ use super::spirv::instructions;
 /// `ProgramScopeVariablesStorageBuffer` in `NonSemantic.ClspvReflection`.
 pub const REFLECTION_INSTRUCTION: u32 = 28;
 
-const OP_FUNCTION_END: u32 = 56;
-
 /// Every member is placed at a multiple of this (std430's largest alignment but for
 /// 64-bit 3- and 4-vectors, which get their own).
 const MIN_ALIGN: u32 = 16;
@@ -81,14 +79,7 @@ fn has_unbound_buffer(spirv: &[u32]) -> bool {
 }
 
 fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
-    // rspirv's loader refuses instructions outside functions after them (clspv's reflection):
-    // they are set aside and put back after the module.
-    let end = instructions(spirv)
-        .filter(|(_, i)| i[0] & 0xffff == OP_FUNCTION_END)
-        .map(|(at, i)| at + i.len())
-        .last()
-        .unwrap_or(spirv.len());
-    let mut m = dr::load_words(&spirv[..end]).ok()?;
+    let (mut m, end) = super::spirv::load_functions(spirv)?;
     let decorated: Vec<Word> = m
         .annotations
         .iter()

@@ -26,7 +26,6 @@ use rspirv::spirv::{Capability, Op, Word};
 use super::spirv::instructions;
 
 const OP_CAPABILITY: u32 = 17;
-const OP_FUNCTION_END: u32 = 56;
 const VARIABLE_POINTERS: u32 = 4442;
 const VARIABLE_POINTERS_STORAGE_BUFFER: u32 = 4441;
 
@@ -43,13 +42,7 @@ pub fn to_indices(spirv: &[u32]) -> Option<Vec<u32>> {
     if !variable {
         return None;
     }
-    // rspirv's loader refuses instructions outside functions after them (clspv's reflection):
-    // they are set aside and put back after the module.
-    let end = instructions(spirv)
-        .filter(|(_, i)| i[0] & 0xffff == OP_FUNCTION_END)
-        .map(|(at, i)| at + i.len())
-        .last()?;
-    let mut m = dr::load_words(&spirv[..end]).ok()?;
+    let (mut m, end) = super::spirv::load_functions(spirv)?;
     let mut next_id = m.header.as_ref()?.bound;
     let mut types = Types::of(&m);
     let mut selects = 0;

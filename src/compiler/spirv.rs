@@ -53,6 +53,18 @@ pub fn instructions(spirv: &[u32]) -> impl Iterator<Item = (usize, &[u32])> {
     })
 }
 
+/// The module loaded with rspirv, and the word where clspv's reflection instructions after
+/// the functions start: rspirv's loader refuses instructions outside functions after them, so
+/// they are set aside, to be put back after the assembled module (`spirv[end..]`).
+pub fn load_functions(spirv: &[u32]) -> Option<(rspirv::dr::Module, usize)> {
+    let end = instructions(spirv)
+        .filter(|(_, i)| i[0] & 0xffff == OP_FUNCTION_END)
+        .map(|(at, i)| at + i.len())
+        .last()
+        .unwrap_or(spirv.len());
+    Some((rspirv::dr::load_words(&spirv[..end]).ok()?, end))
+}
+
 /// An entry point's name (the literal string of an OpEntryPoint) and the word index where its
 /// interface list starts.
 pub fn entry_point_name(inst: &[u32]) -> Option<(String, usize)> {

@@ -29,7 +29,6 @@ const OP_TYPE_ARRAY: u32 = 28;
 const OP_TYPE_POINTER: u32 = 32;
 const OP_VARIABLE: u32 = 59;
 const OP_FUNCTION: u32 = 54;
-const OP_FUNCTION_END: u32 = 56;
 const WORKGROUP: u32 = 4;
 
 /// `spirv` with its Workgroup arrays of arrays flattened; `None` when it has none (or none
@@ -38,13 +37,7 @@ pub fn flatten(spirv: &[u32]) -> Option<Vec<u32>> {
     if !has_nested_workgroup_array(spirv) {
         return None;
     }
-    // rspirv's loader refuses instructions outside functions after them (clspv's reflection):
-    // they are set aside and put back after the module.
-    let end = instructions(spirv)
-        .filter(|(_, i)| i[0] & 0xffff == OP_FUNCTION_END)
-        .map(|(at, i)| at + i.len())
-        .last()?;
-    let mut m = dr::load_words(&spirv[..end]).ok()?;
+    let (mut m, end) = super::spirv::load_functions(spirv)?;
     let mut next_id = m.header.as_ref()?.bound;
     let mut changed = false;
     for (var, dims, element) in candidates(&m) {
@@ -174,7 +167,7 @@ fn only_full_chains(m: &dr::Module, var: Word, levels: usize) -> bool {
         Operand::IdRef(id) => types.get(id).is_some_and(|t| int32.contains(t)),
         _ => false,
     };
-    let names = |i: &Instruction| i.operands.iter().any(|o| *o == Operand::IdRef(var));
+    let names = |i: &Instruction| i.operands.contains(&Operand::IdRef(var));
     m.functions
         .iter()
         .flat_map(|f| {
