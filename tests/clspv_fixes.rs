@@ -1394,3 +1394,26 @@ fn local_arrays_of_three_dimensions_of_structs() {
         assert_eq!(got[0], want, "n = {n}");
     }
 }
+
+/// pyopencl's scan: `__local` packed structs of four ints (and a pad) in a 2D array, read back
+/// through an `int *` at a word index (clspv: a pointer access chain past each struct's end,
+/// which compiler::workgroup_words makes an array of words). Word w of the output is word w%4
+/// of the struct thread w/4 stored: the input's word w.
+#[test]
+fn local_structs_read_through_int_pointers() {
+    let src = "typedef struct { int a, b, c, d; } counts;\n\
+               struct __attribute__((packed)) wrapped { counts v; int dummy; };\n\
+               __attribute__((reqd_work_group_size(64, 1, 1)))\n\
+               kernel void k(global int *o, global const int *in) {\n\
+               local struct wrapped l[3][23];\n\
+               int i = get_local_id(0);\n\
+               counts c = { in[4 * i], in[4 * i + 1], in[4 * i + 2], in[4 * i + 3] };\n\
+               l[i % 3][i / 3].v = c; l[i % 3][i / 3].dummy = -1;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               for (int k = 0; k < 4; k++) { int w = 64 * k + i, d = w / 4;\n\
+               local int *src = (local int *) &l[d % 3][d / 3].v;\n\
+               o[w] = src[w - 4 * d]; } }\n";
+    let input = numbered(256);
+    let got = run_words(src, "", "k", &[vec![0u32; 256], input.clone()], &[], 64);
+    assert_eq!(got[0], input);
+}

@@ -49,6 +49,7 @@ mod tests;
 pub mod vload_half;
 pub mod word_views;
 mod workgroup_arrays;
+mod workgroup_words;
 pub mod wrapped_copy;
 
 use std::path::{Path, PathBuf};
@@ -94,6 +95,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
             let spirv = workgroup_arrays::flatten(&spirv).unwrap_or(spirv);
             let spirv = pointer_selects::to_indices(&spirv).unwrap_or(spirv);
+            let spirv = workgroup_words::flatten(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
             let spirv = match globals::gather(&spirv) {

@@ -86,8 +86,20 @@ pub fn to_indices(spirv: &[u32]) -> Option<Vec<u32>> {
             b.instructions = out;
         }
     }
+    if !drop_variable_pointers(&mut m) && selects == 0 {
+        return None;
+    }
+    m.header.as_mut()?.bound = next_id;
+    let mut out = m.assemble();
+    out.extend_from_slice(&spirv[end..]);
+    Some(out)
+}
+
+/// Removes `VariablePointers` and `VariablePointersStorageBuffer` from `m` where no
+/// instruction needs them; whether it removed one.
+pub fn drop_variable_pointers(m: &mut dr::Module) -> bool {
     let before = m.capabilities.len();
-    if !needs_variable_pointers(&m, &types) {
+    if !needs_variable_pointers(m, &Types::of(m)) {
         m.capabilities.retain(|c| {
             !matches!(
                 c.operands.first(),
@@ -97,13 +109,7 @@ pub fn to_indices(spirv: &[u32]) -> Option<Vec<u32>> {
             )
         });
     }
-    if selects == 0 && m.capabilities.len() == before {
-        return None;
-    }
-    m.header.as_mut()?.bound = next_id;
-    let mut out = m.assemble();
-    out.extend_from_slice(&spirv[end..]);
-    Some(out)
+    m.capabilities.len() != before
 }
 
 /// Operands that are all ids: (the first, the rest).

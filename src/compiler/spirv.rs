@@ -12,6 +12,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rspirv::dr::{self, Instruction, Operand};
+use rspirv::spirv::{Op, Word};
+
 const OP_NAME: u32 = 5;
 const OP_EXT_INST_IMPORT: u32 = 11;
 const OP_EXT_INST: u32 = 12;
@@ -464,6 +467,117 @@ impl Function {
         Function {
             calls: vec![],
             uses: HashMap::new(),
+        }
+    }
+}
+
+/// New ids and 32-bit unsigned arithmetic for the rspirv passes: the module's constants and the
+/// constants and types made here (`globals`, to go before their first use).
+pub struct UintBuilder {
+    pub next_id: Word,
+    pub uint: Word,
+    constants: HashMap<u32, Word>,
+    /// The module's constants by id (theirs and those made here).
+    values: HashMap<Word, u32>,
+    /// The constants made here, to go into the module's globals.
+    pub globals: Vec<Instruction>,
+}
+
+impl UintBuilder {
+    /// The builder of module `m`, whose ids from `next_id` are free; `None` without a 32-bit
+    /// unsigned integer type.
+    pub fn of(m: &dr::Module, next_id: Word) -> Option<UintBuilder> {
+        let uint = m
+            .types_global_values
+            .iter()
+            .find(|i| {
+                i.class.opcode == Op::TypeInt
+                    && i.operands == [Operand::LiteralBit32(32), Operand::LiteralBit32(0)]
+            })?
+            .result_id?;
+        let constants: HashMap<u32, Word> = m
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::Constant && i.result_type == Some(uint))
+            .filter_map(|i| match i.operands.as_slice() {
+                [Operand::LiteralBit32(v)] => Some((*v, i.result_id?)),
+                _ => None,
+            })
+            .collect();
+        let values = constants.iter().map(|(v, id)| (*id, *v)).collect();
+        Some(UintBuilder {
+            next_id,
+            uint,
+            constants,
+            values,
+            globals: vec![],
+        })
+    }
+
+    pub fn fresh(&mut self) -> Word {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    /// The id of constant `v`, made if the module has none.
+    pub fn constant(&mut self, v: u32) -> Word {
+        if let Some(&id) = self.constants.get(&v) {
+            return id;
+        }
+        let id = self.fresh();
+        let operands = vec![Operand::LiteralBit32(v)];
+        self.globals.push(Instruction::new(
+            Op::Constant,
+            Some(self.uint),
+            Some(id),
+            operands,
+        ));
+        self.constants.insert(v, id);
+        self.values.insert(id, v);
+        id
+    }
+
+    /// `a op b` (32-bit unsigned) appended to `out`.
+    pub fn op(&mut self, op: Op, a: Word, b: Word, out: &mut Vec<Instruction>) -> Word {
+        let t = self.fresh();
+        let operands = vec![Operand::IdRef(a), Operand::IdRef(b)];
+        out.push(Instruction::new(op, Some(self.uint), Some(t), operands));
+        t
+    }
+
+    /// `Σ indices[k] × strides[k]` before `out`'s end: the constant terms folded into one.
+    pub fn linear(
+        &mut self,
+        indices: &[Word],
+        strides: &[u32],
+        out: &mut Vec<Instruction>,
+    ) -> Word {
+        let mut folded = 0u32;
+        let mut sum: Option<Word> = None;
+        for (&id, &s) in indices.iter().zip(strides) {
+            if let Some(v) = self.values.get(&id) {
+                folded = folded.wrapping_add(v.wrapping_mul(s));
+                continue;
+            }
+            let term = match s {
+                1 => id,
+                _ => {
+                    let s = self.constant(s);
+                    self.op(Op::IMul, id, s, out)
+                }
+            };
+            sum = Some(match sum {
+                None => term,
+                Some(acc) => self.op(Op::IAdd, acc, term, out),
+            });
+        }
+        match (sum, folded) {
+            (Some(sum), 0) => sum,
+            (Some(sum), c) => {
+                let c = self.constant(c);
+                self.op(Op::IAdd, sum, c, out)
+            }
+            (None, c) => self.constant(c),
         }
     }
 }

@@ -805,3 +805,37 @@ fn workgroup_arrays_of_arrays_become_flat() {
         );
     }
 }
+
+/// pyopencl's scan reads its `__local` packed structs through an `int *` (clspv: a pointer
+/// access chain from a struct's first word into the next structs): the array becomes words
+/// (compiler::workgroup_words), with no pointer access chain and no `VariablePointers` left.
+/// tests/clspv_fixes.rs checks the values.
+#[test]
+fn workgroup_structs_read_as_words_become_word_arrays() {
+    const OP_CAPABILITY: u32 = 17;
+    const OP_PTR_ACCESS_CHAIN: u32 = 67;
+    let src = "typedef struct { int a, b, c, d; } counts;\n\
+               struct __attribute__((packed)) wrapped { counts v; int dummy; };\n\
+               kernel void k(global int *o, global const int *in) {\n\
+               local struct wrapped l[3][23];\n\
+               int i = get_local_id(0);\n\
+               counts c = { in[4 * i], in[4 * i + 1], in[4 * i + 2], in[4 * i + 3] };\n\
+               l[i % 3][i / 3].v = c; l[i % 3][i / 3].dummy = -1;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               for (int k = 0; k < 4; k++) { int w = 64 * k + i, d = w / 4;\n\
+               local int *src = (local int *) &l[d % 3][d / 3].v;\n\
+               o[w] = src[w - 4 * d]; } }\n";
+    let args = clspv_args("", &target()).unwrap();
+    let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+    spirv_val(&spirv);
+    let ops: Vec<&[u32]> = instructions(&spirv).map(|(_, i)| i).collect();
+    assert!(
+        !ops.iter().any(|i| i[0] & 0xffff == OP_PTR_ACCESS_CHAIN),
+        "a pointer access chain is left"
+    );
+    assert!(
+        !ops.iter()
+            .any(|i| i[0] & 0xffff == OP_CAPABILITY && i[1] == 4442),
+        "VariablePointers is left"
+    );
+}

@@ -23,7 +23,7 @@ use rspirv::binary::Assemble;
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{Op, StorageClass, Word};
 
-use super::spirv::instructions;
+use super::spirv::{instructions, UintBuilder};
 
 const OP_TYPE_ARRAY: u32 = 28;
 const OP_TYPE_POINTER: u32 = 32;
@@ -186,82 +186,6 @@ fn only_full_chains(m: &dr::Module, var: Word, levels: usize) -> bool {
         })
 }
 
-/// New ids, the module's 32-bit unsigned constants and the constants and types made here.
-struct Builder {
-    next_id: Word,
-    uint: Word,
-    constants: HashMap<u32, Word>,
-    globals: Vec<Instruction>,
-}
-
-impl Builder {
-    fn fresh(&mut self) -> Word {
-        self.next_id += 1;
-        self.next_id - 1
-    }
-
-    fn constant(&mut self, v: u32) -> Word {
-        if let Some(&id) = self.constants.get(&v) {
-            return id;
-        }
-        let id = self.fresh();
-        let operands = vec![Operand::LiteralBit32(v)];
-        self.globals.push(Instruction::new(
-            Op::Constant,
-            Some(self.uint),
-            Some(id),
-            operands,
-        ));
-        self.constants.insert(v, id);
-        id
-    }
-
-    /// `a op b` (32-bit unsigned) appended to `out`.
-    fn op(&mut self, op: Op, a: Word, b: Word, out: &mut Vec<Instruction>) -> Word {
-        let t = self.fresh();
-        let operands = vec![Operand::IdRef(a), Operand::IdRef(b)];
-        out.push(Instruction::new(op, Some(self.uint), Some(t), operands));
-        t
-    }
-
-    /// `Σ indices[k] × strides[k]` before `out`'s end: the constant terms folded into one.
-    fn linear(
-        &mut self,
-        indices: &[Word],
-        strides: &[u32],
-        values: &HashMap<Word, u32>,
-        out: &mut Vec<Instruction>,
-    ) -> Word {
-        let mut folded = 0u32;
-        let mut sum: Option<Word> = None;
-        for (&id, &s) in indices.iter().zip(strides) {
-            if let Some(v) = values.get(&id) {
-                folded = folded.wrapping_add(v.wrapping_mul(s));
-                continue;
-            }
-            let term = match s {
-                1 => id,
-                _ => {
-                    let s = self.constant(s);
-                    self.op(Op::IMul, id, s, out)
-                }
-            };
-            sum = Some(match sum {
-                None => term,
-                Some(acc) => self.op(Op::IAdd, acc, term, out),
-            });
-        }
-        match (sum, folded) {
-            (Some(sum), 0) => sum,
-            (Some(sum), c) => {
-                let c = self.constant(c);
-                self.op(Op::IAdd, sum, c, out)
-            }
-            (None, c) => self.constant(c),
-        }
-    }
-}
-
 /// Gives `var` the type of one array of `element` (the product of `dims` long) and indexes it
 /// in each chain at the linear index of the chain's first `dims.len()` indices.
 fn flatten_one(
@@ -271,30 +195,7 @@ fn flatten_one(
     element: Word,
     next_id: &mut Word,
 ) -> Option<()> {
-    let uint = m
-        .types_global_values
-        .iter()
-        .find(|i| {
-            i.class.opcode == Op::TypeInt
-                && i.operands == [Operand::LiteralBit32(32), Operand::LiteralBit32(0)]
-        })?
-        .result_id?;
-    let constants: HashMap<u32, Word> = m
-        .types_global_values
-        .iter()
-        .filter(|i| i.class.opcode == Op::Constant && i.result_type == Some(uint))
-        .filter_map(|i| match i.operands.as_slice() {
-            [Operand::LiteralBit32(v)] => Some((*v, i.result_id?)),
-            _ => None,
-        })
-        .collect();
-    let values: HashMap<Word, u32> = constants.iter().map(|(v, id)| (*id, *v)).collect();
-    let mut b = Builder {
-        next_id: *next_id,
-        uint,
-        constants,
-        globals: vec![],
-    };
+    let mut b = UintBuilder::of(m, *next_id)?;
     let total = dims.iter().try_fold(1u32, |a, d| a.checked_mul(*d))?;
     let total = b.constant(total);
     let (array, pointer) = (b.fresh(), b.fresh());
@@ -329,7 +230,7 @@ fn flatten_one(
                         _ => None,
                     })
                     .collect();
-                let linear = b.linear(&indices, &strides, &values, &mut out);
+                let linear = b.linear(&indices, &strides, &mut out);
                 i.operands.splice(1..=levels, [Operand::IdRef(linear)]);
             }
             out.push(i);
