@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet};
 
 use rspirv::dr::{self, Instruction, Operand};
-use rspirv::spirv::{Op, Word};
+use rspirv::spirv::{Op, StorageClass, Word};
 
 const OP_NAME: u32 = 5;
 const OP_EXT_INST_IMPORT: u32 = 11;
@@ -517,6 +517,22 @@ impl UintBuilder {
     pub fn fresh(&mut self) -> Word {
         self.next_id += 1;
         self.next_id - 1
+    }
+
+    /// A Workgroup pointer to an array of `len` `element`s (the array and pointer types made).
+    pub fn workgroup_array(&mut self, element: Word, len: u32) -> Word {
+        let total = self.constant(len);
+        let (array, pointer) = (self.fresh(), self.fresh());
+        let operands = vec![Operand::IdRef(element), Operand::IdRef(total)];
+        self.globals
+            .push(Instruction::new(Op::TypeArray, None, Some(array), operands));
+        let operands = vec![
+            Operand::StorageClass(StorageClass::Workgroup),
+            Operand::IdRef(array),
+        ];
+        let pointer_type = Instruction::new(Op::TypePointer, None, Some(pointer), operands);
+        self.globals.push(pointer_type);
+        pointer
     }
 
     /// The id of constant `v`, made if the module has none.

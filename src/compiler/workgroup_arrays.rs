@@ -197,21 +197,7 @@ fn flatten_one(
 ) -> Option<()> {
     let mut b = UintBuilder::of(m, *next_id)?;
     let total = dims.iter().try_fold(1u32, |a, d| a.checked_mul(*d))?;
-    let total = b.constant(total);
-    let (array, pointer) = (b.fresh(), b.fresh());
-    let operands = vec![Operand::IdRef(element), Operand::IdRef(total)];
-    b.globals
-        .push(Instruction::new(Op::TypeArray, None, Some(array), operands));
-    let operands = vec![
-        Operand::StorageClass(StorageClass::Workgroup),
-        Operand::IdRef(array),
-    ];
-    b.globals.push(Instruction::new(
-        Op::TypePointer,
-        None,
-        Some(pointer),
-        operands,
-    ));
+    let pointer = b.workgroup_array(element, total);
     let levels = dims.len();
     // Row-major strides: the elements one step of each level spans.
     let strides: Vec<u32> = (0..levels)

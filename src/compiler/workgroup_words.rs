@@ -174,21 +174,7 @@ fn rewrite(
     words: u32,
     plan: &HashMap<Word, Place>,
 ) -> Option<()> {
-    let total = b.constant(words);
-    let (array, pointer) = (b.fresh(), b.fresh());
-    let operands = vec![Operand::IdRef(scalar), Operand::IdRef(total)];
-    b.globals
-        .push(Instruction::new(Op::TypeArray, None, Some(array), operands));
-    let operands = vec![
-        Operand::StorageClass(StorageClass::Workgroup),
-        Operand::IdRef(array),
-    ];
-    b.globals.push(Instruction::new(
-        Op::TypePointer,
-        None,
-        Some(pointer),
-        operands,
-    ));
+    let pointer = b.workgroup_array(scalar, words);
     let mut dropped = HashSet::new();
     for block in m.functions.iter_mut().flat_map(|f| &mut f.blocks) {
         let mut out = Vec::with_capacity(block.instructions.len());
