@@ -163,6 +163,7 @@ fn needs_variable_pointers(m: &dr::Module, types: &Types) -> bool {
 
 /// The module's types: pointers (to their pointee), composite element types, and the type of
 /// each value.
+#[derive(Default)]
 struct Types {
     pointees: HashMap<Word, Word>,
     /// Struct types (indices into them must be equal constants).
@@ -177,14 +178,7 @@ struct Types {
 
 impl Types {
     fn of(m: &dr::Module) -> Types {
-        let mut t = Types {
-            pointees: HashMap::new(),
-            structs: vec![],
-            elements: HashMap::new(),
-            members: HashMap::new(),
-            of_value: HashMap::new(),
-            constants: HashMap::new(),
-        };
+        let mut t = Types::default();
         let id_at = |i: &Instruction, n: usize| match i.operands.get(n) {
             Some(Operand::IdRef(id)) => Some(*id),
             _ => None,

@@ -222,6 +222,7 @@ fn rewrite(
 }
 
 /// The module's types and 32-bit constants.
+#[derive(Default)]
 struct Types {
     pointees: HashMap<Word, Word>,
     /// Arrays of constant length: (element, length).
@@ -237,15 +238,7 @@ struct Types {
 
 impl Types {
     fn of(m: &dr::Module) -> Types {
-        let mut t = Types {
-            pointees: HashMap::new(),
-            arrays: HashMap::new(),
-            structs: HashMap::new(),
-            scalars: HashSet::new(),
-            uint: None,
-            of_value: HashMap::new(),
-            constants: HashMap::new(),
-        };
+        let mut t = Types::default();
         let id = |o: Option<&Operand>| match o {
             Some(Operand::IdRef(id)) => Some(*id),
             _ => None,
