@@ -72,7 +72,8 @@ fn has_fp(ext: &str, t: &Ty) -> bool {
 
 /// Builds a kernel `k(global uchar *out, T0 p0, T1 p1, ...)` that stores each parameter's
 /// elements at its own offset of `out`, runs it with host values and checks every element.
-fn check_params(e: &Env, params: &[Ty]) {
+/// The parameters of `params` that did not arrive whole, each described.
+fn check_params(e: &Env, params: &[Ty]) -> Vec<String> {
     let mut pragmas = String::from("");
     if params.iter().any(|t| t.scalar == "half") {
         pragmas += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
@@ -128,20 +129,31 @@ fn check_params(e: &Env, params: &[Ty]) {
     }
     e.run(k, None, &[1], None);
     let got = e.read::<u8>(out, expected.len());
-    for (i, t) in params.iter().enumerate() {
-        let r = offsets[i]..offsets[i] + t.size * t.width;
-        assert_eq!(
-            got[r.clone()],
-            expected[r],
-            "parameter {i} ({}) of {} parameters {:?}",
-            t.name(),
-            params.len(),
-            params.iter().map(Ty::name).collect::<Vec<_>>()
-        );
-    }
+    let wrong: Vec<String> = params
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            let r = offsets[i]..offsets[i] + t.size * t.width;
+            (got[r.clone()] != expected[r.clone()]).then(|| {
+                format!(
+                    "parameter {i} ({}) of {}: got {:?}, want {:?}",
+                    t.name(),
+                    params.len(),
+                    &got[r.clone()],
+                    &expected[r]
+                )
+            })
+        })
+        .collect();
     check!(clReleaseMemObject(out));
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
+    wrong
+}
+
+/// Asserts that every list of parameters `check_params` was given arrived whole.
+fn assert_all_right(wrong: Vec<String>) {
+    assert!(wrong.is_empty(), "{} wrong: {wrong:#?}", wrong.len());
 }
 
 fn max_parameter_size(e: &Env) -> usize {
@@ -156,6 +168,7 @@ fn many_parameters_of_each_type() {
     let e = Env::new();
     let ext = device_str(e.dev, CL_DEVICE_EXTENSIONS);
     let max = max_parameter_size(&e);
+    let mut wrong = Vec::new();
     for &(scalar, size) in SCALARS {
         for &width in WIDTHS {
             let t = Ty {
@@ -167,9 +180,10 @@ fn many_parameters_of_each_type() {
                 continue;
             }
             let n = ((max - 8) / t.bytes()).min(64);
-            check_params(&e, &vec![t; n]);
+            wrong.extend(check_params(&e, &vec![t; n]));
         }
     }
+    assert_all_right(wrong);
 }
 
 /// One kernel with a parameter of every type of widths 1 to 4 (484 bytes with half and double),
@@ -195,7 +209,7 @@ fn one_parameter_of_every_type() {
         }
         v
     };
-    check_params(&e, &all(&[1, 2, 3, 4]));
+    let mut wrong = check_params(&e, &all(&[1, 2, 3, 4]));
     let mut wide = Vec::new();
     let mut total = 8;
     for t in all(&[8, 16]) {
@@ -204,7 +218,8 @@ fn one_parameter_of_every_type() {
             wide.push(t);
         }
     }
-    check_params(&e, &wide);
+    wrong.extend(check_params(&e, &wide));
+    assert_all_right(wrong);
 }
 
 /// Scalars filling the whole parameter size (the conformance test's min_max_parameter_size
@@ -213,12 +228,14 @@ fn one_parameter_of_every_type() {
 fn scalars_filling_the_parameter_size() {
     let e = Env::new();
     let max = max_parameter_size(&e);
+    let mut wrong = Vec::new();
     for (scalar, size) in [("char", 1), ("short", 2), ("int", 4), ("long", 8)] {
         let t = Ty {
             scalar,
             size,
             width: 1,
         };
-        check_params(&e, &vec![t; (max - 8) / size]);
+        wrong.extend(check_params(&e, &vec![t; (max - 8) / size]));
     }
+    assert_all_right(wrong);
 }

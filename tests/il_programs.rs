@@ -12,8 +12,11 @@ const CL_DEVICE_IL_VERSION: cl_uint = 0x105B;
 /// `tests/il/<name>.spvasm` assembled for SPIR-V `version` ("1.0" ... "1.4").
 fn assemble(name: &str, version: &str) -> Vec<u8> {
     let dir = repo_file("tests/il");
+    // One file per call: tests running at once assemble the same module.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = std::env::temp_dir().join(format!(
-        "vkcl-il-{name}-{version}-{}.spv",
+        "vkcl-il-{name}-{version}-{}-{n}.spv",
         std::process::id()
     ));
     let st = std::process::Command::new("spirv-as")

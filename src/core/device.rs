@@ -326,7 +326,7 @@ impl Device {
             },
             storage16: StorageClasses {
                 ssbo: f.storage_buffer16,
-                ubo: f.uniform16,
+                ubo: f.uniform16 && !self.caps.workarounds.no_16bit_uniforms,
                 push_constant: f.push_constant16,
             },
             max_push_constant_size: l.max_push_constants_size,

@@ -1,5 +1,6 @@
 //! Driver workarounds: one record per device, each entry chosen from what the device is (its
-//! vendor and kind), with the measurement behind it; a `VKCL_*` variable overrides each.
+//! vendor and kind), with the measurement behind it; where a `VKCL_*` variable is named, it
+//! overrides the entry.
 
 /// PCI vendor id of NVIDIA.
 const NVIDIA: u32 = 0x10de;
@@ -22,6 +23,14 @@ pub struct Workarounds {
     /// blocking wait made twice as long), and blocks at once behind long work, whose threads
     /// need the cores (`core::queue::Queue::spin_budget`).
     pub adaptive_spin: bool,
+    /// 16-bit values are kept out of uniform buffers (clspv's `-no-16bit-storage=ubo`, so
+    /// by-value arguments beyond the push constants holding `half` go to a storage buffer):
+    /// NVIDIA's driver (580.159.04, H200) misreads `half` members of a uniform block once the
+    /// block is large: 64 `half3` arguments had 6 halves wrong, 64 `half4` 115, 24 or more
+    /// `half8` (and 32 `half16`) nearly all, while the same modules with the block in a
+    /// storage buffer, and `ushort` vectors in the uniform block, were right
+    /// (tests/byval_many.rs; docs/GPU.md).
+    pub no_16bit_uniforms: bool,
 }
 
 impl Workarounds {
@@ -32,6 +41,7 @@ impl Workarounds {
             copy_by_kernel: config.copy_by_kernel.unwrap_or(nvidia),
             wait_spin_us: config.wait_spin_us.unwrap_or(if cpu { 0 } else { 2000 }),
             adaptive_spin: cpu && config.wait_spin_us.is_none(),
+            no_16bit_uniforms: nvidia,
         }
     }
 }
