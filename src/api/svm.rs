@@ -209,14 +209,16 @@ unsafe fn enqueue_svm_memcpy(
             transfer::download_linear(&q, command, &s, so, size, dst, blocking, &wait)?
         }
         (None, None) => {
-            // Host memory on both sides: copied once the commands before are done.
-            let e = q.enqueue_marker(command, &wait, vec![])?;
-            e.wait()?;
-            // SAFETY: `size` bytes at each, not overlapping (checked above).
-            unsafe {
-                std::ptr::copy_nonoverlapping(src_ptr as *const u8, dst_ptr as *mut u8, size)
-            };
-            e
+            // Host memory on both sides: copied by the thread that completes the commands
+            // before it (a host part). A non-blocking call does not wait: it may come from a
+            // callback, which runs on the thread completing this queue's commands, and a wait
+            // there would wait for that thread itself.
+            let (src, dst) = (src_ptr as usize, dst_ptr as usize);
+            svm::host_command(&q, command, &wait, vec![], move || {
+                // SAFETY: `size` bytes at each, not overlapping (checked above), valid until
+                // the command completes (the spec's contract).
+                unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size) };
+            })?
         }
     };
     // SAFETY: the application's event out-parameter.
