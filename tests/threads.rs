@@ -523,12 +523,95 @@ unsafe extern "C" fn link_reenters(p: cl_program, ud: *mut c_void) {
     r.ran();
 }
 
+/// The destructor callback of a buffer that only a command buffer still used: it runs on the
+/// thread completing the command buffer's last enqueue (the command lets the buffer go), and
+/// re-enters on that queue: a non-blocking copy of host memory, a fill, a kernel argument.
+unsafe extern "C" fn command_buffer_memory_reenters(_: cl_mem, ud: *mut c_void) {
+    let r = unsafe { &*(ud as *const Reentry) };
+    r.expect("clEnqueueSVMMemcpy (command buffer)", unsafe {
+        clEnqueueSVMMemcpy(
+            r.queue,
+            CL_FALSE,
+            r.dst.get().cast(),
+            r.src.as_ptr().cast(),
+            64,
+            0,
+            null(),
+            null_mut(),
+        )
+    });
+    r.fill(13);
+    let x = 2i32;
+    r.expect("clSetKernelArg (command buffer)", unsafe {
+        clSetKernelArg(r.kernel, 1, 4, (&x as *const i32).cast())
+    });
+    r.expect("clFlush (command buffer)", unsafe { clFlush(r.queue) });
+    r.ran();
+}
+
+/// cl_khr_command_buffer's entry points that `reenter` uses.
+#[allow(clippy::type_complexity)]
+struct CommandBuffers {
+    create: unsafe extern "C" fn(
+        cl_uint,
+        *const cl_command_queue,
+        *const cl_bitfield,
+        *mut cl_int,
+    ) -> *mut c_void,
+    nd_range: unsafe extern "C" fn(
+        *mut c_void,
+        cl_command_queue,
+        *const cl_bitfield,
+        cl_kernel,
+        cl_uint,
+        *const usize,
+        *const usize,
+        *const usize,
+        cl_uint,
+        *const cl_uint,
+        *mut cl_uint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    finalize: unsafe extern "C" fn(*mut c_void) -> cl_int,
+    enqueue: unsafe extern "C" fn(
+        cl_uint,
+        *mut cl_command_queue,
+        *mut c_void,
+        cl_uint,
+        *const cl_event,
+        *mut cl_event,
+    ) -> cl_int,
+    release: unsafe extern "C" fn(*mut c_void) -> cl_int,
+}
+
+fn command_buffers() -> CommandBuffers {
+    /// The entry point `name`, as the function pointer type `F` (its signature).
+    unsafe fn entry<F>(name: &std::ffi::CStr) -> F {
+        let f = unsafe { clGetExtensionFunctionAddressForPlatform(platform(), name.as_ptr()) };
+        assert!(!f.is_null(), "{name:?} is not returned");
+        assert_eq!(std::mem::size_of::<F>(), std::mem::size_of_val(&f));
+        // SAFETY: a pointer-sized function pointer type, of the entry point's signature.
+        unsafe { std::mem::transmute_copy(&f) }
+    }
+    // SAFETY: each field's type is the signature of the entry point of that name.
+    unsafe {
+        CommandBuffers {
+            create: entry(c"clCreateCommandBufferKHR"),
+            nd_range: entry(c"clCommandNDRangeKernelKHR"),
+            finalize: entry(c"clFinalizeCommandBufferKHR"),
+            enqueue: entry(c"clEnqueueCommandBufferKHR"),
+            release: entry(c"clReleaseCommandBufferKHR"),
+        }
+    }
+}
+
 /// One thread's round of callbacks that call back into OpenCL: event callbacks (CL_SUBMITTED
 /// and CL_COMPLETE of a fill, CL_COMPLETE of a command failed by its user event), a
 /// destructor callback run by clSetKernelArg, a build callback, an SVM free callback, a
 /// context's error callback and its destructor callback, a failed build's callback, compile
-/// and link callbacks (and clSetProgramReleaseCallback refused: vkcl calls none). Returns the
-/// callbacks that ran.
+/// and link callbacks, the destructor callback of a buffer a command buffer's completion lets
+/// go (and clSetProgramReleaseCallback refused: vkcl calls none). Returns the callbacks that
+/// ran.
 fn reenter(s: Shared) -> usize {
     let mut err = 0;
     let q = unsafe { clCreateCommandQueueWithProperties(s.ctx, s.dev, null(), &mut err) };
@@ -749,6 +832,71 @@ fn reenter(s: Shared) -> usize {
             wait_for(&r, want);
             check!(clReleaseProgram(p));
         }
+        if on("command_buffer") {
+            // A buffer used by a recorded launch, released by the application, then the
+            // command buffer released after its enqueue: the buffer goes when that enqueue
+            // completes, on the thread completing it (clFinish's here).
+            let cb = command_buffers();
+            let used = clCreateBuffer(s.ctx, CL_MEM_READ_WRITE, 4 * N, null_mut(), &mut err);
+            assert_eq!(err, CL_SUCCESS);
+            check!(clSetMemObjectDestructorCallback(
+                used,
+                Some(command_buffer_memory_reenters),
+                ud
+            ));
+            let (a, c) = (1i32, 1i32);
+            arg(k, 0, &used);
+            check!(clSetKernelArg(k, 1, 4, (&a as *const i32).cast()));
+            check!(clSetKernelArg(k, 2, 4, (&c as *const i32).cast()));
+            let buffer = (cb.create)(1, &q, null(), &mut err);
+            assert_eq!(err, CL_SUCCESS);
+            let g = [N];
+            check!((cb.nd_range)(
+                buffer,
+                null_mut(),
+                null(),
+                k,
+                1,
+                null(),
+                g.as_ptr(),
+                null(),
+                0,
+                null(),
+                null_mut(),
+                null_mut()
+            ));
+            check!((cb.finalize)(buffer));
+            arg(k, 0, &b);
+            let mut queues = [q];
+            check!((cb.enqueue)(
+                1,
+                queues.as_mut_ptr(),
+                buffer,
+                0,
+                null(),
+                null_mut()
+            ));
+            check!(clReleaseMemObject(used));
+            check!((cb.release)(buffer));
+            check!(clFinish(q));
+            want += 1;
+            wait_for(&r, want);
+            // What the callback enqueued.
+            check!(clFinish(q));
+            let mut v = [0i32; 4];
+            check!(clEnqueueReadBuffer(
+                q,
+                b,
+                CL_TRUE,
+                0,
+                16,
+                v.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            ));
+            assert_eq!(v, [13; 4], "the callback's fill");
+        }
         if on("program_release") {
             // vkcl calls no program release callback: programs have no program-scope global
             // destructors (CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT is false), and OpenCL 3.0
@@ -788,7 +936,8 @@ fn wait_for(r: &Reentry, want: usize) {
 }
 
 /// The scenarios of `reenter` to run: all, or those VKCL_TEST_REENTER names
-/// (`event,failed,destructor,build,svm_free,context,compile_link,program_release`).
+/// (`event,failed,destructor,build,svm_free,context,compile_link,command_buffer,
+/// program_release`).
 fn on(scenario: &str) -> bool {
     std::env::var("VKCL_TEST_REENTER").map_or(true, |v| v.split(',').any(|s| s == scenario))
 }
