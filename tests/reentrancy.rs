@@ -709,3 +709,174 @@ fn context_destructor_runs_after_its_objects_and_reenters() {
     assert_eq!(*t.codes.lock().unwrap(), vec![CL_SUCCESS; 8]);
     assert_eq!(t.value.load(Ordering::SeqCst), 42);
 }
+
+/// What a callback given a handle the application has released meanwhile did with it.
+#[derive(Default)]
+struct Released {
+    codes: Mutex<Vec<cl_int>>,
+    calls: AtomicUsize,
+    src: [u32; 16],
+    dst: std::cell::UnsafeCell<[u32; 16]>,
+}
+unsafe impl Sync for Released {}
+
+/// An SVM free callback that finds the context through the queue it was given, frees the
+/// pointers there and enqueues on that queue.
+unsafe extern "C" fn svm_free_through_its_queue(
+    q: cl_command_queue,
+    n: cl_uint,
+    ptrs: *mut *mut c_void,
+    user: *mut c_void,
+) {
+    let r = unsafe { &*(user as *const Released) };
+    let mut ctx: cl_context = null_mut();
+    let mut codes = vec![unsafe {
+        clGetCommandQueueInfo(
+            q,
+            CL_QUEUE_CONTEXT,
+            std::mem::size_of::<cl_context>(),
+            (&mut ctx as *mut cl_context).cast(),
+            null_mut(),
+        )
+    }];
+    if !ctx.is_null() {
+        for i in 0..n as usize {
+            unsafe { clSVMFree(ctx, *ptrs.add(i)) };
+        }
+    }
+    codes.push(unsafe {
+        clEnqueueSVMMemcpy(
+            q,
+            CL_FALSE,
+            r.dst.get().cast(),
+            r.src.as_ptr().cast(),
+            64,
+            0,
+            null(),
+            null_mut(),
+        )
+    });
+    codes.push(unsafe { clFlush(q) });
+    r.codes.lock().unwrap().extend(codes);
+    r.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Waits (20 s at most) until `calls` reaches `n`.
+fn wait_calls(calls: &AtomicUsize, n: usize) {
+    let t0 = std::time::Instant::now();
+    while calls.load(Ordering::SeqCst) < n && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The queue an SVM free callback is given is a handle it may use, even where the application
+/// released its own reference after clEnqueueSVMFree (clReleaseCommandQueue: the queue lives
+/// until its commands are done): as an event callback's event, the callback holds a reference.
+#[test]
+fn svm_free_callback_uses_its_queue_after_the_application_released_it() {
+    setup();
+    let e = Env::new();
+    let r = Box::new(Released {
+        src: std::array::from_fn(|i| 7 * i as u32 + 1),
+        ..Default::default()
+    });
+    let user = &*r as *const Released as *mut c_void;
+    let mut err = 0;
+    let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let mut ptrs: Vec<*mut c_void> = (0..2)
+        .map(|_| unsafe { clSVMAlloc(e.ctx, CL_MEM_READ_WRITE, 256, 0) })
+        .collect();
+    assert!(ptrs.iter().all(|p| !p.is_null()), "clSVMAlloc");
+    watchdog(
+        "svm_free_callback_uses_its_queue_after_the_application_released_it",
+        || {
+            let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+            assert_eq!(err, CL_SUCCESS);
+            check!(clEnqueueSVMFree(
+                q,
+                2,
+                ptrs.as_mut_ptr(),
+                Some(svm_free_through_its_queue),
+                user,
+                1,
+                &gate,
+                null_mut()
+            ));
+            // Released while the command waits: the callback runs afterwards.
+            check!(clReleaseCommandQueue(q));
+            check!(clSetUserEventStatus(gate, CL_COMPLETE));
+            unsafe { clReleaseEvent(gate) };
+            wait_calls(&r.calls, 1);
+            // The callback's copy completes on the queue's completion thread.
+            let t0 = std::time::Instant::now();
+            while unsafe { *r.dst.get() } != r.src && t0.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        },
+    );
+    assert_eq!(r.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*r.codes.lock().unwrap(), vec![CL_SUCCESS; 3]);
+    assert_eq!(unsafe { *r.dst.get() }, r.src);
+}
+
+/// A build callback that uses the program it reports: its status, a kernel of it.
+unsafe extern "C" fn build_uses_its_program(p: cl_program, user: *mut c_void) {
+    let r = unsafe { &*(user as *const Released) };
+    let mut status: cl_int = 1;
+    let dev = device();
+    let mut codes = vec![unsafe {
+        clGetProgramBuildInfo(
+            p,
+            dev,
+            CL_PROGRAM_BUILD_STATUS,
+            4,
+            (&mut status as *mut cl_int).cast(),
+            null_mut(),
+        )
+    }];
+    codes.push(if status == CL_BUILD_SUCCESS {
+        CL_SUCCESS
+    } else {
+        status
+    });
+    let mut err = 0;
+    let k = unsafe { clCreateKernel(p, c"put".as_ptr(), &mut err) };
+    codes.push(err);
+    if !k.is_null() {
+        codes.push(unsafe { clReleaseKernel(k) });
+    }
+    r.codes.lock().unwrap().extend(codes);
+    r.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The program a build callback is given is a handle it may use, even where the application
+/// released its own reference right after clBuildProgram returned (the build goes on).
+#[test]
+fn build_callback_uses_its_program_after_the_application_released_it() {
+    setup();
+    let e = Env::new();
+    let r = Box::<Released>::default();
+    let user = &*r as *const Released as *mut c_void;
+    let (ptr, len) = (COPY.as_ptr() as *const std::ffi::c_char, COPY.len());
+    let mut err = 0;
+    let p = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    watchdog(
+        "build_callback_uses_its_program_after_the_application_released_it",
+        || {
+            check!(clBuildProgram(
+                p,
+                1,
+                &e.dev,
+                null(),
+                Some(build_uses_its_program),
+                user
+            ));
+            check!(clReleaseProgram(p));
+            wait_calls(&r.calls, 1);
+        },
+    );
+    assert_eq!(r.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*r.codes.lock().unwrap(), vec![CL_SUCCESS; 4]);
+}
