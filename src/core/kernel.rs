@@ -621,12 +621,12 @@ pub fn prepare_with(
 }
 
 impl Prepared {
-    /// Records the launch's dispatches (and the image syncs around them).
     /// The memory objects the launch keeps alive (for a caller to hold across a lock).
     pub fn memory(&self) -> Keep {
         self.keep.clone()
     }
 
+    /// Records the launch's dispatches (and the image syncs around them).
     pub fn record(self, rec: &mut Recorder) -> CLResult<Recorded> {
         for (m, image, _) in &self.backed {
             super::image::sync_in(rec, m, image);
