@@ -234,6 +234,8 @@ struct Reentry {
     dst: std::cell::UnsafeCell<[u32; 16]>,
     /// The thread's own context (scenario "context"), whose callbacks re-enter it.
     own: std::sync::atomic::AtomicPtr<c_void>,
+    /// A buffer on SVM memory (scenario "svm_free"), released by the SVM free callback.
+    on_svm: std::sync::atomic::AtomicPtr<c_void>,
     failures: std::sync::atomic::AtomicUsize,
     ran: std::sync::atomic::AtomicUsize,
 }
@@ -340,9 +342,15 @@ unsafe extern "C" fn build_reenters(p: cl_program, ud: *mut c_void) {
     r.ran();
 }
 
+/// A destructor callback that only counts.
+unsafe extern "C" fn counts(_: cl_mem, ud: *mut c_void) {
+    unsafe { &*(ud as *const Reentry) }.ran();
+}
+
 /// clEnqueueSVMFree's callback: on the queue it was given (the thread's), a non-blocking copy
 /// between two host arrays and a fill; clSVMFree of its pointers; an SVM free of a new
-/// allocation, without a callback; a buffer made and released.
+/// allocation, without a callback; a buffer made and released; the release of a buffer on the
+/// first allocation (whose destructor callback then runs inside this one).
 unsafe extern "C" fn svm_free_reenters(
     q: cl_command_queue,
     n: cl_uint,
@@ -366,6 +374,9 @@ unsafe extern "C" fn svm_free_reenters(
             ),
         );
         r.fill(11);
+        // The buffer on the first allocation goes first (its destructor callback runs here).
+        let on_svm = r.on_svm.load(std::sync::atomic::Ordering::SeqCst);
+        r.expect("clReleaseMemObject (on SVM)", clReleaseMemObject(on_svm));
         for i in 0..n as usize {
             clSVMFree(r.ctx, *ptrs.add(i));
         }
@@ -629,6 +640,7 @@ fn reenter(s: Shared) -> usize {
         src: std::array::from_fn(|i| q as usize as u32 ^ i as u32),
         dst: std::cell::UnsafeCell::new([0; 16]),
         own: null_mut::<c_void>().into(),
+        on_svm: null_mut::<c_void>().into(),
         failures: 0.into(),
         ran: 0.into(),
     });
@@ -733,6 +745,11 @@ fn reenter(s: Shared) -> usize {
                 .map(|_| clSVMAlloc(s.ctx, CL_MEM_READ_WRITE, 256, 0))
                 .collect();
             assert!(ptrs.iter().all(|p| !p.is_null()), "clSVMAlloc");
+            let flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
+            let on_svm = clCreateBuffer(s.ctx, flags, 256, ptrs[0], &mut err);
+            assert_eq!(err, CL_SUCCESS);
+            check!(clSetMemObjectDestructorCallback(on_svm, Some(counts), ud));
+            r.on_svm.store(on_svm, std::sync::atomic::Ordering::SeqCst);
             check!(clEnqueueSVMFree(
                 q,
                 2,
@@ -744,7 +761,8 @@ fn reenter(s: Shared) -> usize {
                 null_mut()
             ));
             check!(clFinish(q));
-            want += 1;
+            // The SVM free callback and the destructor callback it ran.
+            want += 2;
             wait_for(&r, want);
             // What the callback enqueued.
             check!(clFinish(q));
