@@ -1,6 +1,8 @@
 //! Application callbacks that call back into the API: event callbacks that flush or enqueue
 //! on their own queue, memory-object destructor callbacks that set kernel arguments, and the
-//! order in which a memory object's storage and its destructor callbacks go. No vkcl lock is
+//! order in which a memory object's storage and its destructor callbacks go; SVM free callbacks
+//! and event callbacks that copy host memory on their queue; a context's destructor callbacks,
+//! after its objects' and re-entering the API. No vkcl lock is
 //! held while application code runs, so none of these may hang; each test has a watchdog that
 //! aborts the process (a failure) if it does.
 #[macro_use]
@@ -453,4 +455,428 @@ fn asynchronous_errors_reach_the_context_callback() {
         clReleaseProgram(p);
         clReleaseContext(ctx);
     }
+}
+
+/// What a callback copying host memory on its queue works with: two host arrays (not SVM
+/// allocations), a buffer to fill, the context.
+struct HostCopy {
+    ctx: cl_context,
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    src: [u32; 16],
+    dst: std::cell::UnsafeCell<[u32; 16]>,
+    seen: Seen,
+    /// The queue and pointer count an SVM free callback got.
+    got: Mutex<Vec<(usize, cl_uint)>>,
+}
+unsafe impl Sync for HostCopy {}
+
+impl HostCopy {
+    fn new(e: &Env) -> Box<HostCopy> {
+        Box::new(HostCopy {
+            ctx: e.ctx,
+            queue: e.queue,
+            buffer: e.buffer(CL_MEM_READ_WRITE, 64, null_mut()),
+            src: std::array::from_fn(|i| 100 + i as u32),
+            dst: std::cell::UnsafeCell::new([0; 16]),
+            seen: Seen::default(),
+            got: Mutex::new(vec![]),
+        })
+    }
+
+    /// A non-blocking copy between two host arrays (clEnqueueSVMMemcpy takes host pointers on
+    /// both sides), then a fill of 7s, on the queue: neither call may wait for the queue, on
+    /// whose completing thread the callback runs.
+    fn copy_and_fill(&self) {
+        let mut codes = vec![unsafe {
+            clEnqueueSVMMemcpy(
+                self.queue,
+                CL_FALSE,
+                self.dst.get().cast(),
+                self.src.as_ptr().cast(),
+                64,
+                0,
+                null(),
+                null_mut(),
+            )
+        }];
+        codes.push(fill(self.queue, self.buffer, 7, &[], null_mut()));
+        codes.push(unsafe { clFlush(self.queue) });
+        self.seen.codes.lock().unwrap().extend(codes);
+        self.seen.calls.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// After the callbacks (`calls` of them) and a clFinish: every call succeeded, the copy
+    /// and the fill happened.
+    fn check(&self, e: &Env, calls: usize) {
+        assert_eq!(self.seen.calls.load(Ordering::SeqCst), calls);
+        assert_eq!(
+            *self.seen.codes.lock().unwrap(),
+            vec![CL_SUCCESS; 3 * calls]
+        );
+        assert_eq!(unsafe { *self.dst.get() }, self.src);
+        assert_eq!(e.read::<u32>(self.buffer, 16), vec![7; 16]);
+        unsafe { clReleaseMemObject(self.buffer) };
+    }
+}
+
+/// clEnqueueSVMFree's callback: copies and fills on the queue it got, then frees the
+/// pointers with clSVMFree.
+unsafe extern "C" fn svm_free_copies(
+    q: cl_command_queue,
+    n: cl_uint,
+    ptrs: *mut *mut c_void,
+    user: *mut c_void,
+) {
+    let c = unsafe { &*(user as *const HostCopy) };
+    c.got.lock().unwrap().push((q as usize, n));
+    c.copy_and_fill();
+    for i in 0..n as usize {
+        unsafe { clSVMFree(c.ctx, *ptrs.add(i)) };
+    }
+}
+
+/// An SVM free callback (clEnqueueSVMFree) runs on the thread completing the queue's commands
+/// (here the one in clFinish) and re-enters the API on its queue: a non-blocking copy of host
+/// memory (which waited for the queue, and so for the thread running the callback: a hang
+/// before), a fill, clSVMFree of the pointers it was given.
+#[test]
+fn svm_free_callback_copies_and_enqueues_on_its_queue() {
+    setup();
+    let e = Env::new();
+    let c = HostCopy::new(&e);
+    let user = &*c as *const HostCopy as *mut c_void;
+    let mut ptrs: Vec<*mut c_void> = (0..2)
+        .map(|_| unsafe { clSVMAlloc(e.ctx, CL_MEM_READ_WRITE, 256, 0) })
+        .collect();
+    assert!(ptrs.iter().all(|p| !p.is_null()), "clSVMAlloc");
+    watchdog("svm_free_callback_copies_and_enqueues_on_its_queue", || {
+        check!(fill(e.queue, c.buffer, 1, &[], null_mut()));
+        let mut ev = null_mut();
+        check!(clEnqueueSVMFree(
+            e.queue,
+            2,
+            ptrs.as_mut_ptr(),
+            Some(svm_free_copies),
+            user,
+            0,
+            null(),
+            &mut ev
+        ));
+        check!(clFinish(e.queue));
+        assert_eq!(c.seen.calls.load(Ordering::SeqCst), 1);
+        // What the callback enqueued.
+        check!(clFinish(e.queue));
+        assert_eq!(event_status(ev), CL_COMPLETE as cl_int);
+        unsafe { clReleaseEvent(ev) };
+    });
+    assert_eq!(*c.got.lock().unwrap(), vec![(e.queue as usize, 2)]);
+    c.check(&e, 1);
+}
+
+unsafe extern "C" fn complete_copies(_: cl_event, _: cl_int, user: *mut c_void) {
+    unsafe { &*(user as *const HostCopy) }.copy_and_fill();
+}
+
+/// The same from an event callback run by the queue's completion thread (nobody waits for
+/// the command: the test only polls the callback's count).
+#[test]
+fn complete_callback_on_the_completion_thread_copies_host_memory() {
+    setup();
+    let e = Env::new();
+    let c = HostCopy::new(&e);
+    let user = &*c as *const HostCopy as *mut c_void;
+    watchdog(
+        "complete_callback_on_the_completion_thread_copies_host_memory",
+        || {
+            let mut ev = null_mut();
+            check!(fill(e.queue, c.buffer, 1, &[], &mut ev));
+            let complete = CL_COMPLETE as cl_int;
+            check!(clSetEventCallback(
+                ev,
+                complete,
+                Some(complete_copies),
+                user
+            ));
+            check!(clFlush(e.queue));
+            while c.seen.calls.load(Ordering::SeqCst) == 0 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            check!(clFinish(e.queue));
+            unsafe { clReleaseEvent(ev) };
+        },
+    );
+    c.check(&e, 1);
+}
+
+fn event_status(ev: cl_event) -> cl_int {
+    let mut status: cl_int = 99;
+    check!(clGetEventInfo(
+        ev,
+        CL_EVENT_COMMAND_EXECUTION_STATUS,
+        4,
+        (&mut status as *mut cl_int).cast(),
+        null_mut()
+    ));
+    status
+}
+
+/// What a context's destructor callback and its memory object's saw.
+struct Teardown {
+    /// Another context's queue, which the context's destructor callback uses.
+    other: cl_context,
+    queue: cl_command_queue,
+    order: Mutex<Vec<&'static str>>,
+    codes: Mutex<Vec<cl_int>>,
+    value: AtomicI32,
+}
+
+unsafe extern "C" fn buffer_gone(_: cl_mem, user: *mut c_void) {
+    let t = unsafe { &*(user as *const Teardown) };
+    t.order.lock().unwrap().push("buffer");
+}
+
+/// A context's destructor callback that makes, uses and releases objects of another context:
+/// a buffer filled and read (non-blocking: waiting is undefined in a callback) on that
+/// context's queue, and a user event.
+unsafe extern "C" fn context_gone(_: cl_context, user: *mut c_void) {
+    let t = unsafe { &*(user as *const Teardown) };
+    t.order.lock().unwrap().push("context");
+    let mut err = 0;
+    let mut codes = vec![];
+    let b = unsafe { clCreateBuffer(t.other, CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
+    codes.push(err);
+    codes.push(fill(t.queue, b, 42, &[], null_mut()));
+    codes.push(unsafe {
+        clEnqueueReadBuffer(
+            t.queue,
+            b,
+            CL_FALSE,
+            0,
+            4,
+            t.value.as_ptr().cast(),
+            0,
+            null(),
+            null_mut(),
+        )
+    });
+    codes.push(unsafe { clReleaseMemObject(b) });
+    let user_event = unsafe { clCreateUserEvent(t.other, &mut err) };
+    codes.push(err);
+    codes.push(unsafe { clSetUserEventStatus(user_event, CL_COMPLETE) });
+    codes.push(unsafe { clReleaseEvent(user_event) });
+    codes.push(unsafe { clFlush(t.queue) });
+    t.codes.lock().unwrap().extend(codes);
+}
+
+/// A context whose last reference is held by one of its memory objects goes when that object
+/// goes: the object's destructor callbacks run first, then the context's (which here makes,
+/// uses and releases objects of another context, re-entering the API).
+#[test]
+fn context_destructor_runs_after_its_objects_and_reenters() {
+    setup();
+    let e = Env::new();
+    let t = Box::new(Teardown {
+        other: e.ctx,
+        queue: e.queue,
+        order: Mutex::new(vec![]),
+        codes: Mutex::new(vec![]),
+        value: AtomicI32::new(0),
+    });
+    let user = &*t as *const Teardown as *mut c_void;
+    let mut err = 0;
+    let ctx = unsafe { clCreateContext(null(), 1, &e.dev, None, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let b = unsafe { clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    check!(clSetContextDestructorCallback(
+        ctx,
+        Some(context_gone),
+        user
+    ));
+    check!(clSetMemObjectDestructorCallback(b, Some(buffer_gone), user));
+    watchdog(
+        "context_destructor_runs_after_its_objects_and_reenters",
+        || {
+            check!(clReleaseContext(ctx));
+            assert!(t.order.lock().unwrap().is_empty(), "the buffer holds it");
+            check!(clReleaseMemObject(b));
+            // The callback's read.
+            check!(clFinish(e.queue));
+        },
+    );
+    assert_eq!(*t.order.lock().unwrap(), vec!["buffer", "context"]);
+    assert_eq!(*t.codes.lock().unwrap(), vec![CL_SUCCESS; 8]);
+    assert_eq!(t.value.load(Ordering::SeqCst), 42);
+}
+
+/// What a callback given a handle the application has released meanwhile did with it.
+#[derive(Default)]
+struct Released {
+    codes: Mutex<Vec<cl_int>>,
+    calls: AtomicUsize,
+    src: [u32; 16],
+    dst: std::cell::UnsafeCell<[u32; 16]>,
+}
+unsafe impl Sync for Released {}
+
+/// An SVM free callback that finds the context through the queue it was given, frees the
+/// pointers there and enqueues on that queue.
+unsafe extern "C" fn svm_free_through_its_queue(
+    q: cl_command_queue,
+    n: cl_uint,
+    ptrs: *mut *mut c_void,
+    user: *mut c_void,
+) {
+    let r = unsafe { &*(user as *const Released) };
+    let mut ctx: cl_context = null_mut();
+    let mut codes = vec![unsafe {
+        clGetCommandQueueInfo(
+            q,
+            CL_QUEUE_CONTEXT,
+            std::mem::size_of::<cl_context>(),
+            (&mut ctx as *mut cl_context).cast(),
+            null_mut(),
+        )
+    }];
+    if !ctx.is_null() {
+        for i in 0..n as usize {
+            unsafe { clSVMFree(ctx, *ptrs.add(i)) };
+        }
+    }
+    codes.push(unsafe {
+        clEnqueueSVMMemcpy(
+            q,
+            CL_FALSE,
+            r.dst.get().cast(),
+            r.src.as_ptr().cast(),
+            64,
+            0,
+            null(),
+            null_mut(),
+        )
+    });
+    codes.push(unsafe { clFlush(q) });
+    r.codes.lock().unwrap().extend(codes);
+    r.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Waits (20 s at most) until `calls` reaches `n`.
+fn wait_calls(calls: &AtomicUsize, n: usize) {
+    let t0 = std::time::Instant::now();
+    while calls.load(Ordering::SeqCst) < n && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The queue an SVM free callback is given is a handle it may use, even where the application
+/// released its own reference after clEnqueueSVMFree (clReleaseCommandQueue: the queue lives
+/// until its commands are done): as an event callback's event, the callback holds a reference.
+#[test]
+fn svm_free_callback_uses_its_queue_after_the_application_released_it() {
+    setup();
+    let e = Env::new();
+    let r = Box::new(Released {
+        src: std::array::from_fn(|i| 7 * i as u32 + 1),
+        ..Default::default()
+    });
+    let user = &*r as *const Released as *mut c_void;
+    let mut err = 0;
+    let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let mut ptrs: Vec<*mut c_void> = (0..2)
+        .map(|_| unsafe { clSVMAlloc(e.ctx, CL_MEM_READ_WRITE, 256, 0) })
+        .collect();
+    assert!(ptrs.iter().all(|p| !p.is_null()), "clSVMAlloc");
+    watchdog(
+        "svm_free_callback_uses_its_queue_after_the_application_released_it",
+        || {
+            let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+            assert_eq!(err, CL_SUCCESS);
+            check!(clEnqueueSVMFree(
+                q,
+                2,
+                ptrs.as_mut_ptr(),
+                Some(svm_free_through_its_queue),
+                user,
+                1,
+                &gate,
+                null_mut()
+            ));
+            // Released while the command waits: the callback runs afterwards.
+            check!(clReleaseCommandQueue(q));
+            check!(clSetUserEventStatus(gate, CL_COMPLETE));
+            unsafe { clReleaseEvent(gate) };
+            wait_calls(&r.calls, 1);
+            // The callback's copy completes on the queue's completion thread.
+            let t0 = std::time::Instant::now();
+            while unsafe { *r.dst.get() } != r.src && t0.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        },
+    );
+    assert_eq!(r.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*r.codes.lock().unwrap(), vec![CL_SUCCESS; 3]);
+    assert_eq!(unsafe { *r.dst.get() }, r.src);
+}
+
+/// A build callback that uses the program it reports: its status, a kernel of it.
+unsafe extern "C" fn build_uses_its_program(p: cl_program, user: *mut c_void) {
+    let r = unsafe { &*(user as *const Released) };
+    let mut status: cl_int = 1;
+    let dev = device();
+    let mut codes = vec![unsafe {
+        clGetProgramBuildInfo(
+            p,
+            dev,
+            CL_PROGRAM_BUILD_STATUS,
+            4,
+            (&mut status as *mut cl_int).cast(),
+            null_mut(),
+        )
+    }];
+    codes.push(if status == CL_BUILD_SUCCESS {
+        CL_SUCCESS
+    } else {
+        status
+    });
+    let mut err = 0;
+    let k = unsafe { clCreateKernel(p, c"put".as_ptr(), &mut err) };
+    codes.push(err);
+    if !k.is_null() {
+        codes.push(unsafe { clReleaseKernel(k) });
+    }
+    r.codes.lock().unwrap().extend(codes);
+    r.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The program a build callback is given is a handle it may use, even where the application
+/// released its own reference right after clBuildProgram returned (the build goes on).
+#[test]
+fn build_callback_uses_its_program_after_the_application_released_it() {
+    setup();
+    let e = Env::new();
+    let r = Box::<Released>::default();
+    let user = &*r as *const Released as *mut c_void;
+    let (ptr, len) = (COPY.as_ptr() as *const std::ffi::c_char, COPY.len());
+    let mut err = 0;
+    let p = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    watchdog(
+        "build_callback_uses_its_program_after_the_application_released_it",
+        || {
+            check!(clBuildProgram(
+                p,
+                1,
+                &e.dev,
+                null(),
+                Some(build_uses_its_program),
+                user
+            ));
+            check!(clReleaseProgram(p));
+            wait_calls(&r.calls, 1);
+        },
+    );
+    assert_eq!(r.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*r.codes.lock().unwrap(), vec![CL_SUCCESS; 4]);
 }

@@ -345,10 +345,15 @@ unsafe fn command_nd_range_kernel(
     let s = if mutable_handle.is_null() {
         let args = args.into_iter().flatten().collect();
         let launch = kernel::prepare(&cb.queue, &k, args, &nd)?;
-        cb.record(&wait, |rec| match launch {
+        // Held across the buffer's lock (as `kernel::enqueue_as` does): a launch that fails
+        // to record drops its memory objects under it, and the arguments are weak references.
+        let held = launch.as_ref().map(kernel::Prepared::memory);
+        let s = cb.record(&wait, |rec| match launch {
             Some(launch) => Ok(launch.record(rec)?.keep),
             None => Ok(vec![]),
-        })?
+        });
+        drop(held);
+        s?
     } else {
         let command = MutableCommand::new(&cb, &k, fields, props, args, nd);
         let s = cb.record_mutable(&wait, &command)?;

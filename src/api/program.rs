@@ -40,6 +40,10 @@ fn notify(
     program: cl_program,
     user_data: *mut c_void,
 ) -> Option<Notify> {
+    /// The callback, holding an application reference to the program (as an event callback
+    /// holds its event's), so that the handle it is given stays valid even where the
+    /// application releases the program while it builds; given back once the callback ran, or
+    /// when it is dropped without running (a build that did not start).
     struct Callback(BuildCallback, cl_program, *mut c_void);
     // SAFETY: the spec lets the implementation call pfn_notify from any thread; the program
     // handle and user data are the application's to share.
@@ -48,9 +52,17 @@ fn notify(
         fn call(self) {
             // SAFETY: the application's callback with its user data.
             unsafe { (self.0)(self.1, self.2) };
+            // The reference goes with `self` (no vkcl lock is held here).
         }
     }
-    let callback = Callback(pfn_notify?, program, user_data);
+    impl Drop for Callback {
+        fn drop(&mut self) {
+            let _ = release::<Program>(self.1 as *const c_void);
+        }
+    }
+    let f = pfn_notify?;
+    retain::<Program>(program as *const c_void).ok()?;
+    let callback = Callback(f, program, user_data);
     Some(Box::new(move || callback.call()))
 }
 

@@ -7,7 +7,7 @@ use crate::core::context::Context;
 use crate::core::event::Event;
 use crate::core::kernel::{ArgValue, Kernel};
 use crate::core::memory::Mem;
-use crate::core::object::handle;
+use crate::core::object::{handle, release, retain};
 use crate::core::queue::Queue;
 use crate::core::svm;
 use crate::core::transfer::{self, HostPtr, Rect};
@@ -26,6 +26,39 @@ pub const CL_KERNEL_EXEC_INFO_DEVICE_PTRS_EXT: cl_kernel_exec_info = 0x5002;
 
 /// clEnqueueSVMFree's callback.
 type FreeCallback = unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void);
+
+/// An application reference to the queue an SVM free callback is given (as an event callback
+/// holds its event's): the handle stays valid for the callback even where the application
+/// released the queue after enqueueing. Given back after the callback with
+/// clReleaseCommandQueue's implicit flush (of what the callback enqueued), or, without a
+/// flush, when the command is dropped without running (its wait list failed): it may be
+/// dropped under the queue's lock then.
+struct HeldQueue(usize);
+
+impl HeldQueue {
+    fn new(queue: cl_command_queue) -> CLResult<HeldQueue> {
+        retain::<Queue>(queue as *const c_void)?;
+        Ok(HeldQueue(queue as usize))
+    }
+
+    /// After the callback ran (no vkcl lock is held).
+    fn release_and_flush(mut self) {
+        let handle = std::mem::replace(&mut self.0, 0);
+        if let Ok(Some(q)) = release::<Queue>(handle as *const c_void) {
+            if !crate::shutdown::exiting() {
+                let _ = q.flush();
+            }
+        }
+    }
+}
+
+impl Drop for HeldQueue {
+    fn drop(&mut self) {
+        if self.0 != 0 {
+            let _ = release::<Queue>(self.0 as *const c_void);
+        }
+    }
+}
 
 /// clSVMAlloc's checks; None where the spec has it return NULL.
 fn svm_alloc(
@@ -133,6 +166,10 @@ unsafe fn enqueue_svm_free(
         .collect();
     let (context, user_data, q_handle) =
         (q.context.clone(), user_data as usize, handle(&q) as usize);
+    let held = match pfn_free_func {
+        Some(_) => Some(HeldQueue::new(queue)?),
+        None => None,
+    };
     let e = svm::host_command(&q, CL_COMMAND_SVM_FREE, &wait, vec![], move || {
         match pfn_free_func {
             Some(f) => {
@@ -148,6 +185,9 @@ unsafe fn enqueue_svm_free(
                         user_data as *mut c_void,
                     )
                 };
+                if let Some(held) = held {
+                    held.release_and_flush();
+                }
             }
             None => pointers.iter().for_each(|&p| svm::free(&context, p)),
         }
@@ -209,14 +249,16 @@ unsafe fn enqueue_svm_memcpy(
             transfer::download_linear(&q, command, &s, so, size, dst, blocking, &wait)?
         }
         (None, None) => {
-            // Host memory on both sides: copied once the commands before are done.
-            let e = q.enqueue_marker(command, &wait, vec![])?;
-            e.wait()?;
-            // SAFETY: `size` bytes at each, not overlapping (checked above).
-            unsafe {
-                std::ptr::copy_nonoverlapping(src_ptr as *const u8, dst_ptr as *mut u8, size)
-            };
-            e
+            // Host memory on both sides: copied by the thread that completes the commands
+            // before it (a host part). A non-blocking call does not wait: it may come from a
+            // callback, which runs on the thread completing this queue's commands, and a wait
+            // there would wait for that thread itself.
+            let (src, dst) = (src_ptr as usize, dst_ptr as usize);
+            svm::host_command(&q, command, &wait, vec![], move || {
+                // SAFETY: `size` bytes at each, not overlapping (checked above), valid until
+                // the command completes (the spec's contract).
+                unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size) };
+            })?
         }
     };
     // SAFETY: the application's event out-parameter.

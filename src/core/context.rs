@@ -23,13 +23,13 @@ pub struct Context {
 }
 
 impl Drop for Context {
-    /// clSetContextDestructorCallback callbacks, in reverse order of registration.
+    /// clSetContextDestructorCallback callbacks, in reverse order of registration. The list
+    /// is taken without its lock (`get_mut`): a `lock()` in the loop's head would hold the
+    /// guard, a temporary of the `for` expression, while every callback runs.
     fn drop(&mut self) {
         let handle = self as *mut Context as *mut c_void;
-        for f in std::mem::take(&mut *self.destructors.lock())
-            .into_iter()
-            .rev()
-        {
+        let destructors = std::mem::take(self.destructors.get_mut());
+        for f in destructors.into_iter().rev() {
             f(handle);
         }
     }

@@ -403,11 +403,13 @@ impl Kernel {
 
     /// The arguments of a launch now (CL_INVALID_KERNEL_ARGS if one is not set, or names an
     /// object that has been deleted).
+    ///
+    /// Checked after the lock is let go: where an argument is missing, the references
+    /// upgraded before it are dropped, and one may be the last (a buffer released meanwhile
+    /// by another thread), whose destructor callbacks must not run under the lock.
     pub fn args(&self) -> CLResult<Vec<ArgValue>> {
-        self.args
-            .lock()
-            .iter()
-            .map(|a| a.as_ref().and_then(HeldArg::get))
+        self.args_set()
+            .into_iter()
             .collect::<Option<_>>()
             .ok_or(ClError(CL_INVALID_KERNEL_ARGS))
     }
@@ -524,7 +526,14 @@ pub fn enqueue_as(
     let Some(launch) = prepare(queue, kernel, args, nd)? else {
         return queue.enqueue_marker(command_type, wait, vec![]);
     };
-    queue.enqueue(command_type, wait, |rec| launch.record(rec))
+    // Recording runs under the queue's lock, and a launch that fails to record drops its
+    // memory objects there: held here too, none of those references is the last one (the
+    // arguments are weak: another thread may release a buffer meanwhile), so destructor
+    // callbacks run here, after the lock is let go.
+    let held = launch.memory();
+    let event = queue.enqueue(command_type, wait, |rec| launch.record(rec));
+    drop(held);
+    event
 }
 
 /// A launch ready to record: its pipelines, bindings and push constants.
@@ -612,6 +621,11 @@ pub fn prepare_with(
 }
 
 impl Prepared {
+    /// The memory objects the launch keeps alive (for a caller to hold across a lock).
+    pub fn memory(&self) -> Keep {
+        self.keep.clone()
+    }
+
     /// Records the launch's dispatches (and the image syncs around them).
     pub fn record(self, rec: &mut Recorder) -> CLResult<Recorded> {
         for (m, image, _) in &self.backed {

@@ -27,7 +27,6 @@ use std::sync::Arc;
 #[repr(C)]
 pub struct Mem {
     pub base: Base,
-    pub context: Arc<Context>,
     pub flags: cl_mem_flags,
     pub size: usize,
     /// The application's pointer with CL_MEM_USE_HOST_PTR (else null), as an address.
@@ -38,9 +37,14 @@ pub struct Mem {
     pub offset: u64,
     pub kind: MemKind,
     maps: Mutex<HashMap<usize, Mapping>>,
-    /// Last, so that the callbacks run once the fields above (the object's Vulkan memory,
-    /// which may import the application's CL_MEM_USE_HOST_PTR memory) are gone.
+    /// After the object's memory, so that the callbacks run once the fields above (the
+    /// object's Vulkan memory, which may import the application's CL_MEM_USE_HOST_PTR memory)
+    /// are gone.
     destructors: Destructors,
+    /// Last: where this object holds the context's last reference, the context (and its own
+    /// destructor callbacks, clSetContextDestructorCallback) goes after the object's callbacks
+    /// ran, as the context is deleted once the objects attached to it are.
+    pub context: Arc<Context>,
 }
 
 pub enum MemKind {
