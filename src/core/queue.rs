@@ -83,6 +83,10 @@ struct State {
     notices: Vec<Notice>,
     /// Asynchronous errors for the context's error callback, reported the same way.
     reports: Vec<String>,
+    /// Batches given up under this lock (a submission that could not be prepared): dropped
+    /// once it is released, since what they keep may be the last reference to a memory
+    /// object with a destructor callback.
+    dropped: Vec<Batch>,
 }
 
 /// The queue's `State`, locked. Dropping it releases the lock, then runs the notices the
@@ -113,7 +117,9 @@ impl Drop for Locked<'_> {
         };
         let notices = std::mem::take(&mut state.notices);
         let reports = std::mem::take(&mut state.reports);
+        let dropped = std::mem::take(&mut state.dropped);
         drop(state);
+        drop(dropped);
         for n in notices {
             n.run();
         }
@@ -278,6 +284,7 @@ impl Queue {
                 gates: vec![],
                 notices: vec![],
                 reports: vec![],
+                dropped: vec![],
             }),
             inflight,
         }))
@@ -513,9 +520,10 @@ impl Queue {
         }
         state.gates.clear();
         let batches: Vec<Batch> = state.held.drain(..).chain(state.open.take()).collect();
+        let mut batches = batches.into_iter();
         let mut failed = false;
         let mut result = Ok(());
-        for mut batch in batches {
+        while let Some(mut batch) = batches.next() {
             failed = failed || batch.gated.iter().any(|g| g.status() < 0);
             if failed {
                 for item in &batch.items {
@@ -524,7 +532,14 @@ impl Queue {
                 }
                 // Its commands are dropped; an empty submission still signals their timeline
                 // values in queue order.
-                batch.rec = Recorder::new(&self.pools, 0)?;
+                match Recorder::new(&self.pools, 0) {
+                    Ok(rec) => batch.rec = rec,
+                    Err(e) => {
+                        state.dropped.push(batch);
+                        state.dropped.extend(batches);
+                        return Err(e.into());
+                    }
+                }
             }
             // (A batch without commands, left by a command that failed to record, is dropped.)
             let Some(value) = batch.items.last().map(|i| i.event.value) else {
