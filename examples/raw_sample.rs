@@ -12,7 +12,9 @@
 //!
 //!     glslangValidator must be on PATH; cargo run --example raw_sample [DEVICE SUBSTRING]
 //!
-//! Run under `GALLIVM_PERF=no_aos_sampling` too, to see lavapipe's AoS sampling path off.
+//! Also each case through a normalized sampler whose minification filter differs from its
+//! magnification one (reads at lod 0 use the latter): lavapipe then leaves its AoS path too.
+//! Run under `GALLIVM_PERF=no_aos_sampling` as well, to see lavapipe's AoS sampling path off.
 
 use ash::vk;
 use std::ffi::CString;
@@ -353,17 +355,24 @@ impl Gpu {
         Ok(v)
     }
 
-    fn sampler(&self, filter: vk::Filter, address: vk::SamplerAddressMode) -> Res<vk::Sampler> {
+    /// An unnormalized sampler, or with `min` a normalized one whose minification filter is
+    /// `min` (reads at lod 0 are magnified, so `filter` is the one they use).
+    fn sampler(
+        &self,
+        filter: vk::Filter,
+        address: vk::SamplerAddressMode,
+        min: Option<vk::Filter>,
+    ) -> Res<vk::Sampler> {
         let info = vk::SamplerCreateInfo::default()
             .mag_filter(filter)
-            .min_filter(filter)
+            .min_filter(min.unwrap_or(filter))
             .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
             .address_mode_u(address)
             .address_mode_v(address)
             .address_mode_w(address)
             .max_lod(0.0)
             .border_color(vk::BorderColor::FLOAT_TRANSPARENT_BLACK)
-            .unnormalized_coordinates(true);
+            .unnormalized_coordinates(min.is_none());
         unsafe { self.device.create_sampler(&info, None) }.map_err(vkr("vkCreateSampler"))
     }
 }
@@ -398,14 +407,26 @@ fn run() -> Res<()> {
     ];
     // Linear filtering of 8-bit unorm between the two texel centres.
     let coords: Vec<[f32; 2]> = (0..1000).map(|i| [0.5 + i as f32 / 1000.0, 0.5]).collect();
+    let normalized: Vec<[f32; 2]> = coords.iter().map(|c| [c[0] / 2.0, c[1]]).collect();
+    let variants = [
+        ("", None),
+        (
+            ", normalized, min filter NEAREST",
+            Some(vk::Filter::NEAREST),
+        ),
+    ];
     for (lo, hi) in [(0u8, 255u8), (51, 153)] {
         let view = gpu.image(
             vk::Format::R8G8B8A8_UNORM,
             &[lo, lo, lo, lo, hi, hi, hi, hi],
         )?;
-        for (name, mode) in modes {
-            let s = gpu.sampler(vk::Filter::LINEAR, mode)?;
-            let got = gpu.sample(&spirv, view, s, &coords)?;
+        for ((name, mode), (variant, min)) in modes
+            .into_iter()
+            .flat_map(|m| variants.into_iter().map(move |v| (m, v)))
+        {
+            let s = gpu.sampler(vk::Filter::LINEAR, mode, min)?;
+            let at = if min.is_some() { &normalized } else { &coords };
+            let got = gpu.sample(&spirv, view, s, at)?;
             let (t0, t1) = (lo as f64 / 255.0, hi as f64 / 255.0);
             let worst = coords
                 .iter()
@@ -417,7 +438,7 @@ fn run() -> Res<()> {
                 })
                 .fold(0.0, f64::max);
             println!(
-                "R8G8B8A8_UNORM texels {lo}/{hi} LINEAR {name}: largest error {worst:.3e} ({:.3}/255)",
+                "R8G8B8A8_UNORM texels {lo}/{hi} LINEAR {name}{variant}: largest error {worst:.3e} ({:.3}/255)",
                 worst * 255.0
             );
         }
@@ -429,9 +450,20 @@ fn run() -> Res<()> {
         .flat_map(|f| (f[0] << 11 | f[1] << 5 | f[2]).to_le_bytes())
         .collect();
     let view = gpu.image(vk::Format::R5G6B5_UNORM_PACK16, &texels)?;
-    for (name, mode) in modes {
-        let s = gpu.sampler(vk::Filter::NEAREST, mode)?;
-        let got = gpu.sample(&spirv, view, s, &[[0.5, 0.5], [1.5, 0.5]])?;
+    let variants = [
+        ("", None),
+        (", normalized, min filter LINEAR", Some(vk::Filter::LINEAR)),
+    ];
+    for ((name, mode), (variant, min)) in modes
+        .into_iter()
+        .flat_map(|m| variants.into_iter().map(move |v| (m, v)))
+    {
+        let s = gpu.sampler(vk::Filter::NEAREST, mode, min)?;
+        let at = match min {
+            Some(_) => [[0.25, 0.5], [0.75, 0.5]],
+            None => [[0.5, 0.5], [1.5, 0.5]],
+        };
+        let got = gpu.sample(&spirv, view, s, &at)?;
         let mut worst: f64 = 0.0;
         for (f, g) in fields.iter().zip(&got) {
             for (c, bits) in [5, 6, 5].into_iter().enumerate() {
@@ -440,7 +472,7 @@ fn run() -> Res<()> {
             }
         }
         println!(
-            "R5G6B5_UNORM_PACK16 NEAREST {name}: {:?} / {:?}, largest error {worst:.3e}",
+            "R5G6B5_UNORM_PACK16 NEAREST {name}{variant}: {:?} / {:?}, largest error {worst:.3e}",
             &got[0][..3],
             &got[1][..3]
         );
