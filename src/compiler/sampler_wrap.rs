@@ -97,6 +97,10 @@ const NORMALIZED_REPEAT: u32 = 0x1 | 0x6;
 const NORMALIZED_MIRRORED_REPEAT: u32 = 0x1 | 0x8;
 const NORMALIZED: u32 = 0x1;
 const FILTER_LINEAR: u32 = 0x20;
+/// The addressing bits, CLK_ADDRESS_CLAMP_TO_EDGE and CLK_ADDRESS_CLAMP among them.
+const ADDRESS_BITS: u32 = 0xe;
+const CLAMP_TO_EDGE: u32 = 0x2;
+const CLAMP: u32 = 0x4;
 /// Vulkan's guaranteed maxPushConstantsSize.
 const MAX_PUSH_CONSTANTS: u32 = 128;
 
@@ -121,8 +125,8 @@ pub fn wrap_repeat_coordinates(spirv: &[u32]) -> Vec<u32> {
 /// Where a sampled read's addressing mode comes from.
 #[derive(Clone, Copy)]
 enum Mode {
-    /// A literal sampler's mask.
-    Literal(u32),
+    /// A literal sampler's mask, and its (set, binding).
+    Literal(u32, (u32, u32)),
     /// The push-constant member (index in the block) holding a sampler argument's mask, and
     /// whether clspv normalizes that argument's coordinates itself (its Vulkan sampler is then
     /// a normalized one whatever the mask says).
@@ -153,6 +157,8 @@ struct Module<'a> {
     sampler_args: Vec<(u32, u32, u32, u32)>,
     /// LiteralSampler: (set, binding) → mask.
     literals: HashMap<(u32, u32), u32>,
+    /// LiteralSampler: (set, binding) → the word offset of its reflection instruction.
+    literal_at: HashMap<(u32, u32), usize>,
     /// NormalizedSamplerMaskPushConstant: (kernel, ordinal) of the sampler arguments whose
     /// coordinates clspv normalizes.
     normalizing: Vec<(u32, u32)>,
@@ -194,7 +200,7 @@ impl<'a> Module<'a> {
                         m.first_function = at;
                     }
                 }
-                OP_EXT_INST if !in_function => ext_insts.push(inst),
+                OP_EXT_INST if !in_function => ext_insts.push((at, inst)),
                 OP_ENTRY_POINT => m.entry_points.push(at),
                 OP_CAPABILITY if inst.get(1) == Some(&CAPABILITY_IMAGE_QUERY) => {
                     m.image_query = true;
@@ -214,9 +220,9 @@ impl<'a> Module<'a> {
             }
         }
         let reflection_set = reflection_set?;
-        for inst in ext_insts
+        for &(at, inst) in ext_insts
             .iter()
-            .filter(|i| i.len() >= 5 && i[3] == reflection_set)
+            .filter(|(_, i)| i.len() >= 5 && i[3] == reflection_set)
         {
             let num = |i: usize| inst.get(5 + i).and_then(|id| m.uint_constants.get(id));
             match inst[4] {
@@ -224,8 +230,9 @@ impl<'a> Module<'a> {
                     m.sampler_args
                         .push((*inst.get(5)?, *inst.get(6)?, *num(2)?, *num(3)?))
                 }
-                REFLECTION_LITERAL_SAMPLER => {
+                REFLECTION_LITERAL_SAMPLER if inst.len() >= 8 => {
                     m.literals.insert((*num(0)?, *num(1)?), *num(2)?);
+                    m.literal_at.insert((*num(0)?, *num(1)?), at);
                 }
                 REFLECTION_NORMALIZED_SAMPLER_MASK => {
                     m.normalizing.push((*inst.get(5)?, *num(1)?));
@@ -355,6 +362,7 @@ impl<'a> Module<'a> {
             }
         }
         r.reflect()?;
+        r.clamp_literals();
         r.assemble(spirv)
     }
 }
@@ -426,6 +434,11 @@ struct Rewriter<'m> {
     glsl: u32,
     /// New types and constants by their opcode and operands.
     made: HashMap<Vec<u32>, u32>,
+    /// Literal samplers: whether every read through them has been given a coordinate inside
+    /// the image or on CLAMP's border (then their mask becomes CLAMP's).
+    inside: HashMap<(u32, u32), bool>,
+    /// LiteralSampler reflection instructions (word offset) given another mask (constant id).
+    literal_masks: HashMap<usize, u32>,
 }
 
 impl<'m> Rewriter<'m> {
@@ -447,6 +460,8 @@ impl<'m> Rewriter<'m> {
             uint: m.uint.unwrap_or(0),
             glsl: 0,
             made: HashMap::new(),
+            inside: HashMap::new(),
+            literal_masks: HashMap::new(),
         };
         r.glsl = match m.glsl {
             Some(id) => id,
@@ -519,7 +534,7 @@ impl<'m> Rewriter<'m> {
         };
         let sb = *self.m.set_binding.get(&var)?;
         if let Some(&mask) = self.m.literals.get(&sb) {
-            return Some(Some(Mode::Literal(mask)));
+            return Some(Some(Mode::Literal(mask, sb)));
         }
         if !self.m.sampler_args.iter().any(|a| (a.2, a.3) == sb) {
             return Some(None);
@@ -598,8 +613,16 @@ impl<'m> Rewriter<'m> {
         if self.m.defs.get(&c.float)?.get(2) != Some(&32) {
             return None;
         }
+        if let Mode::Literal(mask, sb) = mode {
+            // Nearest reads are snapped inside the image (or to CLAMP's border); linear ones with
+            // unnormalized CLAMP_TO_EDGE clamped inside, for 1D and 2D images (clspv normalizes
+            // a 3D image's coordinates itself).
+            let nearest = mask & FILTER_LINEAR == 0;
+            *self.inside.entry(sb).or_insert(true) &=
+                nearest || (mask & MODE_BITS == CLAMP_TO_EDGE && axes < 3);
+        }
         let out = match mode {
-            Mode::Literal(mask) if mask & FILTER_LINEAR == 0 => {
+            Mode::Literal(mask, _) if mask & FILTER_LINEAR == 0 => {
                 // clspv normalizes a 3D image's unnormalized coordinates itself (Vulkan's
                 // unnormalized samplers take 1D and 2D images only), at texel centres for
                 // nearest filtering, and sets the mask's bit.
@@ -607,14 +630,18 @@ impl<'m> Rewriter<'m> {
                 let a = match mask & MODE_BITS {
                     NORMALIZED_REPEAT => Addr::Repeat,
                     NORMALIZED_MIRRORED_REPEAT => Addr::Mirrored,
-                    _ => Addr::Clamp,
+                    _ => Addr::Clamp(Bit::Known(mask & ADDRESS_BITS == CLAMP_TO_EDGE)),
                 };
                 self.snap(c, image, a, Bit::Known(n))?
             }
-            Mode::Literal(mask) => {
+            Mode::Literal(mask, _) => {
                 let wrapped = match mask & MODE_BITS {
                     NORMALIZED_REPEAT => self.repeat(c),
                     NORMALIZED_MIRRORED_REPEAT => self.mirrored_repeat(c),
+                    CLAMP_TO_EDGE if axes < 3 => {
+                        let inside = self.inside(c, image)?;
+                        return self.finish(at, inside);
+                    }
                     // Linear filtering without wrapping is left to Vulkan.
                     _ => return Some(()),
                 };
@@ -622,9 +649,65 @@ impl<'m> Rewriter<'m> {
             }
             Mode::Pushed(member, normalizes) => self.pushed(c, image, member, normalizes)?,
         };
+        self.finish(at, out)
+    }
+
+    /// The code emitted for the read at `at`, whose new coordinate is `out`.
+    fn finish(&mut self, at: usize, out: u32) -> Option<()> {
         let code = std::mem::take(&mut self.code);
         self.before.push((at, code, out));
         Some(())
+    }
+
+    /// The image's size (OpImageQuerySizeLod), declaring the ImageQuery capability.
+    fn size(&mut self, image: Image) -> u32 {
+        if !self.m.image_query && self.capabilities.is_empty() {
+            self.capabilities
+                .extend(inst(OP_CAPABILITY, &[CAPABILITY_IMAGE_QUERY]));
+        }
+        let img = self.emit(OP_IMAGE, image.ty, &[image.sampled]);
+        let dims = image.axes + image.arrayed as u32;
+        let size_ty = match dims {
+            1 => self.uint,
+            d => self.global(OP_TYPE_VECTOR, &[self.uint, d]),
+        };
+        let zero = self.uint_constant(0);
+        self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero])
+    }
+
+    /// For linear filtering with unnormalized CLAMP_TO_EDGE addressing: the spatial coordinates
+    /// clamped to `[0.5, w - 0.5]`, where CLAMP_TO_EDGE's texels and weights are those of the
+    /// spec (below 0.5 both taps are the first texel, whatever the weights; at `w - 0.5` the
+    /// second tap, outside, weighs exactly 0), so that any addressing mode reads the same: the
+    /// runtime may then sample with CLAMP's (lavapipe filters 8-bit and narrower unorm formats in
+    /// float only without CLAMP_TO_EDGE, docs/IMAGES.md).
+    fn inside(&mut self, c: Coord, image: Image) -> Option<u32> {
+        let size = self.size(image);
+        let dims = image.axes + image.arrayed as u32;
+        let half = self.global(OP_CONSTANT, &[c.float, 0.5f32.to_bits()]);
+        let mut lanes = vec![];
+        for k in 0..c.lanes {
+            let x = match c.lanes {
+                1 => c.id,
+                _ => self.emit(OP_COMPOSITE_EXTRACT, c.float, &[c.id, k]),
+            };
+            lanes.push(if k < image.axes {
+                let wk = match dims {
+                    1 => size,
+                    _ => self.emit(OP_COMPOSITE_EXTRACT, self.uint, &[size, k]),
+                };
+                let w = self.emit(OP_CONVERT_U_TO_F, c.float, &[wk]);
+                let hi = self.emit(OP_FSUB, c.float, &[w, half]);
+                let lo = self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_FMAX, x, half]);
+                self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_FMIN, lo, hi])
+            } else {
+                x
+            });
+        }
+        Some(match c.lanes {
+            1 => lanes[0],
+            _ => self.emit(OP_COMPOSITE_CONSTRUCT, c.ty, &lanes),
+        })
     }
 
     /// `wrapped` in the spatial lanes, the layer of an array (the lanes after them) as `c`.
@@ -659,10 +742,25 @@ impl<'m> Rewriter<'m> {
         };
         let repeat = bits(self, MODE_BITS, NORMALIZED_REPEAT, OP_IEQUAL);
         let mirrored = bits(self, MODE_BITS, NORMALIZED_MIRRORED_REPEAT, OP_IEQUAL);
+        let edge = bits(self, ADDRESS_BITS, CLAMP_TO_EDGE, OP_IEQUAL);
         let nearest = bits(self, FILTER_LINEAR, 0, OP_IEQUAL);
-        let snapped = self.snap(c, image, Addr::Runtime(repeat, mirrored), n)?;
+        let snapped = self.snap(c, image, Addr::Runtime(repeat, mirrored, edge), n)?;
         let linear = self.either(c, mask)?;
-        let linear = self.keep_layer(c, image.axes, linear);
+        let mut linear = self.keep_layer(c, image.axes, linear);
+        if !normalizes && image.axes < 3 {
+            // Unnormalized CLAMP_TO_EDGE: inside the image (the runtime binds CLAMP's sampler).
+            let unnormalized_edge = bits(self, MODE_BITS, CLAMP_TO_EDGE, OP_IEQUAL);
+            let inside = self.inside(c, image)?;
+            let cond = match c.lanes {
+                1 => unnormalized_edge,
+                lanes => {
+                    let bvec = self.global(OP_TYPE_VECTOR, &[bool_ty, lanes]);
+                    let v = vec![unnormalized_edge; lanes as usize];
+                    self.emit(OP_COMPOSITE_CONSTRUCT, bvec, &v)
+                }
+            };
+            linear = self.emit(OP_SELECT, c.ty, &[cond, inside, linear]);
+        }
         let nearest = match c.lanes {
             1 => nearest,
             lanes => {
@@ -680,24 +778,16 @@ impl<'m> Rewriter<'m> {
     /// sampler is normalized, `n`):
     /// - REPEAT: `i = floor((s - floor(s)) * w)`, `i - w` where `i > w - 1`;
     /// - MIRRORED_REPEAT: `i = min(floor(fabs(s - 2 * rint(0.5 * s)) * w), w - 1)`;
+    /// - CLAMP_TO_EDGE: `i = clamp(floor(u), 0, w - 1)` (inside the image, so that the runtime
+    ///   may sample it with CLAMP's sampler);
     /// - the others: `i = clamp(floor(u), -1, w)` (-1 and `w` are outside the image: CLAMP's
-    ///   border, and CLAMP_TO_EDGE's edge texel, as the hardware addresses them);
+    ///   border, as the hardware addresses it);
     ///
     /// then `(i + 0.5) / w` for a normalized sampler, `i + 0.5` otherwise. An array's layer
     /// becomes `rint(layer)` (the hardware clamps it).
     fn snap(&mut self, c: Coord, image: Image, addr: Addr, n: Bit) -> Option<u32> {
-        if !self.m.image_query && self.capabilities.is_empty() {
-            self.capabilities
-                .extend(inst(OP_CAPABILITY, &[CAPABILITY_IMAGE_QUERY]));
-        }
-        let img = self.emit(OP_IMAGE, image.ty, &[image.sampled]);
+        let size = self.size(image);
         let dims = image.axes + image.arrayed as u32;
-        let size_ty = match dims {
-            1 => self.uint,
-            d => self.global(OP_TYPE_VECTOR, &[self.uint, d]),
-        };
-        let zero = self.uint_constant(0);
-        let size = self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero]);
         let mut lanes = vec![];
         for k in 0..c.lanes {
             let x = match c.lanes {
@@ -725,6 +815,11 @@ impl<'m> Rewriter<'m> {
 
     /// [`Self::snap`] along one axis: `x` the coordinate, `w` the size (floats of type `f`).
     fn snap_axis(&mut self, f: u32, x: u32, w: u32, addr: Addr, n: Bit) -> u32 {
+        let edge = match addr {
+            Addr::Clamp(edge) => edge,
+            Addr::Runtime(_, _, edge) => Bit::Runtime(edge),
+            _ => Bit::Known(false),
+        };
         let k = |r: &mut Self, v: f32| r.global(OP_CONSTANT, &[f, v.to_bits()]);
         let (half, one, two, minus_one) = (k(self, 0.5), k(self, 1.0), k(self, 2.0), k(self, -1.0));
         let glsl = |r: &mut Self, op: u32, args: &[u32]| {
@@ -761,14 +856,24 @@ impl<'m> Rewriter<'m> {
                 }
             };
             let i = glsl(r, GLSL_FLOOR, &[u]);
-            let lo = glsl(r, GLSL_FMAX, &[i, minus_one]);
-            glsl(r, GLSL_FMIN, &[lo, w])
+            let zero = k(r, 0.0);
+            let last = r.emit(OP_FSUB, f, &[w, one]);
+            let (min, max) = match edge {
+                Bit::Known(true) => (zero, last),
+                Bit::Known(false) => (minus_one, w),
+                Bit::Runtime(b) => (
+                    r.emit(OP_SELECT, f, &[b, zero, minus_one]),
+                    r.emit(OP_SELECT, f, &[b, last, w]),
+                ),
+            };
+            let lo = glsl(r, GLSL_FMAX, &[i, min]);
+            glsl(r, GLSL_FMIN, &[lo, max])
         };
         let i = match addr {
             Addr::Repeat => repeat(self),
             Addr::Mirrored => mirrored(self),
-            Addr::Clamp => clamp(self),
-            Addr::Runtime(is_repeat, is_mirrored) => {
+            Addr::Clamp(_) => clamp(self),
+            Addr::Runtime(is_repeat, is_mirrored, _) => {
                 let (r, m, c) = (repeat(self), mirrored(self), clamp(self));
                 let s = self.emit(OP_SELECT, f, &[is_mirrored, m, c]);
                 self.emit(OP_SELECT, f, &[is_repeat, r, s])
@@ -863,6 +968,29 @@ impl<'m> Rewriter<'m> {
         Some(())
     }
 
+    /// Literal samplers all of whose reads now stay inside the image (or on CLAMP's border)
+    /// become CLAMP samplers: the same texels and weights there, and lavapipe samples with
+    /// CLAMP_TO_EDGE and REPEAT on an 8-bit path (docs/IMAGES.md).
+    fn clamp_literals(&mut self) {
+        let inside: Vec<(u32, u32)> = self
+            .inside
+            .iter()
+            .filter(|(_, &inside)| inside)
+            .map(|(&sb, _)| sb)
+            .collect();
+        for sb in inside {
+            let (Some(&mask), Some(&at)) = (self.m.literals.get(&sb), self.m.literal_at.get(&sb))
+            else {
+                continue;
+            };
+            if matches!(mask & ADDRESS_BITS, 0 | CLAMP) {
+                continue;
+            }
+            let k = self.uint_constant(mask & !ADDRESS_BITS | CLAMP);
+            self.literal_masks.insert(at, k);
+        }
+    }
+
     /// A push-constant block of the new members, for a module that had none.
     fn make_block(&mut self) {
         let (Some((var, block, _)), Some(ptr)) = (self.block, self.new_block) else {
@@ -913,6 +1041,11 @@ impl<'m> Rewriter<'m> {
                     out.extend(&i[1..]);
                     out.extend((0..members).map(|_| self.uint));
                 }
+                _ if self.literal_masks.contains_key(&at) => {
+                    out.extend(&i[..7]);
+                    out.push(self.literal_masks[&at]);
+                    out.extend(&i[8..]);
+                }
                 _ if self.m.entry_points.contains(&at) && listed.is_some() => {
                     out.push(i[0] + (1 << 16));
                     out.extend(&i[1..]);
@@ -949,14 +1082,15 @@ enum Bit {
     Runtime(u32),
 }
 
-/// The addressing formula of [`Rewriter::snap`]: one known, or REPEAT and MIRRORED_REPEAT
-/// selected by two bools (CLAMP's formula where neither holds).
+/// The addressing formula of [`Rewriter::snap`]: one known (for the clamping ones, whether it
+/// is CLAMP_TO_EDGE), or REPEAT, MIRRORED_REPEAT and CLAMP_TO_EDGE selected by three bools
+/// (CLAMP's formula where none holds).
 #[derive(Clone, Copy)]
 enum Addr {
     Repeat,
     Mirrored,
-    Clamp,
-    Runtime(u32, u32),
+    Clamp(Bit),
+    Runtime(u32, u32, u32),
 }
 
 #[derive(Clone, Copy)]
