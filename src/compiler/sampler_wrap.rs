@@ -22,8 +22,19 @@
 //!   the argument's sampler mask there.
 //!
 //! Only the spatial components are wrapped (not an array's layer). A module is returned
-//! unchanged where anything is not understood; a sampler argument whose push constant would
-//! take the block past Vulkan's guaranteed 128 bytes keeps Vulkan's wrap.
+//! unchanged where anything is not understood (a read whose sampler cannot be traced to its
+//! variable among them); a sampler argument whose push constant would take the block past
+//! Vulkan's guaranteed 128 bytes keeps Vulkan's wrap.
+//!
+//! The same rewriting keeps reads inside the image where the addressing mode would not matter
+//! there, so that the runtime may sample with CLAMP (a CLAMP_TO_BORDER Vulkan sampler) instead:
+//! nearest reads are snapped to texel centres inside the image (CLAMP_TO_EDGE clamps the index
+//! to `[0, w - 1]`), and linear reads with unnormalized CLAMP_TO_EDGE are clamped to
+//! `[0.5, w - 0.5]`. Literal samplers all of whose reads are such get CLAMP's mask in their
+//! reflection; for sampler arguments the runtime swaps the sampler where it pushes the mask
+//! (core::kernel). lavapipe filters formats whose channels fit 8-bit unorm in 8-bit fixed
+//! point with CLAMP_TO_EDGE and REPEAT (5- and 6-bit channels widened), in float with CLAMP
+//! (docs/IMAGES.md, issue 16).
 
 use super::spirv::instructions;
 use std::collections::{HashMap, HashSet};
@@ -528,9 +539,11 @@ impl<'m> Rewriter<'m> {
             .sampled_images
             .get(&sampled_image)
             .and_then(|s| self.m.sampler_loads.get(s));
-        // A sampler this pass cannot trace is left to Vulkan.
+        // A sampler this pass cannot trace: the module is left as it is (the runtime binds
+        // CLAMP samplers for CLAMP_TO_EDGE and REPEAT ones only where every read through them
+        // was rewritten).
         let Some(&var) = var else {
-            return Some(None);
+            return None;
         };
         let sb = *self.m.set_binding.get(&var)?;
         if let Some(&mask) = self.m.literals.get(&sb) {
@@ -1174,6 +1187,34 @@ mod tests {
     /// OpImageQuerySizeLod per read), an array's layer is rounded, the module stays valid
     /// (the ImageQuery capability declared); the literal linear read that does not wrap
     /// is left alone.
+    #[test]
+    fn literal_samplers_read_inside_the_image_become_clamp_samplers() {
+        // Nearest (any addressing), linear with unnormalized CLAMP_TO_EDGE (2D), linear with
+        // normalized CLAMP_TO_EDGE, and unnormalized CLAMP_TO_EDGE also read from a 3D image.
+        let src = "constant sampler_t a = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_NEAREST;\n\
+             constant sampler_t b = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;\n\
+             constant sampler_t c = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;\n\
+             constant sampler_t d = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;\n\
+             kernel void k(read_only image2d_t img, read_only image3d_t vol, global float4 *out) {\n\
+             \x20   out[0] = read_imagef(img, a, (float2)(0.3f)) + read_imagef(img, b, (float2)(0.3f))\n\
+             \x20          + read_imagef(img, c, (float2)(0.3f)) + read_imagef(img, d, (float2)(0.3f))\n\
+             \x20          + read_imagef(vol, d, (float4)(0.3f));\n}\n";
+        let args = clspv_args("", &target()).unwrap();
+        let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        let mut masks: Vec<u32> = parse(&spirv)
+            .unwrap()
+            .literal_samplers
+            .iter()
+            .map(|l| l.mask)
+            .collect();
+        masks.sort();
+        // b and d are one literal sampler, read from the 2D image only: clspv reads the 3D
+        // image through a normalized one, c's. a: REPEAT -> CLAMP; b, d: CLAMP_TO_EDGE -> CLAMP;
+        // c unchanged (normalized linear filtering keeps its addressing).
+        assert_eq!(masks, [0x1 | 0x4 | 0x10, 0x1 | 0x2 | 0x20, 0x4 | 0x20]);
+    }
+
     #[test]
     fn nearest_reads_get_texel_centres() {
         let mut src = String::from(
