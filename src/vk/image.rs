@@ -601,7 +601,8 @@ impl Device {
 /// Whether vkcl's normalized samplers keep lavapipe off its 8-bit AoS sampling path (minFilter
 /// unlike magFilter): on lavapipe, unless `VKCL_LAVAPIPE_AOS` is set (to measure that path).
 pub fn avoids_lavapipe_aos(caps: &super::probe::Caps) -> bool {
-    caps.driver_name == "llvmpipe" && std::env::var_os("VKCL_LAVAPIPE_AOS").is_none()
+    caps.driver_name == "llvmpipe"
+        && std::env::var("VKCL_LAVAPIPE_AOS").map_or(true, |v| v.is_empty() || v == "0")
 }
 
 /// A sampler of a device (`Device::sampler`): it lives as long as the device.
