@@ -45,6 +45,11 @@ pub const SAMPLER_MASK_SET: &str = "NonSemantic.vkcl.1";
 /// SamplerMaskPushConstant(Kernel, Ordinal, Offset, Size): push the sampler mask of argument
 /// `Ordinal` (the `CLK_*` bits) at `Offset`.
 pub const SAMPLER_MASK_PUSH_CONSTANT: u32 = 1;
+/// SamplerMaskPushConstantInside(Kernel, Ordinal, Offset, Size): the same, and every read
+/// through that argument's sampler is kept inside the image (nearest filtering, or linear with
+/// unnormalized CLAMP_TO_EDGE), so that the runtime may bind CLAMP's sampler for those modes.
+/// What this pass emits now; modules of older builds (in program binaries) have the former.
+pub const SAMPLER_MASK_PUSH_CONSTANT_INSIDE: u32 = 2;
 
 const OP_CAPABILITY: u32 = 17;
 const OP_EXT_INST_IMPORT: u32 = 11;
@@ -969,7 +974,7 @@ impl<'m> Rewriter<'m> {
                     void,
                     id,
                     set,
-                    SAMPLER_MASK_PUSH_CONSTANT,
+                    SAMPLER_MASK_PUSH_CONSTANT_INSIDE,
                     a.0,
                     a.1,
                     offset,
@@ -1145,7 +1150,7 @@ mod tests {
             let k = r.kernels.iter().find(|k| k.name == name).unwrap();
             k.image_metadata
                 .iter()
-                .filter(|m| m.kind == ImageMetadataKind::SamplerMask)
+                .filter(|m| m.kind == ImageMetadataKind::SamplerMaskInside)
                 .map(|m| (m.ordinal, m.push_constant.unwrap().offset))
                 .collect()
         };

@@ -908,7 +908,8 @@ impl Launch {
                     // unnormalized CLAMP_TO_EDGE (`[0.5, w - 0.5]`): CLAMP's sampler reads the
                     // same texels there, and lavapipe reads them in float (docs/IMAGES.md).
                     let pushed = refl.image_metadata.iter().any(|m| {
-                        m.kind == ImageMetadataKind::SamplerMask && m.ordinal as usize == ordinal
+                        m.kind == ImageMetadataKind::SamplerMaskInside
+                            && m.ordinal as usize == ordinal
                     });
                     let nearest = mask & SAMPLER_FILTER_LINEAR == 0;
                     let edge = mask & (SAMPLER_NORMALIZED | SAMPLER_ADDRESS_MASK) == 2;
@@ -962,7 +963,9 @@ impl Launch {
                     mem.image()?.format.data_type
                 }
                 (
-                    ImageMetadataKind::NormalizedSamplerMask | ImageMetadataKind::SamplerMask,
+                    ImageMetadataKind::NormalizedSamplerMask
+                    | ImageMetadataKind::SamplerMask
+                    | ImageMetadataKind::SamplerMaskInside,
                     Some(ArgValue::Sampler(s)),
                 ) => s.mask(),
                 _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
