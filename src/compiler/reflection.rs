@@ -209,6 +209,9 @@ pub enum ImageMetadataKind {
     NormalizedSamplerMask,
     /// The sampler argument's mask, for the REPEAT formulas of sampler_wrap.
     SamplerMask,
+    /// The same, from a sampler_wrap that also keeps the reads through it inside the image
+    /// where CLAMP's sampler reads the same (nearest, unnormalized CLAMP_TO_EDGE).
+    SamplerMaskInside,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +246,8 @@ const MAX_ARGS: u32 = 4096;
 /// vkcl's own reflection instructions (sampler_wrap) by their number here.
 const VKCL_REFLECTION: u32 = 1 << 16;
 const VKCL_SAMPLER_MASK: u32 = VKCL_REFLECTION | super::sampler_wrap::SAMPLER_MASK_PUSH_CONSTANT;
+const VKCL_SAMPLER_MASK_INSIDE: u32 =
+    VKCL_REFLECTION | super::sampler_wrap::SAMPLER_MASK_PUSH_CONSTANT_INSIDE;
 
 // ---------------------------------------------------------------------------------------------
 // Collecting the instructions.
@@ -594,7 +599,9 @@ impl Builder<'_> {
                 let size = self.xyz(inst, 1)?;
                 self.kernel(inst)?.reqd_work_group_size = Some(size);
             }
-            30..=33 | 41 | VKCL_SAMPLER_MASK => self.image_metadata(inst)?,
+            30..=33 | 41 | VKCL_SAMPLER_MASK | VKCL_SAMPLER_MASK_INSIDE => {
+                self.image_metadata(inst)?
+            }
             38 => {
                 let (id, format) = (self.num(inst, 0)?, self.string(inst, 1)?);
                 let arg_sizes = (2..inst.args.len())
@@ -773,6 +780,7 @@ impl Builder<'_> {
             30 | 32 => ImageMetadataKind::ChannelOrder,
             31 | 33 => ImageMetadataKind::ChannelDataType,
             VKCL_SAMPLER_MASK => ImageMetadataKind::SamplerMask,
+            VKCL_SAMPLER_MASK_INSIDE => ImageMetadataKind::SamplerMaskInside,
             _ => ImageMetadataKind::NormalizedSamplerMask,
         };
         let ordinal = self.num(inst, 1)?;

@@ -22,8 +22,19 @@
 //!   the argument's sampler mask there.
 //!
 //! Only the spatial components are wrapped (not an array's layer). A module is returned
-//! unchanged where anything is not understood; a sampler argument whose push constant would
-//! take the block past Vulkan's guaranteed 128 bytes keeps Vulkan's wrap.
+//! unchanged where anything is not understood (a read whose sampler cannot be traced to its
+//! variable among them); a sampler argument whose push constant would take the block past
+//! Vulkan's guaranteed 128 bytes keeps Vulkan's wrap.
+//!
+//! The same rewriting keeps reads inside the image where the addressing mode would not matter
+//! there, so that the runtime may sample with CLAMP (a CLAMP_TO_BORDER Vulkan sampler) instead:
+//! nearest reads are snapped to texel centres inside the image (CLAMP_TO_EDGE clamps the index
+//! to `[0, w - 1]`), and linear reads with unnormalized CLAMP_TO_EDGE are clamped to
+//! `[0.5, w - 0.5]`. Literal samplers all of whose reads are such get CLAMP's mask in their
+//! reflection; for sampler arguments the runtime swaps the sampler where it pushes the mask
+//! (core::kernel). lavapipe filters formats whose channels fit 8-bit unorm in 8-bit fixed
+//! point with CLAMP_TO_EDGE and REPEAT (5- and 6-bit channels widened), in float with CLAMP
+//! (docs/IMAGES.md, issue 16).
 
 use super::spirv::instructions;
 use std::collections::{HashMap, HashSet};
@@ -34,6 +45,11 @@ pub const SAMPLER_MASK_SET: &str = "NonSemantic.vkcl.1";
 /// SamplerMaskPushConstant(Kernel, Ordinal, Offset, Size): push the sampler mask of argument
 /// `Ordinal` (the `CLK_*` bits) at `Offset`.
 pub const SAMPLER_MASK_PUSH_CONSTANT: u32 = 1;
+/// SamplerMaskPushConstantInside(Kernel, Ordinal, Offset, Size): the same, and every read
+/// through that argument's sampler is kept inside the image (nearest filtering, or linear with
+/// unnormalized CLAMP_TO_EDGE), so that the runtime may bind CLAMP's sampler for those modes.
+/// What this pass emits now; modules of older builds (in program binaries) have the former.
+pub const SAMPLER_MASK_PUSH_CONSTANT_INSIDE: u32 = 2;
 
 const OP_CAPABILITY: u32 = 17;
 const OP_EXT_INST_IMPORT: u32 = 11;
@@ -97,6 +113,10 @@ const NORMALIZED_REPEAT: u32 = 0x1 | 0x6;
 const NORMALIZED_MIRRORED_REPEAT: u32 = 0x1 | 0x8;
 const NORMALIZED: u32 = 0x1;
 const FILTER_LINEAR: u32 = 0x20;
+/// The addressing bits, CLK_ADDRESS_CLAMP_TO_EDGE and CLK_ADDRESS_CLAMP among them.
+const ADDRESS_BITS: u32 = 0xe;
+const CLAMP_TO_EDGE: u32 = 0x2;
+const CLAMP: u32 = 0x4;
 /// Vulkan's guaranteed maxPushConstantsSize.
 const MAX_PUSH_CONSTANTS: u32 = 128;
 
@@ -121,8 +141,8 @@ pub fn wrap_repeat_coordinates(spirv: &[u32]) -> Vec<u32> {
 /// Where a sampled read's addressing mode comes from.
 #[derive(Clone, Copy)]
 enum Mode {
-    /// A literal sampler's mask.
-    Literal(u32),
+    /// A literal sampler's mask, and its (set, binding).
+    Literal(u32, (u32, u32)),
     /// The push-constant member (index in the block) holding a sampler argument's mask, and
     /// whether clspv normalizes that argument's coordinates itself (its Vulkan sampler is then
     /// a normalized one whatever the mask says).
@@ -153,6 +173,8 @@ struct Module<'a> {
     sampler_args: Vec<(u32, u32, u32, u32)>,
     /// LiteralSampler: (set, binding) → mask.
     literals: HashMap<(u32, u32), u32>,
+    /// LiteralSampler: (set, binding) → the word offset of its reflection instruction.
+    literal_at: HashMap<(u32, u32), usize>,
     /// NormalizedSamplerMaskPushConstant: (kernel, ordinal) of the sampler arguments whose
     /// coordinates clspv normalizes.
     normalizing: Vec<(u32, u32)>,
@@ -194,7 +216,7 @@ impl<'a> Module<'a> {
                         m.first_function = at;
                     }
                 }
-                OP_EXT_INST if !in_function => ext_insts.push(inst),
+                OP_EXT_INST if !in_function => ext_insts.push((at, inst)),
                 OP_ENTRY_POINT => m.entry_points.push(at),
                 OP_CAPABILITY if inst.get(1) == Some(&CAPABILITY_IMAGE_QUERY) => {
                     m.image_query = true;
@@ -214,9 +236,9 @@ impl<'a> Module<'a> {
             }
         }
         let reflection_set = reflection_set?;
-        for inst in ext_insts
+        for &(at, inst) in ext_insts
             .iter()
-            .filter(|i| i.len() >= 5 && i[3] == reflection_set)
+            .filter(|(_, i)| i.len() >= 5 && i[3] == reflection_set)
         {
             let num = |i: usize| inst.get(5 + i).and_then(|id| m.uint_constants.get(id));
             match inst[4] {
@@ -224,8 +246,9 @@ impl<'a> Module<'a> {
                     m.sampler_args
                         .push((*inst.get(5)?, *inst.get(6)?, *num(2)?, *num(3)?))
                 }
-                REFLECTION_LITERAL_SAMPLER => {
+                REFLECTION_LITERAL_SAMPLER if inst.len() >= 8 => {
                     m.literals.insert((*num(0)?, *num(1)?), *num(2)?);
+                    m.literal_at.insert((*num(0)?, *num(1)?), at);
                 }
                 REFLECTION_NORMALIZED_SAMPLER_MASK => {
                     m.normalizing.push((*inst.get(5)?, *num(1)?));
@@ -355,6 +378,7 @@ impl<'a> Module<'a> {
             }
         }
         r.reflect()?;
+        r.clamp_literals();
         r.assemble(spirv)
     }
 }
@@ -426,6 +450,11 @@ struct Rewriter<'m> {
     glsl: u32,
     /// New types and constants by their opcode and operands.
     made: HashMap<Vec<u32>, u32>,
+    /// Literal samplers: whether every read through them has been given a coordinate inside
+    /// the image or on CLAMP's border (then their mask becomes CLAMP's).
+    inside: HashMap<(u32, u32), bool>,
+    /// LiteralSampler reflection instructions (word offset) given another mask (constant id).
+    literal_masks: HashMap<usize, u32>,
 }
 
 impl<'m> Rewriter<'m> {
@@ -447,6 +476,8 @@ impl<'m> Rewriter<'m> {
             uint: m.uint.unwrap_or(0),
             glsl: 0,
             made: HashMap::new(),
+            inside: HashMap::new(),
+            literal_masks: HashMap::new(),
         };
         r.glsl = match m.glsl {
             Some(id) => id,
@@ -513,13 +544,15 @@ impl<'m> Rewriter<'m> {
             .sampled_images
             .get(&sampled_image)
             .and_then(|s| self.m.sampler_loads.get(s));
-        // A sampler this pass cannot trace is left to Vulkan.
+        // A sampler this pass cannot trace: the module is left as it is (the runtime binds
+        // CLAMP samplers for CLAMP_TO_EDGE and REPEAT ones only where every read through them
+        // was rewritten).
         let Some(&var) = var else {
-            return Some(None);
+            return None;
         };
         let sb = *self.m.set_binding.get(&var)?;
         if let Some(&mask) = self.m.literals.get(&sb) {
-            return Some(Some(Mode::Literal(mask)));
+            return Some(Some(Mode::Literal(mask, sb)));
         }
         if !self.m.sampler_args.iter().any(|a| (a.2, a.3) == sb) {
             return Some(None);
@@ -598,8 +631,16 @@ impl<'m> Rewriter<'m> {
         if self.m.defs.get(&c.float)?.get(2) != Some(&32) {
             return None;
         }
+        if let Mode::Literal(mask, sb) = mode {
+            // Nearest reads are snapped inside the image (or to CLAMP's border); linear ones with
+            // unnormalized CLAMP_TO_EDGE clamped inside, for 1D and 2D images (clspv normalizes
+            // a 3D image's coordinates itself).
+            let nearest = mask & FILTER_LINEAR == 0;
+            *self.inside.entry(sb).or_insert(true) &=
+                nearest || (mask & MODE_BITS == CLAMP_TO_EDGE && axes < 3);
+        }
         let out = match mode {
-            Mode::Literal(mask) if mask & FILTER_LINEAR == 0 => {
+            Mode::Literal(mask, _) if mask & FILTER_LINEAR == 0 => {
                 // clspv normalizes a 3D image's unnormalized coordinates itself (Vulkan's
                 // unnormalized samplers take 1D and 2D images only), at texel centres for
                 // nearest filtering, and sets the mask's bit.
@@ -607,14 +648,18 @@ impl<'m> Rewriter<'m> {
                 let a = match mask & MODE_BITS {
                     NORMALIZED_REPEAT => Addr::Repeat,
                     NORMALIZED_MIRRORED_REPEAT => Addr::Mirrored,
-                    _ => Addr::Clamp,
+                    _ => Addr::Clamp(Bit::Known(mask & ADDRESS_BITS == CLAMP_TO_EDGE)),
                 };
                 self.snap(c, image, a, Bit::Known(n))?
             }
-            Mode::Literal(mask) => {
+            Mode::Literal(mask, _) => {
                 let wrapped = match mask & MODE_BITS {
                     NORMALIZED_REPEAT => self.repeat(c),
                     NORMALIZED_MIRRORED_REPEAT => self.mirrored_repeat(c),
+                    CLAMP_TO_EDGE if axes < 3 => {
+                        let inside = self.inside(c, image)?;
+                        return self.finish(at, inside);
+                    }
                     // Linear filtering without wrapping is left to Vulkan.
                     _ => return Some(()),
                 };
@@ -622,9 +667,65 @@ impl<'m> Rewriter<'m> {
             }
             Mode::Pushed(member, normalizes) => self.pushed(c, image, member, normalizes)?,
         };
+        self.finish(at, out)
+    }
+
+    /// The code emitted for the read at `at`, whose new coordinate is `out`.
+    fn finish(&mut self, at: usize, out: u32) -> Option<()> {
         let code = std::mem::take(&mut self.code);
         self.before.push((at, code, out));
         Some(())
+    }
+
+    /// The image's size (OpImageQuerySizeLod), declaring the ImageQuery capability.
+    fn size(&mut self, image: Image) -> u32 {
+        if !self.m.image_query && self.capabilities.is_empty() {
+            self.capabilities
+                .extend(inst(OP_CAPABILITY, &[CAPABILITY_IMAGE_QUERY]));
+        }
+        let img = self.emit(OP_IMAGE, image.ty, &[image.sampled]);
+        let dims = image.axes + image.arrayed as u32;
+        let size_ty = match dims {
+            1 => self.uint,
+            d => self.global(OP_TYPE_VECTOR, &[self.uint, d]),
+        };
+        let zero = self.uint_constant(0);
+        self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero])
+    }
+
+    /// For linear filtering with unnormalized CLAMP_TO_EDGE addressing: the spatial coordinates
+    /// clamped to `[0.5, w - 0.5]`, where CLAMP_TO_EDGE's texels and weights are those of the
+    /// spec (below 0.5 both taps are the first texel, whatever the weights; at `w - 0.5` the
+    /// second tap, outside, weighs exactly 0), so that any addressing mode reads the same: the
+    /// runtime may then sample with CLAMP's (lavapipe filters 8-bit and narrower unorm formats in
+    /// float only without CLAMP_TO_EDGE, docs/IMAGES.md).
+    fn inside(&mut self, c: Coord, image: Image) -> Option<u32> {
+        let size = self.size(image);
+        let dims = image.axes + image.arrayed as u32;
+        let half = self.global(OP_CONSTANT, &[c.float, 0.5f32.to_bits()]);
+        let mut lanes = vec![];
+        for k in 0..c.lanes {
+            let x = match c.lanes {
+                1 => c.id,
+                _ => self.emit(OP_COMPOSITE_EXTRACT, c.float, &[c.id, k]),
+            };
+            lanes.push(if k < image.axes {
+                let wk = match dims {
+                    1 => size,
+                    _ => self.emit(OP_COMPOSITE_EXTRACT, self.uint, &[size, k]),
+                };
+                let w = self.emit(OP_CONVERT_U_TO_F, c.float, &[wk]);
+                let hi = self.emit(OP_FSUB, c.float, &[w, half]);
+                let lo = self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_FMAX, x, half]);
+                self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_FMIN, lo, hi])
+            } else {
+                x
+            });
+        }
+        Some(match c.lanes {
+            1 => lanes[0],
+            _ => self.emit(OP_COMPOSITE_CONSTRUCT, c.ty, &lanes),
+        })
     }
 
     /// `wrapped` in the spatial lanes, the layer of an array (the lanes after them) as `c`.
@@ -659,10 +760,25 @@ impl<'m> Rewriter<'m> {
         };
         let repeat = bits(self, MODE_BITS, NORMALIZED_REPEAT, OP_IEQUAL);
         let mirrored = bits(self, MODE_BITS, NORMALIZED_MIRRORED_REPEAT, OP_IEQUAL);
+        let edge = bits(self, ADDRESS_BITS, CLAMP_TO_EDGE, OP_IEQUAL);
         let nearest = bits(self, FILTER_LINEAR, 0, OP_IEQUAL);
-        let snapped = self.snap(c, image, Addr::Runtime(repeat, mirrored), n)?;
+        let snapped = self.snap(c, image, Addr::Runtime(repeat, mirrored, edge), n)?;
         let linear = self.either(c, mask)?;
-        let linear = self.keep_layer(c, image.axes, linear);
+        let mut linear = self.keep_layer(c, image.axes, linear);
+        if !normalizes && image.axes < 3 {
+            // Unnormalized CLAMP_TO_EDGE: inside the image (the runtime binds CLAMP's sampler).
+            let unnormalized_edge = bits(self, MODE_BITS, CLAMP_TO_EDGE, OP_IEQUAL);
+            let inside = self.inside(c, image)?;
+            let cond = match c.lanes {
+                1 => unnormalized_edge,
+                lanes => {
+                    let bvec = self.global(OP_TYPE_VECTOR, &[bool_ty, lanes]);
+                    let v = vec![unnormalized_edge; lanes as usize];
+                    self.emit(OP_COMPOSITE_CONSTRUCT, bvec, &v)
+                }
+            };
+            linear = self.emit(OP_SELECT, c.ty, &[cond, inside, linear]);
+        }
         let nearest = match c.lanes {
             1 => nearest,
             lanes => {
@@ -680,24 +796,16 @@ impl<'m> Rewriter<'m> {
     /// sampler is normalized, `n`):
     /// - REPEAT: `i = floor((s - floor(s)) * w)`, `i - w` where `i > w - 1`;
     /// - MIRRORED_REPEAT: `i = min(floor(fabs(s - 2 * rint(0.5 * s)) * w), w - 1)`;
+    /// - CLAMP_TO_EDGE: `i = clamp(floor(u), 0, w - 1)` (inside the image, so that the runtime
+    ///   may sample it with CLAMP's sampler);
     /// - the others: `i = clamp(floor(u), -1, w)` (-1 and `w` are outside the image: CLAMP's
-    ///   border, and CLAMP_TO_EDGE's edge texel, as the hardware addresses them);
+    ///   border, as the hardware addresses it);
     ///
     /// then `(i + 0.5) / w` for a normalized sampler, `i + 0.5` otherwise. An array's layer
     /// becomes `rint(layer)` (the hardware clamps it).
     fn snap(&mut self, c: Coord, image: Image, addr: Addr, n: Bit) -> Option<u32> {
-        if !self.m.image_query && self.capabilities.is_empty() {
-            self.capabilities
-                .extend(inst(OP_CAPABILITY, &[CAPABILITY_IMAGE_QUERY]));
-        }
-        let img = self.emit(OP_IMAGE, image.ty, &[image.sampled]);
+        let size = self.size(image);
         let dims = image.axes + image.arrayed as u32;
-        let size_ty = match dims {
-            1 => self.uint,
-            d => self.global(OP_TYPE_VECTOR, &[self.uint, d]),
-        };
-        let zero = self.uint_constant(0);
-        let size = self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero]);
         let mut lanes = vec![];
         for k in 0..c.lanes {
             let x = match c.lanes {
@@ -725,6 +833,11 @@ impl<'m> Rewriter<'m> {
 
     /// [`Self::snap`] along one axis: `x` the coordinate, `w` the size (floats of type `f`).
     fn snap_axis(&mut self, f: u32, x: u32, w: u32, addr: Addr, n: Bit) -> u32 {
+        let edge = match addr {
+            Addr::Clamp(edge) => edge,
+            Addr::Runtime(_, _, edge) => Bit::Runtime(edge),
+            _ => Bit::Known(false),
+        };
         let k = |r: &mut Self, v: f32| r.global(OP_CONSTANT, &[f, v.to_bits()]);
         let (half, one, two, minus_one) = (k(self, 0.5), k(self, 1.0), k(self, 2.0), k(self, -1.0));
         let glsl = |r: &mut Self, op: u32, args: &[u32]| {
@@ -761,14 +874,24 @@ impl<'m> Rewriter<'m> {
                 }
             };
             let i = glsl(r, GLSL_FLOOR, &[u]);
-            let lo = glsl(r, GLSL_FMAX, &[i, minus_one]);
-            glsl(r, GLSL_FMIN, &[lo, w])
+            let zero = k(r, 0.0);
+            let last = r.emit(OP_FSUB, f, &[w, one]);
+            let (min, max) = match edge {
+                Bit::Known(true) => (zero, last),
+                Bit::Known(false) => (minus_one, w),
+                Bit::Runtime(b) => (
+                    r.emit(OP_SELECT, f, &[b, zero, minus_one]),
+                    r.emit(OP_SELECT, f, &[b, last, w]),
+                ),
+            };
+            let lo = glsl(r, GLSL_FMAX, &[i, min]);
+            glsl(r, GLSL_FMIN, &[lo, max])
         };
         let i = match addr {
             Addr::Repeat => repeat(self),
             Addr::Mirrored => mirrored(self),
-            Addr::Clamp => clamp(self),
-            Addr::Runtime(is_repeat, is_mirrored) => {
+            Addr::Clamp(_) => clamp(self),
+            Addr::Runtime(is_repeat, is_mirrored, _) => {
                 let (r, m, c) = (repeat(self), mirrored(self), clamp(self));
                 let s = self.emit(OP_SELECT, f, &[is_mirrored, m, c]);
                 self.emit(OP_SELECT, f, &[is_repeat, r, s])
@@ -851,7 +974,7 @@ impl<'m> Rewriter<'m> {
                     void,
                     id,
                     set,
-                    SAMPLER_MASK_PUSH_CONSTANT,
+                    SAMPLER_MASK_PUSH_CONSTANT_INSIDE,
                     a.0,
                     a.1,
                     offset,
@@ -861,6 +984,29 @@ impl<'m> Rewriter<'m> {
             }
         }
         Some(())
+    }
+
+    /// Literal samplers all of whose reads now stay inside the image (or on CLAMP's border)
+    /// become CLAMP samplers: the same texels and weights there, and lavapipe samples with
+    /// CLAMP_TO_EDGE and REPEAT on an 8-bit path (docs/IMAGES.md).
+    fn clamp_literals(&mut self) {
+        let inside: Vec<(u32, u32)> = self
+            .inside
+            .iter()
+            .filter(|(_, &inside)| inside)
+            .map(|(&sb, _)| sb)
+            .collect();
+        for sb in inside {
+            let (Some(&mask), Some(&at)) = (self.m.literals.get(&sb), self.m.literal_at.get(&sb))
+            else {
+                continue;
+            };
+            if matches!(mask & ADDRESS_BITS, 0 | CLAMP) {
+                continue;
+            }
+            let k = self.uint_constant(mask & !ADDRESS_BITS | CLAMP);
+            self.literal_masks.insert(at, k);
+        }
     }
 
     /// A push-constant block of the new members, for a module that had none.
@@ -913,6 +1059,11 @@ impl<'m> Rewriter<'m> {
                     out.extend(&i[1..]);
                     out.extend((0..members).map(|_| self.uint));
                 }
+                _ if self.literal_masks.contains_key(&at) => {
+                    out.extend(&i[..7]);
+                    out.push(self.literal_masks[&at]);
+                    out.extend(&i[8..]);
+                }
                 _ if self.m.entry_points.contains(&at) && listed.is_some() => {
                     out.push(i[0] + (1 << 16));
                     out.extend(&i[1..]);
@@ -949,14 +1100,15 @@ enum Bit {
     Runtime(u32),
 }
 
-/// The addressing formula of [`Rewriter::snap`]: one known, or REPEAT and MIRRORED_REPEAT
-/// selected by two bools (CLAMP's formula where neither holds).
+/// The addressing formula of [`Rewriter::snap`]: one known (for the clamping ones, whether it
+/// is CLAMP_TO_EDGE), or REPEAT, MIRRORED_REPEAT and CLAMP_TO_EDGE selected by three bools
+/// (CLAMP's formula where none holds).
 #[derive(Clone, Copy)]
 enum Addr {
     Repeat,
     Mirrored,
-    Clamp,
-    Runtime(u32, u32),
+    Clamp(Bit),
+    Runtime(u32, u32, u32),
 }
 
 #[derive(Clone, Copy)]
@@ -998,7 +1150,7 @@ mod tests {
             let k = r.kernels.iter().find(|k| k.name == name).unwrap();
             k.image_metadata
                 .iter()
-                .filter(|m| m.kind == ImageMetadataKind::SamplerMask)
+                .filter(|m| m.kind == ImageMetadataKind::SamplerMaskInside)
                 .map(|m| (m.ordinal, m.push_constant.unwrap().offset))
                 .collect()
         };
@@ -1040,6 +1192,34 @@ mod tests {
     /// OpImageQuerySizeLod per read), an array's layer is rounded, the module stays valid
     /// (the ImageQuery capability declared); the literal linear read that does not wrap
     /// is left alone.
+    #[test]
+    fn literal_samplers_read_inside_the_image_become_clamp_samplers() {
+        // Nearest (any addressing), linear with unnormalized CLAMP_TO_EDGE (2D), linear with
+        // normalized CLAMP_TO_EDGE, and unnormalized CLAMP_TO_EDGE also read from a 3D image.
+        let src = "constant sampler_t a = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_NEAREST;\n\
+             constant sampler_t b = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;\n\
+             constant sampler_t c = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;\n\
+             constant sampler_t d = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;\n\
+             kernel void k(read_only image2d_t img, read_only image3d_t vol, global float4 *out) {\n\
+             \x20   out[0] = read_imagef(img, a, (float2)(0.3f)) + read_imagef(img, b, (float2)(0.3f))\n\
+             \x20          + read_imagef(img, c, (float2)(0.3f)) + read_imagef(img, d, (float2)(0.3f))\n\
+             \x20          + read_imagef(vol, d, (float4)(0.3f));\n}\n";
+        let args = clspv_args("", &target()).unwrap();
+        let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        let mut masks: Vec<u32> = parse(&spirv)
+            .unwrap()
+            .literal_samplers
+            .iter()
+            .map(|l| l.mask)
+            .collect();
+        masks.sort();
+        // b and d are one literal sampler, read from the 2D image only: clspv reads the 3D
+        // image through a normalized one, c's. a: REPEAT -> CLAMP; b, d: CLAMP_TO_EDGE -> CLAMP;
+        // c unchanged (normalized linear filtering keeps its addressing).
+        assert_eq!(masks, [0x1 | 0x4 | 0x10, 0x1 | 0x2 | 0x20, 0x4 | 0x20]);
+    }
+
     #[test]
     fn nearest_reads_get_texel_centres() {
         let mut src = String::from(

@@ -336,13 +336,14 @@ impl Device {
     /// to write, copies both ways; texel buffers for 1D buffer images; and the image type
     /// itself (3D, arrays) for that format.
     ///
-    /// CL_UNORM_SHORT_565 and CL_UNORM_SHORT_555 are on no list: lavapipe's sampled reads
-    /// and NVIDIA's reads (even sampler-less) widen their 5- and 6-bit channels to 8-bit unorm
-    /// first (13/31 reads as 107/255; up to 0.18 of a 6-bit step off where the spec converts
-    /// `field / (2^n - 1)` to float precision), and no Vulkan query tells which devices do
-    /// (tests/images/packed.rs).
+    /// CL_UNORM_SHORT_565 and CL_UNORM_SHORT_555 are listed only on lavapipe
+    /// ([`Device::samples_5_bit_exactly`]): elsewhere sampled reads
+    /// may widen their 5- and 6-bit channels to 8-bit unorm first (13/31 reads as 107/255, up to
+    /// 2.8e-3 off where the spec converts `field / (2^n - 1)` to float precision), and no Vulkan
+    /// query tells which devices do (tests/images/packed.rs).
     pub fn supports(&self, format: &Format, image_type: cl_mem_object_type, usage: Use) -> bool {
-        let widened = matches!(format.data_type, CL_UNORM_SHORT_565 | CL_UNORM_SHORT_555);
+        let widened = matches!(format.data_type, CL_UNORM_SHORT_565 | CL_UNORM_SHORT_555)
+            && !self.samples_5_bit_exactly();
         if !self.has_images() || widened || (usage.write && !format.writable()) {
             return false;
         }
@@ -353,6 +354,18 @@ impl Device {
         };
         self.instance
             .supports(&self.caps, format.texel, image_type, need)
+    }
+
+    /// Whether sampled reads of 5- and 6-bit unorm channels give the spec's values in every
+    /// sampler mode (issue 16, measured by tests/images/packed.rs). lavapipe samples formats
+    /// whose channels fit 8-bit unorm on gallivm's AoS path, in 8-bit fixed point (1/31 reads as
+    /// 8/255), with CLAMP_TO_EDGE or REPEAT addressing and equal filters; vkcl's samplers keep
+    /// its reads off that path (normalized ones with `minFilter` unlike `magFilter`, unnormalized
+    /// CLAMP_TO_EDGE ones as CLAMP with the coordinates kept inside the image by
+    /// compiler::sampler_wrap), and then every mode is exact. NVIDIA widens even sampler-less
+    /// reads; other drivers are unmeasured.
+    pub fn samples_5_bit_exactly(&self) -> bool {
+        crate::vk::image::avoids_lavapipe_aos(&self.caps)
     }
 
     /// Images: kernels write them through storage images without a declared format, and

@@ -17,7 +17,9 @@ use crate::compiler::reflection::{
     ArgKind, ImageMetadataKind, KernelReflection, ModuleSpecConstants, PushRange,
 };
 use crate::vk::device::Device as VkDevice;
-use crate::vk::image::{Image as VkImage, SAMPLER_NORMALIZED};
+use crate::vk::image::{
+    Image as VkImage, SAMPLER_ADDRESS_MASK, SAMPLER_FILTER_LINEAR, SAMPLER_NORMALIZED,
+};
 use crate::vk::memory::{padded, Buffer, Placement};
 use crate::vk::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings, ShaderModule};
 use crate::vk::submit::{Binding, BufferBinding, Recorder, WHOLE_SIZE};
@@ -913,7 +915,21 @@ impl Launch {
                         m.kind == ImageMetadataKind::NormalizedSamplerMask
                             && m.ordinal as usize == ordinal
                     });
-                    let mask = s.mask() | if normalizes { SAMPLER_NORMALIZED } else { 0 };
+                    let mut mask = s.mask() | if normalizes { SAMPLER_NORMALIZED } else { 0 };
+                    // compiler::sampler_wrap keeps the coordinates of the reads through a
+                    // sampler it pushes the mask of inside the image (or on CLAMP's border) for
+                    // nearest filtering (texel centres) and for linear filtering with
+                    // unnormalized CLAMP_TO_EDGE (`[0.5, w - 0.5]`): CLAMP's sampler reads the
+                    // same texels there, and lavapipe reads them in float (docs/IMAGES.md).
+                    let pushed = refl.image_metadata.iter().any(|m| {
+                        m.kind == ImageMetadataKind::SamplerMaskInside
+                            && m.ordinal as usize == ordinal
+                    });
+                    let nearest = mask & SAMPLER_FILTER_LINEAR == 0;
+                    let edge = mask & (SAMPLER_NORMALIZED | SAMPLER_ADDRESS_MASK) == 2;
+                    if pushed && (nearest || edge) && mask & SAMPLER_ADDRESS_MASK != 0 {
+                        mask = mask & !SAMPLER_ADDRESS_MASK | 4;
+                    }
                     let sampler = queue.vk.sampler(mask)?;
                     self.bind(*set, *binding, Binding::Sampler(sampler));
                 }
@@ -961,7 +977,9 @@ impl Launch {
                     mem.image()?.format.data_type
                 }
                 (
-                    ImageMetadataKind::NormalizedSamplerMask | ImageMetadataKind::SamplerMask,
+                    ImageMetadataKind::NormalizedSamplerMask
+                    | ImageMetadataKind::SamplerMask
+                    | ImageMetadataKind::SamplerMaskInside,
                     Some(ArgValue::Sampler(s)),
                 ) => s.mask(),
                 _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),

@@ -569,9 +569,21 @@ impl Device {
         } else {
             vk::Filter::NEAREST
         };
+        // Reads are at lod 0, magnified: they use magFilter whatever minFilter is. lavapipe
+        // filters formats whose channels fit 8-bit unorm in 8-bit fixed point on its AoS path
+        // (linear filtering up to 1.27/255 off) except where the two differ (docs/IMAGES.md).
+        // Only for linear filtering: a LINEAR minFilter needs formats that can be filtered, and
+        // nearest reads are kept off that path by their CLAMP samplers (core::kernel); an
+        // unnormalized sampler must have equal filters.
+        let min_filter =
+            if normalized && filter == vk::Filter::LINEAR && avoids_lavapipe_aos(&self.caps) {
+                vk::Filter::NEAREST
+            } else {
+                filter
+            };
         let info = vk::SamplerCreateInfo::default()
             .mag_filter(filter)
-            .min_filter(filter)
+            .min_filter(min_filter)
             .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
             .address_mode_u(address)
             .address_mode_v(address)
@@ -584,6 +596,13 @@ impl Device {
         samplers.insert(mask, s);
         Ok(Sampler(s))
     }
+}
+
+/// Whether vkcl's normalized samplers keep lavapipe off its 8-bit AoS sampling path (minFilter
+/// unlike magFilter): on lavapipe, unless `VKCL_LAVAPIPE_AOS` is set (to measure that path).
+pub fn avoids_lavapipe_aos(caps: &super::probe::Caps) -> bool {
+    caps.driver_name == "llvmpipe"
+        && std::env::var("VKCL_LAVAPIPE_AOS").map_or(true, |v| v.is_empty() || v == "0")
 }
 
 /// A sampler of a device (`Device::sampler`): it lives as long as the device.

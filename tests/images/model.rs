@@ -159,8 +159,9 @@ fn axes(ty: Ty) -> (usize, Option<usize>) {
 /// bound (test_common/harness/imageHelpers.cpp, get_max_relative_error and
 /// get_max_absolute_error) is used: 2^-7 of the largest magnitude among the texels that
 /// contribute (plus 2 ulp), or one unit of the format where that is more (1/255 for
-/// CL_UNORM_INT8: lavapipe filters 8-bit unorm formats in 8-bit arithmetic and is up to
-/// 0.96/255 off, float formats it filters exactly; samplers.rs measures both).
+/// CL_UNORM_INT8: lavapipe filters 8-bit unorm formats with CLAMP_TO_EDGE or REPEAT in 8-bit
+/// arithmetic and is up to 1.27/255 off, float formats it filters exactly; samplers.rs measures
+/// both).
 pub fn sample(img: &HostImage, s: SamplerDesc, coord: [f32; 4]) -> ([f64; 4], f64) {
     sample_with_border(img, s, coord, img.fmt.border())
 }
