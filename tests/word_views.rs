@@ -183,9 +183,10 @@ __kernel void global_member(__global const struct w *a, __global V *o) {
 }
 "#;
 
-/// The views compiler::word_views leaves: the `__local` member at constant indices, and through
-/// a pointer to the member taken in an earlier statement (a program of their own: the first
-/// makes the build fail).
+/// The `__local` member at constant indices (clspv 0.0.1 looped on the rewritten form's
+/// constant offset, and dropped the word index of the form as written), and through a pointer
+/// to the member taken in an earlier statement (every view read the member's first word or
+/// half-word).
 const LEFT_MEMBER_SOURCE: &str = r#"
 struct __attribute__((packed)) w { M v; int d; };
 __kernel void constant_local_member(__global const M *in, __global V *o) {
@@ -294,13 +295,11 @@ fn narrower_views_of_double_struct_members() {
     member_views_of(&e, MEMBER_SOURCE, MEMBER_KERNELS, "double");
 }
 
-/// The views compiler::word_views does not rewrite: the `__local` member at constant indices
-/// (rewritten, clspv never finishes: the build fails after 180 s) and a pointer to the member
-/// taken in an earlier statement (not rewritten: every view reads the member's first word or
-/// half-word, as before the rewrite existed).
+/// The `__local` member at constant indices (rewritten with a constant offset, clspv never
+/// finished: the build failed after 180 s; compiler::word_views now adds a zero LLVM cannot
+/// fold) and a pointer to the member taken in an earlier statement (every view read the
+/// member's first word or half-word; now rewritten from the pointer's declaration).
 #[test]
-#[ignore = "issue 15: clspv 0.0.1 hangs on a constant __local word view and drops the word \
-            index of a view of a pointer from an earlier statement; not fixed"]
 fn narrower_views_of_struct_members_at_constant_or_earlier_pointers() {
     let e = Env::new();
     let names = &["constant_local_member", "earlier_local_member"];
