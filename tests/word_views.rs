@@ -321,6 +321,71 @@ fn member_views_of(e: &Env, src: &str, names: &[&str], m: &str) {
     assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
 }
 
+/// Every element of a `__local` packed struct, its `int` member after the 8-byte one included,
+/// read through a view of the whole struct: clspv 0.0.1 rebuilt the element from a vector of
+/// the struct's first 4 elements only (compiler::struct_extracts), so bytes 4..11 and halves
+/// 4..5 read out of range.
+const WHOLE_SOURCE: &str = r#"
+struct __attribute__((packed)) w { M v; int d; };
+__kernel void whole_local_struct(__global const M *in, __global V *o) {
+    __local struct w ld[4][5];
+    int l = get_local_id(0);
+    if (l < 16) { ld[l % 4][l / 4].v = in[l]; ld[l % 4][l / 4].d = 0x7f6f5f4f - l; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int idx = l / R, rem = l - idx * R;
+    if (idx < 16) {
+        __local V *s = (__local V *)&ld[idx % 4][idx / 4];
+        o[l] = s[rem];
+    }
+}
+"#;
+
+#[test]
+fn narrower_views_of_whole_local_structs() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let mut wrong = vec![];
+    for m in ["ulong", "double"]
+        .into_iter()
+        .filter(|&m| fp64 || m != "double")
+    {
+        let values = member_values(m);
+        let want: Vec<u8> = values
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| {
+                let d = 0x7f6f_5f4f - i as i32;
+                [&v.to_le_bytes()[..], &d.to_le_bytes()[..]].concat()
+            })
+            .collect();
+        for (v, size) in [("uint", 4), ("ushort", 2), ("uchar", 1)] {
+            let r = 12 / size;
+            let p = e.program(WHOLE_SOURCE, &format!("-DM={m} -DV={v} -DR={r}"));
+            let inp = e.buffer_from(&values);
+            let out = e.buffer_from(&vec![0u8; want.len()]);
+            let k = kernel(p, "whole_local_struct");
+            arg(k, 0, &inp);
+            arg(k, 1, &out);
+            e.run(k, None, &[16 * r], Some(&[16 * r]));
+            let got = e.read::<u8>(out, want.len());
+            if got != want {
+                wrong.push(format!(
+                    "{v} of {m}: {:02x?}, want {:02x?}",
+                    &got[..24],
+                    &want[..24]
+                ));
+            }
+            unsafe {
+                clReleaseKernel(k);
+                clReleaseMemObject(inp);
+                clReleaseMemObject(out);
+                clReleaseProgram(p);
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
+}
+
 /// Views of a private array: `(V *)(pa + base)` and `(V *)&pa[base]` read and written.
 const PRIVATE_SOURCE: &str = r#"
 __kernel void k(__global const T *in, __global T *o, int base) {
