@@ -19,7 +19,9 @@
 //!
 //! The condition is a constant, so clang emits only one arm: the original where the view's
 //! element is as wide as `p`'s or does not divide it, the cast-first form otherwise. `e` is still
-//! evaluated once. Casts inside preprocessor lines, and ones whose operand has a lower
+//! evaluated once. In `__local` views the scaled offset gets [`LOCAL_ZERO`] (a constant offset
+//! made clspv loop for ever). `(T *)&root[i].m` ([`member_edit`]) and `(T *)m` of a pointer
+//! declared once from such a chain ([`earlier_edit`]) become `(T *)root` plus a byte offset. Casts inside preprocessor lines, and ones whose operand has a lower
 //! precedence operator than `+` at its top level, a comment, or a postfix operator after it,
 //! are left alone. The rewrite keeps every line where it was (clspv's diagnostics name lines).
 
@@ -322,13 +324,13 @@ fn edit_at(s: &Source, names: &Names, i: usize) -> Option<Edit> {
         return None;
     };
     // clspv 0.0.1 never finishes compiling a constant offset into a __local word view,
-    // `(__local int *)lds + 6`, which the rewrite would make of `(__local int *)(lds + 3)`.
+    // `(__local int *)lds + 6`, which the rewrite would make of `(__local int *)(lds + 3)`:
+    // the offset gets LOCAL_ZERO.
     let local = s.toks[i + 1..close]
         .iter()
         .any(|t| ["__local", "local"].contains(&&src[t.start..t.end]));
-    let constant = s.toks[e_from..e_to].iter().all(|t| t.kind != Kind::Ident);
-    if (local && constant)
-        || s.toks[p].kind != Kind::Ident
+    let zero = if local { LOCAL_ZERO } else { "" };
+    if s.toks[p].kind != Kind::Ident
         || names.pointers.get(s.text(p)) != Some(&true)
         || !s.is_additive_operand(e_from, e_to)
         || s.postfix_at(last + 1)
@@ -351,7 +353,7 @@ fn edit_at(s: &Source, names: &Names, i: usize) -> Option<Edit> {
     let view = format!("sizeof(*{cast}0)");
     let text = format!(
         "(sizeof(*({p})) <= {view} || sizeof(*({p})) % {view} ? {cast}(({p}) + {e}) \
-         : {cast}({p}) + {e} * (int)(sizeof(*({p})) / {view}))"
+         : {cast}({p}) + ({e} * (int)(sizeof(*({p})) / {view}){zero}))"
     );
     // Same lines as before: the span's line breaks after the rewritten text.
     let lines = span.matches('\n').count();
@@ -623,11 +625,11 @@ mod tests {
         let out = rewrite(src).unwrap();
         assert_eq!(out.matches('\n').count(), src.matches('\n').count());
         assert!(
-            out.contains("(__global int *)(o) + (b) * (int)(sizeof(*(o))"),
+            out.contains("(__global int *)(o) + ((b) * (int)(sizeof(*(o))"),
             "{out}"
         );
         assert!(
-            out.contains("(__global int *)(o) + (b + 1) * (int)"),
+            out.contains("(__global int *)(o) + ((b + 1) * (int)"),
             "{out}"
         );
         let src =
