@@ -19,11 +19,11 @@
 //!
 //! The condition is a constant, so clang emits only one arm: the original where the view's
 //! element is as wide as `p`'s or does not divide it, the cast-first form otherwise. `e` is still
-//! evaluated once. In `__local` views the scaled offset gets [`LOCAL_ZERO`] (a constant offset
-//! made clspv loop for ever). `(T *)&root[i].m` ([`member_edit`]) and `(T *)m` of a pointer
-//! declared once from such a chain ([`earlier_edit`]) become `(T *)root` plus a byte offset. Casts inside preprocessor lines, and ones whose operand has a lower
-//! precedence operator than `+` at its top level, a comment, or a postfix operator after it,
-//! are left alone. The rewrite keeps every line where it was (clspv's diagnostics name lines).
+//! evaluated once. In `__local` views the scaled offset gets `LOCAL_ZERO` (a constant offset
+//! made clspv loop for ever). `(T *)&root[i].m` (`member_edit`) and `(T *)m` of a pointer
+//! declared once from such a chain (`earlier_edit`) become `(T *)root` plus a byte offset.
+//! Casts inside preprocessor lines, and ones whose operand has a lower precedence operator than
+//! `+` at its top level, a comment, or a postfix operator after it, are left alone. The rewrite keeps every line where it was (clspv's diagnostics name lines).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
