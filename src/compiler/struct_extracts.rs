@@ -36,9 +36,9 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
     let mut changed = false;
     for f in &mut m.functions {
         let defs: HashMap<Word, Instruction> = f
-            .blocks
+            .parameters
             .iter()
-            .flat_map(|b| &b.instructions)
+            .chain(f.blocks.iter().flat_map(|b| &b.instructions))
             .filter_map(|i| Some((i.result_id?, i.clone())))
             .collect();
         for block in &mut f.blocks {
@@ -480,5 +480,76 @@ fn part(c: Word, defs: &HashMap<Word, Instruction>, t: &Types) -> Option<Part> {
             }
             _ => return None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rspirv::spirv::{AddressingModel, Capability, FunctionControl, MemoryModel};
+
+    /// clspv's shape: bytes 0..3 of member 0 of `struct { ulong; uint; }` in a Workgroup array
+    /// gathered into a vector and extracted at a run-time byte index; with a store between the
+    /// load and the extract where `store_between`.
+    fn module(store_between: bool) -> Vec<u32> {
+        let mut b = dr::Builder::new();
+        b.capability(Capability::Shader);
+        b.capability(Capability::Int64);
+        b.capability(Capability::Int8);
+        b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        let void = b.type_void();
+        // The pass compares indices: the module has a bool type.
+        b.type_bool();
+        let uint = b.type_int(32, 0);
+        let ulong = b.type_int(64, 0);
+        let uchar = b.type_int(8, 0);
+        let v4 = b.type_vector(uchar, 4);
+        let s = b.type_struct([ulong, uint]);
+        let four = b.constant_bit32(uint, 4);
+        let array = b.type_array(s, four);
+        let p_array = b.type_pointer(None, StorageClass::Workgroup, array);
+        let p_ulong = b.type_pointer(None, StorageClass::Workgroup, ulong);
+        let _p_uint = b.type_pointer(None, StorageClass::Workgroup, uint);
+        let zero = b.constant_bit32(uint, 0);
+        let shifts: Vec<Word> = [8, 16, 24].map(|k| b.constant_bit64(ulong, k)).to_vec();
+        let var = b.variable(p_array, None, StorageClass::Workgroup, None);
+        let fn_type = b.type_function(void, [uint, uint]);
+        b.begin_function(void, None, FunctionControl::NONE, fn_type)
+            .unwrap();
+        let i = b.function_parameter(uint).unwrap();
+        let index = b.function_parameter(uint).unwrap();
+        b.begin_block(None).unwrap();
+        let chain = b.access_chain(p_ulong, None, var, [i, zero]).unwrap();
+        let load = b.load(ulong, None, chain, None, []).unwrap();
+        let mut comps = vec![b.u_convert(uchar, None, load).unwrap()];
+        for &k in &shifts {
+            let shifted = b.shift_right_logical(ulong, None, load, k).unwrap();
+            comps.push(b.u_convert(uchar, None, shifted).unwrap());
+        }
+        if store_between {
+            let other = b.constant_bit64(ulong, 1);
+            b.store(chain, other, None, []).unwrap();
+        }
+        let vector = b.composite_construct(v4, None, comps).unwrap();
+        b.vector_extract_dynamic(uchar, None, vector, index)
+            .unwrap();
+        b.ret().unwrap();
+        b.end_function().unwrap();
+        b.module().assemble()
+    }
+
+    #[test]
+    fn extracts_past_the_vector_select_from_every_member() {
+        let out = repair(&module(false)).expect("repaired");
+        let m = dr::load_words(&out).unwrap();
+        let ops: Vec<Op> = m.functions[0].blocks[0]
+            .instructions
+            .iter()
+            .map(|i| i.class.opcode)
+            .collect();
+        // 12 bytes: 11 selects, none of the extract left.
+        assert_eq!(ops.iter().filter(|&&o| o == Op::Select).count(), 11);
+        assert!(!ops.contains(&Op::VectorExtractDynamic));
+        assert_eq!(repair(&module(true)), None);
     }
 }
