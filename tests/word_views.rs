@@ -303,11 +303,28 @@ fn narrower_views_of_struct_members_at_constant_or_earlier_pointers() {
     }
 }
 
+/// The `__local` member kernels on a struct without `packed` (16 bytes, 4 of them tail
+/// padding): clspv 0.0.1 crashed (SIGSEGV) on each, with or without compiler::word_views'
+/// rewrite (compiler::padded_locals).
+#[test]
+fn narrower_views_of_unpacked_local_struct_members() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let unpacked = |s: &str| s.replace("__attribute__((packed)) ", "");
+    for m in ["ulong", "double"]
+        .into_iter()
+        .filter(|&m| fp64 || m != "double")
+    {
+        member_views_of(&e, &unpacked(MEMBER_SOURCE), &["local_member"], m);
+        let names = &["constant_local_member", "earlier_local_member"];
+        member_views_of(&e, &unpacked(LEFT_MEMBER_SOURCE), names, m);
+    }
+}
+
 /// The member kernels `names` of `src` with an 8-byte member of type `m`.
 fn member_views_of(e: &Env, src: &str, names: &[&str], m: &str) {
     // A char view of the __local member read bytes 0..3 of the member only (clspv's 4-byte
-    // vector, compiler::struct_extracts). The same kernels on a struct without `packed` crash
-    // clspv 0.0.1 (SIGSEGV) with or without the rewrite: not covered here.
+    // vector, compiler::struct_extracts).
     let wrong: Vec<String> = [("int", 4), ("uint", 4), ("short", 2), ("char", 1)]
         .iter()
         .flat_map(|&(v, size)| member_views(e, src, names, m, v, size))

@@ -29,6 +29,7 @@ pub mod null_checks;
 pub mod null_tests;
 pub mod options;
 pub mod packed_private;
+mod padded_locals;
 pub mod physical;
 pub mod pipes;
 pub mod pointer_members;
