@@ -13,8 +13,9 @@
 //! integers only, becomes a select over all the struct's elements: each member loaded through
 //! the chain's indices with the member's, shifted and converted, chosen by `index == k`. The
 //! load clspv made must be in the extract's block with no write, barrier or call between, so
-//! the members' loads read what it read. Only Workgroup structs (whose layout is the members
-//! one after the other, as clspv indexes them); nothing else is touched.
+//! the members' loads read what it read. Indices 0..3 still give the components they gave;
+//! only the ones past the vector, undefined before, change. Only Workgroup structs (whose
+//! layout is the members one after the other, as clspv indexes them); nothing else is touched.
 
 use std::collections::HashMap;
 
