@@ -44,11 +44,8 @@ fn source(t: &str, v: &str, r: usize) -> String {
     );
     for form in ["paren", "addr", "helper", "local"] {
         for off in ["const", "rt"] {
-            // A constant offset into a __local view makes clspv 0.0.1 loop forever (in the
-            // cast-first form too): not rewritten, not tested.
-            if form == "local" && off == "const" {
-                continue;
-            }
+            // A constant offset into a __local view made clspv 0.0.1 loop forever (in the
+            // cast-first form too): compiler::word_views adds a zero LLVM cannot fold.
             let e = if off == "const" { "3" } else { "base" };
             let (rd, wr) = if form == "local" {
                 (view(form, "lds", e, v), view(form, "lds", e, v))
@@ -109,9 +106,6 @@ fn wrong_kernels(e: &Env, t: &str, v: &str, size_t: usize, size_v: usize) -> Vec
     for form in ["paren", "addr", "helper", "local"] {
         for rw in ["r", "w"] {
             for (off, base) in [("const", BASE), ("rt", BASE), ("rt", 0)] {
-                if form == "local" && off == "const" {
-                    continue;
-                }
                 let name = format!("{form}_{rw}_{off}");
                 let k = kernel(p, &name);
                 e.write(out, &vec![0u8; bytes]);
@@ -183,9 +177,10 @@ __kernel void global_member(__global const struct w *a, __global V *o) {
 }
 "#;
 
-/// The views compiler::word_views leaves: the `__local` member at constant indices, and through
-/// a pointer to the member taken in an earlier statement (a program of their own: the first
-/// makes the build fail).
+/// The `__local` member at constant indices (clspv 0.0.1 looped on the rewritten form's
+/// constant offset, and dropped the word index of the form as written), and through a pointer
+/// to the member taken in an earlier statement (every view read the member's first word or
+/// half-word).
 const LEFT_MEMBER_SOURCE: &str = r#"
 struct __attribute__((packed)) w { M v; int d; };
 __kernel void constant_local_member(__global const M *in, __global V *o) {
@@ -294,13 +289,11 @@ fn narrower_views_of_double_struct_members() {
     member_views_of(&e, MEMBER_SOURCE, MEMBER_KERNELS, "double");
 }
 
-/// The views compiler::word_views does not rewrite: the `__local` member at constant indices
-/// (rewritten, clspv never finishes: the build fails after 180 s) and a pointer to the member
-/// taken in an earlier statement (not rewritten: every view reads the member's first word or
-/// half-word, as before the rewrite existed).
+/// The `__local` member at constant indices (rewritten with a constant offset, clspv never
+/// finished: the build failed after 180 s; compiler::word_views now adds a zero LLVM cannot
+/// fold) and a pointer to the member taken in an earlier statement (every view read the
+/// member's first word or half-word; now rewritten from the pointer's declaration).
 #[test]
-#[ignore = "issue 15: clspv 0.0.1 hangs on a constant __local word view and drops the word \
-            index of a view of a pointer from an earlier statement; not fixed"]
 fn narrower_views_of_struct_members_at_constant_or_earlier_pointers() {
     let e = Env::new();
     let names = &["constant_local_member", "earlier_local_member"];
@@ -310,15 +303,97 @@ fn narrower_views_of_struct_members_at_constant_or_earlier_pointers() {
     }
 }
 
+/// The `__local` member kernels on a struct without `packed` (16 bytes, 4 of them tail
+/// padding): clspv 0.0.1 crashed (SIGSEGV) on each, with or without compiler::word_views'
+/// rewrite (compiler::padded_locals).
+#[test]
+fn narrower_views_of_unpacked_local_struct_members() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let unpacked = |s: &str| s.replace("__attribute__((packed)) ", "");
+    for m in ["ulong", "double"]
+        .into_iter()
+        .filter(|&m| fp64 || m != "double")
+    {
+        member_views_of(&e, &unpacked(MEMBER_SOURCE), &["local_member"], m);
+        let names = &["constant_local_member", "earlier_local_member"];
+        member_views_of(&e, &unpacked(LEFT_MEMBER_SOURCE), names, m);
+    }
+}
+
 /// The member kernels `names` of `src` with an 8-byte member of type `m`.
 fn member_views_of(e: &Env, src: &str, names: &[&str], m: &str) {
-    // A char view of the __local member still reads byte 0 of the member for every byte, and
-    // the same kernels on a struct without `packed` crash clspv 0.0.1 (SIGSEGV) with or
-    // without the rewrite: not covered here.
-    let wrong: Vec<String> = [("int", 4), ("uint", 4), ("short", 2)]
+    // A char view of the __local member read bytes 0..3 of the member only (clspv's 4-byte
+    // vector, compiler::struct_extracts).
+    let wrong: Vec<String> = [("int", 4), ("uint", 4), ("short", 2), ("char", 1)]
         .iter()
         .flat_map(|&(v, size)| member_views(e, src, names, m, v, size))
         .collect();
+    assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
+}
+
+/// Every element of a `__local` packed struct, its `int` member after the 8-byte one included,
+/// read through a view of the whole struct: clspv 0.0.1 rebuilt the element from a vector of
+/// the struct's first 4 elements only (compiler::struct_extracts), so bytes 4..11 and halves
+/// 4..5 read out of range.
+const WHOLE_SOURCE: &str = r#"
+struct __attribute__((packed)) w { M v; int d; };
+__kernel void whole_local_struct(__global const M *in, __global V *o) {
+    __local struct w ld[4][5];
+    int l = get_local_id(0);
+    if (l < 16) { ld[l % 4][l / 4].v = in[l]; ld[l % 4][l / 4].d = 0x7f6f5f4f - l; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int idx = l / R, rem = l - idx * R;
+    if (idx < 16) {
+        __local V *s = (__local V *)&ld[idx % 4][idx / 4];
+        o[l] = s[rem];
+    }
+}
+"#;
+
+#[test]
+fn narrower_views_of_whole_local_structs() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let mut wrong = vec![];
+    for m in ["ulong", "double"]
+        .into_iter()
+        .filter(|&m| fp64 || m != "double")
+    {
+        let values = member_values(m);
+        let want: Vec<u8> = values
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| {
+                let d = 0x7f6f_5f4f - i as i32;
+                [&v.to_le_bytes()[..], &d.to_le_bytes()[..]].concat()
+            })
+            .collect();
+        for (v, size) in [("uint", 4), ("ushort", 2), ("uchar", 1)] {
+            let r = 12 / size;
+            let p = e.program(WHOLE_SOURCE, &format!("-DM={m} -DV={v} -DR={r}"));
+            let inp = e.buffer_from(&values);
+            let out = e.buffer_from(&vec![0u8; want.len()]);
+            let k = kernel(p, "whole_local_struct");
+            arg(k, 0, &inp);
+            arg(k, 1, &out);
+            e.run(k, None, &[16 * r], Some(&[16 * r]));
+            let got = e.read::<u8>(out, want.len());
+            if got != want {
+                wrong.push(format!(
+                    "{v} of {m}: {:02x?}, want {:02x?}",
+                    &got[..24],
+                    &want[..24]
+                ));
+            }
+            unsafe {
+                clReleaseKernel(k);
+                clReleaseMemObject(inp);
+                clReleaseMemObject(out);
+                clReleaseProgram(p);
+            }
+        }
+    }
     assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
 }
 

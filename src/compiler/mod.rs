@@ -29,6 +29,7 @@ pub mod null_checks;
 pub mod null_tests;
 pub mod options;
 pub mod packed_private;
+mod padded_locals;
 pub mod physical;
 pub mod pipes;
 pub mod pointer_members;
@@ -41,6 +42,7 @@ pub mod sampler_wrap;
 pub mod scalar_composites;
 pub mod source_edit;
 pub mod spirv;
+pub mod struct_extracts;
 pub mod subgroups;
 pub mod sum_index;
 pub mod tempdir;
@@ -93,6 +95,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
+            let spirv = struct_extracts::repair(&spirv).unwrap_or(spirv);
             let spirv = workgroup_arrays::flatten(&spirv).unwrap_or(spirv);
             let spirv = pointer_selects::to_indices(&spirv).unwrap_or(spirv);
             let spirv = workgroup_words::flatten(&spirv).unwrap_or(spirv);

@@ -19,9 +19,11 @@
 //!
 //! The condition is a constant, so clang emits only one arm: the original where the view's
 //! element is as wide as `p`'s or does not divide it, the cast-first form otherwise. `e` is still
-//! evaluated once. Casts inside preprocessor lines, and ones whose operand has a lower
-//! precedence operator than `+` at its top level, a comment, or a postfix operator after it,
-//! are left alone. The rewrite keeps every line where it was (clspv's diagnostics name lines).
+//! evaluated once. In `__local` views the scaled offset gets `LOCAL_ZERO` (a constant offset
+//! made clspv loop for ever). `(T *)&root[i].m` (`member_edit`) and `(T *)m` of a pointer
+//! declared once from such a chain (`earlier_edit`) become `(T *)root` plus a byte offset.
+//! Casts inside preprocessor lines, and ones whose operand has a lower precedence operator than
+//! `+` at its top level, a comment, or a postfix operator after it, are left alone. The rewrite keeps every line where it was (clspv's diagnostics name lines).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -182,6 +184,17 @@ impl<'a> Source<'a> {
     /// For each declared identifier: whether every declaration of it is a pointer or an
     /// array of a non-void element.
     fn pointers(&self) -> HashMap<&'a str, bool> {
+        let mut seen: HashMap<&str, bool> = HashMap::new();
+        for (j, ok) in self.declarations() {
+            let entry = seen.entry(self.text(j)).or_insert(ok);
+            *entry &= ok;
+        }
+        seen
+    }
+
+    /// The token of each declared identifier, and whether that declaration is of a pointer
+    /// or an array of a non-void element.
+    fn declarations(&self) -> Vec<(usize, bool)> {
         let typedefs = self.typedefs();
         let is_type = |i: usize| {
             let w = self.text(i);
@@ -190,7 +203,7 @@ impl<'a> Source<'a> {
                     || typedefs.contains(&w)
                     || (i > 0 && TYPE_PREFIXES.contains(&self.text(i - 1))))
         };
-        let mut seen: HashMap<&str, bool> = HashMap::new();
+        let mut decls = vec![];
         for i in 0..self.toks.len() {
             if !is_type(i) {
                 continue;
@@ -211,11 +224,9 @@ impl<'a> Source<'a> {
                 "," | ")" | "=" | ";" => stars > 0,
                 _ => continue,
             };
-            let ok = pointer && !void && stars <= 1;
-            let entry = seen.entry(self.text(j)).or_insert(ok);
-            *entry &= ok;
+            decls.push((j, pointer && !void && stars <= 1));
         }
-        seen
+        decls
     }
 
     /// Index of the token closing the bracket opened at `open`.
@@ -284,7 +295,7 @@ struct Edit {
 }
 
 /// The edit for the cast whose `(` is token `i`, if it is one of the rewritten forms.
-fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit> {
+fn edit_at(s: &Source, names: &Names, i: usize) -> Option<Edit> {
     let close = cast_at(s, i)?;
     let src = s.src;
     let cast = &src[s.toks[i].start..s.toks[close].end];
@@ -306,19 +317,21 @@ fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit>
         let end = s.closing(close + 3)?;
         (close + 2, "+", close + 4, end, end)
     } else if s.is(close + 1, "&") {
-        return member_edit(s, pointers, i, close);
+        return member_edit(s, names, i, close);
+    } else if s.toks.get(close + 1)?.kind == Kind::Ident {
+        return earlier_edit(s, names, i, close);
     } else {
         return None;
     };
     // clspv 0.0.1 never finishes compiling a constant offset into a __local word view,
-    // `(__local int *)lds + 6`, which the rewrite would make of `(__local int *)(lds + 3)`.
+    // `(__local int *)lds + 6`, which the rewrite would make of `(__local int *)(lds + 3)`:
+    // the offset gets LOCAL_ZERO.
     let local = s.toks[i + 1..close]
         .iter()
         .any(|t| ["__local", "local"].contains(&&src[t.start..t.end]));
-    let constant = s.toks[e_from..e_to].iter().all(|t| t.kind != Kind::Ident);
-    if (local && constant)
-        || s.toks[p].kind != Kind::Ident
-        || pointers.get(s.text(p)) != Some(&true)
+    let zero = if local { LOCAL_ZERO } else { "" };
+    if s.toks[p].kind != Kind::Ident
+        || names.pointers.get(s.text(p)) != Some(&true)
         || !s.is_additive_operand(e_from, e_to)
         || s.postfix_at(last + 1)
     {
@@ -340,7 +353,7 @@ fn edit_at(s: &Source, pointers: &HashMap<&str, bool>, i: usize) -> Option<Edit>
     let view = format!("sizeof(*{cast}0)");
     let text = format!(
         "(sizeof(*({p})) <= {view} || sizeof(*({p})) % {view} ? {cast}(({p}) + {e}) \
-         : {cast}({p}) + {e} * (int)(sizeof(*({p})) / {view}))"
+         : {cast}({p}) + ({e} * (int)(sizeof(*({p})) / {view}){zero}))"
     );
     // Same lines as before: the span's line breaks after the rewritten text.
     let lines = span.matches('\n').count();
@@ -368,16 +381,32 @@ fn has_comment_or_directive(span: &str) -> bool {
     span.contains("//") || span.contains("/*") || span.contains('#')
 }
 
-/// `(T *)&root[i][j].m` (or `&(...)`): the address of a part of an element, viewed as T,
-/// becomes `(T *)root` plus the part's byte offset from `root` in units of T. clspv drops the
-/// view's words within the part (pyopencl's scan: `(__local int *)&(ldata[i][j].value)` of a
-/// packed struct's ulong member) and folds the offset `(char *)&part - (char *)root` into
-/// index arithmetic. A misaligned view is undefined in OpenCL C (6.3.5), so the division is
-/// exact. The chain is written twice: it must have no side effects.
-fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usize) -> Option<Edit> {
-    let paren = s.is(close + 2, "(");
-    let root = close + 2 + paren as usize;
-    if s.toks.get(root)?.kind != Kind::Ident || pointers.get(s.text(root)) != Some(&true) {
+/// Added to the index of a `__local` view taken from its array: a zero that LLVM cannot fold.
+/// clspv 0.0.1 never finishes compiling a view at a constant offset into a `__local` array
+/// (`(__local int *)lds + 6`, `((__local uint *)ld)[21]`: SimplifyPointerBitcast loops on the
+/// constant expression `getelementptr (i32, @lds, 6)`), and compiles the same view right at an
+/// offset computed at run time.
+const LOCAL_ZERO: &str = " + (int)(get_local_id(0) >> 31)";
+
+/// The zero added to a view's index in address space `space` (without underscores).
+fn opaque_zero(space: &str) -> &'static str {
+    if space == "local" {
+        LOCAL_ZERO
+    } else {
+        ""
+    }
+}
+
+/// `&root[i][j].m` (or `&(...)`) from its `&`, token `amp`: the root's token and the chain's
+/// last token, where the root is declared only as a pointer or an array and the chain has no
+/// assignment, increment or call.
+fn member_chain(s: &Source, names: &Names, amp: usize) -> Option<(usize, usize)> {
+    if !s.is(amp, "&") {
+        return None;
+    }
+    let paren = s.is(amp + 1, "(");
+    let root = amp + 1 + paren as usize;
+    if s.toks.get(root)?.kind != Kind::Ident || names.pointers.get(s.text(root)) != Some(&true) {
         return None;
     }
     let mut j = root + 1;
@@ -401,20 +430,34 @@ fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usiz
             && !((w == "+" || w == "-") && next == w)
             && !(s.toks[k].kind == Kind::Ident && next == "(")
     });
+    pure.then_some((root, last))
+}
+
+/// `(T *)&root[i][j].m` (or `&(...)`): the address of a part of an element, viewed as T,
+/// becomes `(T *)root` plus the part's byte offset from `root` in units of T. clspv drops the
+/// view's words within the part (pyopencl's scan: `(__local int *)&(ldata[i][j].value)` of a
+/// packed struct's ulong member) and folds the offset `(char *)&part - (char *)root` into
+/// index arithmetic. A misaligned view is undefined in OpenCL C (6.3.5), so the division is
+/// exact. The chain is written twice: it must have no side effects. In `__local` memory the
+/// offset gets [`LOCAL_ZERO`] (constant indices, `&ld[1][2].v`, made clspv loop).
+fn member_edit(s: &Source, names: &Names, i: usize, close: usize) -> Option<Edit> {
+    let (root, last) = member_chain(s, names, close + 1)?;
     let space = address_space(s, i, close)?.trim_start_matches('_');
     let src = s.src;
     let (start, end) = (s.toks[i].start, s.toks[last].end);
     let span = &src[start..end];
-    if !pure || has_comment_or_directive(span) {
+    if has_comment_or_directive(span) {
         return None;
     }
     let cast = &src[start..s.toks[close].end];
     let part = &src[s.toks[close + 1].start..end];
     let r = s.text(root);
+    let zero = opaque_zero(space);
     // Views as wide as the member (an int of an int member) stay as written.
     let text = format!(
         "(sizeof(*({part})) <= sizeof(*{cast}0) ? {span} \
-         : ({cast}{r} + (int)(((__{space} char *){part} - (__{space} char *){r}) / sizeof(*{cast}0))))"
+         : ({cast}{r} + ((int)(((__{space} char *){part} - (__{space} char *){r}) \
+         / sizeof(*{cast}0)){zero})))"
     );
     let lines = span.matches('\n').count();
     Some(Edit {
@@ -422,6 +465,78 @@ fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usiz
         end,
         text: text.replace('\n', " ") + &"\n".repeat(lines),
     })
+}
+
+/// `(T *)m` where `m` was declared once, `S *m = &root[i][j].m;` (a chain as in
+/// [`member_edit`]), and is never assigned, incremented or has its address taken: clspv drops
+/// the view's words within `*m` as it does for the chain written in place (every view of a
+/// packed struct's ulong member read its low word). It becomes `(T *)root` plus `m`'s byte
+/// offset from `root` in units of T, under the same condition on the sizes.
+fn earlier_edit(s: &Source, names: &Names, i: usize, close: usize) -> Option<Edit> {
+    let m = close + 1;
+    let name = s.text(m);
+    if s.postfix_at(m + 1) || (i + 1..close).any(|k| s.is(k, "void")) {
+        return None;
+    }
+    let [decl] = names.declared.get(name)?.as_slice() else {
+        return None;
+    };
+    let decl = *decl;
+    if !s.is(decl + 1, "=") || s.is(decl + 2, "=") {
+        return None;
+    }
+    let (root, last) = member_chain(s, names, decl + 2)?;
+    if !(s.is(last + 1, ";") || s.is(last + 1, ",")) || written(s, name, decl) {
+        return None;
+    }
+    let space = address_space(s, i, close)?.trim_start_matches('_');
+    let src = s.src;
+    let cast = &src[s.toks[i].start..s.toks[close].end];
+    let r = s.text(root);
+    let zero = opaque_zero(space);
+    let text = format!(
+        "(sizeof(*({name})) <= sizeof(*{cast}0) ? {cast}{name} \
+         : ({cast}{r} + ((int)(((__{space} char *){name} - (__{space} char *){r}) \
+         / sizeof(*{cast}0)){zero})))"
+    );
+    Some(Edit {
+        start: s.toks[i].start,
+        end: s.toks[m].end,
+        text,
+    })
+}
+
+/// Whether identifier `name` is written anywhere but in its declaration at token `decl`:
+/// assigned (`=`, `+=`, `<<=`, ...), incremented, decremented, or its address taken (a
+/// conservative reading: every occurrence of the name counts, whatever its scope).
+fn written(s: &Source, name: &str, decl: usize) -> bool {
+    const ASSIGNMENTS: &[&str] = &[
+        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
+    ];
+    let spells = |from: usize, op: &str| {
+        op.chars()
+            .enumerate()
+            .all(|(n, c)| s.text(from + n).len() == 1 && s.text(from + n).starts_with(c))
+    };
+    (0..s.toks.len()).any(|k| {
+        k != decl
+            && s.toks[k].kind == Kind::Ident
+            && s.text(k) == name
+            && (ASSIGNMENTS
+                .iter()
+                .any(|op| spells(k + 1, op) && !s.is(k + 1 + op.len(), "="))
+                || spells(k + 1, "++")
+                || spells(k + 1, "--")
+                || (k >= 2 && (spells(k - 2, "++") || spells(k - 2, "--")))
+                || (k >= 1 && s.is(k - 1, "&") && !(k >= 2 && s.is(k - 2, "&"))))
+    })
+}
+
+/// What the source declares: identifiers declared only as pointers or arrays, and each
+/// identifier's declarations (their tokens).
+struct Names<'a> {
+    pointers: HashMap<&'a str, bool>,
+    declared: HashMap<&'a str, Vec<usize>>,
 }
 
 impl Source<'_> {
@@ -448,11 +563,18 @@ pub fn rewrite(src: &str) -> Option<String> {
         src,
         toks: tokens(src),
     };
-    let pointers = s.pointers();
+    let mut declared: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (j, _) in s.declarations() {
+        declared.entry(s.text(j)).or_default().push(j);
+    }
+    let names = Names {
+        pointers: s.pointers(),
+        declared,
+    };
     let mut edits = vec![];
     let mut i = 0;
     while i < s.toks.len() {
-        match edit_at(&s, &pointers, i) {
+        match edit_at(&s, &names, i) {
             Some(edit) => {
                 let end = edit.end;
                 edits.push(edit);
@@ -503,21 +625,52 @@ mod tests {
         let out = rewrite(src).unwrap();
         assert_eq!(out.matches('\n').count(), src.matches('\n').count());
         assert!(
-            out.contains("(__global int *)(o) + (b) * (int)(sizeof(*(o))"),
+            out.contains("(__global int *)(o) + ((b) * (int)(sizeof(*(o))"),
             "{out}"
         );
         assert!(
-            out.contains("(__global int *)(o) + (b + 1) * (int)"),
+            out.contains("(__global int *)(o) + ((b + 1) * (int)"),
             "{out}"
         );
         let src =
             "void f() { __local S d[2][3]; __local int *s = (__local int *) &(\n d[i][j].v);}";
         let out = rewrite(src).unwrap();
         assert_eq!(out.matches('\n').count(), 1);
-        let want =
-            "((__local int *)d + (int)(((__local char *)&(  d[i][j].v) - (__local char *)d) \
-                    / sizeof(*(__local int *)0)))";
+        let want = "((__local int *)d + ((int)(((__local char *)&(  d[i][j].v) - \
+                    (__local char *)d) / sizeof(*(__local int *)0)) + (int)(get_local_id(0) >> 31)))";
         assert!(out.contains(want), "{out}");
+    }
+
+    #[test]
+    fn rewrites_views_of_a_pointer_taken_earlier() {
+        let src = "void f(__global S *a, int i) {\n\
+                   __global ulong *m = &a[i].v;\n\
+                   __global uint *s = (__global uint *)m;\n}";
+        let out = rewrite(src).unwrap();
+        let want = "(sizeof(*(m)) <= sizeof(*(__global uint *)0) ? (__global uint *)m : \
+                    ((__global uint *)a + ((int)(((__global char *)m - (__global char *)a) \
+                    / sizeof(*(__global uint *)0)))))";
+        assert!(out.contains(want), "{out}");
+        for src in [
+            // assigned again, incremented, address taken
+            "void f(__global S *a) { __global ulong *m = &a[0].v; m = 0; int *s = (__global int *)m; }",
+            "void f(__global S *a) { __global ulong *m = &a[0].v; m += 1; int *s = (__global int *)m; }",
+            "void f(__global S *a) { __global ulong *m = &a[0].v; m++; int *s = (__global int *)m; }",
+            "void f(__global S *a) { __global ulong *m = &a[0].v; g(&m); int *s = (__global int *)m; }",
+            // declared twice
+            "void f(__global S *a) { __global ulong *m = &a[0].v; int *s = (__global int *)m; }\n\
+             void g(__global S *a) { __global ulong *m = &a[1].v; }",
+            // not from a member chain, a postfix after it, a void view
+            "void f(__global ulong *a) { __global ulong *m = a; int *s = (__global int *)m; }",
+            "void f(__global S *a) { __global ulong *m = &a[0].v; int s = (__global int *)m[1]; }",
+            "void f(__global S *a) { __global ulong *m = &a[0].v; void *s = (__global void *)m; }",
+        ] {
+            assert_eq!(rewrite(src), None, "{src}");
+        }
+        // Still read: a comparison, a logical and.
+        let src = "void f(__global S *a) { __global ulong *m = &a[0].v; \
+                   if (m == a && m <= a) { int *s = (__global int *)m; } }";
+        assert!(rewrite(src).is_some());
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub fn compile(
     // Private records reached through pointers first (super::flat_records), then the copies.
     let ll = String::from_utf8_lossy(&ll);
     let flat = super::flat_records::patch(&ll);
+    // __local structs' tail padding as members (super::padded_locals).
+    let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(&ll)).or(flat);
     let Some(patched) = patch(flat.as_deref().unwrap_or(&ll)).or(flat) else {
         return compile(sources, options);
     };
