@@ -909,28 +909,7 @@ impl Launch {
                     self.bind(*set, *binding, Binding::Texels(ty, view.clone()));
                 }
                 (ArgKind::Sampler { set, binding }, ArgValue::Sampler(s)) => {
-                    // Where clspv normalizes the coordinates itself (it is told the sampler's mask
-                    // below), the Vulkan sampler is a normalized one.
-                    let normalizes = refl.image_metadata.iter().any(|m| {
-                        m.kind == ImageMetadataKind::NormalizedSamplerMask
-                            && m.ordinal as usize == ordinal
-                    });
-                    let mut mask = s.mask() | if normalizes { SAMPLER_NORMALIZED } else { 0 };
-                    // compiler::sampler_wrap keeps the coordinates of the reads through a
-                    // sampler it pushes the mask of inside the image (or on CLAMP's border) for
-                    // nearest filtering (texel centres) and for linear filtering with
-                    // unnormalized CLAMP_TO_EDGE (`[0.5, w - 0.5]`): CLAMP's sampler reads the
-                    // same texels there, and lavapipe reads them in float (docs/IMAGES.md).
-                    let pushed = refl.image_metadata.iter().any(|m| {
-                        m.kind == ImageMetadataKind::SamplerMaskInside
-                            && m.ordinal as usize == ordinal
-                    });
-                    let nearest = mask & SAMPLER_FILTER_LINEAR == 0;
-                    let edge = mask & (SAMPLER_NORMALIZED | SAMPLER_ADDRESS_MASK) == 2;
-                    if pushed && (nearest || edge) && mask & SAMPLER_ADDRESS_MASK != 0 {
-                        mask = mask & !SAMPLER_ADDRESS_MASK | 4;
-                    }
-                    let sampler = queue.vk.sampler(mask)?;
+                    let sampler = queue.vk.sampler(sampler_mask(refl, ordinal, s))?;
                     self.bind(*set, *binding, Binding::Sampler(sampler));
                 }
                 (ArgKind::PointerPushConstant { offset, size }, value) => {
@@ -1239,4 +1218,29 @@ fn regions(global: &[usize; 3], local: &[usize; 3], dims: usize) -> Vec<Region> 
         }
     }
     out
+}
+
+/// The mask of the Vulkan sampler a sampler argument `s` at `ordinal` is bound as.
+fn sampler_mask(refl: &KernelReflection, ordinal: usize, s: &super::sampler::Sampler) -> u32 {
+    // Where clspv normalizes the coordinates itself (it is told the sampler's mask
+    // in bind_image_metadata), the Vulkan sampler is a normalized one.
+    let normalizes = refl.image_metadata.iter().any(|m| {
+        m.kind == ImageMetadataKind::NormalizedSamplerMask && m.ordinal as usize == ordinal
+    });
+    let mut mask = s.mask() | if normalizes { SAMPLER_NORMALIZED } else { 0 };
+    // compiler::sampler_wrap keeps the coordinates of the reads through a
+    // sampler it pushes the mask of inside the image (or on CLAMP's border) for
+    // nearest filtering (texel centres) and for linear filtering with
+    // unnormalized CLAMP_TO_EDGE (`[0.5, w - 0.5]`): CLAMP's sampler reads the
+    // same texels there, and lavapipe reads them in float (docs/IMAGES.md).
+    let pushed = refl
+        .image_metadata
+        .iter()
+        .any(|m| m.kind == ImageMetadataKind::SamplerMaskInside && m.ordinal as usize == ordinal);
+    let nearest = mask & SAMPLER_FILTER_LINEAR == 0;
+    let edge = mask & (SAMPLER_NORMALIZED | SAMPLER_ADDRESS_MASK) == 2;
+    if pushed && (nearest || edge) && mask & SAMPLER_ADDRESS_MASK != 0 {
+        mask = mask & !SAMPLER_ADDRESS_MASK | 4;
+    }
+    mask
 }
