@@ -20,6 +20,15 @@ use common::*;
 use std::ptr::{null, null_mut};
 use std::time::Instant;
 
+const CL_DEVICE_ADDRESS_BITS: cl_uint = 0x100D;
+const CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES: cl_uint = 0x1063;
+const CL_DEVICE_ATOMIC_ORDER_RELAXED: cl_bitfield = 1 << 0;
+const CL_DEVICE_ATOMIC_ORDER_ACQ_REL: cl_bitfield = 1 << 1;
+const CL_DEVICE_ATOMIC_ORDER_SEQ_CST: cl_bitfield = 1 << 2;
+const CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP: cl_bitfield = 1 << 4;
+const CL_DEVICE_ATOMIC_SCOPE_DEVICE: cl_bitfield = 1 << 5;
+const CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES: cl_bitfield = 1 << 6;
+
 fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
@@ -163,6 +172,486 @@ fn atomics() {
     }
 }
 
+/// One atomic type of c11_atomics' fetch tests: its name, its size on the device (the pointer
+/// types follow CL_DEVICE_ADDRESS_BITS) and whether `max` compares it signed.
+struct AtomicTy {
+    name: &'static str,
+    bytes: usize,
+    signed: bool,
+}
+
+/// The c11_atomics fetch shapes as the conformance test generates them (test_atomics.cpp and
+/// common.h of OpenCL-CTS, rewritten here): for one operation and one type, every supported
+/// memory order x scope, on `__local` and on `__global` memory, the atomics passed as an
+/// argument or declared in the program (kernel-scope `__local` array; program-scope
+/// `__global` array and a `finishedThreads` counter), used in the kernel, in a function taking
+/// a named address space and in one taking a generic pointer: one program each, built, its
+/// work-group size asked, launched over 1,024 work-items (one group; groups of 16 for
+/// `memory_scope_device` on global memory), both buffers read back and checked, then (except
+/// for program-scope globals) the start value rewritten and one work-item launched to check
+/// the returned old value.
+fn c11_source(
+    op: &str,
+    ty: &AtomicTy,
+    order_scope: &str,
+    local: bool,
+    declared: bool,
+    function: Option<bool>,
+    dest_items: usize,
+    start: u64,
+) -> String {
+    let t = ty.name;
+    let a = format!("atomic_{t}");
+    let explicit = if order_scope.is_empty() {
+        ""
+    } else {
+        "_explicit"
+    };
+    let mut s = String::new();
+    if ty.bytes == 8 {
+        s += "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n\
+              #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n";
+    }
+    if !local && declared {
+        s += "__global volatile atomic_uint finishedThreads = ATOMIC_VAR_INIT(0);\n";
+        let init = vec![format!("  ATOMIC_VAR_INIT({start})"); dest_items].join(",\n");
+        s += &format!("__global volatile {a} destMemory[{dest_items}] = {{\n{init}\n}};\n\n");
+    }
+    let core = match op {
+        "or" | "and" => format!(
+            "  size_t numBits = sizeof({t}) * 8;\n  int whichResult = tid / numBits;\n  \
+             int bitIndex = tid - (whichResult * numBits);\n\n  oldValues[tid] = \
+             atomic_fetch_{op}{explicit}(&destMemory[whichResult], {}(({t})1 << bitIndex) \
+             {order_scope});\n",
+            if op == "and" { "~" } else { "" }
+        ),
+        "xor" => format!(
+            "  int numBits = sizeof({t}) * 8;\n  int bitIndex = (numBits-1)*(tid+1)/threadCount;\
+             \n\n  oldValues[tid] = atomic_fetch_xor{explicit}(&destMemory[0], (({t})1 << \
+             bitIndex) {order_scope});\n"
+        ),
+        _ => format!(
+            "  oldValues[tid] = atomic_fetch_max{explicit}(&destMemory[0], oldValues[tid] \
+             {order_scope});\n"
+        ),
+    };
+    if let Some(generic) = function {
+        s +=
+            &format!(
+            "void test_atomic_function(uint tid, uint threadCount, uint numDestItems, volatile \
+             {}{a} *destMemory, __global {t} *oldValues)\n{{\n{core}}}\n\n",
+            if generic { "" } else if local { "__local " } else { "__global " }
+        );
+    }
+    s += "__kernel void test_atomic_kernel(uint threadCount, uint numDestItems, ";
+    if local {
+        s += &format!(
+            "__global {t} *finalDest, __global {t} *oldValues, volatile __local {a} *{}destMemory",
+            if declared { "notUsed" } else { "" }
+        );
+    } else if declared {
+        s += &format!("volatile __global {t} *finalDest, __global {t} *oldValues");
+    } else {
+        s += &format!("volatile __global {a} *destMemory, __global {t} *oldValues");
+    }
+    s += ")\n{\n";
+    if local && declared {
+        s += &format!("  __local volatile {a} destMemory[{dest_items}];\n");
+    }
+    s += "  uint  tid = get_global_id(0);\n\n";
+    if local {
+        s += "  if(get_local_id(0) == 0)\n    for(uint dstItemIdx = 0; dstItemIdx < numDestItems; \
+              dstItemIdx++)\n      atomic_store_explicit(destMemory+dstItemIdx, \
+              finalDest[dstItemIdx], memory_order_relaxed, memory_scope_work_group);\n  \
+              barrier(CLK_LOCAL_MEM_FENCE);\n\n";
+    }
+    if function.is_some() {
+        s += "  test_atomic_function(tid, threadCount, numDestItems, destMemory, oldValues);\n";
+    } else {
+        s += &core;
+    }
+    if local {
+        s +=
+            "  barrier(CLK_LOCAL_MEM_FENCE);\n  if(get_local_id(0) == 0)\n    for(uint dstItemIdx \
+              = 0; dstItemIdx < numDestItems; dstItemIdx++)\n      finalDest[dstItemIdx] = \
+              atomic_load_explicit(destMemory+dstItemIdx, memory_order_relaxed, \
+              memory_scope_work_group);\n";
+    } else if declared {
+        s += "  if(atomic_fetch_add_explicit(&finishedThreads, 1u, memory_order_acq_rel, \
+              memory_scope_device) == get_global_size(0)-1)\n    for(uint dstItemIdx = 0; \
+              dstItemIdx < numDestItems; dstItemIdx++)\n      finalDest[dstItemIdx] = \
+              atomic_load_explicit(destMemory+dstItemIdx, memory_order_relaxed, \
+              memory_scope_device);\n";
+    }
+    s += "}\n";
+    s
+}
+
+/// Values of `bytes` bytes as host bytes (little-endian).
+fn to_bytes(v: &[u64], bytes: usize) -> Vec<u8> {
+    v.iter()
+        .flat_map(|x| x.to_le_bytes()[..bytes].to_vec())
+        .collect()
+}
+
+fn from_bytes(b: &[u8], bytes: usize) -> Vec<u64> {
+    b.chunks(bytes)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..bytes].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
+}
+
+fn sign_extend(v: u64, bytes: usize) -> i64 {
+    let shift = 64 - 8 * bytes as u32;
+    ((v << shift) as i64) >> shift
+}
+
+/// Where the time of one operation's conformance test goes (see `c11_source`); `types`
+/// limits the types (all eight by default).
+fn c11(op: &str, types: &[String]) {
+    let e = Env::new();
+    let mut bits: cl_uint = 0;
+    check!(clGetDeviceInfo(
+        e.dev,
+        CL_DEVICE_ADDRESS_BITS,
+        4,
+        (&mut bits as *mut cl_uint).cast(),
+        null_mut()
+    ));
+    let mut caps: cl_bitfield = 0;
+    check!(clGetDeviceInfo(
+        e.dev,
+        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES,
+        8,
+        (&mut caps as *mut cl_bitfield).cast(),
+        null_mut()
+    ));
+    let ptr = bits as usize / 8;
+    let all = [
+        AtomicTy {
+            name: "int",
+            bytes: 4,
+            signed: true,
+        },
+        AtomicTy {
+            name: "uint",
+            bytes: 4,
+            signed: false,
+        },
+        AtomicTy {
+            name: "long",
+            bytes: 8,
+            signed: true,
+        },
+        AtomicTy {
+            name: "ulong",
+            bytes: 8,
+            signed: false,
+        },
+        AtomicTy {
+            name: "intptr_t",
+            bytes: ptr,
+            signed: true,
+        },
+        AtomicTy {
+            name: "uintptr_t",
+            bytes: ptr,
+            signed: false,
+        },
+        AtomicTy {
+            name: "size_t",
+            bytes: ptr,
+            signed: false,
+        },
+        AtomicTy {
+            name: "ptrdiff_t",
+            bytes: ptr,
+            signed: true,
+        },
+    ];
+    // The orders and scopes the conformance test takes from the capabilities ("" is the
+    // function without the argument: the seq_cst order, the device scope).
+    let mut orders = vec![];
+    if caps & CL_DEVICE_ATOMIC_ORDER_RELAXED != 0 {
+        orders.push("memory_order_relaxed");
+    }
+    if caps & CL_DEVICE_ATOMIC_ORDER_ACQ_REL != 0 {
+        orders.extend([
+            "memory_order_acquire",
+            "memory_order_release",
+            "memory_order_acq_rel",
+        ]);
+    }
+    if caps & CL_DEVICE_ATOMIC_ORDER_SEQ_CST != 0 {
+        orders.extend(["", "memory_order_seq_cst"]);
+    }
+    let mut scopes = vec![];
+    if caps & CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP != 0 {
+        scopes.push("memory_scope_work_group");
+    }
+    if caps & CL_DEVICE_ATOMIC_SCOPE_DEVICE != 0 {
+        scopes.extend(["", "memory_scope_device"]);
+    }
+    if caps & CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES != 0 {
+        scopes.extend(["memory_scope_all_devices", "memory_scope_all_svm_devices"]);
+    }
+    let threads = 1024usize;
+    let (mut build, mut info, mut setup, mut run, mut old_check) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut programs, mut builds) = (0, 0);
+    let total = Instant::now();
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    for ty in all
+        .iter()
+        .filter(|t| types.is_empty() || types.iter().any(|n| n == t.name))
+    {
+        let n = ty.bytes;
+        let width = 8 * n;
+        let mask = if n == 8 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        let start = match op {
+            "or" => 0,
+            "and" => mask,
+            "xor" => 0x2f08ab418ba0541u64 & mask,
+            _ => {
+                if ty.signed {
+                    (1u64 << (width - 1)) & mask
+                } else {
+                    0
+                }
+            }
+        };
+        let dest_items = if op == "or" || op == "and" {
+            threads.div_ceil(width)
+        } else {
+            1
+        };
+        for &order in &orders {
+            for &scope in &scopes {
+                if order.is_empty() && !scope.is_empty() {
+                    continue;
+                }
+                let mut order_scope = String::new();
+                for s in [order, scope] {
+                    if !s.is_empty() {
+                        order_scope += ", ";
+                        order_scope += s;
+                    }
+                }
+                for local in [true, false] {
+                    if local && !scope.is_empty() && scope != "memory_scope_work_group" {
+                        continue;
+                    }
+                    for declared in [false, true] {
+                        for function in [None, Some(false), Some(true)] {
+                            let code = c11_source(
+                                op,
+                                ty,
+                                &order_scope,
+                                local,
+                                declared,
+                                function,
+                                dest_items,
+                                start,
+                            );
+                            let mut group = if scope == "memory_scope_device" && !local {
+                                16
+                            } else {
+                                threads
+                            };
+                            // The conformance test halves the group and builds again while the
+                            // kernel's work-group size is smaller.
+                            let (p, k) = loop {
+                                let t = Instant::now();
+                                let p = e.program(&code, "-cl-std=CL3.0");
+                                let tb = secs(t);
+                                let k = kernel(p, "test_atomic_kernel");
+                                build += secs(t);
+                                if std::env::var_os("TIMING_EACH").is_some() {
+                                    println!(
+                                        "  build {:.1} ms, kernel {:.1} ms",
+                                        1e3 * tb,
+                                        1e3 * (secs(t) - tb)
+                                    );
+                                }
+                                builds += 1;
+                                let t = Instant::now();
+                                let mut wg: usize = 0;
+                                check!(clGetKernelWorkGroupInfo(
+                                    k,
+                                    e.dev,
+                                    CL_KERNEL_WORK_GROUP_SIZE,
+                                    8,
+                                    (&mut wg as *mut usize).cast(),
+                                    null_mut()
+                                ));
+                                if local {
+                                    let mut used: cl_ulong = 0;
+                                    check!(clGetKernelWorkGroupInfo(
+                                        k,
+                                        e.dev,
+                                        CL_KERNEL_LOCAL_MEM_SIZE,
+                                        8,
+                                        (&mut used as *mut cl_ulong).cast(),
+                                        null_mut()
+                                    ));
+                                }
+                                info += secs(t);
+                                if group <= wg || group == 1 {
+                                    break (p, k);
+                                }
+                                group /= 2;
+                                check!(clReleaseKernel(k));
+                                check!(clReleaseProgram(p));
+                            };
+                            let groups = if local || scope == "memory_scope_work_group" {
+                                1
+                            } else {
+                                threads / group
+                            };
+                            let count = group * groups;
+                            let t = Instant::now();
+                            let refs: Vec<u64> = (0..count)
+                                .map(|_| {
+                                    rng ^= rng << 13;
+                                    rng ^= rng >> 7;
+                                    rng ^= rng << 17;
+                                    let r = rng & 0xffff_ffff;
+                                    if n == 8 {
+                                        r | ((rng >> 32) << 16)
+                                    } else {
+                                        r
+                                    }
+                                })
+                                .collect();
+                            let dest = e.buffer_from(&to_bytes(&vec![start; dest_items], n));
+                            let old = if op == "max" {
+                                e.buffer_from(&to_bytes(&refs, n))
+                            } else {
+                                e.buffer(CL_MEM_READ_WRITE, count * n, null_mut())
+                            };
+                            let (tc, nd) = (count as cl_uint, dest_items as cl_uint);
+                            arg(k, 0, &tc);
+                            arg(k, 1, &nd);
+                            arg(k, 2, &dest);
+                            arg(k, 3, &old);
+                            if local {
+                                arg_local(k, 4, n * dest_items);
+                            }
+                            setup += secs(t);
+                            let t = Instant::now();
+                            check!(clEnqueueNDRangeKernel(
+                                e.queue,
+                                k,
+                                1,
+                                null(),
+                                &count,
+                                &group,
+                                0,
+                                null(),
+                                null_mut()
+                            ));
+                            let t1 = Instant::now();
+                            check!(clFlush(e.queue));
+                            let t2 = Instant::now();
+                            let got = from_bytes(&e.read::<u8>(dest, dest_items * n), n);
+                            let t3 = Instant::now();
+                            let olds = from_bytes(&e.read::<u8>(old, count * n), n);
+                            run += secs(t);
+                            if std::env::var_os("TIMING_EACH").is_some() {
+                                println!(
+                                    "  enqueue {:.2} ms, flush {:.2} ms, read {:.2} ms, read {:.2} ms",
+                                    1e3 * (t1 - t).as_secs_f64(),
+                                    1e3 * (t2 - t1).as_secs_f64(),
+                                    1e3 * (t3 - t2).as_secs_f64(),
+                                    1e3 * t3.elapsed().as_secs_f64()
+                                );
+                            }
+                            let expected: Vec<u64> = match op {
+                                "or" | "and" => (0..dest_items)
+                                    .map(|d| {
+                                        let k = (count - d * width).min(width);
+                                        let m = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
+                                        if op == "or" {
+                                            start | m
+                                        } else {
+                                            start & !m & mask
+                                        }
+                                    })
+                                    .collect(),
+                                "xor" => vec![(0..count).fold(start, |v, i| {
+                                    v ^ (1u64 << ((width - 1) * (i + 1) / count))
+                                })],
+                                _ => vec![refs.iter().fold(start, |m, &r| {
+                                    let bigger = if ty.signed {
+                                        sign_extend(r, n) > sign_extend(m, n)
+                                    } else {
+                                        r > m
+                                    };
+                                    if bigger {
+                                        r
+                                    } else {
+                                        m
+                                    }
+                                })],
+                            };
+                            assert_eq!(got, expected, "{op} {} {order_scope} local {local} declared {declared} function {function:?}\n{code}", ty.name);
+                            if op != "max" {
+                                let mut seen = olds.clone();
+                                seen.sort();
+                                assert!(olds.iter().all(|&o| o & !mask == 0));
+                            }
+                            if !(declared && !local) {
+                                let t = Instant::now();
+                                e.write(dest, &to_bytes(&vec![start; dest_items], n));
+                                let one = 1usize;
+                                check!(clEnqueueNDRangeKernel(
+                                    e.queue,
+                                    k,
+                                    1,
+                                    null(),
+                                    &one,
+                                    &one,
+                                    0,
+                                    null(),
+                                    null_mut()
+                                ));
+                                let first = from_bytes(&e.read::<u8>(old, n), n)[0];
+                                old_check += secs(t);
+                                assert_eq!(first, start, "old value of {op} {}", ty.name);
+                            }
+                            for m in [dest, old] {
+                                check!(clReleaseMemObject(m));
+                            }
+                            check!(clReleaseKernel(k));
+                            check!(clReleaseProgram(p));
+                            programs += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "c11 atomic_fetch_{op}: {programs} programs ({builds} builds), {:.1} s: build + \
+         create kernel {:.2} s ({:.1} ms each), work-group info {:.3} s, buffers + arguments \
+         {:.3} s, launch + reads {:.2} s ({:.1} ms each), old-value launch {:.2} s",
+        secs(total),
+        build,
+        1e3 * build / builds as f64,
+        info,
+        setup,
+        run,
+        1e3 * run / programs as f64,
+        old_check
+    );
+}
+
 fn dims() {
     let e = Env::new();
     let p = e.program(
@@ -216,6 +705,12 @@ fn main() {
     }
     if all || args.iter().any(|a| a == "atomics") {
         atomics();
+    }
+    if let Some(i) = args.iter().position(|a| a == "c11") {
+        // c11 OP [TYPE...]: one operation of c11_atomics (or, and, xor, max), all types or
+        // those named.
+        let op = args.get(i + 1).map_or("or", |s| s.as_str());
+        c11(op, &args[(i + 2).min(args.len())..]);
     }
     if all || args.iter().any(|a| a == "dims") {
         dims();
