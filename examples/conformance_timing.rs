@@ -652,6 +652,299 @@ fn c11(op: &str, types: &[String]) {
     );
 }
 
+/// One program of relationals' shuffle tests as the conformance test generates them
+/// (test_shuffles.cpp of OpenCL-CTS, rewritten here): 32 swizzle copies of `ty` vectors of
+/// `inn` to `out` components in one kernel that work-item 0 runs (`mode` copy, function:
+/// through a function returning its argument, builtin: `shuffle`, dual: `shuffle2`).
+/// Returns the source and, per copy, the (source component, destination component) pairs
+/// (component indices above `inn` name the second source).
+fn cts_shuffle_source(
+    mode: &str,
+    ty: &str,
+    inn: usize,
+    out: usize,
+    rng: &mut u64,
+) -> (String, Vec<Vec<(usize, usize)>>) {
+    let mut next = |n: usize| {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        (*rng % n as u64) as usize
+    };
+    let sz = |n: usize| if n == 1 { String::new() } else { n.to_string() };
+    let (ins, outs) = (sz(inn), sz(out));
+    let in_arg = if inn == 3 { String::new() } else { ins.clone() };
+    let out_arg = if out == 3 {
+        String::new()
+    } else {
+        outs.clone()
+    };
+    let builtin = mode == "builtin" || mode == "dual";
+    let mut s = String::new();
+    if ty == "double" {
+        s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+    }
+    if mode == "function" {
+        s += &format!("{ty}{ins} shuffle_fn({ty}{ins} source);\n{ty}{ins} shuffle_fn({ty}{ins} source) {{ return source; }}\n\n");
+    }
+    let second = if mode == "dual" {
+        format!("__global {ty}{in_arg} *secondSource, ")
+    } else {
+        String::new()
+    };
+    s += &format!(
+        "__kernel void sample_test({second}__global {ty}{in_arg} *source, __global {ty}{out_arg} *dest)\n{{\n    if (get_global_id(0) != 0) return;\n  {ty}{outs} tmp;\n"
+    );
+    let names = |order: &[usize], rng_case: usize| -> String {
+        if order.iter().all(|&o| o < 4) && rng_case % 2 == 0 {
+            order.iter().map(|&o| b"xyzw"[o] as char).collect()
+        } else {
+            let digits = b"0123456789abcdef";
+            let mut n = String::from(if rng_case % 3 == 0 { "S" } else { "s" });
+            for (k, &o) in order.iter().enumerate() {
+                let c = digits[o] as char;
+                n.push(if (rng_case >> k) & 1 == 1 {
+                    c.to_ascii_uppercase()
+                } else {
+                    c
+                });
+            }
+            n
+        }
+    };
+    let mut pairs = vec![];
+    let max = inn.min(out);
+    for i in 0..32usize {
+        if builtin {
+            let range = if mode == "dual" { 2 * inn } else { inn };
+            let mask: Vec<usize> = (0..out).map(|_| next(range)).collect();
+            let mty = match ty {
+                "float" => "uint".to_string(),
+                "double" => "ulong".to_string(),
+                t if t.starts_with('u') => t.to_string(),
+                t => format!("u{t}"),
+            };
+            let list: Vec<String> = mask.iter().map(|m| m.to_string()).collect();
+            let src2 = if mode == "dual" {
+                format!("            {ty}{ins} src2 = secondSource[ {i} ];\n")
+            } else {
+                String::new()
+            };
+            let call = if mode == "dual" {
+                "shuffle2( src1, src2, mask )"
+            } else {
+                "shuffle( src1, mask )"
+            };
+            s += &format!(
+                "        tmp = ({ty}{outs})(({ty})0);\n        {{\n            {ty}{ins} src1 = source[ {i} ];\n{src2}            {mty}{outs} mask = ({mty}{outs})( {} );\n            tmp = {call};\n            dest[ {i} ] = tmp;\n        }}\n",
+                list.join(", ")
+            );
+            pairs.push(mask.iter().enumerate().map(|(k, &m)| (m, k)).collect());
+            continue;
+        }
+        let len = {
+            let l = (i as f64 / 32.0 * max as f64) as usize + 1;
+            match l {
+                1 => 1,
+                2..=3 => 2,
+                4..=7 => 4,
+                8..=15 => 8,
+                _ => 16,
+            }
+        };
+        let src_order: Vec<usize> = (0..len).map(|_| next(inn)).collect();
+        let mut dst_order: Vec<usize> = vec![];
+        while dst_order.len() < len {
+            let d = next(out);
+            if !dst_order.contains(&d) {
+                dst_order.push(d);
+            }
+        }
+        let case = next(1 << 20);
+        let out_sw = if out > 1 {
+            format!(".{}", names(&dst_order, case))
+        } else {
+            String::new()
+        };
+        let in_sw = if inn > 1 {
+            format!(".{}", names(&src_order, case >> 3))
+        } else {
+            String::new()
+        };
+        let load = match (inn == 3, mode == "function") {
+            (true, true) => format!("shuffle_fn( vload3({i}, source) )"),
+            (true, false) => format!("vload3({i}, source)"),
+            (false, true) => format!("shuffle_fn( source[{i}] )"),
+            (false, false) => format!("source[{i}]"),
+        };
+        let store = if out == 3 {
+            format!("vstore3(tmp, {i}, dest);")
+        } else {
+            format!("dest[{i}] = tmp;")
+        };
+        s += &format!(
+            "        tmp = ({ty}{outs})(({ty})0);\n        tmp{out_sw} = {load}{in_sw};\n        {store}\n"
+        );
+        pairs.push(src_order.into_iter().zip(dst_order).collect());
+    }
+    s += "}\n";
+    (s, pairs)
+}
+
+/// relationals' shuffle tests (`mode`: copy, function, builtin, dual) over the ten types and
+/// the sizes 1, 2, 3, 4, 8, 16 each way (even sizes only for the built-ins): two programs of
+/// 32 copies per pair of sizes, each built, launched over 32 work-items and checked.
+fn cts_shuffles(mode: &str, types: &[String]) {
+    let e = Env::new();
+    let all = [
+        ("char", 1),
+        ("uchar", 1),
+        ("short", 2),
+        ("ushort", 2),
+        ("int", 4),
+        ("uint", 4),
+        ("long", 8),
+        ("ulong", 8),
+        ("float", 4),
+        ("double", 8),
+    ];
+    let sizes = [1usize, 2, 3, 4, 8, 16];
+    let builtin = mode == "builtin" || mode == "dual";
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let (mut build, mut first, mut again, mut programs) = (0.0, 0.0, 0.0, 0usize);
+    let (mut slowest_build, mut slowest_first) = ((0.0, String::new()), (0.0, String::new()));
+    let total = Instant::now();
+    for (ty, ts) in all
+        .iter()
+        .filter(|t| types.is_empty() || types.iter().any(|n| n == t.0))
+    {
+        for &inn in &sizes {
+            for &out in &sizes {
+                if builtin && (inn % 2 == 1 || out % 2 == 1) {
+                    continue;
+                }
+                // SHUFFLE_SIZES=IN,OUT: that pair of sizes only.
+                if let Ok(only) = std::env::var("SHUFFLE_SIZES") {
+                    if only != format!("{inn},{out}") {
+                        continue;
+                    }
+                }
+                for _ in 0..2 {
+                    let (src, pairs) = cts_shuffle_source(mode, ty, inn, out, &mut rng);
+                    let t = Instant::now();
+                    let p = e.program(&src, "");
+                    let k = kernel(p, "sample_test");
+                    let b = secs(t);
+                    build += b;
+                    let what = format!("{ty}{inn} -> {ty}{out}");
+                    if b > slowest_build.0 {
+                        slowest_build = (b, what.clone());
+                    }
+                    // Element bytes, floating-point ones kept finite and normal.
+                    let mut data = |n: usize| -> Vec<u8> {
+                        let mut v = vec![0u8; n * ts];
+                        for (j, b) in v.iter_mut().enumerate() {
+                            rng ^= rng << 13;
+                            rng ^= rng >> 7;
+                            rng ^= rng << 17;
+                            *b = rng as u8;
+                            if (*ty == "float" || *ty == "double") && j % ts == ts - 1 {
+                                *b = (*b & !0x40) | 0x20;
+                            }
+                        }
+                        v
+                    };
+                    let a = data(32 * inn);
+                    let a2 = data(32 * inn);
+                    let src_buf = e.buffer_from(&a);
+                    let src2_buf = e.buffer_from(&a2);
+                    let dst_buf = e.buffer_from(&vec![0u8; 32 * out * ts]);
+                    let mut i = 0;
+                    if mode == "dual" {
+                        arg(k, 0, &src2_buf);
+                        i = 1;
+                    }
+                    arg(k, i, &src_buf);
+                    arg(k, i + 1, &dst_buf);
+                    let t = Instant::now();
+                    let n = 32usize;
+                    check!(clEnqueueNDRangeKernel(
+                        e.queue,
+                        k,
+                        1,
+                        null(),
+                        &n,
+                        &n,
+                        0,
+                        null(),
+                        null_mut()
+                    ));
+                    let got: Vec<u8> = e.read(dst_buf, 32 * out * ts);
+                    let f = secs(t);
+                    first += f;
+                    if f > slowest_first.0 {
+                        slowest_first = (f, what.clone());
+                    }
+                    // The same launch again: what the first one spent beyond it was lavapipe
+                    // compiling the shader (at its first dispatch, not at pipeline creation).
+                    let t = Instant::now();
+                    check!(clEnqueueNDRangeKernel(
+                        e.queue,
+                        k,
+                        1,
+                        null(),
+                        &n,
+                        &n,
+                        0,
+                        null(),
+                        null_mut()
+                    ));
+                    check!(clFinish(e.queue));
+                    again += secs(t);
+                    for (c, pairs) in pairs.iter().enumerate() {
+                        let mut want = vec![0u8; out * ts];
+                        for &(from, to) in pairs {
+                            let (v, from) = if mode == "dual" && from >= inn {
+                                (&a2, from - inn)
+                            } else {
+                                (&a, from)
+                            };
+                            let at = (c * inn + from) * ts;
+                            want[to * ts..(to + 1) * ts].copy_from_slice(&v[at..at + ts]);
+                        }
+                        assert_eq!(
+                            &got[c * out * ts..(c + 1) * out * ts],
+                            &want[..],
+                            "{mode} {what}, copy {c}\n{src}"
+                        );
+                    }
+                    for m in [src_buf, src2_buf, dst_buf] {
+                        check!(clReleaseMemObject(m));
+                    }
+                    check!(clReleaseKernel(k));
+                    check!(clReleaseProgram(p));
+                    programs += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "cts shuffle {mode}: {programs} programs, {:.1} s: build + create kernel {:.2} s ({:.1} ms \
+         each, slowest {:.0} ms: {}), launch + read {:.2} s ({:.1} ms each, slowest {:.0} ms: {}), \
+         second launch {:.1} ms each",
+        secs(total),
+        build,
+        1e3 * build / programs as f64,
+        1e3 * slowest_build.0,
+        slowest_build.1,
+        first,
+        1e3 * first / programs as f64,
+        1e3 * slowest_first.0,
+        slowest_first.1,
+        1e3 * again / programs as f64
+    );
+}
+
 fn dims() {
     let e = Env::new();
     let p = e.program(
@@ -711,6 +1004,12 @@ fn main() {
         // those named.
         let op = args.get(i + 1).map_or("or", |s| s.as_str());
         c11(op, &args[(i + 2).min(args.len())..]);
+    }
+    if let Some(i) = args.iter().position(|a| a == "cts_shuffle") {
+        // cts_shuffle MODE [TYPE...]: relationals' shuffle_copy (copy), shuffle_function_call
+        // (function), shuffle_built_in (builtin), shuffle_built_in_dual_input (dual).
+        let mode = args.get(i + 1).map_or("copy", |s| s.as_str());
+        cts_shuffles(mode, &args[(i + 2).min(args.len())..]);
     }
     if all || args.iter().any(|a| a == "dims") {
         dims();
