@@ -233,9 +233,22 @@ fn compile_bytes(
         true => compile_in_helper(s, o),
         false => wrapped_copy::compile(s, o, &compile_in_helper),
     };
-    let mut result = build(sources, &options);
+    // OpenCL C 3.0 program-scope variables: built again in clang's 2.0 mode, reading as 3.0;
+    // at once for sources that declare them (`globals::declares_writable_globals`): their 3.0
+    // build stands refused without running.
+    let early = !is_ir
+        && lowered
+            .iter()
+            .any(|s| globals::declares_writable_globals(s))
+        && globals::as_opencl_c_2_0(&options, globals::REFUSED[0]).is_some();
+    let mut result = match early {
+        true => Err(CompileError::Failed {
+            log: globals::REFUSED[0].to_string(),
+        }),
+        false => build(sources, &options),
+    };
+    let (plain_sources, plain_options, plain_lines) = (sources, options.clone(), prelude_lines);
     let mut options = options;
-    // OpenCL C 3.0 program-scope variables: built again in clang's 2.0 mode, reading as 3.0.
     let as_2_0: Vec<Vec<u8>>;
     let as_2_0_slices: Vec<&[u8]>;
     let mut sources = sources;
@@ -250,6 +263,18 @@ fn compile_bytes(
             options = o;
             prelude_lines += lines.matches('\n').count();
             sources = &as_2_0_slices;
+        }
+    }
+    // A 2.0 build chosen early that failed: the 3.0 build decides, unless it refuses the
+    // program-scope variables too (then the 2.0 build's log is the one to give).
+    if early && result.is_err() {
+        let plain = build(plain_sources, &plain_options);
+        if !matches!(&plain, Err(CompileError::Failed { log }) if globals::REFUSED.iter().any(|r| log.contains(r)))
+        {
+            result = plain;
+            options = plain_options;
+            sources = plain_sources;
+            prelude_lines = plain_lines;
         }
     }
     let shift = |log: String| match is_ir {

@@ -660,6 +660,35 @@ fn scalarised_builtins_are_chosen_by_identifiers() {
     assert!(!fract.contains("__vkcl_minmag"));
 }
 
+/// Which sources are built in OpenCL C 2.0 mode at once for their program-scope variables.
+#[test]
+fn writable_globals_are_recognised() {
+    let yes = [
+        "global int g = 1;\nkernel void k(global int *o) { o[0] = g; }",
+        "__global volatile atomic_uint n = ATOMIC_VAR_INIT(0);",
+        "kernel void k(global int *o) { static int s; o[0] = s++; }",
+    ];
+    let no = [
+        "kernel void k(global int *o) { o[0] = 1; }",
+        "constant int c = 2;\nint f(global int *p) { return *p; }\n\
+         kernel void k(__global int *o) { o[0] = f(o) + c; }",
+        "// global int g;\n/* __global int h; */\nkernel void k(global int *o) { o[0] = 3; }",
+        "struct s { global int *p; };\nkernel void k(global int *o) { o[0] = 4; }",
+    ];
+    for src in yes {
+        assert!(
+            super::globals::declares_writable_globals(src.as_bytes()),
+            "{src}"
+        );
+    }
+    for src in no {
+        assert!(
+            !super::globals::declares_writable_globals(src.as_bytes()),
+            "{src}"
+        );
+    }
+}
+
 /// The prelude's scalarised vector built-ins compile for double too, in every language
 /// version (generic address space from 2.0 on), and clspv accepts the output.
 #[test]
