@@ -945,6 +945,132 @@ fn cts_shuffles(mode: &str, types: &[String]) {
     );
 }
 
+/// thread_dimensions' quick 3D explicit-local test (OpenCL-CTS test_thread_dimensions.cpp,
+/// rewritten here): global sizes 1, 32 and 1,024 in each dimension and each minus one, the
+/// local size 1,024 (or the largest divisor of the size below it) in the largest dimension,
+/// the kernel counting each work-item into a 128 MiB window of its linear id with `atom_add`
+/// and launched once per window. Runs the launches of up to `max_items` work-items each,
+/// checked, and reports the time per work-item and the work-items of all the test's launches.
+fn cts_dims(max_items: u64) {
+    let e = Env::new();
+    let src = "#pragma OPENCL EXTENSION cl_khr_global_int32_base_atomics : enable\n\
+        __kernel void test_thread_dimension_atomic(__global uint *dst, uint final_x_size, \
+        uint final_y_size, uint final_z_size, ulong start_address, ulong end_address)\n{\n\
+        uint error = 0;\n\
+        if (get_global_id(0) >= final_x_size) error = 64;\n\
+        if (get_global_id(1) >= final_y_size) error = 128;\n\
+        if (get_global_id(2) >= final_z_size) error = 256;\n\
+        unsigned long t_address = (unsigned long)get_global_id(2)*(unsigned long)final_y_size*\
+        (unsigned long)final_x_size + (unsigned long)get_global_id(1)*(unsigned long)final_x_size \
+        + (unsigned long)get_global_id(0);\n\
+        if ((t_address >= start_address) && (t_address < end_address))\n\
+            atom_add(&dst[t_address-start_address], 1u);\n\
+        if (error) atom_or(&dst[t_address-start_address], error);\n}\n";
+    let p = e.program(src, "");
+    let k = kernel(p, "test_thread_dimension_atomic");
+    let window = 32u64 << 20; // words: 128 MiB
+    let mut err = 0;
+    let buf = unsafe {
+        clCreateBuffer(
+            e.ctx,
+            CL_MEM_READ_WRITE,
+            (window * 4) as usize,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    let (mut total_items, mut total_launches) = (0u64, 0u64);
+    let (mut run_items, mut run_secs) = (0u64, 0.0);
+    let bases = [1u64, 32, 1024];
+    for z in bases {
+        for y in bases {
+            for x in bases {
+                for minus in [0, 1] {
+                    let g = [x, y, z].map(|v| (v - minus).max(1));
+                    let big = if g[2] > g[1] && g[2] > g[0] {
+                        2
+                    } else if g[1] > g[0] {
+                        1
+                    } else {
+                        0
+                    };
+                    let mut l = [1u64; 3];
+                    l[big] = 1024;
+                    while l[big] > 1 && g[big] % l[big] != 0 {
+                        l[big] -= 1;
+                    }
+                    let items = g[0] * g[1] * g[2];
+                    let windows = items.div_ceil(window);
+                    total_items += items * windows;
+                    total_launches += windows;
+                    if items > max_items {
+                        continue;
+                    }
+                    let gws = g.map(|v| v as usize);
+                    let lws = l.map(|v| v as usize);
+                    let (fx, fy, fz) = (g[0] as cl_uint, g[1] as cl_uint, g[2] as cl_uint);
+                    arg(k, 0, &buf);
+                    arg(k, 1, &fx);
+                    arg(k, 2, &fy);
+                    arg(k, 3, &fz);
+                    let mut start = 0u64;
+                    while start < items {
+                        let end = (start + window).min(items);
+                        let zero = 0u32;
+                        check!(clEnqueueFillBuffer(
+                            e.queue,
+                            buf,
+                            (&zero as *const u32).cast(),
+                            4,
+                            0,
+                            (window * 4) as usize,
+                            0,
+                            null(),
+                            null_mut()
+                        ));
+                        arg(k, 4, &start);
+                        arg(k, 5, &end);
+                        let t = Instant::now();
+                        check!(clEnqueueNDRangeKernel(
+                            e.queue,
+                            k,
+                            3,
+                            null(),
+                            gws.as_ptr(),
+                            lws.as_ptr(),
+                            0,
+                            null(),
+                            null_mut()
+                        ));
+                        check!(clFinish(e.queue));
+                        let s = secs(t);
+                        run_secs += s;
+                        run_items += items;
+                        let got: Vec<u32> = e.read(buf, (end - start) as usize);
+                        assert!(got.iter().all(|&v| v == 1), "global {g:?} local {l:?}");
+                        if s > 0.5 {
+                            println!("  global {g:?} local {l:?}, window at {start}: {s:.2} s");
+                        }
+                        start = end;
+                    }
+                }
+            }
+        }
+    }
+    let ns = 1e9 * run_secs / run_items as f64;
+    println!(
+        "cts dims (quick 3D): launches of up to {max_items} work-items: {run_items} work-items in \
+         {run_secs:.1} s, {ns:.1} ns per work-item; the whole test launches {total_launches} \
+         times, {:.2e} work-items: {:.0} s at that rate",
+        total_items as f64,
+        ns * total_items as f64 / 1e9
+    );
+    check!(clReleaseMemObject(buf));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
 fn dims() {
     let e = Env::new();
     let p = e.program(
@@ -1010,6 +1136,15 @@ fn main() {
         // (function), shuffle_built_in (builtin), shuffle_built_in_dual_input (dual).
         let mode = args.get(i + 1).map_or("copy", |s| s.as_str());
         cts_shuffles(mode, &args[(i + 2).min(args.len())..]);
+    }
+    if let Some(i) = args.iter().position(|a| a == "cts_dims") {
+        // cts_dims [MAX_ITEMS]: thread_dimensions' quick 3D explicit-local launches of up to
+        // MAX_ITEMS work-items (default 2^25), and the projected time of all of them.
+        let max = args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1 << 25);
+        cts_dims(max);
     }
     if all || args.iter().any(|a| a == "dims") {
         dims();
