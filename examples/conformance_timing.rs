@@ -692,8 +692,14 @@ fn cts_shuffle_source(
     } else {
         String::new()
     };
+    // SHUFFLE_NO_GUARD: without the test's `if (get_global_id(0) != 0) return;` (every
+    // work-item then writes the same values), to see what the guard costs lavapipe's compile.
+    let guard = match std::env::var_os("SHUFFLE_NO_GUARD") {
+        Some(_) => "",
+        None => "    if (get_global_id(0) != 0) return;\n",
+    };
     s += &format!(
-        "__kernel void sample_test({second}__global {ty}{in_arg} *source, __global {ty}{out_arg} *dest)\n{{\n    if (get_global_id(0) != 0) return;\n  {ty}{outs} tmp;\n"
+        "__kernel void sample_test({second}__global {ty}{in_arg} *source, __global {ty}{out_arg} *dest)\n{{\n{guard}  {ty}{outs} tmp;\n"
     );
     let names = |order: &[usize], rng_case: usize| -> String {
         if order.iter().all(|&o| o < 4) && rng_case % 2 == 0 {
