@@ -425,6 +425,54 @@ T(float, 1) T(float2, 2) T(float3, 3) T(float4, 4) T(float8, 8) T(float16, 16)
     }
 }
 
+/// The prelude holds the scalarised forms of only the built-ins a program may name (issue 16:
+/// all four cost every build 45 ms): a program naming one of them alone, or naming it only
+/// through a `-D` definition, still gets that one's vector form (which crashes clspv without
+/// it) and the right values.
+#[test]
+fn vector_builtins_named_alone_or_through_a_define() {
+    let a = [2.5f32, -1.25, 7.75, -3.5];
+    let b = [-4.0f32, 1.5, 7.0, 3.25];
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let maxmag = |x: f32, y: f32| if x.abs() >= y.abs() { x } else { y };
+    let minmag = |x: f32, y: f32| if x.abs() <= y.abs() { x } else { y };
+    let fdim = |x: f32, y: f32| if x > y { x - y } else { 0.0 };
+    let fract = |x: f32, _: f32| x - x.floor();
+    type Op = fn(f32, f32) -> f32;
+    let cases: [(&str, &str, &str, Op); 6] = [
+        ("fdim", "o[0] = fdim(a[0], b[0]);", "", fdim),
+        ("maxmag", "o[0] = maxmag(a[0], b[0]);", "", maxmag),
+        ("minmag", "o[0] = minmag(a[0], b[0]);", "", minmag),
+        ("fract", "float4 ip; o[0] = fract(a[0], &ip);", "", fract),
+        (
+            "maxmag via -D",
+            "o[0] = F(a[0], b[0]);",
+            "-D F(x,y)=maxmag(x,y)",
+            maxmag,
+        ),
+        (
+            "fract via -D",
+            "float4 ip; o[0] = G(a[0], &ip);",
+            "-DG=fract",
+            fract,
+        ),
+    ];
+    for (what, body, opts, op) in cases {
+        let src = format!(
+            "kernel void k(global const float4 *a, global const float4 *b, global float4 *o) \
+             {{ {body} }}"
+        );
+        let out = run_words(&src, opts, "k", &[bits(&a), bits(&b), vec![0; 4]], &[], 1);
+        for c in 0..4 {
+            assert_eq!(
+                f32::from_bits(out[2][c]),
+                op(a[c], b[c]),
+                "{what}, component {c}"
+            );
+        }
+    }
+}
+
 /// The helper's sum over `n` words of the member array from word 1 on, run as `kernel`,
 /// checked against the host for each struct.
 fn member_array_sums_from_word_one(kernel: &str) {

@@ -387,6 +387,36 @@ fn the_feature_under_opencl_c_3_0() {
     }
 }
 
+/// 3.0 programs that name `global` at program scope or `static` in a function are built in 2.0
+/// mode at once (issue 16): programs that only look like it (a typedef of a global pointer, a
+/// static constant local) and real program-scope variables build and compute right.
+#[test]
+fn program_scope_words_cl30() {
+    let e = Env::new();
+    let src = "typedef global int *gptr;\n\
+               global int counter = 5;\n\
+               kernel void k(gptr o) {\n\
+                   static constant int t[2] = { 7, 9 };\n\
+                   o[get_global_id(0)] = t[get_global_id(0) & 1] + counter;\n\
+               }\n";
+    let looks_only = "typedef global int *gptr;\n\
+               kernel void k(gptr o) {\n\
+                   static constant int t[2] = { 7, 9 };\n\
+                   o[get_global_id(0)] = t[get_global_id(0) & 1] + 5;\n\
+               }\n";
+    for src in [src, looks_only] {
+        let p = e.program(src, "-cl-std=CL3.0");
+        let k = kernel(p, "k");
+        let o = e.buffer_from(&[0i32; 4]);
+        arg(k, 0, &o);
+        e.run(k, None, &[4], None);
+        assert_eq!(e.read::<i32>(o, 4), [12, 14, 12, 14], "{src}");
+        check!(clReleaseMemObject(o));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}
+
 /// A build error in a 3.0 program with program-scope variables is reported at the line the
 /// application wrote.
 #[test]

@@ -236,9 +236,22 @@ fn compile_bytes(
         true => compile_in_helper(s, o),
         false => wrapped_copy::compile(s, o, &compile_in_helper),
     };
-    let mut result = build(sources, &options);
+    // OpenCL C 3.0 program-scope variables: built again in clang's 2.0 mode, reading as 3.0;
+    // at once for sources that declare them (`globals::declares_writable_globals`): their 3.0
+    // build stands refused without running.
+    let early = !is_ir
+        && lowered
+            .iter()
+            .any(|s| globals::declares_writable_globals(s))
+        && globals::as_opencl_c_2_0(&options, globals::REFUSED[0]).is_some();
+    let mut result = match early {
+        true => Err(CompileError::Failed {
+            log: globals::REFUSED[0].to_string(),
+        }),
+        false => build(sources, &options),
+    };
+    let (plain_sources, plain_options, plain_lines) = (sources, options.clone(), prelude_lines);
     let mut options = options;
-    // OpenCL C 3.0 program-scope variables: built again in clang's 2.0 mode, reading as 3.0.
     let as_2_0: Vec<Vec<u8>>;
     let as_2_0_slices: Vec<&[u8]>;
     let mut sources = sources;
@@ -253,6 +266,18 @@ fn compile_bytes(
             options = o;
             prelude_lines += lines.matches('\n').count();
             sources = &as_2_0_slices;
+        }
+    }
+    // A 2.0 build chosen early that failed: the 3.0 build decides, unless it refuses the
+    // program-scope variables too (then the 2.0 build's log is the one to give).
+    if early && result.is_err() {
+        let plain = build(plain_sources, &plain_options);
+        if !matches!(&plain, Err(CompileError::Failed { log }) if globals::REFUSED.iter().any(|r| log.contains(r)))
+        {
+            result = plain;
+            options = plain_options;
+            sources = plain_sources;
+            prelude_lines = plain_lines;
         }
     }
     let shift = |log: String| match is_ir {
@@ -335,7 +360,7 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
     // Whole identifiers, of the headers (pyopencl's complex numbers) and the -D bodies too.
     let ids = identifiers::Identifiers::of(sources, clspv_args);
     let may_name = |n: &[u8]| ids.has(n);
-    p += &scalarised_builtins();
+    p += &scalarised_builtins(&may_name);
     p += DOUBLE_CONVERSIONS;
     p += &prelude_math::math_prelude(may_name);
     if may_name(b"sinh") || may_name(b"copysign") {
@@ -408,7 +433,17 @@ const OVERLOADABLE_FN: &str = "#if __OPENCL_C_VERSION__ >= 120\n\
 /// Vector `fdim`, `maxmag`, `minmag` and `fract` crash clspv 0.0.1 (SIGSEGV lowering
 /// llvm.maxnum/minimumnum of vectors); their scalar forms compile right. These overloads do
 /// the vector forms one component at a time, and macros send the built-ins' names to them.
-fn scalarised_builtins() -> String {
+/// Only for the built-ins the program may name (`may_name`): the whole set, some 90 overloads,
+/// doubled the front end's time on every small program (issue 16: 45 of clspv's 90 ms on a
+/// c11_atomics kernel, docs/BENCHMARKS.md).
+fn scalarised_builtins(may_name: &dyn Fn(&[u8]) -> bool) -> String {
+    let named: Vec<&str> = ["fdim", "maxmag", "minmag", "fract"]
+        .into_iter()
+        .filter(|f| may_name(f.as_bytes()))
+        .collect();
+    if named.is_empty() {
+        return String::new();
+    }
     // OpenCL C 1.0 and 1.1 have no `static`; an inline definition there, always inlined.
     const O: &str = "__VKCL_FN";
     let mut p = String::from(OVERLOADABLE_FN);
@@ -420,6 +455,9 @@ fn scalarised_builtins() -> String {
             p += &format!("#ifdef {g}\n{FP64_ON}");
         }
         for f in ["fdim", "maxmag", "minmag"] {
+            if !named.contains(&f) {
+                continue;
+            }
             p += &format!("{O} {s} __vkcl_{f}({s} a, {s} b) {{ return {f}(a, b); }}\n");
             for n in [2, 3, 4, 8, 16] {
                 let parts: Vec<String> = C[..n]
@@ -433,7 +471,11 @@ fn scalarised_builtins() -> String {
             }
         }
         // The last, unqualified, is the generic address space (OpenCL C 2.0 and later).
-        for space in ["__global", "__local", "__private", ""] {
+        let spaces: &[&str] = match named.contains(&"fract") {
+            true => &["__global", "__local", "__private", ""],
+            false => &[],
+        };
+        for &space in spaces {
             let body = |n: usize| -> String {
                 if n == 1 {
                     return format!("{s} i; {s} r = fract(x, &i); *ip = i; return r;");
@@ -469,7 +511,7 @@ fn scalarised_builtins() -> String {
         }
     }
     p += "#undef __VKCL_FN\n";
-    for f in ["fdim", "maxmag", "minmag", "fract"] {
+    for f in named {
         p += &format!("#define {f}(a, b) __vkcl_{f}(a, b)\n");
     }
     p
@@ -856,8 +898,17 @@ fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<(Vec<u8>, Strin
         }
         let Some(client) = slot.as_mut() else { break };
         log::debug!(target: "compiler", "clspv {options}");
+        let start = std::time::Instant::now();
         match client.compile(options, sources) {
-            Ok((status, log, spirv)) => return finish(status, log, spirv),
+            Ok((status, log, spirv)) => {
+                log::debug!(
+                    target: "compiler",
+                    "clspv answered in {:.1} ms (status {status}, {} source bytes)",
+                    1e3 * start.elapsed().as_secs_f64(),
+                    sources.iter().map(|s| s.len()).sum::<usize>()
+                );
+                return finish(status, log, spirv);
+            }
             Err(Lost::BeforeRequest) => *slot = None,
             Err(Lost::During(why)) => {
                 *slot = None;

@@ -638,6 +638,57 @@ fn a_compile_that_never_finishes_is_stopped() {
     assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
 }
 
+/// The scalarised vector built-ins are in the prelude only for programs that may name them
+/// (each on its own; through a -D too).
+#[test]
+fn scalarised_builtins_are_chosen_by_identifiers() {
+    let prelude = |src: &str, args: &[String]| super::prelude(&[], &[src.as_bytes()], args);
+    let none = prelude("kernel void k(global int *o) { o[0] = 1; }", &[]);
+    assert!(!none.contains("__vkcl_f"), "{none}");
+    let maxmag = prelude(
+        "kernel void k(global float4 *o) { o[0] = maxmag(o[1], o[2]); }",
+        &[],
+    );
+    assert!(maxmag.contains("#define maxmag(a, b) __vkcl_maxmag(a, b)"));
+    assert!(!maxmag.contains("__vkcl_fdim") && !maxmag.contains("__vkcl_fract"));
+    let defined = clspv_args("-DG=fract", &target()).unwrap();
+    let fract = prelude(
+        "kernel void k(global float4 *o) { o[0] = G(o[1], o + 2); }",
+        &defined,
+    );
+    assert!(fract.contains("__vkcl_fract(float16 x, __local float16 *ip)"));
+    assert!(!fract.contains("__vkcl_minmag"));
+}
+
+/// Which sources are built in OpenCL C 2.0 mode at once for their program-scope variables.
+#[test]
+fn writable_globals_are_recognised() {
+    let yes = [
+        "global int g = 1;\nkernel void k(global int *o) { o[0] = g; }",
+        "__global volatile atomic_uint n = ATOMIC_VAR_INIT(0);",
+        "kernel void k(global int *o) { static int s; o[0] = s++; }",
+    ];
+    let no = [
+        "kernel void k(global int *o) { o[0] = 1; }",
+        "constant int c = 2;\nint f(global int *p) { return *p; }\n\
+         kernel void k(__global int *o) { o[0] = f(o) + c; }",
+        "// global int g;\n/* __global int h; */\nkernel void k(global int *o) { o[0] = 3; }",
+        "struct s { global int *p; };\nkernel void k(global int *o) { o[0] = 4; }",
+    ];
+    for src in yes {
+        assert!(
+            super::globals::declares_writable_globals(src.as_bytes()),
+            "{src}"
+        );
+    }
+    for src in no {
+        assert!(
+            !super::globals::declares_writable_globals(src.as_bytes()),
+            "{src}"
+        );
+    }
+}
+
 /// The prelude's scalarised vector built-ins compile for double too, in every language
 /// version (generic address space from 2.0 on), and clspv accepts the output.
 #[test]
