@@ -102,6 +102,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.copy_by_kernel = v.map(|v| v == "1"),
     },
     OptionDoc {
+        name: "VKCL_LAVAPIPE_AOS",
+        default: "",
+        doc: "1: lavapipe's normalized linear samplers keep equal filters, so the driver samples 8-bit unorm formats on its 8-bit AoS path (to measure that path; vkcl otherwise gives them minFilter NEAREST and lists CL_UNORM_SHORT_565/555 there, docs/IMAGES.md)",
+        set: |c, v| c.lavapipe_aos = v.is_some_and(|v| !v.is_empty() && v != "0"),
+    },
+    OptionDoc {
         name: "VKCL_PLACEMENT",
         default: "auto",
         doc: "where buffers live: auto (device-local on discrete GPUs, mapped by the host where all of the device's memory can be, else reached through staging copies; host-visible zero-copy on unified memory), device (device-local with staging everywhere: tests the discrete-GPU paths on lavapipe), mapped (device-local and mapped where the device allows: tests the resizable-BAR paths on lavapipe), host (host-visible everywhere)",
@@ -177,6 +183,8 @@ pub struct Config {
     pub copy_by_kernel: Option<bool>,
     /// VKCL_PREBUILD.
     pub prebuild: bool,
+    /// VKCL_LAVAPIPE_AOS.
+    pub lavapipe_aos: bool,
     pub validation: bool,
     pub validation_fatal: bool,
     pub fp64: bool,

@@ -365,7 +365,7 @@ impl Device {
     /// compiler::sampler_wrap), and then every mode is exact. NVIDIA widens even sampler-less
     /// reads; other drivers are unmeasured.
     pub fn samples_5_bit_exactly(&self) -> bool {
-        crate::vk::image::avoids_lavapipe_aos(&self.caps)
+        self.caps.workarounds.unequal_sampler_filters
     }
 
     /// Images: kernels write them through storage images without a declared format, and

@@ -575,12 +575,14 @@ impl Device {
         // Only for linear filtering: a LINEAR minFilter needs formats that can be filtered, and
         // nearest reads are kept off that path by their CLAMP samplers (core::kernel); an
         // unnormalized sampler must have equal filters.
-        let min_filter =
-            if normalized && filter == vk::Filter::LINEAR && avoids_lavapipe_aos(&self.caps) {
-                vk::Filter::NEAREST
-            } else {
-                filter
-            };
+        let min_filter = if normalized
+            && filter == vk::Filter::LINEAR
+            && self.caps.workarounds.unequal_sampler_filters
+        {
+            vk::Filter::NEAREST
+        } else {
+            filter
+        };
         let info = vk::SamplerCreateInfo::default()
             .mag_filter(filter)
             .min_filter(min_filter)
@@ -596,13 +598,6 @@ impl Device {
         samplers.insert(mask, s);
         Ok(Sampler(s))
     }
-}
-
-/// Whether vkcl's normalized samplers keep lavapipe off its 8-bit AoS sampling path (minFilter
-/// unlike magFilter): on lavapipe, unless `VKCL_LAVAPIPE_AOS` is set (to measure that path).
-pub fn avoids_lavapipe_aos(caps: &super::probe::Caps) -> bool {
-    caps.driver_name == "llvmpipe"
-        && std::env::var("VKCL_LAVAPIPE_AOS").map_or(true, |v| v.is_empty() || v == "0")
 }
 
 /// A sampler of a device (`Device::sampler`): it lives as long as the device.

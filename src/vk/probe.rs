@@ -269,7 +269,7 @@ impl Caps {
             device_type: props.device_type,
             api_version: props.api_version,
             driver_version: props.driver_version,
-            driver_name: p.driver_name,
+            driver_name: p.driver_name.clone(),
             driver_info: p.driver_info,
             device_uuid: p.device_uuid,
             driver_uuid: p.driver_uuid,
@@ -293,6 +293,7 @@ impl Caps {
             workarounds: super::workarounds::Workarounds::for_device(
                 props.vendor_id,
                 props.device_type == vk::PhysicalDeviceType::CPU,
+                &p.driver_name,
             ),
         })
     }

@@ -31,10 +31,16 @@ pub struct Workarounds {
     /// storage buffer, and `ushort` vectors in the uniform block, were right
     /// (tests/byval_many.rs; docs/GPU.md).
     pub no_16bit_uniforms: bool,
+    /// Normalized linear samplers get minFilter NEAREST (reads are at lod 0, so magFilter
+    /// filters): lavapipe samples formats of 8-bit unorm channels on an 8-bit fixed-point path
+    /// when both filters are equal (linear reads up to 0.955/255 off, 5-bit channels at 8-bit
+    /// precision), in float otherwise (examples/raw_sample.rs; docs/IMAGES.md). On lavapipe,
+    /// unless `VKCL_LAVAPIPE_AOS` asks for that path.
+    pub unequal_sampler_filters: bool,
 }
 
 impl Workarounds {
-    pub(super) fn for_device(vendor_id: u32, cpu: bool) -> Workarounds {
+    pub(super) fn for_device(vendor_id: u32, cpu: bool, driver_name: &str) -> Workarounds {
         let config = crate::config::get();
         let nvidia = vendor_id == NVIDIA;
         Workarounds {
@@ -42,6 +48,7 @@ impl Workarounds {
             wait_spin_us: config.wait_spin_us.unwrap_or(if cpu { 0 } else { 2000 }),
             adaptive_spin: cpu && config.wait_spin_us.is_none(),
             no_16bit_uniforms: nvidia,
+            unequal_sampler_filters: driver_name == "llvmpipe" && !config.lavapipe_aos,
         }
     }
 }
