@@ -82,6 +82,13 @@ impl Executable {
             let b = Buffer::new(vkd, size, Placement::Upload, "program-scope variables")?;
             // SAFETY: the buffer is new; no GPU work uses it yet.
             unsafe { b.write(0, &g.data) };
+            // A physical-addressing module reaches its variables through the buffer's own
+            // address, in its first 8 bytes (`compiler::globals::PHYSICAL_HEADER`).
+            if compiler::physical::is_physical(&self.spirv) {
+                let a = b.device_address().ok_or(ClError(CL_OUT_OF_RESOURCES))?;
+                // SAFETY: as above.
+                unsafe { b.write(0, &a.to_le_bytes()) };
+            }
             *slot = Some(Arc::new(b));
         }
         Ok(slot.clone())
