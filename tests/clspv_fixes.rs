@@ -219,6 +219,17 @@ fn member_array_passed_to_a_helper_function() {
 /// multiple of 16), each read and written directly and through helpers, indices at run time.
 #[test]
 fn nested_member_arrays_and_strides_direct_and_through_helpers() {
+    let (src, a, b, idx) = nested_member_source();
+    let items = idx.len() / 4;
+    let bufs = [a.clone(), b.clone(), idx.clone(), vec![0; 6 * items]];
+    nested_member_arrays(&a, &b, &idx, run_words(src, "", "rd", &bufs, &[], items));
+    let out = run_words(src, "", "wr", &bufs[..3], &[], items);
+    nested_member_writes(&a, &b, &idx, out);
+}
+
+/// The nested-member program, its two struct arrays and its indices (one item per struct, so
+/// that each word is written once).
+fn nested_member_source() -> (&'static str, Vec<u32>, Vec<u32>, Vec<u32>) {
     let src = r#"
 typedef struct { uint x[3]; } in_t;
 typedef struct { in_t in[2]; uint n; } out_t;
@@ -252,8 +263,27 @@ kernel void wr(global out_t *a, global wide_t *b, global const uint *idx) {
     let idx: Vec<u32> = (0..items as u32)
         .flat_map(|g| [g, r.below(2), r.below(3), r.below(7)])
         .collect();
+    (src, a, b, idx)
+}
+
+/// [`nested_member_arrays_and_strides_direct_and_through_helpers`] with SVM pointers: the
+/// physical-addressing build, where clspv writes the helper's pointer as an OpPtrAccessChain
+/// on the struct pointer (`compiler::member_index` repairs both forms).
+#[test]
+fn nested_member_arrays_through_svm_pointers() {
+    let (src, a, b, idx) = nested_member_source();
+    let items = idx.len() / 4;
     let bufs = [a.clone(), b.clone(), idx.clone(), vec![0; 6 * items]];
-    let out = run_words(src, "", "rd", &bufs, &[], items);
+    let Some(out) = run_with_svm(src, "", "rd", &bufs, &[] as &[u32], items) else {
+        return;
+    };
+    nested_member_arrays(&a, &b, &idx, out);
+    let out = run_with_svm(src, "", "wr", &bufs[..3], &[] as &[u32], items).unwrap();
+    nested_member_writes(&a, &b, &idx, out);
+}
+
+fn nested_member_arrays(a: &[u32], b: &[u32], idx: &[u32], out: Vec<Vec<u32>>) {
+    let items = idx.len() / 4;
     for g in 0..items {
         let q = &idx[4 * g..4 * g + 4];
         let (i, j, k, m) = (q[0] as usize, q[1] as usize, q[2] as usize, q[3] as usize);
@@ -261,15 +291,11 @@ kernel void wr(global out_t *a, global wide_t *b, global const uint *idx) {
         let want = [x, x, a[7 * i + 6], b[8 * i + m], b[8 * i + m], b[8 * i + 7]];
         assert_eq!(out[3][6 * g..6 * g + 6], want, "item {g}: {q:?}");
     }
-    let out = run_words(
-        src,
-        "",
-        "wr",
-        &[a.clone(), b.clone(), idx.clone()],
-        &[],
-        items,
-    );
-    let (mut wa, mut wb) = (a.clone(), b.clone());
+}
+
+fn nested_member_writes(a: &[u32], b: &[u32], idx: &[u32], out: Vec<Vec<u32>>) {
+    let items = idx.len() / 4;
+    let (mut wa, mut wb) = (a.to_vec(), b.to_vec());
     for g in 0..items {
         let q = &idx[4 * g..4 * g + 4];
         wa[7 * q[0] as usize + 3 * q[1] as usize + q[2] as usize] = 0xB000 + g as u32;
