@@ -373,7 +373,10 @@ fn has_comment_or_directive(span: &str) -> bool {
 /// view's words within the part (pyopencl's scan: `(__local int *)&(ldata[i][j].value)` of a
 /// packed struct's ulong member) and folds the offset `(char *)&part - (char *)root` into
 /// index arithmetic. A misaligned view is undefined in OpenCL C (6.3.5), so the division is
-/// exact. The chain is written twice: it must have no side effects.
+/// exact. It divides in 32 bits (`uint`): in physical-addressing builds (64-bit `ptrdiff_t`
+/// and `size_t`) a 64-bit division made clspv take the word within each struct of a
+/// `__local` array as the byte offset modulo the struct's words. (Logical builds get the same
+/// IR as before: 32 bits already.) The chain is written twice: it must have no side effects.
 fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usize) -> Option<Edit> {
     let paren = s.is(close + 2, "(");
     let root = close + 2 + paren as usize;
@@ -414,7 +417,8 @@ fn member_edit(s: &Source, pointers: &HashMap<&str, bool>, i: usize, close: usiz
     // Views as wide as the member (an int of an int member) stay as written.
     let text = format!(
         "(sizeof(*({part})) <= sizeof(*{cast}0) ? {span} \
-         : ({cast}{r} + (int)(((__{space} char *){part} - (__{space} char *){r}) / sizeof(*{cast}0))))"
+         : ({cast}{r} + (int)((uint)((__{space} char *){part} - (__{space} char *){r}) \
+         / (uint)sizeof(*{cast}0))))"
     );
     let lines = span.matches('\n').count();
     Some(Edit {
@@ -515,8 +519,8 @@ mod tests {
         let out = rewrite(src).unwrap();
         assert_eq!(out.matches('\n').count(), 1);
         let want =
-            "((__local int *)d + (int)(((__local char *)&(  d[i][j].v) - (__local char *)d) \
-                    / sizeof(*(__local int *)0)))";
+            "((__local int *)d + (int)((uint)((__local char *)&(  d[i][j].v) - (__local char *)d) \
+                    / (uint)sizeof(*(__local int *)0)))";
         assert!(out.contains(want), "{out}");
     }
 
