@@ -12,6 +12,12 @@
 //! in every launch of the program's kernels, so values persist across launches and kernels.
 //! Pointers stored in the variables (clspv's `ProgramScopeVariablePointerRelocation`) are not
 //! handled: a module whose initializers hold pointers is left as it is.
+//!
+//! In physical addressing clspv makes them initialised `PhysicalStorageBuffer` variables
+//! (equally invalid). They go into the same buffer after a [`PHYSICAL_HEADER`] whose first 8
+//! bytes the runtime fills with the buffer's own device address; the bound block declares
+//! only that address, and each use becomes `OpConvertUToPtr` of the address plus the
+//! variable's offset, of the variable's own pointer type (every other instruction unchanged).
 
 use std::collections::HashMap;
 
