@@ -118,6 +118,7 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
         value_types: HashMap::new(),
     };
     let mut ptr_chains = vec![];
+    let physical = super::physical::is_physical(spirv);
     let mut last_annotation = None;
     let mut first_function = None;
     let mut chains = vec![];
@@ -143,7 +144,7 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
                 m.constants.insert(inst[2], inst[3]);
             }
             // 64-bit constants (physical addressing's indices) that fit in 32 bits.
-            OP_CONSTANT if inst.len() == 5 && inst[4] == 0 => {
+            OP_CONSTANT if physical && inst.len() == 5 && inst[4] == 0 => {
                 m.constants.insert(inst[2], inst[3]);
             }
             OP_DECORATE | OP_MEMBER_DECORATE => {
@@ -186,7 +187,7 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
         }
     }
     let (last_annotation, first_function) = (last_annotation?, first_function?);
-    if super::physical::is_physical(spirv) {
+    if physical {
         return repair_physical(spirv, &m, &ptr_chains, last_annotation);
     }
     // (access chain offset, variable, element pointer type, element type, stride, X)
