@@ -470,13 +470,20 @@ kernel void second(global int *o) {
     size_t i = get_global_id(0);
     o[i] = slots[i] + counter * 1000;
 }
+
+kernel void plain(global int *o) {
+    o[0] = counter; o[1] = slots[1]; o[2] = s.i; o[3] = next();
+    counter += 100; slots[1] += 5;
+}
 "#;
 
 /// Program-scope variables in a program whose kernels take SVM pointers (so the launches run
 /// its physical-addressing build, where clspv makes them initialised PhysicalStorageBuffer
 /// variables: invalid SPIR-V before compiler::globals gathered them there too): initializers,
 /// a static local, a partly initialised array, values kept across launches and kernels, and
-/// a pointer that is either a variable's element or an SVM element, given to a function.
+/// a pointer that is either a variable's element or an SVM element, given to a function; and
+/// one set of values for the launches of either build (a kernel launched with a buffer runs
+/// the program's first build: it sees and changes what the SVM launches left).
 #[test]
 fn svm_kernels_use_program_scope_variables() {
     const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
@@ -528,18 +535,26 @@ fn svm_kernels_use_program_scope_variables() {
                 .collect();
             assert_eq!(got, want, "{std} round {round}");
         }
+        let plain = kernel(p, "plain");
+        let b = e.buffer_from(&[0i32; 4]);
+        arg(plain, 0, &b);
+        e.run(plain, None, &[1], None);
+        assert_eq!(
+            e.read::<i32>(b, 4),
+            [7, 202, -5, 42],
+            "{std}: the first build"
+        );
         e.run(second, None, &[8], None);
         let got = unsafe { std::slice::from_raw_parts(v, 8) }.to_vec();
         let want: Vec<i32> = (0..8)
             .map(|i| {
-                if i & 1 == 1 {
-                    7000 + (100 + i) * 2
-                } else {
-                    7000
-                }
+                let slot = if i & 1 == 1 { (100 + i) * 2 } else { 0 };
+                107000 + slot + if i == 1 { 5 } else { 0 }
             })
             .collect();
         assert_eq!(got, want, "{std}");
+        check!(clReleaseMemObject(b));
+        check!(clReleaseKernel(plain));
         unsafe {
             clSVMFree(e.ctx, o.cast());
             clSVMFree(e.ctx, v.cast());

@@ -14,10 +14,11 @@
 //! handled: a module whose initializers hold pointers is left as it is.
 //!
 //! In physical addressing clspv makes them initialised `PhysicalStorageBuffer` variables
-//! (equally invalid). They go into the same buffer after a [`PHYSICAL_HEADER`] whose first 8
-//! bytes the runtime fills with the buffer's own device address; the bound block declares
-//! only that address, and each use becomes `OpConvertUToPtr` of the address plus the
-//! variable's offset, of the variable's own pointer type (every other instruction unchanged).
+//! (equally invalid). They go into the same buffer, at the offsets a logical build gives them,
+//! followed by a slot ([`address_slot`]) that the runtime fills with the buffer's own device
+//! address; the bound block declares only that address, and each use becomes
+//! `OpConvertUToPtr` of the address plus the variable's offset, of the variable's own pointer
+//! type (every other instruction unchanged).
 
 use std::collections::HashMap;
 
@@ -131,7 +132,7 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     let mut ids = Ids(m.header.as_ref()?.bound);
     // Members: (old variable, pointer type, pointee type, offset).
     let mut members = vec![];
-    let mut size = if physical { PHYSICAL_HEADER } else { 0 };
+    let mut size = 0u32;
     for &(var, ptr, _) in &globals {
         let pointee = *layout.pointees.get(&ptr)?;
         let (s, a) = layout.size_align(pointee)?;
@@ -141,6 +142,12 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     }
     if size as usize > MAX_TOTAL_SIZE {
         return Some(Err(size as usize));
+    }
+    // Physical: the buffer's address after the variables (`address_slot`), which are where a
+    // logical build of the same program puts them.
+    let slot = address_slot(size as usize) as u32;
+    if physical {
+        size = slot + ADDRESS_SLOT_SIZE;
     }
     let mut data = vec![0u8; size as usize];
     for (&(_, _, init), &(_, _, pointee, offset)) in globals.iter().zip(&members) {
@@ -283,7 +290,7 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     m.annotations
         .push(deco(var, Decoration::Binding, vec![binding]));
     match &addressing {
-        Some(_) => m.annotations.push(member_offset(block, 0, 0)),
+        Some(_) => m.annotations.push(member_offset(block, 0, slot)),
         None => {
             for (k, member) in members.iter().enumerate() {
                 m.annotations.push(member_offset(block, k as u32, member.3));
@@ -310,9 +317,17 @@ struct Addresses {
     offsets: Vec<Word>,
 }
 
-/// The bytes before the variables in a physical-addressing module's buffer: the buffer's
-/// device address (8 bytes), which the runtime writes there, and padding.
-pub const PHYSICAL_HEADER: u32 = 16;
+/// The bytes after the variables that hold the buffer's own device address (8 bytes, which
+/// the runtime writes there, and padding) in a physical-addressing module's buffer.
+pub const ADDRESS_SLOT_SIZE: u32 = 16;
+
+/// Where the address goes in a buffer of `variables` bytes of variables: after them, at a
+/// multiple of 16. A physical module's initial data is `address_slot(v) + 16` bytes, a
+/// logical module's `v` (the runtime gives both buffers the slot, so that a program's two
+/// builds can share one buffer).
+pub fn address_slot(variables: usize) -> usize {
+    variables.next_multiple_of(16)
+}
 
 fn ulong_type(tgv: &mut Vec<Instruction>, ids: &mut Ids) -> Word {
     let found = tgv.iter().find(|i| {

@@ -842,7 +842,7 @@ fn workgroup_structs_read_as_words_become_word_arrays() {
 
 /// Program-scope variables in a physical-addressing build: no PhysicalStorageBuffer variable
 /// is left (clspv writes initialised ones), the module is valid, and the buffer's initial
-/// bytes start with the 16-byte header the runtime fills with the buffer's address.
+/// bytes end with the 16-byte slot the runtime fills with the buffer's address.
 #[test]
 fn physical_program_scope_variables_are_reached_through_the_buffer_address() {
     let src = b"global int counter = 5;\n\
@@ -861,9 +861,10 @@ fn physical_program_scope_variables_are_reached_through_the_buffer_address() {
     assert_eq!(physical_variables, 0);
     let r = super::reflection::parse(&out.spirv).unwrap();
     let g = r.globals.expect("a program-scope variables buffer");
-    let header = super::globals::PHYSICAL_HEADER as usize;
-    assert_eq!(g.data[..header], [0; 16]);
-    assert_eq!(g.data[header..header + 4], 5i32.to_le_bytes());
+    // counter, table, n at 16-byte steps; then the address slot.
+    assert_eq!(g.data.len(), 48 + 16);
+    assert_eq!(g.data[..4], 5i32.to_le_bytes());
+    assert_eq!(g.data[48..], [0; 16]);
 }
 
 /// member_index's physical form: the helper's `OpPtrAccessChain base (X / C) 0 ...` on a
