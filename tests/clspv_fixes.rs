@@ -219,6 +219,17 @@ fn member_array_passed_to_a_helper_function() {
 /// multiple of 16), each read and written directly and through helpers, indices at run time.
 #[test]
 fn nested_member_arrays_and_strides_direct_and_through_helpers() {
+    let (src, a, b, idx) = nested_member_source();
+    let items = idx.len() / 4;
+    let bufs = [a.clone(), b.clone(), idx.clone(), vec![0; 6 * items]];
+    nested_member_arrays(&a, &b, &idx, run_words(src, "", "rd", &bufs, &[], items));
+    let out = run_words(src, "", "wr", &bufs[..3], &[], items);
+    nested_member_writes(&a, &b, &idx, out);
+}
+
+/// The nested-member program, its two struct arrays and its indices (one item per struct, so
+/// that each word is written once).
+fn nested_member_source() -> (&'static str, Vec<u32>, Vec<u32>, Vec<u32>) {
     let src = r#"
 typedef struct { uint x[3]; } in_t;
 typedef struct { in_t in[2]; uint n; } out_t;
@@ -252,8 +263,27 @@ kernel void wr(global out_t *a, global wide_t *b, global const uint *idx) {
     let idx: Vec<u32> = (0..items as u32)
         .flat_map(|g| [g, r.below(2), r.below(3), r.below(7)])
         .collect();
+    (src, a, b, idx)
+}
+
+/// [`nested_member_arrays_and_strides_direct_and_through_helpers`] with SVM pointers: the
+/// physical-addressing build, where clspv writes the helper's pointer as an OpPtrAccessChain
+/// on the struct pointer (`compiler::member_index` repairs both forms).
+#[test]
+fn nested_member_arrays_through_svm_pointers() {
+    let (src, a, b, idx) = nested_member_source();
+    let items = idx.len() / 4;
     let bufs = [a.clone(), b.clone(), idx.clone(), vec![0; 6 * items]];
-    let out = run_words(src, "", "rd", &bufs, &[], items);
+    let Some(out) = run_with_svm(src, "", "rd", &bufs, &[] as &[u32], items) else {
+        return;
+    };
+    nested_member_arrays(&a, &b, &idx, out);
+    let out = run_with_svm(src, "", "wr", &bufs[..3], &[] as &[u32], items).unwrap();
+    nested_member_writes(&a, &b, &idx, out);
+}
+
+fn nested_member_arrays(a: &[u32], b: &[u32], idx: &[u32], out: Vec<Vec<u32>>) {
+    let items = idx.len() / 4;
     for g in 0..items {
         let q = &idx[4 * g..4 * g + 4];
         let (i, j, k, m) = (q[0] as usize, q[1] as usize, q[2] as usize, q[3] as usize);
@@ -261,15 +291,11 @@ kernel void wr(global out_t *a, global wide_t *b, global const uint *idx) {
         let want = [x, x, a[7 * i + 6], b[8 * i + m], b[8 * i + m], b[8 * i + 7]];
         assert_eq!(out[3][6 * g..6 * g + 6], want, "item {g}: {q:?}");
     }
-    let out = run_words(
-        src,
-        "",
-        "wr",
-        &[a.clone(), b.clone(), idx.clone()],
-        &[],
-        items,
-    );
-    let (mut wa, mut wb) = (a.clone(), b.clone());
+}
+
+fn nested_member_writes(a: &[u32], b: &[u32], idx: &[u32], out: Vec<Vec<u32>>) {
+    let items = idx.len() / 4;
+    let (mut wa, mut wb) = (a.to_vec(), b.to_vec());
     for g in 0..items {
         let q = &idx[4 * g..4 * g + 4];
         wa[7 * q[0] as usize + 3 * q[1] as usize + q[2] as usize] = 0xB000 + g as u32;
@@ -1449,7 +1475,32 @@ fn local_arrays_of_three_dimensions_of_structs() {
 /// of the struct thread w/4 stored: the input's word w.
 #[test]
 fn local_structs_read_through_int_pointers() {
-    let src = "typedef struct { int a, b, c, d; } counts;\n\
+    let input = numbered(256);
+    let got = run_words(
+        LOCAL_STRUCTS,
+        "",
+        "k",
+        &[vec![0u32; 256], input.clone()],
+        &[],
+        64,
+    );
+    assert_eq!(got[0], input);
+}
+
+/// [`local_structs_read_through_int_pointers`] with SVM pointers (the physical-addressing
+/// build): the view's offset (compiler::word_views), divided in 64 bits, made clspv take the
+/// word within each struct as the byte offset modulo 5 (fixed by dividing in 32 bits).
+#[test]
+fn local_structs_read_through_int_pointers_with_svm() {
+    let input = numbered(256);
+    let bufs = [vec![0u32; 256], input.clone()];
+    let Some(got) = run_with_svm(LOCAL_STRUCTS, "", "k", &bufs, &[] as &[u32], 64) else {
+        return;
+    };
+    assert_eq!(got[0], input);
+}
+
+const LOCAL_STRUCTS: &str = "typedef struct { int a, b, c, d; } counts;\n\
                struct __attribute__((packed)) wrapped { counts v; int dummy; };\n\
                __attribute__((reqd_work_group_size(64, 1, 1)))\n\
                kernel void k(global int *o, global const int *in) {\n\
@@ -1461,7 +1512,3 @@ fn local_structs_read_through_int_pointers() {
                for (int k = 0; k < 4; k++) { int w = 64 * k + i, d = w / 4;\n\
                local int *src = (local int *) &l[d % 3][d / 3].v;\n\
                o[w] = src[w - 4 * d]; } }\n";
-    let input = numbered(256);
-    let got = run_words(src, "", "k", &[vec![0u32; 256], input.clone()], &[], 64);
-    assert_eq!(got[0], input);
-}

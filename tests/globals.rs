@@ -462,3 +462,135 @@ fn partly_initialised_arrays() {
         check!(clReleaseProgram(p));
     }
 }
+
+extern "C" {
+    fn clSVMAlloc(
+        c: cl_context,
+        flags: cl_bitfield,
+        size: usize,
+        align: cl_uint,
+    ) -> *mut std::ffi::c_void;
+    fn clSVMFree(c: cl_context, p: *mut std::ffi::c_void);
+    fn clSetKernelArgSVMPointer(k: cl_kernel, i: cl_uint, p: *const std::ffi::c_void) -> cl_int;
+}
+
+const SVM_SOURCE: &str = r#"
+typedef struct { char c; int i; float2 f; long l[2]; } S;
+global S s = { 'a', -7, (float2)(0.5f, 1.5f), { 1L << 40, -3 } };
+global int counter = 5;
+global uint big[100] = { 3, 4 };
+global int slots[8];
+
+int next(void) { static global int n = 40; return n++; }
+
+void add_to(global int *p, int v) { *p += v; }
+
+kernel void first(global long *o, global int *in) {
+    size_t i = get_global_id(0);
+    if (i == 0) {
+        o[0] = counter++; o[1] = s.i; o[2] = s.l[0]; o[3] = (long)(s.f.y * 2.0f);
+        o[4] = next(); o[5] = big[1] + big[50]; o[6] = s.c;
+        s.i += 1; big[50] += 7;
+    }
+    global int *p = (i & 1) ? &slots[i] : &in[i];
+    add_to(p, 100 + (int)i);
+}
+
+kernel void second(global int *o) {
+    size_t i = get_global_id(0);
+    o[i] = slots[i] + counter * 1000;
+}
+
+kernel void plain(global int *o) {
+    o[0] = counter; o[1] = slots[1]; o[2] = s.i; o[3] = next();
+    counter += 100; slots[1] += 5;
+}
+"#;
+
+/// Program-scope variables in a program whose kernels take SVM pointers (so the launches run
+/// its physical-addressing build, where clspv makes them initialised PhysicalStorageBuffer
+/// variables: invalid SPIR-V before compiler::globals gathered them there too): initializers,
+/// a static local, a partly initialised array, values kept across launches and kernels, and
+/// a pointer that is either a variable's element or an SVM element, given to a function; and
+/// one set of values for the launches of either build (a kernel launched with a buffer runs
+/// the program's first build: it sees and changes what the SVM launches left).
+#[test]
+fn svm_kernels_use_program_scope_variables() {
+    const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+    const FINE_GRAIN: cl_bitfield = 1 << 10;
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let e = Env::new();
+        let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
+        if caps == 0 {
+            eprintln!("no SVM on this device");
+            return;
+        }
+        let p = e.program(SVM_SOURCE, std);
+        let (first, second) = (kernel(p, "first"), kernel(p, "second"));
+        let o = unsafe { clSVMAlloc(e.ctx, FINE_GRAIN, 8 * 8, 0) }.cast::<i64>();
+        let v = unsafe { clSVMAlloc(e.ctx, FINE_GRAIN, 8 * 4, 0) }.cast::<i32>();
+        assert!(!o.is_null() && !v.is_null());
+        unsafe {
+            std::ptr::write_bytes(o, 0, 8);
+            std::ptr::write_bytes(v, 0, 8);
+        }
+        check!(clSetKernelArgSVMPointer(first, 0, o.cast()));
+        check!(clSetKernelArgSVMPointer(first, 1, v.cast()));
+        check!(clSetKernelArgSVMPointer(second, 0, v.cast()));
+        for round in 0..2i64 {
+            e.run(first, None, &[8], None);
+            let got = unsafe { std::slice::from_raw_parts(o, 7) }.to_vec();
+            assert_eq!(
+                got,
+                [
+                    5 + round,
+                    -7 + round,
+                    1 << 40,
+                    3,
+                    40 + round,
+                    4 + 7 * round,
+                    97
+                ],
+                "{std} round {round}"
+            );
+            let got = unsafe { std::slice::from_raw_parts(v, 8) }.to_vec();
+            let want: Vec<i32> = (0..8)
+                .map(|i| {
+                    if i & 1 == 0 {
+                        (100 + i) * (round as i32 + 1)
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            assert_eq!(got, want, "{std} round {round}");
+        }
+        let plain = kernel(p, "plain");
+        let b = e.buffer_from(&[0i32; 4]);
+        arg(plain, 0, &b);
+        e.run(plain, None, &[1], None);
+        assert_eq!(
+            e.read::<i32>(b, 4),
+            [7, 202, -5, 42],
+            "{std}: the first build"
+        );
+        e.run(second, None, &[8], None);
+        let got = unsafe { std::slice::from_raw_parts(v, 8) }.to_vec();
+        let want: Vec<i32> = (0..8)
+            .map(|i| {
+                let slot = if i & 1 == 1 { (100 + i) * 2 } else { 0 };
+                107000 + slot + if i == 1 { 5 } else { 0 }
+            })
+            .collect();
+        assert_eq!(got, want, "{std}");
+        check!(clReleaseMemObject(b));
+        check!(clReleaseKernel(plain));
+        unsafe {
+            clSVMFree(e.ctx, o.cast());
+            clSVMFree(e.ctx, v.cast());
+        }
+        check!(clReleaseKernel(first));
+        check!(clReleaseKernel(second));
+        check!(clReleaseProgram(p));
+    }
+}

@@ -456,3 +456,33 @@ fn narrower_views_of_private_arrays() {
     }
     assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
 }
+
+/// The `__global` member view with SVM pointers (the physical-addressing build): clspv types
+/// the packed struct's pointer as words there, and `&a[idx]` moved 4 bytes per struct, not 12,
+/// until compiler::physical retyped the chain's base.
+#[test]
+fn narrower_views_of_struct_members_through_svm_pointers() {
+    for m in ["ulong", "double"] {
+        let values = member_values(m);
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let structs: Vec<u8> = values
+            .iter()
+            .flat_map(|&v| {
+                let mut s = v.to_le_bytes().to_vec();
+                s.extend((-1i32).to_le_bytes());
+                s
+            })
+            .collect();
+        for (v, size) in [("int", 4), ("uint", 4), ("short", 2)] {
+            let r = 8 / size;
+            let opts = format!("-DM={m} -DV={v} -DR={r}");
+            let bufs = [structs.clone(), vec![0u8; 16 * 8]];
+            let name = "global_member";
+            let Some(out) = run_with_svm(MEMBER_SOURCE, &opts, name, &bufs, &[] as &[u32], 16 * r)
+            else {
+                return;
+            };
+            assert_eq!(out[1], bytes, "{v} of {m}");
+        }
+    }
+}

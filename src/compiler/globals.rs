@@ -12,6 +12,13 @@
 //! in every launch of the program's kernels, so values persist across launches and kernels.
 //! Pointers stored in the variables (clspv's `ProgramScopeVariablePointerRelocation`) are not
 //! handled: a module whose initializers hold pointers is left as it is.
+//!
+//! In physical addressing clspv makes them initialised `PhysicalStorageBuffer` variables
+//! (equally invalid). They go into the same buffer, at the offsets a logical build gives them,
+//! followed by a slot ([`address_slot`]) that the runtime fills with the buffer's own device
+//! address; the bound block declares only that address, and each use becomes
+//! `OpConvertUToPtr` of the address plus the variable's offset, of the variable's own pointer
+//! type (every other instruction unchanged).
 
 use std::collections::HashMap;
 
@@ -62,6 +69,7 @@ fn has_unbound_buffer(spirv: &[u32]) -> bool {
     const OP_FUNCTION: u32 = 54;
     const DESCRIPTOR_SET: u32 = 34;
     const STORAGE_BUFFER: u32 = 12;
+    const PHYSICAL_STORAGE_BUFFER: u32 = 5349;
     let mut bound = std::collections::HashSet::new();
     for (_, i) in instructions(spirv) {
         match i[0] & 0xffff {
@@ -71,6 +79,7 @@ fn has_unbound_buffer(spirv: &[u32]) -> bool {
             OP_VARIABLE if i.len() >= 4 && i[3] == STORAGE_BUFFER && !bound.contains(&i[2]) => {
                 return true;
             }
+            OP_VARIABLE if i.len() >= 4 && i[3] == PHYSICAL_STORAGE_BUFFER => return true,
             OP_FUNCTION => return false,
             _ => {}
         }
@@ -79,7 +88,15 @@ fn has_unbound_buffer(spirv: &[u32]) -> bool {
 }
 
 fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
+    let physical = super::physical::is_physical(spirv);
     let (mut m, end) = super::spirv::load_functions(spirv)?;
+    // In physical addressing, clspv makes them PhysicalStorageBuffer variables (with
+    // initializers: invalid SPIR-V); their uses stay pointers of that class, computed from the
+    // buffer's own device address (its first 8 bytes, written by the runtime).
+    let class = match physical {
+        true => StorageClass::PhysicalStorageBuffer,
+        false => StorageClass::StorageBuffer,
+    };
     let decorated: Vec<Word> = m
         .annotations
         .iter()
@@ -92,7 +109,7 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
         .types_global_values
         .iter()
         .filter(|i| i.class.opcode == Op::Variable)
-        .filter(|i| i.operands.first() == Some(&Operand::StorageClass(StorageClass::StorageBuffer)))
+        .filter(|i| i.operands.first() == Some(&Operand::StorageClass(class)))
         .filter(|i| !decorated.contains(&i.result_id.unwrap_or(0)))
         .map(|i| {
             (
@@ -125,6 +142,12 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     }
     if size as usize > MAX_TOTAL_SIZE {
         return Some(Err(size as usize));
+    }
+    // Physical: the buffer's address after the variables (`address_slot`), which are where a
+    // logical build of the same program puts them.
+    let slot = address_slot(size as usize) as u32;
+    if physical {
+        size = slot + ADDRESS_SLOT_SIZE;
     }
     let mut data = vec![0u8; size as usize];
     for (&(_, _, init), &(_, _, pointee, offset)) in globals.iter().zip(&members) {
@@ -194,15 +217,41 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
         let (array, ptr) = (ids.next(), ids.next());
         let ops = vec![Operand::IdRef(*elem), Operand::IdRef(len)];
         tgv.push(inst(Op::TypeArray, None, Some(array), ops));
-        let ops = vec![
-            Operand::StorageClass(StorageClass::StorageBuffer),
-            Operand::IdRef(array),
-        ];
+        let ops = vec![Operand::StorageClass(class), Operand::IdRef(array)];
         tgv.push(inst(Op::TypePointer, None, Some(ptr), ops));
         strides.push((array, *size));
         (members[k].1, members[k].2) = (ptr, array);
     }
-    let member_types = members.iter().map(|m| Operand::IdRef(m.2)).collect();
+    // Physical: the block is the buffer's address alone (the variables follow it, reached
+    // through that address); the offsets of the variables as 64-bit constants.
+    let ulong = match physical {
+        true => Some(ulong_type(&mut tgv, &mut ids)),
+        false => None,
+    };
+    let addressing = match ulong {
+        Some(ulong) => {
+            let mut offsets = vec![];
+            for member in &members {
+                offsets.push(ulong_constant(&mut tgv, &mut ids, ulong, member.3 as u64));
+            }
+            let ops = vec![
+                Operand::StorageClass(StorageClass::StorageBuffer),
+                Operand::IdRef(ulong),
+            ];
+            let ulong_ptr = ids.next();
+            tgv.push(inst(Op::TypePointer, None, Some(ulong_ptr), ops));
+            Some(Addresses {
+                ulong,
+                ulong_ptr,
+                offsets,
+            })
+        }
+        None => None,
+    };
+    let member_types = match &addressing {
+        Some(a) => vec![Operand::IdRef(a.ulong)],
+        None => members.iter().map(|m| Operand::IdRef(m.2)).collect(),
+    };
     tgv.push(inst(Op::TypeStruct, None, Some(block), member_types));
     tgv.push(inst(
         Op::TypePointer,
@@ -240,11 +289,16 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
         .push(deco(var, Decoration::DescriptorSet, vec![0]));
     m.annotations
         .push(deco(var, Decoration::Binding, vec![binding]));
-    for (k, member) in members.iter().enumerate() {
-        m.annotations.push(member_offset(block, k as u32, member.3));
+    match &addressing {
+        Some(_) => m.annotations.push(member_offset(block, 0, slot)),
+        None => {
+            for (k, member) in members.iter().enumerate() {
+                m.annotations.push(member_offset(block, k as u32, member.3));
+            }
+        }
     }
     let old: Vec<(Word, Word)> = members.iter().map(|m| (m.0, m.1)).collect();
-    use_members(&mut m, &old, var, &indices, &mut ids)?;
+    use_members(&mut m, &old, var, &indices, addressing.as_ref(), &mut ids)?;
     let refl = reflection(&mut m, &data, [set_id, binding_id], void, &mut ids)?;
     m.header.as_mut()?.bound = ids.0;
     let mut out = m.assemble();
@@ -253,14 +307,73 @@ fn gather_checked(spirv: &[u32]) -> Option<Result<Vec<u32>, usize>> {
     Some(Ok(out))
 }
 
+/// How a physical-addressing module reaches its variables: the address in member 0 of the
+/// block, plus each variable's offset.
+struct Addresses {
+    ulong: Word,
+    /// A StorageBuffer pointer to `ulong`.
+    ulong_ptr: Word,
+    /// Each variable's offset in the buffer, a 64-bit constant.
+    offsets: Vec<Word>,
+}
+
+/// The bytes after the variables that hold the buffer's own device address (8 bytes, which
+/// the runtime writes there, and padding) in a physical-addressing module's buffer.
+pub const ADDRESS_SLOT_SIZE: u32 = 16;
+
+/// Where the address goes in a buffer of `variables` bytes of variables: after them, at a
+/// multiple of 16. A physical module's initial data is `address_slot(v) + 16` bytes, a
+/// logical module's `v` (the runtime gives both buffers the slot, so that a program's two
+/// builds can share one buffer).
+pub fn address_slot(variables: usize) -> usize {
+    variables.next_multiple_of(16)
+}
+
+fn ulong_type(tgv: &mut Vec<Instruction>, ids: &mut Ids) -> Word {
+    let found = tgv.iter().find(|i| {
+        i.class.opcode == Op::TypeInt
+            && i.operands == [Operand::LiteralBit32(64), Operand::LiteralBit32(0)]
+    });
+    if let Some(id) = found.and_then(|i| i.result_id) {
+        return id;
+    }
+    let id = ids.next();
+    let ops = vec![Operand::LiteralBit32(64), Operand::LiteralBit32(0)];
+    // Before everything that could use it.
+    tgv.insert(0, inst(Op::TypeInt, None, Some(id), ops));
+    id
+}
+
+fn ulong_constant(tgv: &mut Vec<Instruction>, ids: &mut Ids, ulong: Word, v: u64) -> Word {
+    let found = tgv.iter().find(|i| {
+        i.class.opcode == Op::Constant
+            && i.result_type == Some(ulong)
+            && i.operands == [Operand::LiteralBit64(v)]
+    });
+    if let Some(id) = found.and_then(|i| i.result_id) {
+        return id;
+    }
+    let id = ids.next();
+    tgv.push(inst(
+        Op::Constant,
+        Some(ulong),
+        Some(id),
+        vec![Operand::LiteralBit64(v)],
+    ));
+    id
+}
+
 /// Replaces the uses of the `old` variables (variable, pointer type) by access chains to
 /// member k of `var` (`indices[k]` its index constant) at the top of each function, and the
-/// variables in the entry points' interfaces by `var`.
+/// variables in the entry points' interfaces by `var`. With `addresses` (physical
+/// addressing), by the pointer converted from the address in `var` plus the variable's
+/// offset.
 fn use_members(
     m: &mut dr::Module,
     old: &[(Word, Word)],
     var: Word,
     indices: &[Word],
+    addresses: Option<&Addresses>,
     ids: &mut Ids,
 ) -> Option<()> {
     // Each function reaches the variables through access chains at its top.
@@ -283,14 +396,37 @@ fn use_members(
             .iter()
             .take_while(|i| i.class.opcode == Op::Variable)
             .count();
+        let mut top = vec![];
+        let base = match addresses {
+            Some(a) if !chains.is_empty() => {
+                let (chain, base) = (ids.next(), ids.next());
+                let ops = vec![Operand::IdRef(var), Operand::IdRef(*indices.first()?)];
+                top.push(inst(Op::AccessChain, Some(a.ulong_ptr), Some(chain), ops));
+                let ops = vec![Operand::IdRef(chain)];
+                top.push(inst(Op::Load, Some(a.ulong), Some(base), ops));
+                Some(base)
+            }
+            _ => None,
+        };
         for (k, &(old_var, ptr)) in old.iter().enumerate() {
-            if let Some(&new) = chains.get(&old_var) {
-                let ops = vec![Operand::IdRef(var), Operand::IdRef(indices[k])];
-                first
-                    .instructions
-                    .insert(at, inst(Op::AccessChain, Some(ptr), Some(new), ops));
+            let Some(&new) = chains.get(&old_var) else {
+                continue;
+            };
+            match (addresses, base) {
+                (Some(a), Some(base)) => {
+                    let address = ids.next();
+                    let ops = vec![Operand::IdRef(base), Operand::IdRef(a.offsets[k])];
+                    top.push(inst(Op::IAdd, Some(a.ulong), Some(address), ops));
+                    let ops = vec![Operand::IdRef(address)];
+                    top.push(inst(Op::ConvertUToPtr, Some(ptr), Some(new), ops));
+                }
+                _ => {
+                    let ops = vec![Operand::IdRef(var), Operand::IdRef(indices[k])];
+                    top.push(inst(Op::AccessChain, Some(ptr), Some(new), ops));
+                }
             }
         }
+        first.instructions.splice(at..at, top);
     }
     // Interfaces list every global variable from SPIR-V 1.4 on (and only Input/Output before).
     let listed = m.header.as_ref()?.version() >= (1, 4);

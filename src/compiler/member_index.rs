@@ -31,6 +31,15 @@ const OP_CONSTANT: u32 = 43;
 const OP_FUNCTION: u32 = 54;
 const OP_VARIABLE: u32 = 59;
 const OP_ACCESS_CHAIN: u32 = 65;
+const OP_PTR_ACCESS_CHAIN: u32 = 67;
+const OP_CONVERT_U_TO_PTR: u32 = 120;
+const OP_BITCAST: u32 = 124;
+const OP_FUNCTION_PARAMETER: u32 = 55;
+const OP_LOAD: u32 = 61;
+const OP_COPY_OBJECT: u32 = 83;
+const OP_SELECT: u32 = 169;
+const OP_PHI: u32 = 245;
+const PHYSICAL_STORAGE_BUFFER: u32 = 5349;
 const OP_DECORATE: u32 = 71;
 const OP_MEMBER_DECORATE: u32 = 72;
 const OP_IADD: u32 = 128;
@@ -51,6 +60,8 @@ struct Module<'a> {
     constants: HashMap<u32, u32>,
     stride: HashMap<u32, u32>,
     set_binding: HashMap<u32, (u32, u32)>,
+    /// The result types of the instructions that may give a physical chain its base.
+    value_types: HashMap<u32, u32>,
 }
 
 impl Module<'_> {
@@ -104,7 +115,10 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
         constants: HashMap::new(),
         stride: HashMap::new(),
         set_binding: HashMap::new(),
+        value_types: HashMap::new(),
     };
+    let mut ptr_chains = vec![];
+    let physical = super::physical::is_physical(spirv);
     let mut last_annotation = None;
     let mut first_function = None;
     let mut chains = vec![];
@@ -129,6 +143,10 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
             OP_CONSTANT if inst.len() == 4 => {
                 m.constants.insert(inst[2], inst[3]);
             }
+            // 64-bit constants (physical addressing's indices) that fit in 32 bits.
+            OP_CONSTANT if physical && inst.len() == 5 && inst[4] == 0 => {
+                m.constants.insert(inst[2], inst[3]);
+            }
             OP_DECORATE | OP_MEMBER_DECORATE => {
                 last_annotation = Some(at + inst.len());
                 if op == OP_DECORATE && inst.len() == 4 {
@@ -148,10 +166,30 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
             }
             OP_FUNCTION if first_function.is_none() => first_function = Some(at),
             OP_ACCESS_CHAIN if inst.len() >= 7 => chains.push((at, inst)),
+            OP_PTR_ACCESS_CHAIN if inst.len() >= 6 => ptr_chains.push((at, inst)),
             _ => {}
+        }
+        if let (
+            OP_FUNCTION_PARAMETER
+            | OP_LOAD
+            | OP_ACCESS_CHAIN
+            | OP_PTR_ACCESS_CHAIN
+            | OP_COPY_OBJECT
+            | OP_CONVERT_U_TO_PTR
+            | OP_BITCAST
+            | OP_SELECT
+            | OP_PHI,
+            Some(&ty),
+            Some(&id),
+        ) = (op, inst.get(1), inst.get(2))
+        {
+            m.value_types.insert(id, ty);
         }
     }
     let (last_annotation, first_function) = (last_annotation?, first_function?);
+    if physical {
+        return repair_physical(spirv, &m, &ptr_chains, last_annotation);
+    }
     // (access chain offset, variable, element pointer type, element type, stride, X)
     let mut fixes = vec![];
     for (at, inst) in chains {
@@ -278,6 +316,109 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
             out.extend(extra);
         } else {
             out.extend(inst);
+        }
+        if at + inst.len() == last_annotation {
+            out.extend(&annotations);
+        }
+    }
+    Some(out)
+}
+
+/// [`repair`] in physical addressing, where clspv writes the shape as
+/// `OpPtrAccessChain base (X / C) 0 ... 0` on a PhysicalStorageBuffer pointer to the struct:
+/// the chain becomes `OpPtrAccessChain (OpBitcast base) X`, X elements from the base (the
+/// element pointer type given its ArrayStride where clspv did not).
+fn repair_physical(
+    spirv: &[u32],
+    m: &Module,
+    ptr_chains: &[(usize, &[u32])],
+    last_annotation: usize,
+) -> Option<Vec<u32>> {
+    // (chain offset, result type, base, X)
+    let mut fixes = vec![];
+    let mut strides: Vec<(u32, u32)> = vec![];
+    for &(at, inst) in ptr_chains {
+        let (result_ty, base, idx) = (inst[1], inst[3], &inst[4..]);
+        let found = (|| {
+            let base_ty = *m.value_types.get(&base)?;
+            let p = m.defs.get(&base_ty)?;
+            if p[0] & 0xffff != OP_TYPE_POINTER || p[2] != PHYSICAL_STORAGE_BUFFER {
+                return None;
+            }
+            let s = m
+                .defs
+                .get(&p[3])
+                .filter(|s| s[0] & 0xffff == OP_TYPE_STRUCT)?;
+            if s.len() < 4 {
+                return None;
+            }
+            let q = m.defs.get(&idx[0])?;
+            let divisor = m.constants.get(q.get(4)?).copied()?;
+            let c = match q[0] & 0xffff {
+                OP_UDIV => divisor,
+                OP_SHIFT_RIGHT_LOGICAL if divisor < 64 => 1u32.checked_shl(divisor)?,
+                _ => return None,
+            };
+            let elem = m.walk_zeros(p[3], &idx[1..])?;
+            let size = m.element_size(elem)?;
+            let stride = *m.stride.get(&base_ty)?;
+            let ptr = m.defs.get(&result_ty)?;
+            let x = q[3];
+            let fits = ptr[0] & 0xffff == OP_TYPE_POINTER && ptr[2] == PHYSICAL_STORAGE_BUFFER;
+            (fits && ptr[3] == elem && c > 1 && c * size == stride && m.scaled_sum(x, c, 0))
+                .then_some((size, x))
+        })();
+        let Some((size, x)) = found else {
+            continue;
+        };
+        match m.stride.get(&result_ty) {
+            Some(&s) if s != size => continue,
+            Some(_) => {}
+            None => {
+                if strides.iter().any(|&(t, s)| t == result_ty && s != size) {
+                    continue;
+                }
+                if !strides.contains(&(result_ty, size)) {
+                    strides.push((result_ty, size));
+                }
+            }
+        }
+        fixes.push((at, result_ty, base, x));
+    }
+    if fixes.is_empty() {
+        return None;
+    }
+    let mut bound = spirv[3];
+    let mut replace: HashMap<usize, Vec<u32>> = HashMap::new();
+    for &(at, result_ty, base, x) in &fixes {
+        let cast = bound;
+        bound += 1;
+        let id = spirv[at + 2];
+        replace.insert(
+            at,
+            vec![
+                (4 << 16) | OP_BITCAST,
+                result_ty,
+                cast,
+                base,
+                (5 << 16) | OP_PTR_ACCESS_CHAIN,
+                result_ty,
+                id,
+                cast,
+                x,
+            ],
+        );
+    }
+    let annotations: Vec<u32> = strides
+        .iter()
+        .flat_map(|&(t, s)| [(4 << 16) | OP_DECORATE, t, DECORATION_ARRAY_STRIDE, s])
+        .collect();
+    let mut out = spirv[..5].to_vec();
+    out[3] = bound;
+    for (at, inst) in instructions(spirv) {
+        match replace.get(&at) {
+            Some(r) => out.extend(r),
+            None => out.extend(inst),
         }
         if at + inst.len() == last_annotation {
             out.extend(&annotations);

@@ -12,7 +12,7 @@
 //! multiplications that compute one, become the 64-bit constant sign-extended. (An element
 //! index of 2^31 or more meant as such, a constant offset of over 8 GiB of ints, is changed
 //! too: no such kernel is known.) It also retypes the base of an `OpPtrAccessChain` that
-//! clspv leaves typed as bytes while the result is a pointer to a struct (`&nodes[i - 1]` of a
+//! clspv leaves typed as bytes (or words) while the result is a pointer to a struct (`&nodes[i - 1]` of a
 //! struct array, whose -1 then moves one byte, not one struct, and which spirv-val refuses):
 //! an `OpBitcast` of the base to the result's type goes before it. A module the pass does not
 //! understand is left as it is.
@@ -428,15 +428,17 @@ fn assemble(spirv: &[u32], bound: u32, insts: Vec<Vec<u32>>) -> Vec<u32> {
 }
 
 /// Puts `OpBitcast`s before the `OpPtrAccessChain`s (without further indexes) whose result is
-/// a physical pointer to a struct while their base points to an 8-bit integer. True if any.
+/// a physical pointer to a struct while their base points to an integer (a byte, or the word
+/// clspv types a packed struct's pointer argument as: `&a[i]` of 12-byte structs moved 4 bytes
+/// per element). True if any.
 fn retype_byte_bases(insts: &mut Vec<Vec<u32>>, bound: &mut u32) -> bool {
     let mut pointers: HashMap<u32, u32> = HashMap::new(); // physical pointer type → pointee
-    let mut bytes: HashSet<u32> = HashSet::new(); // 8-bit integer types
+    let mut bytes: HashSet<u32> = HashSet::new(); // integer types
     let mut structs: HashSet<u32> = HashSet::new();
     let mut types: HashMap<u32, u32> = HashMap::new(); // result id → type
     for w in insts.iter() {
         match w[0] & 0xffff {
-            OP_TYPE_INT if w.len() == 4 && w[2] == 8 => {
+            OP_TYPE_INT if w.len() == 4 => {
                 bytes.insert(w[1]);
             }
             OP_TYPE_STRUCT if w.len() >= 2 => {

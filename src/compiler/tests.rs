@@ -890,3 +890,50 @@ fn workgroup_structs_read_as_words_become_word_arrays() {
         "VariablePointers is left"
     );
 }
+
+/// Program-scope variables in a physical-addressing build: no PhysicalStorageBuffer variable
+/// is left (clspv writes initialised ones), the module is valid, and the buffer's initial
+/// bytes end with the 16-byte slot the runtime fills with the buffer's address.
+#[test]
+fn physical_program_scope_variables_are_reached_through_the_buffer_address() {
+    let src = b"global int counter = 5;\n\
+        global float table[4] = {1.5f, 2.5f, 3.5f, 4.5f};\n\
+        int bump(void) { static global int n = 9; return n++ + counter; }\n\
+        kernel void k(global int *o) { o[0] = counter++ + bump(); o[1] = (int)table[o[2]]; }\n";
+    let mut args = clspv_args("-cl-std=CL2.0", &target()).unwrap();
+    args.extend(["-arch=spir64".into(), "-physical-storage-buffers".into()]);
+    let out = compile(&[src], &args).unwrap();
+    spirv_val(&out.spirv);
+    const OP_VARIABLE: u32 = 59;
+    const PHYSICAL_STORAGE_BUFFER: u32 = 5349;
+    let physical_variables = super::spirv::instructions(&out.spirv)
+        .filter(|(_, i)| i[0] & 0xffff == OP_VARIABLE && i.get(3) == Some(&PHYSICAL_STORAGE_BUFFER))
+        .count();
+    assert_eq!(physical_variables, 0);
+    let r = super::reflection::parse(&out.spirv).unwrap();
+    let g = r.globals.expect("a program-scope variables buffer");
+    // counter, table, n at 16-byte steps; then the address slot.
+    assert_eq!(g.data.len(), 48 + 16);
+    assert_eq!(g.data[..4], 5i32.to_le_bytes());
+    assert_eq!(g.data[48..], [0; 16]);
+}
+
+/// member_index's physical form: the helper's `OpPtrAccessChain base (X / C) 0 ...` on a
+/// struct pointer becomes a chain of X elements from the base cast to the element pointer.
+#[test]
+fn physical_member_array_through_a_helper_is_a_word_chain() {
+    let src = b"typedef struct { uint x[3]; } in_t;\n\
+        typedef struct { in_t in[2]; uint n; } out_t;\n\
+        void put(global uint *p, uint k, uint v) { p[k] = v; }\n\
+        kernel void k(global out_t *a, global const uint *idx) {\n\
+        put(a[idx[0]].in[idx[1] % 2].x, idx[2] % 3, 7); }\n";
+    let mut args = clspv_args("", &target()).unwrap();
+    args.extend(["-arch=spir64".into(), "-physical-storage-buffers".into()]);
+    let out = compile(&[src], &args).unwrap();
+    spirv_val(&out.spirv);
+    const OP_BITCAST: u32 = 124;
+    let casts = super::spirv::instructions(&out.spirv)
+        .filter(|(_, i)| i[0] & 0xffff == OP_BITCAST)
+        .count();
+    assert!(casts >= 1, "no word chain");
+}

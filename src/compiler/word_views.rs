@@ -438,8 +438,11 @@ fn member_chain(s: &Source, names: &Names, amp: usize) -> Option<(usize, usize)>
 /// view's words within the part (pyopencl's scan: `(__local int *)&(ldata[i][j].value)` of a
 /// packed struct's ulong member) and folds the offset `(char *)&part - (char *)root` into
 /// index arithmetic. A misaligned view is undefined in OpenCL C (6.3.5), so the division is
-/// exact. The chain is written twice: it must have no side effects. In `__local` memory the
-/// offset gets [`LOCAL_ZERO`] (constant indices, `&ld[1][2].v`, made clspv loop).
+/// exact. It divides in 32 bits (`uint`): in physical-addressing builds (64-bit `ptrdiff_t`
+/// and `size_t`) a 64-bit division made clspv take the word within each struct of a
+/// `__local` array as the byte offset modulo the struct's words. The chain is written twice:
+/// it must have no side effects. In `__local` memory the offset gets [`LOCAL_ZERO`] (constant
+/// indices, `&ld[1][2].v`, made clspv loop).
 fn member_edit(s: &Source, names: &Names, i: usize, close: usize) -> Option<Edit> {
     let (root, last) = member_chain(s, names, close + 1)?;
     let space = address_space(s, i, close)?.trim_start_matches('_');
@@ -456,8 +459,8 @@ fn member_edit(s: &Source, names: &Names, i: usize, close: usize) -> Option<Edit
     // Views as wide as the member (an int of an int member) stay as written.
     let text = format!(
         "(sizeof(*({part})) <= sizeof(*{cast}0) ? {span} \
-         : ({cast}{r} + ((int)(((__{space} char *){part} - (__{space} char *){r}) \
-         / sizeof(*{cast}0)){zero})))"
+         : ({cast}{r} + ((int)((uint)((__{space} char *){part} - (__{space} char *){r}) \
+         / (uint)sizeof(*{cast}0)){zero})))"
     );
     let lines = span.matches('\n').count();
     Some(Edit {
@@ -496,8 +499,8 @@ fn earlier_edit(s: &Source, names: &Names, i: usize, close: usize) -> Option<Edi
     let zero = opaque_zero(space);
     let text = format!(
         "(sizeof(*({name})) <= sizeof(*{cast}0) ? {cast}{name} \
-         : ({cast}{r} + ((int)(((__{space} char *){name} - (__{space} char *){r}) \
-         / sizeof(*{cast}0)){zero})))"
+         : ({cast}{r} + ((int)((uint)((__{space} char *){name} - (__{space} char *){r}) \
+         / (uint)sizeof(*{cast}0)){zero})))"
     );
     Some(Edit {
         start: s.toks[i].start,
@@ -636,8 +639,8 @@ mod tests {
             "void f() { __local S d[2][3]; __local int *s = (__local int *) &(\n d[i][j].v);}";
         let out = rewrite(src).unwrap();
         assert_eq!(out.matches('\n').count(), 1);
-        let want = "((__local int *)d + ((int)(((__local char *)&(  d[i][j].v) - \
-                    (__local char *)d) / sizeof(*(__local int *)0)) + (int)(get_local_id(0) >> 31)))";
+        let want = "((__local int *)d + ((int)((uint)((__local char *)&(  d[i][j].v) - \
+                    (__local char *)d) / (uint)sizeof(*(__local int *)0)) + (int)(get_local_id(0) >> 31)))";
         assert!(out.contains(want), "{out}");
     }
 
@@ -648,8 +651,8 @@ mod tests {
                    __global uint *s = (__global uint *)m;\n}";
         let out = rewrite(src).unwrap();
         let want = "(sizeof(*(m)) <= sizeof(*(__global uint *)0) ? (__global uint *)m : \
-                    ((__global uint *)a + ((int)(((__global char *)m - (__global char *)a) \
-                    / sizeof(*(__global uint *)0)))))";
+                    ((__global uint *)a + ((int)((uint)((__global char *)m - (__global char *)a) \
+                    / (uint)sizeof(*(__global uint *)0)))))";
         assert!(out.contains(want), "{out}");
         for src in [
             // assigned again, incremented, address taken

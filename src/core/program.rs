@@ -34,8 +34,8 @@ pub struct Executable {
     pub physical: bool,
     /// The program-scope variables' buffer on this device (`compiler::globals`), made when
     /// the first kernel is created: shared by every kernel, kept across launches.
-    /// (An Arc so that copies of the executable share it; a program's physical-addressing
-    /// build, a separate executable, has its own: globals are not shared between the two.)
+    /// (An Arc so that copies of the executable share it, and a program's physical-addressing
+    /// build shares its first build's where both lay the variables out alike: `share_globals`.)
     globals: Arc<Mutex<Option<Arc<crate::vk::memory::Buffer>>>>,
     /// `launch_key`, computed on first use.
     launch_key: std::sync::OnceLock<String>,
@@ -78,10 +78,25 @@ impl Executable {
         };
         let mut slot = self.globals.lock();
         if slot.is_none() {
-            let size = g.data.len().max(4) as u64;
+            // A physical-addressing module reaches its variables through the buffer's own
+            // address, in a slot after them (`compiler::globals::address_slot`), which its
+            // data holds; a logical module's buffer gets the slot too, so that the program's
+            // physical build can share the buffer (`Program::physical`).
+            let physical = compiler::physical::is_physical(&self.spirv);
+            let at = match physical {
+                true => g.data.len().saturating_sub(16),
+                false => compiler::globals::address_slot(g.data.len()),
+            };
+            let size = (at + 16) as u64;
             let b = Buffer::new(vkd, size, Placement::Upload, "program-scope variables")?;
             // SAFETY: the buffer is new; no GPU work uses it yet.
             unsafe { b.write(0, &g.data) };
+            match b.device_address() {
+                // SAFETY: as above.
+                Some(a) => unsafe { b.write(at as u64, &a.to_le_bytes()) },
+                None if physical => return Err(ClError(CL_OUT_OF_RESOURCES)),
+                None => {}
+            }
             *slot = Some(Arc::new(b));
         }
         Ok(slot.clone())
@@ -524,6 +539,7 @@ impl Program {
             log::warn!(target: "compiler", "the physical-addressing build failed");
             ClError(CL_INVALID_OPERATION)
         })?;
+        let physical = share_globals(&exe, physical);
         self.physical.lock().insert(index, (exe, physical.clone()));
         Ok(physical)
     }
@@ -991,6 +1007,25 @@ fn executable(out: Result<compiler::CompileOutput, CompileError>, options: &str)
             options,
         ),
     }
+}
+
+/// `physical` with the program-scope variables' buffer of `first` (the program's first build)
+/// where the two lay the variables out alike: the initial bytes of the physical build are
+/// the first build's, then the address slot (`compiler::globals::address_slot`). Values
+/// then persist across the program's launches whichever build runs them.
+fn share_globals(first: &Arc<Executable>, physical: Arc<Executable>) -> Arc<Executable> {
+    let (Some(l), Some(p)) = (&first.reflection.globals, &physical.reflection.globals) else {
+        return physical;
+    };
+    let slot = compiler::globals::address_slot(l.data.len());
+    if p.data.len() != slot + 16 || p.data[..l.data.len()] != l.data[..] {
+        log::warn!(target: "compiler", "program-scope variables laid out differently in the physical-addressing build: not shared with the first build's");
+        return physical;
+    }
+    Arc::new(Executable {
+        globals: first.globals.clone(),
+        ..Arc::unwrap_or_clone(physical)
+    })
 }
 
 /// [`executable`] for a build in physical addressing mode.

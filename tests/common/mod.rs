@@ -678,6 +678,68 @@ pub fn run_with_buffers<T: Copy + Default, S>(
     out
 }
 
+/// [`run_with_buffers`] with every buffer in fine-grained SVM, given to the kernel with
+/// clSetKernelArgSVMPointer: the launch runs the program's physical-addressing build. `None`
+/// (and a note) where the device has no SVM.
+#[allow(dead_code)]
+pub fn run_with_svm<T: Copy + Default, S>(
+    src: &str,
+    opts: &str,
+    name: &str,
+    bufs: &[Vec<T>],
+    scalars: &[S],
+    gws: usize,
+) -> Option<Vec<Vec<T>>> {
+    extern "C" {
+        fn clSVMAlloc(
+            c: cl_context,
+            flags: cl_bitfield,
+            size: usize,
+            align: cl_uint,
+        ) -> *mut c_void;
+        fn clSVMFree(c: cl_context, p: *mut c_void);
+        fn clSetKernelArgSVMPointer(k: cl_kernel, i: cl_uint, p: *const c_void) -> cl_int;
+    }
+    const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+    const FINE_GRAIN: cl_bitfield = 1 << 10;
+    let e = Env::new();
+    let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
+    if caps == 0 {
+        eprintln!("no SVM on this device");
+        return None;
+    }
+    let p = e.program(src, opts);
+    let k = kernel(p, name);
+    let ptrs: Vec<*mut T> = bufs
+        .iter()
+        .map(|b| {
+            let bytes = std::mem::size_of_val(&b[..]).max(4);
+            let p = unsafe { clSVMAlloc(e.ctx, FINE_GRAIN, bytes, 0) }.cast::<T>();
+            assert!(!p.is_null(), "clSVMAlloc returned NULL");
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
+            p
+        })
+        .collect();
+    for (i, &m) in ptrs.iter().enumerate() {
+        check!(clSetKernelArgSVMPointer(k, i as u32, m.cast()));
+    }
+    for (i, s) in scalars.iter().enumerate() {
+        arg(k, (ptrs.len() + i) as u32, s);
+    }
+    e.run(k, None, &[gws], None);
+    let out = ptrs
+        .iter()
+        .zip(bufs)
+        .map(|(&m, b)| unsafe { std::slice::from_raw_parts(m, b.len()) }.to_vec())
+        .collect();
+    for m in ptrs {
+        unsafe { clSVMFree(e.ctx, m.cast()) };
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    Some(out)
+}
+
 /// clSetKernelArg for a `__local` argument of `bytes` bytes.
 pub fn arg_local(k: cl_kernel, i: u32, bytes: usize) {
     check!(clSetKernelArg(k, i, bytes, null()));
