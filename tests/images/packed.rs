@@ -230,6 +230,10 @@ fn sampled_packed_reads_in_every_sampler_mode() {
     let k = kernel(prog, "get");
     let mut failures = vec![];
     let mut tested = vec![];
+    // Linear filtering is the driver's: lavapipe's float path (which vkcl's samplers keep it
+    // on) is exact; other devices are held to the conformance test's bound, 2^-7 (NVIDIA's
+    // H200 filters CL_UNORM_INT_101010 at a texel centre 1.2e-5 off).
+    let lavapipe = device_str(device(), CL_DEVICE_NAME).contains("llvmpipe");
     for (order, ty, size, bits) in PACKED {
         if !supported(&e, order, ty) {
             continue;
@@ -264,7 +268,10 @@ fn sampled_packed_reads_in_every_sampler_mode() {
                     let ulp =
                         f32::EPSILON as f64 * (want[c].abs() as f64).max(f32::MIN_POSITIVE as f64);
                     let linear = s.filter == CL_FILTER_LINEAR && s.normalized;
-                    let tol = 1.5 * ulp + if linear { 2f64.powi(-20) } else { 0.0 };
+                    let tol = match s.filter == CL_FILTER_LINEAR && !lavapipe {
+                        true => 2f64.powi(-7),
+                        false => 1.5 * ulp + if linear { 2f64.powi(-20) } else { 0.0 },
+                    };
                     if err > tol {
                         worst = worst.max(err);
                     }
@@ -286,7 +293,7 @@ fn sampled_packed_reads_in_every_sampler_mode() {
     // vkcl lists the 5- and 6-bit formats on lavapipe (unless VKCL_LAVAPIPE_AOS=1 asks for its
     // old samplers).
     let aos = std::env::var("VKCL_LAVAPIPE_AOS").is_ok_and(|v| !v.is_empty() && v != "0");
-    if !aos && device_str(device(), CL_DEVICE_NAME).contains("llvmpipe") {
+    if !aos && lavapipe {
         assert!(tested.contains(&CL_UNORM_SHORT_565) && tested.contains(&CL_UNORM_SHORT_555));
     }
 }
