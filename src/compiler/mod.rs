@@ -122,6 +122,16 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
     }
 }
 
+/// The module a kernel's pipeline is made from: `spirv` without the program's other kernels
+/// ([`spirv::entry_point_only`]), and without `VariablePointers` where only those kernels
+/// needed it. NVIDIA's driver (580.159.04, H200) crashed (SIGSEGV) making the pipeline of a
+/// kernel whose module declared the capability for another kernel's select between a
+/// program-scope variable and an argument buffer (docs/GPU.md). None: `spirv` as it is.
+pub fn kernel_module(spirv: &[u32], entry: &str) -> Option<Vec<u32>> {
+    let own = spirv::entry_point_only(spirv, entry)?;
+    Some(pointer_selects::to_indices(&own).unwrap_or(own))
+}
+
 /// Compiles `sources` to an LLVM bitcode object (clCompileProgram): `-output-format=bc`.
 /// Objects are linked by giving their bitcode back to [`compile`] with `-x ir`.
 pub fn compile_object(

@@ -937,3 +937,32 @@ fn physical_member_array_through_a_helper_is_a_word_chain() {
         .count();
     assert!(casts >= 1, "no word chain");
 }
+
+#[test]
+fn a_kernels_module_declares_variable_pointers_only_where_it_needs_them() {
+    use super::spirv::instructions;
+    // `pick` selects between two buffers (VariablePointersStorageBuffer); `plain` does not.
+    let src = "kernel void pick(global int *a, global int *b, int c) {
+                   global int *p = c ? &a[1] : &b[2];
+                   *p += 1;
+               }
+               kernel void plain(global int *o) { o[0] = 7; }";
+    let args = clspv_args("", &target()).unwrap();
+    let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+    let variable = |m: &[u32]| {
+        instructions(m).any(|(_, i)| i[0] & 0xffff == 17 && matches!(i.get(1), Some(&4441 | &4442)))
+    };
+    assert!(
+        variable(&spirv),
+        "the program's module needs VariablePointers"
+    );
+    let pick = super::kernel_module(&spirv, "pick").unwrap();
+    let plain = super::kernel_module(&spirv, "plain").unwrap();
+    spirv_val(&pick);
+    spirv_val(&plain);
+    assert!(variable(&pick));
+    assert!(
+        !variable(&plain),
+        "plain's module keeps VariablePointers it does not need"
+    );
+}

@@ -208,7 +208,7 @@ impl KernelDevice {
         let push_size = r.push_constant_size.next_multiple_of(4);
         let layout = Arc::new(KernelLayout::new(&vkd, layout_sets, push_size)?);
         // The kernel's own module: without the program's other kernels.
-        let own = compiler::spirv::entry_point_only(&exe.spirv, &refl.name);
+        let own = compiler::kernel_module(&exe.spirv, &refl.name);
         let module = ShaderModule::new(&vkd, own.as_deref().unwrap_or(&exe.spirv))?;
         let constants = (r.constant_data.as_ref().map(|c| &c.data))
             .or(r.constant_data_pointer.as_ref().map(|c| &c.1));
@@ -320,7 +320,7 @@ impl KernelDevice {
         let variant = match variants.entry(bindings.to_vec()) {
             Entry::Occupied(v) => v.into_mut(),
             Entry::Vacant(v) => {
-                let own = compiler::spirv::entry_point_only(&self.exe.spirv, name);
+                let own = compiler::kernel_module(&self.exe.spirv, name);
                 let spirv = own.as_deref().unwrap_or(&self.exe.spirv);
                 let spirv = compiler::aliased::declare_aliased(spirv, bindings);
                 log::debug!(target: "launch", "{name}: bindings {bindings:?} declared Aliased");
