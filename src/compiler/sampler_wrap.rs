@@ -693,6 +693,23 @@ impl<'m> Rewriter<'m> {
         self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero])
     }
 
+    /// Component `k` of the coordinate `c`.
+    fn lane(&mut self, c: Coord, k: u32) -> u32 {
+        match c.lanes {
+            1 => c.id,
+            _ => self.emit(OP_COMPOSITE_EXTRACT, c.float, &[c.id, k]),
+        }
+    }
+
+    /// Axis `k` of an image's `size` (of `dims` components) as a value of type `float`.
+    fn axis_size(&mut self, size: u32, dims: u32, k: u32, float: u32) -> u32 {
+        let wk = match dims {
+            1 => size,
+            _ => self.emit(OP_COMPOSITE_EXTRACT, self.uint, &[size, k]),
+        };
+        self.emit(OP_CONVERT_U_TO_F, float, &[wk])
+    }
+
     /// For linear filtering with unnormalized CLAMP_TO_EDGE addressing: the spatial coordinates
     /// clamped to `[0.5, w - 0.5]`, where CLAMP_TO_EDGE's texels and weights are those of the
     /// spec (below 0.5 both taps are the first texel, whatever the weights; at `w - 0.5` the
@@ -705,16 +722,9 @@ impl<'m> Rewriter<'m> {
         let half = self.global(OP_CONSTANT, &[c.float, 0.5f32.to_bits()]);
         let mut lanes = vec![];
         for k in 0..c.lanes {
-            let x = match c.lanes {
-                1 => c.id,
-                _ => self.emit(OP_COMPOSITE_EXTRACT, c.float, &[c.id, k]),
-            };
+            let x = self.lane(c, k);
             lanes.push(if k < image.axes {
-                let wk = match dims {
-                    1 => size,
-                    _ => self.emit(OP_COMPOSITE_EXTRACT, self.uint, &[size, k]),
-                };
-                let w = self.emit(OP_CONVERT_U_TO_F, c.float, &[wk]);
+                let w = self.axis_size(size, dims, k, c.float);
                 let hi = self.emit(OP_FSUB, c.float, &[w, half]);
                 let lo = self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_FMAX, x, half]);
                 self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_FMIN, lo, hi])
@@ -808,16 +818,9 @@ impl<'m> Rewriter<'m> {
         let dims = image.axes + image.arrayed as u32;
         let mut lanes = vec![];
         for k in 0..c.lanes {
-            let x = match c.lanes {
-                1 => c.id,
-                _ => self.emit(OP_COMPOSITE_EXTRACT, c.float, &[c.id, k]),
-            };
+            let x = self.lane(c, k);
             lanes.push(if k < image.axes {
-                let wk = match dims {
-                    1 => size,
-                    _ => self.emit(OP_COMPOSITE_EXTRACT, self.uint, &[size, k]),
-                };
-                let w = self.emit(OP_CONVERT_U_TO_F, c.float, &[wk]);
+                let w = self.axis_size(size, dims, k, c.float);
                 self.snap_axis(c.float, x, w, addr, n)
             } else if image.arrayed && k == image.axes {
                 self.emit(OP_EXT_INST, c.float, &[self.glsl, GLSL_ROUND_EVEN, x])
