@@ -264,6 +264,21 @@ impl Reentry {
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
+    /// Checks that `p`'s build (compile, link) status on the thread's device is `want`.
+    fn check_build_status(&self, p: cl_program, what: &str, want: cl_int) {
+        let mut status: cl_int = 1;
+        self.expect(&format!("clGetProgramBuildInfo ({what})"), unsafe {
+            clGetProgramBuildInfo(
+                p,
+                self.dev,
+                CL_PROGRAM_BUILD_STATUS,
+                4,
+                (&mut status as *mut cl_int).cast(),
+                null_mut(),
+            )
+        });
+        self.check(&format!("{what}: status {status}"), status == want);
+    }
     /// A non-blocking fill of the thread's buffer with `v` on its queue.
     fn fill(&self, v: i32) {
         self.expect("clEnqueueFillBuffer", unsafe {
@@ -324,21 +339,7 @@ unsafe extern "C" fn destructor_reenters(_: cl_mem, ud: *mut c_void) {
 /// A build callback that queries the build it reports.
 unsafe extern "C" fn build_reenters(p: cl_program, ud: *mut c_void) {
     let r = unsafe { &*(ud as *const Reentry) };
-    let mut status: cl_int = 1;
-    r.expect("clGetProgramBuildInfo", unsafe {
-        clGetProgramBuildInfo(
-            p,
-            r.dev,
-            CL_PROGRAM_BUILD_STATUS,
-            4,
-            (&mut status as *mut cl_int).cast(),
-            null_mut(),
-        )
-    });
-    if status != CL_BUILD_SUCCESS {
-        eprintln!("build callback: status {status}");
-        r.failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
+    r.check_build_status(p, "build", CL_BUILD_SUCCESS);
     r.ran();
 }
 
@@ -428,18 +429,7 @@ unsafe extern "C" fn error_reenters(
 /// A failed build's callback: the status and log of the build, then the program's release.
 unsafe extern "C" fn failed_build_reenters(p: cl_program, ud: *mut c_void) {
     let r = unsafe { &*(ud as *const Reentry) };
-    let mut status: cl_int = 1;
-    r.expect("clGetProgramBuildInfo", unsafe {
-        clGetProgramBuildInfo(
-            p,
-            r.dev,
-            CL_PROGRAM_BUILD_STATUS,
-            4,
-            (&mut status as *mut cl_int).cast(),
-            null_mut(),
-        )
-    });
-    r.check("CL_PROGRAM_BUILD_STATUS", status == CL_BUILD_ERROR);
+    r.check_build_status(p, "failed build", CL_BUILD_ERROR);
     let mut size = 0;
     r.expect("clGetProgramBuildInfo(log)", unsafe {
         clGetProgramBuildInfo(p, r.dev, CL_PROGRAM_BUILD_LOG, 0, null_mut(), &mut size)
@@ -488,18 +478,7 @@ unsafe extern "C" fn context_reenters(_: cl_context, ud: *mut c_void) {
 /// clCompileProgram's callback: the compile's status.
 unsafe extern "C" fn compile_reenters(p: cl_program, ud: *mut c_void) {
     let r = unsafe { &*(ud as *const Reentry) };
-    let mut status: cl_int = 1;
-    r.expect("clGetProgramBuildInfo (compile)", unsafe {
-        clGetProgramBuildInfo(
-            p,
-            r.dev,
-            CL_PROGRAM_BUILD_STATUS,
-            4,
-            (&mut status as *mut cl_int).cast(),
-            null_mut(),
-        )
-    });
-    r.check("the compile's status", status == CL_BUILD_SUCCESS);
+    r.check_build_status(p, "compile", CL_BUILD_SUCCESS);
     r.ran();
 }
 
@@ -507,21 +486,9 @@ unsafe extern "C" fn compile_reenters(p: cl_program, ud: *mut c_void) {
 /// argument and released, then the program released (the callback owns it).
 unsafe extern "C" fn link_reenters(p: cl_program, ud: *mut c_void) {
     let r = unsafe { &*(ud as *const Reentry) };
-    let mut status: cl_int = 1;
     let mut err = 0;
+    r.check_build_status(p, "link", CL_BUILD_SUCCESS);
     unsafe {
-        r.expect(
-            "clGetProgramBuildInfo (link)",
-            clGetProgramBuildInfo(
-                p,
-                r.dev,
-                CL_PROGRAM_BUILD_STATUS,
-                4,
-                (&mut status as *mut cl_int).cast(),
-                null_mut(),
-            ),
-        );
-        r.check("the link's status", status == CL_BUILD_SUCCESS);
         let k = clCreateKernel(p, c"axpb".as_ptr(), &mut err);
         r.expect("clCreateKernel (link)", err);
         r.expect(
