@@ -15,7 +15,9 @@
 //! (vkcl's parser); descriptor sets, push constants and specialisation constants are set up
 //! here by hand. Per sample: triad is one pre-recorded command buffer of `triad_launches`
 //! dispatches with barriers between them, submitted and waited for; fma is one dispatch,
-//! submitted and waited for; each repeated for at least `sample_s` seconds. Results are checked.
+//! submitted and waited for; each repeated for at least `sample_s` seconds; cmdbuf is 1000
+//! one-group triads in one pre-recorded command buffer, with or without barriers between them
+//! (the floor under vkcl-bench's replayed command-buffers). Results are checked.
 //! Buffers are device-local (host-visible too where the device has only such memory).
 
 use ash::vk;
@@ -587,6 +589,19 @@ impl Kernel {
 
     /// Records `count` dispatches of `groups` work-groups, with a barrier between each two.
     fn record(&self, d: &ash::Device, cb: vk::CommandBuffer, groups: u32, count: usize) {
+        self.record_ordered(d, cb, groups, count, true)
+    }
+
+    /// Records `count` dispatches of `groups` work-groups, with a barrier between each two where
+    /// `barriers`.
+    fn record_ordered(
+        &self,
+        d: &ash::Device,
+        cb: vk::CommandBuffer,
+        groups: u32,
+        count: usize,
+        barriers: bool,
+    ) {
         // SAFETY: cb is recording; the kernel's objects are alive.
         unsafe {
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.pipeline);
@@ -608,7 +623,7 @@ impl Kernel {
                 );
             }
             for i in 0..count {
-                if i > 0 {
+                if i > 0 && barriers {
                     compute_barrier(d, cb);
                 }
                 d.cmd_dispatch(cb, groups, 1, 1);
@@ -700,8 +715,8 @@ fn json(gpu: &Gpu, params: &Params, figures: &[Figure]) -> Res<String> {
         let mut v = f.samples.clone();
         v.sort_by(|a, b| a.total_cmp(b));
         out += &format!(
-            "    {{\"group\": \"{}\", \"name\": \"{}\", \"unit\": \"{}\", \"status\": \"ok\", \"higher_is_better\": true, \"size\": 0, \"n\": {}, \"median\": {:.6}, \"q1\": {:.6}, \"q3\": {:.6}, \"min\": {:.6}, \"max\": {:.6}}}{}\n",
-            f.group, f.name, f.unit, v.len(), quantile(&v, 0.5), quantile(&v, 0.25), quantile(&v, 0.75), v[0], v[v.len() - 1],
+            "    {{\"group\": \"{}\", \"name\": \"{}\", \"unit\": \"{}\", \"status\": \"ok\", \"higher_is_better\": {}, \"size\": 0, \"n\": {}, \"median\": {:.6}, \"q1\": {:.6}, \"q3\": {:.6}, \"min\": {:.6}, \"max\": {:.6}}}{}\n",
+            f.group, f.name, f.unit, f.unit != "us", v.len(), quantile(&v, 0.5), quantile(&v, 0.25), quantile(&v, 0.75), v[0], v[v.len() - 1],
             if i + 1 < figures.len() { "," } else { "" }
         );
     }
@@ -1101,6 +1116,37 @@ fn run() -> Res<()> {
     });
     if dst[..4] != 7.0f32.to_le_bytes() {
         return Err("read 4 KiB: wrong data".into());
+    }
+
+    // cmdbuf: the floor under vkcl-bench's replayed command-buffers (bench/cmdbuf.c): 1000
+    // one-group dispatches pre-recorded in one command buffer, with a barrier between each two
+    // (dependent) or none (independent), submitted and waited for; per dispatch.
+    const KERNELS: usize = 1000;
+    for (name, barriers) in [
+        ("dependent replayed per kernel", true),
+        ("independent replayed per kernel", false),
+    ] {
+        let cb = gpu.command_buffer(pool)?;
+        // SAFETY: as for triad.
+        unsafe {
+            gpu.device
+                .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+                .map_err(vkr("begin"))?;
+            triad.record_ordered(&gpu.device, cb, 1, KERNELS, barriers);
+            host_barrier(&gpu.device, cb);
+            gpu.device.end_command_buffer(cb).map_err(vkr("end"))?;
+        }
+        time_per_call(warm_up_s, || round_trip(cb))?;
+        let mut samples = vec![];
+        for _ in 0..reps {
+            samples.push(time_per_call(sample_s, || round_trip(cb))? / KERNELS as f64 * 1e6);
+        }
+        figures.push(Figure {
+            group: "cmdbuf",
+            name,
+            unit: "us",
+            samples,
+        });
     }
 
     for f in &figures {
