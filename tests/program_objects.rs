@@ -876,7 +876,10 @@ fn builds_with_a_callback_are_asynchronous() {
     init();
     let e = Env::new();
     let (tx, rx) = mpsc::channel::<(cl_program, std::thread::ThreadId)>();
-    let ud = &tx as *const _ as *mut c_void;
+    // The callbacks' sender is leaked, not borrowed from this frame: `send` still wakes the
+    // receiver after the message is in the channel, so a callback may be inside it when this
+    // test has its last message and returns (the CI run's SIGSEGV in `notify_channel`).
+    let ud = Box::into_raw(Box::new(tx)) as *mut c_void;
     let me = std::thread::current().id();
     // clBuildProgram returns while the (real, uncached) compile runs.
     let p = source(
