@@ -89,7 +89,7 @@ pub fn exiting() -> bool {
     EXITING.load(Ordering::SeqCst)
 }
 
-extern "C" fn at_exit() {
+extern "C" fn exit_handler() {
     // The handler is registered many times; the first to run does the work.
     if EXITING.swap(true, Ordering::SeqCst) {
         return;
@@ -104,6 +104,22 @@ extern "C" fn at_exit() {
     while active() > 0 && t0.elapsed() < Duration::from_secs(2) {
         std::thread::sleep(Duration::from_millis(1));
     }
+    // Work that was deferred to a later moment that will not come (a save of a cache).
+    let hooks = std::mem::take(&mut *HOOKS.lock());
+    for hook in hooks {
+        hook();
+    }
+}
+
+static HOOKS: parking_lot::Mutex<Vec<fn()>> = parking_lot::Mutex::new(Vec::new());
+
+/// Runs `hook` once at exit, after the calls inside vkcl have left and before the driver's
+/// destructors (registering the same function twice runs it once).
+pub fn on_exit(hook: fn()) {
+    let mut hooks = HOOKS.lock();
+    if !hooks.iter().any(|&h| std::ptr::fn_addr_eq(h, hook)) {
+        hooks.push(hook);
+    }
 }
 
 /// Registers the exit handler (again: call it after loading more of the driver, so that the
@@ -113,5 +129,5 @@ pub fn install() {
         fn atexit(f: extern "C" fn()) -> std::ffi::c_int;
     }
     // SAFETY: registers a function with no captured state.
-    unsafe { atexit(at_exit) };
+    unsafe { atexit(exit_handler) };
 }

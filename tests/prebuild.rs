@@ -49,7 +49,7 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
         .envs(env.iter().copied())
         .env("VKCL_TEST_CHILD", "1")
         .env("VKCL_CACHE_DIR", cache_dir())
-        .env("VKCL_LOG", "launch=debug")
+        .env("VKCL_LOG", "launch=debug,cache=debug")
         .output()
         .expect("run the test binary");
     let text =
@@ -269,5 +269,47 @@ fn a_process_that_exits_while_its_kernels_are_made_exits_cleanly() {
     std::fs::write(&path, fresh(&many)).unwrap();
     let name = "a_process_that_exits_while_its_kernels_are_made_exits_cleanly";
     child(name, &[("VKCL_TEST_SOURCE", path.to_str().unwrap())]);
+    let _ = std::fs::remove_file(path);
+}
+
+/// Launches `other`, then `scan`, each making its pipeline, and exits at once.
+fn two_launches_child() {
+    let e = Env::new();
+    let src = std::fs::read_to_string(std::env::var("VKCL_TEST_SOURCE").unwrap()).unwrap();
+    let p = e.program(&src, "");
+    let b = e.buffer_from(&[0i32; 64]);
+    let other = kernel(p, "other");
+    arg(other, 0, &b);
+    e.run(other, None, &[64], None);
+    let out = e.buffer_from(&[0i32; 32]);
+    let scan = kernel(p, "scan");
+    arg(scan, 0, &b);
+    arg(scan, 1, &out);
+    arg_local(scan, 2, 32 * 4);
+    e.run(scan, None, &[32], Some(&[32]));
+    assert_eq!(e.read::<i32>(b, 1), vec![7]);
+}
+
+#[test]
+fn a_short_process_leaves_every_pipeline_it_made_in_the_disk_cache() {
+    init();
+    if std::env::var_os("VKCL_TEST_SOURCE").is_some() {
+        return two_launches_child();
+    }
+    let path = std::env::temp_dir().join(format!("vkcl-prebuild-two-{}", std::process::id()));
+    std::fs::write(&path, fresh(SCAN)).unwrap();
+    let name = "a_short_process_leaves_every_pipeline_it_made_in_the_disk_cache";
+    let env = [
+        ("VKCL_TEST_SOURCE", path.to_str().unwrap()),
+        ("VKCL_PREBUILD", "0"),
+    ];
+    // The first pipeline's save is at once; the second comes within a second of it, so its
+    // save is put off, and the process exits before then: it is saved at exit.
+    let log = child(name, &env);
+    let last_made = made(&log, "scan");
+    assert_eq!(last_made.len(), 1, "{log}");
+    let made_at = log.find(last_made[0]).unwrap();
+    let saved_at = log.rfind("pipeline cache saved");
+    assert!(saved_at.is_some_and(|at| at > made_at), "{log}");
     let _ = std::fs::remove_file(path);
 }

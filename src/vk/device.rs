@@ -34,6 +34,17 @@ pub struct Device {
     timelines: Mutex<Vec<vk::Semaphore>>,
 }
 
+/// Devices whose pipeline cache has a save scheduled (saved at exit if still pending then).
+static PENDING_SAVES: Mutex<Vec<std::sync::Weak<Device>>> = Mutex::new(Vec::new());
+
+/// At exit: the saves still scheduled.
+fn save_pending_pipeline_caches() {
+    let devices = std::mem::take(&mut *PENDING_SAVES.lock());
+    for device in devices.iter().filter_map(std::sync::Weak::upgrade) {
+        device.save_if_pending();
+    }
+}
+
 #[derive(Default)]
 struct SaveState {
     last: Option<std::time::Instant>,
@@ -190,6 +201,10 @@ impl Device {
         match state.last.map(|t| t.elapsed()) {
             Some(age) if age < EVERY => {
                 state.pending = true;
+                // A process that exits within the second saves at exit (a short process's
+                // first launches are what a second process most needs cached).
+                PENDING_SAVES.lock().push(Arc::downgrade(self));
+                crate::shutdown::on_exit(save_pending_pipeline_caches);
                 let device = self.clone();
                 let spawned = std::thread::Builder::new()
                     .name("vkcl-pipeline-cache".into())
@@ -198,12 +213,7 @@ impl Device {
                         let Some(_active) = crate::shutdown::enter() else {
                             return;
                         };
-                        let mut state = device.pipeline_cache_saved.lock();
-                        device.save_pipeline_cache();
-                        *state = SaveState {
-                            last: Some(std::time::Instant::now()),
-                            pending: false,
-                        };
+                        device.save_if_pending();
                     });
                 state.pending = spawned.is_ok();
             }
@@ -214,6 +224,18 @@ impl Device {
         }
     }
 
+    /// Saves the pipeline cache now if a save is scheduled.
+    fn save_if_pending(&self) {
+        let mut state = self.pipeline_cache_saved.lock();
+        if state.pending {
+            self.save_pipeline_cache();
+            *state = SaveState {
+                last: Some(std::time::Instant::now()),
+                pending: false,
+            };
+        }
+    }
+
     fn save_pipeline_cache(&self) {
         let Some(cache) = crate::cache::get() else {
             return;
@@ -221,6 +243,7 @@ impl Device {
         // SAFETY: valid pipeline cache of this device (or null, which fails).
         if let Ok(data) = unsafe { self.raw.get_pipeline_cache_data(self.pipeline_cache) } {
             cache.store("pipelines", &self.pipeline_cache_key, &data);
+            log::debug!(target: "cache", "pipeline cache saved ({} bytes)", data.len());
         }
     }
 
