@@ -169,6 +169,10 @@ struct Module<'a> {
     sampler_loads: HashMap<u32, u32>,
     /// OpSampledImage → its sampler (a loaded id).
     sampled_images: HashMap<u32, u32>,
+    /// OpSampledImage → its image.
+    sampled_image_images: HashMap<u32, u32>,
+    /// OpLoad of an image → the word offset of that load.
+    image_loads: HashMap<u32, usize>,
     /// ArgumentSampler: (kernel, ordinal id, set, binding).
     sampler_args: Vec<(u32, u32, u32, u32)>,
     /// LiteralSampler: (set, binding) → mask.
@@ -230,7 +234,7 @@ impl<'a> Module<'a> {
                 m.type_of.insert(inst[2], inst[1]);
             }
             if in_function {
-                m.function_inst(op, inst);
+                m.function_inst(at, op, inst);
             } else {
                 m.global(op, inst);
             }
@@ -306,13 +310,17 @@ impl<'a> Module<'a> {
         }
     }
 
-    fn function_inst(&mut self, op: u32, inst: &[u32]) {
+    fn function_inst(&mut self, at: usize, op: u32, inst: &[u32]) {
         match op {
             OP_LOAD if inst.len() >= 4 && self.op_of(inst[1]) == Some(OP_TYPE_SAMPLER) => {
                 self.sampler_loads.insert(inst[2], inst[3]);
             }
+            OP_LOAD if inst.len() >= 4 && self.op_of(inst[1]) == Some(OP_TYPE_IMAGE) => {
+                self.image_loads.insert(inst[2], at);
+            }
             OP_SAMPLED_IMAGE if inst.len() == 5 => {
                 self.sampled_images.insert(inst[2], inst[4]);
+                self.sampled_image_images.insert(inst[2], inst[3]);
             }
             _ => {}
         }
@@ -434,6 +442,10 @@ struct Rewriter<'m> {
     globals: Vec<u32>,
     /// Code before sampled reads: (word offset of the read, code, the new coordinate).
     before: Vec<(usize, Vec<u32>, u32)>,
+    /// Code after image loads (their size queries), by the word offset of the load.
+    after: HashMap<usize, Vec<u32>>,
+    /// The size query of each loaded image that has one after its load.
+    sizes: HashMap<u32, u32>,
     /// At the end of the module: reflection.
     tail: Vec<u32>,
     /// The code being emitted.
@@ -467,6 +479,8 @@ impl<'m> Rewriter<'m> {
             decorations: vec![],
             globals: vec![],
             before: vec![],
+            after: HashMap::new(),
+            sizes: HashMap::new(),
             tail: vec![],
             code: vec![],
             pushed: vec![],
@@ -677,20 +691,37 @@ impl<'m> Rewriter<'m> {
         Some(())
     }
 
-    /// The image's size (OpImageQuerySizeLod), declaring the ImageQuery capability.
+    /// The image's size (OpImageQuerySizeLod), declaring the ImageQuery capability. Queried
+    /// once, right after the image's load, where the read's image is a load in its function
+    /// (so that a loop of reads does not query the size each time: NVIDIA's compiler keeps a
+    /// query inside the loop, and each takes the texture unit as a read does); else before the
+    /// read.
     fn size(&mut self, image: Image) -> u32 {
         if !self.m.image_query && self.capabilities.is_empty() {
             self.capabilities
                 .extend(inst(OP_CAPABILITY, &[CAPABILITY_IMAGE_QUERY]));
         }
-        let img = self.emit(OP_IMAGE, image.ty, &[image.sampled]);
         let dims = image.axes + image.arrayed as u32;
         let size_ty = match dims {
             1 => self.uint,
             d => self.global(OP_TYPE_VECTOR, &[self.uint, d]),
         };
         let zero = self.uint_constant(0);
-        self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero])
+        let loaded = self.m.sampled_image_images.get(&image.sampled).copied();
+        let Some((load, at)) = loaded.and_then(|l| Some((l, *self.m.image_loads.get(&l)?))) else {
+            let img = self.emit(OP_IMAGE, image.ty, &[image.sampled]);
+            return self.emit(OP_IMAGE_QUERY_SIZE_LOD, size_ty, &[img, zero]);
+        };
+        if let Some(&size) = self.sizes.get(&load) {
+            return size;
+        }
+        let size = self.id();
+        self.after
+            .entry(at)
+            .or_default()
+            .extend(inst(OP_IMAGE_QUERY_SIZE_LOD, &[size_ty, size, load, zero]));
+        self.sizes.insert(load, size);
+        size
     }
 
     /// Component `k` of the coordinate `c`.
@@ -1074,6 +1105,9 @@ impl<'m> Rewriter<'m> {
                 }
                 _ => out.extend(i),
             }
+            if let Some(code) = self.after.get(&at) {
+                out.extend(code);
+            }
             if at == self.m.last_import {
                 out.extend(&self.imports);
             }
@@ -1252,10 +1286,11 @@ mod tests {
             |m: &[u32], op: u32| instructions(m).filter(|(_, i)| i[0] & 0xffff == op).count();
         let (clspv, _) = super::super::compile_bytes(&[src.as_bytes()], &args).unwrap();
         let clspv = super::super::words(&clspv).unwrap();
-        // clspv queries the 3D image's size for each of its three reads (it normalizes).
+        // One query per kernel, after its image's load, shared by its reads (clspv queries
+        // the 3D image's size for each of its three reads itself: it normalizes).
         assert_eq!(
             count(&spirv, OP_IMAGE_QUERY_SIZE_LOD) - count(&clspv, OP_IMAGE_QUERY_SIZE_LOD),
-            10
+            5
         );
         assert_eq!(
             count(&spirv, OP_FDIV) - count(&clspv, OP_FDIV),
