@@ -237,7 +237,7 @@ fn early_returns_and_atomics() {
 
 /// Kernels that observe their work-group (a barrier over `__local` memory, a `__local`
 /// argument, a work-group function): still one OpenCL work-group per Vulkan work-group,
-/// and right with small local sizes.
+/// and right with small local sizes; a kernel of the same program that does not.
 #[test]
 fn group_observing_kernels_with_small_groups() {
     let e = Env::new();
@@ -257,10 +257,14 @@ fn group_observing_kernels_with_small_groups() {
         }
         kernel void group_sum(global uint* out) {
             out[get_global_id(0)] = work_group_reduce_add((uint)get_global_id(0));
+        }
+        kernel void plain(global uint* out) {
+            out[get_global_id(0)] = get_group_id(0) * 1000 + get_local_id(0);
         }"#;
     let p = e.program(src, "-cl-std=CL3.0");
     let n = 300usize;
-    for name in ["rotate", "rotate_arg", "group_sum"] {
+    // `plain` may be coalesced beside the others' `__local` variables and barriers.
+    for name in ["rotate", "rotate_arg", "group_sum", "plain"] {
         let k = kernel(p, name);
         for l in [1usize, 2, 3, 7] {
             let out = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
@@ -275,6 +279,7 @@ fn group_observing_kernels_with_small_groups() {
                 let size = l.min(n - start);
                 let want = match name {
                     "group_sum" => (start..start + size).sum::<usize>(),
+                    "plain" => g / l * 1000 + g % l,
                     _ => start + (g - start + 1) % size,
                 };
                 assert_eq!(v[g] as usize, want, "{name}: l {l} item {g}");
@@ -283,5 +288,50 @@ fn group_observing_kernels_with_small_groups() {
         }
         check!(clReleaseKernel(k));
     }
+    check!(clReleaseProgram(p));
+}
+
+/// get_local_linear_id and get_global_linear_id (OpenCL C 2.0), which clspv computes from
+/// the local ids and sizes.
+#[test]
+fn linear_ids() {
+    let e = Env::new();
+    let src = r#"
+        kernel void lin(global uint* out) {
+            size_t g = get_global_linear_id();
+            out[2 * g] = g;
+            out[2 * g + 1] = get_local_linear_id();
+        }"#;
+    let p = e.program(src, "-cl-std=CL3.0");
+    let k = kernel(p, "lin");
+    for (off, gws, lws) in [
+        ([0usize, 0, 0], [12usize, 10, 6], [1usize, 1, 1]),
+        ([1, 2, 3], [13, 10, 7], [2, 3, 2]),
+        ([0, 0, 0], [5, 40, 3], [1, 4, 1]),
+    ] {
+        let n: usize = gws.iter().product();
+        let out = e.buffer(CL_MEM_READ_WRITE, n * 8, null_mut());
+        arg(k, 0, &out);
+        e.run(k, Some(&off), &gws, Some(&lws));
+        let v: Vec<u32> = e.read(out, n * 2);
+        for g in 0..n {
+            let rel = [g % gws[0], g / gws[0] % gws[1], g / (gws[0] * gws[1])];
+            let size: Vec<usize> = (0..3)
+                .map(|d| {
+                    let start = rel[d] / lws[d] * lws[d];
+                    lws[d].min(gws[d] - start)
+                })
+                .collect();
+            let lid: Vec<usize> = (0..3).map(|d| rel[d] % lws[d]).collect();
+            let local = lid[0] + size[0] * (lid[1] + size[1] * lid[2]);
+            assert_eq!(
+                (v[2 * g] as usize, v[2 * g + 1] as usize),
+                (g, local),
+                "off {off:?} gws {gws:?} lws {lws:?} item {g}"
+            );
+        }
+        check!(clReleaseMemObject(out));
+    }
+    check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }

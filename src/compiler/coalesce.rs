@@ -37,7 +37,10 @@ use rspirv::spirv::{BuiltIn, Decoration, Op, SelectionControl, StorageClass, Wor
 
 use super::spirv::{instructions, UintBuilder};
 
-const OP_CAPABILITY: u32 = 17;
+const OP_ENTRY_POINT: u32 = 15;
+const OP_FUNCTION: u32 = 54;
+const OP_FUNCTION_END: u32 = 56;
+const OP_VARIABLE: u32 = 59;
 const OP_EXECUTION_MODE: u32 = 16;
 const OP_TYPE_POINTER: u32 = 32;
 const OP_DECORATE: u32 = 71;
@@ -53,11 +56,6 @@ const EXECUTION_MODE_LOCAL_SIZE_ID: u32 = 38;
 /// LocalInvocationId, GlobalInvocationId.
 const UNDERSTOOD_BUILTINS: [u32; 5] = [24, 25, 26, 27, 28];
 const BUILTIN_WORKGROUP_SIZE: u32 = 25;
-/// Capabilities of group and sub-group operations: Groups, GroupNonUniform*,
-/// SubgroupBallotKHR, SubgroupVoteKHR.
-fn group_capability(c: u32) -> bool {
-    matches!(c, 18 | 61..=68 | 4423 | 4431)
-}
 /// Opcodes of group and sub-group operations: OpGroupAsyncCopy ... OpGroupSMax,
 /// OpGroupNonUniform*, the KHR sub-group instructions, AMD's group instructions.
 fn group_opcode(op: u32) -> bool {
@@ -68,28 +66,52 @@ fn group_opcode(op: u32) -> bool {
 /// `spirv` (one kernel's module, `super::kernel_module`) whose push constants take
 /// `reflected_size` bytes; None where the kernel may observe its work-group or the module is
 /// not understood.
+///
+/// Only the kernel's code counts: a kernel module keeps the program's module-scope
+/// declarations (capabilities, other kernels' `__local` variables and built-ins), so those
+/// refuse the kernel only where its functions name them (a literal operand equal to such an
+/// id counts too: the check errs towards refusing).
 pub fn push_offset(spirv: &[u32], reflected_size: u32) -> Option<u32> {
+    // The push-constant block: pointer types to PushConstant storage, by id, and the
+    // variable's struct.
+    let mut pc_pointers: HashMap<u32, u32> = HashMap::new();
     let mut pc_struct = None;
     let mut member_offsets: HashMap<u32, u32> = HashMap::new();
     let mut workgroup_size = None;
     let mut composites = HashSet::new();
     let mut entries = 0;
+    // Variables the kernel must not name: Workgroup storage, built-ins not understood.
+    let mut observers = HashSet::new();
+    let mut in_function = false;
     for (_, i) in instructions(spirv) {
         let op = i[0] & 0xffff;
+        if in_function {
+            if op == OP_CONTROL_BARRIER
+                || group_opcode(op)
+                || i[1..].iter().any(|w| observers.contains(w))
+            {
+                return None;
+            }
+            in_function = op != OP_FUNCTION_END;
+            continue;
+        }
         match op {
-            OP_CAPABILITY if group_capability(*i.get(1)?) => return None,
-            OP_CONTROL_BARRIER => return None,
-            op if group_opcode(op) => return None,
-            15 => entries += 1,
+            OP_FUNCTION => in_function = true,
+            OP_ENTRY_POINT => entries += 1,
             OP_EXECUTION_MODE if i.get(2) == Some(&EXECUTION_MODE_LOCAL_SIZE_ID) => return None,
-            OP_TYPE_POINTER if i.get(2) == Some(&STORAGE_CLASS_WORKGROUP) => return None,
             OP_TYPE_POINTER if i.get(2) == Some(&STORAGE_CLASS_PUSH_CONSTANT) => {
-                pc_struct = i.get(3).copied();
+                pc_pointers.insert(i[1], *i.get(3)?);
+            }
+            OP_VARIABLE if i.get(3) == Some(&STORAGE_CLASS_PUSH_CONSTANT) => {
+                pc_struct = pc_pointers.get(&i[1]).copied();
+            }
+            OP_VARIABLE if i.get(3) == Some(&STORAGE_CLASS_WORKGROUP) => {
+                observers.insert(i[2]);
             }
             OP_DECORATE if i.get(2) == Some(&DECORATION_BUILTIN) => {
                 let b = *i.get(3)?;
                 if !UNDERSTOOD_BUILTINS.contains(&b) {
-                    return None;
+                    observers.insert(i[1]);
                 }
                 if b == BUILTIN_WORKGROUP_SIZE {
                     workgroup_size = Some(i[1]);
