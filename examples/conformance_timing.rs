@@ -1119,7 +1119,11 @@ fn dims() {
         let first = launch(&e, k, &gws, Some(&lws));
         let again = launch(&e, k, &gws, Some(&lws));
         let got: Vec<u32> = e.read(out, words);
-        let wrong = got.iter().enumerate().filter(|&(i, &v)| v != i as u32).count();
+        let wrong = got
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| v != i as u32)
+            .count();
         assert_eq!(wrong, 0, "dims: local {lws:?}: {wrong} words wrong");
         println!(
             "dims: global {gws:?} local {lws:?} ({} groups): {first:.3} s, again {again:.3} s",
