@@ -274,7 +274,7 @@ fn group_observing_kernels_with_small_groups() {
             }
             e.run(k, None, &[n], Some(&[l]));
             let v: Vec<u32> = e.read(out, n);
-            for g in 0..n {
+            for (g, &got) in v.iter().enumerate() {
                 let start = g / l * l;
                 let size = l.min(n - start);
                 let want = match name {
@@ -282,7 +282,7 @@ fn group_observing_kernels_with_small_groups() {
                     "plain" => g / l * 1000 + g % l,
                     _ => start + (g - start + 1) % size,
                 };
-                assert_eq!(v[g] as usize, want, "{name}: l {l} item {g}");
+                assert_eq!(got as usize, want, "{name}: l {l} item {g}");
             }
             check!(clReleaseMemObject(out));
         }

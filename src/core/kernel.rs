@@ -371,9 +371,7 @@ impl KernelDevice {
         variant.pipelines.insert(spec.to_vec(), p.clone());
         Ok(p)
     }
-}
 
-impl KernelDevice {
     /// The pipeline of specialisation `spec` (the OpenCL work-group size) in the module that
     /// runs several OpenCL work-groups per Vulkan work-group along `dim`, with a Vulkan
     /// work-group of `vulkan_size` work-items along it; None where the module was refused.
@@ -1219,8 +1217,11 @@ impl Launch {
             );
             let mut groups = region.groups.map(|g| g as u32);
             // Several OpenCL work-groups per Vulkan work-group, where the kernel allows.
-            let coalesced = match coalescing(region.groups, region.size, vk) {
-                Some((d, k)) if aliased.is_empty() => {
+            let plan = (kd.coalesce_at.is_some() && aliased.is_empty())
+                .then(|| coalescing(region.groups, region.size, vk))
+                .flatten();
+            let coalesced = match plan {
+                Some((d, k)) => {
                     let vulkan_size = (k * region.size[d]) as u32;
                     let p = kd.coalesced_pipeline(vk, d, &spec, vulkan_size)?;
                     p.map(|p| (p, d, k))
