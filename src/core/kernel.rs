@@ -53,12 +53,11 @@ struct Variant {
 type PipelineSlot = Arc<Mutex<Option<Arc<Pipeline>>>>;
 
 /// The kernel's module with several OpenCL work-groups per Vulkan work-group along one
-/// dimension (`compiler::coalesce`), and its pipelines.
-struct CoalescedVariant {
+/// dimension (`compiler::coalesce`).
+struct CoalescedModule {
     module: ShaderModule,
     /// The specialisation constant of the Vulkan work-group size along the dimension.
     size_spec_id: u32,
-    pipelines: FxHashMap<Spec, Arc<Pipeline>>,
 }
 
 /// Work-groups of fewer work-items than this are coalesced where the kernel allows.
@@ -85,7 +84,9 @@ pub struct KernelDevice {
     /// (`Workarounds::coalesce_groups`).
     coalesce_at: Option<u32>,
     /// By dimension: the coalesced module, made on first use (`Some(None)`: refused).
-    coalesced: Mutex<[Option<Option<CoalescedVariant>>; 3]>,
+    coalesced: Mutex<[Option<Option<Arc<CoalescedModule>>>; 3]>,
+    /// The coalesced modules' pipelines, by (dimension, specialisation), as `pipelines`.
+    coalesced_pipelines: Mutex<FxHashMap<(usize, Spec), PipelineSlot>>,
     /// Module-scope `__constant` data, filled once.
     constant_data: Option<Arc<Buffer>>,
     /// The program's program-scope variables (`Executable::globals`).
@@ -270,6 +271,7 @@ impl KernelDevice {
             aliased: Mutex::new(HashMap::new()),
             coalesce_at,
             coalesced: Mutex::new([None, None, None]),
+            coalesced_pipelines: Mutex::new(FxHashMap::default()),
             constant_data,
             globals: exe.globals(&vkd)?,
             scratch,
@@ -382,44 +384,60 @@ impl KernelDevice {
         spec: &[(u32, u32)],
         vulkan_size: u32,
     ) -> CLResult<Option<Arc<Pipeline>>> {
-        let Some(at) = self.coalesce_at else {
-            return Ok(None);
-        };
-        let name = &self.refl.name;
-        let mut variants = self.coalesced.lock();
-        let slot = &mut variants[dim];
-        if slot.is_none() {
-            let own = compiler::kernel_module(&self.exe.spirv, name);
-            let spirv = own.as_deref().unwrap_or(&self.exe.spirv);
-            let variant = match compiler::coalesce::coalesce(spirv, dim, at) {
-                Some(c) => {
-                    let spirv = compiler::dump(c.spirv);
-                    Some(CoalescedVariant {
-                        module: ShaderModule::new(vk, &spirv)?,
-                        size_spec_id: c.size_spec_id,
-                        pipelines: FxHashMap::default(),
-                    })
-                }
-                None => {
-                    log::debug!(target: "launch", "{name}: work-groups not coalesced along {dim} (module not understood)");
-                    None
-                }
-            };
-            *slot = Some(variant);
-        }
-        let Some(Some(variant)) = slot.as_mut() else {
+        let Some(module) = self.coalesced_module(vk, dim)? else {
             return Ok(None);
         };
         let mut spec = spec.to_vec();
-        spec.push((variant.size_spec_id, vulkan_size));
-        if let Some(p) = variant.pipelines.get(&spec) {
+        spec.push((module.size_spec_id, vulkan_size));
+        let key = (dim, spec);
+        let slot = self
+            .coalesced_pipelines
+            .lock()
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        // Waits here while another thread makes it.
+        let mut slot = slot.lock();
+        if let Some(p) = &*slot {
             return Ok(Some(p.clone()));
         }
+        let (name, spec) = (&self.refl.name, &key.1);
         let t0 = std::time::Instant::now();
-        let p = Arc::new(self.layout.pipeline(&variant.module, name, &spec)?);
-        log::debug!(target: "launch", "{name}: coalesced pipeline {spec:?} made in {:?}", t0.elapsed());
-        variant.pipelines.insert(spec, p.clone());
+        let p = Arc::new(self.layout.pipeline(&module.module, name, spec)?);
+        log::debug!(target: "launch", "{name}: pipeline {spec:?} coalesced along {dim} made in {:?}", t0.elapsed());
+        *slot = Some(p.clone());
         Ok(Some(p))
+    }
+
+    /// The module coalescing work-groups along `dim`, made on first use; None where
+    /// `compiler::coalesce` refused it.
+    fn coalesced_module(
+        &self,
+        vk: &Arc<VkDevice>,
+        dim: usize,
+    ) -> CLResult<Option<Arc<CoalescedModule>>> {
+        let Some(at) = self.coalesce_at else {
+            return Ok(None);
+        };
+        let mut modules = self.coalesced.lock();
+        if let Some(m) = &modules[dim] {
+            return Ok(m.clone());
+        }
+        let name = &self.refl.name;
+        let own = compiler::kernel_module(&self.exe.spirv, name);
+        let spirv = own.as_deref().unwrap_or(&self.exe.spirv);
+        let module = match compiler::coalesce::coalesce(spirv, dim, at) {
+            Some(c) => Some(Arc::new(CoalescedModule {
+                module: ShaderModule::new(vk, &compiler::dump(c.spirv))?,
+                size_spec_id: c.size_spec_id,
+            })),
+            None => {
+                log::debug!(target: "launch", "{name}: work-groups not coalesced along {dim} (module not understood)");
+                None
+            }
+        };
+        modules[dim] = Some(module.clone());
+        Ok(module)
     }
 }
 
