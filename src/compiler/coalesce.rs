@@ -469,12 +469,12 @@ pub fn coalesce(spirv: &[u32], dim: usize, push_offset: u32) -> Option<Coalesced
         .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry_fn))?;
     let first = f.blocks.first_mut()?;
     let old_label = first.label.as_ref()?.result_id?;
-    let variables = first
-        .instructions
-        .iter()
-        .take_while(|i| i.class.opcode == Op::Variable)
-        .count();
-    let mut code: Vec<Instruction> = first.instructions.drain(..variables).collect();
+    // The function's variables go first in the new first block (wherever debug lines put
+    // them in the old one).
+    let (mut code, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut first.instructions)
+        .into_iter()
+        .partition(|i| i.class.opcode == Op::Variable);
+    first.instructions = rest;
     let fresh = |b: &mut Builder| b.uint.fresh();
     let (lid, wg) = (fresh(&mut b), fresh(&mut b));
     code.push(inst(
