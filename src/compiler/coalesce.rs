@@ -289,8 +289,24 @@ pub fn coalesce(spirv: &[u32], dim: usize, push_offset: u32) -> Option<Coalesced
     let entry_fn = id_of(entry.operands.get(1))?;
     let mut interface_new: Vec<Word> = vec![];
 
-    // The built-in inputs the prologue reads (declared where the module has none).
+    // The built-in inputs the prologue reads (declared where the module has none), all of
+    // them 3-component vectors of 32-bit integers here.
     let input_v3 = b.pointer(StorageClass::Input, v3uint);
+    for x in [
+        BuiltIn::LocalInvocationId,
+        BuiltIn::WorkgroupId,
+        BuiltIn::NumWorkgroups,
+    ] {
+        if let Some(v) = builtins.get(&x) {
+            let var = m
+                .types_global_values
+                .iter()
+                .find(|i| i.result_id == Some(*v))?;
+            if var.class.opcode != Op::Variable || var.result_type != Some(input_v3) {
+                return None;
+            }
+        }
+    }
     let input = |b: &mut Builder, m: &mut dr::Module, x: BuiltIn, new: &mut Vec<Word>| {
         if let Some(&v) = builtins.get(&x) {
             return v;
