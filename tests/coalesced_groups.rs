@@ -186,6 +186,88 @@ fn many_small_groups() {
     }
 }
 
+/// Launches whose coalesced Vulkan groups are still more than a dispatch holds (split with a
+/// base group), and a kernel that cannot be coalesced split the same way.
+#[test]
+fn coalesced_and_split() {
+    let e = Env::new();
+    let src = r#"
+        kernel void ids(global uint* out) {
+            out[get_global_id(0)] = get_group_id(0) * get_local_size(0) + get_local_id(0);
+        }
+        kernel void synced(global uint* out) {
+            local uint t[2];
+            t[get_local_id(0)] = get_group_id(0);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[get_global_id(0)] = t[0] * get_local_size(0) + get_local_id(0);
+        }"#;
+    let p = e.program(src, "");
+    // 4.5 million groups of 2 (140,625 Vulkan groups of 32 of them); 140,000 of 1.
+    for (name, n, l) in [("ids", 9_000_000usize, 2usize), ("synced", 140_000, 1)] {
+        let k = kernel(p, name);
+        let out = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+        arg(k, 0, &out);
+        e.run(k, None, &[n], Some(&[l]));
+        let v: Vec<u32> = e.read(out, n);
+        let wrong = v
+            .iter()
+            .enumerate()
+            .filter(|&(i, &x)| x != i as u32)
+            .count();
+        assert_eq!(wrong, 0, "{name}: {wrong} of {n} work-items wrong");
+        check!(clReleaseMemObject(out));
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+}
+
+/// An OpenCL C 1.2 kernel reads its group count from NumWorkgroups, which a launch split
+/// into several dispatches would get wrong: such launches are refused (CL_OUT_OF_RESOURCES)
+/// unless coalescing makes one dispatch of them (lavapipe: 65,535 groups per dispatch).
+#[test]
+fn group_count_beyond_the_dispatch_limit() {
+    let e = Env::new();
+    let src = r#"
+        kernel void count(global uint* out) {
+            out[2 * get_global_id(0)] = get_num_groups(0);
+            out[2 * get_global_id(0) + 1] = get_global_size(0);
+        }"#;
+    let p = e.program(src, "");
+    let k = kernel(p, "count");
+    let n = 140_000usize;
+    let out = e.buffer(CL_MEM_READ_WRITE, n * 8, null_mut());
+    arg(k, 0, &out);
+    let coalescing = match std::env::var("VKCL_COALESCE").as_deref() {
+        Ok("0") => false,
+        Ok(v) if !v.is_empty() => true,
+        _ => device_val::<cl_bitfield>(e.dev, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU != 0,
+    };
+    let (g, l) = ([n], [1usize]);
+    let code = unsafe {
+        clEnqueueNDRangeKernel(
+            e.queue,
+            k,
+            1,
+            null(),
+            g.as_ptr(),
+            l.as_ptr(),
+            0,
+            null(),
+            null_mut(),
+        )
+    };
+    if coalescing || code == CL_SUCCESS {
+        assert_eq!(code, CL_SUCCESS, "{}", err_name(code));
+        let v: Vec<u32> = e.read(out, 2 * n);
+        assert!(v.iter().all(|&x| x == n as u32));
+    } else {
+        assert_eq!(code, CL_OUT_OF_RESOURCES, "{}", err_name(code));
+    }
+    check!(clReleaseMemObject(out));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
 /// Kernels whose work-items leave early, loop on their ids and write through atomics: the
 /// work-items of a coalesced group that have no OpenCL work-item must do nothing.
 #[test]

@@ -833,16 +833,6 @@ fn launch_shape(
         &local[..dims],
         &nd.offset[..dims]
     );
-    let max_groups = device.caps.limits.max_compute_work_group_count;
-    if (0..3).any(|d| groups[d] > max_groups[d] as usize)
-        && kd.exe.num_workgroups_users.contains(&kernel.name)
-    {
-        // The launch is split into several dispatches, and this kernel reads the group count
-        // (get_num_groups / get_global_size), which each dispatch would see as its own.
-        log::warn!(target: "api", "{:?} work-groups exceed the device's limit {max_groups:?} and {} needs the group count", groups, kernel.name);
-        return Err(ClError(CL_OUT_OF_RESOURCES));
-    }
-
     Ok(Some((local, groups)))
 }
 
@@ -1255,6 +1245,18 @@ impl Launch {
                 None if aliased.is_empty() => kd.pipeline(&spec)?,
                 None => kd.aliased_pipeline(vk, &kernel.name, &spec, &aliased)?,
             };
+            let max_groups = vk.caps.limits.max_compute_work_group_count;
+            let coalesced_dim = coalesced.as_ref().map(|c| c.1);
+            if (0..3).any(|d| groups[d] > max_groups[d] && coalesced_dim != Some(d))
+                && kd.exe.num_workgroups_users.contains(&kernel.name)
+            {
+                // The region is split into several dispatches, and this kernel reads the group
+                // count (get_num_groups / get_global_size) from NumWorkgroups, which each
+                // dispatch would see as its own (the coalesced module reads the pushed count
+                // along its dimension instead).
+                log::warn!(target: "api", "{groups:?} work-groups exceed the device's limit {max_groups:?} and {} needs the group count", kernel.name);
+                return Err(ClError(CL_OUT_OF_RESOURCES));
+            }
             let mut push = if i == last {
                 std::mem::take(&mut self.push)
             } else {
