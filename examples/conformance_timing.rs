@@ -11,7 +11,8 @@
 //!   work-items in one group on global and on local memory, one program per memory order and
 //!   scope as the conformance test builds them; build and launch times.
 //! - dims: thread_dimensions' quick 3D shape, every work-item writing its linear id into a
-//!   128 MiB buffer, for several explicit local sizes; launch times.
+//!   128 MiB buffer, for several explicit local sizes; the first and second launch's times,
+//!   the result checked.
 #[path = "../tests/common/mod.rs"]
 #[macro_use]
 #[allow(unused_macros)]
@@ -1093,17 +1094,40 @@ fn dims() {
     let gws = [512usize, 512, 128];
     for lws in [
         [1usize, 1, 1],
+        [2, 1, 1],
+        [1, 4, 1],
+        [4, 4, 2],
         [8, 8, 1],
         [16, 4, 4],
         [64, 2, 2],
         [256, 1, 1],
         [4, 4, 16],
     ] {
-        let t = launch(&e, k, &gws, Some(&lws));
+        let zero = 0u32;
+        check!(clEnqueueFillBuffer(
+            e.queue,
+            out,
+            (&zero as *const u32).cast(),
+            4,
+            0,
+            words * 4,
+            0,
+            null(),
+            null_mut()
+        ));
+        // The first launch includes the pipeline's creation and lavapipe's compile.
+        let first = launch(&e, k, &gws, Some(&lws));
+        let again = launch(&e, k, &gws, Some(&lws));
+        let got: Vec<u32> = e.read(out, words);
+        let wrong = got
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| v != i as u32)
+            .count();
+        assert_eq!(wrong, 0, "dims: local {lws:?}: {wrong} words wrong");
         println!(
-            "dims: global {gws:?} local {lws:?} ({} groups): {:.3} s",
+            "dims: global {gws:?} local {lws:?} ({} groups): {first:.3} s, again {again:.3} s",
             gws.iter().zip(&lws).map(|(g, l)| g / l).product::<usize>(),
-            t
         );
     }
     let _ = null::<u8>();

@@ -102,6 +102,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.copy_by_kernel = v.map(|v| v == "1"),
     },
     OptionDoc {
+        name: "VKCL_COALESCE",
+        default: "",
+        doc: "1 or 0: launches of small work-groups (fewer than 64 work-items) run several OpenCL work-groups in one Vulkan work-group, for kernels that cannot observe it (no barrier, `__local` memory, work-group or sub-group function) (default: on CPU devices such as lavapipe, whose cost is per work-group; off on GPUs, docs/DECISIONS.md)",
+        set: |c, v| c.coalesce = v.map(|v| v != "0"),
+    },
+    OptionDoc {
         name: "VKCL_LAVAPIPE_AOS",
         default: "",
         doc: "1: lavapipe's normalized linear samplers keep equal filters, so the driver samples 8-bit unorm formats on its 8-bit AoS path (to measure that path; vkcl otherwise gives them minFilter NEAREST and lists CL_UNORM_SHORT_565/555 there, docs/IMAGES.md)",
@@ -181,6 +187,8 @@ pub struct Config {
     pub wait_spin_us: Option<u64>,
     /// VKCL_COPY_BY_KERNEL; None: the device's default.
     pub copy_by_kernel: Option<bool>,
+    /// VKCL_COALESCE; None: the device's default.
+    pub coalesce: Option<bool>,
     /// VKCL_PREBUILD.
     pub prebuild: bool,
     /// VKCL_LAVAPIPE_AOS.

@@ -46,8 +46,8 @@ pub fn report(platform: &Platform) -> Vec<String> {
         ));
         let w = &d.caps.workarounds;
         lines.push(format!(
-            "    workarounds: copy_by_kernel={}, wait_spin_us={}, adaptive_spin={}",
-            w.copy_by_kernel, w.wait_spin_us, w.adaptive_spin
+            "    workarounds: copy_by_kernel={}, wait_spin_us={}, adaptive_spin={}, coalesce_groups={}",
+            w.copy_by_kernel, w.wait_spin_us, w.adaptive_spin, w.coalesce_groups
         ));
     }
     for why in &platform.left_out {

@@ -11,6 +11,7 @@ pub mod binary;
 pub mod byval;
 mod capabilities;
 pub mod chosen_load;
+pub mod coalesce;
 pub mod coherent;
 pub mod collectives;
 mod flat_copies;

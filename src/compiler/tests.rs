@@ -966,3 +966,51 @@ fn a_kernels_module_declares_variable_pointers_only_where_it_needs_them() {
         "plain's module keeps VariablePointers it does not need"
     );
 }
+
+#[test]
+fn coalesced_modules_are_valid_and_group_observers_are_refused() {
+    use super::coalesce::{coalesce, push_offset};
+    let src = "int helper(void) { return get_local_id(0) + get_group_id(1); }
+               kernel void ids(global uint *o) {
+                   size_t g = get_global_id(0) + get_global_size(0) * get_global_id(1);
+                   o[g] = helper() + get_num_groups(2) + get_local_size(0)
+                        + get_global_offset(1) + get_local_id(2);
+               }
+               kernel void none(global uint *o) { o[0] = 1; }
+               kernel void bar(global uint *o) {
+                   barrier(CLK_GLOBAL_MEM_FENCE);
+                   o[get_global_id(0)] = 1;
+               }
+               kernel void loc(global uint *o) {
+                   local uint t[4];
+                   t[get_local_id(0) % 4] = 1;
+                   o[get_global_id(0)] = t[0];
+               }
+               kernel void arg(global uint *o, local uint *t) {
+                   t[0] = 1;
+                   o[get_global_id(0)] = t[0];
+               }
+               kernel void sub(global uint *o) { o[get_global_id(0)] = get_sub_group_local_id(); }";
+    for std in ["", "-cl-std=CL3.0"] {
+        let args = clspv_args(std, &target()).unwrap();
+        let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+        let size = parse(&spirv).unwrap().push_constant_size;
+        for name in ["bar", "loc", "arg", "sub"] {
+            let own = super::kernel_module(&spirv, name).unwrap();
+            assert_eq!(push_offset(&own, size), None, "{std}: {name} is coalesced");
+        }
+        for name in ["ids", "none"] {
+            let own = super::kernel_module(&spirv, name).unwrap();
+            let at = push_offset(&own, size).expect(name);
+            assert!(at >= size && at % 16 == 0, "{std}: {name} pushes at {at}");
+            for dim in 0..3 {
+                let c = coalesce(&own, dim, at).expect(name);
+                spirv_val(&c.spirv);
+                // The pushed count and the new constant are reflected nowhere: the module's
+                // reflection is unchanged.
+                assert_eq!(parse(&c.spirv).unwrap(), parse(&own).unwrap());
+                assert!(c.size_spec_id > 2);
+            }
+        }
+    }
+}

@@ -52,6 +52,17 @@ struct Variant {
 
 type PipelineSlot = Arc<Mutex<Option<Arc<Pipeline>>>>;
 
+/// The kernel's module with several OpenCL work-groups per Vulkan work-group along one
+/// dimension (`compiler::coalesce`).
+struct CoalescedModule {
+    module: ShaderModule,
+    /// The specialisation constant of the Vulkan work-group size along the dimension.
+    size_spec_id: u32,
+}
+
+/// Work-groups of fewer work-items than this are coalesced where the kernel allows.
+const COALESCED_GROUP_SIZE: usize = 64;
+
 /// The Vulkan objects of a kernel on one device (shared by the program's kernel objects of
 /// that name: `prebuild::Table`).
 pub struct KernelDevice {
@@ -68,6 +79,14 @@ pub struct KernelDevice {
     /// For launches that bind the same memory to several storage-buffer arguments: by the
     /// bindings concerned, the module with them `Aliased` and its pipelines.
     aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
+    /// Where launches that coalesce work-groups push a region's OpenCL group count; None
+    /// where the kernel may observe its work-group, or the device does not coalesce
+    /// (`Workarounds::coalesce_groups`).
+    coalesce_at: Option<u32>,
+    /// By dimension: the coalesced module, made on first use (`Some(None)`: refused).
+    coalesced: Mutex<[Option<Option<Arc<CoalescedModule>>>; 3]>,
+    /// The coalesced modules' pipelines, by (dimension, specialisation), as `pipelines`.
+    coalesced_pipelines: Mutex<FxHashMap<(usize, Spec), PipelineSlot>>,
     /// Module-scope `__constant` data, filled once.
     constant_data: Option<Arc<Buffer>>,
     /// The program's program-scope variables (`Executable::globals`).
@@ -205,10 +224,24 @@ impl KernelDevice {
                     .unwrap_or_default()
             })
             .collect();
-        let push_size = r.push_constant_size.next_multiple_of(4);
-        let layout = Arc::new(KernelLayout::new(&vkd, layout_sets, push_size)?);
+        let mut push_size = r.push_constant_size.next_multiple_of(4);
         // The kernel's own module: without the program's other kernels.
         let own = compiler::kernel_module(&exe.spirv, &refl.name);
+        let limits = &device.caps.limits;
+        let coalesce_at = (device.caps.workarounds.coalesce_groups
+            && r.spec_constants.workgroup_size.is_some()
+            && r.spec_constants.subgroup_max_size.is_none()
+            && refl.reqd_work_group_size.is_none())
+        .then(|| {
+            let own = own.as_deref().unwrap_or(&exe.spirv);
+            compiler::coalesce::push_offset(own, r.push_constant_size)
+        })
+        .flatten()
+        .filter(|at| at + 4 <= limits.max_push_constants_size);
+        if let Some(at) = coalesce_at {
+            push_size = push_size.max(at + 4);
+        }
+        let layout = Arc::new(KernelLayout::new(&vkd, layout_sets, push_size)?);
         let module = ShaderModule::new(&vkd, own.as_deref().unwrap_or(&exe.spirv))?;
         let constants = (r.constant_data.as_ref().map(|c| &c.data))
             .or(r.constant_data_pointer.as_ref().map(|c| &c.1));
@@ -236,6 +269,9 @@ impl KernelDevice {
             layout,
             pipelines: Mutex::new(FxHashMap::default()),
             aliased: Mutex::new(HashMap::new()),
+            coalesce_at,
+            coalesced: Mutex::new([None, None, None]),
+            coalesced_pipelines: Mutex::new(FxHashMap::default()),
             constant_data,
             globals: exe.globals(&vkd)?,
             scratch,
@@ -337,6 +373,95 @@ impl KernelDevice {
         variant.pipelines.insert(spec.to_vec(), p.clone());
         Ok(p)
     }
+
+    /// The pipeline of specialisation `spec` (the OpenCL work-group size) in the module that
+    /// runs several OpenCL work-groups per Vulkan work-group along `dim`, with a Vulkan
+    /// work-group of `vulkan_size` work-items along it; None where the module was refused.
+    fn coalesced_pipeline(
+        &self,
+        vk: &Arc<VkDevice>,
+        dim: usize,
+        spec: &[(u32, u32)],
+        vulkan_size: u32,
+    ) -> CLResult<Option<Arc<Pipeline>>> {
+        let Some(module) = self.coalesced_module(vk, dim)? else {
+            return Ok(None);
+        };
+        let mut spec = spec.to_vec();
+        spec.push((module.size_spec_id, vulkan_size));
+        let key = (dim, spec);
+        let slot = self
+            .coalesced_pipelines
+            .lock()
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        // Waits here while another thread makes it.
+        let mut slot = slot.lock();
+        if let Some(p) = &*slot {
+            return Ok(Some(p.clone()));
+        }
+        let (name, spec) = (&self.refl.name, &key.1);
+        let t0 = std::time::Instant::now();
+        let p = Arc::new(self.layout.pipeline(&module.module, name, spec)?);
+        log::debug!(target: "launch", "{name}: pipeline {spec:?} coalesced along {dim} made in {:?}", t0.elapsed());
+        *slot = Some(p.clone());
+        Ok(Some(p))
+    }
+
+    /// The module coalescing work-groups along `dim`, made on first use; None where
+    /// `compiler::coalesce` refused it.
+    fn coalesced_module(
+        &self,
+        vk: &Arc<VkDevice>,
+        dim: usize,
+    ) -> CLResult<Option<Arc<CoalescedModule>>> {
+        let Some(at) = self.coalesce_at else {
+            return Ok(None);
+        };
+        let mut modules = self.coalesced.lock();
+        if let Some(m) = &modules[dim] {
+            return Ok(m.clone());
+        }
+        let name = &self.refl.name;
+        let own = compiler::kernel_module(&self.exe.spirv, name);
+        let spirv = own.as_deref().unwrap_or(&self.exe.spirv);
+        let module = match compiler::coalesce::coalesce(spirv, dim, at) {
+            Some(c) => Some(Arc::new(CoalescedModule {
+                module: ShaderModule::new(vk, &compiler::dump(c.spirv))?,
+                size_spec_id: c.size_spec_id,
+            })),
+            None => {
+                log::debug!(target: "launch", "{name}: work-groups not coalesced along {dim} (module not understood)");
+                None
+            }
+        };
+        modules[dim] = Some(module.clone());
+        Ok(module)
+    }
+}
+
+/// How a launch region of `groups` work-groups of `size` coalesces: along which dimension
+/// and how many OpenCL work-groups per Vulkan work-group (a power of two, at least 2, so that
+/// one local size has few pipelines); None where its work-groups are large enough, or too
+/// few.
+fn coalescing(groups: [usize; 3], size: [usize; 3], vk: &VkDevice) -> Option<(usize, usize)> {
+    let items: usize = size.iter().product();
+    if items >= COALESCED_GROUP_SIZE {
+        return None;
+    }
+    // The dimension with the most work-groups (the first of equals).
+    let d = (0..3).rev().max_by_key(|&d| groups[d])?;
+    let l = &vk.caps.limits;
+    let mut k = COALESCED_GROUP_SIZE.div_ceil(items).next_power_of_two();
+    while k > 1
+        && (k * items > l.max_compute_work_group_invocations as usize
+            || k * size[d] > l.max_compute_work_group_size[d] as usize
+            || k > groups[d])
+    {
+        k /= 2;
+    }
+    (k >= 2).then_some((d, k))
 }
 
 impl Kernel {
@@ -708,16 +833,6 @@ fn launch_shape(
         &local[..dims],
         &nd.offset[..dims]
     );
-    let max_groups = device.caps.limits.max_compute_work_group_count;
-    if (0..3).any(|d| groups[d] > max_groups[d] as usize)
-        && kd.exe.num_workgroups_users.contains(&kernel.name)
-    {
-        // The launch is split into several dispatches, and this kernel reads the group count
-        // (get_num_groups / get_global_size), which each dispatch would see as its own.
-        log::warn!(target: "api", "{:?} work-groups exceed the device's limit {max_groups:?} and {} needs the group count", groups, kernel.name);
-        return Err(ClError(CL_OUT_OF_RESOURCES));
-    }
-
     Ok(Some((local, groups)))
 }
 
@@ -1108,11 +1223,40 @@ impl Launch {
                 nd.work_dim,
                 nd.offset,
             );
-            let pipeline = if aliased.is_empty() {
-                kd.pipeline(&spec)?
-            } else {
-                kd.aliased_pipeline(vk, &kernel.name, &spec, &aliased)?
+            let mut groups = region.groups.map(|g| g as u32);
+            // Several OpenCL work-groups per Vulkan work-group, where the kernel allows.
+            let plan = (kd.coalesce_at.is_some() && aliased.is_empty())
+                .then(|| coalescing(region.groups, region.size, vk))
+                .flatten();
+            let coalesced = match plan {
+                Some((d, k)) => {
+                    let vulkan_size = (k * region.size[d]) as u32;
+                    let p = kd.coalesced_pipeline(vk, d, &spec, vulkan_size)?;
+                    p.map(|p| (p, d, k))
+                }
+                _ => None,
             };
+            let pipeline = match &coalesced {
+                Some((p, d, k)) => {
+                    log::debug!(target: "launch", "{}: {k} work-groups of {:?} per Vulkan work-group along {d}", kernel.name, region.size);
+                    groups[*d] = region.groups[*d].div_ceil(*k) as u32;
+                    p.clone()
+                }
+                None if aliased.is_empty() => kd.pipeline(&spec)?,
+                None => kd.aliased_pipeline(vk, &kernel.name, &spec, &aliased)?,
+            };
+            let max_groups = vk.caps.limits.max_compute_work_group_count;
+            let coalesced_dim = coalesced.as_ref().map(|c| c.1);
+            if (0..3).any(|d| groups[d] > max_groups[d] && coalesced_dim != Some(d))
+                && kd.exe.num_workgroups_users.contains(&kernel.name)
+            {
+                // The region is split into several dispatches, and this kernel reads the group
+                // count (get_num_groups / get_global_size) from NumWorkgroups, which each
+                // dispatch would see as its own (the coalesced module reads the pushed count
+                // along its dimension instead).
+                log::warn!(target: "api", "{groups:?} work-groups exceed the device's limit {max_groups:?} and {} needs the group count", kernel.name);
+                return Err(ClError(CL_OUT_OF_RESOURCES));
+            }
             let mut push = if i == last {
                 std::mem::take(&mut self.push)
             } else {
@@ -1123,7 +1267,14 @@ impl Launch {
             put(&mut push, pc.region_offset, &u32s(offset));
             let group_offset = std::array::from_fn(|d| start[d] / local[d]);
             put(&mut push, pc.region_group_offset, &u32s(group_offset));
-            dispatches.push((pipeline, push, region.groups.map(|g| g as u32)));
+            if let (Some((_, d, _)), Some(at)) = (&coalesced, kd.coalesce_at) {
+                let count = PushRange {
+                    offset: at,
+                    size: 4,
+                };
+                put(&mut push, Some(count), &[region.groups[*d] as u32]);
+            }
+            dispatches.push((pipeline, push, groups));
         }
         Ok(dispatches)
     }

@@ -37,6 +37,13 @@ pub struct Workarounds {
     /// precision), in float otherwise (examples/raw_sample.rs; docs/IMAGES.md). On lavapipe,
     /// unless `VKCL_LAVAPIPE_AOS` asks for that path.
     pub unequal_sampler_filters: bool,
+    /// Launches of small work-groups run several OpenCL work-groups per Vulkan work-group
+    /// where the kernel cannot tell (`compiler::coalesce`): lavapipe pays ~0.4 µs per
+    /// work-group and runs each on its own SIMD lanes, so thread_dimensions' [1,1,1] groups
+    /// took 12.8 s per launch (docs/BENCHMARKS.md). On CPU devices; GPUs keep one Vulkan
+    /// group per OpenCL group until measured there (docs/DECISIONS.md; `VKCL_COALESCE`
+    /// overrides).
+    pub coalesce_groups: bool,
 }
 
 impl Workarounds {
@@ -49,6 +56,7 @@ impl Workarounds {
             adaptive_spin: cpu && config.wait_spin_us.is_none(),
             no_16bit_uniforms: nvidia,
             unequal_sampler_filters: driver_name == "llvmpipe" && !config.lavapipe_aos,
+            coalesce_groups: config.coalesce.unwrap_or(cpu),
         }
     }
 }
