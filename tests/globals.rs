@@ -594,3 +594,83 @@ fn svm_kernels_use_program_scope_variables() {
         check!(clReleaseProgram(p));
     }
 }
+
+const WIDE_SOURCE: &str = r#"
+global size_t count = 7;
+global ptrdiff_t delta = -3;
+global uintptr_t where_ = 0;
+global int after = 11;
+intptr_t step(void) { static global intptr_t n = -5; return n--; }
+
+kernel void look(global long *o) {
+    o[0] = count; o[1] = delta; o[2] = where_; o[3] = after; o[4] = step();
+}
+kernel void wide(global long *o) {
+    look(o);
+    count = ((size_t)1 << 32) + 5; delta = -((ptrdiff_t)1 << 32) - 2;
+    where_ = ((uintptr_t)2 << 32) + 9; after += 1;
+}
+kernel void narrow(global long *o) {
+    look(o);
+    count = 0xfffffff0u; delta = -9; where_ = 17; after += 1;
+}
+"#;
+
+/// `size_t`, `ptrdiff_t`, `uintptr_t` and `intptr_t` program-scope variables shared by the
+/// program's two builds (issue 18): one variable, as OpenCL C says, though the first build's
+/// `size_t` is 32-bit and the physical-addressing build's 64-bit. A kernel launched with SVM
+/// pointers (the physical build) writes values above 2^32; one launched with a buffer (the
+/// first build) reads their low halves (its conversion to its 32-bit types) and writes values
+/// the physical build then reads whole: zero-extended for the unsigned types, sign-extended for
+/// the signed ones. The first build used to write only the low half, so the physical build
+/// read the high half it had left there (and a negative initializer kept the builds' buffers
+/// apart).
+#[test]
+fn size_t_variables_are_one_variable_in_both_builds() {
+    const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+    const FINE_GRAIN: cl_bitfield = 1 << 10;
+    // VKCL_ADDRESSING=physical: the buffer launch runs the physical build too.
+    let all_physical = std::env::var("VKCL_ADDRESSING").is_ok_and(|v| v == "physical");
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let e = Env::new();
+        let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
+        if caps == 0 {
+            eprintln!("no SVM on this device");
+            return;
+        }
+        let p = e.program(WIDE_SOURCE, std);
+        let (wide, narrow) = (kernel(p, "wide"), kernel(p, "narrow"));
+        let o = unsafe { clSVMAlloc(e.ctx, FINE_GRAIN, 8 * 8, 0) }.cast::<i64>();
+        assert!(!o.is_null());
+        check!(clSetKernelArgSVMPointer(wide, 0, o.cast()));
+        let svm = |k: cl_kernel| {
+            e.run(k, None, &[1], None);
+            unsafe { std::slice::from_raw_parts(o, 5) }.to_vec()
+        };
+        let b = e.buffer_from(&[0i64; 8]);
+        arg(narrow, 0, &b);
+        let plain = |k: cl_kernel| {
+            e.run(k, None, &[1], None);
+            e.read::<i64>(b, 5)
+        };
+        // The initial values.
+        assert_eq!(svm(wide), [7, -3, 0, 11, -5], "{std}: initial values");
+        let big = [(1i64 << 32) + 5, -(1i64 << 32) - 2, (2i64 << 32) + 9, 12, -6];
+        let low = [5, -2, 9, 12, -6];
+        let got = plain(narrow);
+        match all_physical {
+            true => assert_eq!(got, big, "{std}: what the SVM launch wrote"),
+            false => assert_eq!(got, low, "{std}: what the SVM launch wrote, in 32 bits"),
+        }
+        assert_eq!(
+            svm(wide),
+            [0xffff_fff0, -9, 17, 13, -7],
+            "{std}: what the buffer launch wrote"
+        );
+        unsafe { clSVMFree(e.ctx, o.cast()) };
+        check!(clReleaseMemObject(b));
+        check!(clReleaseKernel(wide));
+        check!(clReleaseKernel(narrow));
+        check!(clReleaseProgram(p));
+    }
+}

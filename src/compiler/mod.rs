@@ -49,6 +49,7 @@ pub mod tempdir;
 #[cfg(test)]
 mod tests;
 pub mod vload_half;
+pub mod wide_globals;
 pub mod word_views;
 mod workgroup_arrays;
 mod workgroup_words;
