@@ -674,3 +674,40 @@ fn size_t_variables_are_one_variable_in_both_builds() {
         check!(clReleaseProgram(p));
     }
 }
+
+/// Program-scope variables of pointer type, with an address in the initializer or without an
+/// initializer, and `constant` pointers to constant data (issue 18): clspv 0.0.1 crashes on
+/// each (SIGSEGV; "Don't know how to handle updating user of __constant" for the constant
+/// ones) in both addressing modes, before any module exists, so neither build has a module
+/// to relocate. The build fails (the process lives on) with a log that says why (it named
+/// only the crash before).
+#[test]
+fn pointer_variables_fail_to_build_with_a_log_that_says_why() {
+    let e = Env::new();
+    let sources = [
+        "global int x[4] = {10, 11, 12, 13};\nglobal int *p = &x[2];\n\
+         kernel void k(global int *o) { o[0] = *p; p = &x[0]; }",
+        "global int x[4];\nglobal int *p;\n\
+         kernel void k(global int *o) { if (!p) p = &x[1]; o[0] = *p; }",
+        "constant int c[3] = {100, 101, 102};\n\
+         constant int *constant cp[2] = {&c[0], &c[2]};\n\
+         kernel void k(global int *o) { o[0] = *cp[0]; o[1] = *cp[1]; }",
+    ];
+    for src in sources {
+        for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+            match build_program(e.ctx, e.dev, src, std) {
+                Ok(p) => {
+                    unsafe { clReleaseProgram(p) };
+                    panic!("{std}: built (clspv has learnt them: test the values)\n{src}");
+                }
+                Err((code, log)) => {
+                    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE, "{std}\n{src}\n{log}");
+                    assert!(
+                        log.contains("program-scope variables (or static locals) of pointer type"),
+                        "{std}\n{src}\n{log}"
+                    );
+                }
+            }
+        }
+    }
+}

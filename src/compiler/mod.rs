@@ -332,7 +332,14 @@ fn compile_bytes(
     }
     let (output, log) = match result {
         Ok((output, log)) => (output, shift(log)),
-        Err(CompileError::Failed { log }) => return Err(CompileError::Failed { log: shift(log) }),
+        Err(CompileError::Failed { log }) => {
+            let mut log = shift(log);
+            let pointers = !is_ir && lowered.iter().any(|s| globals::declares_pointer_variables(s));
+            if pointers && log.contains("clspv crashed") {
+                log = format!("{log}\n{}", globals::POINTER_VARIABLES);
+            }
+            return Err(CompileError::Failed { log });
+        }
         Err(e) => return Err(e),
     };
     if let Some((cache, key)) = &cache {
