@@ -675,38 +675,84 @@ fn size_t_variables_are_one_variable_in_both_builds() {
     }
 }
 
-/// Program-scope variables of pointer type, with an address in the initializer or without an
-/// initializer, and `constant` pointers to constant data (issue 18): clspv 0.0.1 crashes on
-/// each (SIGSEGV; "Don't know how to handle updating user of __constant" for the constant
-/// ones) in both addressing modes, before any module exists, so neither build has a module
-/// to relocate. The build fails (the process lives on) with a log that says why (it named
-/// only the crash before).
+/// Program-scope variables of pointer type (issue 18): clspv 0.0.1 crashes (SIGSEGV) on every
+/// one, with an address in its initializer or without one, in both addressing modes, before
+/// any module exists (so there is no relocation to apply). A physical-addressing build
+/// declares each scalar one `ulong` (compiler::pointer_members); the program, whose first
+/// build crashes, is built in physical mode only. The values: the initializer's address until
+/// the first store, stores kept across launches, reads and writes through it.
 #[test]
-fn pointer_variables_fail_to_build_with_a_log_that_says_why() {
+fn pointer_variables() {
     let e = Env::new();
     let sources = [
-        "global int x[4] = {10, 11, 12, 13};\nglobal int *p = &x[2];\n\
-         kernel void k(global int *o) { o[0] = *p; p = &x[0]; }",
-        "global int x[4];\nglobal int *p;\n\
-         kernel void k(global int *o) { if (!p) p = &x[1]; o[0] = *p; }",
-        "constant int c[3] = {100, 101, 102};\n\
-         constant int *constant cp[2] = {&c[0], &c[2]};\n\
-         kernel void k(global int *o) { o[0] = *cp[0]; o[1] = *cp[1]; }",
+        (
+            "global int x[4] = {10, 11, 12, 13};\nglobal int *p = &x[2];\n\
+             kernel void k(global int *o) { o[0] = *p; o[1] = p[1]; o[2] = x[2];\n\
+             *p += 5; p = &x[0]; }",
+            [[12, 13, 12], [10, 11, 17], [15, 11, 17]],
+        ),
+        (
+            "global int x[4] = {10, 11, 12, 13};\nglobal int *p;\n\
+             kernel void k(global int *o) { o[2] = p ? 1 : 0; if (!p) p = &x[1];\n\
+             o[0] = *p; o[1] = p[2]; *p += 1; }",
+            [[11, 13, 0], [12, 13, 1], [13, 13, 1]],
+        ),
+        (
+            "constant int c[3] = {100, 101, 102};\nconstant int *constant cp = &c[1];\n\
+             kernel void k(global int *o) { o[0] = *cp; o[1] = cp[1]; o[2] = cp[-1]; }",
+            [[101, 102, 100], [101, 102, 100], [101, 102, 100]],
+        ),
     ];
-    for src in sources {
+    for (src, want) in sources {
         for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
-            match build_program(e.ctx, e.dev, src, std) {
-                Ok(p) => {
-                    unsafe { clReleaseProgram(p) };
-                    panic!("{std}: built (clspv has learnt them: test the values)\n{src}");
-                }
-                Err((code, log)) => {
-                    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE, "{std}\n{src}\n{log}");
-                    assert!(
-                        log.contains("program-scope variables (or static locals) of pointer type"),
-                        "{std}\n{src}\n{log}"
-                    );
-                }
+            let p = match build_program(e.ctx, e.dev, src, std) {
+                Ok(p) => p,
+                Err((code, log)) => panic!("{}: {std}\n{src}\n{log}", err_name(code)),
+            };
+            let k = kernel(p, "k");
+            let out = e.buffer_from(&[0i32; 4]);
+            arg(k, 0, &out);
+            for round in &want[..2] {
+                e.run(k, None, &[1], None);
+                assert_eq!(&e.read::<i32>(out, 3)[..], round, "{std}\n{src}");
+            }
+            // The pointer set so far holds in a new kernel object's launch too.
+            let again = kernel(p, "k");
+            arg(again, 0, &out);
+            e.run(again, None, &[1], None);
+            assert_eq!(&e.read::<i32>(out, 3)[..], want[2], "{std}\n{src}");
+            unsafe {
+                clReleaseKernel(k);
+                clReleaseKernel(again);
+                clReleaseMemObject(out);
+                clReleaseProgram(p);
+            }
+        }
+    }
+}
+
+/// `constant` arrays of pointers to constant data: this clspv crashes on them in both
+/// addressing modes ("Don't know how to handle updating user of __constant"), and no rewrite
+/// takes them; the build fails (the process lives on) with a log that says why (it named only
+/// the crash before).
+#[test]
+fn constant_pointer_arrays_fail_to_build_with_a_log_that_says_why() {
+    let e = Env::new();
+    let src = "constant int c[3] = {100, 101, 102};\n\
+               constant int *constant cp[2] = {&c[0], &c[2]};\n\
+               kernel void k(global int *o) { o[0] = *cp[0]; o[1] = *cp[1]; }";
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        match build_program(e.ctx, e.dev, src, std) {
+            Ok(p) => {
+                unsafe { clReleaseProgram(p) };
+                panic!("{std}: built (clspv has learnt them: test the values)");
+            }
+            Err((code, log)) => {
+                assert_eq!(code, CL_BUILD_PROGRAM_FAILURE, "{std}\n{log}");
+                assert!(
+                    log.contains("program-scope variables (or static locals) of pointer type"),
+                    "{std}\n{log}"
+                );
             }
         }
     }

@@ -775,8 +775,11 @@ pub(super) fn declares_writable_globals(source: &[u8]) -> bool {
 /// variables of pointer type ([`declares_pointer_variables`]).
 pub(super) const POINTER_VARIABLES: &str = "vkcl: this program declares program-scope variables \
 (or static locals) of pointer type; clspv 0.0.1 crashes on them, with or without an \
-initializer, in both addressing modes (docs/DECISIONS.md): keep such pointers in a buffer \
-or as offsets instead";
+initializer, in both addressing modes. vkcl's physical-addressing build (on devices with \
+buffer device addresses) stores a scalar one declared alone at program scope as an address, \
+where it is only read and assigned; not arrays of pointers, static locals, a name declared \
+again, `p++`, `p += n` or `&p` (docs/DECISIONS.md): keep such pointers in a buffer or as \
+offsets instead";
 
 /// Whether `source` declares a program-scope variable or `static` local of pointer type (or
 /// an array of pointers): a `*` then a name then `=`, `;`, `,` or `[`, outside parentheses,
