@@ -533,7 +533,9 @@ fn pointer_globals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
             "}" | ")" | "]" => depth -= 1,
             _ => {}
         }
-        let starts = d == 0 || matches!(text(d - 1), ";" | "}");
+        let starts = d == 0
+            || matches!(text(d - 1), ";" | "}")
+            || matches!(toks[d - 1].kind, Kind::Directive);
         if depth != 0 || !starts || !ident(d) {
             d += 1;
             continue;
@@ -812,6 +814,9 @@ mod pointer_global_tests {
         // Stepped: left as it is.
         let stepped = "global int x[4];\nglobal int *p = &x[1];\nkernel void k() { p++; }";
         assert_eq!(rewrite(stepped), None);
+        // After a directive.
+        let pragma = "global int x[4];\n#pragma unroll\nglobal int *p = &x[1];\nkernel void k(global int *o) { o[0] = *p; }";
+        assert!(rewrite(pragma).unwrap().contains("global ulong p = "));
     }
 }
 
