@@ -1500,6 +1500,99 @@ fn local_structs_read_through_int_pointers_with_svm() {
     assert_eq!(got[0], input);
 }
 
+/// The physical-addressing module of [`local_structs_read_through_int_pointers_with_svm`] has
+/// the shape of the logical one (issue 18): NVIDIA's driver mis-runs Workgroup arrays of
+/// arrays, and Workgroup memory reached by pointer access chains or in modules declaring
+/// `VariablePointers` (compiler::workgroup_arrays, workgroup_words, pointer_selects), so the
+/// `__local` array must be one array of words, reached by plain access chains only, in a
+/// module without `VariablePointers`. Those passes took 32-bit indices only, and clspv's
+/// physical modules index with 64-bit `size_t`s: they left the module as clspv wrote it
+/// (lavapipe runs both shapes right, so the values alone cannot tell). A child process (this
+/// binary again) runs that test with VKCL_DUMP_DIR; this one reads its physical module.
+#[test]
+fn local_structs_read_through_int_pointers_with_svm_in_flat_words() {
+    const OP_CAPABILITY: u32 = 17;
+    const OP_TYPE_ARRAY: u32 = 28;
+    const OP_TYPE_POINTER: u32 = 32;
+    const OP_VARIABLE: u32 = 59;
+    const OP_PTR_ACCESS_CHAIN: u32 = 67;
+    const OP_IN_BOUNDS_PTR_ACCESS_CHAIN: u32 = 70;
+    const VARIABLE_POINTERS: u32 = 4442;
+    const WORKGROUP: u32 = 4;
+    let e = Env::new();
+    const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+    if device_val::<cl_bitfield>(e.dev, CL_DEVICE_SVM_CAPABILITIES) == 0 {
+        eprintln!("no SVM on this device");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("vkcl-flat-words-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["local_structs_read_through_int_pointers_with_svm", "--exact"])
+        .env("VKCL_DUMP_DIR", &dir)
+        .env("VKCL_CACHE", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "child failed:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let physical: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("-physical.spv"))
+        .collect();
+    assert_eq!(physical.len(), 1, "one physical module in {dir:?}");
+    let bytes = std::fs::read(&physical[0]).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let words: Vec<u32> = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let mut insts = vec![];
+    let mut at = 5;
+    while at < words.len() {
+        let n = (words[at] >> 16) as usize;
+        assert!(n > 0);
+        insts.push(&words[at..at + n]);
+        at += n;
+    }
+    let op = |i: &[u32]| i[0] & 0xffff;
+    let arrays: Vec<u32> = insts.iter().filter(|i| op(i) == OP_TYPE_ARRAY).map(|i| i[1]).collect();
+    // Workgroup pointer types: (id, pointee).
+    let workgroup: Vec<(u32, u32)> = insts
+        .iter()
+        .filter(|i| op(i) == OP_TYPE_POINTER && i[2] == WORKGROUP)
+        .map(|i| (i[1], i[3]))
+        .collect();
+    let pointee = |ty: u32| workgroup.iter().find(|p| p.0 == ty).map(|p| p.1);
+    let element = |ty: u32| {
+        insts
+            .iter()
+            .find(|i| op(i) == OP_TYPE_ARRAY && i[1] == ty)
+            .map(|i| i[2])
+    };
+    let mut found = false;
+    for v in insts.iter().filter(|i| op(i) == OP_VARIABLE && i[3] == WORKGROUP) {
+        let array = pointee(v[1]).unwrap();
+        let e = element(array).expect("an array");
+        assert!(!arrays.contains(&e), "a Workgroup array of arrays is left");
+        found = true;
+    }
+    assert!(found, "no Workgroup variable");
+    assert!(
+        !insts.iter().any(|i| matches!(op(i), OP_PTR_ACCESS_CHAIN | OP_IN_BOUNDS_PTR_ACCESS_CHAIN)
+            && pointee(i[1]).is_some()),
+        "a pointer access chain into Workgroup memory is left"
+    );
+    assert!(
+        !insts.iter().any(|i| op(i) == OP_CAPABILITY && i[1] == VARIABLE_POINTERS),
+        "VariablePointers is left"
+    );
+}
+
 const LOCAL_STRUCTS: &str = "typedef struct { int a, b, c, d; } counts;\n\
                struct __attribute__((packed)) wrapped { counts v; int dummy; };\n\
                __attribute__((reqd_work_group_size(64, 1, 1)))\n\

@@ -594,3 +594,166 @@ fn svm_kernels_use_program_scope_variables() {
         check!(clReleaseProgram(p));
     }
 }
+
+const WIDE_SOURCE: &str = r#"
+global size_t count = 7;
+global ptrdiff_t delta = -3;
+global uintptr_t where_ = 0;
+global int after = 11;
+intptr_t step(void) { static global intptr_t n = -5; return n--; }
+
+kernel void look(global long *o) {
+    o[0] = count; o[1] = delta; o[2] = where_; o[3] = after; o[4] = step();
+}
+kernel void wide(global long *o) {
+    look(o);
+    count = ((size_t)1 << 32) + 5; delta = -((ptrdiff_t)1 << 32) - 2;
+    where_ = ((uintptr_t)2 << 32) + 9; after += 1;
+}
+kernel void narrow(global long *o) {
+    look(o);
+    count = 0xfffffff0u; delta = -9; where_ = 17; after += 1;
+}
+"#;
+
+/// `size_t`, `ptrdiff_t`, `uintptr_t` and `intptr_t` program-scope variables shared by the
+/// program's two builds (issue 18): one variable, as OpenCL C says, though the first build's
+/// `size_t` is 32-bit and the physical-addressing build's 64-bit. A kernel launched with SVM
+/// pointers (the physical build) writes values above 2^32; one launched with a buffer (the
+/// first build) reads their low halves (its conversion to its 32-bit types) and writes values
+/// the physical build then reads whole: zero-extended for the unsigned types, sign-extended for
+/// the signed ones. The first build used to write only the low half, so the physical build
+/// read the high half it had left there (and a negative initializer kept the builds' buffers
+/// apart).
+#[test]
+fn size_t_variables_are_one_variable_in_both_builds() {
+    const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+    const FINE_GRAIN: cl_bitfield = 1 << 10;
+    // VKCL_ADDRESSING=physical: the buffer launch runs the physical build too.
+    let all_physical = std::env::var("VKCL_ADDRESSING").is_ok_and(|v| v == "physical");
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let e = Env::new();
+        let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
+        if caps == 0 {
+            eprintln!("no SVM on this device");
+            return;
+        }
+        let p = e.program(WIDE_SOURCE, std);
+        let (wide, narrow) = (kernel(p, "wide"), kernel(p, "narrow"));
+        let o = unsafe { clSVMAlloc(e.ctx, FINE_GRAIN, 8 * 8, 0) }.cast::<i64>();
+        assert!(!o.is_null());
+        check!(clSetKernelArgSVMPointer(wide, 0, o.cast()));
+        let svm = |k: cl_kernel| {
+            e.run(k, None, &[1], None);
+            unsafe { std::slice::from_raw_parts(o, 5) }.to_vec()
+        };
+        let b = e.buffer_from(&[0i64; 8]);
+        arg(narrow, 0, &b);
+        let plain = |k: cl_kernel| {
+            e.run(k, None, &[1], None);
+            e.read::<i64>(b, 5)
+        };
+        // The initial values.
+        assert_eq!(svm(wide), [7, -3, 0, 11, -5], "{std}: initial values");
+        let big = [(1i64 << 32) + 5, -(1i64 << 32) - 2, (2i64 << 32) + 9, 12, -6];
+        let low = [5, -2, 9, 12, -6];
+        let got = plain(narrow);
+        match all_physical {
+            true => assert_eq!(got, big, "{std}: what the SVM launch wrote"),
+            false => assert_eq!(got, low, "{std}: what the SVM launch wrote, in 32 bits"),
+        }
+        assert_eq!(
+            svm(wide),
+            [0xffff_fff0, -9, 17, 13, -7],
+            "{std}: what the buffer launch wrote"
+        );
+        unsafe { clSVMFree(e.ctx, o.cast()) };
+        check!(clReleaseMemObject(b));
+        check!(clReleaseKernel(wide));
+        check!(clReleaseKernel(narrow));
+        check!(clReleaseProgram(p));
+    }
+}
+
+/// Program-scope variables of pointer type (issue 18): clspv 0.0.1 crashes (SIGSEGV) on every
+/// one, with an address in its initializer or without one, in both addressing modes, before
+/// any module exists (so there is no relocation to apply). A physical-addressing build
+/// declares each scalar one `ulong` (compiler::pointer_members); the program, whose first
+/// build crashes, is built in physical mode only. The values: the initializer's address until
+/// the first store, stores kept across launches, reads and writes through it.
+#[test]
+fn pointer_variables() {
+    let e = Env::new();
+    let sources = [
+        (
+            "global int x[4] = {10, 11, 12, 13};\nglobal int *p = &x[2];\n\
+             kernel void k(global int *o) { o[0] = *p; o[1] = p[1]; o[2] = x[2];\n\
+             *p += 5; p = &x[0]; }",
+            [[12, 13, 12], [10, 11, 17], [15, 11, 17]],
+        ),
+        (
+            "global int x[4] = {10, 11, 12, 13};\nglobal int *p;\n\
+             kernel void k(global int *o) { o[2] = p ? 1 : 0; if (!p) p = &x[1];\n\
+             o[0] = *p; o[1] = p[2]; *p += 1; }",
+            [[11, 13, 0], [12, 13, 1], [13, 13, 1]],
+        ),
+        (
+            "constant int c[3] = {100, 101, 102};\nconstant int *constant cp = &c[1];\n\
+             kernel void k(global int *o) { o[0] = *cp; o[1] = cp[1]; o[2] = cp[-1]; }",
+            [[101, 102, 100], [101, 102, 100], [101, 102, 100]],
+        ),
+    ];
+    for (src, want) in sources {
+        for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+            let p = match build_program(e.ctx, e.dev, src, std) {
+                Ok(p) => p,
+                Err((code, log)) => panic!("{}: {std}\n{src}\n{log}", err_name(code)),
+            };
+            let k = kernel(p, "k");
+            let out = e.buffer_from(&[0i32; 4]);
+            arg(k, 0, &out);
+            for round in &want[..2] {
+                e.run(k, None, &[1], None);
+                assert_eq!(&e.read::<i32>(out, 3)[..], round, "{std}\n{src}");
+            }
+            // The pointer set so far holds in a new kernel object's launch too.
+            let again = kernel(p, "k");
+            arg(again, 0, &out);
+            e.run(again, None, &[1], None);
+            assert_eq!(&e.read::<i32>(out, 3)[..], want[2], "{std}\n{src}");
+            unsafe {
+                clReleaseKernel(k);
+                clReleaseKernel(again);
+                clReleaseMemObject(out);
+                clReleaseProgram(p);
+            }
+        }
+    }
+}
+
+/// `constant` arrays of pointers to constant data: this clspv crashes on them in both
+/// addressing modes ("Don't know how to handle updating user of __constant"), and no rewrite
+/// takes them; the build fails (the process lives on) with a log that says why (it named only
+/// the crash before).
+#[test]
+fn constant_pointer_arrays_fail_to_build_with_a_log_that_says_why() {
+    let e = Env::new();
+    let src = "constant int c[3] = {100, 101, 102};\n\
+               constant int *constant cp[2] = {&c[0], &c[2]};\n\
+               kernel void k(global int *o) { o[0] = *cp[0]; o[1] = *cp[1]; }";
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        match build_program(e.ctx, e.dev, src, std) {
+            Ok(p) => {
+                unsafe { clReleaseProgram(p) };
+                panic!("{std}: built (clspv has learnt them: test the values)");
+            }
+            Err((code, log)) => {
+                assert_eq!(code, CL_BUILD_PROGRAM_FAILURE, "{std}\n{log}");
+                assert!(
+                    log.contains("program-scope variables (or static locals) of pointer type"),
+                    "{std}\n{log}"
+                );
+            }
+        }
+    }
+}

@@ -486,3 +486,74 @@ fn narrower_views_of_struct_members_through_svm_pointers() {
         }
     }
 }
+
+/// The `__local` member views (at run-time and constant indices, through an earlier pointer)
+/// and whole-struct views with SVM pointers, so the physical-addressing build runs them in
+/// every test run: there clspv computes the element's index within the struct as a 64-bit
+/// `size_t`, and compiler::struct_extracts took only 32-bit indices, so every char and short
+/// view read bytes 0..3 of the struct only (`VKCL_ADDRESSING=physical` failed the four tests
+/// above).
+#[test]
+fn narrower_views_of_local_struct_members_through_svm_pointers() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let mut wrong = vec![];
+    for m in ["ulong", "double"]
+        .into_iter()
+        .filter(|&m| fp64 || m != "double")
+    {
+        let values = member_values(m);
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let kernels = [
+            (MEMBER_SOURCE, "local_member", &bytes[..]),
+            (LEFT_MEMBER_SOURCE, "constant_local_member", &bytes[9 * 8..10 * 8]),
+            (LEFT_MEMBER_SOURCE, "earlier_local_member", &bytes[..]),
+        ];
+        for (src, name, want) in kernels {
+            for (v, size) in [("int", 4), ("uint", 4), ("short", 2), ("char", 1)] {
+                let r = 8 / size;
+                let opts = format!("-DM={m} -DV={v} -DR={r}");
+                let bufs = [bytes.clone(), vec![0u8; 16 * 8]];
+                let none: &[u32] = &[];
+                let Some(out) =
+                    run_with_svm_in_groups(src, &opts, name, &bufs, none, 16 * r, Some(16 * r))
+                else {
+                    return;
+                };
+                if out[1][..want.len()] != *want {
+                    wrong.push(format!(
+                        "{name}: {v} of {m}: {:02x?}, want {:02x?}",
+                        &out[1][..16.min(want.len())],
+                        &want[..16.min(want.len())]
+                    ));
+                }
+            }
+        }
+        let structs: Vec<u8> = values
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| {
+                let d = 0x7f6f_5f4f - i as i32;
+                [&v.to_le_bytes()[..], &d.to_le_bytes()[..]].concat()
+            })
+            .collect();
+        for (v, size) in [("uint", 4), ("ushort", 2), ("uchar", 1)] {
+            let r = 12 / size;
+            let opts = format!("-DM={m} -DV={v} -DR={r}");
+            let bufs = [bytes.clone(), vec![0u8; structs.len()]];
+            let none: &[u32] = &[];
+            let name = "whole_local_struct";
+            let out =
+                run_with_svm_in_groups(WHOLE_SOURCE, &opts, name, &bufs, none, 16 * r, Some(16 * r))
+                    .unwrap();
+            if out[1] != structs {
+                wrong.push(format!(
+                    "{name}: {v} of {m}: {:02x?}, want {:02x?}",
+                    &out[1][..24],
+                    &structs[..24]
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "wrong bytes: {wrong:#?}");
+}

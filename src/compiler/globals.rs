@@ -771,6 +771,82 @@ pub(super) fn declares_writable_globals(source: &[u8]) -> bool {
     false
 }
 
+/// What the build log adds when clspv crashed on a program that declares program-scope
+/// variables of pointer type ([`declares_pointer_variables`]).
+pub(super) const POINTER_VARIABLES: &str = "vkcl: this program declares program-scope variables \
+(or static locals) of pointer type; clspv 0.0.1 crashes on them, with or without an \
+initializer, in both addressing modes. vkcl's physical-addressing build (on devices with \
+buffer device addresses) stores a scalar one declared alone at program scope as an address, \
+where it is only read and assigned; not arrays of pointers, static locals, a name declared \
+again, `p++`, `p += n` or `&p` (docs/DECISIONS.md): keep such pointers in a buffer or as \
+offsets instead";
+
+/// Whether `source` declares a program-scope variable or `static` local of pointer type (or
+/// an array of pointers): a `*` then a name then `=`, `;`, `,` or `[`, outside parentheses,
+/// at the top level or after `static` inside braces, in a declaration that is not a typedef.
+pub(super) fn declares_pointer_variables(source: &[u8]) -> bool {
+    use super::pipes::Kind;
+    let text = String::from_utf8_lossy(source);
+    let (tokens, _) = super::source_edit::code_tokens(&text);
+    let one = |k: usize| {
+        let t = tokens.get(k)?;
+        match t.kind {
+            Kind::Punct(c) => Some(c),
+            Kind::Other if t.end == t.start + 1 => Some(text.as_bytes()[t.start]),
+            _ => None,
+        }
+    };
+    let word = |k: usize| {
+        let t = tokens.get(k)?;
+        (t.kind == Kind::Ident).then(|| &text[t.start..t.end])
+    };
+    let (mut braces, mut parens, mut start) = (0usize, 0usize, 0usize);
+    // Inside an initializer (`= ...` up to the declarator's `,` or `;`): the brace depth of
+    // its `=`; a `*` there multiplies.
+    let mut init: Option<usize> = None;
+    for k in 0..tokens.len() {
+        match one(k) {
+            Some(b'=') if parens == 0 && init.is_none() => init = Some(braces),
+            Some(b',' | b';') if init == Some(braces) && parens == 0 => {
+                init = None;
+                if one(k) == Some(b';') {
+                    start = k + 1;
+                }
+            }
+            Some(b'{') if init.is_none() => (braces, start) = (braces + 1, k + 1),
+            Some(b'{') => braces += 1,
+            Some(b'}') if init.is_none() => (braces, start) = (braces.saturating_sub(1), k + 1),
+            Some(b'}') => braces = braces.saturating_sub(1),
+            Some(b';') => (start, init) = (k + 1, None),
+            Some(b'(') => parens += 1,
+            Some(b')') => parens = parens.saturating_sub(1),
+            Some(b'*') if parens == 0 && init.is_none() => {
+                let after_type =
+                    k > 0 && (word(k - 1).is_some() || matches!(one(k - 1), Some(b'*' | b',')));
+                // Qualifiers of the pointer itself (`int *constant p`), then the name.
+                const QUALIFIERS: &[&str] = &[
+                    "const", "volatile", "restrict", "constant", "__constant", "global",
+                    "__global", "local", "__local", "private", "__private",
+                ];
+                let mut name = k + 1;
+                while word(name).is_some_and(|w| QUALIFIERS.contains(&w)) {
+                    name += 1;
+                }
+                let declared = after_type
+                    && word(name).is_some()
+                    && matches!(one(name + 1), Some(b'=' | b';' | b',' | b'['));
+                let words: Vec<&str> = (start..k).filter_map(word).collect();
+                let place = braces == 0 || words.contains(&"static");
+                if declared && place && !words.contains(&"typedef") {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Every OpenCL C 3.0 feature macro (clang's OpenCL C 2.0 header defines several of them).
 const ALL_FEATURES: &[&str] = &[
     "__opencl_c_3d_image_writes",
@@ -836,4 +912,24 @@ pub fn as_opencl_c_2_0(options: &str, log: &str) -> Option<(String, String)> {
     }
     lines += "#pragma clang diagnostic pop\n";
     Some((options, lines))
+}
+
+#[cfg(test)]
+mod pointer_variable_tests {
+    use super::declares_pointer_variables as declares;
+
+    #[test]
+    fn finds_pointer_variables_only() {
+        assert!(declares(b"global int x[4]; global int *p = &x[2];"));
+        assert!(declares(b"constant int c[2] = {1, 2};\nconstant int *constant cp[2] = {&c[0], &c[1]};"));
+        assert!(declares(b"global int *q;"));
+        assert!(declares(b"int y, *p = &y;"));
+        assert!(declares(b"kernel void k() { static global int *s; }"));
+        assert!(!declares(b"global int y = 2 * x;"));
+        assert!(!declares(b"global int a = 1, b = 3 * a;"));
+        assert!(!declares(b"kernel void k(global int *o) { int *p = o; o[0] = 2 * p[0]; }"));
+        assert!(!declares(b"typedef int *intp;"));
+        assert!(!declares(b"global int *f(global int *a);"));
+        assert!(!declares(b"struct s { global int *p; };"));
+    }
 }

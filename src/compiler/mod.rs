@@ -51,6 +51,7 @@ pub mod tempdir;
 #[cfg(test)]
 mod tests;
 pub mod vload_half;
+pub mod wide_globals;
 pub mod word_views;
 mod workgroup_arrays;
 mod workgroup_words;
@@ -334,7 +335,14 @@ fn compile_bytes(
     }
     let (output, log) = match result {
         Ok((output, log)) => (output, shift(log)),
-        Err(CompileError::Failed { log }) => return Err(CompileError::Failed { log: shift(log) }),
+        Err(CompileError::Failed { log }) => {
+            let mut log = shift(log);
+            let pointers = !is_ir && lowered.iter().any(|s| globals::declares_pointer_variables(s));
+            if pointers && log.contains("clspv crashed") {
+                log = format!("{log}\n{}", globals::POINTER_VARIABLES);
+            }
+            return Err(CompileError::Failed { log });
+        }
         Err(e) => return Err(e),
     };
     if let Some((cache, key)) = &cache {

@@ -13,7 +13,9 @@
 //! `((T *)*(Q ulong *)e)`. `s->next++`, `--`, `+=`, `-=` step the integer by the pointee's
 //! size; an array of pointers `T *p[N]` becomes `ulong p[N]`. Members are found by name; a name
 //! declared both as a pointer and otherwise, or uses the rewrite cannot express (`&s->next`,
-//! an array of pointers used whole), leave the source as it is. [`compile`] builds the rewritten source and falls back to the original.
+//! an array of pointers used whole), leave the source as it is. Program-scope variables of
+//! pointer type, which this clspv crashes on, become `ulong` too ([`pointer_globals`]).
+//! [`compile`] builds the rewritten source and falls back to the original.
 
 use super::null_tests::matching;
 use super::pipes::{tokenize, Kind, Token};
@@ -63,6 +65,7 @@ fn rewrite_with(src: &str, locals: bool) -> Option<String> {
     let text = |i: usize| &src[toks[i].start..toks[i].end];
     let mut edits: Vec<Edit> = vec![];
     let members = pointer_members(src, &toks, &mut edits)?;
+    pointer_globals(src, &toks, &mut edits);
     if locals {
         pointer_locals(src, &toks, &mut edits);
     }
@@ -503,6 +506,137 @@ fn pointer_locals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
     }
 }
 
+/// The value a program-scope pointer variable rewritten by [`pointer_globals`] holds until it
+/// is first stored to: no device address (nothing aligned ends in 0xf1).
+const UNSET: &str = "0xfffffffffffffff1UL";
+
+/// Program-scope variables of pointer type, `global int *p = &x[2];` or `global int *p;` (each
+/// alone in its declaration), which this clspv crashes on in both addressing modes: declared
+/// `ulong` instead, holding the address. One with an initializer starts as [`UNSET`] and each
+/// read gives the initializer's address while it is (`((T *)(p == UNSET ? (ulong)(&x[2]) :
+/// p))`: what a relocation would have put there, computed where it is read, with no store
+/// before the program's first launch); a store writes `(ulong)(e)`. Left as it is (and the
+/// build fails as before) where the name is declared again (a parameter or local of the same
+/// name), stepped (`p++`, `p += n`), its address taken, or used as an array of pointers.
+fn pointer_globals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
+    let text = |i: usize| toks.get(i).map_or("", |t| &src[t.start..t.end]);
+    let ident = |i: usize| toks.get(i).is_some_and(|t| matches!(t.kind, Kind::Ident));
+    let joined = |i: usize| i + 1 < toks.len() && toks[i].end == toks[i + 1].start;
+    const OWN: &[&str] = &[
+        "global", "__global", "constant", "__constant", "const", "volatile", "restrict",
+    ];
+    let mut depth = 0i32;
+    let mut d = 0;
+    while d < toks.len() {
+        match text(d) {
+            "{" | "(" | "[" => depth += 1,
+            "}" | ")" | "]" => depth -= 1,
+            _ => {}
+        }
+        let starts = d == 0
+            || matches!(text(d - 1), ";" | "}")
+            || matches!(toks[d - 1].kind, Kind::Directive);
+        if depth != 0 || !starts || !ident(d) {
+            d += 1;
+            continue;
+        }
+        // `words * own-qualifiers name [= init] ;`
+        let mut k = d;
+        while ident(k) && !is_keyword(text(k)) {
+            k += 1;
+        }
+        if k == d || text(k) != "*" || matches!(text(d), "typedef" | "extern" | "struct" | "union") {
+            d += 1;
+            continue;
+        }
+        let mut name = k + 1;
+        while OWN.contains(&text(name)) {
+            name += 1;
+        }
+        if !ident(name) || !matches!(text(name + 1), "=" | ";") {
+            d += 1;
+            continue;
+        }
+        let end = expression_end(src, toks, name + 1);
+        let Some(semi) = (name + 1..toks.len()).find(|&i| toks[i].start >= end) else {
+            break;
+        };
+        if text(semi) != ";" {
+            d += 1;
+            continue; // several declarators
+        }
+        let words: Vec<&str> = (d..k).map(text).filter(|w| *w != "static").collect();
+        let ty = format!("{} *", words.join(" "));
+        let own: Vec<&str> = (k + 1..name).map(text).collect();
+        let space = if own
+            .iter()
+            .any(|w| matches!(*w, "global" | "__global" | "constant" | "__constant"))
+        {
+            own.join(" ")
+        } else {
+            ["global"].iter().chain(&own).copied().collect::<Vec<_>>().join(" ")
+        };
+        let var = text(name);
+        let init = (text(name + 1) == "=").then(|| src[toks[name + 2].start..end].trim());
+        let init = init.filter(|i| !matches!(*i, "0" | "NULL" | "(void *)0" | "((void *)0)"));
+        // Every later use: a read or a store (no other declaration of the name).
+        let mut uses = vec![];
+        let mut expressible = true;
+        for u in semi + 1..toks.len() {
+            let member = text(u - 1) == "." || (text(u - 1) == ">" && text(u - 2) == "-");
+            if text(u) != var || member {
+                continue;
+            }
+            let pair_after = joined(u + 1).then(|| format!("{}{}", text(u + 1), text(u + 2)));
+            let pair_before =
+                (u >= 2 && joined(u - 2)).then(|| format!("{}{}", text(u - 2), text(u - 1)));
+            // `*p += e` assigns to what `p` points to: a read of `p`; `*p++` steps `p`.
+            let deref = text(u - 1) == "*";
+            let compound = matches!(
+                pair_after.as_deref(),
+                Some("+=" | "-=" | "*=" | "/=" | "|=" | "&=" | "^=" | "%=")
+            );
+            let steps = matches!(pair_after.as_deref(), Some("++" | "--"))
+                || (compound && !deref)
+                || matches!(pair_before.as_deref(), Some("++" | "--"));
+            let address = text(u - 1) == "&" && pair_before.as_deref() != Some("&&");
+            // A declaration of the name: after a type word or a declarator's `*`.
+            let declared = (ident(u - 1) && !is_keyword(text(u - 1)))
+                || (text(u - 1) == "*"
+                    && (ident(u - 2) && !is_keyword(text(u - 2)) || text(u - 2) == "*"));
+            if steps || address || declared || text(u + 1) == "(" {
+                expressible = false;
+                break;
+            }
+            let store = !deref && text(u + 1) == "=" && !(text(u + 2) == "=" && joined(u + 1));
+            uses.push((u, store));
+        }
+        if !expressible {
+            d = semi + 1;
+            continue;
+        }
+        let declaration = match init {
+            Some(_) => format!("{space} ulong {var} = {UNSET};"),
+            None => format!("{space} ulong {var};"),
+        };
+        edits.push(Edit::replace(toks, d, semi, declaration));
+        for (n, (u, store)) in uses.into_iter().enumerate() {
+            if store {
+                store_as_ulong(src, toks, u + 1, edits);
+                continue;
+            }
+            let open = match init {
+                Some(i) => format!("(({ty})({var} == {UNSET} ? (ulong)({i}) : "),
+                None => format!("(({ty})"),
+            };
+            let close = if init.is_some() { "))" } else { ")" };
+            edits.push(Edit::at(toks[u].start, 3_000_000 + n as i64, &open));
+            edits.push(Edit::at(toks[u].end, 100, close));
+        }
+        d = semi + 1;
+    }
+}
+
 /// A use of a pointer local: read, stored to, or stepped (tokens `a..=b`, `+`/`-`, and whether
 /// by an expression that follows, `+=`, or by one).
 enum Use {
@@ -650,6 +784,40 @@ fn pointer_load(src: &str, toks: &[Token], star: usize, edits: &mut Vec<Edit>) {
     let load = format!("(({pointee})*({storage} ulong *)");
     edits.push(Edit::replace(toks, star, close, load));
     edits.push(Edit::at(toks[end].end, 0, ")"));
+}
+
+#[cfg(test)]
+mod pointer_global_tests {
+    use super::rewrite;
+
+    #[test]
+    fn program_scope_pointers_become_addresses() {
+        let src = "global int x[4] = {1, 2, 3, 4};\nglobal int *p = &x[2];\n\
+                   kernel void k(global int *o) { o[0] = *p; o[1] = p[1]; *p += 5; *p = 1; p = &x[0]; }";
+        let out = rewrite(src).unwrap();
+        assert!(out.contains("global ulong p = 0xfffffffffffffff1UL;"), "{out}");
+        assert!(
+            out.contains("o[0] = *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p));"),
+            "{out}"
+        );
+        assert!(out.contains("p =(ulong)( &x[0]);"), "{out}");
+        assert!(out.contains(" *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p)) += 5;"), "{out}");
+        assert!(out.contains(" *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p)) = 1;"), "{out}");
+        let none = "global int *q;\nkernel void k(global int *o) { if (!q) q = o; q[0] = 1; }";
+        let out = rewrite(none).unwrap();
+        assert!(out.contains("global ulong q;"), "{out}");
+        assert!(out.contains("if (!((global int *)q)) q =(ulong)( o);"), "{out}");
+        // A parameter of the same name: left as it is.
+        let shadowed = "global int x[4];\nglobal int *p = &x[1];\n\
+                        kernel void k(global int *p) { p[0] = 1; }";
+        assert_eq!(rewrite(shadowed), None);
+        // Stepped: left as it is.
+        let stepped = "global int x[4];\nglobal int *p = &x[1];\nkernel void k() { p++; }";
+        assert_eq!(rewrite(stepped), None);
+        // After a directive.
+        let pragma = "global int x[4];\n#pragma unroll\nglobal int *p = &x[1];\nkernel void k(global int *o) { o[0] = *p; }";
+        assert!(rewrite(pragma).unwrap().contains("global ulong p = "));
+    }
 }
 
 #[cfg(test)]

@@ -16,12 +16,14 @@
 //! no variable pointer left (no pointer selects or phis, pointer access chains, pointer
 //! parameters, pointer comparisons, stored or loaded pointers, null pointers), its
 //! `VariablePointers` and `VariablePointersStorageBuffer` capabilities are removed.
+//! PhysicalStorageBuffer pointers (physical-addressing modules) do not count: they are
+//! addresses, and need no `VariablePointers` whatever is done with them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rspirv::binary::Assemble;
 use rspirv::dr::{self, Instruction, Operand};
-use rspirv::spirv::{Capability, Op, Word};
+use rspirv::spirv::{Capability, Op, StorageClass, Word};
 
 use super::spirv::instructions;
 
@@ -131,23 +133,23 @@ fn needs_variable_pointers(m: &dr::Module, types: &Types) -> bool {
     let null_pointer = m
         .types_global_values
         .iter()
-        .any(|i| i.class.opcode == Op::ConstantNull && types.is_pointer(i.result_type));
+        .any(|i| i.class.opcode == Op::ConstantNull && types.is_logical_pointer(i.result_type));
     null_pointer
         || m.functions.iter().any(|f| {
             f.def
                 .as_ref()
-                .is_some_and(|d| types.is_pointer(d.result_type))
-                || f.parameters.iter().any(|p| types.is_pointer(p.result_type))
+                .is_some_and(|d| types.is_logical_pointer(d.result_type))
+                || f.parameters.iter().any(|p| types.is_logical_pointer(p.result_type))
                 || f.blocks
                     .iter()
                     .flat_map(|b| &b.instructions)
                     .any(|i| match i.class.opcode {
                         Op::Select | Op::Phi | Op::Load | Op::CopyObject => {
-                            types.is_pointer(i.result_type)
+                            types.is_logical_pointer(i.result_type)
                         }
                         Op::Store => match i.operands.get(1) {
                             Some(Operand::IdRef(v)) => {
-                                types.is_pointer(types.of_value.get(v).copied())
+                                types.is_logical_pointer(types.of_value.get(v).copied())
                             }
                             _ => true,
                         },
@@ -155,7 +157,7 @@ fn needs_variable_pointers(m: &dr::Module, types: &Types) -> bool {
                         | Op::InBoundsPtrAccessChain
                         | Op::PtrEqual
                         | Op::PtrNotEqual
-                        | Op::PtrDiff => true,
+                        | Op::PtrDiff => !types.is_physical_operand(i.operands.first()),
                         _ => false,
                     })
         })
@@ -166,6 +168,9 @@ fn needs_variable_pointers(m: &dr::Module, types: &Types) -> bool {
 #[derive(Default)]
 struct Types {
     pointees: HashMap<Word, Word>,
+    /// The PhysicalStorageBuffer pointer types (physical-addressing modules): their pointers
+    /// are addresses, which need no `VariablePointers` whatever is done with them.
+    physical: HashSet<Word>,
     /// Struct types (indices into them must be equal constants).
     structs: Vec<Word>,
     /// Array, runtime array, vector and matrix types to their element.
@@ -189,6 +194,11 @@ impl Types {
                 Op::TypePointer => {
                     if let Some(p) = id_at(i, 1) {
                         t.pointees.insert(id, p);
+                    }
+                    if i.operands.first()
+                        == Some(&Operand::StorageClass(StorageClass::PhysicalStorageBuffer))
+                    {
+                        t.physical.insert(id);
                     }
                 }
                 Op::TypeArray | Op::TypeRuntimeArray | Op::TypeVector | Op::TypeMatrix => {
@@ -227,6 +237,23 @@ impl Types {
 
     fn is_pointer(&self, ty: Option<Word>) -> bool {
         ty.is_some_and(|t| self.pointees.contains_key(&t))
+    }
+
+    /// Whether `o` is a value of a PhysicalStorageBuffer pointer type.
+    fn is_physical_operand(&self, o: Option<&Operand>) -> bool {
+        match o {
+            Some(Operand::IdRef(v)) => self
+                .of_value
+                .get(v)
+                .is_some_and(|t| self.physical.contains(t)),
+            _ => false,
+        }
+    }
+
+    /// Whether `ty` is a pointer type other than a PhysicalStorageBuffer one: a logical
+    /// pointer, which is variable where it is selected, stored, passed or chained by element.
+    fn is_logical_pointer(&self, ty: Option<Word>) -> bool {
+        self.is_pointer(ty) && !ty.is_some_and(|t| self.physical.contains(&t))
     }
 
     /// The chain `cond ? a : b` as (base, indices), the selects of the indices that differ

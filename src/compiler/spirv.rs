@@ -481,6 +481,10 @@ pub struct UintBuilder {
     values: HashMap<Word, u32>,
     /// The constants made here, to go into the module's globals.
     pub globals: Vec<Instruction>,
+    /// The module's 64-bit integer types, and its 64-bit integer constants by id (physical-
+    /// addressing modules index with them: [`UintBuilder::narrow`]).
+    wide_types: HashSet<Word>,
+    wide_values: HashMap<Word, u64>,
 }
 
 impl UintBuilder {
@@ -505,13 +509,63 @@ impl UintBuilder {
             })
             .collect();
         let values = constants.iter().map(|(v, id)| (*id, *v)).collect();
+        let wide_types: HashSet<Word> = m
+            .types_global_values
+            .iter()
+            .filter(|i| {
+                i.class.opcode == Op::TypeInt
+                    && i.operands.first() == Some(&Operand::LiteralBit32(64))
+            })
+            .filter_map(|i| i.result_id)
+            .collect();
+        let wide_values = m
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::Constant)
+            .filter(|i| i.result_type.is_some_and(|t| wide_types.contains(&t)))
+            .filter_map(|i| match i.operands.as_slice() {
+                [Operand::LiteralBit64(v)] => Some((i.result_id?, *v)),
+                _ => None,
+            })
+            .collect();
         Some(UintBuilder {
             next_id,
             uint,
             constants,
             values,
             globals: vec![],
+            wide_types,
+            wide_values,
         })
+    }
+
+    /// Whether `ty` is a 32-bit unsigned or a 64-bit integer type: the types of the indices
+    /// [`UintBuilder::narrow`] takes.
+    pub fn is_index_type(&self, ty: Option<Word>) -> bool {
+        ty.is_some_and(|t| t == self.uint || self.wide_types.contains(&t))
+    }
+
+    /// Index `id` (of type `ty`) as a 32-bit unsigned index: itself where it is one, the low
+    /// word of a 64-bit constant, else an `OpUConvert` of it appended to `out`. Physical-
+    /// addressing modules index Workgroup arrays with 64-bit `size_t`s; the passes that
+    /// rewrite such chains compute their indices in 32 bits, wrapping, and a Workgroup array
+    /// has far fewer than 2^32 elements, so the low words give the same element (a negative
+    /// step included).
+    pub fn narrow(&mut self, id: Word, ty: Option<Word>, out: &mut Vec<Instruction>) -> Word {
+        if let Some(&v) = self.wide_values.get(&id) {
+            return self.constant(v as u32);
+        }
+        if !ty.is_some_and(|t| self.wide_types.contains(&t)) {
+            return id;
+        }
+        let narrow = self.fresh();
+        out.push(Instruction::new(
+            Op::UConvert,
+            Some(self.uint),
+            Some(narrow),
+            vec![Operand::IdRef(id)],
+        ));
+        narrow
     }
 
     pub fn fresh(&mut self) -> Word {

@@ -16,6 +16,8 @@
 //! the members' loads read what it read. Indices 0..3 still give the components they gave;
 //! only the ones past the vector, undefined before, change. Only Workgroup structs (whose
 //! layout is the members one after the other, as clspv indexes them); nothing else is touched.
+//! The index is 32-bit in logical modules and 64-bit (`size_t`) in physical-addressing ones;
+//! the comparisons use constants of its type.
 
 use std::collections::HashMap;
 
@@ -321,8 +323,11 @@ fn rebuild(
             return None;
         }
     }
+    // A 32-bit index in logical modules, a 64-bit one in physical-addressing modules (where
+    // clspv computes the byte offset as a `size_t`).
     let index_type = defs.get(&index).and_then(|d| d.result_type);
-    if index_type.or_else(|| t.of_value.get(&index).copied()) != Some(b.uint) {
+    let index_type = index_type.or_else(|| t.of_value.get(&index).copied())?;
+    if !t.ints.contains_key(&index_type) {
         return None;
     }
     let mut out = vec![];
@@ -399,7 +404,10 @@ fn rebuild(
             None => v,
             Some(prev) => {
                 let last = k + 1 == total;
-                let k = b.constant(k);
+                let k = match index_type == b.uint {
+                    true => b.constant(k),
+                    false => t.constant(b, index_type, k.into()),
+                };
                 let (cond, id) = (b.fresh(), if last { result } else { b.fresh() });
                 out.push(new(Op::IEqual, t.bool_type, cond, vec![index, k]));
                 out.push(new(Op::Select, elem, id, vec![cond, v, prev]));
@@ -491,8 +499,9 @@ mod tests {
 
     /// clspv's shape: bytes 0..3 of member 0 of `struct { ulong; uint; }` in a Workgroup array
     /// gathered into a vector and extracted at a run-time byte index; with a store between the
-    /// load and the extract where `store_between`.
-    fn module(store_between: bool) -> Vec<u32> {
+    /// load and the extract where `store_between`; the index is a `ulong` where `wide` (as
+    /// physical-addressing builds compute it).
+    fn module(store_between: bool, wide: bool) -> Vec<u32> {
         let mut b = dr::Builder::new();
         b.capability(Capability::Shader);
         b.capability(Capability::Int64);
@@ -514,11 +523,12 @@ mod tests {
         let zero = b.constant_bit32(uint, 0);
         let shifts: Vec<Word> = [8, 16, 24].map(|k| b.constant_bit64(ulong, k)).to_vec();
         let var = b.variable(p_array, None, StorageClass::Workgroup, None);
-        let fn_type = b.type_function(void, [uint, uint]);
+        let index_type = if wide { ulong } else { uint };
+        let fn_type = b.type_function(void, [uint, index_type]);
         b.begin_function(void, None, FunctionControl::NONE, fn_type)
             .unwrap();
         let i = b.function_parameter(uint).unwrap();
-        let index = b.function_parameter(uint).unwrap();
+        let index = b.function_parameter(index_type).unwrap();
         b.begin_block(None).unwrap();
         let chain = b.access_chain(p_ulong, None, var, [i, zero]).unwrap();
         let load = b.load(ulong, None, chain, None, []).unwrap();
@@ -541,16 +551,28 @@ mod tests {
 
     #[test]
     fn extracts_past_the_vector_select_from_every_member() {
-        let out = repair(&module(false)).expect("repaired");
-        let m = dr::load_words(&out).unwrap();
-        let ops: Vec<Op> = m.functions[0].blocks[0]
-            .instructions
-            .iter()
-            .map(|i| i.class.opcode)
-            .collect();
-        // 12 bytes: 11 selects, none of the extract left.
-        assert_eq!(ops.iter().filter(|&&o| o == Op::Select).count(), 11);
-        assert!(!ops.contains(&Op::VectorExtractDynamic));
-        assert_eq!(repair(&module(true)), None);
+        for wide in [false, true] {
+            let out = repair(&module(false, wide)).expect("repaired");
+            let m = dr::load_words(&out).unwrap();
+            let instructions = &m.functions[0].blocks[0].instructions;
+            let ops: Vec<Op> = instructions.iter().map(|i| i.class.opcode).collect();
+            // 12 bytes: 11 selects, none of the extract left.
+            assert_eq!(ops.iter().filter(|&&o| o == Op::Select).count(), 11);
+            assert!(!ops.contains(&Op::VectorExtractDynamic));
+            // Each comparison's constant has the index's type.
+            let index = m.functions[0].parameters[1].result_id.unwrap();
+            let index_type = m.functions[0].parameters[1].result_type;
+            let types: HashMap<Word, Option<Word>> = m
+                .types_global_values
+                .iter()
+                .filter_map(|i| Some((i.result_id?, i.result_type)))
+                .collect();
+            for i in instructions.iter().filter(|i| i.class.opcode == Op::IEqual) {
+                assert_eq!(i.operands[0], Operand::IdRef(index));
+                let Operand::IdRef(k) = i.operands[1] else { panic!() };
+                assert_eq!(types[&k], index_type, "wide: {wide}");
+            }
+            assert_eq!(repair(&module(true, wide)), None);
+        }
     }
 }

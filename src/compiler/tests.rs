@@ -859,12 +859,17 @@ fn workgroup_arrays_of_arrays_become_flat() {
 
 /// pyopencl's scan reads its `__local` packed structs through an `int *` (clspv: a pointer
 /// access chain from a struct's first word into the next structs): the array becomes words
-/// (compiler::workgroup_words), with no pointer access chain and no `VariablePointers` left.
+/// (compiler::workgroup_words), with no pointer access chain into Workgroup memory and no
+/// `VariablePointers` left; in the physical-addressing build too, where clspv indexes with
+/// 64-bit `size_t`s (the passes took 32-bit indices only and left that module as clspv wrote
+/// it) and its PhysicalStorageBuffer pointer access chains need no `VariablePointers`.
 /// tests/clspv_fixes.rs checks the values.
 #[test]
 fn workgroup_structs_read_as_words_become_word_arrays() {
     const OP_CAPABILITY: u32 = 17;
+    const OP_TYPE_POINTER: u32 = 32;
     const OP_PTR_ACCESS_CHAIN: u32 = 67;
+    const WORKGROUP: u32 = 4;
     let src = "typedef struct { int a, b, c, d; } counts;\n\
                struct __attribute__((packed)) wrapped { counts v; int dummy; };\n\
                kernel void k(global int *o, global const int *in) {\n\
@@ -876,19 +881,31 @@ fn workgroup_structs_read_as_words_become_word_arrays() {
                for (int k = 0; k < 4; k++) { int w = 64 * k + i, d = w / 4;\n\
                local int *src = (local int *) &l[d % 3][d / 3].v;\n\
                o[w] = src[w - 4 * d]; } }\n";
-    let args = clspv_args("", &target()).unwrap();
-    let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
-    spirv_val(&spirv);
-    let ops: Vec<&[u32]> = instructions(&spirv).map(|(_, i)| i).collect();
-    assert!(
-        !ops.iter().any(|i| i[0] & 0xffff == OP_PTR_ACCESS_CHAIN),
-        "a pointer access chain is left"
-    );
-    assert!(
-        !ops.iter()
-            .any(|i| i[0] & 0xffff == OP_CAPABILITY && i[1] == 4442),
-        "VariablePointers is left"
-    );
+    for physical in [false, true] {
+        let mut args = clspv_args("", &target()).unwrap();
+        if physical {
+            args.extend(["-arch=spir64".into(), "-physical-storage-buffers".into()]);
+        }
+        let spirv = compile(&[src.as_bytes()], &args).unwrap().spirv;
+        assert_eq!(super::physical::is_physical(&spirv), physical);
+        spirv_val(&spirv);
+        let ops: Vec<&[u32]> = instructions(&spirv).map(|(_, i)| i).collect();
+        let workgroup: Vec<u32> = ops
+            .iter()
+            .filter(|i| i[0] & 0xffff == OP_TYPE_POINTER && i[2] == WORKGROUP)
+            .map(|i| i[1])
+            .collect();
+        assert!(
+            !ops.iter()
+                .any(|i| i[0] & 0xffff == OP_PTR_ACCESS_CHAIN && workgroup.contains(&i[1])),
+            "a pointer access chain into Workgroup memory is left (physical: {physical})"
+        );
+        assert!(
+            !ops.iter()
+                .any(|i| i[0] & 0xffff == OP_CAPABILITY && i[1] == 4442),
+            "VariablePointers is left (physical: {physical})"
+        );
+    }
 }
 
 /// Program-scope variables in a physical-addressing build: no PhysicalStorageBuffer variable

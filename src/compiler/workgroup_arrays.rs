@@ -15,7 +15,8 @@
 //! names it, which must index every array level, indexes it at the row-major linear index
 //! (computed in the function, or a constant where the indices are). A variable used otherwise
 //! (a chain that stops at a row, a copy of the whole) is left as it is. The words and their
-//! offsets do not change, so the reflection's sizes hold.
+//! offsets do not change, so the reflection's sizes hold. Indices may be 32-bit or, in
+//! physical-addressing modules, 64-bit (`size_t`): the linear index is computed in 32 bits.
 
 use std::collections::HashMap;
 
@@ -143,28 +144,24 @@ fn candidates(m: &dr::Module) -> Vec<(Word, Vec<u32>, Word)> {
 }
 
 /// Whether every use of `var` in the functions is the base of an access chain with at least
-/// `levels` indices, all 32-bit integers (no other instruction names it).
+/// `levels` indices, all 32-bit integers or 64-bit ones (physical-addressing modules index
+/// with `size_t`), no other instruction naming it.
 fn only_full_chains(m: &dr::Module, var: Word, levels: usize) -> bool {
-    let int32: Vec<Word> = m
+    let ints: Vec<Word> = m
         .types_global_values
         .iter()
         .filter(|i| {
-            i.class.opcode == Op::TypeInt && i.operands.first() == Some(&Operand::LiteralBit32(32))
+            i.class.opcode == Op::TypeInt
+                && matches!(
+                    i.operands.first(),
+                    Some(&Operand::LiteralBit32(32 | 64))
+                )
         })
         .filter_map(|i| i.result_id)
         .collect();
-    let types: HashMap<Word, Word> = m
-        .types_global_values
-        .iter()
-        .chain(
-            m.functions
-                .iter()
-                .flat_map(|f| f.blocks.iter().flat_map(|b| &b.instructions)),
-        )
-        .filter_map(|i| Some((i.result_id?, i.result_type?)))
-        .collect();
+    let types = value_types(m);
     let index_ok = |o: &Operand| match o {
-        Operand::IdRef(id) => types.get(id).is_some_and(|t| int32.contains(t)),
+        Operand::IdRef(id) => types.get(id).is_some_and(|t| ints.contains(t)),
         _ => false,
     };
     let names = |i: &Instruction| i.operands.contains(&Operand::IdRef(var));
@@ -198,6 +195,7 @@ fn flatten_one(
     let mut b = UintBuilder::of(m, *next_id)?;
     let total = dims.iter().try_fold(1u32, |a, d| a.checked_mul(*d))?;
     let pointer = b.workgroup_array(element, total);
+    let types = value_types(m);
     let levels = dims.len();
     // Row-major strides: the elements one step of each level spans.
     let strides: Vec<u32> = (0..levels)
@@ -212,7 +210,7 @@ fn flatten_one(
                 let indices: Vec<Word> = i.operands[1..=levels]
                     .iter()
                     .filter_map(|o| match o {
-                        Operand::IdRef(id) => Some(*id),
+                        Operand::IdRef(id) => Some(b.narrow(*id, types.get(id).copied(), &mut out)),
                         _ => None,
                     })
                     .collect();
@@ -232,4 +230,17 @@ fn flatten_one(
     m.types_global_values.splice(at..at, b.globals);
     *next_id = b.next_id;
     Some(())
+}
+
+/// The type of each value defined outside functions or in their blocks.
+fn value_types(m: &dr::Module) -> HashMap<Word, Word> {
+    m.types_global_values
+        .iter()
+        .chain(
+            m.functions
+                .iter()
+                .flat_map(|f| f.blocks.iter().flat_map(|b| &b.instructions)),
+        )
+        .filter_map(|i| Some((i.result_id?, i.result_type?)))
+        .collect()
 }

@@ -15,7 +15,8 @@
 //! them) becomes one access chain at the word's index. A variable with another use of its
 //! pointers (a select, a phi, a call, a whole-struct load) is left as it is. Where the module
 //! then has no variable pointers left, `VariablePointers` goes
-//! (`pointer_selects::drop_variable_pointers`).
+//! (`pointer_selects::drop_variable_pointers`). Indices may be 32-bit or, in physical-
+//! addressing modules, 64-bit (`size_t`): the word index is computed in 32 bits.
 
 use std::collections::{HashMap, HashSet};
 
@@ -59,7 +60,7 @@ pub fn flatten(spirv: &[u32]) -> Option<Vec<u32>> {
         let Some(plan) = plan(&m, &types, var, pointee, scalar) else {
             continue;
         };
-        rewrite(&mut m, &mut b, var, scalar, words, &plan)?;
+        rewrite(&mut m, &mut b, &types, var, scalar, words, &plan)?;
         changed = true;
     }
     if !changed {
@@ -169,6 +170,7 @@ const ATOMICS: [Op; 14] = [
 fn rewrite(
     m: &mut dr::Module,
     b: &mut UintBuilder,
+    types: &Types,
     var: Word,
     scalar: Word,
     words: u32,
@@ -188,6 +190,10 @@ fn rewrite(
                 continue;
             }
             let (ids, strides): (Vec<Word>, Vec<u32>) = place.terms.iter().copied().unzip();
+            let ids: Vec<Word> = ids
+                .into_iter()
+                .map(|id| b.narrow(id, types.of_value.get(&id).copied(), &mut out))
+                .collect();
             let mut index = b.linear(&ids, &strides, &mut out);
             if place.offset != 0 {
                 let offset = b.constant(place.offset);
@@ -230,8 +236,10 @@ struct Types {
     structs: HashMap<Word, Vec<Word>>,
     /// The 32-bit integer and float types.
     scalars: HashSet<Word>,
-    /// The 32-bit unsigned integer type, the one of indices.
+    /// The 32-bit unsigned integer type, the one of indices in logical modules.
     uint: Option<Word>,
+    /// The 64-bit integer types, those of indices in physical-addressing modules (`size_t`).
+    wide: HashSet<Word>,
     of_value: HashMap<Word, Word>,
     constants: HashMap<Word, u32>,
 }
@@ -259,6 +267,9 @@ impl Types {
                         t.uint = Some(result);
                     }
                 }
+                (Op::TypeInt, [Operand::LiteralBit32(64), _]) => {
+                    t.wide.insert(result);
+                }
                 (Op::TypeFloat, [Operand::LiteralBit32(32), ..]) => {
                     t.scalars.insert(result);
                 }
@@ -273,6 +284,10 @@ impl Types {
                 }
                 (Op::Constant, [Operand::LiteralBit32(v)]) => {
                     t.constants.insert(result, *v);
+                }
+                // A 64-bit index's low word: the rewritten chains compute in 32 bits.
+                (Op::Constant, [Operand::LiteralBit64(v)]) => {
+                    t.constants.insert(result, *v as u32);
                 }
                 _ => {}
             }
@@ -318,7 +333,8 @@ impl Types {
             let Operand::IdRef(index) = index else {
                 return None;
             };
-            if self.of_value.get(index) != self.uint.as_ref() {
+            let ty = self.of_value.get(index);
+            if ty != self.uint.as_ref() && !ty.is_some_and(|t| self.wide.contains(t)) {
                 return None;
             }
             let (stride, next) = if element && k == 0 {

@@ -34,8 +34,17 @@ pub fn compile(
             .iter()
             .any(|w| s.windows(w.len()).any(|x| x == *w))
     };
+    // 32-bit builds store `size_t`-wide program-scope variables in 64 bits
+    // (super::wide_globals), also through the IR.
+    let wide: Vec<(String, bool)> = match options.contains("spir64") {
+        true => vec![],
+        false => sources
+            .iter()
+            .flat_map(|s| super::wide_globals::variables(s))
+            .collect(),
+    };
     // Objects (clCompileProgram's bitcode) are compiled as they are.
-    if !sources.iter().any(records) || options.contains("-output-format") {
+    if (!sources.iter().any(records) && wide.is_empty()) || options.contains("-output-format") {
         return compile(sources, options);
     }
     let Ok((ll, front_log)) = compile(sources, &format!("{options} -output-format=ll")) else {
@@ -46,7 +55,9 @@ pub fn compile(
     let flat = super::flat_records::patch(&ll);
     // __local structs' tail padding as members (super::padded_locals).
     let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(&ll)).or(flat);
-    let Some(patched) = patch(flat.as_deref().unwrap_or(&ll)).or(flat) else {
+    let copies = patch(flat.as_deref().unwrap_or(&ll)).or(flat);
+    let widened = super::wide_globals::patch(copies.as_deref().unwrap_or(&ll), &wide);
+    let Some(patched) = widened.or(copies) else {
         return compile(sources, options);
     };
     // The IR before and after, for bug reports (VKCL_DUMP_DIR).

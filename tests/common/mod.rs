@@ -690,6 +690,20 @@ pub fn run_with_svm<T: Copy + Default, S>(
     scalars: &[S],
     gws: usize,
 ) -> Option<Vec<Vec<T>>> {
+    run_with_svm_in_groups(src, opts, name, bufs, scalars, gws, None)
+}
+
+/// [`run_with_svm`] with work-groups of `lws` work-items (`None`: vkcl picks).
+#[allow(dead_code)]
+pub fn run_with_svm_in_groups<T: Copy + Default, S>(
+    src: &str,
+    opts: &str,
+    name: &str,
+    bufs: &[Vec<T>],
+    scalars: &[S],
+    gws: usize,
+    lws: Option<usize>,
+) -> Option<Vec<Vec<T>>> {
     extern "C" {
         fn clSVMAlloc(
             c: cl_context,
@@ -726,7 +740,8 @@ pub fn run_with_svm<T: Copy + Default, S>(
     for (i, s) in scalars.iter().enumerate() {
         arg(k, (ptrs.len() + i) as u32, s);
     }
-    e.run(k, None, &[gws], None);
+    let lws = lws.map(|l| [l]);
+    e.run(k, None, &[gws], lws.as_ref().map(|l| &l[..]));
     let out = ptrs
         .iter()
         .zip(bufs)
