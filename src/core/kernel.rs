@@ -6,6 +6,7 @@ use super::error::{check, CLResult, ClError};
 use super::event::Event;
 use super::fxhash::FxHashMap;
 use super::image::Store;
+use super::kernel_objects::{KernelObjects, PipelineSlot};
 use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use super::program::{Executable, Program};
@@ -50,8 +51,6 @@ struct Variant {
     pipelines: FxHashMap<Spec, Arc<Pipeline>>,
 }
 
-type PipelineSlot = Arc<Mutex<Option<Arc<Pipeline>>>>;
-
 /// The Vulkan objects of a kernel on one device (shared by the program's kernel objects of
 /// that name: `prebuild::Table`).
 pub struct KernelDevice {
@@ -60,11 +59,10 @@ pub struct KernelDevice {
     refl: KernelReflection,
     /// The kernel in the program's physical-addressing build, made on first use.
     physical: Mutex<Option<Arc<KernelDevice>>>,
-    module: ShaderModule,
+    /// The module, layout and pipelines (by specialisation), shared with the kernels of
+    /// identical SPIR-V (`kernel_objects`).
+    objects: Arc<KernelObjects>,
     layout: Arc<KernelLayout>,
-    /// By specialisation (constant id, value); a slot is locked while its pipeline is made
-    /// (by a launch, or ahead of launches by `prebuild`), and None if that failed.
-    pipelines: Mutex<FxHashMap<Spec, PipelineSlot>>,
     /// For launches that bind the same memory to several storage-buffer arguments: by the
     /// bindings concerned, the module with them `Aliased` and its pipelines.
     aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
@@ -206,10 +204,11 @@ impl KernelDevice {
             })
             .collect();
         let push_size = r.push_constant_size.next_multiple_of(4);
-        let layout = Arc::new(KernelLayout::new(&vkd, layout_sets, push_size)?);
         // The kernel's own module: without the program's other kernels.
         let own = compiler::kernel_module(&exe.spirv, &refl.name);
-        let module = ShaderModule::new(&vkd, own.as_deref().unwrap_or(&exe.spirv))?;
+        let spirv = own.as_deref().unwrap_or(&exe.spirv);
+        let objects =
+            (device.kernel_objects).get(&vkd, spirv, &refl.name, layout_sets, push_size)?;
         let constants = (r.constant_data.as_ref().map(|c| &c.data))
             .or(r.constant_data_pointer.as_ref().map(|c| &c.1));
         let constant_data = match constants {
@@ -232,9 +231,8 @@ impl KernelDevice {
             exe: exe.clone(),
             refl: refl.clone(),
             physical: Mutex::new(None),
-            module,
-            layout,
-            pipelines: Mutex::new(FxHashMap::default()),
+            layout: objects.layout.clone(),
+            objects,
             aliased: Mutex::new(HashMap::new()),
             constant_data,
             globals: exe.globals(&vkd)?,
@@ -281,7 +279,7 @@ impl KernelDevice {
 
     fn pipeline_made(&self, spec: &[(u32, u32)], by_launch: bool) -> CLResult<Arc<Pipeline>> {
         let slot = {
-            let mut pipelines = self.pipelines.lock();
+            let mut pipelines = self.objects.pipelines.lock();
             match pipelines.get(spec) {
                 Some(slot) => slot.clone(),
                 None => {
@@ -297,7 +295,10 @@ impl KernelDevice {
             return Ok(p.clone());
         }
         let t0 = std::time::Instant::now();
-        let p = Arc::new(self.layout.pipeline(&self.module, &self.refl.name, spec)?);
+        let p = Arc::new(
+            self.layout
+                .pipeline(&self.objects.module, &self.refl.name, spec)?,
+        );
         log::debug!(target: "launch", "{}: pipeline {spec:?} made in {:?}{}", self.refl.name, t0.elapsed(), if by_launch { " by a launch" } else { " ahead of launches" });
         *slot = Some(p.clone());
         drop(slot);
