@@ -965,6 +965,9 @@ impl Launch {
                 _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
             };
             put(&mut self.push, m.push_constant, &[value]);
+            if let Some(id) = m.spec_id {
+                self.local_spec.push((id, value));
+            }
             if let Some((set, binding, range)) = m.uniform {
                 self.pod(
                     (set, binding, true),
