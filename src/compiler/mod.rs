@@ -42,6 +42,7 @@ pub mod sampler_wrap;
 pub mod scalar_composites;
 pub mod source_edit;
 pub mod spirv;
+mod store_vectors;
 pub mod struct_extracts;
 pub mod subgroups;
 pub mod sum_index;
@@ -111,6 +112,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             };
             let spirv = null_checks::fold(&spirv);
             let spirv = coherent::decorate(&spirv);
+            let spirv = store_vectors::merge(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
