@@ -54,6 +54,31 @@ struct Store {
     value: u32,
 }
 
+/// What the pass reads of the module's declarations.
+#[derive(Default)]
+struct Module {
+    scalar_bits: HashMap<u32, u32>,
+    /// (component type, count) → vector type.
+    vectors: HashMap<(u32, u32), u32>,
+    runtime_arrays: HashMap<u32, u32>,
+    structs: HashMap<u32, Vec<u32>>,
+    pointers: HashMap<u32, (u32, u32)>,
+    /// 32-bit constants: id → value.
+    constants: HashMap<u32, u32>,
+    uint: Option<u32>,
+    strides: HashMap<u32, u32>,
+    blocks: HashSet<u32>,
+    offsets: HashMap<(u32, u32), u32>,
+    /// Storage-buffer variables → their pointer type.
+    variables: HashMap<u32, u32>,
+    /// The word after the last decoration.
+    last_decoration: Option<usize>,
+    first_function: Option<usize>,
+}
+
+/// A merged store: the variable, the index of the 4-vector and the four values.
+type Merged = (u32, u32, [u32; 4]);
+
 /// `spirv` with the stores merged; unchanged where nothing qualifies or the module is not
 /// understood.
 pub fn merge(spirv: &[u32]) -> Vec<u32> {
@@ -61,137 +86,248 @@ pub fn merge(spirv: &[u32]) -> Vec<u32> {
 }
 
 fn merged(spirv: &[u32]) -> Option<Vec<u32>> {
-    let mut end = 5;
-    let mut scalar_bits: HashMap<u32, u32> = HashMap::new();
-    let mut vectors: HashMap<(u32, u32), u32> = HashMap::new();
-    let mut runtime_arrays: HashMap<u32, u32> = HashMap::new();
-    let mut structs: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut pointers: HashMap<u32, (u32, u32)> = HashMap::new();
-    let mut constants: HashMap<u32, u32> = HashMap::new();
-    let mut uint: Option<u32> = None;
-    let mut strides: HashMap<u32, u32> = HashMap::new();
-    let mut blocks: HashSet<u32> = HashSet::new();
-    let mut offsets: HashMap<(u32, u32), u32> = HashMap::new();
-    let mut variables: HashMap<u32, u32> = HashMap::new();
-    let mut last_decoration = None;
-    let mut first_function = None;
-    for (at, i) in instructions(spirv) {
-        end = at + i.len();
+    let mut m = Module::read(spirv)?;
+    let mut candidates = m.candidates();
+    let (chains, stores) = m.stores(spirv, &mut candidates);
+    let (dropped, merged_at) = groups(spirv, &chains, &stores, &candidates);
+    if merged_at.is_empty() {
+        return None;
+    }
+    Some(m.assemble(spirv, &candidates, &dropped, &merged_at))
+}
+
+impl Module {
+    fn read(spirv: &[u32]) -> Option<Module> {
+        let mut m = Module::default();
+        let mut end = 5;
+        for (at, i) in instructions(spirv) {
+            end = at + i.len();
+            m.declaration(at, i);
+        }
+        let whole = end == spirv.len() && m.first_function.is_some();
+        (whole && m.uint.is_some() && m.last_decoration.is_some()).then_some(m)
+    }
+
+    fn declaration(&mut self, at: usize, i: &[u32]) {
         let w = |n: usize| i.get(n).copied();
         match i[0] & 0xffff {
             OP_TYPE_INT if i.len() == 4 => {
-                scalar_bits.insert(i[1], i[2]);
+                self.scalar_bits.insert(i[1], i[2]);
                 if i[2] == 32 && i[3] == 0 {
-                    uint = uint.or(Some(i[1]));
+                    self.uint = self.uint.or(Some(i[1]));
                 }
             }
-            OP_TYPE_FLOAT if i.len() >= 3 => _ = scalar_bits.insert(i[1], i[2]),
-            OP_TYPE_VECTOR if i.len() == 4 => _ = vectors.entry((i[2], i[3])).or_insert(i[1]),
-            OP_TYPE_RUNTIME_ARRAY if i.len() == 3 => _ = runtime_arrays.insert(i[1], i[2]),
-            OP_TYPE_STRUCT => _ = structs.insert(i[1], i[2..].to_vec()),
-            OP_TYPE_POINTER if i.len() == 4 => _ = pointers.insert(i[1], (i[2], i[3])),
-            OP_CONSTANT if i.len() == 4 => _ = constants.insert(i[2], i[3]),
-            OP_DECORATE | OP_MEMBER_DECORATE => {
-                last_decoration = Some(at + i.len());
-                match (i[0] & 0xffff, w(2), w(3), w(4)) {
+            OP_TYPE_FLOAT if i.len() >= 3 => _ = self.scalar_bits.insert(i[1], i[2]),
+            OP_TYPE_VECTOR if i.len() == 4 => _ = self.vectors.entry((i[2], i[3])).or_insert(i[1]),
+            OP_TYPE_RUNTIME_ARRAY if i.len() == 3 => _ = self.runtime_arrays.insert(i[1], i[2]),
+            OP_TYPE_STRUCT => _ = self.structs.insert(i[1], i[2..].to_vec()),
+            OP_TYPE_POINTER if i.len() == 4 => _ = self.pointers.insert(i[1], (i[2], i[3])),
+            OP_CONSTANT if i.len() == 4 => _ = self.constants.insert(i[2], i[3]),
+            op @ (OP_DECORATE | OP_MEMBER_DECORATE) => {
+                self.last_decoration = Some(at + i.len());
+                match (op, w(2), w(3), w(4)) {
                     (OP_DECORATE, Some(DECORATION_ARRAY_STRIDE), Some(s), _) => {
-                        _ = strides.insert(i[1], s)
+                        _ = self.strides.insert(i[1], s)
                     }
-                    (OP_DECORATE, Some(DECORATION_BLOCK), ..) => _ = blocks.insert(i[1]),
+                    (OP_DECORATE, Some(DECORATION_BLOCK), ..) => _ = self.blocks.insert(i[1]),
                     (OP_MEMBER_DECORATE, Some(m), Some(DECORATION_OFFSET), Some(o)) => {
-                        _ = offsets.insert((i[1], m), o)
+                        _ = self.offsets.insert((i[1], m), o)
                     }
                     _ => {}
                 }
             }
-            OP_VARIABLE if w(3) == Some(STORAGE_BUFFER) => _ = variables.insert(i[2], i[1]),
-            OP_FUNCTION => _ = first_function = first_function.or(Some(at)),
+            OP_VARIABLE if w(3) == Some(STORAGE_BUFFER) => _ = self.variables.insert(i[2], i[1]),
+            OP_FUNCTION => self.first_function = self.first_function.or(Some(at)),
             _ => {}
         }
     }
-    if end != spirv.len() {
-        return None;
-    }
-    let (uint, first_function, last_decoration) = (uint?, first_function?, last_decoration?);
-    // The candidates: variable → its scalar element type.
-    let mut candidates: HashMap<u32, u32> = HashMap::new();
-    for (&var, &ptr) in &variables {
-        let Some(&(STORAGE_BUFFER, block)) = pointers.get(&ptr) else {
-            continue;
-        };
-        let Some([array]) = structs.get(&block).map(|m| m.as_slice()) else {
-            continue;
-        };
-        let Some(&scalar) = runtime_arrays.get(array) else {
-            continue;
-        };
-        let Some(&bits) = scalar_bits.get(&scalar) else {
-            continue;
-        };
-        if blocks.contains(&block)
-            && offsets.get(&(block, 0)) == Some(&0)
-            && matches!(bits, 8 | 16 | 32 | 64)
-            && strides.get(array) == Some(&(bits / 8))
-        {
-            candidates.insert(var, scalar);
-        }
-    }
-    if candidates.is_empty() {
-        return None;
-    }
-    // Access chains of the candidates: result → (variable, K); stores through them.
-    let mut chains: HashMap<u32, (u32, u32)> = HashMap::new();
-    let mut stores: HashMap<u32, Vec<Store>> = HashMap::new();
-    let mut seen: HashMap<u32, HashSet<u32>> = HashMap::new();
-    let mut out_of_functions = true;
-    for (at, i) in instructions(spirv) {
-        let op = i[0] & 0xffff;
-        match op {
-            OP_FUNCTION => {
-                out_of_functions = false;
-                seen.clear();
+
+    /// The storage-buffer variables of the right type: variable → its scalar element type.
+    fn candidates(&self) -> HashMap<u32, u32> {
+        let mut candidates = HashMap::new();
+        for (&var, ptr) in &self.variables {
+            let Some(&(STORAGE_BUFFER, block)) = self.pointers.get(ptr) else {
+                continue;
+            };
+            let Some([array]) = self.structs.get(&block).map(|m| m.as_slice()) else {
+                continue;
+            };
+            let Some(&scalar) = self.runtime_arrays.get(array) else {
+                continue;
+            };
+            let Some(&bits) = self.scalar_bits.get(&scalar) else {
+                continue;
+            };
+            if self.blocks.contains(&block)
+                && self.offsets.get(&(block, 0)) == Some(&0)
+                && matches!(bits, 8 | 16 | 32 | 64)
+                && self.strides.get(array) == Some(&(bits / 8))
+            {
+                candidates.insert(var, scalar);
             }
-            OP_FUNCTION_END => out_of_functions = true,
-            _ => {}
         }
-        if out_of_functions || op == OP_FUNCTION {
+        candidates
+    }
+
+    /// The candidates' access chains (result → (variable, K)) and stores, removing from
+    /// `candidates` every variable used otherwise.
+    fn stores(
+        &self,
+        spirv: &[u32],
+        candidates: &mut HashMap<u32, u32>,
+    ) -> (HashMap<u32, (u32, u32)>, HashMap<u32, Vec<Store>>) {
+        let mut chains: HashMap<u32, (u32, u32)> = HashMap::new();
+        let mut stores: HashMap<u32, Vec<Store>> = HashMap::new();
+        let mut seen: HashMap<u32, HashSet<u32>> = HashMap::new();
+        let mut in_function = false;
+        for (at, i) in instructions(spirv) {
+            let op = i[0] & 0xffff;
+            if op == OP_FUNCTION {
+                (in_function, seen) = (true, HashMap::new());
+            }
+            if op == OP_FUNCTION_END {
+                in_function = false;
+            }
             // Declarations (decorations, names, the entry point's interface) are not uses.
-            continue;
-        }
-        if op == OP_ACCESS_CHAIN && i.len() == 6 && candidates.contains_key(&i[3]) {
-            match (constants.get(&i[4]), constants.get(&i[5])) {
-                (Some(0), Some(&k)) => _ = chains.insert(i[2], (i[3], k)),
-                _ => _ = candidates.remove(&i[3]),
+            if !in_function || op == OP_FUNCTION {
+                continue;
             }
-            continue;
-        }
-        if op == OP_STORE && i.len() >= 3 {
-            if let Some(&(var, k)) = chains.get(&i[1]) {
+            if op == OP_ACCESS_CHAIN && i.len() == 6 && candidates.contains_key(&i[3]) {
+                match (self.constants.get(&i[4]), self.constants.get(&i[5])) {
+                    (Some(0), Some(&k)) => _ = chains.insert(i[2], (i[3], k)),
+                    _ => _ = candidates.remove(&i[3]),
+                }
+                continue;
+            }
+            if let Some(&(var, k)) = chains
+                .get(i.get(1).unwrap_or(&0))
+                .filter(|_| op == OP_STORE)
+            {
                 let plain = i.len() == 3 || (i.len() == 5 && i[3] == ALIGNED);
-                if !plain || !seen.entry(var).or_default().insert(k) || i[2] == i[1] {
+                if !plain || !seen.entry(var).or_default().insert(k) {
                     candidates.remove(&var);
                 }
-                let value = i[2];
+                let (k, value) = (k, *i.get(2).unwrap_or(&0));
                 stores.entry(var).or_default().push(Store { at, k, value });
                 continue;
             }
-        }
-        // Any other mention of a candidate or of one of its chains disqualifies it (a literal
-        // equal to such an id only makes this conservative).
-        for &word in &i[1..] {
-            if candidates.remove(&word).is_none() {
-                if let Some(&(var, _)) = chains.get(&word) {
-                    candidates.remove(&var);
+            // Any other mention of a candidate or of one of its chains disqualifies it (a
+            // literal equal to such an id only makes this conservative).
+            for word in &i[1..] {
+                if candidates.remove(word).is_none() {
+                    if let Some((var, _)) = chains.get(word) {
+                        candidates.remove(var);
+                    }
                 }
             }
         }
+        (chains, stores)
     }
-    // Groups: runs of the candidates' chains and stores with nothing else between them.
+
+    /// The module with the merged stores and the vector views they go through.
+    fn assemble(
+        &mut self,
+        spirv: &[u32],
+        candidates: &HashMap<u32, u32>,
+        dropped: &HashSet<usize>,
+        merged_at: &HashMap<usize, Merged>,
+    ) -> Vec<u32> {
+        let mut new = New {
+            bound: spirv[3],
+            globals: vec![],
+            decorations: vec![],
+            views: HashMap::new(),
+        };
+        let mut used: Vec<u32> = merged_at.values().map(|m| m.0).collect();
+        used.sort_unstable();
+        used.dedup();
+        for var in used {
+            self.view(spirv, &mut new, var, candidates[&var]);
+        }
+        let mut code: HashMap<usize, Vec<u32>> = HashMap::new();
+        for (&at, &(var, k, values)) in merged_at {
+            let (view, elem_ptr, zero) = new.views[&var];
+            let vector = self.vectors[&(candidates[&var], 4)];
+            let (index, value, ptr) = (new.id(), new.id(), new.id());
+            let uint = self.uint.expect("read checks it");
+            new.globals.extend(inst(OP_CONSTANT, &[uint, index, k]));
+            let mut c = inst(
+                OP_COMPOSITE_CONSTRUCT,
+                &[&[vector, value], &values[..]].concat(),
+            );
+            c.extend(inst(OP_ACCESS_CHAIN, &[elem_ptr, ptr, view, zero, index]));
+            c.extend(inst(OP_STORE, &[ptr, value]));
+            code.insert(at, c);
+        }
+        let mut out = spirv[..5].to_vec();
+        out[3] = new.bound;
+        for (at, i) in instructions(spirv) {
+            if Some(at) == self.last_decoration {
+                out.extend(&new.decorations);
+            }
+            if Some(at) == self.first_function {
+                out.extend(&new.globals);
+            }
+            if let Some(c) = code.get(&at) {
+                out.extend(c);
+            } else if !dropped.contains(&at) {
+                new.entry_point(spirv, i, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Declares the vector view of `var` (element type `scalar`).
+    fn view(&mut self, spirv: &[u32], new: &mut New, var: u32, scalar: u32) {
+        let vector = match self.vectors.get(&(scalar, 4)) {
+            Some(&v) => v,
+            None => {
+                let v = new.id();
+                new.globals.extend(inst(OP_TYPE_VECTOR, &[v, scalar, 4]));
+                self.vectors.insert((scalar, 4), v);
+                v
+            }
+        };
+        let (array, block, block_ptr) = (new.id(), new.id(), new.id());
+        let (elem_ptr, view, zero) = (new.id(), new.id(), new.id());
+        let uint = self.uint.expect("read checks it");
+        new.globals
+            .extend(inst(OP_TYPE_RUNTIME_ARRAY, &[array, vector]));
+        new.globals.extend(inst(OP_TYPE_STRUCT, &[block, array]));
+        new.globals
+            .extend(inst(OP_TYPE_POINTER, &[block_ptr, STORAGE_BUFFER, block]));
+        new.globals
+            .extend(inst(OP_TYPE_POINTER, &[elem_ptr, STORAGE_BUFFER, vector]));
+        new.globals
+            .extend(inst(OP_VARIABLE, &[block_ptr, view, STORAGE_BUFFER]));
+        new.globals.extend(inst(OP_CONSTANT, &[uint, zero, 0]));
+        let stride = 4 * self.scalar_bits[&scalar] / 8;
+        let d = &mut new.decorations;
+        d.extend(inst(OP_DECORATE, &[array, DECORATION_ARRAY_STRIDE, stride]));
+        d.extend(inst(OP_DECORATE, &[block, DECORATION_BLOCK]));
+        d.extend(inst(OP_MEMBER_DECORATE, &[block, 0, DECORATION_OFFSET, 0]));
+        for (_, i) in instructions(spirv) {
+            if i[0] & 0xffff == OP_DECORATE && i.get(1) == Some(&var) {
+                d.extend(inst(OP_DECORATE, &[&[view], &i[2..]].concat()));
+            }
+        }
+        new.views.insert(var, (view, elem_ptr, zero));
+    }
+}
+
+/// The groups: four stores of K = 4k..4k+3 of one variable in a run of the candidates'
+/// chains and stores with nothing else between them. Returns the stores dropped, and at the
+/// last of each group, what is stored there instead.
+fn groups(
+    spirv: &[u32],
+    chains: &HashMap<u32, (u32, u32)>,
+    stores: &HashMap<u32, Vec<Store>>,
+    candidates: &HashMap<u32, u32>,
+) -> (HashSet<usize>, HashMap<usize, Merged>) {
     let mut run_of: HashMap<usize, usize> = HashMap::new();
     let mut run = 0;
     for (at, i) in instructions(spirv) {
-        let op = i[0] & 0xffff;
-        let part = match op {
+        let part = match i[0] & 0xffff {
             OP_ACCESS_CHAIN => i.len() == 6 && chains.contains_key(&i[2]),
             OP_STORE => chains.contains_key(&i[1]),
             _ => false,
@@ -202,19 +338,15 @@ fn merged(spirv: &[u32]) -> Option<Vec<u32>> {
             run += 1;
         }
     }
-    // Merged: the stores dropped, and at the last of each group, (variable, k, values).
-    let mut dropped: HashSet<usize> = HashSet::new();
-    let mut merged_at: HashMap<usize, (u32, u32, [u32; 4])> = HashMap::new();
-    for (&var, list) in &stores {
-        if !candidates.contains_key(&var) {
-            continue;
-        }
+    let mut dropped = HashSet::new();
+    let mut merged_at = HashMap::new();
+    for (&var, list) in stores.iter().filter(|(v, _)| candidates.contains_key(v)) {
         let mut by_run: HashMap<usize, HashMap<u32, Store>> = HashMap::new();
         for s in list {
             by_run.entry(run_of[&s.at]).or_default().insert(s.k, *s);
         }
         for group in by_run.values() {
-            for (&k, _) in group.iter().filter(|(k, _)| *k % 4 == 0) {
+            for &k in group.keys().filter(|k| *k % 4 == 0) {
                 let Some(four) = (0..4)
                     .map(|j| group.get(&(k + j)).copied())
                     .collect::<Option<Vec<Store>>>()
@@ -228,86 +360,30 @@ fn merged(spirv: &[u32]) -> Option<Vec<u32>> {
             }
         }
     }
-    if merged_at.is_empty() {
-        return None;
+    (dropped, merged_at)
+}
+
+/// The declarations the pass adds.
+struct New {
+    bound: u32,
+    globals: Vec<u32>,
+    decorations: Vec<u32>,
+    /// Variable → (its vector view, the view's element pointer type, a constant 0).
+    views: HashMap<u32, (u32, u32, u32)>,
+}
+
+impl New {
+    fn id(&mut self) -> u32 {
+        self.bound += 1;
+        self.bound - 1
     }
-    // The new declarations: per variable, a vector view.
-    let mut bound = spirv[3];
-    let mut fresh = || {
-        bound += 1;
-        bound - 1
-    };
-    let mut globals: Vec<u32> = vec![];
-    let mut decorations: Vec<u32> = vec![];
-    let mut views: HashMap<u32, (u32, u32, u32)> = HashMap::new();
-    let mut used: Vec<u32> = merged_at.values().map(|m| m.0).collect();
-    used.sort_unstable();
-    used.dedup();
-    for var in used {
-        let scalar = candidates[&var];
-        let vector = match vectors.get(&(scalar, 4)) {
-            Some(&v) => v,
-            None => {
-                let v = fresh();
-                globals.extend(inst(OP_TYPE_VECTOR, &[v, scalar, 4]));
-                vectors.insert((scalar, 4), v);
-                v
-            }
-        };
-        let (array, block, block_ptr, elem_ptr, view) =
-            (fresh(), fresh(), fresh(), fresh(), fresh());
-        globals.extend(inst(OP_TYPE_RUNTIME_ARRAY, &[array, vector]));
-        globals.extend(inst(OP_TYPE_STRUCT, &[block, array]));
-        globals.extend(inst(OP_TYPE_POINTER, &[block_ptr, STORAGE_BUFFER, block]));
-        globals.extend(inst(OP_TYPE_POINTER, &[elem_ptr, STORAGE_BUFFER, vector]));
-        globals.extend(inst(OP_VARIABLE, &[block_ptr, view, STORAGE_BUFFER]));
-        let stride = 4 * scalar_bits[&scalar] / 8;
-        decorations.extend(inst(OP_DECORATE, &[array, DECORATION_ARRAY_STRIDE, stride]));
-        decorations.extend(inst(OP_DECORATE, &[block, DECORATION_BLOCK]));
-        decorations.extend(inst(OP_MEMBER_DECORATE, &[block, 0, DECORATION_OFFSET, 0]));
-        for (_, i) in instructions(spirv) {
-            if i[0] & 0xffff == OP_DECORATE && i.get(1) == Some(&var) {
-                decorations.extend(inst(OP_DECORATE, &[&[view], &i[2..]].concat()));
-            }
-        }
-        let zero = fresh();
-        globals.extend(inst(OP_CONSTANT, &[uint, zero, 0]));
-        views.insert(var, (view, elem_ptr, zero));
-    }
-    let mut code: HashMap<usize, Vec<u32>> = HashMap::new();
-    for (&at, &(var, k, values)) in &merged_at {
-        let (view, elem_ptr, zero) = views[&var];
-        let vector = vectors[&(candidates[&var], 4)];
-        let (index, value, ptr) = (fresh(), fresh(), fresh());
-        globals.extend(inst(OP_CONSTANT, &[uint, index, k]));
-        let mut c = inst(
-            OP_COMPOSITE_CONSTRUCT,
-            &[&[vector, value], &values[..]].concat(),
-        );
-        c.extend(inst(OP_ACCESS_CHAIN, &[elem_ptr, ptr, view, zero, index]));
-        c.extend(inst(OP_STORE, &[ptr, value]));
-        code.insert(at, c);
-    }
-    let mut out = spirv[..5].to_vec();
-    out[3] = bound;
-    for (at, i) in instructions(spirv) {
-        if at == last_decoration {
-            out.extend(&decorations);
-        }
-        if at == first_function {
-            out.extend(&globals);
-        }
-        if let Some(c) = code.get(&at) {
-            out.extend(c);
-            continue;
-        }
-        if dropped.contains(&at) {
-            continue;
-        }
-        let op = i[0] & 0xffff;
-        let listed: Vec<u32> = match op {
-            // From SPIR-V 1.4 an entry point lists every global variable it uses.
-            OP_ENTRY_POINT if spirv[1] >= 0x0001_0400 => views
+
+    /// Copies instruction `i`, with the views of the variables an entry point lists added to
+    /// its interface (from SPIR-V 1.4 an entry point lists every global variable it uses).
+    fn entry_point(&self, spirv: &[u32], i: &[u32], out: &mut Vec<u32>) {
+        let listed: Vec<u32> = match i[0] & 0xffff {
+            OP_ENTRY_POINT if spirv[1] >= 0x0001_0400 => self
+                .views
                 .iter()
                 .filter(|(var, _)| i[3..].contains(var))
                 .map(|(_, v)| v.0)
@@ -322,7 +398,6 @@ fn merged(spirv: &[u32]) -> Option<Vec<u32>> {
             out.extend(listed);
         }
     }
-    Some(out)
 }
 
 fn inst(op: u32, operands: &[u32]) -> Vec<u32> {
