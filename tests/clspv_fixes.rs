@@ -1529,7 +1529,10 @@ fn local_structs_read_through_int_pointers_with_svm_in_flat_words() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["local_structs_read_through_int_pointers_with_svm", "--exact"])
+        .args([
+            "local_structs_read_through_int_pointers_with_svm",
+            "--exact",
+        ])
         .env("VKCL_DUMP_DIR", &dir)
         .env("VKCL_CACHE", "0")
         .output()
@@ -1560,7 +1563,11 @@ fn local_structs_read_through_int_pointers_with_svm_in_flat_words() {
         at += n;
     }
     let op = |i: &[u32]| i[0] & 0xffff;
-    let arrays: Vec<u32> = insts.iter().filter(|i| op(i) == OP_TYPE_ARRAY).map(|i| i[1]).collect();
+    let arrays: Vec<u32> = insts
+        .iter()
+        .filter(|i| op(i) == OP_TYPE_ARRAY)
+        .map(|i| i[1])
+        .collect();
     // Workgroup pointer types: (id, pointee).
     let workgroup: Vec<(u32, u32)> = insts
         .iter()
@@ -1575,7 +1582,10 @@ fn local_structs_read_through_int_pointers_with_svm_in_flat_words() {
             .map(|i| i[2])
     };
     let mut found = false;
-    for v in insts.iter().filter(|i| op(i) == OP_VARIABLE && i[3] == WORKGROUP) {
+    for v in insts
+        .iter()
+        .filter(|i| op(i) == OP_VARIABLE && i[3] == WORKGROUP)
+    {
         let array = pointee(v[1]).unwrap();
         let e = element(array).expect("an array");
         assert!(!arrays.contains(&e), "a Workgroup array of arrays is left");
@@ -1583,12 +1593,16 @@ fn local_structs_read_through_int_pointers_with_svm_in_flat_words() {
     }
     assert!(found, "no Workgroup variable");
     assert!(
-        !insts.iter().any(|i| matches!(op(i), OP_PTR_ACCESS_CHAIN | OP_IN_BOUNDS_PTR_ACCESS_CHAIN)
-            && pointee(i[1]).is_some()),
+        !insts.iter().any(
+            |i| matches!(op(i), OP_PTR_ACCESS_CHAIN | OP_IN_BOUNDS_PTR_ACCESS_CHAIN)
+                && pointee(i[1]).is_some()
+        ),
         "a pointer access chain into Workgroup memory is left"
     );
     assert!(
-        !insts.iter().any(|i| op(i) == OP_CAPABILITY && i[1] == VARIABLE_POINTERS),
+        !insts
+            .iter()
+            .any(|i| op(i) == OP_CAPABILITY && i[1] == VARIABLE_POINTERS),
         "VariablePointers is left"
     );
 }

@@ -655,7 +655,13 @@ fn size_t_variables_are_one_variable_in_both_builds() {
         };
         // The initial values.
         assert_eq!(svm(wide), [7, -3, 0, 11, -5], "{std}: initial values");
-        let big = [(1i64 << 32) + 5, -(1i64 << 32) - 2, (2i64 << 32) + 9, 12, -6];
+        let big = [
+            (1i64 << 32) + 5,
+            -(1i64 << 32) - 2,
+            (2i64 << 32) + 9,
+            12,
+            -6,
+        ];
         let low = [5, -2, 9, 12, -6];
         let got = plain(narrow);
         match all_physical {

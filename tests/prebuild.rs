@@ -313,3 +313,75 @@ fn a_short_process_leaves_every_pipeline_it_made_in_the_disk_cache() {
     assert!(saved_at.is_some_and(|at| at > made_at), "{log}");
     let _ = std::fs::remove_file(path);
 }
+
+/// Runs `scan` of program `p` over 64 items in groups of 32 on `input`; returns the sums.
+fn scan_once(e: &Env, p: cl_program, input: &[i32]) -> Vec<i32> {
+    let k = kernel(p, "scan");
+    let a = e.buffer_from(input);
+    let b = e.buffer_from(&[0i32; 64]);
+    arg(k, 0, &a);
+    arg(k, 1, &b);
+    arg_local(k, 2, 32 * 4);
+    e.run(k, None, &[64], Some(&[32]));
+    let out = e.read::<i32>(b, 64);
+    unsafe {
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
+        clReleaseKernel(k);
+    }
+    out
+}
+
+/// The inclusive sums per group of 32 of `input`, each term times `factor`.
+fn scan_expected(input: &[i32], factor: i32) -> Vec<i32> {
+    (0..64)
+        .map(|i| input[i - i % 32..=i].iter().map(|v| v * factor).sum())
+        .collect()
+}
+
+/// Programs of different sources that clspv makes into the same module (here: differing in a
+/// comment), one after another and both alive at once, then one of different code; every
+/// result checked.
+fn shared_child() {
+    let e = Env::new();
+    let input: Vec<i32> = (0..64).map(|i| i * 3 - 50).collect();
+    let other: Vec<i32> = (0..64).map(|i| 7 - i).collect();
+    let a = e.program(&format!("// first\n{SCAN}"), "");
+    assert_eq!(scan_once(&e, a, &input), scan_expected(&input, 1));
+    unsafe { clReleaseProgram(a) };
+    let b = e.program(&format!("// second\n{SCAN}"), "");
+    assert_eq!(scan_once(&e, b, &other), scan_expected(&other, 1));
+    let c = e.program(&format!("// third\n{SCAN}"), "");
+    for _ in 0..2 {
+        assert_eq!(scan_once(&e, c, &input), scan_expected(&input, 1));
+        assert_eq!(scan_once(&e, b, &input), scan_expected(&input, 1));
+    }
+    let d = e.program(&SCAN.replace("s += tmp[i]", "s += 2 * tmp[i]"), "");
+    assert_eq!(scan_once(&e, d, &other), scan_expected(&other, 2));
+    assert_eq!(scan_once(&e, b, &other), scan_expected(&other, 1));
+    unsafe {
+        clReleaseProgram(b);
+        clReleaseProgram(c);
+        clReleaseProgram(d);
+    }
+}
+
+/// Issue 16: c11_atomics' fetch tests build 120 programs per type that clspv makes into 36
+/// distinct modules; kernels of identical SPIR-V share their pipelines, so lavapipe compiles
+/// each once (at its first dispatch) instead of once per program.
+#[test]
+fn programs_of_identical_spirv_share_their_pipelines() {
+    init();
+    if std::env::var_os("VKCL_TEST_SHARE").is_some() {
+        return shared_child();
+    }
+    let name = "programs_of_identical_spirv_share_their_pipelines";
+    let log = child(name, &[("VKCL_TEST_SHARE", "1")]);
+    // One pipeline for the three programs of one module, one for the fourth.
+    let lines = made(&log, "scan");
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(
+        log.contains("scan: module and pipelines shared with an earlier kernel"),
+        "{log}"
+    );
+}

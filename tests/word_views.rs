@@ -506,7 +506,11 @@ fn narrower_views_of_local_struct_members_through_svm_pointers() {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         let kernels = [
             (MEMBER_SOURCE, "local_member", &bytes[..]),
-            (LEFT_MEMBER_SOURCE, "constant_local_member", &bytes[9 * 8..10 * 8]),
+            (
+                LEFT_MEMBER_SOURCE,
+                "constant_local_member",
+                &bytes[9 * 8..10 * 8],
+            ),
             (LEFT_MEMBER_SOURCE, "earlier_local_member", &bytes[..]),
         ];
         for (src, name, want) in kernels {
@@ -543,9 +547,16 @@ fn narrower_views_of_local_struct_members_through_svm_pointers() {
             let bufs = [bytes.clone(), vec![0u8; structs.len()]];
             let none: &[u32] = &[];
             let name = "whole_local_struct";
-            let out =
-                run_with_svm_in_groups(WHOLE_SOURCE, &opts, name, &bufs, none, 16 * r, Some(16 * r))
-                    .unwrap();
+            let out = run_with_svm_in_groups(
+                WHOLE_SOURCE,
+                &opts,
+                name,
+                &bufs,
+                none,
+                16 * r,
+                Some(16 * r),
+            )
+            .unwrap();
             if out[1] != structs {
                 wrong.push(format!(
                     "{name}: {v} of {m}: {:02x?}, want {:02x?}",

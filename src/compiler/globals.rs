@@ -825,8 +825,17 @@ pub(super) fn declares_pointer_variables(source: &[u8]) -> bool {
                     k > 0 && (word(k - 1).is_some() || matches!(one(k - 1), Some(b'*' | b',')));
                 // Qualifiers of the pointer itself (`int *constant p`), then the name.
                 const QUALIFIERS: &[&str] = &[
-                    "const", "volatile", "restrict", "constant", "__constant", "global",
-                    "__global", "local", "__local", "private", "__private",
+                    "const",
+                    "volatile",
+                    "restrict",
+                    "constant",
+                    "__constant",
+                    "global",
+                    "__global",
+                    "local",
+                    "__local",
+                    "private",
+                    "__private",
                 ];
                 let mut name = k + 1;
                 while word(name).is_some_and(|w| QUALIFIERS.contains(&w)) {
@@ -921,13 +930,17 @@ mod pointer_variable_tests {
     #[test]
     fn finds_pointer_variables_only() {
         assert!(declares(b"global int x[4]; global int *p = &x[2];"));
-        assert!(declares(b"constant int c[2] = {1, 2};\nconstant int *constant cp[2] = {&c[0], &c[1]};"));
+        assert!(declares(
+            b"constant int c[2] = {1, 2};\nconstant int *constant cp[2] = {&c[0], &c[1]};"
+        ));
         assert!(declares(b"global int *q;"));
         assert!(declares(b"int y, *p = &y;"));
         assert!(declares(b"kernel void k() { static global int *s; }"));
         assert!(!declares(b"global int y = 2 * x;"));
         assert!(!declares(b"global int a = 1, b = 3 * a;"));
-        assert!(!declares(b"kernel void k(global int *o) { int *p = o; o[0] = 2 * p[0]; }"));
+        assert!(!declares(
+            b"kernel void k(global int *o) { int *p = o; o[0] = 2 * p[0]; }"
+        ));
         assert!(!declares(b"typedef int *intp;"));
         assert!(!declares(b"global int *f(global int *a);"));
         assert!(!declares(b"struct s { global int *p; };"));

@@ -44,6 +44,7 @@ pub mod sampler_wrap;
 pub mod scalar_composites;
 pub mod source_edit;
 pub mod spirv;
+mod store_vectors;
 pub mod struct_extracts;
 pub mod subgroups;
 pub mod sum_index;
@@ -114,6 +115,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             };
             let spirv = null_checks::fold(&spirv);
             let spirv = coherent::decorate(&spirv);
+            let spirv = store_vectors::merge(&spirv);
             let spirv = load_vectors::merge(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
@@ -337,7 +339,10 @@ fn compile_bytes(
         Ok((output, log)) => (output, shift(log)),
         Err(CompileError::Failed { log }) => {
             let mut log = shift(log);
-            let pointers = !is_ir && lowered.iter().any(|s| globals::declares_pointer_variables(s));
+            let pointers = !is_ir
+                && lowered
+                    .iter()
+                    .any(|s| globals::declares_pointer_variables(s));
             if pointers && log.contains("clspv crashed") {
                 log = format!("{log}\n{}", globals::POINTER_VARIABLES);
             }

@@ -523,7 +523,13 @@ fn pointer_globals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
     let ident = |i: usize| toks.get(i).is_some_and(|t| matches!(t.kind, Kind::Ident));
     let joined = |i: usize| i + 1 < toks.len() && toks[i].end == toks[i + 1].start;
     const OWN: &[&str] = &[
-        "global", "__global", "constant", "__constant", "const", "volatile", "restrict",
+        "global",
+        "__global",
+        "constant",
+        "__constant",
+        "const",
+        "volatile",
+        "restrict",
     ];
     let mut depth = 0i32;
     let mut d = 0;
@@ -545,7 +551,8 @@ fn pointer_globals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
         while ident(k) && !is_keyword(text(k)) {
             k += 1;
         }
-        if k == d || text(k) != "*" || matches!(text(d), "typedef" | "extern" | "struct" | "union") {
+        if k == d || text(k) != "*" || matches!(text(d), "typedef" | "extern" | "struct" | "union")
+        {
             d += 1;
             continue;
         }
@@ -574,7 +581,12 @@ fn pointer_globals(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
         {
             own.join(" ")
         } else {
-            ["global"].iter().chain(&own).copied().collect::<Vec<_>>().join(" ")
+            ["global"]
+                .iter()
+                .chain(&own)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ")
         };
         let var = text(name);
         let init = (text(name + 1) == "=").then(|| src[toks[name + 2].start..end].trim());
@@ -795,18 +807,34 @@ mod pointer_global_tests {
         let src = "global int x[4] = {1, 2, 3, 4};\nglobal int *p = &x[2];\n\
                    kernel void k(global int *o) { o[0] = *p; o[1] = p[1]; *p += 5; *p = 1; p = &x[0]; }";
         let out = rewrite(src).unwrap();
-        assert!(out.contains("global ulong p = 0xfffffffffffffff1UL;"), "{out}");
         assert!(
-            out.contains("o[0] = *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p));"),
+            out.contains("global ulong p = 0xfffffffffffffff1UL;"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "o[0] = *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p));"
+            ),
             "{out}"
         );
         assert!(out.contains("p =(ulong)( &x[0]);"), "{out}");
-        assert!(out.contains(" *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p)) += 5;"), "{out}");
-        assert!(out.contains(" *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p)) = 1;"), "{out}");
+        assert!(
+            out.contains(
+                " *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p)) += 5;"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(" *((global int *)(p == 0xfffffffffffffff1UL ? (ulong)(&x[2]) : p)) = 1;"),
+            "{out}"
+        );
         let none = "global int *q;\nkernel void k(global int *o) { if (!q) q = o; q[0] = 1; }";
         let out = rewrite(none).unwrap();
         assert!(out.contains("global ulong q;"), "{out}");
-        assert!(out.contains("if (!((global int *)q)) q =(ulong)( o);"), "{out}");
+        assert!(
+            out.contains("if (!((global int *)q)) q =(ulong)( o);"),
+            "{out}"
+        );
         // A parameter of the same name: left as it is.
         let shadowed = "global int x[4];\nglobal int *p = &x[1];\n\
                         kernel void k(global int *p) { p[0] = 1; }";

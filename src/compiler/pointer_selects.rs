@@ -139,7 +139,9 @@ fn needs_variable_pointers(m: &dr::Module, types: &Types) -> bool {
             f.def
                 .as_ref()
                 .is_some_and(|d| types.is_logical_pointer(d.result_type))
-                || f.parameters.iter().any(|p| types.is_logical_pointer(p.result_type))
+                || f.parameters
+                    .iter()
+                    .any(|p| types.is_logical_pointer(p.result_type))
                 || f.blocks
                     .iter()
                     .flat_map(|b| &b.instructions)

@@ -222,6 +222,8 @@ pub struct ImageMetadata {
     /// the range in it.
     pub push_constant: Option<PushRange>,
     pub uniform: Option<(u32, u32, PushRange)>,
+    /// Or a specialisation constant (its SpecId): a pipeline per value.
+    pub spec_id: Option<u32>,
 }
 
 /// Why a module could not be read.
@@ -248,6 +250,8 @@ const VKCL_REFLECTION: u32 = 1 << 16;
 const VKCL_SAMPLER_MASK: u32 = VKCL_REFLECTION | super::sampler_wrap::SAMPLER_MASK_PUSH_CONSTANT;
 const VKCL_SAMPLER_MASK_INSIDE: u32 =
     VKCL_REFLECTION | super::sampler_wrap::SAMPLER_MASK_PUSH_CONSTANT_INSIDE;
+const VKCL_SAMPLER_MASK_SPEC: u32 =
+    VKCL_REFLECTION | super::sampler_wrap::SAMPLER_MASK_SPEC_CONSTANT_INSIDE;
 
 // ---------------------------------------------------------------------------------------------
 // Collecting the instructions.
@@ -599,9 +603,11 @@ impl Builder<'_> {
                 let size = self.xyz(inst, 1)?;
                 self.kernel(inst)?.reqd_work_group_size = Some(size);
             }
-            30..=33 | 41 | VKCL_SAMPLER_MASK | VKCL_SAMPLER_MASK_INSIDE => {
-                self.image_metadata(inst)?
-            }
+            30..=33
+            | 41
+            | VKCL_SAMPLER_MASK
+            | VKCL_SAMPLER_MASK_INSIDE
+            | VKCL_SAMPLER_MASK_SPEC => self.image_metadata(inst)?,
             38 => {
                 let (id, format) = (self.num(inst, 0)?, self.string(inst, 1)?);
                 let arg_sizes = (2..inst.args.len())
@@ -780,11 +786,19 @@ impl Builder<'_> {
             30 | 32 => ImageMetadataKind::ChannelOrder,
             31 | 33 => ImageMetadataKind::ChannelDataType,
             VKCL_SAMPLER_MASK => ImageMetadataKind::SamplerMask,
-            VKCL_SAMPLER_MASK_INSIDE => ImageMetadataKind::SamplerMaskInside,
+            VKCL_SAMPLER_MASK_INSIDE | VKCL_SAMPLER_MASK_SPEC => {
+                ImageMetadataKind::SamplerMaskInside
+            }
             _ => ImageMetadataKind::NormalizedSamplerMask,
         };
         let ordinal = self.num(inst, 1)?;
-        let (push_constant, uniform) = if matches!(inst.number, 32 | 33) {
+        let spec_id = match inst.number {
+            VKCL_SAMPLER_MASK_SPEC => Some(self.num(inst, 2)?),
+            _ => None,
+        };
+        let (push_constant, uniform) = if spec_id.is_some() {
+            (None, None)
+        } else if matches!(inst.number, 32 | 33) {
             (
                 None,
                 Some((self.num(inst, 2)?, self.num(inst, 3)?, self.range(inst, 4)?)),
@@ -797,6 +811,7 @@ impl Builder<'_> {
             kind,
             push_constant,
             uniform,
+            spec_id,
         };
         self.kernel(inst)?.image_metadata.push(m);
         Ok(())

@@ -23,8 +23,10 @@
 //!
 //! Only the spatial components are wrapped (not an array's layer). A module is returned
 //! unchanged where anything is not understood (a read whose sampler cannot be traced to its
-//! variable among them); a sampler argument whose push constant would take the block past
-//! Vulkan's guaranteed 128 bytes keeps Vulkan's wrap.
+//! variable among them). A sampler argument whose push constant would take the block past
+//! Vulkan's guaranteed 128 bytes gets its mask as a specialisation constant instead
+//! ([`SAMPLER_MASK_SPEC_CONSTANT_INSIDE`]): the runtime makes a pipeline per mask for such a
+//! kernel (before, its reads kept Vulkan's wrap whatever the sampler).
 //!
 //! The same rewriting keeps reads inside the image where the addressing mode would not matter
 //! there, so that the runtime may sample with CLAMP (a CLAMP_TO_BORDER Vulkan sampler) instead:
@@ -50,6 +52,12 @@ pub const SAMPLER_MASK_PUSH_CONSTANT: u32 = 1;
 /// unnormalized CLAMP_TO_EDGE), so that the runtime may bind CLAMP's sampler for those modes.
 /// What this pass emits now; modules of older builds (in program binaries) have the former.
 pub const SAMPLER_MASK_PUSH_CONSTANT_INSIDE: u32 = 2;
+/// SamplerMaskSpecConstantInside(Kernel, Ordinal, SpecId): as the former, the mask given as
+/// specialisation constant `SpecId`, for a sampler argument the push-constant block had no room
+/// for.
+pub const SAMPLER_MASK_SPEC_CONSTANT_INSIDE: u32 = 3;
+/// The first SpecId of those (far above clspv's, which count from 0).
+const SAMPLER_SPEC_ID_BASE: u32 = 1 << 20;
 
 const OP_CAPABILITY: u32 = 17;
 const OP_EXT_INST_IMPORT: u32 = 11;
@@ -73,6 +81,7 @@ const OP_VARIABLE: u32 = 59;
 const OP_LOAD: u32 = 61;
 const OP_ACCESS_CHAIN: u32 = 65;
 const OP_DECORATE: u32 = 71;
+const OP_SPEC_CONSTANT: u32 = 50;
 const OP_MEMBER_DECORATE: u32 = 72;
 const OP_VECTOR_SHUFFLE: u32 = 79;
 const OP_COMPOSITE_CONSTRUCT: u32 = 80;
@@ -99,6 +108,7 @@ const GLSL_FMIN: u32 = 37;
 const GLSL_FMAX: u32 = 40;
 const CAPABILITY_IMAGE_QUERY: u32 = 50;
 const STORAGE_PUSH_CONSTANT: u32 = 9;
+const DECORATION_SPEC_ID: u32 = 1;
 const DECORATION_BLOCK: u32 = 2;
 const DECORATION_ARRAY_STRIDE: u32 = 6;
 const DECORATION_BINDING: u32 = 33;
@@ -147,6 +157,9 @@ enum Mode {
     /// whether clspv normalizes that argument's coordinates itself (its Vulkan sampler is then
     /// a normalized one whatever the mask says).
     Pushed(u32, bool),
+    /// The specialisation constant (its id) holding a sampler argument's mask (no room in the
+    /// push-constant block), and whether clspv normalizes that argument's coordinates.
+    Spec(u32, bool),
 }
 
 #[derive(Default)]
@@ -452,6 +465,9 @@ struct Rewriter<'m> {
     code: Vec<u32>,
     /// Sampler argument variables given a push-constant member, in member order.
     pushed: Vec<u32>,
+    /// Sampler argument variables given a specialisation constant instead: (variable,
+    /// constant id), the SpecId `SAMPLER_SPEC_ID_BASE` + index.
+    specs: Vec<(u32, u32)>,
     /// The push-constant block: (variable, struct type, members it had), and for a module
     /// without one, the pointer type of the block made here.
     block: Option<(u32, u32, u32)>,
@@ -484,6 +500,7 @@ impl<'m> Rewriter<'m> {
             tail: vec![],
             code: vec![],
             pushed: vec![],
+            specs: vec![],
             block: None,
             new_block: None,
             block_end: 0,
@@ -578,8 +595,18 @@ impl<'m> Rewriter<'m> {
         }
         let offset = self.block_end + 4 * self.pushed.len() as u32;
         if offset + 4 > MAX_PUSH_CONSTANTS {
-            // No room: this sampler's reads keep Vulkan's wrap.
-            return Some(None);
+            // No room: a specialisation constant.
+            if let Some(&(_, id)) = self.specs.iter().find(|s| s.0 == var) {
+                return Some(Some(Mode::Spec(id, normalizes)));
+            }
+            let id = self.id();
+            let spec_id = SAMPLER_SPEC_ID_BASE + self.specs.len() as u32;
+            self.globals
+                .extend(inst(OP_SPEC_CONSTANT, &[self.uint, id, 0]));
+            self.decorations
+                .extend(inst(OP_DECORATE, &[id, DECORATION_SPEC_ID, spec_id]));
+            self.specs.push((var, id));
+            return Some(Some(Mode::Spec(id, normalizes)));
         }
         let member = members + self.pushed.len() as u32;
         self.decorations.extend(inst(
@@ -680,6 +707,7 @@ impl<'m> Rewriter<'m> {
                 self.keep_layer(c, axes, wrapped)
             }
             Mode::Pushed(member, normalizes) => self.pushed(c, image, member, normalizes)?,
+            Mode::Spec(mask, normalizes) => self.by_mask(c, image, mask, normalizes)?,
         };
         self.finish(at, out)
     }
@@ -788,6 +816,12 @@ impl<'m> Rewriter<'m> {
         let index = self.uint_constant(member);
         let p = self.emit(OP_ACCESS_CHAIN, ptr, &[var, index]);
         let mask = self.emit(OP_LOAD, self.uint, &[p]);
+        self.by_mask(c, image, mask, normalizes)
+    }
+
+    /// The coordinate of a sampler argument's read by its mask (the id of a uint), as
+    /// [`Self::pushed`] says.
+    fn by_mask(&mut self, c: Coord, image: Image, mask: u32, normalizes: bool) -> Option<u32> {
         let bool_ty = self.global(OP_TYPE_BOOL, &[]);
         let bits = |r: &mut Self, bits: u32, value: u32, op: u32| {
             let k = r.uint_constant(bits);
@@ -991,7 +1025,7 @@ impl<'m> Rewriter<'m> {
     /// The reflection asking for the masks of the sampler arguments given push constants: one
     /// SamplerMaskPushConstant per kernel argument bound to each such variable.
     fn reflect(&mut self) -> Option<()> {
-        if self.pushed.is_empty() {
+        if self.pushed.is_empty() && self.specs.is_empty() {
             return Some(());
         }
         let set = self.id();
@@ -1013,6 +1047,23 @@ impl<'m> Rewriter<'m> {
                     a.1,
                     offset,
                     size,
+                ];
+                self.tail.extend(inst(OP_EXT_INST, &operands));
+            }
+        }
+        for (i, (var, _)) in self.specs.clone().into_iter().enumerate() {
+            let sb = *self.m.set_binding.get(&var)?;
+            let spec_id = self.uint_constant(SAMPLER_SPEC_ID_BASE + i as u32);
+            for a in self.m.sampler_args.iter().filter(|a| (a.2, a.3) == sb) {
+                let id = self.id();
+                let operands = [
+                    void,
+                    id,
+                    set,
+                    SAMPLER_MASK_SPEC_CONSTANT_INSIDE,
+                    a.0,
+                    a.1,
+                    spec_id,
                 ];
                 self.tail.extend(inst(OP_EXT_INST, &operands));
             }

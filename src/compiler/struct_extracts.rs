@@ -569,7 +569,9 @@ mod tests {
                 .collect();
             for i in instructions.iter().filter(|i| i.class.opcode == Op::IEqual) {
                 assert_eq!(i.operands[0], Operand::IdRef(index));
-                let Operand::IdRef(k) = i.operands[1] else { panic!() };
+                let Operand::IdRef(k) = i.operands[1] else {
+                    panic!()
+                };
                 assert_eq!(types[&k], index_type, "wide: {wide}");
             }
             assert_eq!(repair(&module(true, wide)), None);

@@ -75,7 +75,9 @@ pub fn variables(source: &[u8]) -> Vec<(String, bool)> {
         if before.len() != k - start {
             continue;
         }
-        let constant = before.iter().any(|w| *w == "constant" || *w == "__constant");
+        let constant = before
+            .iter()
+            .any(|w| *w == "constant" || *w == "__constant");
         let statics = before.contains(&"static");
         if constant || (braces > 0 && !statics) || before.contains(&"typedef") {
             continue;
@@ -143,7 +145,8 @@ pub fn patch(ll: &str, variables: &[(String, bool)]) -> Option<String> {
             let load = format!("= load i32, ptr addrspace(1) {global}, align 4");
             let store_to = format!(", ptr addrspace(1) {global}, align 4");
             let is_load = |t: &str| t.starts_with('%') && ends_with_then_metadata(t, &load);
-            let is_store = |t: &str| t.starts_with("store i32 ") && store_value(t, &store_to).is_some();
+            let is_store =
+                |t: &str| t.starts_with("store i32 ") && store_value(t, &store_to).is_some();
             let all_plain = lines.iter().enumerate().all(|(n, l)| {
                 let t = l.trim();
                 n == def || !uses(t) || is_load(t) || is_store(t)
@@ -266,7 +269,9 @@ mod tests {
         // An atomic on it: left 32-bit.
         assert!(out.contains("@t = addrspace(1) global i32 1, align 4\n"));
         assert!(out.contains("  %vkcl.wide.0 = sext i32 -9 to i64\n  store i64 %vkcl.wide.0, ptr addrspace(1) @a, align 8\n"));
-        assert!(out.contains("zext i32 %0 to i64\n  store i64 %vkcl.wide.1, ptr addrspace(1) @f.s, align 8\n"));
+        assert!(out.contains(
+            "zext i32 %0 to i64\n  store i64 %vkcl.wide.1, ptr addrspace(1) @f.s, align 8\n"
+        ));
         assert!(out.contains("%0 = load i32, ptr addrspace(1) @a, align 4"));
         assert_eq!(patch(ll, &[]), None);
     }

@@ -152,10 +152,7 @@ fn only_full_chains(m: &dr::Module, var: Word, levels: usize) -> bool {
         .iter()
         .filter(|i| {
             i.class.opcode == Op::TypeInt
-                && matches!(
-                    i.operands.first(),
-                    Some(&Operand::LiteralBit32(32 | 64))
-                )
+                && matches!(i.operands.first(), Some(&Operand::LiteralBit32(32 | 64)))
         })
         .filter_map(|i| i.result_id)
         .collect();

@@ -34,6 +34,8 @@ pub struct Device {
     logical: Mutex<Option<Arc<VkDevice>>>,
     /// The internal copy kernel (`internal::copy16`), built on first use; None if it failed.
     pub internal_copy: OnceLock<Option<Arc<Kernel>>>,
+    /// Kernel modules, layouts and pipelines shared by kernels of identical SPIR-V.
+    pub kernel_objects: super::kernel_objects::Cache,
 }
 
 impl ClObject for Device {
@@ -65,6 +67,7 @@ impl Device {
             instance,
             logical: Mutex::new(None),
             internal_copy: OnceLock::new(),
+            kernel_objects: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@ use super::error::{check, CLResult, ClError};
 use super::event::Event;
 use super::fxhash::FxHashMap;
 use super::image::Store;
+use super::kernel_objects::{KernelObjects, PipelineSlot};
 use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use super::program::{Executable, Program};
@@ -50,8 +51,6 @@ struct Variant {
     pipelines: FxHashMap<Spec, Arc<Pipeline>>,
 }
 
-type PipelineSlot = Arc<Mutex<Option<Arc<Pipeline>>>>;
-
 /// The kernel's module with several OpenCL work-groups per Vulkan work-group along one
 /// dimension (`compiler::coalesce`).
 struct CoalescedModule {
@@ -71,11 +70,10 @@ pub struct KernelDevice {
     refl: KernelReflection,
     /// The kernel in the program's physical-addressing build, made on first use.
     physical: Mutex<Option<Arc<KernelDevice>>>,
-    module: ShaderModule,
+    /// The module, layout and pipelines (by specialisation), shared with the kernels of
+    /// identical SPIR-V (`kernel_objects`).
+    objects: Arc<KernelObjects>,
     layout: Arc<KernelLayout>,
-    /// By specialisation (constant id, value); a slot is locked while its pipeline is made
-    /// (by a launch, or ahead of launches by `prebuild`), and None if that failed.
-    pipelines: Mutex<FxHashMap<Spec, PipelineSlot>>,
     /// For launches that bind the same memory to several storage-buffer arguments: by the
     /// bindings concerned, the module with them `Aliased` and its pipelines.
     aliased: Mutex<HashMap<Vec<(u32, u32)>, Variant>>,
@@ -227,22 +225,20 @@ impl KernelDevice {
         let mut push_size = r.push_constant_size.next_multiple_of(4);
         // The kernel's own module: without the program's other kernels.
         let own = compiler::kernel_module(&exe.spirv, &refl.name);
+        let spirv = own.as_deref().unwrap_or(&exe.spirv);
         let limits = &device.caps.limits;
         let coalesce_at = (device.caps.workarounds.coalesce_groups
             && r.spec_constants.workgroup_size.is_some()
             && r.spec_constants.subgroup_max_size.is_none()
             && refl.reqd_work_group_size.is_none())
-        .then(|| {
-            let own = own.as_deref().unwrap_or(&exe.spirv);
-            compiler::coalesce::push_offset(own, r.push_constant_size)
-        })
+        .then(|| compiler::coalesce::push_offset(spirv, r.push_constant_size))
         .flatten()
         .filter(|at| at + 4 <= limits.max_push_constants_size);
         if let Some(at) = coalesce_at {
             push_size = push_size.max(at + 4);
         }
-        let layout = Arc::new(KernelLayout::new(&vkd, layout_sets, push_size)?);
-        let module = ShaderModule::new(&vkd, own.as_deref().unwrap_or(&exe.spirv))?;
+        let objects =
+            (device.kernel_objects).get(&vkd, spirv, &refl.name, layout_sets, push_size)?;
         let constants = (r.constant_data.as_ref().map(|c| &c.data))
             .or(r.constant_data_pointer.as_ref().map(|c| &c.1));
         let constant_data = match constants {
@@ -265,9 +261,8 @@ impl KernelDevice {
             exe: exe.clone(),
             refl: refl.clone(),
             physical: Mutex::new(None),
-            module,
-            layout,
-            pipelines: Mutex::new(FxHashMap::default()),
+            layout: objects.layout.clone(),
+            objects,
             aliased: Mutex::new(HashMap::new()),
             coalesce_at,
             coalesced: Mutex::new([None, None, None]),
@@ -317,7 +312,7 @@ impl KernelDevice {
 
     fn pipeline_made(&self, spec: &[(u32, u32)], by_launch: bool) -> CLResult<Arc<Pipeline>> {
         let slot = {
-            let mut pipelines = self.pipelines.lock();
+            let mut pipelines = self.objects.pipelines.lock();
             match pipelines.get(spec) {
                 Some(slot) => slot.clone(),
                 None => {
@@ -333,7 +328,10 @@ impl KernelDevice {
             return Ok(p.clone());
         }
         let t0 = std::time::Instant::now();
-        let p = Arc::new(self.layout.pipeline(&self.module, &self.refl.name, spec)?);
+        let p = Arc::new(
+            self.layout
+                .pipeline(&self.objects.module, &self.refl.name, spec)?,
+        );
         log::debug!(target: "launch", "{}: pipeline {spec:?} made in {:?}{}", self.refl.name, t0.elapsed(), if by_launch { " by a launch" } else { " ahead of launches" });
         *slot = Some(p.clone());
         drop(slot);
@@ -1079,6 +1077,9 @@ impl Launch {
                 _ => return Err(ClError(CL_INVALID_KERNEL_ARGS)),
             };
             put(&mut self.push, m.push_constant, &[value]);
+            if let Some(id) = m.spec_id {
+                self.local_spec.push((id, value));
+            }
             if let Some((set, binding, range)) = m.uniform {
                 self.pod(
                     (set, binding, true),

@@ -11,6 +11,7 @@ pub mod fxhash;
 pub mod image;
 pub mod internal;
 pub mod kernel;
+pub mod kernel_objects;
 pub mod memory;
 pub mod object;
 pub mod platform;

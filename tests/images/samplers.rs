@@ -1015,3 +1015,73 @@ fn conformance_shaped_3d_normalized_nearest_reads() {
     // Ten times the measured time, for a loaded machine.
     assert!(vkcl < 30.0, "{vkcl:.1} s in vkcl for one format's 3D reads");
 }
+
+/// A sampler argument after by-value arguments that fill the push-constant block (issue 16:
+/// compiler::sampler_wrap had no room for the push constant of the sampler's mask past 128
+/// bytes and left such a sampler's reads with Vulkan's wrap), launched with REPEAT, then
+/// MIRRORED_REPEAT, then CLAMP_TO_EDGE samplers at a tiny negative coordinate: each launch
+/// reads the texel of its own sampler's rule. Every split of the block is tried: 4 to 8 float4
+/// arguments and 0 to 3 uints before the sampler.
+#[test]
+fn sampler_argument_past_a_full_push_constant_block() {
+    let e = Env::new();
+    let h = sampling_image(R_FLOAT, Ty::D1.small());
+    let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+    for vectors in 4..=8 {
+        for words in 0..=3 {
+            let mut params = String::new();
+            let mut sum = String::from("0.0f");
+            for v in 0..vectors {
+                params += &format!("float4 v{v}, ");
+                sum += &format!(" + v{v}.x + v{v}.w");
+            }
+            for w in 0..words {
+                params += &format!("uint w{w}, ");
+                sum += &format!(" + (float)w{w}");
+            }
+            let prog = e.program(
+                &format!(
+                    "kernel void many({params}read_only image1d_t img, sampler_t s, global float4 *out) {{\n\
+                     \x20   out[get_global_id(0)] = read_imagef(img, s, -7.7e-9f) + ({sum});\n}}\n"
+                ),
+                "",
+            );
+            let k = kernel(prog, "many");
+            for v in 0..vectors {
+                arg(k, v, &[1.0f32, 0.0, 0.0, 2.0]);
+            }
+            for w in 0..words {
+                arg(k, vectors + w, &10u32);
+            }
+            let extra = (3 * vectors + 10 * words) as f32;
+            for addr in [
+                CL_ADDRESS_REPEAT,
+                CL_ADDRESS_MIRRORED_REPEAT,
+                CL_ADDRESS_CLAMP_TO_EDGE,
+                CL_ADDRESS_REPEAT,
+            ] {
+                let desc = SamplerDesc {
+                    normalized: true,
+                    addr,
+                    filter: CL_FILTER_NEAREST,
+                };
+                let want = sample(&h, desc, [-7.7e-9, 0.0, 0.0, 0.0]).0[0] as f32;
+                let s = Sampler::new(&e, true, addr, CL_FILTER_NEAREST);
+                let out = e.buffer(CL_MEM_READ_WRITE, 16, null_mut());
+                let first = vectors + words;
+                arg(k, first, &img.mem);
+                arg(k, first + 1, &s.0);
+                arg(k, first + 2, &out);
+                e.run(k, None, &[1], None);
+                assert_eq!(
+                    e.read::<[f32; 4]>(out, 1)[0][0],
+                    want + extra,
+                    "{vectors} float4 and {words} uint arguments, address mode {addr:#x}"
+                );
+                check!(clReleaseMemObject(out));
+            }
+            check!(clReleaseKernel(k));
+            check!(clReleaseProgram(prog));
+        }
+    }
+}
