@@ -22,7 +22,6 @@ pub mod globals;
 pub mod helper;
 mod identifiers;
 pub mod il;
-mod load_vectors;
 pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
@@ -116,7 +115,6 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = null_checks::fold(&spirv);
             let spirv = coherent::decorate(&spirv);
             let spirv = store_vectors::merge(&spirv);
-            let spirv = load_vectors::merge(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
