@@ -180,6 +180,28 @@ fn inst(op: Op, ty: Option<Word>, id: Option<Word>, operands: Vec<Operand>) -> I
     Instruction::new(op, ty, id, operands)
 }
 
+/// `OpDecorate target decoration extra...`.
+fn decorate(m: &mut dr::Module, target: Word, decoration: Decoration, extra: Vec<Operand>) {
+    let operands = [
+        vec![Operand::IdRef(target), Operand::Decoration(decoration)],
+        extra,
+    ]
+    .concat();
+    m.annotations.push(inst(Op::Decorate, None, None, operands));
+}
+
+/// `OpMemberDecorate block member Offset offset`.
+fn member_offset(m: &mut dr::Module, block: Word, member: u32, offset: u32) {
+    let operands = vec![
+        Operand::IdRef(block),
+        Operand::LiteralBit32(member),
+        Operand::Decoration(Decoration::Offset),
+        Operand::LiteralBit32(offset),
+    ];
+    m.annotations
+        .push(inst(Op::MemberDecorate, None, None, operands));
+}
+
 fn id_of(o: Option<&Operand>) -> Option<Word> {
     match o {
         Some(Operand::IdRef(id)) => Some(*id),
@@ -274,16 +296,12 @@ pub fn coalesce(spirv: &[u32], dim: usize, push_offset: u32) -> Option<Coalesced
     operands[dim] = Operand::IdRef(vulkan_size);
     let vulkan_sizes = b.push(Op::SpecConstantComposite, Some(v3uint), operands);
     m.annotations[size_decoration].operands[0] = Operand::IdRef(vulkan_sizes);
-    m.annotations.push(inst(
-        Op::Decorate,
-        None,
-        None,
-        vec![
-            Operand::IdRef(vulkan_size),
-            Operand::Decoration(Decoration::SpecId),
-            Operand::LiteralBit32(size_spec_id),
-        ],
-    ));
+    decorate(
+        &mut m,
+        vulkan_size,
+        Decoration::SpecId,
+        vec![Operand::LiteralBit32(size_spec_id)],
+    );
 
     let entry = m.entry_points.first()?;
     let entry_fn = id_of(entry.operands.get(1))?;
@@ -316,16 +334,7 @@ pub fn coalesce(spirv: &[u32], dim: usize, push_offset: u32) -> Option<Coalesced
             Some(input_v3),
             vec![Operand::StorageClass(StorageClass::Input)],
         );
-        m.annotations.push(inst(
-            Op::Decorate,
-            None,
-            None,
-            vec![
-                Operand::IdRef(v),
-                Operand::Decoration(Decoration::BuiltIn),
-                Operand::BuiltIn(x),
-            ],
-        ));
+        decorate(m, v, Decoration::BuiltIn, vec![Operand::BuiltIn(x)]);
         new.push(v);
         v
     };
@@ -380,17 +389,7 @@ pub fn coalesce(spirv: &[u32], dim: usize, push_offset: u32) -> Option<Coalesced
             }
             let member = m.types_global_values[s].operands.len() as u32;
             m.types_global_values[s].operands.push(Operand::IdRef(uint));
-            m.annotations.push(inst(
-                Op::MemberDecorate,
-                None,
-                None,
-                vec![
-                    Operand::IdRef(block),
-                    Operand::LiteralBit32(member),
-                    Operand::Decoration(Decoration::Offset),
-                    Operand::LiteralBit32(push_offset),
-                ],
-            ));
+            member_offset(&mut m, block, member, push_offset);
             // The block is only ever reached through access chains (its type changed).
             let whole = m
                 .functions
@@ -408,26 +407,8 @@ pub fn coalesce(spirv: &[u32], dim: usize, push_offset: u32) -> Option<Coalesced
         }
         None => {
             let block = b.push(Op::TypeStruct, None, vec![Operand::IdRef(uint)]);
-            m.annotations.push(inst(
-                Op::Decorate,
-                None,
-                None,
-                vec![
-                    Operand::IdRef(block),
-                    Operand::Decoration(Decoration::Block),
-                ],
-            ));
-            m.annotations.push(inst(
-                Op::MemberDecorate,
-                None,
-                None,
-                vec![
-                    Operand::IdRef(block),
-                    Operand::LiteralBit32(0),
-                    Operand::Decoration(Decoration::Offset),
-                    Operand::LiteralBit32(push_offset),
-                ],
-            ));
+            decorate(&mut m, block, Decoration::Block, vec![]);
+            member_offset(&mut m, block, 0, push_offset);
             let ptr = b.pointer(StorageClass::PushConstant, block);
             let var = b.push(
                 Op::Variable,
