@@ -120,6 +120,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.placement = PlacementMode::parse(v),
     },
     OptionDoc {
+        name: "VKCL_SVM_COARSE",
+        default: "auto",
+        doc: "where coarse-grained SVM allocations live on devices that map memory at its device address: auto (device-local on discrete GPUs, with a host copy at the same address that clEnqueueSVMMap and clEnqueueSVMUnmap bring up to date; host-coherent memory elsewhere), device (so everywhere it can be), host (host-coherent memory, as fine-grained allocations)",
+        set: |c, v| c.svm_coarse = SvmCoarse::parse(v),
+    },
+    OptionDoc {
         name: "VKCL_ADDRESSING",
         default: "auto",
         doc: "auto (kernels use their program's physical-addressing build only for launches that need device addresses: SVM, cl_ext_buffer_device_address), physical (every launch on a device with buffer device addresses uses it: to measure and test that mode)",
@@ -205,6 +211,8 @@ pub struct Config {
     pub placement: PlacementMode,
     /// VKCL_ADDRESSING=physical.
     pub physical: bool,
+    /// VKCL_SVM_COARSE.
+    pub svm_coarse: SvmCoarse,
     /// VKCL_PANIC=abort.
     pub panic_abort: bool,
 }
@@ -237,6 +245,32 @@ impl PlacementMode {
                     "VKCL_PLACEMENT={other} is not auto, device, mapped or host: using auto"
                 );
                 PlacementMode::Auto
+            }
+        }
+    }
+}
+
+/// VKCL_SVM_COARSE: where coarse-grained SVM allocations live (`core::svm::mirrors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SvmCoarse {
+    /// Device-local with a host copy on discrete GPUs.
+    #[default]
+    Auto,
+    /// Device-local with a host copy wherever the device maps memory at its device address.
+    Device,
+    /// Host-coherent memory, as fine-grained allocations.
+    Host,
+}
+
+impl SvmCoarse {
+    fn parse(v: Option<String>) -> SvmCoarse {
+        match v.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("device") => SvmCoarse::Device,
+            Some("host") => SvmCoarse::Host,
+            None | Some("auto") => SvmCoarse::Auto,
+            Some(other) => {
+                log::warn!("VKCL_SVM_COARSE={other} is not auto, device or host: using auto");
+                SvmCoarse::Auto
             }
         }
     }

@@ -230,9 +230,9 @@ fn compile_and_link(opts: &std::ffi::CStr) {
     check!(clReleaseProgram(obj));
 }
 
-/// A program-scope atomic counter, contended by every work-item and kept across launches.
-/// (`total` is read with a fetch_add of 0: clspv 0.0.1 types a program-scope atomic_long
-/// that is also given to atomic_load as two uints and loads only the low one.)
+/// A program-scope atomic counter, contended by every work-item and kept across launches,
+/// and a 64-bit one read with atomic_load (clspv 0.0.1 alone types a program-scope
+/// atomic_long given to atomic_load as two uints and loads only the low one).
 #[test]
 fn program_scope_atomics() {
     atomics("-cl-std=CL2.0");
@@ -258,7 +258,7 @@ fn atomics(std: &str) {
                }\n\
                kernel void read(global long *o) {\n\
                    o[0] = atomic_load(&counter);\n\
-                   o[1] = atomic_fetch_add(&total, 0L);\n\
+                   o[1] = atomic_load(&total);\n\
                }";
     let e = Env::new();
     let p = e.program(src, std);
@@ -287,6 +287,53 @@ fn atomics(std: &str) {
     }
     check!(clReleaseKernel(count));
     check!(clReleaseKernel(read));
+    check!(clReleaseProgram(p));
+}
+
+/// atomic_load of initialized program-scope atomics of every type, in one program and in
+/// one kernel (clspv 0.0.1 alone gives them all the type of the first load: a long read as
+/// its low word, or a crash).
+#[test]
+fn program_scope_atomic_loads_of_every_type() {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let src = format!(
+        "global atomic_int i = ATOMIC_VAR_INIT(-7);\n\
+         global atomic_uint u = ATOMIC_VAR_INIT(9u);\n\
+         global atomic_long l = ATOMIC_VAR_INIT(0x500000009L);\n\
+         global atomic_ulong ul = ATOMIC_VAR_INIT(0xF00000003UL);\n\
+         global atomic_float f = ATOMIC_VAR_INIT(2.5f);\n\
+         {}\n\
+         kernel void small(global long *o) {{\n\
+             o[0] = atomic_load(&i);\n\
+             o[1] = atomic_load_explicit(&u, memory_order_acquire);\n\
+             o[2] = (long)(atomic_load_explicit(&f, memory_order_relaxed, memory_scope_device) * 4);\n\
+         }}\n\
+         kernel void wide(global long *o) {{\n\
+             o[3] = atomic_load(&l);\n\
+             o[4] = atomic_load_explicit(&ul, memory_order_relaxed);\n\
+             {}\n\
+         }}\n\
+         kernel void mixed(global long *o) {{\n\
+             o[6] = atomic_load(&i) + atomic_load(&l);\n\
+             atomic_fetch_add(&l, 1L << 32);\n\
+             o[7] = atomic_load_explicit(&l, memory_order_relaxed) - atomic_load(&u);\n\
+         }}",
+        if fp64 { "global atomic_double d = ATOMIC_VAR_INIT(-1.25);" } else { "" },
+        if fp64 { "o[5] = (long)(atomic_load(&d) * 8);" } else { "o[5] = -10;" },
+    );
+    let p = e.program(&src, "-cl-std=CL2.0");
+    let o = e.buffer_from(&[0i64; 8]);
+    for name in ["small", "wide", "mixed"] {
+        let k = kernel(p, name);
+        arg(k, 0, &o);
+        e.run(k, None, &[1], None);
+        check!(clReleaseKernel(k));
+    }
+    let l = 0x5_0000_0009i64;
+    let want = [-7, 9, 10, l, 0xF_0000_0003, -10, l - 7, l + (1 << 32) - 9];
+    assert_eq!(e.read::<i64>(o, 8), want);
+    check!(clReleaseMemObject(o));
     check!(clReleaseProgram(p));
 }
 

@@ -93,6 +93,27 @@ fn alloc<T>(e: &Env, flags: cl_bitfield, n: usize) -> *mut T {
     p.cast()
 }
 
+/// The `n` values at a coarse-grained allocation, read on the host between a map for reading
+/// and its unmap (the spec's rule for host access to coarse-grained SVM).
+fn mapped<T: Copy>(e: &Env, p: *const T, n: usize) -> Vec<T> {
+    let bytes = n * std::mem::size_of::<T>();
+    let at = p.cast_mut().cast();
+    check!(clEnqueueSVMMap(
+        e.queue,
+        CL_TRUE,
+        CL_MAP_READ,
+        at,
+        bytes,
+        0,
+        null(),
+        null_mut()
+    ));
+    let got = unsafe { std::slice::from_raw_parts(p, n) }.to_vec();
+    check!(clEnqueueSVMUnmap(e.queue, at, 0, null(), null_mut()));
+    check!(clFinish(e.queue));
+    got
+}
+
 fn svm_arg<T>(k: cl_kernel, i: u32, p: *const T) {
     check!(clSetKernelArgSVMPointer(k, i, p.cast()));
 }
@@ -208,11 +229,7 @@ fn coarse_grain_kernel_arguments_at_offsets() {
     // A cl_mem and an SVM pointer in one launch.
     svm_arg(k, 1, b);
     e.run(k, None, &[4], None);
-    check!(clFinish(e.queue));
-    assert_eq!(
-        unsafe { std::slice::from_raw_parts(b, 4) },
-        &[5, 10, 15, 20]
-    );
+    assert_eq!(mapped(&e, b, 4), [5, 10, 15, 20]);
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
     unsafe { clSVMFree(e.ctx, a.cast()) };
@@ -347,9 +364,7 @@ fn memcpy_and_fill_every_pattern_size() {
             null(),
             null_mut()
         ));
-        check!(clFinish(e.queue));
-        let got = unsafe { std::slice::from_raw_parts(a, n) };
-        for (i, &g) in got.iter().enumerate() {
+        for (i, &g) in mapped(&e, a, n).iter().enumerate() {
             let want = if i >= off && i < off + size {
                 pattern[(i - off) % psz]
             } else {
@@ -648,7 +663,7 @@ fn enqueue_free_with_callback_while_a_kernel_runs() {
         .iter()
         .map(|&v| (0..2000).fold(v, |x, _| x.wrapping_mul(1103515245).wrapping_add(12345)))
         .collect();
-    assert_eq!(unsafe { std::slice::from_raw_parts(result, n) }, &want[..]);
+    assert_eq!(mapped(&e, result, n), want);
     // Without a callback vkcl frees the pointers.
     let mut list = [result.cast::<c_void>()];
     check!(clEnqueueSVMFree(
@@ -688,11 +703,31 @@ fn buffer_on_an_svm_pointer_shares_its_memory() {
     if !has_svm(&e) {
         return;
     }
+    // Fine-grained and coarse-grained allocations (the latter device memory with a host
+    // copy on discrete GPUs: host accesses between maps).
+    for flags in [CL_MEM_SVM_FINE_GRAIN_BUFFER, CL_MEM_READ_WRITE] {
+        buffer_on_svm(&e, flags);
+    }
+}
+
+fn buffer_on_svm(e: &Env, flags: cl_bitfield) {
     let n = 256;
-    let a: *mut i32 = alloc(&e, CL_MEM_SVM_FINE_GRAIN_BUFFER, n);
+    let a: *mut i32 = alloc(e, flags, n);
+    let bytes = n * 4;
+    check!(clEnqueueSVMMap(
+        e.queue,
+        CL_TRUE,
+        CL_MAP_WRITE,
+        a.cast(),
+        bytes,
+        0,
+        null(),
+        null_mut()
+    ));
     for i in 0..n {
         unsafe { *a.add(i) = i as i32 };
     }
+    check!(clEnqueueSVMUnmap(e.queue, a.cast(), 0, null(), null_mut()));
     // At an offset of 12 bytes into the allocation.
     let mut err = 0;
     let m = unsafe {
@@ -716,16 +751,54 @@ fn buffer_on_an_svm_pointer_shares_its_memory() {
     arg(k, 1, &m);
     arg(k, 2, &2i32);
     e.run(k, None, &[100], None);
-    check!(clFinish(e.queue));
-    let got: Vec<i32> = (0..n).map(|i| unsafe { *a.add(i) }).collect();
     let want: Vec<i32> = (0..n as i32)
         .map(|i| if (3..103).contains(&i) { i * 2 } else { i })
         .collect();
     assert_eq!(
-        got, want,
-        "the kernel's writes through the cl_mem are in the SVM memory"
+        mapped(e, a, n),
+        want,
+        "flags {flags:#x}: the kernel's writes through the cl_mem are in the SVM memory"
     );
     assert_eq!(e.read::<i32>(m, 2), vec![6, 8]);
+    // A map of the buffer is the SVM memory at the buffer's offset ("host_ptr + offset").
+    let at = unsafe {
+        clEnqueueMapBuffer(
+            e.queue,
+            m,
+            CL_TRUE,
+            CL_MAP_READ | CL_MAP_WRITE,
+            8,
+            8,
+            0,
+            null(),
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(
+        at,
+        unsafe { a.add(5) }.cast(),
+        "flags {flags:#x}: the map's address"
+    );
+    assert_eq!(
+        unsafe { std::slice::from_raw_parts(at as *const i32, 2) },
+        [10, 12]
+    );
+    unsafe { *(at as *mut i32) = -1 };
+    check!(clEnqueueUnmapMemObject(
+        e.queue,
+        m,
+        at,
+        0,
+        null(),
+        null_mut()
+    ));
+    assert_eq!(
+        mapped(e, unsafe { a.add(5) }, 2),
+        [-1, 12],
+        "flags {flags:#x}: written back"
+    );
     check!(clReleaseMemObject(m));
     check!(clReleaseMemObject(plain));
     check!(clReleaseKernel(k));

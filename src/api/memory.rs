@@ -748,7 +748,7 @@ unsafe fn enqueue_unmap_mem_object(
     m.check_device(&q.vk)?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    let e = transfer::unmap(&q, &m, mapped_ptr, &wait)?;
+    let e = transfer::unmap(&q, CL_COMMAND_UNMAP_MEM_OBJECT, &m, mapped_ptr, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
 }

@@ -6,7 +6,7 @@ use crate::cl::*;
 use crate::core::context::Context;
 use crate::core::event::Event;
 use crate::core::kernel::{ArgValue, Kernel};
-use crate::core::memory::Mem;
+use crate::core::memory::{Mapped, Mem};
 use crate::core::object::{handle, release, retain};
 use crate::core::queue::Queue;
 use crate::core::svm;
@@ -340,12 +340,24 @@ unsafe fn enqueue_svm_map(
     let (q, wait) = unsafe { queue_and_wait(queue, num_events, events) }?;
     check(!svm_ptr.is_null() && size > 0, CL_INVALID_VALUE)?;
     check_map_flags(flags)?;
-    // The memory is host-coherent: a map only orders the host's accesses after the commands
-    // before it.
-    let keep = keep_of(&q.context, svm_ptr as usize, size)?;
-    let e = q.enqueue_marker(CL_COMMAND_SVM_MAP, &wait, keep)?;
+    let blocking = blocking_map != 0;
+    let e = match svm::find_range(&q.context, svm_ptr as usize, size)? {
+        // Device memory: its host copy is brought up to date (the map engine's
+        // CL_MEM_USE_HOST_PTR path: the allocation's host pointer is the copy's).
+        Some((m, offset)) if svm::mirrored(&m) => {
+            let region = Mapped::Bytes { offset, size };
+            let command = CL_COMMAND_SVM_MAP;
+            transfer::map(&q, command, &m, flags, region, blocking, &wait)?.1
+        }
+        // Host-coherent memory: a map only orders the host's accesses after the commands
+        // before it.
+        found => {
+            let keep = found.map(|(m, _)| m).into_iter().collect();
+            q.enqueue_marker(CL_COMMAND_SVM_MAP, &wait, keep)?
+        }
+    };
     // SAFETY: the application's event out-parameter.
-    unsafe { finish(e, blocking_map != 0, event) }
+    unsafe { finish(e, blocking, event) }
 }
 
 /// The allocation holding `[ptr, ptr + size)`, kept by a command on it.
@@ -367,8 +379,15 @@ unsafe fn enqueue_svm_unmap(
     // SAFETY: the application's wait list.
     let (q, wait) = unsafe { queue_and_wait(queue, num_events, events) }?;
     check(!svm_ptr.is_null(), CL_INVALID_VALUE)?;
-    let keep = keep_of(&q.context, svm_ptr as usize, 0)?;
-    let e = q.enqueue_marker(CL_COMMAND_SVM_UNMAP, &wait, keep)?;
+    let e = match svm::find(&q.context, svm_ptr as usize) {
+        Some((m, _)) if svm::mirrored(&m) => {
+            transfer::unmap(&q, CL_COMMAND_SVM_UNMAP, &m, svm_ptr, &wait)?
+        }
+        found => {
+            let keep = found.map(|(m, _)| m).into_iter().collect();
+            q.enqueue_marker(CL_COMMAND_SVM_UNMAP, &wait, keep)?
+        }
+    };
     // SAFETY: the application's event out-parameter.
     unsafe { finish(e, false, event) }
 }

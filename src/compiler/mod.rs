@@ -407,6 +407,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
     if sources.iter().any(|s| atomics::names_any(s)) {
         p += atomics::PRELUDE;
     }
+    if sources.iter().any(|s| atomics::loads_globals(s)) {
+        p += atomics::LOAD_PRELUDE;
+    }
     if sources.iter().any(|s| collectives::names_any(s)) {
         p += &collectives::prelude();
     }

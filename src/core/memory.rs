@@ -549,7 +549,9 @@ impl Mem {
     /// `align` (a power of two, at least the devices' import alignment), imported into every
     /// device of the context; its host address is the SVM pointer. None where a device cannot
     /// import host memory or gives the import a device address other than its host address
-    /// (a pointer value would not mean the same memory on both sides).
+    /// (a pointer value would not mean the same memory on both sides). Devices that place
+    /// maps instead get memory mapped at its device address: device-local with a host copy
+    /// for coarse-grained allocations where `svm::mirrors`, else host-visible.
     pub fn new_svm(context: &Arc<Context>, flags: cl_mem_flags, size: usize) -> Option<Arc<Mem>> {
         let mut devices: Vec<Arc<VkDevice>> = vec![];
         for d in &context.devices {
@@ -561,8 +563,14 @@ impl Mem {
         let align = super::svm::alignment(context)?;
         let rounded = size.max(1).next_multiple_of(align);
         if super::svm::placed(context) {
-            let b = Buffer::at_device_address(&devices[0], rounded as u64)?;
-            let ptr = b.host()?.as_ptr() as usize;
+            let mirrored = (super::svm::mirrors(context, flags))
+                .then(|| Buffer::mirrored(&devices[0], rounded as u64))
+                .flatten();
+            let b = match mirrored {
+                Some(b) => b,
+                None => Buffer::at_device_address(&devices[0], rounded as u64)?,
+            };
+            let ptr = b.mirror().or(b.host())?.as_ptr() as usize;
             let bytes = Bytes {
                 storage: Arc::new(b),
                 elsewhere: vec![],

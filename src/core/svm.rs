@@ -110,6 +110,29 @@ pub fn placed(context: &Context) -> bool {
     one && vk.places_maps() && !same_addresses(first)
 }
 
+/// Whether a coarse-grained allocation (`flags` without CL_MEM_SVM_FINE_GRAIN_BUFFER) of a
+/// context of placed maps is device-local memory with a host copy at its address
+/// (`vk::memory::Buffer::mirrored`), brought up to date at clEnqueueSVMMap and written back at
+/// clEnqueueSVMUnmap: on discrete GPUs, where kernels would reach host memory over the bus
+/// (VKCL_SVM).
+pub fn mirrors(context: &Context, flags: cl_svm_mem_flags) -> bool {
+    let discrete = (context.devices.first())
+        .and_then(|d| d.vk().ok())
+        .is_some_and(|vk| !vk.caps.unified_memory());
+    let wanted = match crate::config::get().svm_coarse {
+        crate::config::SvmCoarse::Auto => discrete,
+        crate::config::SvmCoarse::Device => true,
+        crate::config::SvmCoarse::Host => false,
+    };
+    wanted && flags & CL_MEM_SVM_FINE_GRAIN_BUFFER == 0 && placed(context)
+}
+
+/// Whether the host's accesses to `mem` (an SVM allocation, or a buffer on one) go through
+/// a copy of its own (`mirrors`), which maps bring up to date.
+pub fn mirrored(mem: &Mem) -> bool {
+    mem.storage().is_ok_and(|s| s.mirror().is_some())
+}
+
 /// The alignment of an allocation's start and size: the devices' import alignment or placed
 /// maps' (a page).
 pub fn alignment(context: &Context) -> Option<usize> {

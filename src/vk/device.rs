@@ -323,7 +323,9 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// Waits until the timeline reaches `value`, or `timeout_ns` passes (Ok(false)).
+    /// Waits until the timeline reaches `value`, or `timeout_ns` passes (Ok(false)). A lost
+    /// device is an error even where the driver's wait only times out after it (NVIDIA's,
+    /// after a kernel's memory fault): a timed-out wait reads the counter, which reports it.
     pub fn wait(&self, value: u64, timeout_ns: u64) -> Result<bool> {
         let sems = [self.raw];
         let values = [value];
@@ -333,7 +335,7 @@ impl Timeline {
         // SAFETY: valid semaphore of this device.
         match unsafe { self.device.raw.wait_semaphores(&info, timeout_ns) } {
             Ok(()) => Ok(true),
-            Err(vk::Result::TIMEOUT) => Ok(false),
+            Err(vk::Result::TIMEOUT) => Ok(self.value()? >= value),
             Err(e) => Err(e.into()),
         }
     }

@@ -34,6 +34,9 @@ enum Memory {
     /// Host-visible memory mapped at its own device address (`Buffer::at_device_address`),
     /// of this many bytes.
     Placed(vk::DeviceMemory, usize),
+    /// Device-local memory with host memory of this many bytes at its device address
+    /// (`Buffer::mirrored`).
+    Mirrored(vk::DeviceMemory, NonNull<u8>, usize),
 }
 
 pub struct Buffer {
@@ -62,6 +65,10 @@ pub const BUFFER_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
         | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
 );
+
+/// The granularity of `Buffer::mirrored`'s host ranges: a multiple of the host's page size
+/// on every Linux host (4 or 64 KiB).
+const PAGE: u64 = 64 << 10;
 
 /// Allocation sizes are padded to 16 bytes: clspv loads vectors whole (a `half3` is read as
 /// 8 bytes), and robust buffer access would zero a load that crosses the bound range's end.
@@ -303,6 +310,86 @@ impl Buffer {
         })
     }
 
+    /// A device-local buffer, and host memory of its own at the buffer's device address
+    /// (`mirror`): one pointer for kernels and host, the host's copy brought up to date by
+    /// copies (coarse-grained SVM on discrete GPUs: kernels at device-memory speed). None
+    /// where the device places no maps (the sign that its device addresses can be host
+    /// addresses), or the host range at the device address is taken.
+    pub fn mirrored(device: &Arc<Device>, size: u64) -> Option<Buffer> {
+        use vk::MemoryPropertyFlags as M;
+        if !device.places_maps() {
+            return None;
+        }
+        let raw = create_raw(device, padded(size).next_multiple_of(PAGE), false).ok()?;
+        let destroy = || {
+            // SAFETY: raw is unused.
+            unsafe { device.raw.destroy_buffer(raw, None) }
+        };
+        // SAFETY: raw was just created on this device.
+        let req = unsafe { device.raw.get_buffer_memory_requirements(raw) };
+        let mem = &device.caps.memory;
+        let types = |want: M, not: M| {
+            (0..mem.memory_type_count).filter(move |&i| {
+                let f = mem.memory_types[i as usize].property_flags;
+                req.memory_type_bits & (1 << i) != 0 && f.contains(want) && !f.intersects(not)
+            })
+        };
+        let Some(type_index) = (types(M::DEVICE_LOCAL, M::HOST_VISIBLE))
+            .chain(types(M::DEVICE_LOCAL, M::empty()))
+            .next()
+        else {
+            destroy();
+            return None;
+        };
+        let len = req.size.next_multiple_of(PAGE);
+        let mut flags =
+            vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let info = vk::MemoryAllocateInfo::default()
+            .allocation_size(len)
+            .memory_type_index(type_index)
+            .push_next(&mut flags);
+        // SAFETY: valid device and allocate info.
+        let Ok(memory) = (unsafe { device.raw.allocate_memory(&info, None) }) else {
+            destroy();
+            return None;
+        };
+        let fail = || {
+            destroy();
+            // SAFETY: nothing uses the memory any more.
+            unsafe { device.raw.free_memory(memory, None) };
+            None
+        };
+        // SAFETY: memory is new, of a type raw accepts, and large enough.
+        if unsafe { device.raw.bind_buffer_memory(raw, memory, 0) }.is_err() {
+            return fail();
+        }
+        let Some(at) = host_map::address(raw, device).filter(|a| a % PAGE == 0) else {
+            return fail();
+        };
+        // SAFETY: fresh anonymous memory, failing where anything is mapped there.
+        let Some(host) = (unsafe { host_map::reserve(at, len as usize, true) }) else {
+            log::info!(target: "memory", "SVM: the host range at device address {at:#x} is taken");
+            return fail();
+        };
+        log::debug!(target: "memory", "SVM: {len} bytes of device memory mirrored at {at:#x}");
+        Some(Buffer {
+            device: device.clone(),
+            raw,
+            size,
+            memory: Some(Memory::Mirrored(memory, NonNull::new(host)?, len as usize)),
+            host: None,
+            write_combined: None,
+        })
+    }
+
+    /// The host memory at the device address of a `mirrored` buffer.
+    pub fn mirror(&self) -> Option<NonNull<u8>> {
+        match self.memory {
+            Some(Memory::Mirrored(_, at, _)) => Some(at),
+            _ => None,
+        }
+    }
+
     /// The host address of byte 0, for buffers the host accesses directly (host-visible
     /// placements and imported memory); None for device-local buffers.
     pub fn host(&self) -> Option<NonNull<u8>> {
@@ -383,6 +470,13 @@ impl Drop for Buffer {
                 // SAFETY: the buffer bound to it is destroyed; the map at `at` is ours.
                 unsafe { unplace_memory(&self.device, m, at, len) };
             }
+            Some(Memory::Mirrored(m, at, len)) => {
+                // SAFETY: the buffer bound to it is destroyed; the host range is ours.
+                unsafe {
+                    self.device.raw.free_memory(m, None);
+                    host_map::release(at.as_ptr(), len);
+                }
+            }
             None => {}
         }
     }
@@ -436,7 +530,7 @@ fn place_memory(
         return None;
     };
     // SAFETY: a fresh anonymous reservation, failing where anything is mapped there.
-    let Some(reserved) = (unsafe { host_map::reserve(at, len as usize) }) else {
+    let Some(reserved) = (unsafe { host_map::reserve(at, len as usize, false) }) else {
         log::info!(target: "memory", "SVM: the host range at device address {at:#x} is taken");
         free();
         return None;
@@ -506,6 +600,7 @@ mod host_map {
     mod sys {
         use std::ffi::c_void;
         pub const PROT_NONE: i32 = 0;
+        pub const PROT_READ_WRITE: i32 = 3;
         pub const MAP_PRIVATE: i32 = 0x02;
         pub const MAP_ANONYMOUS: i32 = 0x20;
         pub const MAP_NORESERVE: i32 = 0x4000;
@@ -516,16 +611,18 @@ mod host_map {
         }
     }
 
-    /// Reserves `len` bytes of address space at `at` exactly; None where any of it is taken.
+    /// Reserves `len` bytes of address space at `at` exactly (zeroed memory if `usable`, else
+    /// address space only); None where any of it is taken.
     ///
     /// # Safety
-    /// Only address space is taken; the caller releases it with `release`.
+    /// The caller releases it with `release`.
     #[cfg(target_os = "linux")]
-    pub(super) unsafe fn reserve(at: u64, len: usize) -> Option<*mut u8> {
+    pub(super) unsafe fn reserve(at: u64, len: usize, usable: bool) -> Option<*mut u8> {
         use sys::*;
         let flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE;
+        let prot = if usable { PROT_READ_WRITE } else { PROT_NONE };
         // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
-        let p = unsafe { mmap(at as *mut _, len, PROT_NONE, flags, -1, 0) };
+        let p = unsafe { mmap(at as *mut _, len, prot, flags, -1, 0) };
         if p as isize == -1 {
             return None;
         }
@@ -549,7 +646,7 @@ mod host_map {
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(super) unsafe fn reserve(_: u64, _: usize) -> Option<*mut u8> {
+    pub(super) unsafe fn reserve(_: u64, _: usize, _: bool) -> Option<*mut u8> {
         None
     }
 

@@ -97,18 +97,18 @@ pub fn map(
     Ok((ptr as *mut c_void, event))
 }
 
-/// clEnqueueUnmapMemObject: what was mapped for writing goes back to the object (from a
-/// shadow, or from the application's memory of a CL_MEM_USE_HOST_PTR object with a device
-/// copy).
+/// clEnqueueUnmapMemObject (clEnqueueSVMUnmap as `command`): what was mapped for writing
+/// goes back to the object (from a shadow, or from the application's memory of a
+/// CL_MEM_USE_HOST_PTR object with a device copy).
 pub fn unmap(
     queue: &Arc<Queue>,
+    command: cl_command_type,
     mem: &Arc<Mem>,
     ptr: *mut c_void,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let m = mem.remove_mapping(ptr as usize)?;
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
-    let command = CL_COMMAND_UNMAP_MEM_OBJECT;
     match m.shadow {
         // A read-only mapping has nothing to copy back: only ordering (on the host when the
         // queue is idle, so that the map's copy is complete and the shadow free).
