@@ -2,7 +2,8 @@
 # vkcl on the H200 (the device tool's machine): clinfo, the examples, the integration tests, and
 # clpeak. Runs there from the repository root, with two git-ignored folders carried:
 #   .gl/   the Debian .debs of the Vulkan loader and its deps, ocl-icd, clinfo, clpeak
-#          (../shared/GPU.md has the apt-get download line; add ocl-icd-libopencl1 clinfo clpeak)
+#          (../shared/GPU.md has the apt-get download line; add ocl-icd-libopencl1 clinfo clpeak,
+#          and spirv-tools: tests/il_programs.rs assembles its modules with spirv-as)
 #   .dev/  a release build: libvkcl.so, vkcl-clspv, libclspv.so.xz (or the pyclspv wheel), the examples built with cc
 #          (bandwidth too), and the integration-test executables in .dev/deps/
 #          (cargo test --release --no-run), or .dev/deps.tar.xz; for the vkclbench part also vkcl-bench
@@ -12,10 +13,11 @@
 #   .pyw/  instead of .dev/ for the pyopencl part (bash ci/h200-prepare.sh pyopencl): libvkcl.so,
 #          vkcl-clspv, libclspv.so.xz, and the wheels and sdist ci/pyopencl.sh installs offline
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
-# Arguments choose the parts (default: all but pyopencl): tests svmprobe clpeak bandwidth bench
-# vkclbench pyopencl; VKCL_BENCH_ONLY=GROUPS limits vkclbench to those vkcl-bench groups.
+# Arguments choose the parts (default: all but pyopencl): tests svmprobe svm latency clpeak
+# bandwidth bench vkclbench pyopencl fault; VKCL_BENCH_ONLY=GROUPS limits vkclbench to those
+# vkcl-bench groups.
 set -u
-parts=" ${*:-tests svmprobe clpeak bandwidth bench vkclbench} "
+parts=" ${*:-tests svmprobe svm latency clpeak bandwidth bench vkclbench} "
 want() { [[ "$parts" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -58,6 +60,23 @@ if want svmprobe; then
   # capture-replay and VK_EXT_map_memory_placed, for SVM on this driver.
   echo "== svm_probe"; timeout 60 $D/svm_probe 2>&1 | tee $OUT/svm_probe.txt | tail -40
 fi
+if want svm; then
+  # Issue 18: coarse-grained SVM as host-visible memory too (the default on a discrete GPU is
+  # device memory mirrored on the host), and the triad over SVM against cl_mem both ways.
+  echo "== svm"
+  [ -d $D/deps ] || tar -C $D -xJf $D/deps.tar.xz
+  VKCL_SVM_COARSE=host VKCL_VALIDATION=0 timeout 60 $D/deps/svm --test-threads=2 2>&1 |
+    grep -E "^test result|FAILED|panicked" | sed 's/^/VKCL_SVM_COARSE=host: /'
+  for m in auto host; do
+    echo "VKCL_SVM_COARSE=$m:"; VKCL_SVM_COARSE=$m timeout 120 $D/svm_triad 1024 2>&1 | tail -4
+  done | tee $OUT/svm_triad.txt
+fi
+if want latency; then
+  # Issue 21: where clpeak's launch latency goes (tools/diag/latency.c), vkcl then NVIDIA.
+  echo "== latency"
+  for icd in $D/libvkcl.so /tmp/nv/nvidia.icd; do OCL_ICD_VENDORS=$icd timeout 60 $D/latency; done 2>&1 |
+    tee $OUT/latency.txt
+fi
 if want clpeak; then
   # vkcl, then NVIDIA's OpenCL in the same run (docs/GPU.md compares them).
   echo "== clpeak vkcl"
@@ -95,6 +114,11 @@ if want vkclbench; then
     ${VKCL_BENCH_ONLY:+--only $VKCL_BENCH_ONLY} \
     --raw-vulkan $D/raw_vulkan > $OUT/vkclbench.log 2>&1
   echo "vkcl-bench: exit $?"; tail -90 $OUT/vkclbench.log
+fi
+if want fault; then
+  # Last: a kernel that writes 1 TiB past its SVM allocation (tools/diag/fault.c), to see that
+  # the waits for it end with an error rather than hang.
+  echo "== fault"; timeout 150 $D/fault ok 2>&1; timeout 150 $D/fault 2>&1 | tee $OUT/fault.txt
 fi
 if want pyopencl; then
   # pyopencl's suite as CI runs it (ci/pyopencl.sh; scipy is not carried, so its two complex

@@ -40,34 +40,38 @@ pub fn loads_globals(source: &[u8]) -> bool {
     source.windows(n.len()).any(|w| w == n) && super::globals::declares_writable_globals(source)
 }
 
-/// For [`loads_globals`]: every load but those of 32-bit integers is a fetch_or of 0 (the
-/// value, atomically), of the integer of its size for floating-point types.
+/// For [`loads_globals`]: only 32-bit integer loads stay atomic loads; 64-bit integers are a
+/// fetch_or of 0 (the value, atomically), and floating-point values a volatile load (one
+/// aligned load of the whole value; an integer read-modify-write would not be valid SPIR-V on
+/// a variable clspv types as floating point), followed by an acquire fence where the order
+/// asks for one.
 pub const LOAD_PRELUDE: &str = "\
 #if __OPENCL_C_VERSION__ == 200 || (__OPENCL_C_VERSION__ >= 300 && defined(__opencl_c_generic_address_space))\n\
 #define __VKCL_AL static inline __attribute__((overloadable))\n\
-#define __VKCL_LOADS(T, A, LOAD) \\\n\
-  __VKCL_AL T __vkcl_load(volatile A *p, memory_order o, memory_scope s) { return LOAD(p, o, s); } \\\n\
-  __VKCL_AL T __vkcl_load(volatile A *p, memory_order o) { return LOAD(p, o, memory_scope_device); }\n\
-#define __VKCL_PLAIN(p, o, s) atomic_load_explicit(p, o, s)\n\
-#define __VKCL_RMW(p, o, s) atomic_fetch_or_explicit(p, 0, o, s)\n\
-#define __VKCL_FLOAT(p, o, s) as_float(atomic_fetch_or_explicit((volatile atomic_int *)(p), 0, o, s))\n\
-#define __VKCL_DOUBLE(p, o, s) as_double(atomic_fetch_or_explicit((volatile atomic_long *)(p), 0L, o, s))\n\
-__VKCL_LOADS(int, atomic_int, __VKCL_PLAIN)\n\
-__VKCL_LOADS(uint, atomic_uint, __VKCL_PLAIN)\n\
-__VKCL_LOADS(float, atomic_float, __VKCL_FLOAT)\n\
+#define __VKCL_LOADS(T, LOAD) \\\n\
+  __VKCL_AL T __vkcl_load(volatile atomic_##T *p, memory_order o, memory_scope s) { LOAD } \\\n\
+  __VKCL_AL T __vkcl_load(volatile atomic_##T *p, memory_order o) { \\\n\
+    memory_scope s = memory_scope_device; LOAD }\n\
+#define __VKCL_PLAIN return atomic_load_explicit(p, o, s);\n\
+#define __VKCL_RMW return atomic_fetch_or_explicit(p, 0, o, s);\n\
+#define __VKCL_VOLATILE(T) T v = *(volatile T *)p; if (o != memory_order_relaxed) \\\n\
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE, memory_order_acquire, s); \\\n\
+    return v;\n\
+__VKCL_LOADS(int, __VKCL_PLAIN)\n\
+__VKCL_LOADS(uint, __VKCL_PLAIN)\n\
+__VKCL_LOADS(float, __VKCL_VOLATILE(float))\n\
 #if defined(cl_khr_int64_base_atomics) && defined(cl_khr_int64_extended_atomics)\n\
-__VKCL_LOADS(long, atomic_long, __VKCL_RMW)\n\
-__VKCL_LOADS(ulong, atomic_ulong, __VKCL_RMW)\n\
+__VKCL_LOADS(long, __VKCL_RMW)\n\
+__VKCL_LOADS(ulong, __VKCL_RMW)\n\
 #if defined(cl_khr_fp64)\n\
-__VKCL_LOADS(double, atomic_double, __VKCL_DOUBLE)\n\
+__VKCL_LOADS(double, __VKCL_VOLATILE(double))\n\
 #endif\n\
 #endif\n\
 #undef __VKCL_AL\n\
 #undef __VKCL_LOADS\n\
 #undef __VKCL_PLAIN\n\
 #undef __VKCL_RMW\n\
-#undef __VKCL_FLOAT\n\
-#undef __VKCL_DOUBLE\n\
+#undef __VKCL_VOLATILE\n\
 #define atomic_load_explicit(...) __vkcl_load(__VA_ARGS__)\n\
 #define atomic_load(p) __vkcl_load(p, memory_order_seq_cst)\n\
 #endif\n";

@@ -29,7 +29,21 @@ pub struct Event {
     waiters: Mutex<Vec<Weak<Queue>>>,
 }
 
+/// Nanoseconds on the host's monotonic clock (the time base of profiling information):
+/// CLOCK_MONOTONIC on Unix, the clock Vulkan's calibrated timestamps read with a device's.
+#[cfg(unix)]
+pub fn host_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Nanoseconds on the host's monotonic clock (the time base of profiling information).
+#[cfg(not(unix))]
 pub fn host_ns() -> u64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     // Offset by one second so that no timestamp is 0.
@@ -38,6 +52,11 @@ pub fn host_ns() -> u64 {
         .elapsed()
         .as_nanos() as u64
         + 1_000_000_000
+}
+
+/// A CLOCK_MONOTONIC time in `host_ns`'s time base, where that is CLOCK_MONOTONIC.
+pub fn from_monotonic(ns: u64) -> Option<u64> {
+    cfg!(unix).then_some(ns)
 }
 
 /// An event callback, given the status that triggered it (negative on error).

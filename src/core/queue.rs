@@ -823,11 +823,18 @@ fn complete_batch(vk: &VkDevice, p: Pending, failed: Option<ClError>) {
         .profiled_at
         .zip(p.retired.as_ref().and_then(|r| r.command_times()));
     // The device's clock and the host's read together (where the device can tell): device
-    // times then map onto the host clock exactly.
-    let clocks = times
-        .as_ref()
-        .and_then(|_| vk.now_ns())
-        .map(|device| (device, super::event::host_ns()));
+    // times then map onto the host clock. Where the driver reads both, exactly; else the
+    // host's clock around the call, at its middle (on the H200 the call alone took some 10
+    // µs, which read after it put every start that much late: tools/diag/latency.c).
+    let clocks = times.as_ref().and_then(|_| {
+        let before = super::event::host_ns();
+        let (device, monotonic) = vk.clocks()?;
+        let after = super::event::host_ns();
+        let host = monotonic
+            .and_then(super::event::from_monotonic)
+            .unwrap_or(before + (after - before) / 2);
+        Some((device, host))
+    });
     for item in &p.items {
         if let Some((submitted, t)) = &times {
             record_times(&item.event, *submitted, t, item.index, clocks);

@@ -269,14 +269,24 @@ impl Device {
         ((ticks & mask) as f64 * self.caps.limits.timestamp_period as f64) as u64
     }
 
-    /// The device's clock now, in nanoseconds (VK_EXT_calibrated_timestamps), if it can tell.
-    pub fn now_ns(&self) -> Option<u64> {
+    /// The device's clock now, in nanoseconds (VK_EXT_calibrated_timestamps), if it can tell,
+    /// and the host's CLOCK_MONOTONIC read with it by the driver where it can (None: the
+    /// caller reads the host's clock around the call).
+    pub fn clocks(&self) -> Option<(u64, Option<u64>)> {
+        use vk::TimeDomainEXT as D;
         let ext = self.calibration.as_ref()?;
-        let info =
-            [vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::DEVICE)];
-        // SAFETY: the extension is enabled and the device's time domain is supported (probed).
+        let domains: &[D] = if self.caps.features.calibrated_monotonic {
+            &[D::DEVICE, D::CLOCK_MONOTONIC]
+        } else {
+            &[D::DEVICE]
+        };
+        let info: Vec<_> = (domains.iter())
+            .map(|&d| vk::CalibratedTimestampInfoEXT::default().time_domain(d))
+            .collect();
+        // SAFETY: the extension is enabled and the domains are supported (probed).
         let (ticks, _) = unsafe { ext.get_calibrated_timestamps(&info) }.ok()?;
-        Some(self.ticks_to_ns(ticks[0]))
+        // CLOCK_MONOTONIC's values are nanoseconds.
+        Some((self.ticks_to_ns(ticks[0]), ticks.get(1).copied()))
     }
 
     /// A timeline semaphore and the value it has reached: one given back earlier, or a new one

@@ -35,6 +35,8 @@ pub struct Features {
     pub external_memory_host: bool,
     /// VK_EXT_calibrated_timestamps with the device's own time domain.
     pub calibrated_timestamps: bool,
+    /// ... and the host's CLOCK_MONOTONIC, read together with the device's clock.
+    pub calibrated_monotonic: bool,
     /// VK_EXT_map_memory_placed (with VK_KHR_map_memory2) and its `memoryMapPlaced`: memory
     /// mapped at a host address of vkcl's choice (SVM at the memory's device address).
     pub map_memory_placed: bool,
@@ -473,6 +475,13 @@ fn features(
         return Err("no VK_KHR_shader_non_semantic_info".into());
     }
     let has_emh = has(ash::ext::external_memory_host::NAME);
+    let domains = if has(ash::ext::calibrated_timestamps::NAME) {
+        let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
+        // SAFETY: pd comes from this instance; the extension is supported.
+        unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }.unwrap_or_default()
+    } else {
+        vec![]
+    };
     Ok(Features {
         int8: f12.shader_int8 != 0,
         int16: f.shader_int16 != 0,
@@ -496,12 +505,9 @@ fn features(
         external_memory_host: has_emh && host_import_supported(inst, pd),
         map_memory_placed: placed && fplaced.memory_map_placed != 0,
         memory_unmap_reserve: placed && fplaced.memory_unmap_reserve != 0,
-        calibrated_timestamps: has(ash::ext::calibrated_timestamps::NAME) && {
-            let ext = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, inst);
-            // SAFETY: pd comes from this instance; the extension is supported.
-            unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
-                .is_ok_and(|d| d.contains(&vk::TimeDomainEXT::DEVICE))
-        },
+        calibrated_timestamps: domains.contains(&vk::TimeDomainEXT::DEVICE),
+        calibrated_monotonic: domains.contains(&vk::TimeDomainEXT::DEVICE)
+            && domains.contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC),
     })
 }
 

@@ -1,5 +1,5 @@
 // What a kernel's memory fault does to the calls waiting for it: a kernel writes through an
-// SVM pointer moved 2^40 bytes past its allocation, in a child process with a 60 s alarm.
+// address 2^40 bytes past its SVM allocation, in a child process with a 60 s alarm.
 // Prints how clFinish, clWaitForEvents and the event's status ended, and how long each took;
 // a wait that never returns shows as "alarm". Usage: fault [write|ok]
 #define CL_TARGET_OPENCL_VERSION 300
@@ -13,7 +13,10 @@
 #include <sys/wait.h>
 
 static const char *SRC =
-    "kernel void poke(global int *a, long k) { a[k + get_global_id(0)] = 1; }\n";
+    "kernel void poke(global int *a, ulong bad) {\n"
+    "  a[get_global_id(0)] = 2;\n"
+    "  if (bad) *(global int *)(bad + get_global_id(0) * 4) = 1;\n"
+    "}\n";
 
 static double now(void) {
   struct timespec t;
@@ -28,7 +31,7 @@ static void on_alarm(int s) {
   _exit(3);
 }
 
-static int one(long k) {
+static int one(int bad) {
   cl_platform_id p; clGetPlatformIDs(1, &p, 0);
   cl_device_id d; clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, 0);
   cl_int e; cl_context ctx = clCreateContext(0, 1, &d, 0, 0, &e);
@@ -36,10 +39,11 @@ static int one(long k) {
   cl_program pr = clCreateProgramWithSource(ctx, 1, &SRC, 0, &e);
   if ((e = clBuildProgram(pr, 1, &d, "", 0, 0))) { printf("build %d\n", e); return 2; }
   cl_kernel kn = clCreateKernel(pr, "poke", &e);
-  int *a = clSVMAlloc(ctx, CL_MEM_READ_WRITE, 1 << 20, 0);
+  int *a = clSVMAlloc(ctx, CL_MEM_READ_WRITE, 1 << 18, 0);
   if (!a) { printf("no SVM\n"); return 2; }
   clSetKernelArgSVMPointer(kn, 0, a);
-  clSetKernelArg(kn, 1, sizeof k, &k);
+  cl_ulong at = bad ? (cl_ulong)(size_t)a + (1ULL << 40) : 0;
+  clSetKernelArg(kn, 1, sizeof at, &at);
   size_t n = 1 << 16;
   cl_event ev;
   double t = now();
@@ -62,13 +66,13 @@ static int one(long k) {
 }
 
 int main(int argc, char **argv) {
-  long k = argc > 1 && !strcmp(argv[1], "ok") ? 0 : (1L << 40) / 4;
+  int bad = !(argc > 1 && !strcmp(argv[1], "ok"));
   fflush(stdout);
   pid_t c = fork();
   if (c == 0) {
     signal(SIGALRM, on_alarm);
     alarm(60);
-    _exit(one(k));
+    _exit(one(bad));
   }
   int st;
   waitpid(c, &st, 0);
