@@ -81,7 +81,8 @@ impl Device {
             .uniform_and_storage_buffer8_bit_access(fs.uniform8)
             .storage_push_constant8(fs.push_constant8)
             .uniform_buffer_standard_layout(fs.uniform_standard_layout)
-            .buffer_device_address(fs.buffer_device_address);
+            .buffer_device_address(fs.buffer_device_address)
+            .host_query_reset(fs.host_query_reset);
         let mut fsg =
             vk::PhysicalDeviceSubgroupSizeControlFeatures::default().subgroup_size_control(true);
         let mut exts = vec![];

@@ -33,6 +33,9 @@ pub struct Features {
     pub subgroup_extended_types: bool,
     /// VK_EXT_external_memory_host, with storage buffers importable from host allocations.
     pub external_memory_host: bool,
+    /// `hostQueryReset`: timestamp queries reset from the host (vkResetQueryPool), not by a
+    /// command in the batch.
+    pub host_query_reset: bool,
     /// VK_EXT_calibrated_timestamps with the device's own time domain.
     pub calibrated_timestamps: bool,
     /// ... and the host's CLOCK_MONOTONIC, read together with the device's clock.
@@ -498,6 +501,7 @@ fn features(
         push_constant16: f11.storage_push_constant16 != 0,
         uniform_standard_layout: f12.uniform_buffer_standard_layout != 0,
         buffer_device_address: f12.buffer_device_address != 0,
+        host_query_reset: f12.host_query_reset != 0,
         storage_image_read_without_format: f.shader_storage_image_read_without_format != 0,
         storage_image_write_without_format: f.shader_storage_image_write_without_format != 0,
         subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,

@@ -542,8 +542,15 @@ impl Recorder {
         unsafe { device.raw.begin_command_buffer(rec.cmd, &begin) }?;
         if profiled_commands > 0 {
             let (qp, count) = pools.query_pool(2 * profiled_commands)?;
-            // SAFETY: cmd is recording; the pool is not used by any batch in flight.
-            unsafe { device.raw.cmd_reset_query_pool(rec.cmd, qp, 0, count) };
+            // SAFETY: the pool is not used by any batch in flight; cmd is recording. A reset
+            // from the host spares the batch a command ahead of its first.
+            unsafe {
+                if device.caps.features.host_query_reset {
+                    device.raw.reset_query_pool(qp, 0, count);
+                } else {
+                    device.raw.cmd_reset_query_pool(rec.cmd, qp, 0, count);
+                }
+            }
             rec.timestamps = Some((qp, count));
         }
         Ok(rec)
