@@ -1,0 +1,464 @@
+//! Programs whose 3D images are read through sampler arguments with different result kinds
+//! (read_imagef in one place, read_imagei or read_imageui in another), which clspv 0.0.1
+//! crashes on (SIGSEGV in `SPIRVProducerPass`).
+//!
+//! The cause: for a read of a 3D image through a sampler that is not a literal, clspv's
+//! `SetImageMetadataPass` turns unnormalized coordinates into normalized ones (Vulkan has no
+//! unnormalized 3D sampling), dividing by the image's size from a call of
+//! `_Z13get_image_dim11ocl_image3d` that it declares with `getOrInsertFunction`, typed by the
+//! first image it meets. clspv's image types carry the sampled type (float, int, uint), so the
+//! call for an image of another kind gets the existing declaration with a mismatched type;
+//! `getCalledFunction()` of such a call is null and `SPIRVProducerPass` dereferences it. Two
+//! kernels of one program, or two images of one kernel, suffice; 2D array images and literal
+//! samplers take other paths and never crash.
+//!
+//! The rewrite: after such a crash, each integer read of a 3D image that is a kernel
+//! parameter (`read_imagei(img, ...)` → `as_int4(read_imagef(img, ...))`, and `read_imageui`
+//! with `as_uint4`) is made a float read in the source, so that every 3D image clspv sees is
+//! float, and the program is compiled again; [`retype`] then gives each such parameter its
+//! integer image type back in the SPIR-V (a variable of its own for that kernel, the reads
+//! typed as integers and bitcast to the float vectors the code expects: the same bits). A
+//! read this cannot place (an integer read of a 3D image parameter of a function that is not
+//! a kernel, one parameter read as both int and uint) leaves the program failing as before.
+
+use super::pipes::{Kind, Token};
+use super::source_edit::{code_tokens, splice, Edit};
+use rspirv::binary::Assemble;
+use rspirv::dr::{Instruction, Operand};
+use rspirv::spirv::{Decoration, Dim, Op, StorageClass, Word};
+use std::collections::{HashMap, HashSet};
+
+/// A kernel parameter whose integer reads were made float reads: its image type goes back to
+/// signed (`read_imagei`) or unsigned (`read_imageui`) integers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retype {
+    pub kernel: String,
+    pub ordinal: u32,
+    pub signed: bool,
+}
+
+/// `text` with the integer reads of its kernels' 3D image parameters made float reads, and
+/// the parameters to retype; `None` where there is nothing to do or a read cannot be placed.
+pub fn rewrite(text: &str) -> Option<(String, Vec<Retype>)> {
+    let (toks, _) = code_tokens(text);
+    let s = |t: &Token| &text[t.start..t.end];
+    let punct = |i: usize, c: u8| toks.get(i).is_some_and(|t| t.kind == Kind::Punct(c));
+    // The index of the token closing the bracket opened at `open`.
+    let close = |open: usize, o: u8, c: u8| {
+        let mut depth = 0usize;
+        for (i, t) in toks.iter().enumerate().skip(open) {
+            if t.kind == Kind::Punct(o) {
+                depth += 1;
+            } else if t.kind == Kind::Punct(c) {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    };
+    let mut edits = vec![];
+    let mut retypes: Vec<Retype> = vec![];
+    let mut depth = 0usize;
+    // Where the current declaration started (after the last `;` or `}` at file scope).
+    let mut decl_start = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        let t = toks[i];
+        match t.kind {
+            Kind::Punct(b'{') => depth += 1,
+            Kind::Punct(b'}') => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    decl_start = i + 1;
+                }
+            }
+            Kind::Punct(b';') if depth == 0 => decl_start = i + 1,
+            _ => {}
+        }
+        // A function definition at file scope: NAME ( params ) [attributes] { body }.
+        let definition = depth == 0
+            && t.kind == Kind::Ident
+            && s(&t) != "__attribute__"
+            && punct(i + 1, b'(');
+        if !definition {
+            i += 1;
+            continue;
+        }
+        let params_end = close(i + 1, b'(', b')')?;
+        let mut body = params_end + 1;
+        while toks.get(body).is_some_and(|t| s(t) == "__attribute__") {
+            body = close(body + 1, b'(', b')')? + 1;
+        }
+        if !punct(body, b'{') {
+            i = params_end + 1;
+            continue;
+        }
+        let body_end = close(body, b'{', b'}')?;
+        let name = s(&t).to_string();
+        let kernel = toks[decl_start..i]
+            .iter()
+            .any(|t| matches!(s(t), "kernel" | "__kernel"));
+        // The 3D image parameters: name → ordinal.
+        let mut images: HashMap<&str, u32> = HashMap::new();
+        let mut ordinal = 0;
+        let mut param: Vec<Token> = vec![];
+        let mut nest = 0usize;
+        for p in &toks[i + 2..=params_end] {
+            match p.kind {
+                Kind::Punct(b'(') | Kind::Punct(b'[') => nest += 1,
+                Kind::Punct(b')') | Kind::Punct(b']') if nest > 0 => nest -= 1,
+                _ => {}
+            }
+            let end = nest == 0 && matches!(p.kind, Kind::Punct(b',') | Kind::Punct(b')'));
+            if !end {
+                param.push(*p);
+                continue;
+            }
+            if param.iter().any(|p| s(p) == "image3d_t") {
+                let last = param.iter().rev().find(|p| p.kind == Kind::Ident)?;
+                images.insert(s(last), ordinal);
+            }
+            ordinal += 1;
+            param.clear();
+        }
+        for j in body..body_end {
+            let signed = match s(&toks[j]) {
+                "read_imagei" => true,
+                "read_imageui" => false,
+                _ => continue,
+            };
+            if toks[j].kind != Kind::Ident || !punct(j + 1, b'(') {
+                continue;
+            }
+            let arg = toks.get(j + 2)?;
+            let Some(&ordinal) = images.get(s(arg)) else {
+                continue;
+            };
+            if !(punct(j + 3, b',') && kernel) {
+                return None;
+            }
+            let call_end = close(j + 1, b'(', b')')?;
+            let retype = Retype {
+                kernel: name.clone(),
+                ordinal,
+                signed,
+            };
+            match retypes
+                .iter()
+                .find(|r| r.kernel == name && r.ordinal == ordinal)
+            {
+                Some(r) if r.signed != signed => return None,
+                Some(_) => {}
+                None => retypes.push(retype),
+            }
+            let cast = if signed { "as_int4" } else { "as_uint4" };
+            edits.push(Edit {
+                start: toks[j].start,
+                end: toks[j].end,
+                text: format!("{cast}(read_imagef"),
+            });
+            edits.push(Edit {
+                start: toks[call_end].start,
+                end: toks[call_end].end,
+                text: "))".into(),
+            });
+        }
+        i = body_end + 1;
+        depth = 0;
+        decl_start = i;
+    }
+    if retypes.is_empty() {
+        return None;
+    }
+    edits.sort_by_key(|e| e.start);
+    Some((splice(text, &edits), retypes))
+}
+
+const OP_EXT_INST: u32 = 12;
+/// clspv's reflection instructions: Kernel(function, name, ...) and
+/// ArgumentSampledImage(kernel, ordinal, set, binding, ...).
+const REFLECTION_KERNEL: u32 = 1;
+const REFLECTION_ARGUMENT_SAMPLED_IMAGE: u32 = 8;
+
+/// `spirv` with each parameter of `retypes` given its integer image type back; `None` where
+/// anything is not understood.
+pub fn retype(spirv: &[u32], retypes: &[Retype]) -> Option<Vec<u32>> {
+    let (mut m, end) = super::spirv::load_functions(spirv)?;
+    let mut next_id = m.header.as_ref()?.bound;
+    let reflection = m
+        .ext_inst_imports
+        .iter()
+        .find(|i| {
+            matches!(i.operands.first(), Some(Operand::LiteralString(n))
+                if n.starts_with("NonSemantic.ClspvReflection"))
+        })?
+        .result_id?;
+    let constants: HashMap<Word, u32> = m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == Op::Constant)
+        .filter_map(|i| match i.operands.as_slice() {
+            [Operand::LiteralBit32(v)] => Some((i.result_id?, *v)),
+            _ => None,
+        })
+        .collect();
+    // Reflection: kernel declaration → function; (function, ordinal) → (set, binding).
+    let mut kernels: HashMap<Word, Word> = HashMap::new();
+    let mut bindings: HashMap<(Word, u32), (u32, u32)> = HashMap::new();
+    for (_, inst) in super::spirv::instructions(&spirv[end - 5..]) {
+        if inst[0] & 0xffff != OP_EXT_INST || inst.get(3) != Some(&reflection) {
+            continue;
+        }
+        match inst.get(4) {
+            Some(&REFLECTION_KERNEL) => {
+                kernels.insert(inst[2], *inst.get(5)?);
+            }
+            Some(&REFLECTION_ARGUMENT_SAMPLED_IMAGE) => {
+                let f = *kernels.get(inst.get(5)?)?;
+                let value = |k: usize| constants.get(inst.get(k)?).copied();
+                bindings.insert((f, value(6)?), (value(7)?, value(8)?));
+            }
+            _ => {}
+        }
+    }
+    let entries: HashMap<String, Word> = m
+        .entry_points
+        .iter()
+        .filter_map(|e| match e.operands.as_slice() {
+            [_, Operand::IdRef(f), Operand::LiteralString(name), ..] => Some((name.clone(), *f)),
+            _ => None,
+        })
+        .collect();
+    // Calls: function → callees; and which entry points reach each function.
+    let index: HashMap<Word, usize> = m
+        .functions
+        .iter()
+        .enumerate()
+        .filter_map(|(n, f)| Some((f.def.as_ref()?.result_id?, n)))
+        .collect();
+    let callees = |f: Word| -> Vec<Word> {
+        m.functions[index[&f]]
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter(|i| i.class.opcode == Op::FunctionCall)
+            .filter_map(|i| match i.operands.first() {
+                Some(Operand::IdRef(c)) => Some(*c),
+                _ => None,
+            })
+            .collect()
+    };
+    let reach = |root: Word| -> HashSet<Word> {
+        let mut seen = HashSet::from([root]);
+        let mut work = vec![root];
+        while let Some(f) = work.pop() {
+            for c in callees(f) {
+                if index.contains_key(&c) && seen.insert(c) {
+                    work.push(c);
+                }
+            }
+        }
+        seen
+    };
+    let reached: HashMap<Word, HashSet<Word>> =
+        entries.values().map(|&f| (f, reach(f))).collect();
+    let mut fresh = || {
+        next_id += 1;
+        next_id - 1
+    };
+    for r in retypes {
+        let f = *entries.get(&r.kernel)?;
+        let (set, binding) = *bindings.get(&(f, r.ordinal))?;
+        let fns = &reached[&f];
+        let decorated = |var: Word, d: Decoration, v: u32| {
+            m.annotations.iter().any(|a| {
+                a.class.opcode == Op::Decorate
+                    && a.operands.first() == Some(&Operand::IdRef(var))
+                    && a.operands.get(1) == Some(&Operand::Decoration(d))
+                    && a.operands.get(2) == Some(&Operand::LiteralBit32(v))
+            })
+        };
+        // The variable the kernel loads the image from.
+        let loaded: HashSet<Word> = fns
+            .iter()
+            .flat_map(|g| m.functions[index[g]].blocks.iter())
+            .flat_map(|b| &b.instructions)
+            .filter(|i| i.class.opcode == Op::Load)
+            .filter_map(|i| match i.operands.first() {
+                Some(Operand::IdRef(p)) => Some(*p),
+                _ => None,
+            })
+            .collect();
+        let var = m
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::Variable)
+            .filter_map(|i| i.result_id)
+            .find(|&v| {
+                loaded.contains(&v)
+                    && decorated(v, Decoration::DescriptorSet, set)
+                    && decorated(v, Decoration::Binding, binding)
+            })?;
+        // No function of this kernel that loads it may belong to another kernel.
+        let shared = |g: &Word| reached.iter().any(|(e, fs)| *e != f && fs.contains(g));
+        let loads_var = |g: &Word| {
+            m.functions[index[g]]
+                .blocks
+                .iter()
+                .flat_map(|b| &b.instructions)
+                .any(|i| {
+                    i.class.opcode == Op::Load && i.operands.first() == Some(&Operand::IdRef(var))
+                })
+        };
+        if fns.iter().any(|g| loads_var(g) && shared(g)) {
+            return None;
+        }
+        let def = |id: Word| {
+            m.types_global_values
+                .iter()
+                .find(|i| i.result_id == Some(id))
+                .cloned()
+        };
+        let var_def = def(var)?;
+        let pointer = def(var_def.result_type?)?;
+        let image = match pointer.operands.as_slice() {
+            [Operand::StorageClass(StorageClass::UniformConstant), Operand::IdRef(t)] => def(*t)?,
+            _ => return None,
+        };
+        if image.class.opcode != Op::TypeImage
+            || image.operands.get(1) != Some(&Operand::Dim(Dim::Dim3D))
+        {
+            return None;
+        }
+        // The types: found where the module has them (SPIR-V allows one of each), else made.
+        let mut ty = |op: Op, operands: Vec<Operand>, m: &mut rspirv::dr::Module| -> Word {
+            if let Some(id) = m
+                .types_global_values
+                .iter()
+                .find(|i| i.class.opcode == op && i.operands == operands)
+                .and_then(|i| i.result_id)
+            {
+                return id;
+            }
+            let id = fresh();
+            m.types_global_values
+                .push(Instruction::new(op, None, Some(id), operands));
+            id
+        };
+        let int = ty(
+            Op::TypeInt,
+            vec![
+                Operand::LiteralBit32(32),
+                Operand::LiteralBit32(r.signed as u32),
+            ],
+            &mut m,
+        );
+        let int4 = ty(
+            Op::TypeVector,
+            vec![Operand::IdRef(int), Operand::LiteralBit32(4)],
+            &mut m,
+        );
+        let mut image_operands = image.operands.clone();
+        image_operands[0] = Operand::IdRef(int);
+        let int_image = ty(Op::TypeImage, image_operands, &mut m);
+        let int_pointer = ty(
+            Op::TypePointer,
+            vec![
+                Operand::StorageClass(StorageClass::UniformConstant),
+                Operand::IdRef(int_image),
+            ],
+            &mut m,
+        );
+        let int_sampled = ty(Op::TypeSampledImage, vec![Operand::IdRef(int_image)], &mut m);
+        let copy = fresh();
+        m.types_global_values.push(Instruction::new(
+            Op::Variable,
+            Some(int_pointer),
+            Some(copy),
+            vec![Operand::StorageClass(StorageClass::UniformConstant)],
+        ));
+        let decorations: Vec<Instruction> = m
+            .annotations
+            .iter()
+            .filter(|a| {
+                a.class.opcode == Op::Decorate && a.operands.first() == Some(&Operand::IdRef(var))
+            })
+            .map(|a| {
+                let mut a = a.clone();
+                a.operands[0] = Operand::IdRef(copy);
+                a
+            })
+            .collect();
+        m.annotations.extend(decorations);
+        let entry = m
+            .entry_points
+            .iter_mut()
+            .find(|e| e.operands.get(1) == Some(&Operand::IdRef(f)))?;
+        entry.operands.push(Operand::IdRef(copy));
+        for g in fns {
+            let func = &mut m.functions[index[g]];
+            // The loaded images and the sampled images made of them.
+            let mut images: HashSet<Word> = HashSet::new();
+            for b in &mut func.blocks {
+                let mut out = Vec::with_capacity(b.instructions.len());
+                for mut i in std::mem::take(&mut b.instructions) {
+                    let uses: Vec<Word> = i
+                        .operands
+                        .iter()
+                        .filter_map(|o| match o {
+                            Operand::IdRef(id) if images.contains(id) => Some(*id),
+                            _ => None,
+                        })
+                        .collect();
+                    match i.class.opcode {
+                        Op::Load if i.operands.first() == Some(&Operand::IdRef(var)) => {
+                            i.operands[0] = Operand::IdRef(copy);
+                            i.result_type = Some(int_image);
+                            images.insert(i.result_id?);
+                        }
+                        _ if uses.is_empty() => {}
+                        Op::SampledImage if i.operands.first() == Some(&Operand::IdRef(uses[0])) => {
+                            i.result_type = Some(int_sampled);
+                            images.insert(i.result_id?);
+                        }
+                        Op::ImageSampleExplicitLod
+                        | Op::ImageSampleImplicitLod
+                        | Op::ImageFetch
+                        | Op::ImageRead
+                        | Op::ImageGather
+                            if uses.len() == 1
+                                && i.operands.first() == Some(&Operand::IdRef(uses[0])) =>
+                        {
+                            // The read as integers, bitcast to the type the code expects.
+                            let float = i.result_type?;
+                            let result = i.result_id?;
+                            let read = fresh();
+                            i.result_type = Some(int4);
+                            i.result_id = Some(read);
+                            out.push(i);
+                            i = Instruction::new(
+                                Op::Bitcast,
+                                Some(float),
+                                Some(result),
+                                vec![Operand::IdRef(read)],
+                            );
+                        }
+                        Op::ImageQuerySizeLod
+                        | Op::ImageQuerySize
+                        | Op::ImageQueryLevels
+                        | Op::ImageQuerySamples => {}
+                        _ => return None,
+                    }
+                    out.push(i);
+                }
+                b.instructions = out;
+            }
+        }
+    }
+    m.header.as_mut()?.bound = next_id;
+    let mut out = m.assemble();
+    out.extend_from_slice(&spirv[end..]);
+    Some(out)
+}
