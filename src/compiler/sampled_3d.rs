@@ -78,10 +78,8 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<Retype>)> {
             _ => {}
         }
         // A function definition at file scope: NAME ( params ) [attributes] { body }.
-        let definition = depth == 0
-            && t.kind == Kind::Ident
-            && s(&t) != "__attribute__"
-            && punct(i + 1, b'(');
+        let definition =
+            depth == 0 && t.kind == Kind::Ident && s(&t) != "__attribute__" && punct(i + 1, b'(');
         if !definition {
             i += 1;
             continue;
@@ -262,8 +260,7 @@ pub fn retype(spirv: &[u32], retypes: &[Retype]) -> Option<Vec<u32>> {
         }
         seen
     };
-    let reached: HashMap<Word, HashSet<Word>> =
-        entries.values().map(|&f| (f, reach(f))).collect();
+    let reached: HashMap<Word, HashSet<Word>> = entries.values().map(|&f| (f, reach(f))).collect();
     let mut fresh = || {
         next_id += 1;
         next_id - 1
@@ -371,7 +368,11 @@ pub fn retype(spirv: &[u32], retypes: &[Retype]) -> Option<Vec<u32>> {
             ],
             &mut m,
         );
-        let int_sampled = ty(Op::TypeSampledImage, vec![Operand::IdRef(int_image)], &mut m);
+        let int_sampled = ty(
+            Op::TypeSampledImage,
+            vec![Operand::IdRef(int_image)],
+            &mut m,
+        );
         let copy = fresh();
         m.types_global_values.push(Instruction::new(
             Op::Variable,
@@ -419,7 +420,9 @@ pub fn retype(spirv: &[u32], retypes: &[Retype]) -> Option<Vec<u32>> {
                             images.insert(i.result_id?);
                         }
                         _ if uses.is_empty() => {}
-                        Op::SampledImage if i.operands.first() == Some(&Operand::IdRef(uses[0])) => {
+                        Op::SampledImage
+                            if i.operands.first() == Some(&Operand::IdRef(uses[0])) =>
+                        {
                             i.result_type = Some(int_sampled);
                             images.insert(i.result_id?);
                         }
