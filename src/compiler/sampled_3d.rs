@@ -465,3 +465,129 @@ pub fn retype(spirv: &[u32], retypes: &[Retype]) -> Option<Vec<u32>> {
     out.extend_from_slice(&spirv[end..]);
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::options::clspv_args;
+    use super::super::spirv::instructions;
+    use super::super::tests::{spirv_val, target};
+    use super::super::{compile, compile_bytes, CompileError};
+    use super::*;
+
+    /// Two kernels reading 3D images with different result kinds through sampler arguments,
+    /// and one kernel reading two 3D images with two kinds (and one samplerless): each alone
+    /// or together, what clspv 0.0.1 crashes on.
+    const SOURCE: &str = "
+        kernel void f(read_only image3d_t img, sampler_t s, global const float4 *c,
+                      global float4 *out) {
+            out[get_global_id(0)] = read_imagef(img, s, c[get_global_id(0)]);
+        }
+        kernel __attribute__((reqd_work_group_size(1, 1, 1)))
+        void i(read_only image3d_t img, sampler_t s, global const float4 *c, global int4 *out) {
+            out[get_global_id(0)] = read_imagei(img, s, c[get_global_id(0)]);
+        }
+        kernel void two(global const float4 *c, read_only image3d_t a, read_only image3d_t b,
+                        sampler_t s, global float4 *fout, global uint4 *uout) {
+            size_t i = get_global_id(0);
+            fout[i] = read_imagef(a, s, c[i]);
+            uout[i] = read_imageui(b, s, c[i]) + read_imageui(b, (int4)(0));
+        }";
+
+    #[test]
+    fn integer_reads_of_kernel_3d_images_become_float_reads() {
+        let (text, retypes) = rewrite(SOURCE).unwrap();
+        let retype = |kernel: &str, ordinal, signed| Retype {
+            kernel: kernel.into(),
+            ordinal,
+            signed,
+        };
+        assert_eq!(retypes, [retype("i", 0, true), retype("two", 2, false)]);
+        assert!(text.contains("= as_int4(read_imagef(img, s, c[get_global_id(0)]));"));
+        assert!(text.contains(
+            "uout[i] = as_uint4(read_imagef(b, s, c[i])) + as_uint4(read_imagef(b, (int4)(0)));"
+        ));
+        assert_eq!(text.lines().count(), SOURCE.lines().count());
+        // Nothing to do: float reads only, 2D images.
+        let plain = "kernel void k(read_only image3d_t a, read_only image2d_t b, sampler_t s,
+                                   global int4 *o) { *o = read_imagei(b, s, (float2)(0)); }";
+        assert_eq!(rewrite(plain), None);
+        // An integer read of a 3D image parameter of a helper, or a parameter read as int and
+        // uint: not placed.
+        let helper =
+            "int4 h(read_only image3d_t a, sampler_t s) { return read_imagei(a, s, (float4)(0)); }
+                      kernel void k(read_only image3d_t a, sampler_t s, global int4 *o) {
+                          *o = h(a, s) + read_imagei(a, s, (float4)(1));
+                      }";
+        assert_eq!(rewrite(helper), None);
+        let both = "kernel void k(read_only image3d_t a, sampler_t s, global int4 *o) {
+                        *o = read_imagei(a, s, (float4)(0)) + as_int4(read_imageui(a, s, (float4)(0)));
+                    }";
+        assert_eq!(rewrite(both), None);
+    }
+
+    /// The image type (sampled type id, signedness) of the variable at `binding` that entry
+    /// point `entry` lists.
+    fn image_kind(spirv: &[u32], entry: &str, binding: u32) -> (&'static str, u32) {
+        let insts: Vec<&[u32]> = instructions(spirv).map(|(_, i)| i).collect();
+        let def = |id: u32| {
+            *insts
+                .iter()
+                .find(|i| {
+                    let op = i[0] & 0xffff;
+                    (op == 59 && i[2] == id) || ((19..=39).contains(&op) && i[1] == id)
+                })
+                .unwrap()
+        };
+        let listed: Vec<u32> = insts
+            .iter()
+            .find(|i| {
+                i[0] & 0xffff == 15 && super::super::spirv::entry_point_name(i).unwrap().0 == entry
+            })
+            .map(|i| {
+                let (_, at) = super::super::spirv::entry_point_name(i).unwrap();
+                i[at..].to_vec()
+            })
+            .unwrap();
+        let bound = |v: u32| {
+            insts
+                .iter()
+                .any(|i| i[0] & 0xffff == 71 && i[1] == v && i[2] == 33 && i[3] == binding)
+        };
+        let loaded = |v: u32| insts.iter().any(|i| i[0] & 0xffff == 61 && i[3] == v);
+        // The entry point lists every variable: the one of this kernel is the one it loads
+        // (the last listed of those at the binding, a retyped copy being appended).
+        let var = *listed
+            .iter()
+            .rfind(|&&v| def(v)[0] & 0xffff == 59 && bound(v) && loaded(v))
+            .unwrap();
+        let image = def(def(def(var)[1])[3]);
+        assert_eq!(image[0] & 0xffff, 25, "an image");
+        assert_eq!(image[3], 2, "3D");
+        let sampled = def(image[2]);
+        match sampled[0] & 0xffff {
+            22 => ("float", 0),
+            21 => ("int", sampled[3]),
+            op => panic!("sampled type {op}"),
+        }
+    }
+
+    #[test]
+    fn programs_clspv_crashes_on_build_with_their_image_types() {
+        let args = clspv_args("", &target()).unwrap();
+        // What clspv does with the source as it is.
+        match compile_bytes(&[SOURCE.as_bytes()], &args) {
+            Err(CompileError::Failed { log }) => assert!(log.contains(super::super::CRASHED)),
+            other => panic!("clspv 0.0.1 crashes on this program: {other:?}"),
+        }
+        let spirv = compile(&[SOURCE.as_bytes()], &args).unwrap().spirv;
+        spirv_val(&spirv);
+        assert_eq!(image_kind(&spirv, "f", 0), ("float", 0));
+        assert_eq!(image_kind(&spirv, "i", 0), ("int", 1));
+        assert_eq!(image_kind(&spirv, "two", 1), ("float", 0));
+        assert_eq!(image_kind(&spirv, "two", 2), ("int", 0));
+        // Each kernel's own module too.
+        for k in ["f", "i", "two"] {
+            spirv_val(&super::super::kernel_module(&spirv, k).unwrap_or(spirv.clone()));
+        }
+    }
+}
