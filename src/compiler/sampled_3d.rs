@@ -12,14 +12,15 @@
 //! kernels of one program, or two images of one kernel, suffice; 2D array images and literal
 //! samplers take other paths and never crash.
 //!
-//! The rewrite: after such a crash, each integer read of a 3D image that is a kernel
-//! parameter (`read_imagei(img, ...)` → `as_int4(read_imagef(img, ...))`, and `read_imageui`
-//! with `as_uint4`) is made a float read in the source, so that every 3D image clspv sees is
-//! float, and the program is compiled again; [`retype`] then gives each such parameter its
-//! integer image type back in the SPIR-V (a variable of its own for that kernel, the reads
-//! typed as integers and bitcast to the float vectors the code expects: the same bits). A
-//! read this cannot place (an integer read of a 3D image parameter of a function that is not
-//! a kernel, one parameter read as both int and uint) leaves the program failing as before.
+//! The rewrite: after such a crash, each integer read of a 3D image parameter
+//! (`read_imagei(img, ...)` → `as_int4(read_imagef(img, ...))`, and `read_imageui` with
+//! `as_uint4`) is made a float read in the source, so that every 3D image clspv sees is
+//! float, and the program is compiled again; [`retype`] then gives each kernel parameter read
+//! so (in the kernel, or in the functions it gives the parameter to) its integer image type
+//! back in the SPIR-V (a variable of its own for that kernel, the reads typed as integers and
+//! bitcast to the float vectors the code expects: the same bits). Where this cannot place a
+//! read (a function read as integers that a macro calls or that is given something else than
+//! a parameter, one parameter read as both int and uint) the program fails as before.
 
 use super::pipes::{Kind, Token};
 use super::source_edit::{code_tokens, splice, Edit};
@@ -37,10 +38,21 @@ pub struct Retype {
     pub signed: bool,
 }
 
+/// A function definition: its name, whether it is a kernel, its 3D image parameters (name →
+/// ordinal) and its body's tokens (indices, braces excluded).
+struct Function<'t> {
+    name: &'t str,
+    kernel: bool,
+    images: HashMap<&'t str, u32>,
+    body: std::ops::Range<usize>,
+}
+
 /// `text` with the integer reads of its kernels' 3D image parameters made float reads, and
 /// the parameters to retype; `None` where there is nothing to do or a read cannot be placed.
+/// A read in a function that is not a kernel counts for the kernels that give it their
+/// parameter (through calls with the parameter's name as the argument).
 pub fn rewrite(text: &str) -> Option<(String, Vec<Retype>)> {
-    let (toks, _) = code_tokens(text);
+    let (toks, directives) = code_tokens(text);
     let s = |t: &Token| &text[t.start..t.end];
     let punct = |i: usize, c: u8| toks.get(i).is_some_and(|t| t.kind == Kind::Punct(c));
     // The index of the token closing the bracket opened at `open`.
@@ -58,8 +70,25 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<Retype>)> {
         }
         None
     };
-    let mut edits = vec![];
-    let mut retypes: Vec<Retype> = vec![];
+    // The top-level comma-separated parts of the bracket opened at `open` (token ranges).
+    let parts = |open: usize, end: usize| {
+        let mut out = vec![];
+        let mut from = open + 1;
+        let mut nest = 0usize;
+        for (k, t) in toks.iter().enumerate().take(end + 1).skip(open + 1) {
+            match t.kind {
+                Kind::Punct(b'(') | Kind::Punct(b'[') | Kind::Punct(b'{') => nest += 1,
+                Kind::Punct(b')') | Kind::Punct(b']') | Kind::Punct(b'}') if nest > 0 => nest -= 1,
+                Kind::Punct(b',') | Kind::Punct(b')') if nest == 0 => {
+                    out.push(from..k);
+                    from = k + 1;
+                }
+                _ => {}
+            }
+        }
+        out
+    };
+    let mut functions: Vec<Function> = vec![];
     let mut depth = 0usize;
     // Where the current declaration started (after the last `;` or `}` at file scope).
     let mut decl_start = 0;
@@ -94,81 +123,136 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<Retype>)> {
             continue;
         }
         let body_end = close(body, b'{', b'}')?;
-        let name = s(&t).to_string();
-        let kernel = toks[decl_start..i]
-            .iter()
-            .any(|t| matches!(s(t), "kernel" | "__kernel"));
-        // The 3D image parameters: name → ordinal.
-        let mut images: HashMap<&str, u32> = HashMap::new();
-        let mut ordinal = 0;
-        let mut param: Vec<Token> = vec![];
-        let mut nest = 0usize;
-        for p in &toks[i + 2..=params_end] {
-            match p.kind {
-                Kind::Punct(b'(') | Kind::Punct(b'[') => nest += 1,
-                Kind::Punct(b')') | Kind::Punct(b']') if nest > 0 => nest -= 1,
-                _ => {}
+        let mut images = HashMap::new();
+        for (ordinal, p) in parts(i + 1, params_end).into_iter().enumerate() {
+            let p = &toks[p];
+            if p.iter().any(|t| s(t) == "image3d_t") {
+                let last = p.iter().rev().find(|t| t.kind == Kind::Ident)?;
+                images.insert(s(last), ordinal as u32);
             }
-            let end = nest == 0 && matches!(p.kind, Kind::Punct(b',') | Kind::Punct(b')'));
-            if !end {
-                param.push(*p);
-                continue;
-            }
-            if param.iter().any(|p| s(p) == "image3d_t") {
-                let last = param.iter().rev().find(|p| p.kind == Kind::Ident)?;
-                images.insert(s(last), ordinal);
-            }
-            ordinal += 1;
-            param.clear();
         }
-        for j in body..body_end {
-            let signed = match s(&toks[j]) {
-                "read_imagei" => true,
-                "read_imageui" => false,
-                _ => continue,
-            };
-            if toks[j].kind != Kind::Ident || !punct(j + 1, b'(') {
-                continue;
-            }
-            let arg = toks.get(j + 2)?;
-            let Some(&ordinal) = images.get(s(arg)) else {
-                continue;
-            };
-            if !(punct(j + 3, b',') && kernel) {
-                return None;
-            }
-            let call_end = close(j + 1, b'(', b')')?;
-            let retype = Retype {
-                kernel: name.clone(),
-                ordinal,
-                signed,
-            };
-            match retypes
+        functions.push(Function {
+            name: s(&t),
+            kernel: toks[decl_start..i]
                 .iter()
-                .find(|r| r.kernel == name && r.ordinal == ordinal)
-            {
-                Some(r) if r.signed != signed => return None,
-                Some(_) => {}
-                None => retypes.push(retype),
-            }
-            let cast = if signed { "as_int4" } else { "as_uint4" };
-            edits.push(Edit {
-                start: toks[j].start,
-                end: toks[j].end,
-                text: format!("{cast}(read_imagef"),
-            });
-            edits.push(Edit {
-                start: toks[call_end].start,
-                end: toks[call_end].end,
-                text: "))".into(),
-            });
-        }
+                .any(|t| matches!(s(t), "kernel" | "__kernel")),
+            images,
+            body: body + 1..body_end,
+        });
         i = body_end + 1;
         depth = 0;
         decl_start = i;
     }
+    let by_name: HashMap<&str, usize> = functions
+        .iter()
+        .enumerate()
+        .map(|(n, f)| (f.name, n))
+        .collect();
+    // The integer kind of each (function, ordinal) read as integers; the reads to edit (the
+    // function, the name's token, the call's closing parenthesis, signed); calls passing a 3D image
+    // parameter on: (caller, its ordinal, callee, the callee's ordinal).
+    let mut kinds: HashMap<(usize, u32), bool> = HashMap::new();
+    let mut reads = vec![];
+    let mut passes = vec![];
+    let mut called: HashSet<usize> = HashSet::new();
+    for (n, f) in functions.iter().enumerate() {
+        for j in f.body.clone() {
+            if toks[j].kind != Kind::Ident || !punct(j + 1, b'(') {
+                continue;
+            }
+            let call_end = close(j + 1, b'(', b')')?;
+            let args = parts(j + 1, call_end);
+            let signed = match s(&toks[j]) {
+                "read_imagei" => true,
+                "read_imageui" => false,
+                name => {
+                    let Some(&g) = by_name.get(name) else {
+                        continue;
+                    };
+                    called.insert(g);
+                    for (k, a) in args.iter().enumerate() {
+                        let ordinal = match &toks[a.clone()] {
+                            [t] => f.images.get(s(t)),
+                            _ => None,
+                        };
+                        passes.push((n, ordinal.copied(), g, k as u32));
+                    }
+                    continue;
+                }
+            };
+            let ordinal = match args.first().map(|a| &toks[a.clone()]) {
+                Some([t]) => f.images.get(s(t)),
+                _ => None,
+            };
+            let Some(&ordinal) = ordinal else {
+                continue;
+            };
+            if *kinds.entry((n, ordinal)).or_insert(signed) != signed {
+                return None;
+            }
+            reads.push((n, j, call_end, signed));
+        }
+    }
+    // Kinds flow from callees to the parameters their callers give them, until none changes.
+    loop {
+        let mut changed = false;
+        for &(f, ordinal, g, k) in &passes {
+            let Some(&signed) = kinds.get(&(g, k)) else {
+                continue;
+            };
+            // Something else than a 3D image parameter given to one read as integers.
+            let ordinal = ordinal?;
+            match kinds.insert((f, ordinal), signed) {
+                Some(had) if had != signed => return None,
+                Some(_) => {}
+                None => changed = true,
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // A function read as integers that a directive names (a macro calling it): its callers
+    // are not all known.
+    for &(f, _) in kinds.keys() {
+        let name = functions[f].name;
+        let in_directive = directives.iter().any(|&(a, b)| {
+            text[a..b]
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| w == name)
+        });
+        if in_directive {
+            return None;
+        }
+    }
+    let mut retypes: Vec<Retype> = kinds
+        .iter()
+        .filter(|((f, _), _)| functions[*f].kernel)
+        .map(|(&(f, ordinal), &signed)| Retype {
+            kernel: functions[f].name.to_string(),
+            ordinal,
+            signed,
+        })
+        .collect();
     if retypes.is_empty() {
         return None;
+    }
+    retypes.sort_by(|a, b| (&a.kernel, a.ordinal).cmp(&(&b.kernel, b.ordinal)));
+    let mut edits = vec![];
+    // (Functions no kernel calls keep their reads: nothing of them reaches clspv's pass.)
+    let reached = |f: usize| functions[f].kernel || called.contains(&f);
+    for (_, j, call_end, signed) in reads.into_iter().filter(|r| reached(r.0)) {
+        let cast = if signed { "as_int4" } else { "as_uint4" };
+        edits.push(Edit {
+            start: toks[j].start,
+            end: toks[j].end,
+            text: format!("{cast}(read_imagef"),
+        });
+        edits.push(Edit {
+            start: toks[call_end].start,
+            end: toks[call_end].end,
+            text: "))".into(),
+        });
     }
     edits.sort_by_key(|e| e.start);
     Some((splice(text, &edits), retypes))
@@ -491,6 +575,10 @@ mod tests {
             size_t i = get_global_id(0);
             fout[i] = read_imagef(a, s, c[i]);
             uout[i] = read_imageui(b, s, c[i]) + read_imageui(b, (int4)(0));
+        }
+        int4 texel(read_only image3d_t v, sampler_t s, float4 c) { return read_imagei(v, s, c); }
+        kernel void h(read_only image3d_t img, sampler_t s, global int4 *out) {
+            *out = texel(img, s, (float4)(1.0f));
         }";
 
     #[test]
@@ -501,7 +589,12 @@ mod tests {
             ordinal,
             signed,
         };
-        assert_eq!(retypes, [retype("i", 0, true), retype("two", 2, false)]);
+        let want = [
+            retype("h", 0, true),
+            retype("i", 0, true),
+            retype("two", 2, false),
+        ];
+        assert_eq!(retypes, want);
         assert!(text.contains("= as_int4(read_imagef(img, s, c[get_global_id(0)]));"));
         assert!(text.contains(
             "uout[i] = as_uint4(read_imagef(b, s, c[i])) + as_uint4(read_imagef(b, (int4)(0)));"
@@ -511,14 +604,28 @@ mod tests {
         let plain = "kernel void k(read_only image3d_t a, read_only image2d_t b, sampler_t s,
                                    global int4 *o) { *o = read_imagei(b, s, (float2)(0)); }";
         assert_eq!(rewrite(plain), None);
-        // An integer read of a 3D image parameter of a helper, or a parameter read as int and
-        // uint: not placed.
-        let helper =
-            "int4 h(read_only image3d_t a, sampler_t s) { return read_imagei(a, s, (float4)(0)); }
-                      kernel void k(read_only image3d_t a, sampler_t s, global int4 *o) {
-                          *o = h(a, s) + read_imagei(a, s, (float4)(1));
-                      }";
-        assert_eq!(rewrite(helper), None);
+        // Reads in helpers count for the kernels' parameters they are given (through two
+        // calls here); a helper no kernel calls keeps its reads.
+        let helper = "
+            int4 h(sampler_t s, read_only image3d_t v) { return read_imagei(v, s, (float4)(0)); }
+            int4 g(read_only image3d_t u, sampler_t s) { return h(s, u); }
+            uint4 unused(read_only image3d_t a, sampler_t s) { return read_imageui(a, s, (float4)(0)); }
+            kernel void k(global int4 *o, read_only image3d_t a, sampler_t s) {
+                *o = g(a, s) + read_imagei(a, s, (float4)(1));
+            }";
+        let (text, retypes) = rewrite(helper).unwrap();
+        assert_eq!(retypes, [retype("k", 1, true)]);
+        assert_eq!(text.matches("as_int4(read_imagef(").count(), 2);
+        assert!(text.contains("return read_imageui(a, s, (float4)(0));"));
+        // A helper a macro calls, something else than a parameter given to a helper that
+        // reads as integers, a parameter read as int and uint: not placed.
+        let macro_call = format!("#define G(a, s) h(s, a)\n{helper}");
+        assert_eq!(rewrite(&macro_call), None);
+        let other = "
+            int4 h(read_only image3d_t v, sampler_t s) { return read_imagei(v, s, (float4)(0)); }
+            #define IMG a
+            kernel void k(read_only image3d_t a, sampler_t s, global int4 *o) { *o = h(IMG, s); }";
+        assert_eq!(rewrite(other), None);
         let both = "kernel void k(read_only image3d_t a, sampler_t s, global int4 *o) {
                         *o = read_imagei(a, s, (float4)(0)) + as_int4(read_imageui(a, s, (float4)(0)));
                     }";
@@ -585,8 +692,9 @@ mod tests {
         assert_eq!(image_kind(&spirv, "i", 0), ("int", 1));
         assert_eq!(image_kind(&spirv, "two", 1), ("float", 0));
         assert_eq!(image_kind(&spirv, "two", 2), ("int", 0));
+        assert_eq!(image_kind(&spirv, "h", 0), ("int", 1));
         // Each kernel's own module too.
-        for k in ["f", "i", "two"] {
+        for k in ["f", "i", "two", "h"] {
             spirv_val(&super::super::kernel_module(&spirv, k).unwrap_or(spirv.clone()));
         }
     }

@@ -339,7 +339,8 @@ fn sampled_integer_reads() {
 }
 
 /// One program of kernels reading 3D and 2D array images through sampler arguments with every
-/// result kind: float and int reads of each, a kernel reading two 3D images with two result
+/// result kind: float and int reads of each (one through a helper function), a kernel reading
+/// two 3D images with two result
 /// kinds (float and int), and a 3D uint read with integer coordinates next to a samplerless one
 /// of the same image. clspv 0.0.1 crashed (SIGSEGV) on such programs; vkcl builds them again
 /// with the integer reads of 3D images made float reads and their image types given back
@@ -354,8 +355,11 @@ fn three_d_reads_of_several_result_kinds_in_one_program() {
         )
     };
     let src = [
+        // (i3 reads through a helper function.)
+        "int4 texel(read_only image3d_t v, sampler_t s, float4 c) { return read_imagei(v, s, c); }\n"
+            .to_string(),
         read("f3", "image3d_t", "float4", "read_imagef"),
-        read("i3", "image3d_t", "int4", "read_imagei"),
+        read("i3", "image3d_t", "int4", "texel"),
         read("f2a", "image2d_array_t", "float4", "read_imagef"),
         read("i2a", "image2d_array_t", "int4", "read_imagei"),
         "kernel void two(read_only image3d_t f, sampler_t s, read_only image3d_t n, global const float4 *c,\n\
