@@ -126,7 +126,11 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<Retype>)> {
         let mut images = HashMap::new();
         for (ordinal, p) in parts(i + 1, params_end).into_iter().enumerate() {
             let p = &toks[p];
-            if p.iter().any(|t| s(t) == "image3d_t") {
+            // (Read-write images are storage images, never sampled: clspv types them apart.)
+            let read_write = p
+                .iter()
+                .any(|t| matches!(s(t), "read_write" | "__read_write"));
+            if p.iter().any(|t| s(t) == "image3d_t") && !read_write {
                 let last = p.iter().rev().find(|t| t.kind == Kind::Ident)?;
                 images.insert(s(last), ordinal as u32);
             }
@@ -626,6 +630,8 @@ mod tests {
             #define IMG a
             kernel void k(read_only image3d_t a, sampler_t s, global int4 *o) { *o = h(IMG, s); }";
         assert_eq!(rewrite(other), None);
+        let rw = "kernel void k(read_write image3d_t a, global int4 *o) { *o = read_imagei(a, (int4)(0)); }";
+        assert_eq!(rewrite(rw), None);
         let both = "kernel void k(read_only image3d_t a, sampler_t s, global int4 *o) {
                         *o = read_imagei(a, s, (float4)(0)) + as_int4(read_imageui(a, s, (float4)(0)));
                     }";
