@@ -686,22 +686,24 @@ mod tests {
 
     #[test]
     fn programs_clspv_crashes_on_build_with_their_image_types() {
-        let args = clspv_args("", &target()).unwrap();
-        // What clspv does with the source as it is.
-        match compile_bytes(&[SOURCE.as_bytes()], &args) {
-            Err(CompileError::Failed { log }) => assert!(log.contains(super::super::CRASHED)),
-            other => panic!("clspv 0.0.1 crashes on this program: {other:?}"),
-        }
-        let spirv = compile(&[SOURCE.as_bytes()], &args).unwrap().spirv;
-        spirv_val(&spirv);
-        assert_eq!(image_kind(&spirv, "f", 0), ("float", 0));
-        assert_eq!(image_kind(&spirv, "i", 0), ("int", 1));
-        assert_eq!(image_kind(&spirv, "two", 1), ("float", 0));
-        assert_eq!(image_kind(&spirv, "two", 2), ("int", 0));
-        assert_eq!(image_kind(&spirv, "h", 0), ("int", 1));
-        // Each kernel's own module too.
-        for k in ["f", "i", "two", "h"] {
-            spirv_val(&super::super::kernel_module(&spirv, k).unwrap_or(spirv.clone()));
+        for options in ["", "-cl-std=CL3.0"] {
+            let args = clspv_args(options, &target()).unwrap();
+            // What clspv does with the source as it is.
+            match compile_bytes(&[SOURCE.as_bytes()], &args) {
+                Err(CompileError::Failed { log }) => assert!(log.contains(super::super::CRASHED)),
+                other => panic!("clspv 0.0.1 crashes on this program: {other:?}"),
+            }
+            let spirv = compile(&[SOURCE.as_bytes()], &args).unwrap().spirv;
+            spirv_val(&spirv);
+            assert_eq!(image_kind(&spirv, "f", 0), ("float", 0));
+            assert_eq!(image_kind(&spirv, "i", 0), ("int", 1));
+            assert_eq!(image_kind(&spirv, "two", 1), ("float", 0));
+            assert_eq!(image_kind(&spirv, "two", 2), ("int", 0));
+            assert_eq!(image_kind(&spirv, "h", 0), ("int", 1));
+            // Each kernel's own module too.
+            for k in ["f", "i", "two", "h"] {
+                spirv_val(&super::super::kernel_module(&spirv, k).unwrap_or(spirv.clone()));
+            }
         }
     }
 }
