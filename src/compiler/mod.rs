@@ -39,6 +39,7 @@ mod prelude_math;
 pub mod pystubs;
 pub mod reflection;
 pub mod returned_load;
+pub mod sampled_3d;
 pub mod sampler_wrap;
 pub mod scalar_composites;
 pub mod source_edit;
@@ -93,7 +94,16 @@ impl std::fmt::Display for CompileError {
 /// helper is started on first use, kept for later builds, and restarted after it dies; a crash
 /// during this compile is `Failed` with a log saying how it died.
 pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
-    let (bytes, log) = compile_bytes(sources, clspv_args)?;
+    let (bytes, log) = match compile_bytes(sources, clspv_args) {
+        // clspv's crash on 3D images read with several result kinds (sampled_3d).
+        Err(CompileError::Failed { log }) if log.contains(CRASHED) => {
+            match compile_sampled_3d(sources, clspv_args) {
+                Some(built) => built,
+                None => return Err(CompileError::Failed { log }),
+            }
+        }
+        result => result?,
+    };
     match words(&bytes) {
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
@@ -124,6 +134,38 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             log: format!("{log}\nclspv produced no valid SPIR-V"),
         }),
     }
+}
+
+/// What the helper's log says when clspv crashed (`helper::Client::died`).
+const CRASHED: &str = "clspv crashed";
+
+/// `sources` compiled again with the integer reads of their kernels' 3D image parameters made
+/// float reads, and those parameters given their integer image types back in the SPIR-V
+/// ([`sampled_3d`]); `None` where that does not apply or does not build.
+fn compile_sampled_3d(sources: &[&[u8]], clspv_args: &[String]) -> Option<(Vec<u8>, String)> {
+    if clspv_args.windows(2).any(|w| w[0] == "-x" && w[1] == "ir") {
+        return None;
+    }
+    let mut rewritten = vec![];
+    let mut retypes = vec![];
+    for s in sources {
+        let text = std::str::from_utf8(s).ok()?;
+        match sampled_3d::rewrite(text) {
+            Some((text, r)) => {
+                rewritten.push(text.into_bytes());
+                retypes.extend(r);
+            }
+            None => rewritten.push(s.to_vec()),
+        }
+    }
+    if retypes.is_empty() {
+        return None;
+    }
+    let slices: Vec<&[u8]> = rewritten.iter().map(Vec::as_slice).collect();
+    let (bytes, log) = compile_bytes(&slices, clspv_args).ok()?;
+    let spirv = sampled_3d::retype(&words(&bytes)?, &retypes)?;
+    log::debug!(target: "compiler", "built again with 3D image reads retyped: {retypes:?}");
+    Some((spirv.iter().flat_map(|w| w.to_le_bytes()).collect(), log))
 }
 
 /// The module a kernel's pipeline is made from: `spirv` without the program's other kernels

@@ -77,6 +77,7 @@ const OP_TYPE_POINTER: u32 = 32;
 const OP_CONSTANT: u32 = 43;
 const OP_FUNCTION: u32 = 54;
 const OP_FUNCTION_END: u32 = 56;
+const OP_FUNCTION_CALL: u32 = 57;
 const OP_VARIABLE: u32 = 59;
 const OP_LOAD: u32 = 61;
 const OP_ACCESS_CHAIN: u32 = 65;
@@ -114,6 +115,7 @@ const DECORATION_ARRAY_STRIDE: u32 = 6;
 const DECORATION_BINDING: u32 = 33;
 const DECORATION_DESCRIPTOR_SET: u32 = 34;
 const DECORATION_OFFSET: u32 = 35;
+const REFLECTION_KERNEL: u32 = 1;
 const REFLECTION_KERNEL_ARGUMENT_SAMPLER: u32 = 10;
 const REFLECTION_LITERAL_SAMPLER: u32 = 23;
 const REFLECTION_NORMALIZED_SAMPLER_MASK: u32 = 41;
@@ -195,6 +197,12 @@ struct Module<'a> {
     /// NormalizedSamplerMaskPushConstant: (kernel, ordinal) of the sampler arguments whose
     /// coordinates clspv normalizes.
     normalizing: Vec<(u32, u32)>,
+    /// Kernel (reflection) → its function.
+    kernel_functions: HashMap<u32, u32>,
+    /// Function → the functions it calls.
+    calls: HashMap<u32, Vec<u32>>,
+    /// OpImageSampleExplicitLod (word offset) → the function it is in.
+    read_functions: HashMap<usize, u32>,
     /// Whether the module declares the ImageQuery capability.
     image_query: bool,
     /// The push-constant variable and its block type.
@@ -209,6 +217,7 @@ impl<'a> Module<'a> {
     fn read(spirv: &'a [u32]) -> Option<Module<'a>> {
         let mut m = Module::default();
         let mut in_function = false;
+        let mut function = 0;
         let mut reflection_set = None;
         let mut ext_insts = vec![];
         for (at, inst) in instructions(spirv) {
@@ -229,11 +238,18 @@ impl<'a> Module<'a> {
                 }
                 OP_FUNCTION if !in_function => {
                     in_function = true;
+                    function = *inst.get(2)?;
                     if m.first_function == 0 {
                         m.first_function = at;
                     }
                 }
                 OP_EXT_INST if !in_function => ext_insts.push((at, inst)),
+                OP_FUNCTION_CALL if in_function => {
+                    m.calls.entry(function).or_default().push(*inst.get(3)?);
+                }
+                OP_IMAGE_SAMPLE_EXPLICIT_LOD if in_function => {
+                    m.read_functions.insert(at, function);
+                }
                 OP_ENTRY_POINT => m.entry_points.push(at),
                 OP_CAPABILITY if inst.get(1) == Some(&CAPABILITY_IMAGE_QUERY) => {
                     m.image_query = true;
@@ -259,6 +275,9 @@ impl<'a> Module<'a> {
         {
             let num = |i: usize| inst.get(5 + i).and_then(|id| m.uint_constants.get(id));
             match inst[4] {
+                REFLECTION_KERNEL => {
+                    m.kernel_functions.insert(inst[2], *inst.get(5)?);
+                }
                 REFLECTION_KERNEL_ARGUMENT_SAMPLER => {
                     m.sampler_args
                         .push((*inst.get(5)?, *inst.get(6)?, *num(2)?, *num(3)?))
@@ -379,15 +398,45 @@ impl<'a> Module<'a> {
         }
     }
 
-    /// Whether clspv normalizes the coordinates of the sampler arguments bound at `sb`.
-    fn normalizes(&self, sb: (u32, u32)) -> bool {
-        self.sampler_args.iter().any(|a| {
-            (a.2, a.3) == sb
-                && self
-                    .normalizing
+    /// Whether clspv normalizes the coordinates of the sampler argument bound at `sb` of the
+    /// kernels that run the read at word offset `at`. Kernels of one program share their
+    /// sampler arguments' bindings: a 1D kernel's sampler is not normalized because a 3D
+    /// kernel's at the same binding is. None where those kernels differ.
+    fn normalizes(&self, at: usize, sb: (u32, u32)) -> Option<bool> {
+        let function = *self.read_functions.get(&at)?;
+        let mut normalizes = self
+            .sampler_args
+            .iter()
+            .filter(|a| (a.2, a.3) == sb)
+            .filter(|a| {
+                self.kernel_functions
+                    .get(&a.0)
+                    .is_some_and(|&k| self.reaches(k, function))
+            })
+            .map(|a| {
+                self.normalizing
                     .iter()
                     .any(|&(k, o)| k == a.0 && self.uint_constants.get(&a.1) == Some(&o))
-        })
+            });
+        let first = normalizes.next().unwrap_or(false);
+        normalizes.all(|n| n == first).then_some(first)
+    }
+
+    /// Whether function `from` is `to` or calls it, directly or not.
+    fn reaches(&self, from: u32, to: u32) -> bool {
+        let mut seen = HashSet::from([from]);
+        let mut work = vec![from];
+        while let Some(f) = work.pop() {
+            if f == to {
+                return true;
+            }
+            for &c in self.calls.get(&f).map_or(&[][..], |c| c) {
+                if seen.insert(c) {
+                    work.push(c);
+                }
+            }
+        }
+        false
     }
 
     fn rewrite(self, spirv: &[u32]) -> Option<Vec<u32>> {
@@ -569,7 +618,7 @@ impl<'m> Rewriter<'m> {
 
     /// The addressing mode of a sampled image's sampler where it may wrap; None for the module
     /// not understood.
-    fn mode(&mut self, sampled_image: u32) -> Option<Option<Mode>> {
+    fn mode(&mut self, at: usize, sampled_image: u32) -> Option<Option<Mode>> {
         let var = self
             .m
             .sampled_images
@@ -589,7 +638,7 @@ impl<'m> Rewriter<'m> {
             return Some(None);
         }
         let (_, block, members) = self.block()?;
-        let normalizes = self.m.normalizes(sb);
+        let normalizes = self.m.normalizes(at, sb)?;
         if let Some(i) = self.pushed.iter().position(|&v| v == var) {
             return Some(Some(Mode::Pushed(members + i as u32, normalizes)));
         }
@@ -638,7 +687,7 @@ impl<'m> Rewriter<'m> {
     /// Emits the code before one OpImageSampleExplicitLod that replaces its coordinate.
     fn sample(&mut self, at: usize, s: &[u32]) -> Option<()> {
         let (sampled_image, coord) = (s[3], s[4]);
-        let Some(mode) = self.mode(sampled_image)? else {
+        let Some(mode) = self.mode(at, sampled_image)? else {
             return Some(());
         };
         let (axes, arrayed) = self.m.spatial_axes(*self.m.type_of.get(&sampled_image)?)?;

@@ -142,29 +142,38 @@ fn sampler_errors() {
     check_err!(clReleaseSampler(null_mut()), CL_INVALID_SAMPLER);
 }
 
-/// A kernel reading through a sampler argument, for an image type and a read_image suffix
-/// (f, i, ui), coordinates as float4. Each is a program of its own: clspv 0.0.1 crashes
-/// (SIGSEGV) compiling a program with two kernels that read 2D array or 3D images through
-/// sampler arguments (docs/IMAGES.md).
+/// The program of the kernels reading through a sampler argument, one per image type and
+/// read_image suffix (f, i, ui), coordinates as float4: `s_<type>_<suffix>` ([`sampled_name`]).
+/// One program: clspv 0.0.1 crashed (SIGSEGV) on 3D images read with several result kinds in
+/// one program, which vkcl builds since compiler::sampled_3d (docs/IMAGES.md).
+fn sampled_program(e: &Env) -> cl_program {
+    let mut src = String::new();
+    for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
+        let coord = match ty {
+            Ty::D1 => "c[i].x",
+            Ty::D1Array | Ty::D2 => "c[i].xy",
+            _ => "c[i]",
+        };
+        for (sfx, t) in [("f", "float4"), ("i", "int4"), ("ui", "uint4")] {
+            let n = ty.cl_c();
+            src += &format!(
+                "kernel void {}(read_only {n} img, sampler_t s, global const float4 *c, global {t} *out) {{\n\
+                 \x20   size_t i = get_global_id(0);\n    out[i] = read_image{sfx}(img, s, {coord});\n}}\n",
+                sampled_name(ty, sfx)
+            );
+        }
+    }
+    e.program(&src, "")
+}
+
+fn sampled_name(ty: Ty, sfx: &str) -> String {
+    format!("s_{}_{sfx}", ty.cl_c())
+}
+
+/// One kernel of [`sampled_program`] (which it keeps alive).
 fn sampled_kernel(e: &Env, ty: Ty, sfx: &str) -> cl_kernel {
-    let coord = match ty {
-        Ty::D1 => "c[i].x",
-        Ty::D1Array | Ty::D2 => "c[i].xy",
-        _ => "c[i]",
-    };
-    let t = match sfx {
-        "f" => "float4",
-        "i" => "int4",
-        _ => "uint4",
-    };
-    let n = ty.cl_c();
-    let src = format!(
-        "kernel void s_{n}_{sfx}(read_only {n} img, sampler_t s, global const float4 *c, global {t} *out) {{\n\
-         \x20   size_t i = get_global_id(0);\n    out[i] = read_image{sfx}(img, s, {coord});\n}}\n"
-    );
-    let prog = e.program(&src, "");
-    let k = kernel(prog, &format!("s_{n}_{sfx}"));
-    // The kernel keeps its program alive.
+    let prog = sampled_program(e);
+    let k = kernel(prog, &sampled_name(ty, sfx));
     check!(clReleaseProgram(prog));
     k
 }
@@ -270,8 +279,9 @@ fn sampling_image(fmt: Format, shape: Shape) -> HostImage {
 #[test]
 fn sampled_reads_with_every_addressing_and_filter_mode() {
     let e = Env::new();
+    let prog = sampled_program(&e);
     for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
-        let k = sampled_kernel(&e, ty, "f");
+        let k = kernel(prog, &sampled_name(ty, "f"));
         for fmt in [RGBA_UNORM8, R_FLOAT] {
             let h = sampling_image(fmt, ty.small());
             let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
@@ -296,6 +306,7 @@ fn sampled_reads_with_every_addressing_and_filter_mode() {
         }
         check!(clReleaseKernel(k));
     }
+    check!(clReleaseProgram(prog));
 }
 
 /// read_imagei/read_imageui through nearest samplers (the only filter defined for them),
@@ -303,9 +314,10 @@ fn sampled_reads_with_every_addressing_and_filter_mode() {
 #[test]
 fn sampled_integer_reads() {
     let e = Env::new();
+    let prog = sampled_program(&e);
     for (fmt, sfx) in [(RGBA_INT16, "i"), (RGBA_UINT8, "ui")] {
         for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
-            let k = sampled_kernel(&e, ty, sfx);
+            let k = kernel(prog, &sampled_name(ty, sfx));
             let h = sampling_image(fmt, ty.small());
             let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
             for s in all_samplers()
@@ -323,6 +335,159 @@ fn sampled_integer_reads() {
             check!(clReleaseKernel(k));
         }
     }
+    check!(clReleaseProgram(prog));
+}
+
+/// One program of kernels reading 3D and 2D array images through sampler arguments with every
+/// result kind: float and int reads of each (one through a helper function), a kernel reading
+/// two 3D images with two result
+/// kinds (float and int), and a 3D uint read with integer coordinates next to a samplerless one
+/// of the same image. clspv 0.0.1 crashed (SIGSEGV) on such programs; vkcl builds them again
+/// with the integer reads of 3D images made float reads and their image types given back
+/// (compiler::sampled_3d). Every read is checked against the model.
+#[test]
+fn three_d_reads_of_several_result_kinds_in_one_program() {
+    let e = Env::new();
+    let read = |name: &str, n: &str, t: &str, f: &str| {
+        format!(
+            "kernel void {name}(read_only {n} img, sampler_t s, global const float4 *c, global {t} *out) {{\n\
+             \x20   size_t i = get_global_id(0);\n    out[i] = {f}(img, s, c[i]);\n}}\n"
+        )
+    };
+    let src = [
+        // (i3 reads through a helper function.)
+        "int4 texel(read_only image3d_t v, sampler_t s, float4 c) { return read_imagei(v, s, c); }\n"
+            .to_string(),
+        read("f3", "image3d_t", "float4", "read_imagef"),
+        read("i3", "image3d_t", "int4", "texel"),
+        read("f2a", "image2d_array_t", "float4", "read_imagef"),
+        read("i2a", "image2d_array_t", "int4", "read_imagei"),
+        "kernel void two(read_only image3d_t f, sampler_t s, read_only image3d_t n, global const float4 *c,\n\
+         \x20                global float4 *fout, global int4 *iout) {\n\
+         \x20   size_t i = get_global_id(0);\n\
+         \x20   fout[i] = read_imagef(f, s, c[i]);\n\
+         \x20   iout[i] = read_imagei(n, s, c[i]);\n}\n\
+         kernel void u3(read_only image3d_t img, sampler_t s, global const int4 *c, global uint4 *out,\n\
+         \x20              global uint4 *raw) {\n\
+         \x20   size_t i = get_global_id(0);\n\
+         \x20   out[i] = read_imageui(img, s, c[i]);\n\
+         \x20   int4 last = get_image_dim(img) - 1;\n\
+         \x20   raw[i] = read_imageui(img, clamp(c[i], (int4)(0), (int4)(last.xyz, 0)));\n}\n"
+            .to_string(),
+    ]
+    .concat();
+    let prog = e.program(&src, "");
+    let nearest = |s: &SamplerDesc| s.filter == CL_FILTER_NEAREST;
+    // Each read kernel, its image type and format, through its samplers.
+    for (name, ty, fmt) in [
+        ("f3", Ty::D3, RGBA_UNORM8),
+        ("i3", Ty::D3, RGBA_INT16),
+        ("f2a", Ty::D2Array, R_FLOAT),
+        ("i2a", Ty::D2Array, RGBA_INT16),
+    ] {
+        let k = kernel(prog, name);
+        let h = sampling_image(fmt, ty.small());
+        let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+        let float = fmt.class() == Class::Float;
+        for s in all_samplers().into_iter().filter(|s| float || nearest(s)) {
+            if skip_on_pocl(ty, s) {
+                continue;
+            }
+            let sampler = Sampler::new(&e, s.normalized, s.addr, s.filter);
+            let coords = coords(s, h.shape);
+            let got = run_sampled(&e, k, &img, Some(sampler.0), &coords);
+            check_sampled(&h, s, &coords, &got, &format!("{name} {fmt}"));
+        }
+        check!(clReleaseKernel(k));
+    }
+    // Two 3D images of two result kinds in one kernel.
+    let two = kernel(prog, "two");
+    let hf = sampling_image(RGBA_UNORM8, Ty::D3.small());
+    let hi = sampling_image(RGBA_INT16, Ty::D3.small());
+    let (fimg, iimg) = (
+        Img::from_host(&e, CL_MEM_READ_ONLY, &hf),
+        Img::from_host(&e, CL_MEM_READ_ONLY, &hi),
+    );
+    for s in all_samplers().into_iter().filter(nearest) {
+        let sampler = Sampler::new(&e, s.normalized, s.addr, s.filter);
+        let coords = coords(s, hf.shape);
+        let cbuf = e.buffer_from(&coords);
+        let fout = e.buffer(CL_MEM_READ_WRITE, coords.len() * 16, null_mut());
+        let iout = e.buffer(CL_MEM_READ_WRITE, coords.len() * 16, null_mut());
+        arg(two, 0, &fimg.mem);
+        arg(two, 1, &sampler.0);
+        arg(two, 2, &iimg.mem);
+        arg(two, 3, &cbuf);
+        arg(two, 4, &fout);
+        arg(two, 5, &iout);
+        e.run(two, None, &[coords.len()], None);
+        let got: Vec<[f64; 4]> = e
+            .read::<[f32; 4]>(fout, coords.len())
+            .iter()
+            .map(|t| t.map(f64::from))
+            .collect();
+        check_sampled(&hf, s, &coords, &got, "two, float image");
+        let got: Vec<[f64; 4]> = e
+            .read::<[i32; 4]>(iout, coords.len())
+            .iter()
+            .map(|t| t.map(f64::from))
+            .collect();
+        check_sampled(&hi, s, &coords, &got, "two, int image");
+        for b in [cbuf, fout, iout] {
+            check!(clReleaseMemObject(b));
+        }
+    }
+    check!(clReleaseKernel(two));
+    // Integer coordinates (unnormalized, nearest) from one texel outside to one past the end,
+    // and the samplerless read of the same texel clamped into the image.
+    let u3 = kernel(prog, "u3");
+    let h = sampling_image(RGBA_UINT8, Ty::D3.small());
+    let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+    let size = h.shape.size;
+    let ints: Vec<[i32; 4]> = (0..64)
+        .map(|n| {
+            let mut c = [0i32; 4];
+            for a in 0..3 {
+                c[a] = ((n * (2 * a + 3) + a) % (size[a] + 2)) as i32 - 1;
+            }
+            c
+        })
+        .collect();
+    for addr in [CL_ADDRESS_CLAMP_TO_EDGE, CL_ADDRESS_CLAMP] {
+        let s = SamplerDesc {
+            normalized: false,
+            addr,
+            filter: CL_FILTER_NEAREST,
+        };
+        let sampler = Sampler::new(&e, false, addr, CL_FILTER_NEAREST);
+        let cbuf = e.buffer_from(&ints);
+        let out = e.buffer(CL_MEM_READ_WRITE, ints.len() * 16, null_mut());
+        let raw = e.buffer(CL_MEM_READ_WRITE, ints.len() * 16, null_mut());
+        arg(u3, 0, &img.mem);
+        arg(u3, 1, &sampler.0);
+        arg(u3, 2, &cbuf);
+        arg(u3, 3, &out);
+        arg(u3, 4, &raw);
+        e.run(u3, None, &[ints.len()], None);
+        let coords: Vec<[f32; 4]> = ints.iter().map(|c| c.map(|v| v as f32)).collect();
+        let got: Vec<[f64; 4]> = e
+            .read::<[u32; 4]>(out, ints.len())
+            .iter()
+            .map(|t| t.map(f64::from))
+            .collect();
+        check_sampled(&h, s, &coords, &got, "u3, integer coordinates");
+        let got: Vec<[u32; 4]> = e.read(raw, ints.len());
+        for (c, g) in ints.iter().zip(&got) {
+            let p = [0, 1, 2].map(|a| c[a].clamp(0, size[a] as i32 - 1) as usize);
+            let want = h.texel(p).map(|v| v as u32);
+            assert_eq!(*g, want, "u3, samplerless read at {c:?}");
+        }
+        for b in [cbuf, out, raw] {
+            check!(clReleaseMemObject(b));
+        }
+    }
+    check!(clReleaseKernel(u3));
+    check!(clReleaseProgram(prog));
 }
 
 /// Literal samplers: at program scope (`constant sampler_t`) and declared in the kernel.
@@ -743,6 +908,7 @@ fn repeat_in_a_kernel_without_push_constants() {
 #[test]
 fn reads_either_side_of_every_texel_edge() {
     let e = Env::new();
+    let sampled = sampled_program(&e);
     for ty in [Ty::D1, Ty::D1Array, Ty::D2, Ty::D2Array, Ty::D3] {
         let coord = match ty {
             Ty::D1 => "c[i].x",
@@ -762,7 +928,7 @@ fn reads_either_side_of_every_texel_edge() {
         }
         let prog = e.program(&src, "");
         for (fmt, sfx) in [(R_FLOAT, "f"), (RGBA_UINT8, "ui")] {
-            let k = sampled_kernel(&e, ty, sfx);
+            let k = kernel(sampled, &sampled_name(ty, sfx));
             let h = sampling_image(fmt, ty.small());
             let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
             for (j, &s) in samplers.iter().enumerate() {
@@ -784,6 +950,7 @@ fn reads_either_side_of_every_texel_edge() {
         }
         check!(clReleaseProgram(prog));
     }
+    check!(clReleaseProgram(sampled));
 }
 
 /// Two kernels of one program with push-constant blocks of different layouts (by-value
