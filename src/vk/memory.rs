@@ -321,62 +321,22 @@ impl Buffer {
             return None;
         }
         let raw = create_raw(device, padded(size).next_multiple_of(PAGE), false).ok()?;
-        let destroy = || {
-            // SAFETY: raw is unused.
-            unsafe { device.raw.destroy_buffer(raw, None) }
-        };
-        // SAFETY: raw was just created on this device.
-        let req = unsafe { device.raw.get_buffer_memory_requirements(raw) };
-        let mem = &device.caps.memory;
-        let types = |want: M, not: M| {
-            (0..mem.memory_type_count).filter(move |&i| {
-                let f = mem.memory_types[i as usize].property_flags;
-                req.memory_type_bits & (1 << i) != 0 && f.contains(want) && !f.intersects(not)
-            })
-        };
-        let Some(type_index) = (types(M::DEVICE_LOCAL, M::HOST_VISIBLE))
-            .chain(types(M::DEVICE_LOCAL, M::empty()))
-            .next()
+        let types = [
+            (M::DEVICE_LOCAL, M::HOST_VISIBLE),
+            (M::DEVICE_LOCAL, M::empty()),
+        ];
+        let Some((memory, host, len)) = bound_at_device_address(device, raw, &types, PAGE, true)
         else {
-            destroy();
+            // SAFETY: raw is unused.
+            unsafe { device.raw.destroy_buffer(raw, None) };
             return None;
         };
-        let len = req.size.next_multiple_of(PAGE);
-        let mut flags =
-            vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-        let info = vk::MemoryAllocateInfo::default()
-            .allocation_size(len)
-            .memory_type_index(type_index)
-            .push_next(&mut flags);
-        // SAFETY: valid device and allocate info.
-        let Ok(memory) = (unsafe { device.raw.allocate_memory(&info, None) }) else {
-            destroy();
-            return None;
-        };
-        let fail = || {
-            destroy();
-            // SAFETY: nothing uses the memory any more.
-            unsafe { device.raw.free_memory(memory, None) };
-            None
-        };
-        // SAFETY: memory is new, of a type raw accepts, and large enough.
-        if unsafe { device.raw.bind_buffer_memory(raw, memory, 0) }.is_err() {
-            return fail();
-        }
-        let Some(at) = host_map::address(raw, device).filter(|a| a % PAGE == 0) else {
-            return fail();
-        };
-        // SAFETY: fresh anonymous memory, failing where anything is mapped there.
-        let Some(host) = (unsafe { host_map::reserve(at, len as usize, true) }) else {
-            log::info!(target: "memory", "SVM: the host range at device address {at:#x} is taken");
-            return fail();
-        };
-        log::debug!(target: "memory", "SVM: {len} bytes of device memory mirrored at {at:#x}");
+        log::debug!(target: "memory", "SVM: {len} bytes of device memory mirrored at {host:?}");
         Some(Buffer {
             device: device.clone(),
             raw,
             size,
-            memory: Some(Memory::Mirrored(memory, NonNull::new(host)?, len as usize)),
+            memory: Some(Memory::Mirrored(memory, host, len)),
             host: None,
             write_combined: None,
         })
@@ -482,6 +442,58 @@ impl Drop for Buffer {
     }
 }
 
+/// Memory for `raw` of the first memory type of `types` (property flags wanted, flags refused)
+/// that it accepts, allocated with device addresses and bound, and `len` bytes of host address
+/// space reserved at the buffer's device address (zeroed memory if `usable`, else address
+/// space only; nothing of the process is replaced): the memory, the host range and `len`.
+/// None, with nothing left allocated, where any step fails.
+fn bound_at_device_address(
+    device: &Device,
+    raw: vk::Buffer,
+    types: &[(vk::MemoryPropertyFlags, vk::MemoryPropertyFlags)],
+    align: u64,
+    usable: bool,
+) -> Option<(vk::DeviceMemory, NonNull<u8>, usize)> {
+    // SAFETY: raw was created on this device.
+    let req = unsafe { device.raw.get_buffer_memory_requirements(raw) };
+    let len = req.size.next_multiple_of(align);
+    let mem = &device.caps.memory;
+    let type_index = types.iter().find_map(|&(want, not)| {
+        (0..mem.memory_type_count).find(|&i| {
+            let f = mem.memory_types[i as usize].property_flags;
+            req.memory_type_bits & (1 << i) != 0 && f.contains(want) && !f.intersects(not)
+        })
+    })?;
+    let mut flags =
+        vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+    let info = vk::MemoryAllocateInfo::default()
+        .allocation_size(len)
+        .memory_type_index(type_index)
+        .push_next(&mut flags);
+    // SAFETY: valid device and allocate info.
+    let memory = unsafe { device.raw.allocate_memory(&info, None) }.ok()?;
+    let free = || {
+        // SAFETY: nothing is bound to the memory any more, nor maps it.
+        unsafe { device.raw.free_memory(memory, None) };
+        None
+    };
+    // SAFETY: memory is new, of a type raw accepts, and large enough.
+    if unsafe { device.raw.bind_buffer_memory(raw, memory, 0) }.is_err() {
+        return free();
+    }
+    let Some(at) = host_map::address(raw, device).filter(|a| a % align == 0) else {
+        return free();
+    };
+    // SAFETY: a fresh anonymous mapping, failing where anything is mapped there.
+    match unsafe { host_map::reserve(at, len as usize, usable) }.and_then(NonNull::new) {
+        Some(host) => Some((memory, host, len as usize)),
+        None => {
+            log::info!(target: "memory", "SVM: the host range at device address {at:#x} is taken");
+            free()
+        }
+    }
+}
+
 /// Allocates host-visible, host-coherent memory for `raw` (system memory where the device
 /// has it, cached where it can be), binds it and maps it at the buffer's device address, in a
 /// host range first reserved there (so that nothing of the process is replaced). The memory
@@ -493,47 +505,17 @@ fn place_memory(
     align: u64,
 ) -> Option<(vk::DeviceMemory, usize)> {
     use vk::MemoryPropertyFlags as M;
-    // SAFETY: raw was created on this device.
-    let req = unsafe { device.raw.get_buffer_memory_requirements(raw) };
-    let len = req.size.next_multiple_of(align);
-    let mem = &device.caps.memory;
-    let types = |want: M, not: M| {
-        (0..mem.memory_type_count).filter(move |&i| {
-            let f = mem.memory_types[i as usize].property_flags;
-            req.memory_type_bits & (1 << i) != 0 && f.contains(want) && !f.intersects(not)
-        })
-    };
     let coherent = M::HOST_VISIBLE | M::HOST_COHERENT;
-    let type_index = types(coherent | M::HOST_CACHED, M::DEVICE_LOCAL)
-        .chain(types(coherent, M::DEVICE_LOCAL))
-        .chain(types(coherent, M::empty()))
-        .next()?;
-    let mut flags =
-        vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-    let info = vk::MemoryAllocateInfo::default()
-        .allocation_size(len)
-        .memory_type_index(type_index)
-        .push_next(&mut flags);
-    // SAFETY: valid device and allocate info.
-    let memory = unsafe { device.raw.allocate_memory(&info, None) }.ok()?;
+    let types = [
+        (coherent | M::HOST_CACHED, M::DEVICE_LOCAL),
+        (coherent, M::DEVICE_LOCAL),
+        (coherent, M::empty()),
+    ];
+    let (memory, reserved, len) = bound_at_device_address(device, raw, &types, align, false)?;
+    let reserved = reserved.as_ptr();
     let free = || {
         // SAFETY: the memory is not mapped, and no buffer is bound to it any more.
         unsafe { device.raw.free_memory(memory, None) };
-    };
-    // SAFETY: memory is new, of a type raw accepts, and large enough.
-    if unsafe { device.raw.bind_buffer_memory(raw, memory, 0) }.is_err() {
-        free();
-        return None;
-    }
-    let Some(at) = host_map::address(raw, device).filter(|a| a % align == 0) else {
-        free();
-        return None;
-    };
-    // SAFETY: a fresh anonymous reservation, failing where anything is mapped there.
-    let Some(reserved) = (unsafe { host_map::reserve(at, len as usize, false) }) else {
-        log::info!(target: "memory", "SVM: the host range at device address {at:#x} is taken");
-        free();
-        return None;
     };
     let mut place = vk::MemoryMapPlacedInfoEXT::default().placed_address(reserved.cast());
     let info = vk::MemoryMapInfoKHR::default()
@@ -547,13 +529,13 @@ fn place_memory(
     // reservation of the whole length, which the map replaces.
     let r = unsafe { (map2.fp().map_memory2_khr)(device.raw.handle(), &info, &mut ptr) };
     if r != vk::Result::SUCCESS || ptr != reserved.cast() {
-        log::info!(target: "memory", "SVM: placed map at {at:#x}: {r:?}, {ptr:?}");
+        log::info!(target: "memory", "SVM: placed map at {reserved:?}: {r:?}, {ptr:?}");
         // SAFETY: our reservation (or the failed map's range), of len bytes.
-        unsafe { host_map::release(reserved, len as usize) };
+        unsafe { host_map::release(reserved, len) };
         free();
         return None;
     }
-    Some((memory, len as usize))
+    Some((memory, len))
 }
 
 /// Unmaps placed memory (keeping the host range reserved where the device can, then releasing
