@@ -114,7 +114,7 @@ pub fn placed(context: &Context) -> bool {
 /// context of placed maps is device-local memory with a host copy at its address
 /// (`vk::memory::Buffer::mirrored`), brought up to date at clEnqueueSVMMap and written back at
 /// clEnqueueSVMUnmap: on discrete GPUs, where kernels would reach host memory over the bus
-/// (VKCL_SVM).
+/// (VKCL_SVM_COARSE).
 pub fn mirrors(context: &Context, flags: cl_svm_mem_flags) -> bool {
     let discrete = (context.devices.first())
         .and_then(|d| d.vk().ok())
