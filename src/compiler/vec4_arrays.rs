@@ -47,6 +47,8 @@ pub fn retype(spirv: &[u32]) -> Option<Vec<u32>> {
         return None;
     }
     let chains = chains(&m, &types, &mut candidates);
+    // Variables no function uses stay as they are.
+    candidates.retain(|var, _| chains.values().any(|c| c.var == *var));
     if candidates.is_empty() {
         return None;
     }
@@ -320,7 +322,8 @@ fn chains(
             ) => {
                 let k = types.constant(*k).filter(|&k| k < c.n);
                 let uint_index = types.of_value.get(index) == types.uint.as_ref();
-                let to_scalar = types.pointers.get(&ty) == Some(&(StorageClass::StorageBuffer, c.scalar));
+                let to_scalar =
+                    types.pointers.get(&ty) == Some(&(StorageClass::StorageBuffer, c.scalar));
                 match (types.constant(*zero), k) {
                     (Some(0), Some(k)) if uint_index && to_scalar => Some((r, k, *index)),
                     _ => None,
@@ -329,7 +332,16 @@ fn chains(
             _ => None,
         };
         match chain {
-            Some((r, k, index)) => _ = chains.insert(r, Chain { var: *base, index, k }),
+            Some((r, k, index)) => {
+                _ = chains.insert(
+                    r,
+                    Chain {
+                        var: *base,
+                        index,
+                        k,
+                    },
+                )
+            }
             None => _ = candidates.remove(base),
         }
     }
@@ -338,7 +350,8 @@ fn chains(
         let ops = i.operands.as_slice();
         let skip = match (i.class.opcode, ops.first()) {
             (Op::AccessChain | Op::InBoundsAccessChain, Some(Operand::IdRef(b)))
-                if candidates.contains_key(b) && i.result_id.is_some_and(|r| chains.contains_key(&r)) =>
+                if candidates.contains_key(b)
+                    && i.result_id.is_some_and(|r| chains.contains_key(&r)) =>
             {
                 1
             }
@@ -473,7 +486,8 @@ fn declare(
             Decoration::ArrayStride,
             vec![Operand::LiteralBit32(16)],
         ));
-        m.annotations.push(decorate(block, Decoration::Block, vec![]));
+        m.annotations
+            .push(decorate(block, Decoration::Block, vec![]));
         m.annotations.push(Instruction::new(
             Op::MemberDecorate,
             None,
@@ -538,6 +552,22 @@ fn may_write(i: &Instruction, types: &Types) -> bool {
     }
 }
 
+/// Does `op` read an image (OpImageSampleImplicitLod .. OpImageRead, the sparse ones)?
+fn reads_image(op: Op) -> bool {
+    let code = op as u32;
+    (87..=98).contains(&code) || (305..=320).contains(&code)
+}
+
+/// A store through a candidate's chain, in a block.
+struct Store {
+    /// Its position.
+    at: usize,
+    component: u32,
+    value: Word,
+    /// Without memory operands but `Aligned`.
+    plain: bool,
+}
+
 /// Plans the groups of `insts` (one block).
 fn plan(insts: &[Instruction], chains: &HashMap<Word, Chain>, types: &Types) -> Plan {
     let mut plan = Plan::default();
@@ -549,7 +579,7 @@ fn plan(insts: &[Instruction], chains: &HashMap<Word, Chain>, types: &Types) -> 
     // Stores: (epoch, m) → (position, component, value); the epoch's (var, index).
     let mut store_epoch = 0;
     let mut current: Option<(Word, Word)> = None;
-    let mut stores: HashMap<(usize, u32), Vec<(usize, u32, Word, bool)>> = HashMap::new();
+    let mut stores: HashMap<(usize, u32), Vec<Store>> = HashMap::new();
     let mut store_order = vec![];
     for (at, i) in insts.iter().enumerate() {
         let pointer = match i.operands.first() {
@@ -587,13 +617,20 @@ fn plan(insts: &[Instruction], chains: &HashMap<Word, Chain>, types: &Types) -> 
                     if !stores.contains_key(&key) {
                         store_order.push(key);
                     }
-                    stores
-                        .entry(key)
-                        .or_default()
-                        .push((at, c.k % 4, *value, plain));
+                    stores.entry(key).or_default().push(Store {
+                        at,
+                        component: c.k % 4,
+                        value: *value,
+                        plain,
+                    });
                 }
             }
+            // Loads, and reads of images (which may view a buffer), see stores in order.
             (Op::Load, None) => {
+                store_epoch += 1;
+                current = None;
+            }
+            (op, _) if reads_image(op) => {
                 store_epoch += 1;
                 current = None;
             }
@@ -618,21 +655,21 @@ fn plan(insts: &[Instruction], chains: &HashMap<Word, Chain>, types: &Types) -> 
     for key in store_order {
         let list = &stores[&key];
         let mut values = [None; 4];
-        for &(_, comp, value, plain) in list {
-            if !plain || values[comp as usize].is_some() {
+        for s in list {
+            if !s.plain || values[s.component as usize].is_some() {
                 values = [None; 4];
                 break;
             }
-            values[comp as usize] = Some(value);
+            values[s.component as usize] = Some(s.value);
         }
         let (Some(a), Some(b), Some(c), Some(d)) = (values[0], values[1], values[2], values[3])
         else {
             continue;
         };
-        let last = list.iter().map(|s| s.0).max().expect("four stores");
+        let last = list.iter().map(|s| s.at).max().expect("four stores");
         for s in list {
-            let v = (s.0 == last).then_some([a, b, c, d]);
-            plan.stores.insert(s.0, (groups, v));
+            let v = (s.at == last).then_some([a, b, c, d]);
+            plan.stores.insert(s.at, (groups, v));
         }
         groups += 1;
     }
@@ -744,7 +781,12 @@ fn rewrite(insts: Vec<Instruction>, r: &Rewrite, next: &mut Word) -> Vec<Instruc
                             Operand::IdRef(sum),
                         ],
                     ));
-                    out.push(Instruction::new(Op::Load, Some(vector), Some(v), aligned(p)));
+                    out.push(Instruction::new(
+                        Op::Load,
+                        Some(vector),
+                        Some(v),
+                        aligned(p),
+                    ));
                     loaded.insert(group, v);
                 }
                 out.push(Instruction::new(
@@ -789,4 +831,112 @@ fn rewrite(insts: Vec<Instruction>, r: &Rewrite, next: &mut Word) -> Vec<Instruc
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::options::clspv_args;
+    use super::super::spirv::instructions;
+    use super::super::tests::{spirv_val, target};
+    use super::super::{compile, store_vectors};
+    use super::retype;
+    use std::collections::HashSet;
+
+    const OP_TYPE_VECTOR: u32 = 23;
+    const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+    const OP_LOAD: u32 = 61;
+    const OP_STORE: u32 = 62;
+    const OP_COMPOSITE_CONSTRUCT: u32 = 80;
+
+    /// clspv's module for `source`, as `compile` makes it without this pass.
+    fn clspv(source: &str) -> Vec<u32> {
+        let args = clspv_args("", &target()).unwrap();
+        compile(&[source.as_bytes()], &args).unwrap().spirv
+    }
+
+    /// (4-vector runtime arrays, 4-vector loads, 4-vector stores) of `spirv`.
+    fn shape(spirv: &[u32]) -> (usize, usize, usize) {
+        let mut vec4 = HashSet::new();
+        let mut values = HashSet::new();
+        let (mut arrays, mut loads, mut stores) = (0, 0, 0);
+        for (_, i) in instructions(spirv) {
+            match i[0] & 0xffff {
+                OP_TYPE_VECTOR if i[3] == 4 => _ = vec4.insert(i[1]),
+                OP_TYPE_RUNTIME_ARRAY if vec4.contains(&i[2]) => arrays += 1,
+                OP_LOAD if vec4.contains(&i[1]) => loads += 1,
+                OP_COMPOSITE_CONSTRUCT if vec4.contains(&i[1]) => _ = values.insert(i[2]),
+                OP_STORE if values.contains(&i[2]) => stores += 1,
+                _ => {}
+            }
+        }
+        (arrays, loads, stores)
+    }
+
+    #[test]
+    fn clpeak_float16_buffer_becomes_an_array_of_4_vectors() {
+        let spirv = clspv(
+            "kernel void v16(global float16 *A, global float *B) {
+                int id = get_group_id(0) * get_local_size(0) * 16 + get_local_id(0);
+                float16 sum = 0;
+                for (int j = 0; j < 4; j++) { sum += A[id]; id += get_local_size(0); }
+                B[get_global_id(0)] = sum.s0 + sum.s5 + sum.sa + sum.sf;
+            }",
+        );
+        assert_eq!(shape(&spirv), (0, 0, 0));
+        let out = retype(&spirv).expect("the float16 buffer qualifies");
+        spirv_val(&out);
+        // One array; the four components each fetch reads are in 4 different 4-vectors.
+        let (arrays, loads, stores) = shape(&out);
+        assert_eq!((arrays, stores), (1, 0));
+        assert!(loads >= 4, "{loads} 4-vector loads");
+    }
+
+    #[test]
+    fn whole_elements_are_read_and_written_as_4_vectors() {
+        for t in ["float16", "int16", "uint8", "float8"] {
+            let spirv = clspv(&format!(
+                "kernel void copy(global const {t} *a, global {t} *b) {{
+                    int i = get_global_id(0);
+                    b[i] = a[(i * 7) % 64] + a[i];
+                }}"
+            ));
+            let out = retype(&spirv).expect("both buffers qualify");
+            spirv_val(&out);
+            let quarters = if t.ends_with("16") { 4 } else { 2 };
+            assert_eq!(shape(&out), (2, 2 * quarters, quarters), "{t}");
+            // The store_vectors pass before it changes nothing here.
+            assert_eq!(store_vectors::merge(&spirv), spirv);
+        }
+    }
+
+    #[test]
+    fn partial_writes_stay_scalar_and_full_groups_merge() {
+        let spirv = clspv(
+            "kernel void part(global float16 *a) {
+                int i = get_global_id(0);
+                a[i].s3 = 1.0f;
+                a[i].lo.hi = (float4)(2.0f);
+            }",
+        );
+        let out = retype(&spirv).expect("the buffer qualifies");
+        spirv_val(&out);
+        assert_eq!(shape(&out), (1, 0, 1));
+    }
+
+    #[test]
+    fn other_buffers_and_uses_are_left_alone() {
+        // 8-bit components; 64-bit components; a select between two buffers.
+        for source in [
+            "kernel void k(global uchar16 *a) { a[get_global_id(0)] += (uchar16)(1); }",
+            "kernel void k(global long16 *a) { a[get_global_id(0)] += (long16)(1); }",
+            "kernel void k(global float16 *a, global float16 *b, global float *o) {
+                int i = get_global_id(0);
+                global float16 *p = (i & 1) ? a : b;
+                o[i] = p[i].s0 + p[i].s5;
+            }",
+        ] {
+            let spirv = clspv(source);
+            assert_eq!(retype(&spirv), None, "{source}");
+        }
+    }
 }

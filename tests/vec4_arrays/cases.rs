@@ -182,7 +182,10 @@ fn copies_at_computed_indices() {
         }
         for (name, want) in [("scaled", scaled), ("reversed", reversed)] {
             let k = kernel(p, name);
-            let (a, b) = (e.buffer_from(&input), e.buffer_from(&vec![0xeeee_eeeeu32; n * w]));
+            let (a, b) = (
+                e.buffer_from(&input),
+                e.buffer_from(&vec![0xeeee_eeeeu32; n * w]),
+            );
             arg(k, 0, &a);
             arg(k, 1, &b);
             arg(k, 2, &(n as i32));
@@ -204,7 +207,8 @@ fn copies_at_computed_indices() {
 fn partial_writes_of_components() {
     let e = env();
     let n = 40usize;
-    let src = "kernel void part(global const float16 *src, global float16 *dst, global int16 *ints) {
+    let src =
+        "kernel void part(global const float16 *src, global float16 *dst, global int16 *ints) {
         int i = get_global_id(0);
         int j = (i * 3 + 1) % 40;
         dst[i].s3 = src[j].s5;
@@ -423,7 +427,11 @@ fn struct_with_a_float16_member() {
     assert_eq!(e.read::<f32>(o, n), out);
     let got = e.read::<u32>(a, n * 32);
     for i in 0..n {
-        assert_eq!(got[i * 32..i * 32 + 17], want[i * 32..i * 32 + 17], "element {i}");
+        assert_eq!(
+            got[i * 32..i * 32 + 17],
+            want[i * 32..i * 32 + 17],
+            "element {i}"
+        );
     }
     release(k, p, &[a, o]);
 }
