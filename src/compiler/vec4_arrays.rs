@@ -85,6 +85,13 @@ pub fn retype(spirv: &[u32]) -> Option<Vec<u32>> {
             }
         }
     }
+    // Names and decorations of the dropped chains go with them.
+    let kept = |i: &Instruction| match i.operands.first() {
+        Some(Operand::IdRef(id)) => !chains.contains_key(id) || used.contains(id),
+        _ => true,
+    };
+    m.debug_names.retain(kept);
+    m.annotations.retain(kept);
     let mut retyped = 0;
     for (f, plans) in m.functions.iter_mut().zip(&plans) {
         for (b, plan) in f.blocks.iter_mut().zip(plans) {

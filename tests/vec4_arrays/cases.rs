@@ -435,3 +435,47 @@ fn struct_with_a_float16_member() {
     }
     release(k, p, &[a, o]);
 }
+
+/// One program whose first kernel writes a float16 buffer and whose second only reads it at the
+/// same binding (clspv's one variable; the reader gets a NonWritable copy of it).
+#[test]
+fn one_kernel_writes_what_another_reads() {
+    let e = env();
+    let n = 64usize;
+    let src = "kernel void fill(global float16 *a, global const float *b) {
+        int i = get_global_id(0);
+        a[i] = (float16)(b[i]) + (float16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+    kernel void total(global const float16 *a, global float *b) {
+        int i = get_global_id(0);
+        float16 x = a[(i + 5) % 64];
+        b[i] = x.s0 + x.s7 + x.s8 + x.sf;
+    }";
+    let p = e.program(src, "");
+    let (fill, total) = (kernel(p, "fill"), kernel(p, "total"));
+    let bv: Vec<f32> = (0..n).map(|i| small(i * 3)).collect();
+    let (a, b, o) = (
+        e.buffer_from(&vec![0f32; n * 16]),
+        e.buffer_from(&bv),
+        e.buffer_from(&vec![0f32; n]),
+    );
+    arg(fill, 0, &a);
+    arg(fill, 1, &b);
+    e.run(fill, None, &[n], None);
+    arg(total, 0, &a);
+    arg(total, 1, &o);
+    e.run(total, None, &[n], None);
+    let filled: Vec<f32> = (0..n * 16).map(|x| bv[x / 16] + (x % 16) as f32).collect();
+    assert_eq!(e.read::<f32>(a, n * 16), filled);
+    let want: Vec<f32> = (0..n)
+        .map(|i| {
+            let j = (i + 5) % n;
+            [0, 7, 8, 15].iter().map(|&c| filled[j * 16 + c]).sum()
+        })
+        .collect();
+    assert_eq!(e.read::<f32>(o, n), want);
+    unsafe {
+        clReleaseKernel(total);
+    }
+    release(fill, p, &[a, b, o]);
+}
