@@ -24,12 +24,13 @@
 //!   write memory between them, become one 4-vector load at the place of the first
 //!   (`Aligned 16`) and extracts of it;
 //! - stores of all four components 4m..4m+3 of one `%i` in one block, each once, with nothing
-//!   between them that touches memory but stores of the same variable at the same `%i`,
-//!   become one 4-vector store at the place of the last.
+//!   between them that touches memory (no load, image read, other store, atomic, barrier or
+//!   call) but stores of the same variable at the same `%i`, become one 4-vector store at the
+//!   place of the last.
 //!
-//! Other loads and stores stay scalar, through the retyped chain. `%i * N/4` is computed in
-//! 32 bits: buffers of more than 2^32 4-vectors (64 GiB) are not reachable in logical
-//! modules anyway.
+//! Other loads and stores stay scalar, through the retyped chain; chains no access goes
+//! through any more are dropped. `%i * N/4` is computed in 32 bits: it wraps only past 2^32
+//! 4-vectors (64 GiB), beyond any storage buffer's range (maxStorageBufferRange).
 
 use std::collections::{HashMap, HashSet};
 
@@ -109,7 +110,8 @@ pub fn retype(spirv: &[u32]) -> Option<Vec<u32>> {
             retyped += plan.loads.len() + plan.stores.len();
         }
     }
-    log::debug!(target: "compiler", "vec4_arrays: {} buffers retyped, {retyped} grouped accesses", candidates.len());
+    let buffers = candidates.len();
+    log::debug!(target: "compiler", "vec4_arrays: {buffers} buffers, {retyped} accesses grouped");
     m.header.as_mut()?.bound = next;
     let mut out = m.assemble();
     out.extend_from_slice(&spirv[end..]);
