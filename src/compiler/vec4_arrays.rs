@@ -749,19 +749,6 @@ fn rewrite(insts: Vec<Instruction>, r: &Rewrite, next: &mut Word) -> Vec<Instruc
             Operand::LiteralBit32(16),
         ]
     };
-    // The 4-vector that `c`'s component is in: a chain to it (`%var 0 sum`), pushed to `out`.
-    let vector_chain = |c: &Chain, sum: Word, pointer: Word, p: Word, out: &mut Vec<_>| {
-        out.push(Instruction::new(
-            Op::AccessChain,
-            Some(pointer),
-            Some(p),
-            vec![
-                Operand::IdRef(c.var),
-                Operand::IdRef(d.small[0]),
-                Operand::IdRef(sum),
-            ],
-        ));
-    };
     for (at, i) in insts.into_iter().enumerate() {
         let chain = match i.operands.first() {
             Some(Operand::IdRef(p)) => chains.get(p).copied(),
@@ -793,7 +780,16 @@ fn rewrite(insts: Vec<Instruction>, r: &Rewrite, next: &mut Word) -> Vec<Instruc
                 if first {
                     let sum = index(&c, &mut out, &mut id);
                     let (p, v) = (id(), id());
-                    vector_chain(&c, sum, pointer, p, &mut out);
+                    out.push(Instruction::new(
+                        Op::AccessChain,
+                        Some(pointer),
+                        Some(p),
+                        vec![
+                            Operand::IdRef(c.var),
+                            Operand::IdRef(d.small[0]),
+                            Operand::IdRef(sum),
+                        ],
+                    ));
                     out.push(Instruction::new(
                         Op::Load,
                         Some(vector),
@@ -826,7 +822,16 @@ fn rewrite(insts: Vec<Instruction>, r: &Rewrite, next: &mut Word) -> Vec<Instruc
                     Some(v),
                     values.iter().map(|&x| Operand::IdRef(x)).collect(),
                 ));
-                vector_chain(&c, sum, pointer, p, &mut out);
+                out.push(Instruction::new(
+                    Op::AccessChain,
+                    Some(pointer),
+                    Some(p),
+                    vec![
+                        Operand::IdRef(c.var),
+                        Operand::IdRef(d.small[0]),
+                        Operand::IdRef(sum),
+                    ],
+                ));
                 let mut ops = aligned(p);
                 ops.insert(1, Operand::IdRef(v));
                 out.push(Instruction::new(Op::Store, None, None, ops));
