@@ -114,12 +114,6 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.lavapipe_aos = v.is_some_and(|v| !v.is_empty() && v != "0"),
     },
     OptionDoc {
-        name: "VKCL_VEC4_ARRAYS",
-        default: "0",
-        doc: "1: storage buffers of 8- and 16-component vectors of 32-bit types are typed as arrays of 4-vectors, their components read and written four at a time (compiler::vec4_arrays; issue 21: NVIDIA reads float16 buffers at two thirds of its bandwidth as clspv types them; to be measured there)",
-        set: |c, v| c.vec4_arrays = v.is_some_and(|v| v == "1"),
-    },
-    OptionDoc {
         name: "VKCL_PLACEMENT",
         default: "auto",
         doc: "where buffers live: auto (device-local on discrete GPUs, mapped by the host where all of the device's memory can be, else reached through staging copies; host-visible zero-copy on unified memory), device (device-local with staging everywhere: tests the discrete-GPU paths on lavapipe), mapped (device-local and mapped where the device allows: tests the resizable-BAR paths on lavapipe), host (host-visible everywhere)",
@@ -203,8 +197,6 @@ pub struct Config {
     pub coalesce: Option<bool>,
     /// VKCL_PREBUILD.
     pub prebuild: bool,
-    /// VKCL_VEC4_ARRAYS.
-    pub vec4_arrays: bool,
     /// VKCL_LAVAPIPE_AOS.
     pub lavapipe_aos: bool,
     pub validation: bool,

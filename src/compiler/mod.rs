@@ -51,7 +51,6 @@ pub mod sum_index;
 pub mod tempdir;
 #[cfg(test)]
 mod tests;
-mod vec4_arrays;
 pub mod vload_half;
 pub mod wide_globals;
 pub mod word_views;
@@ -126,10 +125,6 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = null_checks::fold(&spirv);
             let spirv = coherent::decorate(&spirv);
             let spirv = store_vectors::merge(&spirv);
-            let spirv = match crate::config::get().vec4_arrays {
-                true => vec4_arrays::retype(&spirv).unwrap_or(spirv),
-                false => spirv,
-            };
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
