@@ -138,6 +138,8 @@ struct Inflight {
     done: Condvar,
     /// For the completion thread: a batch that no API thread waits for, or the queue closed.
     work: Condvar,
+    /// The device's clock and the host's read together, in ns (`calibration`).
+    clocks: Mutex<Option<(u64, u64)>>,
 }
 
 struct Flight {
@@ -252,6 +254,7 @@ impl Queue {
             }),
             done: Condvar::new(),
             work: Condvar::new(),
+            clocks: Mutex::new(None),
         });
         let (vk2, timeline2, inflight2) = (vk.clone(), timeline.clone(), inflight.clone());
         let context2 = Arc::downgrade(context);
@@ -755,7 +758,8 @@ fn record_times(
     let now = super::event::host_ns();
     let (start, end) = match clocks {
         Some((device_now, host_now)) => {
-            let host = |t: u64| host_now.saturating_sub(device_now.saturating_sub(t));
+            // Device times before or after the calibration (which may be older than them).
+            let host = |t: u64| (host_now as i128 + t as i128 - device_now as i128).max(0) as u64;
             (host(start), host(end))
         }
         None => {
@@ -808,7 +812,7 @@ fn complete_through(vk: &VkDevice, inflight: &Inflight, value: u64, failed: Opti
         f.completing = true;
         drop(f);
         let last = p.value;
-        complete_batch(vk, p, failed);
+        complete_batch(vk, &inflight.clocks, p, failed);
         f = inflight.state.lock();
         f.completing = false;
         f.completed = f.completed.max(last);
@@ -818,23 +822,16 @@ fn complete_through(vk: &VkDevice, inflight: &Inflight, value: u64, failed: Opti
 
 /// Completes one batch: profiling times, host parts, event status (and so callbacks), then
 /// gives its Vulkan objects back and lets go of what it kept alive.
-fn complete_batch(vk: &VkDevice, p: Pending, failed: Option<ClError>) {
+fn complete_batch(
+    vk: &VkDevice,
+    clocks: &Mutex<Option<(u64, u64)>>,
+    p: Pending,
+    failed: Option<ClError>,
+) {
     let times = p
         .profiled_at
         .zip(p.retired.as_ref().and_then(|r| r.command_times()));
-    // The device's clock and the host's read together (where the device can tell): device
-    // times then map onto the host clock. Where the driver reads both, exactly; else the
-    // host's clock around the call, at its middle (on the H200 the call alone took some 10
-    // µs, which read after it put every start that much late: tools/diag/latency.c).
-    let clocks = times.as_ref().and_then(|_| {
-        let before = super::event::host_ns();
-        let (device, monotonic) = vk.clocks()?;
-        let after = super::event::host_ns();
-        let host = monotonic
-            .and_then(super::event::from_monotonic)
-            .unwrap_or(before + (after - before) / 2);
-        Some((device, host))
-    });
+    let clocks = times.as_ref().and_then(|_| calibration(vk, clocks));
     for item in &p.items {
         if let Some((submitted, t)) = &times {
             record_times(&item.event, *submitted, t, item.index, clocks);
@@ -867,6 +864,33 @@ fn complete_batch(vk: &VkDevice, p: Pending, failed: Option<ClError>) {
     }
     drop(p.retired);
     drop(p.keep);
+}
+
+/// How long a calibration (`calibration`) serves: the two clocks drift apart (NTP slews the
+/// host's by up to 500 parts per million), at most half a microsecond in this time.
+const CALIBRATION_AGE_NS: u64 = 1_000_000;
+
+/// The device's clock and the host's read together (where the device can tell), so that
+/// device times map onto the host clock: read again once `CALIBRATION_AGE_NS` old (the read
+/// is a driver call of some 10 µs on NVIDIA, on the path of every profiled batch's
+/// completion). Where the driver reads both clocks, exactly; else the host's clock around the
+/// call, at its middle (read after the call, every start came out ~10 µs late on the H100:
+/// tools/diag/latency.c).
+fn calibration(vk: &VkDevice, cache: &Mutex<Option<(u64, u64)>>) -> Option<(u64, u64)> {
+    let mut cached = cache.lock();
+    let now = super::event::host_ns();
+    if let Some((device, host)) = *cached {
+        if now.saturating_sub(host) < CALIBRATION_AGE_NS {
+            return Some((device, host));
+        }
+    }
+    let (device, monotonic) = vk.clocks()?;
+    let after = super::event::host_ns();
+    let host = monotonic
+        .and_then(super::event::from_monotonic)
+        .unwrap_or(now + (after - now) / 2);
+    *cached = Some((device, host));
+    Some((device, host))
 }
 
 /// The completion thread: completes the batches no API thread waits for, in order.
