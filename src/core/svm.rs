@@ -8,7 +8,11 @@
 //!   to its host address (lavapipe does);
 //! - host-visible, host-coherent memory of one device mapped on the host at its own device
 //!   address (VK_EXT_map_memory_placed; NVIDIA, whose imports get other addresses), for
-//!   contexts of that one Vulkan device (`vk::memory::Buffer::at_device_address`).
+//!   contexts of that one Vulkan device (`vk::memory::Buffer::at_device_address`);
+//! - there, for coarse-grained allocations on discrete GPUs, device-local memory with host
+//!   memory of vkcl's own at the same address (`vk::memory::Buffer::mirrored`, [`mirrors`]),
+//!   synchronised by clEnqueueSVMMap and clEnqueueSVMUnmap.
+//!
 //! The allocation is a `Mem` of no handle, so commands and launches keep it alive
 //! as they keep buffers (`Keep`). Kernels reach it through a second build of their program in
 //! physical addressing mode (`Program::physical`), used only by launches that need it
