@@ -424,19 +424,8 @@ impl<'a> Module<'a> {
 
     /// Whether function `from` is `to` or calls it, directly or not.
     fn reaches(&self, from: u32, to: u32) -> bool {
-        let mut seen = HashSet::from([from]);
-        let mut work = vec![from];
-        while let Some(f) = work.pop() {
-            if f == to {
-                return true;
-            }
-            for &c in self.calls.get(&f).map_or(&[][..], |c| c) {
-                if seen.insert(c) {
-                    work.push(c);
-                }
-            }
-        }
-        false
+        super::spirv::reachable(from, |f| self.calls.get(&f).map_or(&[][..], Vec::as_slice))
+            .contains(&to)
     }
 
     fn rewrite(self, spirv: &[u32]) -> Option<Vec<u32>> {

@@ -163,7 +163,7 @@ fn analyse(spirv: &[u32]) -> Option<Analysis> {
     buffers.retain(|b| !non_writable.contains(b));
     let entries = entry_points
         .into_iter()
-        .map(|(id, at)| (id, at, reachable(id, &functions)))
+        .map(|(id, at)| (id, at, reachable(id, callees(&functions))))
         .collect();
     Some(Analysis {
         buffers,
@@ -174,15 +174,21 @@ fn analyse(spirv: &[u32]) -> Option<Analysis> {
     })
 }
 
-/// The functions `root` calls, directly or not, itself included.
-fn reachable(root: u32, functions: &HashMap<u32, Function>) -> HashSet<u32> {
+/// The functions `root` calls, directly or not, itself included; `calls` gives the functions
+/// one calls.
+pub(super) fn reachable<'a>(root: u32, calls: impl Fn(u32) -> &'a [u32]) -> HashSet<u32> {
     let (mut todo, mut seen) = (vec![root], HashSet::new());
     while let Some(f) = todo.pop() {
         if seen.insert(f) {
-            todo.extend(functions.get(&f).map_or(&[][..], |f| &f.calls));
+            todo.extend(calls(f));
         }
     }
     seen
+}
+
+/// `calls` of [`reachable`] for an analysis' functions.
+fn callees<'a>(functions: &'a HashMap<u32, Function>) -> impl Fn(u32) -> &'a [u32] {
+    |f| functions.get(&f).map_or(&[][..], |f| &f.calls)
 }
 
 /// How a function's instructions use each buffer variable: pointers derived from a variable by
@@ -398,7 +404,7 @@ pub fn entry_point_only(spirv: &[u32], entry: &str) -> Option<Vec<u32>> {
         }
     }
     let chosen = chosen?;
-    let kept = reachable(chosen, &functions);
+    let kept = reachable(chosen, callees(&functions));
     if kept.len() == functions.len() {
         return None;
     }

@@ -563,13 +563,11 @@ impl Mem {
         let align = super::svm::alignment(context)?;
         let rounded = size.max(1).next_multiple_of(align);
         if super::svm::placed(context) {
-            let mirrored = (super::svm::mirrors(context, flags))
-                .then(|| Buffer::mirrored(&devices[0], rounded as u64))
-                .flatten();
-            let b = match mirrored {
-                Some(b) => b,
-                None => Buffer::at_device_address(&devices[0], rounded as u64)?,
-            };
+            let (device, bytes) = (&devices[0], rounded as u64);
+            let b = (super::svm::mirrors(context, flags))
+                .then(|| Buffer::mirrored(device, bytes))
+                .flatten()
+                .or_else(|| Buffer::at_device_address(device, bytes))?;
             let ptr = b.mirror().or(b.host())?.as_ptr() as usize;
             let bytes = Bytes {
                 storage: Arc::new(b),

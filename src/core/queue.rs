@@ -874,8 +874,7 @@ const CALIBRATION_AGE_NS: u64 = 1_000_000;
 /// device times map onto the host clock: read again once `CALIBRATION_AGE_NS` old (the read
 /// is a driver call of some 10 µs on NVIDIA, on the path of every profiled batch's
 /// completion). Where the driver reads both clocks, exactly; else the host's clock around the
-/// call, at its middle (read after the call, every start came out ~10 µs late on the H100:
-/// tools/diag/latency.c).
+/// call, at its middle (not after it: the host's time would be late by up to the call).
 fn calibration(vk: &VkDevice, cache: &Mutex<Option<(u64, u64)>>) -> Option<(u64, u64)> {
     let mut cached = cache.lock();
     let now = super::event::host_ns();

@@ -334,9 +334,10 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// Waits until the timeline reaches `value`, or `timeout_ns` passes (Ok(false)). A lost
-    /// device is an error even where the driver's wait only times out after it (NVIDIA's,
-    /// after a kernel's memory fault): a timed-out wait reads the counter, which reports it.
+    /// Waits until the timeline reaches `value`, or `timeout_ns` passes (Ok(false)). A timed-out
+    /// wait also reads the counter, so that a lost device is an error where the driver's wait
+    /// only times out after the loss but the counter reports it. (NVIDIA's, after a kernel's
+    /// memory fault, reports neither within 60 s: tools/diag/fault.c.)
     pub fn wait(&self, value: u64, timeout_ns: u64) -> Result<bool> {
         let sems = [self.raw];
         let values = [value];
