@@ -1619,3 +1619,60 @@ const LOCAL_STRUCTS: &str = "typedef struct { int a, b, c, d; } counts;\n\
                for (int k = 0; k < 4; k++) { int w = 64 * k + i, d = w / 4;\n\
                local int *src = (local int *) &l[d % 3][d / 3].v;\n\
                o[w] = src[w - 4 * d]; } }\n";
+
+// ------------------------------------------- multiply-add chains (issue 21, multiply_adds)
+
+/// clpeak's integer chain `x = y*x + y; y = x*y + x`, which LLVM factors into products of sums
+/// and compiler::multiply_adds distributes back: int, int4 and long lanes against the host's
+/// wrapping arithmetic, with other products of sums (`(a + 3) * b`, `(a + b) * a`) that
+/// must stay as they are.
+#[test]
+fn integer_multiply_add_chains() {
+    let src = r#"
+#define MAD_4(x, y) x = (y*x) + y; y = (x*y) + x; x = (y*x) + y; y = (x*y) + x;
+kernel void k(global uint *out, uint a) {
+    uint g = get_global_id(0);
+    int x = a + g, y = g + 1;
+    int4 x4 = (int4)(a, a + 1, a + 2, a + 3) + (int)g, y4 = (int4)(g + 1);
+    long xl = (long)a << 20 | g, yl = g + 7;
+    for (int i = 0; i < 8; i++) { MAD_4(x, y); MAD_4(x4, y4); MAD_4(xl, yl); }
+    uint p = (x + 3) * y, q = (x + y) * x;
+    out[8 * g] = y; out[8 * g + 1] = y4.x; out[8 * g + 2] = y4.y; out[8 * g + 3] = y4.z;
+    out[8 * g + 4] = y4.w; out[8 * g + 5] = (uint)yl ^ (uint)(yl >> 32);
+    out[8 * g + 6] = p; out[8 * g + 7] = q;
+}
+"#;
+    let items = 64usize;
+    let a = 12345u32;
+    let out = run_words(src, "", "k", &[vec![0; 8 * items]], &[a], items);
+    fn chain<T: Copy>(mut x: T, mut y: T, mul: fn(T, T) -> T, add: fn(T, T) -> T) -> (T, T) {
+        for _ in 0..16 {
+            x = add(mul(y, x), y);
+            y = add(mul(x, y), x);
+        }
+        (x, y)
+    }
+    let mul = u32::wrapping_mul;
+    let add = u32::wrapping_add;
+    for g in 0..items as u32 {
+        let (x, y) = chain(a + g, g + 1, mul, add);
+        let lanes: Vec<u32> = (0..4).map(|l| chain(a + l + g, g + 1, mul, add).1).collect();
+        let (_, yl) = chain(
+            (a as u64) << 20 | g as u64,
+            g as u64 + 7,
+            u64::wrapping_mul,
+            u64::wrapping_add,
+        );
+        let want = [
+            y,
+            lanes[0],
+            lanes[1],
+            lanes[2],
+            lanes[3],
+            yl as u32 ^ (yl >> 32) as u32,
+            mul(add(x, 3), y),
+            mul(add(x, y), x),
+        ];
+        assert_eq!(out[0][8 * g as usize..][..8], want, "work-item {g}");
+    }
+}

@@ -26,6 +26,7 @@ pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
 pub mod member_offset;
+mod multiply_adds;
 pub mod null_checks;
 pub mod null_tests;
 pub mod options;
@@ -125,6 +126,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = null_checks::fold(&spirv);
             let spirv = coherent::decorate(&spirv);
             let spirv = store_vectors::merge(&spirv);
+            let spirv = multiply_adds::distribute(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
                 log,
