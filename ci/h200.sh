@@ -80,10 +80,10 @@ fi
 if want clpeak; then
   # vkcl, then NVIDIA's OpenCL in the same run (docs/GPU.md compares them).
   echo "== clpeak vkcl"
-  timeout 200 clpeak --global-bandwidth --compute-sp --compute-dp --kernel-latency 2>&1 |
+  timeout 200 clpeak --global-bandwidth --compute-sp --compute-dp --compute-integer --kernel-latency 2>&1 |
     tee $OUT/clpeak-vkcl.txt | tail -30
   echo "== clpeak NVIDIA"
-  OCL_ICD_VENDORS=/tmp/nv/nvidia.icd timeout 200 clpeak --global-bandwidth --compute-sp \
+  OCL_ICD_VENDORS=/tmp/nv/nvidia.icd timeout 200 clpeak --global-bandwidth --compute-sp --compute-integer \
     --compute-dp --kernel-latency 2>&1 | tee $OUT/clpeak-nvidia.txt | tail -30
 fi
 if want bandwidth; then

@@ -1656,7 +1656,9 @@ kernel void k(global uint *out, uint a) {
     let add = u32::wrapping_add;
     for g in 0..items as u32 {
         let (x, y) = chain(a + g, g + 1, mul, add);
-        let lanes: Vec<u32> = (0..4).map(|l| chain(a + l + g, g + 1, mul, add).1).collect();
+        let lanes: Vec<u32> = (0..4)
+            .map(|l| chain(a + l + g, g + 1, mul, add).1)
+            .collect();
         let (_, yl) = chain(
             (a as u64) << 20 | g as u64,
             g as u64 + 7,

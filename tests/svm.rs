@@ -1724,3 +1724,38 @@ kernel void run_of_sevens(global uint *a, global uint *out, int n) {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+/// clEnqueueSVMUnmap of a coarse-grained pointer that was never mapped: the spec gives no
+/// error for it (only a NULL pointer is CL_INVALID_VALUE), so it succeeds and changes nothing,
+/// whether the allocation is host-coherent or device memory with a host copy
+/// (`VKCL_SVM_COARSE=device`, which lavapipe allows too).
+#[test]
+fn unmap_of_a_pointer_never_mapped_only_orders() {
+    let e = Env::new();
+    if !has_svm(&e) {
+        return;
+    }
+    let n = 64;
+    let p: *mut u32 = alloc(&e, CL_MEM_READ_WRITE, n);
+    let data: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
+    check!(clEnqueueSVMMemcpy(
+        e.queue,
+        CL_TRUE,
+        p.cast(),
+        data.as_ptr().cast(),
+        n * 4,
+        0,
+        null(),
+        null_mut()
+    ));
+    for at in [p, unsafe { p.add(5) }] {
+        check!(clEnqueueSVMUnmap(e.queue, at.cast(), 0, null(), null_mut()));
+    }
+    check!(clFinish(e.queue));
+    assert_eq!(mapped(&e, p, n), data);
+    assert_eq!(
+        unsafe { clEnqueueSVMUnmap(e.queue, null_mut(), 0, null(), null_mut()) },
+        CL_INVALID_VALUE
+    );
+    unsafe { clSVMFree(e.ctx, p.cast()) };
+}

@@ -380,7 +380,9 @@ unsafe fn enqueue_svm_unmap(
     let (q, wait) = unsafe { queue_and_wait(queue, num_events, events) }?;
     check(!svm_ptr.is_null(), CL_INVALID_VALUE)?;
     let e = match svm::find(&q.context, svm_ptr as usize) {
-        Some((m, _)) if svm::mirrored(&m) => {
+        // A pointer that was never mapped has nothing to bring back: like host-coherent
+        // memory's, its unmap only orders.
+        Some((m, _)) if svm::mirrored(&m) && m.is_mapped(svm_ptr as usize) => {
             transfer::unmap(&q, CL_COMMAND_SVM_UNMAP, &m, svm_ptr, &wait)?
         }
         found => {

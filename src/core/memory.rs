@@ -711,6 +711,11 @@ impl Mem {
         })
     }
 
+    /// Whether `ptr` is mapped.
+    pub fn is_mapped(&self, ptr: usize) -> bool {
+        self.maps.lock().contains_key(&ptr)
+    }
+
     /// Ends one map of `ptr` (CL_INVALID_VALUE if it is not mapped).
     pub fn remove_mapping(&self, ptr: usize) -> CLResult<Mapping> {
         let mut maps = self.maps.lock();
