@@ -51,12 +51,22 @@ pub fn compile(
     if !(patches || generic) || options.contains("-output-format") {
         return compile(sources, options);
     }
+    let start = std::time::Instant::now();
     let Ok((ll, front_log)) = compile(sources, &format!("{options} -output-format=ll")) else {
         return compile(sources, options);
     };
     let ll = String::from_utf8_lossy(&ll);
     if generic {
-        if let Some(log) = super::generic_spaces::find(&ll) {
+        let ir = start.elapsed();
+        let found = super::generic_spaces::find(&ll);
+        log::debug!(
+            target: "compiler",
+            "generic address spaces checked in {:.1} ms ({:.1} ms of IR, {} bytes)",
+            1e3 * start.elapsed().as_secs_f64(),
+            1e3 * ir.as_secs_f64(),
+            ll.len()
+        );
+        if let Some(log) = found {
             return Err(super::CompileError::Failed {
                 log: front_log + &log,
             });
