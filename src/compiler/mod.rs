@@ -18,6 +18,7 @@ mod flat_copies;
 mod flat_layout;
 mod flat_records;
 mod flat_uses;
+pub mod generic_spaces;
 pub mod globals;
 pub mod helper;
 mod identifiers;
@@ -290,9 +291,12 @@ fn compile_bytes(
         }
     }
     // Record copies clspv never finishes are rewritten in the IR first (wrapped_copy).
+    // Generic pointers whose space is chosen at run time are refused there too
+    // (generic_spaces), in 2.0/3.0 programs that may hold generic pointers.
+    let generic = lower_pipes && lowered.iter().any(|s| generic_spaces::may_choose(s));
     let build = |s: &[&[u8]], o: &str| match is_ir {
         true => compile_in_helper(s, o),
-        false => wrapped_copy::compile(s, o, &compile_in_helper),
+        false => wrapped_copy::compile(s, o, generic, &compile_in_helper),
     };
     // OpenCL C 3.0 program-scope variables: built again in clang's 2.0 mode, reading as 3.0;
     // at once for sources that declare them (`globals::declares_writable_globals`): their 3.0

@@ -24,9 +24,12 @@ type Compile<'a> = dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), super::Co
 
 /// Compiles OpenCL C `sources` with `options` through `compile`, by way of the patched IR when
 /// [`patch`] changes it (see the module comment).
+/// `generic`: the program may choose a generic pointer's address space at run time, which
+/// the IR is checked for first (super::generic_spaces).
 pub fn compile(
     sources: &[&[u8]],
     options: &str,
+    generic: bool,
     compile: &Compile,
 ) -> Result<(Vec<u8>, String), super::CompileError> {
     let records = |s: &&[u8]| {
@@ -44,14 +47,35 @@ pub fn compile(
             .collect(),
     };
     // Objects (clCompileProgram's bitcode) are compiled as they are.
-    if (!sources.iter().any(records) && wide.is_empty()) || options.contains("-output-format") {
+    let patches = sources.iter().any(records) || !wide.is_empty();
+    if !(patches || generic) || options.contains("-output-format") {
         return compile(sources, options);
     }
+    let start = std::time::Instant::now();
     let Ok((ll, front_log)) = compile(sources, &format!("{options} -output-format=ll")) else {
         return compile(sources, options);
     };
-    // Private records reached through pointers first (super::flat_records), then the copies.
     let ll = String::from_utf8_lossy(&ll);
+    if generic {
+        let ir = start.elapsed();
+        let found = super::generic_spaces::find(&ll);
+        log::debug!(
+            target: "compiler",
+            "generic address spaces checked in {:.1} ms ({:.1} ms of IR, {} bytes)",
+            1e3 * start.elapsed().as_secs_f64(),
+            1e3 * ir.as_secs_f64(),
+            ll.len()
+        );
+        if let Some(log) = found {
+            return Err(super::CompileError::Failed {
+                log: front_log + &log,
+            });
+        }
+    }
+    if !patches {
+        return compile(sources, options);
+    }
+    // Private records reached through pointers first (super::flat_records), then the copies.
     let flat = super::flat_records::patch(&ll);
     // __local structs' tail padding as members (super::padded_locals).
     let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(&ll)).or(flat);
