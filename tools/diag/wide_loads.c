@@ -24,7 +24,14 @@ static const char *source =
     "    BODY(float4, Q(A, 0) + Q(A, 1) + Q(A, 2) + Q(A, 3)) B[get_global_id(0)] = sum.x + sum.y + sum.z + sum.w; }\n"
     "kernel void v16_vload(global const float *A, global float *B) {\n"
     "    BODY(float16, vload16(id, A)) B[get_global_id(0)] = sum.s0 + sum.s1 + sum.s2 + sum.s3 + sum.s4 + sum.s5 + sum.s6 + sum.s7\n"
-    "        + sum.s8 + sum.s9 + sum.sa + sum.sb + sum.sc + sum.sd + sum.se + sum.sf; }\n";
+    "        + sum.s8 + sum.s9 + sum.sa + sum.sb + sum.sc + sum.sd + sum.se + sum.sf; }\n"
+    /* float16 loads into four float4 sums: clspv makes a float16 sum an array of 16 floats, and
+     * the loop then carries an array-typed OpPhi, which NVIDIA's compiler may keep in memory. */
+    "kernel void v16_acc4(global const float16 *A, global float *B) {\n"
+    "    int id = get_group_id(0) * get_local_size(0) * F + get_local_id(0); float4 s0 = 0, s1 = 0, s2 = 0, s3 = 0;\n"
+    "    for (int i = 0; i < F; i++) { float16 v = A[id]; s0 += v.s0123; s1 += v.s4567; s2 += v.s89ab; s3 += v.scdef;\n"
+    "        id += get_local_size(0); }\n"
+    "    float4 s = s0 + s1 + s2 + s3; B[get_global_id(0)] = s.x + s.y + s.z + s.w; }\n";
 
 static double now(void) {
     struct timespec t;
@@ -49,9 +56,9 @@ int main(int argc, char **argv) {
     CHECK_ERR(err);
     float one = 1.0f;
     CHECK(clEnqueueFillBuffer(q, a, &one, sizeof one, 0, bytes, 0, NULL, NULL));
-    const char *names[] = {"v4", "v8", "v16", "v16_as4", "v16_vload"};
-    size_t widths[] = {16, 32, 64, 64, 64};
-    for (int k = 0; k < 5; k++) {
+    const char *names[] = {"v4", "v8", "v16", "v16_as4", "v16_vload", "v16_acc4"};
+    size_t widths[] = {16, 32, 64, 64, 64, 64};
+    for (int k = 0; k < 6; k++) {
         size_t items = bytes / widths[k] / 16;
         cl_mem b = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, items * 4, NULL, &err);
         CHECK_ERR(err);
