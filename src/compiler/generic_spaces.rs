@@ -301,21 +301,18 @@ fn function<'a>(header: &'a str, body: &[&'a str]) -> Option<Func<'a>> {
             }
         }
     }
-    let allocas: Vec<&str> = blocks
+    // (name, instruction) of each alloca; the generic pointer variables among them are tracked.
+    let alloca_defs: Vec<(&str, &str)> = blocks
         .iter()
         .flat_map(|b| &b.lines)
-        .filter_map(|l| {
-            let (def, rhs) = l.split_once(" = ")?;
-            rhs.starts_with("alloca ").then_some(def)
-        })
+        .filter_map(|l| l.split_once(" = "))
+        .filter(|(_, rhs)| rhs.starts_with("alloca "))
         .collect();
-    let mut tracked: Vec<&str> = blocks
+    let allocas: Vec<&str> = alloca_defs.iter().map(|&(def, _)| def).collect();
+    let mut tracked: Vec<&str> = alloca_defs
         .iter()
-        .flat_map(|b| &b.lines)
-        .filter_map(|l| {
-            let (def, rhs) = l.split_once(" = ")?;
-            rhs.starts_with("alloca ptr addrspace(4),").then_some(def)
-        })
+        .filter(|(_, rhs)| rhs.starts_with("alloca ptr addrspace(4),"))
+        .map(|&(def, _)| def)
         .collect();
     for line in blocks.iter().flat_map(|b| &b.lines) {
         tracked.retain(|a| only_loaded_or_stored(line, a));
