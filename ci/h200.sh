@@ -72,10 +72,11 @@ if want svm; then
   done | tee $OUT/svm_triad.txt
 fi
 if want latency; then
-  # Issue 21: where clpeak's launch latency goes (tools/diag/latency.c), vkcl then NVIDIA.
+  # Issue 21: where clpeak's launch latency goes (tools/diag/latency.c), vkcl then NVIDIA,
+  # and raw Vulkan's floor under it (raw_vulkan --latency).
   echo "== latency"
-  for icd in $D/libvkcl.so /tmp/nv/nvidia.icd; do OCL_ICD_VENDORS=$icd timeout 60 $D/latency; done 2>&1 |
-    tee $OUT/latency.txt
+  { for icd in $D/libvkcl.so /tmp/nv/nvidia.icd; do OCL_ICD_VENDORS=$icd timeout 60 $D/latency; done
+    timeout 60 $D/raw_vulkan --latency; } 2>&1 | tee $OUT/latency.txt
 fi
 if want clpeak; then
   # vkcl, then NVIDIA's OpenCL in the same run (docs/GPU.md compares them).

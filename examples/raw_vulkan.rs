@@ -86,6 +86,10 @@ struct Gpu {
     family: u32,
     memory: vk::PhysicalDeviceMemoryProperties,
     name: String,
+    /// Nanoseconds per timestamp tick.
+    timestamp_period: f64,
+    /// VK_EXT_calibrated_timestamps, where the device has it with CLOCK_MONOTONIC (--latency).
+    calibration: Option<ash::ext::calibrated_timestamps::Device>,
 }
 
 fn vkr(what: &str) -> impl Fn(vk::Result) -> String + '_ {
@@ -122,7 +126,27 @@ impl Gpu {
             else {
                 continue;
             };
-            let device = Self::create_device(&instance, pd, family as u32, props.api_version)?;
+            // SAFETY: as above.
+            let has_calibration = unsafe { instance.enumerate_device_extension_properties(pd) }
+                .unwrap_or_default()
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::calibrated_timestamps::NAME));
+            let monotonic = has_calibration && {
+                let ext = ash::ext::calibrated_timestamps::Instance::new(&entry, &instance);
+                // SAFETY: the device has the extension.
+                unsafe { ext.get_physical_device_calibrateable_time_domains(pd) }
+                    .unwrap_or_default()
+                    .contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC)
+            };
+            let device = Self::create_device(
+                &instance,
+                pd,
+                family as u32,
+                props.api_version,
+                monotonic,
+            )?;
+            let calibration = monotonic
+                .then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
             // SAFETY: queue 0 of `family` was requested.
             let queue = unsafe { device.get_device_queue(family as u32, 0) };
             // SAFETY: as above.
@@ -135,6 +159,8 @@ impl Gpu {
                 family: family as u32,
                 memory,
                 name,
+                timestamp_period: props.limits.timestamp_period as f64,
+                calibration,
             });
         }
         Err("no Vulkan 1.2 device with a compute queue".into())
@@ -146,6 +172,7 @@ impl Gpu {
         pd: vk::PhysicalDevice,
         family: u32,
         api: u32,
+        calibration: bool,
     ) -> Res<ash::Device> {
         let mut s11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut s12 = vk::PhysicalDeviceVulkan12Features::default();
@@ -175,8 +202,12 @@ impl Gpu {
             .storage_buffer8_bit_access(s12.storage_buffer8_bit_access != 0)
             .uniform_and_storage_buffer8_bit_access(s12.uniform_and_storage_buffer8_bit_access != 0)
             .storage_push_constant8(s12.storage_push_constant8 != 0)
-            .timeline_semaphore(true);
+            .timeline_semaphore(true)
+            .host_query_reset(s12.host_query_reset != 0);
         let mut exts = vec![];
+        if calibration {
+            exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+        }
         if api < vk::API_VERSION_1_3 {
             exts.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
         }
@@ -723,6 +754,200 @@ fn json(gpu: &Gpu, params: &Params, figures: &[Figure]) -> Res<String> {
     Ok(out + "  ]\n}\n")
 }
 
+/// An empty compute shader (LocalSize 1 1 1), assembled with spirv-as.
+const NOP_SPIRV: [u32; 35] = [
+    0x07230203, 0x00010500, 0x00070000, 0x00000005, 0x00000000, 0x00020011, 0x00000001,
+    0x0003000e, 0x00000000, 0x00000001, 0x0005000f, 0x00000005, 0x00000001, 0x6e69616d,
+    0x00000000, 0x00060010, 0x00000001, 0x00000011, 0x00000001, 0x00000001, 0x00000001,
+    0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00050036, 0x00000002,
+    0x00000001, 0x00000000, 0x00000003, 0x000200f8, 0x00000004, 0x000100fd, 0x00010038,
+];
+
+/// CLOCK_MONOTONIC in nanoseconds (the clock vkcl's profiling times and
+/// VK_TIME_DOMAIN_CLOCK_MONOTONIC use).
+fn monotonic_ns() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: t is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
+}
+
+/// `--latency`: the floor under clpeak's kernel launch latency and tools/diag/latency.c
+/// (docs/GPU.md): an empty dispatch between two timestamps, submitted and waited for 2000
+/// times per shape, with medians of the submit call, START−SUBMIT (the TOP_OF_PIPE timestamp,
+/// in host time through VK_EXT_calibrated_timestamps, after vkQueueSubmit returned),
+/// END−START, the round trip, and END until the host saw completion. Shapes: a fence wait;
+/// a timeline signal polled; vkcl's own shape (a barrier ahead, a host barrier behind, the
+/// timeline polled, or waited for with vkWaitSemaphores).
+fn latency(gpu: &Gpu) -> Res<()> {
+    println!("raw_vulkan --latency: device {}", gpu.name);
+    let d = &gpu.device;
+    let module_info = vk::ShaderModuleCreateInfo::default().code(&NOP_SPIRV);
+    // SAFETY: valid SPIR-V (spirv-val), valid device; everything made here is destroyed at the end.
+    let module = unsafe { d.create_shader_module(&module_info, None) }.map_err(vkr("module"))?;
+    let layout_info = vk::PipelineLayoutCreateInfo::default();
+    // SAFETY: as above.
+    let layout =
+        unsafe { d.create_pipeline_layout(&layout_info, None) }.map_err(vkr("layout"))?;
+    let stage = vk::PipelineShaderStageCreateInfo::default()
+        .stage(vk::ShaderStageFlags::COMPUTE)
+        .module(module)
+        .name(c"main");
+    let info = [vk::ComputePipelineCreateInfo::default()
+        .stage(stage)
+        .layout(layout)];
+    // SAFETY: as above.
+    let pipeline = unsafe { d.create_compute_pipelines(vk::PipelineCache::null(), &info, None) }
+        .map_err(|(_, e)| format!("pipeline: {e:?}"))?[0];
+    let query_info = vk::QueryPoolCreateInfo::default()
+        .query_type(vk::QueryType::TIMESTAMP)
+        .query_count(2);
+    // SAFETY: as above.
+    let queries = unsafe { d.create_query_pool(&query_info, None) }.map_err(vkr("queries"))?;
+    let pool_info = vk::CommandPoolCreateInfo::default()
+        .queue_family_index(gpu.family)
+        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+    // SAFETY: as above.
+    let pool = unsafe { d.create_command_pool(&pool_info, None) }.map_err(vkr("pool"))?;
+    let cb = gpu.command_buffer(pool)?;
+    let fence = gpu.fence()?;
+    let timeline = gpu.timeline()?;
+    let mut value = 0u64;
+    println!(
+        "{:<34} {:>9} {:>13} {:>10} {:>10} {:>10}   (medians, µs)",
+        "shape", "submit", "START-SUBMIT", "END-START", "round trip", "END-seen"
+    );
+    for (shape, vkcl_shape, wait) in [
+        ("fence wait", false, "fence"),
+        ("timeline polled", false, "poll"),
+        ("vkcl's barriers, timeline polled", true, "poll"),
+        ("vkcl's barriers, vkWaitSemaphores", true, "wait"),
+    ] {
+        // SAFETY: cb is not pending (every submission below is waited for).
+        unsafe {
+            d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                .map_err(vkr("reset"))?;
+            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+                .map_err(vkr("begin"))?;
+            if vkcl_shape {
+                compute_barrier(d, cb);
+            }
+            d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, queries, 0);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+            d.cmd_dispatch(cb, 1, 1, 1);
+            d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, queries, 1);
+            if vkcl_shape {
+                host_barrier(d, cb);
+            }
+            d.end_command_buffer(cb).map_err(vkr("end"))?;
+        }
+        let mut figures: [Vec<f64>; 5] = Default::default();
+        for i in 0..2200 {
+            // SAFETY: the queries are not in use (the last submission completed).
+            unsafe { d.reset_query_pool(queries, 0, 2) };
+            value += 1;
+            let cbs = [cb];
+            let (sems, values) = ([timeline], [value]);
+            let mut signal = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+            let submit = match wait {
+                "fence" => vk::SubmitInfo::default().command_buffers(&cbs),
+                _ => vk::SubmitInfo::default()
+                    .command_buffers(&cbs)
+                    .signal_semaphores(&sems)
+                    .push_next(&mut signal),
+            };
+            let t0 = monotonic_ns();
+            // SAFETY: cb is executable and not pending; waited for below.
+            unsafe {
+                let f = if wait == "fence" { fence } else { vk::Fence::null() };
+                d.queue_submit(gpu.queue, &[submit], f).map_err(vkr("submit"))?;
+            }
+            let t1 = monotonic_ns();
+            // SAFETY: waits for the submission just made.
+            unsafe {
+                match wait {
+                    "fence" => {
+                        d.wait_for_fences(&[fence], true, u64::MAX).map_err(vkr("wait"))?;
+                        d.reset_fences(&[fence]).map_err(vkr("reset"))?;
+                    }
+                    "poll" => {
+                        while d.get_semaphore_counter_value(timeline).map_err(vkr("counter"))?
+                            < value
+                        {
+                            for _ in 0..64 {
+                                std::hint::spin_loop();
+                            }
+                        }
+                    }
+                    _ => {
+                        let info = vk::SemaphoreWaitInfo::default()
+                            .semaphores(&sems)
+                            .values(&values);
+                        d.wait_semaphores(&info, u64::MAX).map_err(vkr("wait"))?;
+                    }
+                }
+            }
+            let t2 = monotonic_ns();
+            if i < 200 {
+                continue; // warm-up
+            }
+            figures[0].push(t1 - t0);
+            figures[3].push(t2 - t0);
+            let Some(ext) = &gpu.calibration else {
+                continue;
+            };
+            let mut stamps = [0u64; 2];
+            // SAFETY: both queries were written by the completed submission.
+            unsafe {
+                d.get_query_pool_results(queries, 0, &mut stamps, vk::QueryResultFlags::TYPE_64)
+                    .map_err(vkr("query results"))?;
+            }
+            let domains = [vk::TimeDomainEXT::DEVICE, vk::TimeDomainEXT::CLOCK_MONOTONIC]
+                .map(|t| vk::CalibratedTimestampInfoEXT::default().time_domain(t));
+            // SAFETY: the extension is enabled and both domains are supported.
+            let (now, _) = unsafe { ext.get_calibrated_timestamps(&domains) }
+                .map_err(vkr("calibration"))?;
+            let host = |tick: u64| {
+                now[1] as f64 - (now[0].wrapping_sub(tick) as i64) as f64 * gpu.timestamp_period
+            };
+            let (start, end) = (host(stamps[0]), host(stamps[1]));
+            figures[1].push(start - t1);
+            figures[2].push(end - start);
+            figures[4].push(t2 - end);
+        }
+        let median = |v: &mut Vec<f64>| match v.is_empty() {
+            true => "-".to_string(),
+            false => {
+                v.sort_by(|a, b| a.total_cmp(b));
+                format!("{:.2}", quantile(v, 0.5) / 1e3)
+            }
+        };
+        let [a, b, c, e, f] = &mut figures;
+        println!(
+            "{shape:<34} {:>9} {:>13} {:>10} {:>10} {:>10}",
+            median(a),
+            median(b),
+            median(c),
+            median(e),
+            median(f)
+        );
+    }
+    // SAFETY: nothing is pending any more.
+    unsafe {
+        d.destroy_semaphore(timeline, None);
+        d.destroy_fence(fence, None);
+        d.destroy_command_pool(pool, None);
+        d.destroy_query_pool(queries, None);
+        d.destroy_pipeline(pipeline, None);
+        d.destroy_pipeline_layout(layout, None);
+        d.destroy_shader_module(module, None);
+    }
+    Ok(())
+}
+
 /// `--host-access`: the memory types, then host writes and reads of a device-local,
 /// host-visible buffer (GB/s and µs per copy).
 fn host_access(gpu: &Gpu) -> Res<()> {
@@ -845,10 +1070,13 @@ fn run() -> Res<()> {
     if args.iter().any(|a| a == "--host-access") {
         return host_access(&Gpu::new(opt("--device").as_deref())?);
     }
+    if args.iter().any(|a| a == "--latency") {
+        return latency(&Gpu::new(opt("--device").as_deref())?);
+    }
     let dir = args
         .get(1)
         .filter(|a| !a.starts_with("--"))
-        .ok_or("usage: raw_vulkan DIR [--device SUB] [--json FILE] | --host-access")?;
+        .ok_or("usage: raw_vulkan DIR [--device SUB] [--json FILE] | --host-access | --latency")?;
     let params = Params::read(dir)?;
     let gpu = Gpu::new(opt("--device").as_deref())?;
     println!("raw_vulkan: device {}", gpu.name);
