@@ -90,6 +90,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.wait_spin_us = v.and_then(|v| v.parse().ok()),
     },
     OptionDoc {
+        name: "VKCL_PIPELINE_STATS",
+        default: "0",
+        doc: "1: pipelines are created capturing the driver's statistics of their code (VK_KHR_pipeline_executable_properties, e.g. NVIDIA's register count), logged at level info with target `pipeline` (VKCL_LOG=pipeline=info)",
+        set: |c, v| c.pipeline_stats = v.is_some_and(|v| v == "1"),
+    },
+    OptionDoc {
         name: "VKCL_PREBUILD",
         default: "1",
         doc: "0: kernels' pipelines are made at their first launch only; else a background thread makes them when their program is built, for the work-group sizes their launches most likely use (docs/BENCHMARKS.md)",
@@ -197,6 +203,8 @@ pub struct Config {
     pub coalesce: Option<bool>,
     /// VKCL_PREBUILD.
     pub prebuild: bool,
+    /// VKCL_PIPELINE_STATS.
+    pub pipeline_stats: bool,
     /// VKCL_LAVAPIPE_AOS.
     pub lavapipe_aos: bool,
     pub validation: bool,

@@ -28,6 +28,9 @@ pub struct Device {
     pub(super) map2: Option<ash::khr::map_memory2::Device>,
     /// VK_EXT_calibrated_timestamps' functions, where enabled (see `now_ns`).
     calibration: Option<ash::ext::calibrated_timestamps::Device>,
+    /// VK_KHR_pipeline_executable_properties' functions, with VKCL_PIPELINE_STATS where the
+    /// device has them: pipelines are created capturing their statistics, which are logged.
+    pub(super) statistics: Option<ash::khr::pipeline_executable_properties::Device>,
     /// Samplers by OpenCL sampler bitmask (see `image::Device::sampler`).
     pub(super) samplers: Mutex<std::collections::HashMap<u32, vk::Sampler>>,
     /// Timeline semaphores given back (see `take_timeline`).
@@ -98,6 +101,12 @@ impl Device {
         if fs.calibrated_timestamps {
             exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
         }
+        let statistics = fs.pipeline_statistics && crate::config::get().pipeline_stats;
+        let mut fexec = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
+            .pipeline_executable_info(true);
+        if statistics {
+            exts.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
+        }
         let mut fplaced = vk::PhysicalDeviceMapMemoryPlacedFeaturesEXT::default()
             .memory_map_placed(fs.map_memory_placed)
             .memory_unmap_reserve(fs.memory_unmap_reserve);
@@ -120,6 +129,9 @@ impl Device {
         }
         if fs.map_memory_placed {
             info = info.push_next(&mut fplaced);
+        }
+        if statistics {
+            info = info.push_next(&mut fexec);
         }
         // SAFETY: the features and extensions enabled were probed as supported.
         let raw = unsafe { instance.raw.create_device(caps.physical, &info, None) }?;
@@ -165,6 +177,8 @@ impl Device {
         let calibration = fs
             .calibrated_timestamps
             .then(|| ash::ext::calibrated_timestamps::Device::new(&instance.raw, &raw));
+        let statistics = statistics
+            .then(|| ash::khr::pipeline_executable_properties::Device::new(&instance.raw, &raw));
         log::info!(
             target: "vk",
             "opened {} ({}){}",
@@ -185,6 +199,7 @@ impl Device {
             host_import,
             map2,
             calibration,
+            statistics,
             samplers: Mutex::new(Default::default()),
             timelines: Mutex::new(vec![]),
         }))

@@ -148,8 +148,12 @@ impl KernelLayout {
             .module(module.raw)
             .name(&name)
             .specialization_info(&spec_info);
+        let mut flags = vk::PipelineCreateFlags::DISPATCH_BASE;
+        if self.device.statistics.is_some() {
+            flags |= vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR;
+        }
         let info = vk::ComputePipelineCreateInfo::default()
-            .flags(vk::PipelineCreateFlags::DISPATCH_BASE)
+            .flags(flags)
             .stage(stage)
             .layout(self.pipeline_layout);
         // SAFETY: valid module, layout and cache of this device.
@@ -159,11 +163,53 @@ impl KernelLayout {
                 .create_compute_pipelines(self.device.pipeline_cache, &[info], None)
         }
         .map_err(|(_, e)| e)?;
+        if let Some(ext) = &self.device.statistics {
+            log_statistics(ext, raw[0], entry, spec);
+        }
         Device::pipelines_added(&self.device);
         Ok(Pipeline {
             device: self.device.clone(),
             raw: raw[0],
         })
+    }
+}
+
+/// Logs the driver's statistics of each executable of `pipeline` (VKCL_PIPELINE_STATS; target
+/// `pipeline`, level info), e.g. NVIDIA's register count, to compare the code of two kernels.
+fn log_statistics(
+    ext: &ash::khr::pipeline_executable_properties::Device,
+    pipeline: vk::Pipeline,
+    entry: &str,
+    spec: &[(u32, u32)],
+) {
+    let info = vk::PipelineInfoKHR::default().pipeline(pipeline);
+    // SAFETY: the pipeline was created with CAPTURE_STATISTICS by this device.
+    let count = unsafe { ext.get_pipeline_executable_properties(&info) }.map_or(0, |p| p.len());
+    for index in 0..count as u32 {
+        let info = vk::PipelineExecutableInfoKHR::default()
+            .pipeline(pipeline)
+            .executable_index(index);
+        // SAFETY: as above; the index is one of the pipeline's executables.
+        let Ok(stats) = (unsafe { ext.get_pipeline_executable_statistics(&info) }) else {
+            continue;
+        };
+        let figures: Vec<String> = stats
+            .iter()
+            .map(|s| {
+                let name = s.name_as_c_str().map(|c| c.to_string_lossy()).unwrap_or_default();
+                // SAFETY: the union's member is the one `format` names.
+                let value = unsafe {
+                    match s.format {
+                        vk::PipelineExecutableStatisticFormatKHR::BOOL32 => s.value.b32.to_string(),
+                        vk::PipelineExecutableStatisticFormatKHR::INT64 => s.value.i64.to_string(),
+                        vk::PipelineExecutableStatisticFormatKHR::UINT64 => s.value.u64.to_string(),
+                        _ => s.value.f64.to_string(),
+                    }
+                };
+                format!("{name} {value}")
+            })
+            .collect();
+        log::info!(target: "pipeline", "{entry} {spec:?}: {}", figures.join(", "));
     }
 }
 

@@ -45,6 +45,9 @@ pub struct Features {
     pub map_memory_placed: bool,
     /// `memoryUnmapReserve`: an unmap can leave the host range reserved.
     pub memory_unmap_reserve: bool,
+    /// VK_KHR_pipeline_executable_properties' `pipelineExecutableInfo`: the driver's statistics
+    /// of a compiled pipeline (registers, code size), logged with VKCL_PIPELINE_STATS.
+    pub pipeline_statistics: bool,
 }
 
 /// The subgroup operations compute shaders may use.
@@ -462,6 +465,11 @@ fn features(
     if placed {
         feats2 = feats2.push_next(&mut fplaced);
     }
+    let mut fexec = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+    let executables = has(ash::khr::pipeline_executable_properties::NAME);
+    if executables {
+        feats2 = feats2.push_next(&mut fexec);
+    }
     // SAFETY: pd comes from this instance; every chained struct is valid for its version.
     unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
     let f = feats2.features;
@@ -509,6 +517,7 @@ fn features(
         external_memory_host: has_emh && host_import_supported(inst, pd),
         map_memory_placed: placed && fplaced.memory_map_placed != 0,
         memory_unmap_reserve: placed && fplaced.memory_unmap_reserve != 0,
+        pipeline_statistics: executables && fexec.pipeline_executable_info != 0,
         calibrated_timestamps: domains.contains(&vk::TimeDomainEXT::DEVICE),
         calibrated_monotonic: domains.contains(&vk::TimeDomainEXT::DEVICE)
             && domains.contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC),
