@@ -138,15 +138,10 @@ impl Gpu {
                     .unwrap_or_default()
                     .contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC)
             };
-            let device = Self::create_device(
-                &instance,
-                pd,
-                family as u32,
-                props.api_version,
-                monotonic,
-            )?;
-            let calibration = monotonic
-                .then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
+            let device =
+                Self::create_device(&instance, pd, family as u32, props.api_version, monotonic)?;
+            let calibration =
+                monotonic.then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
             // SAFETY: queue 0 of `family` was requested.
             let queue = unsafe { device.get_device_queue(family as u32, 0) };
             // SAFETY: as above.
@@ -756,11 +751,11 @@ fn json(gpu: &Gpu, params: &Params, figures: &[Figure]) -> Res<String> {
 
 /// An empty compute shader (LocalSize 1 1 1), assembled with spirv-as.
 const NOP_SPIRV: [u32; 35] = [
-    0x07230203, 0x00010500, 0x00070000, 0x00000005, 0x00000000, 0x00020011, 0x00000001,
-    0x0003000e, 0x00000000, 0x00000001, 0x0005000f, 0x00000005, 0x00000001, 0x6e69616d,
-    0x00000000, 0x00060010, 0x00000001, 0x00000011, 0x00000001, 0x00000001, 0x00000001,
-    0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00050036, 0x00000002,
-    0x00000001, 0x00000000, 0x00000003, 0x000200f8, 0x00000004, 0x000100fd, 0x00010038,
+    0x07230203, 0x00010500, 0x00070000, 0x00000005, 0x00000000, 0x00020011, 0x00000001, 0x0003000e,
+    0x00000000, 0x00000001, 0x0005000f, 0x00000005, 0x00000001, 0x6e69616d, 0x00000000, 0x00060010,
+    0x00000001, 0x00000011, 0x00000001, 0x00000001, 0x00000001, 0x00020013, 0x00000002, 0x00030021,
+    0x00000003, 0x00000002, 0x00050036, 0x00000002, 0x00000001, 0x00000000, 0x00000003, 0x000200f8,
+    0x00000004, 0x000100fd, 0x00010038,
 ];
 
 /// CLOCK_MONOTONIC in nanoseconds (the clock vkcl's profiling times and
@@ -790,8 +785,7 @@ fn latency(gpu: &Gpu) -> Res<()> {
     let module = unsafe { d.create_shader_module(&module_info, None) }.map_err(vkr("module"))?;
     let layout_info = vk::PipelineLayoutCreateInfo::default();
     // SAFETY: as above.
-    let layout =
-        unsafe { d.create_pipeline_layout(&layout_info, None) }.map_err(vkr("layout"))?;
+    let layout = unsafe { d.create_pipeline_layout(&layout_info, None) }.map_err(vkr("layout"))?;
     let stage = vk::PipelineShaderStageCreateInfo::default()
         .stage(vk::ShaderStageFlags::COMPUTE)
         .module(module)
@@ -851,7 +845,8 @@ fn latency(gpu: &Gpu) -> Res<()> {
             value += 1;
             let cbs = [cb];
             let (sems, values) = ([timeline], [value]);
-            let mut signal = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+            let mut signal =
+                vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
             let submit = match wait {
                 "fence" => vk::SubmitInfo::default().command_buffers(&cbs),
                 _ => vk::SubmitInfo::default()
@@ -862,19 +857,27 @@ fn latency(gpu: &Gpu) -> Res<()> {
             let t0 = monotonic_ns();
             // SAFETY: cb is executable and not pending; waited for below.
             unsafe {
-                let f = if wait == "fence" { fence } else { vk::Fence::null() };
-                d.queue_submit(gpu.queue, &[submit], f).map_err(vkr("submit"))?;
+                let f = if wait == "fence" {
+                    fence
+                } else {
+                    vk::Fence::null()
+                };
+                d.queue_submit(gpu.queue, &[submit], f)
+                    .map_err(vkr("submit"))?;
             }
             let t1 = monotonic_ns();
             // SAFETY: waits for the submission just made.
             unsafe {
                 match wait {
                     "fence" => {
-                        d.wait_for_fences(&[fence], true, u64::MAX).map_err(vkr("wait"))?;
+                        d.wait_for_fences(&[fence], true, u64::MAX)
+                            .map_err(vkr("wait"))?;
                         d.reset_fences(&[fence]).map_err(vkr("reset"))?;
                     }
                     "poll" => {
-                        while d.get_semaphore_counter_value(timeline).map_err(vkr("counter"))?
+                        while d
+                            .get_semaphore_counter_value(timeline)
+                            .map_err(vkr("counter"))?
                             < value
                         {
                             for _ in 0..64 {
@@ -905,11 +908,14 @@ fn latency(gpu: &Gpu) -> Res<()> {
                 d.get_query_pool_results(queries, 0, &mut stamps, vk::QueryResultFlags::TYPE_64)
                     .map_err(vkr("query results"))?;
             }
-            let domains = [vk::TimeDomainEXT::DEVICE, vk::TimeDomainEXT::CLOCK_MONOTONIC]
-                .map(|t| vk::CalibratedTimestampInfoEXT::default().time_domain(t));
+            let domains = [
+                vk::TimeDomainEXT::DEVICE,
+                vk::TimeDomainEXT::CLOCK_MONOTONIC,
+            ]
+            .map(|t| vk::CalibratedTimestampInfoEXT::default().time_domain(t));
             // SAFETY: the extension is enabled and both domains are supported.
-            let (now, _) = unsafe { ext.get_calibrated_timestamps(&domains) }
-                .map_err(vkr("calibration"))?;
+            let (now, _) =
+                unsafe { ext.get_calibrated_timestamps(&domains) }.map_err(vkr("calibration"))?;
             let host = |tick: u64| {
                 now[1] as f64 - (now[0].wrapping_sub(tick) as i64) as f64 * gpu.timestamp_period
             };

@@ -196,7 +196,10 @@ fn log_statistics(
         let figures: Vec<String> = stats
             .iter()
             .map(|s| {
-                let name = s.name_as_c_str().map(|c| c.to_string_lossy()).unwrap_or_default();
+                let name = s
+                    .name_as_c_str()
+                    .map(|c| c.to_string_lossy())
+                    .unwrap_or_default();
                 // SAFETY: the union's member is the one `format` names.
                 let value = unsafe {
                     match s.format {
