@@ -80,7 +80,6 @@ fn address_space_casts() {
 /// ("Invalid operands for select instruction"); logical addressing cannot represent it, and
 /// the build fails with a log that says so (the last test).
 #[test]
-#[ignore = "clspv 0.0.1 cannot choose an address space at run time: the build fails"]
 fn pointer_chosen_at_run_time() {
     let o = run(
         "int *q = get_global_id(0) ? (int *)l : (int *)g; o[0] = *q;",

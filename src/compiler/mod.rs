@@ -19,6 +19,7 @@ mod flat_layout;
 mod flat_records;
 mod flat_uses;
 pub mod generic_spaces;
+pub mod generic_flat;
 pub mod globals;
 pub mod helper;
 mod identifiers;
