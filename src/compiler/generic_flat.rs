@@ -387,7 +387,7 @@ impl<'a> Function<'a> {
         }
         let mut body: Vec<String> = vec![];
         let mut hoisted = 0;
-        for line in self.body {
+        for line in &through_slots(self.body, &mut entry) {
             if definition(line).is_some_and(|(d, _)| self.moved.contains_key(d)) {
                 continue;
             }
@@ -469,6 +469,147 @@ impl<'a> Function<'a> {
         }
         Ok(out)
     }
+}
+
+/// `body` with its generic pointer variables, `phi`s and `select`s kept as 64-bit addresses
+/// in private variables accessed `volatile`: clspv 0.0.1 in physical addressing mode crashes
+/// (SIGSEGV in its SPIR-V producer) or writes an invalid OpSelect when a `phi` or `select`
+/// chooses between pointers it types differently (`c ? g + i : out + 16` in plain OpenCL C
+/// does it), and LLVM would fold integer choices of `ptrtoint`s back into pointer ones;
+/// volatile accesses are neither promoted nor folded. New variables go to `entry`.
+fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
+    const GENERIC: &str = "ptr addrspace(4)";
+    let slots: Vec<&str> = body
+        .iter()
+        .filter_map(|l| definition(l))
+        .filter(|(_, rhs)| rhs.starts_with("alloca ptr addrspace(4),"))
+        .map(|(d, _)| d)
+        .filter(|d| {
+            body.iter()
+                .all(|l| super::generic_spaces::only_loaded_or_stored(l.trim(), d))
+        })
+        .collect();
+    // Each phi: its slot and incoming (value, block).
+    let mut phis: HashMap<&str, (String, Vec<(&str, &str)>)> = HashMap::new();
+    for l in body {
+        let Some((d, rhs)) = definition(l) else {
+            continue;
+        };
+        let Some(incoming) = rhs.strip_prefix("phi ptr addrspace(4) ") else {
+            continue;
+        };
+        let mut pairs = vec![];
+        for pair in split_args(incoming) {
+            let inner = pair.trim().trim_start_matches('[').trim_end_matches(']');
+            if let [v, b] = split_args(inner)[..] {
+                pairs.push((v, b.trim_start_matches('%')));
+            }
+        }
+        let slot = format!("%__vkcl.slot.{}", entry.len());
+        entry.push(format!("  {slot} = alloca i64, align 8"));
+        phis.insert(d, (slot, pairs));
+    }
+    let mut out = vec![];
+    let mut n = 0;
+    let mut fresh = || {
+        n += 1;
+        format!("%__vkcl.addr.{n}")
+    };
+    let mut block = "";
+    // Loads of the phis' slots waiting for the end of the block's phis.
+    let mut pending: Vec<String> = vec![];
+    for &line in body {
+        let trimmed = line.trim();
+        let is_label = !line.starts_with(char::is_whitespace) && trimmed.ends_with(':')
+            || !line.starts_with(char::is_whitespace)
+                && line.split(';').next().is_some_and(|l| l.trim_end().ends_with(':'));
+        if is_label {
+            block = line.split(':').next().unwrap_or("").trim();
+            out.push(line.to_string());
+            continue;
+        }
+        let def = definition(line);
+        if def.is_some_and(|(d, _)| phis.contains_key(d)) {
+            let (d, _) = def.unwrap_or_default();
+            let i = fresh();
+            pending.push(format!("  {i} = load volatile i64, ptr {}, align 8", phis[d].0));
+            pending.push(format!("  {d} = inttoptr i64 {i} to {GENERIC}"));
+            continue;
+        }
+        if !trimmed.starts_with("%") || !trimmed.contains(" = phi ") {
+            out.append(&mut pending);
+        }
+        let terminator = ["br ", "switch ", "ret ", "ret", "unreachable"]
+            .iter()
+            .any(|t| trimmed.starts_with(t));
+        if terminator {
+            for (slot, pairs) in phis.values() {
+                for (v, _) in pairs.iter().filter(|(_, b)| b.trim_matches('"') == block.trim_matches('"')) {
+                    let i = fresh();
+                    out.push(format!("  {i} = ptrtoint {GENERIC} {v} to i64"));
+                    out.push(format!("  store volatile i64 {i}, ptr {slot}, align 8"));
+                }
+            }
+        }
+        match def {
+            Some((d, rhs)) if slots.contains(&d) => {
+                out.push(format!("  {d} = alloca i64, align 8"));
+                let _ = rhs;
+            }
+            Some((d, rhs)) if rhs.starts_with("load ptr addrspace(4), ") => {
+                let addr = split_args(rhs).get(1).map_or("", |a| a.split_whitespace().last().unwrap_or(""));
+                match slots.contains(&addr) {
+                    true => {
+                        let i = fresh();
+                        out.push(format!("  {i} = load volatile i64, ptr {addr}, align 8"));
+                        out.push(format!("  {d} = inttoptr i64 {i} to {GENERIC}"));
+                    }
+                    false => out.push(line.to_string()),
+                }
+            }
+            Some((d, rhs)) if rhs.starts_with("select ") && rhs.contains(GENERIC) => {
+                let args = split_args(rhs.trim_start_matches("select "));
+                let ops: Vec<&str> = args
+                    .iter()
+                    .skip(1)
+                    .filter_map(|a| a.strip_prefix(GENERIC))
+                    .map(str::trim)
+                    .collect();
+                if ops.len() != 2 {
+                    out.push(line.to_string());
+                    continue;
+                }
+                let mut loaded = vec![];
+                for v in ops {
+                    let slot = format!("%__vkcl.slot.{}", entry.len());
+                    entry.push(format!("  {slot} = alloca i64, align 8"));
+                    let (i, l) = (fresh(), fresh());
+                    out.push(format!("  {i} = ptrtoint {GENERIC} {v} to i64"));
+                    out.push(format!("  store volatile i64 {i}, ptr {slot}, align 8"));
+                    out.push(format!("  {l} = load volatile i64, ptr {slot}, align 8"));
+                    loaded.push(l);
+                }
+                let (s, c) = (fresh(), args[0]);
+                out.push(format!("  {s} = select {c}, i64 {}, i64 {}", loaded[0], loaded[1]));
+                out.push(format!("  {d} = inttoptr i64 {s} to {GENERIC}"));
+            }
+            None if trimmed.starts_with("store ptr addrspace(4) ") => {
+                let args = split_args(trimmed.trim_start_matches("store "));
+                let addr = args.get(1).map_or("", |a| a.split_whitespace().last().unwrap_or(""));
+                match slots.contains(&addr) {
+                    true => {
+                        let v = args[0].trim_start_matches(GENERIC).trim();
+                        let i = fresh();
+                        out.push(format!("  {i} = ptrtoint {GENERIC} {v} to i64"));
+                        out.push(format!("  store volatile i64 {i}, ptr {addr}, align 8"));
+                    }
+                    false => out.push(line.to_string()),
+                }
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    out
 }
 
 /// Whether an instruction's result is a private pointer that is really global: to_private's,
@@ -773,58 +914,72 @@ fn support(text: &str, local: u64, private: u64) -> String {
     let mut s = format!(
         "{BASE} = internal global i64 0, align 8\n\
          \n\
-         define internal spir_func i64 @__vkcl_flat_group() {{\n\
+         define internal spir_func i32 @__vkcl_flat_group() {{\n\
          entry:\n\
-         \x20 %x = call spir_func i64 @_Z12get_group_idj(i32 0)\n\
-         \x20 %y = call spir_func i64 @_Z12get_group_idj(i32 1)\n\
-         \x20 %z = call spir_func i64 @_Z12get_group_idj(i32 2)\n\
-         \x20 %nx = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
-         \x20 %ny = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
-         \x20 %zy = mul i64 %z, %ny\n\
-         \x20 %zy1 = add i64 %zy, %y\n\
-         \x20 %zyx = mul i64 %zy1, %nx\n\
-         \x20 %g = add i64 %zyx, %x\n\
-         \x20 ret i64 %g\n\
+         \x20 %x64 = call spir_func i64 @_Z12get_group_idj(i32 0)\n\
+         \x20 %y64 = call spir_func i64 @_Z12get_group_idj(i32 1)\n\
+         \x20 %z64 = call spir_func i64 @_Z12get_group_idj(i32 2)\n\
+         \x20 %nx64 = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
+         \x20 %ny64 = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
+         \x20 %x = trunc i64 %x64 to i32\n\
+         \x20 %y = trunc i64 %y64 to i32\n\
+         \x20 %z = trunc i64 %z64 to i32\n\
+         \x20 %nx = trunc i64 %nx64 to i32\n\
+         \x20 %ny = trunc i64 %ny64 to i32\n\
+         \x20 %zy = mul i32 %z, %ny\n\
+         \x20 %zy1 = add i32 %zy, %y\n\
+         \x20 %zyx = mul i32 %zy1, %nx\n\
+         \x20 %g = add i32 %zyx, %x\n\
+         \x20 ret i32 %g\n\
          }}\n\
          \n\
          define internal spir_func ptr addrspace(1) @__vkcl_flat_locals() {{\n\
          entry:\n\
          \x20 %b = load i64, ptr {BASE}, align 8\n\
-         \x20 %g = call spir_func i64 @__vkcl_flat_group()\n\
-         \x20 %o = mul i64 %g, {local}\n\
-         \x20 %a = add i64 %b, %o\n\
-         \x20 %p = inttoptr i64 %a to ptr addrspace(1)\n\
+         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
+         \x20 %g = call spir_func i32 @__vkcl_flat_group()\n\
+         \x20 %g64 = zext i32 %g to i64\n\
+         \x20 %p = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %g64\n\
          \x20 ret ptr addrspace(1) %p\n\
          }}\n\
          \n\
          define internal spir_func ptr addrspace(1) @__vkcl_flat_privates() {{\n\
          entry:\n\
          \x20 %b = load i64, ptr {BASE}, align 8\n\
-         \x20 %nx = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
-         \x20 %ny = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
-         \x20 %nz = call spir_func i64 @_Z14get_num_groupsj(i32 2)\n\
-         \x20 %nxy = mul i64 %nx, %ny\n\
-         \x20 %n = mul i64 %nxy, %nz\n\
-         \x20 %ex = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 0)\n\
-         \x20 %ey = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 1)\n\
-         \x20 %ez = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 2)\n\
-         \x20 %lx = call spir_func i64 @_Z12get_local_idj(i32 0)\n\
-         \x20 %ly = call spir_func i64 @_Z12get_local_idj(i32 1)\n\
-         \x20 %lz = call spir_func i64 @_Z12get_local_idj(i32 2)\n\
-         \x20 %lzy = mul i64 %lz, %ey\n\
-         \x20 %lzy1 = add i64 %lzy, %ly\n\
-         \x20 %lzyx = mul i64 %lzy1, %ex\n\
-         \x20 %l = add i64 %lzyx, %lx\n\
-         \x20 %exy = mul i64 %ex, %ey\n\
-         \x20 %size = mul i64 %exy, %ez\n\
-         \x20 %g = call spir_func i64 @__vkcl_flat_group()\n\
-         \x20 %gs = mul i64 %g, %size\n\
-         \x20 %w = add i64 %gs, %l\n\
-         \x20 %locals = mul i64 %n, {local}\n\
-         \x20 %wo = mul i64 %w, {private}\n\
-         \x20 %o = add i64 %locals, %wo\n\
-         \x20 %a = add i64 %b, %o\n\
-         \x20 %p = inttoptr i64 %a to ptr addrspace(1)\n\
+         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
+         \x20 %nx64 = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
+         \x20 %ny64 = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
+         \x20 %nz64 = call spir_func i64 @_Z14get_num_groupsj(i32 2)\n\
+         \x20 %ex64 = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 0)\n\
+         \x20 %ey64 = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 1)\n\
+         \x20 %ez64 = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 2)\n\
+         \x20 %lx64 = call spir_func i64 @_Z12get_local_idj(i32 0)\n\
+         \x20 %ly64 = call spir_func i64 @_Z12get_local_idj(i32 1)\n\
+         \x20 %lz64 = call spir_func i64 @_Z12get_local_idj(i32 2)\n\
+         \x20 %nx = trunc i64 %nx64 to i32\n\
+         \x20 %ny = trunc i64 %ny64 to i32\n\
+         \x20 %nz = trunc i64 %nz64 to i32\n\
+         \x20 %ex = trunc i64 %ex64 to i32\n\
+         \x20 %ey = trunc i64 %ey64 to i32\n\
+         \x20 %ez = trunc i64 %ez64 to i32\n\
+         \x20 %lx = trunc i64 %lx64 to i32\n\
+         \x20 %ly = trunc i64 %ly64 to i32\n\
+         \x20 %lz = trunc i64 %lz64 to i32\n\
+         \x20 %nxy = mul i32 %nx, %ny\n\
+         \x20 %n = mul i32 %nxy, %nz\n\
+         \x20 %lzy = mul i32 %lz, %ey\n\
+         \x20 %lzy1 = add i32 %lzy, %ly\n\
+         \x20 %lzyx = mul i32 %lzy1, %ex\n\
+         \x20 %l = add i32 %lzyx, %lx\n\
+         \x20 %exy = mul i32 %ex, %ey\n\
+         \x20 %size = mul i32 %exy, %ez\n\
+         \x20 %g = call spir_func i32 @__vkcl_flat_group()\n\
+         \x20 %gs = mul i32 %g, %size\n\
+         \x20 %w = add i32 %gs, %l\n\
+         \x20 %n64 = zext i32 %n to i64\n\
+         \x20 %w64 = zext i32 %w to i64\n\
+         \x20 %privates = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %n64\n\
+         \x20 %p = getelementptr inbounds [{private} x i8], ptr addrspace(1) %privates, i64 %w64\n\
          \x20 ret ptr addrspace(1) %p\n\
          }}\n\
          \n\

@@ -361,7 +361,7 @@ fn last_value(op: &str) -> &str {
 }
 
 /// Whether every use of `a` on `line` is as the address of a load or a store.
-fn only_loaded_or_stored(line: &str, a: &str) -> bool {
+pub(super) fn only_loaded_or_stored(line: &str, a: &str) -> bool {
     let uses = line
         .match_indices(a)
         .filter(|(i, _)| value_at(&line[*i..]) == a)
