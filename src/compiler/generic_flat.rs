@@ -1007,17 +1007,31 @@ fn support(text: &str, local: u64, private: u64) -> String {
          \x20 ret i1 %in\n\
          }}\n\
          \n\
+         ; %p where %in, else NULL, through volatile 64-bit addresses (see through_slots).\n\
+         define internal spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in) {{\n\
+         entry:\n\
+         \x20 %slot = alloca i64, align 8\n\
+         \x20 %a = ptrtoint ptr addrspace(1) %p to i64\n\
+         \x20 store volatile i64 %a, ptr %slot, align 8\n\
+         \x20 %v = load volatile i64, ptr %slot, align 8\n\
+         \x20 %m = select i1 %in, i64 %v, i64 0\n\
+         \x20 store volatile i64 %m, ptr %slot, align 8\n\
+         \x20 %r = load volatile i64, ptr %slot, align 8\n\
+         \x20 %q = inttoptr i64 %r to ptr addrspace(1)\n\
+         \x20 ret ptr addrspace(1) %q\n\
+         }}\n\
+         \n\
          define internal spir_func ptr addrspace(1) @__vkcl_flat_to_local(ptr addrspace(1) %p) {{\n\
          entry:\n\
          \x20 %in = call spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p)\n\
-         \x20 %r = select i1 %in, ptr addrspace(1) %p, ptr addrspace(1) null\n\
+         \x20 %r = call spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in)\n\
          \x20 ret ptr addrspace(1) %r\n\
          }}\n\
          \n\
          define internal spir_func ptr addrspace(1) @__vkcl_flat_to_private(ptr addrspace(1) %p) {{\n\
          entry:\n\
          \x20 %in = call spir_func i1 @__vkcl_flat_is_private(ptr addrspace(1) %p)\n\
-         \x20 %r = select i1 %in, ptr addrspace(1) %p, ptr addrspace(1) null\n\
+         \x20 %r = call spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in)\n\
          \x20 ret ptr addrspace(1) %r\n\
          }}\n\
          \n\
@@ -1026,7 +1040,8 @@ fn support(text: &str, local: u64, private: u64) -> String {
          \x20 %l = call spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p)\n\
          \x20 %q = call spir_func i1 @__vkcl_flat_is_private(ptr addrspace(1) %p)\n\
          \x20 %no = or i1 %l, %q\n\
-         \x20 %r = select i1 %no, ptr addrspace(1) null, ptr addrspace(1) %p\n\
+         \x20 %in = xor i1 %no, true\n\
+         \x20 %r = call spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in)\n\
          \x20 ret ptr addrspace(1) %r\n\
          }}\n\
          \n\
