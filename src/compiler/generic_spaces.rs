@@ -1,5 +1,6 @@
-//! Generic pointers whose address space is chosen at run time, found in clang's -O0 LLVM IR
-//! so that the build fails with a log that says so.
+//! Generic pointers whose address space is chosen at run time, found in clang's -O0 LLVM IR:
+//! the logical build fails with a log that says so, and the physical-addressing build is made
+//! flat instead ([`super::generic_flat`]; it fails with that log too where it cannot be made).
 //!
 //! clspv 0.0.1 resolves a generic pointer's address space only where it is known after
 //! inlining. Where it is not, a `?:` between a global and a local pointer aborts it ("Invalid
