@@ -520,9 +520,8 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
     let mut pending: Vec<String> = vec![];
     for &line in body {
         let trimmed = line.trim();
-        let is_label = !line.starts_with(char::is_whitespace) && trimmed.ends_with(':')
-            || !line.starts_with(char::is_whitespace)
-                && line.split(';').next().is_some_and(|l| l.trim_end().ends_with(':'));
+        let is_label = !line.starts_with(char::is_whitespace)
+            && line.split(';').next().is_some_and(|l| l.trim_end().ends_with(':'));
         if is_label {
             block = line.split(':').next().unwrap_or("").trim();
             out.push(line.to_string());
@@ -552,10 +551,7 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
             }
         }
         match def {
-            Some((d, rhs)) if slots.contains(&d) => {
-                out.push(format!("  {d} = alloca i64, align 8"));
-                let _ = rhs;
-            }
+            Some((d, _)) if slots.contains(&d) => out.push(format!("  {d} = alloca i64, align 8")),
             Some((d, rhs)) if rhs.starts_with("load ptr addrspace(4), ") => {
                 let addr = split_args(rhs).get(1).map_or("", |a| a.split_whitespace().last().unwrap_or(""));
                 match slots.contains(&addr) {
@@ -1072,4 +1068,95 @@ fn support(text: &str, local: u64, private: u64) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clang's -O0 IR of a kernel choosing between a global and a local variable (trimmed).
+    const CHOICE: &str = "@k.l = internal addrspace(3) global [4 x i32] undef, align 4\n\
+        define dso_local spir_kernel void @k(ptr addrspace(1) align 4 %g) #0 !kernel_arg_addr_space !4 !kernel_arg_type !5 {\n\
+        entry:\n\
+        \x20 %q = alloca ptr addrspace(4), align 8\n\
+        \x20 %p = alloca i32, align 4\n\
+        \x20 store i32 7, ptr %p, align 4\n\
+        \x20 store i32 1, ptr addrspace(3) getelementptr inbounds ([4 x i32], ptr addrspace(3) @k.l, i64 0, i64 1), align 4\n\
+        \x20 call spir_func void @_Z7barrierj(i32 1)\n\
+        \x20 %c = icmp eq i32 0, 0\n\
+        \x20 br i1 %c, label %a, label %b\n\
+        a:\n\
+        \x20 %g.ascast = addrspacecast ptr addrspace(1) %g to ptr addrspace(4)\n\
+        \x20 br label %end\n\
+        b:\n\
+        \x20 %p.ascast = addrspacecast ptr %p to ptr addrspace(4)\n\
+        \x20 br label %end\n\
+        end:\n\
+        \x20 %s = phi ptr addrspace(4) [ %g.ascast, %a ], [ %p.ascast, %b ]\n\
+        \x20 %t = select i1 %c, ptr addrspace(4) %s, ptr addrspace(4) addrspacecast (ptr addrspace(3) @k.l to ptr addrspace(4))\n\
+        \x20 store ptr addrspace(4) %t, ptr %q, align 8\n\
+        \x20 %r = load ptr addrspace(4), ptr %q, align 8\n\
+        \x20 %v = load i32, ptr addrspace(4) %r, align 4\n\
+        \x20 ret void\n\
+        }\n\
+        declare spir_func void @_Z7barrierj(i32)\n\
+        !4 = !{i32 1}\n\
+        !5 = !{!\"int*\"}\n";
+
+    #[test]
+    fn scratch_parameter_names_carry_the_sizes() {
+        assert_eq!(sizes("__vkcl_flat_scratch_L128_P256"), Some((128, 256)));
+        assert_eq!(sizes("__vkcl_flat_scratch_L0_P0"), Some((0, 0)));
+        assert_eq!(sizes("results"), None);
+    }
+
+    #[test]
+    fn locals_and_escaping_privates_move_to_the_scratch_buffer() {
+        let flat = rewrite(CHOICE).expect("rewritten");
+        let has = |s: &str| assert!(flat.contains(s), "no {s:?} in\n{flat}");
+        // The kernel's hidden parameter, its argument metadata, and the base it stores.
+        has("@k(ptr addrspace(1) align 4 %g, i64 %__vkcl_flat_scratch_L128_P128)");
+        has("!kernel_arg_addr_space !6 !kernel_arg_type !7");
+        has("!6 = !{i32 1, i32 0}");
+        has("!7 = !{!\"int*\", !\"ulong\"}");
+        has("store i64 %__vkcl_flat_scratch_L128_P128, ptr @__vkcl_flat_base");
+        // The local and the private variable, in the scratch buffer.
+        has("%__vkcl.local.0 = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.locals, i64 0");
+        has("%p = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.privates, i64 0");
+        has("store i32 7, ptr addrspace(1) %p, align 4");
+        has("= getelementptr inbounds [4 x i32], ptr addrspace(1) %__vkcl.local.0, i64 0, i64 1");
+        // Fences widened; no address space 3 or 4 left.
+        has("@_Z7barrierj(i32 3)");
+        assert!(!flat.contains("addrspace(3)") && !flat.contains("addrspace(4)"), "{flat}");
+        assert!(!flat.contains("@k.l"), "{flat}");
+        // The generic variable, phi and select as volatile addresses.
+        has("%q = alloca i64, align 8");
+        has("%s = inttoptr i64");
+        has("%t = inttoptr i64");
+        assert!(!flat.contains("= phi ptr") && !flat.contains("select i1 %c, ptr"), "{flat}");
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let local_arg = CHOICE.replace(
+            "@k(ptr addrspace(1) align 4 %g)",
+            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) %l)",
+        );
+        assert!(rewrite(&local_arg).unwrap_err().contains("__local pointer kernel argument"));
+        let passed = CHOICE.replace(
+            "  store i32 7, ptr %p, align 4\n",
+            "  store i32 7, ptr %p, align 4\n  call spir_func void @f(ptr %p)\n",
+        );
+        assert!(rewrite(&passed).unwrap_err().contains("call spir_func void @f(ptr %p)"));
+    }
+
+    #[test]
+    fn fence_flags_gain_global_memory() {
+        let mut n = 0;
+        let (pre, line) = widen_fence("  call spir_func void @_Z9mem_fencej(i32 %f)", &mut n);
+        assert_eq!(pre.len(), 3);
+        assert_eq!(line, "  call spir_func void @_Z9mem_fencej(i32 %__vkcl.fence.0)");
+        let (_, line) = widen_fence("  call spir_func void @_Z7barrierj(i32 2)", &mut n);
+        assert_eq!(line, "  call spir_func void @_Z7barrierj(i32 2)");
+    }
 }
