@@ -207,6 +207,22 @@ fn if_else_choice_of_three_address_spaces() {
     }
 }
 
+/// The same with work-groups of different sizes (30 work-items in groups of 8): each
+/// work-item's private variables and each group's locals stay its own.
+#[test]
+fn choice_of_three_address_spaces_in_non_uniform_work_groups() {
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               local int l[8]; int p = 1000;\n\
+               int t = get_global_id(0), lid = get_local_id(0);\n\
+               l[lid] = 100 + lid;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q = t % 3 == 0 ? (int *)&g[t] : (t % 3 == 1 ? (int *)&l[lid] : (int *)&p);\n\
+               *q += t;\n\
+               out[t] = *q; }";
+    let (out, g) = run_chosen(src, "-cl-std=CL3.0", 30, 8, 30);
+    check_three_way("non-uniform", "-cl-std=CL3.0", &out, &g, 30, 8);
+}
+
 /// to_global, to_local, to_private and get_fence of a pointer chosen at run time: the
 /// pointer itself in its own space, NULL in the others (OpenCL C 6.15.4); get_fence is
 /// CLK_GLOBAL_MEM_FENCE for global memory, CLK_LOCAL_MEM_FENCE for local memory, and a valid
@@ -305,6 +321,8 @@ fn chosen_pointers_from_a_program_binary() {
     for program in [built, p] {
         let k = kernel(program, "k");
         assert_eq!(kernel_val::<cl_uint>(k, CL_KERNEL_NUM_ARGS), 2);
+        // The `__local` array, laid out in the scratch buffer, still counts.
+        assert!(wg_val::<u64>(k, e.dev, CL_KERNEL_LOCAL_MEM_SIZE) >= 32);
         let x = 0i32;
         assert_eq!(
             unsafe { clSetKernelArg(k, 2, 4, (&x as *const i32).cast()) },
@@ -378,12 +396,21 @@ fn conformance_shapes_of_chosen_pointers() {
              int *p = tid % 2 ? (int *)&gint : (tid % 3 ? (int *)&pint : (int *)&lint);\n\
              results[tid] = f3(*p, p) + f3(1, &gint); }",
         ),
+        (
+            "helper",
+            "int *pick(int *a, int *b, int c) { return c ? a : b; }\n\
+             kernel void k(global int *results, global int *g) {\n\
+             local int l[2]; l[0] = 5; barrier(CLK_LOCAL_MEM_FENCE);\n\
+             int t = get_global_id(0);\n\
+             results[t] = *pick(l, g + t + 1, t % 2); }",
+        ),
     ];
     for (name, src) in cases {
         for std in STDS {
             let (out, _) = run_chosen(src, std, 12, 4, 12);
             let want = match name {
                 "if/else" => vec![1; 12],
+                "helper" => (0..12).map(|t| if t % 2 == 1 { 5 } else { 10 * t + 10 }).collect(),
                 _ => vec![2; 12],
             };
             assert_eq!(out, want, "{name} {std}");

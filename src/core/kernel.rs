@@ -547,7 +547,8 @@ impl Kernel {
             .collect()
     }
 
-    /// The `__local` bytes a launch uses: static `__local` variables plus `__local` arguments.
+    /// The `__local` bytes a launch uses: static `__local` variables (in a flat kernel's
+    /// scratch buffer, the program's, compiler::generic_flat) plus `__local` arguments.
     pub fn local_mem_size(&self) -> u64 {
         let dynamic: usize = self
             .args
@@ -556,7 +557,8 @@ impl Kernel {
             .flatten()
             .map(|a| if let HeldArg::Local(s) = a { *s } else { 0 })
             .sum();
-        self.reflection.static_local_mem + dynamic as u64
+        let flat = self.reflection.scratch.map_or(0, |s| s.local);
+        self.reflection.static_local_mem + flat + dynamic as u64
     }
 
     fn on(&self, device: &Arc<Device>) -> CLResult<Arc<KernelDevice>> {
