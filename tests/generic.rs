@@ -245,7 +245,11 @@ fn address_space_queries_of_a_chosen_pointer() {
             let o = &out[5 * t..5 * t + 5];
             let what = format!("{std}: work-item {t}: {o:?}");
             match t % 3 {
-                0 => assert_eq!(o, [1, 1, 0, CLK_GLOBAL_MEM_FENCE as i32, 10 * t as i32], "{what}"),
+                0 => assert_eq!(
+                    o,
+                    [1, 1, 0, CLK_GLOBAL_MEM_FENCE as i32, 10 * t as i32],
+                    "{what}"
+                ),
                 1 => {
                     assert_eq!(o[1..4], [2, 1, CLK_LOCAL_MEM_FENCE as i32], "{what}");
                     assert_eq!(o[0], 0, "{what}");
@@ -333,7 +337,14 @@ fn chosen_pointers_from_a_program_binary() {
         arg(k, 0, &out);
         arg(k, 1, &g);
         e.run(k, None, &[24], Some(&[8]));
-        check_three_way("binary", "", &e.read::<i32>(out, 24), &e.read::<i32>(g, 24), 24, 8);
+        check_three_way(
+            "binary",
+            "",
+            &e.read::<i32>(out, 24),
+            &e.read::<i32>(g, 24),
+            24,
+            8,
+        );
         for m in [out, g] {
             check!(clReleaseMemObject(m));
         }
@@ -410,7 +421,9 @@ fn conformance_shapes_of_chosen_pointers() {
             let (out, _) = run_chosen(src, std, 12, 4, 12);
             let want = match name {
                 "if/else" => vec![1; 12],
-                "helper" => (0..12).map(|t| if t % 2 == 1 { 5 } else { 10 * t + 10 }).collect(),
+                "helper" => (0..12)
+                    .map(|t| if t % 2 == 1 { 5 } else { 10 * t + 10 })
+                    .collect(),
                 _ => vec![2; 12],
             };
             assert_eq!(out, want, "{name} {std}");

@@ -135,7 +135,9 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     }
     out.extend(metadata.added);
     let out: Vec<String> = out.iter().map(|l| map_spaces(l)).collect();
-    let mut text = out.join("\n").replace(PLACEHOLDER, &format!("%{parameter}"));
+    let mut text = out
+        .join("\n")
+        .replace(PLACEHOLDER, &format!("%{parameter}"));
     text.push('\n');
     // The memory intrinsics, declared again by the names their calls have now.
     let mut declared = HashSet::new();
@@ -239,9 +241,11 @@ impl<'a> Function<'a> {
         privates: &mut Layout,
     ) -> Result<Function<'a>, String> {
         if header.contains("spir_kernel") && header.contains("ptr addrspace(3)") {
-            return Err("a __local pointer kernel argument in such a program is not supported \
+            return Err(
+                "a __local pointer kernel argument in such a program is not supported \
                         (vkcl's run-time generic address spaces lay out only __local variables)"
-                .into());
+                    .into(),
+            );
         }
         // Roots (allocas, to_private results) of every private pointer value.
         let mut roots: HashMap<&str, HashSet<&str>> = HashMap::new();
@@ -269,7 +273,8 @@ impl<'a> Function<'a> {
                 let Some((d, rhs)) = definition(line) else {
                     continue;
                 };
-                if !derives(rhs) || rhs.starts_with("getelementptr ") && rhs.contains("addrspace(") {
+                if !derives(rhs) || rhs.starts_with("getelementptr ") && rhs.contains("addrspace(")
+                {
                     continue;
                 }
                 let from: HashSet<&str> = private_operands(rhs)
@@ -317,11 +322,17 @@ impl<'a> Function<'a> {
             .copied()
             .filter(|r| allocas.contains_key(r))
             .collect();
-        order.sort_by_key(|a| body.iter().position(|l| definition(l).is_some_and(|(d, _)| d == *a)));
+        order.sort_by_key(|a| {
+            body.iter()
+                .position(|l| definition(l).is_some_and(|(d, _)| d == *a))
+        });
         for a in order {
             let line = allocas[a];
             let ty = line.split_once("alloca ").map_or("", |(_, t)| t);
-            if split_args(ty).get(1).is_some_and(|x| !x.trim().starts_with("align")) {
+            if split_args(ty)
+                .get(1)
+                .is_some_and(|x| !x.trim().starts_with("align"))
+            {
                 return Err(format!("a variable-length private array ({a})"));
             }
             let (size, align) = layout(types, ty, line)
@@ -347,10 +358,16 @@ impl<'a> Function<'a> {
     fn rewrite(&self) -> Result<Vec<String>, String> {
         let mut header = self.header.to_string();
         if self.kernel {
-            let open = header.find('@').and_then(|at| header[at..].find('(').map(|o| at + o));
+            let open = header
+                .find('@')
+                .and_then(|at| header[at..].find('(').map(|o| at + o));
             let open = open.ok_or("a kernel without parameters")?;
             let close = open + matching(&header[open..]).ok_or("a kernel header unparsed")?;
-            let sep = if header[open + 1..close].trim().is_empty() { "" } else { ", " };
+            let sep = if header[open + 1..close].trim().is_empty() {
+                ""
+            } else {
+                ", "
+            };
             header.insert_str(close, &format!("{sep}i64 {PLACEHOLDER}"));
         }
         let mut entry: Vec<String> = vec![];
@@ -366,7 +383,9 @@ impl<'a> Function<'a> {
         used.sort_by_key(|&(_, o)| o);
         let mut local_names: HashMap<&str, String> = HashMap::new();
         if !used.is_empty() {
-            entry.push("  %__vkcl.locals = call spir_func ptr addrspace(1) @__vkcl_flat_locals()".into());
+            entry.push(
+                "  %__vkcl.locals = call spir_func ptr addrspace(1) @__vkcl_flat_locals()".into(),
+            );
             for (i, (l, offset)) in used.iter().enumerate() {
                 let name = format!("%__vkcl.local.{i}");
                 entry.push(format!(
@@ -376,7 +395,10 @@ impl<'a> Function<'a> {
             }
         }
         if !self.moved.is_empty() {
-            entry.push("  %__vkcl.privates = call spir_func ptr addrspace(1) @__vkcl_flat_privates()".into());
+            entry.push(
+                "  %__vkcl.privates = call spir_func ptr addrspace(1) @__vkcl_flat_privates()"
+                    .into(),
+            );
             let mut moved: Vec<_> = self.moved.iter().collect();
             moved.sort_by_key(|(_, o)| **o);
             for (a, offset) in moved {
@@ -401,7 +423,10 @@ impl<'a> Function<'a> {
             for (from, to) in QUERIES {
                 line = line.replace(from, to);
             }
-            line = line.replace("call spir_func ptr @__vkcl_flat_to_private(", "call spir_func ptr addrspace(1) @__vkcl_flat_to_private(");
+            line = line.replace(
+                "call spir_func ptr @__vkcl_flat_to_private(",
+                "call spir_func ptr addrspace(1) @__vkcl_flat_to_private(",
+            );
             if line.contains("@llvm.lifetime.") && self.derived.iter().any(|v| mentions(&line, v)) {
                 continue;
             }
@@ -438,16 +463,26 @@ impl<'a> Function<'a> {
         }
         let op = rhs.split_whitespace().next().unwrap_or("");
         let allowed = match op {
-            "load" | "getelementptr" | "phi" | "select" | "icmp" | "addrspacecast" | "ptrtoint" => true,
+            "load" | "getelementptr" | "phi" | "select" | "icmp" | "addrspacecast" | "ptrtoint" => {
+                true
+            }
             // As the address only.
-            "store" => split_args(rhs.trim_start_matches("store ").trim_start_matches("volatile "))
-                .first()
-                .is_some_and(|v| !ops.iter().any(|o| mentions(v, o))),
+            "store" => split_args(
+                rhs.trim_start_matches("store ")
+                    .trim_start_matches("volatile "),
+            )
+            .first()
+            .is_some_and(|v| !ops.iter().any(|o| mentions(v, o))),
             _ => {
                 private_result(rhs)
-                    || ["@llvm.lifetime.", "@llvm.memcpy.", "@llvm.memmove.", "@llvm.memset."]
-                        .iter()
-                        .any(|i| line.contains(i))
+                    || [
+                        "@llvm.lifetime.",
+                        "@llvm.memcpy.",
+                        "@llvm.memmove.",
+                        "@llvm.memset.",
+                    ]
+                    .iter()
+                    .any(|i| line.contains(i))
             }
         };
         if !allowed {
@@ -521,7 +556,10 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
     for &line in body {
         let trimmed = line.trim();
         let is_label = !line.starts_with(char::is_whitespace)
-            && line.split(';').next().is_some_and(|l| l.trim_end().ends_with(':'));
+            && line
+                .split(';')
+                .next()
+                .is_some_and(|l| l.trim_end().ends_with(':'));
         if is_label {
             block = line.split(':').next().unwrap_or("").trim();
             out.push(line.to_string());
@@ -531,7 +569,10 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
         if def.is_some_and(|(d, _)| phis.contains_key(d)) {
             let (d, _) = def.unwrap_or_default();
             let i = fresh();
-            pending.push(format!("  {i} = load volatile i64, ptr {}, align 8", phis[d].0));
+            pending.push(format!(
+                "  {i} = load volatile i64, ptr {}, align 8",
+                phis[d].0
+            ));
             pending.push(format!("  {d} = inttoptr i64 {i} to {GENERIC}"));
             continue;
         }
@@ -543,7 +584,10 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
             .any(|t| trimmed.starts_with(t));
         if terminator {
             for (slot, pairs) in phis.values() {
-                for (v, _) in pairs.iter().filter(|(_, b)| b.trim_matches('"') == block.trim_matches('"')) {
+                for (v, _) in pairs
+                    .iter()
+                    .filter(|(_, b)| b.trim_matches('"') == block.trim_matches('"'))
+                {
                     let i = fresh();
                     out.push(format!("  {i} = ptrtoint {GENERIC} {v} to i64"));
                     out.push(format!("  store volatile i64 {i}, ptr {slot}, align 8"));
@@ -553,7 +597,9 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
         match def {
             Some((d, _)) if slots.contains(&d) => out.push(format!("  {d} = alloca i64, align 8")),
             Some((d, rhs)) if rhs.starts_with("load ptr addrspace(4), ") => {
-                let addr = split_args(rhs).get(1).map_or("", |a| a.split_whitespace().last().unwrap_or(""));
+                let addr = split_args(rhs)
+                    .get(1)
+                    .map_or("", |a| a.split_whitespace().last().unwrap_or(""));
                 match slots.contains(&addr) {
                     true => {
                         let i = fresh();
@@ -586,12 +632,17 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
                     loaded.push(l);
                 }
                 let (s, c) = (fresh(), args[0]);
-                out.push(format!("  {s} = select {c}, i64 {}, i64 {}", loaded[0], loaded[1]));
+                out.push(format!(
+                    "  {s} = select {c}, i64 {}, i64 {}",
+                    loaded[0], loaded[1]
+                ));
                 out.push(format!("  {d} = inttoptr i64 {s} to {GENERIC}"));
             }
             None if trimmed.starts_with("store ptr addrspace(4) ") => {
                 let args = split_args(trimmed.trim_start_matches("store "));
-                let addr = args.get(1).map_or("", |a| a.split_whitespace().last().unwrap_or(""));
+                let addr = args
+                    .get(1)
+                    .map_or("", |a| a.split_whitespace().last().unwrap_or(""));
                 match slots.contains(&addr) {
                     true => {
                         let v = args[0].trim_start_matches(GENERIC).trim();
@@ -731,7 +782,10 @@ fn matching(s: &str) -> Option<usize> {
 /// A fence call's flags with CLK_GLOBAL_MEM_FENCE added where CLK_LOCAL_MEM_FENCE is: the
 /// instructions to put before the line, and the line.
 fn widen_fence(line: &str, n: &mut usize) -> (Vec<String>, String) {
-    let Some(at) = FENCES.iter().find_map(|f| line.find(f).map(|i| i + f.len())) else {
+    let Some(at) = FENCES
+        .iter()
+        .find_map(|f| line.find(f).map(|i| i + f.len()))
+    else {
         return (vec![], line.to_string());
     };
     let args = split_args(&line[at..line[at..].find(')').map_or(line.len(), |e| at + e)]);
@@ -742,7 +796,10 @@ fn widen_fence(line: &str, n: &mut usize) -> (Vec<String>, String) {
     let end = start + flags.len();
     if let Ok(f) = flags.trim().parse::<u32>() {
         let widened = if f & 1 != 0 { f | 2 } else { f };
-        return (vec![], format!("{}{widened}{}", &line[..start], &line[end..]));
+        return (
+            vec![],
+            format!("{}{widened}{}", &line[..start], &line[end..]),
+        );
     }
     let name = format!("%__vkcl.fence.{n}");
     *n += 1;
@@ -812,7 +869,12 @@ fn rename_intrinsic(line: &str, intrinsic: &str) -> String {
             None => "p0".into(),
         })
         .collect();
-    format!("{}{intrinsic}{}.{width}{}", &line[..at], spaces.join("."), &line[open..])
+    format!(
+        "{}{intrinsic}{}.{width}{}",
+        &line[..at],
+        spaces.join("."),
+        &line[open..]
+    )
 }
 
 /// The declaration of the memory intrinsic a call on `line` calls, from its operands' types.
@@ -839,7 +901,11 @@ fn memory_declaration(line: &str) -> Option<String> {
             }
         })
         .collect();
-    Some(format!("declare void {}({})", &line[at..open], types.join(", ")))
+    Some(format!(
+        "declare void {}({})",
+        &line[at..open],
+        types.join(", ")
+    ))
 }
 
 /// The kernel argument metadata lists, each kernel's extended by the hidden parameter.
@@ -890,7 +956,11 @@ impl Metadata {
             let Some(node) = self.nodes.get(&n) else {
                 continue;
             };
-            let inner = node.trim().trim_start_matches("!{").trim_end_matches('}').trim();
+            let inner = node
+                .trim()
+                .trim_start_matches("!{")
+                .trim_end_matches('}')
+                .trim();
             let list = match inner.is_empty() {
                 true => extra,
                 false => format!("{inner}, {extra}"),
@@ -1050,9 +1120,18 @@ fn support(text: &str, local: u64, private: u64) -> String {
          }}\n"
     );
     for (name, decl) in [
-        ("@_Z12get_group_idj(", "declare spir_func i64 @_Z12get_group_idj(i32)"),
-        ("@_Z14get_num_groupsj(", "declare spir_func i64 @_Z14get_num_groupsj(i32)"),
-        ("@_Z12get_local_idj(", "declare spir_func i64 @_Z12get_local_idj(i32)"),
+        (
+            "@_Z12get_group_idj(",
+            "declare spir_func i64 @_Z12get_group_idj(i32)",
+        ),
+        (
+            "@_Z14get_num_groupsj(",
+            "declare spir_func i64 @_Z14get_num_groupsj(i32)",
+        ),
+        (
+            "@_Z12get_local_idj(",
+            "declare spir_func i64 @_Z12get_local_idj(i32)",
+        ),
         (
             "@_Z23get_enqueued_local_sizej(",
             "declare spir_func i64 @_Z23get_enqueued_local_sizej(i32)",
@@ -1127,13 +1206,19 @@ mod tests {
         has("= getelementptr inbounds [4 x i32], ptr addrspace(1) %__vkcl.local.0, i64 0, i64 1");
         // Fences widened; no address space 3 or 4 left.
         has("@_Z7barrierj(i32 3)");
-        assert!(!flat.contains("addrspace(3)") && !flat.contains("addrspace(4)"), "{flat}");
+        assert!(
+            !flat.contains("addrspace(3)") && !flat.contains("addrspace(4)"),
+            "{flat}"
+        );
         assert!(!flat.contains("@k.l"), "{flat}");
         // The generic variable, phi and select as volatile addresses.
         has("%q = alloca i64, align 8");
         has("%s = inttoptr i64");
         has("%t = inttoptr i64");
-        assert!(!flat.contains("= phi ptr") && !flat.contains("select i1 %c, ptr"), "{flat}");
+        assert!(
+            !flat.contains("= phi ptr") && !flat.contains("select i1 %c, ptr"),
+            "{flat}"
+        );
     }
 
     #[test]
@@ -1142,12 +1227,16 @@ mod tests {
             "@k(ptr addrspace(1) align 4 %g)",
             "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) %l)",
         );
-        assert!(rewrite(&local_arg).unwrap_err().contains("__local pointer kernel argument"));
+        assert!(rewrite(&local_arg)
+            .unwrap_err()
+            .contains("__local pointer kernel argument"));
         let passed = CHOICE.replace(
             "  store i32 7, ptr %p, align 4\n",
             "  store i32 7, ptr %p, align 4\n  call spir_func void @f(ptr %p)\n",
         );
-        assert!(rewrite(&passed).unwrap_err().contains("call spir_func void @f(ptr %p)"));
+        assert!(rewrite(&passed)
+            .unwrap_err()
+            .contains("call spir_func void @f(ptr %p)"));
     }
 
     #[test]
@@ -1155,7 +1244,10 @@ mod tests {
         let mut n = 0;
         let (pre, line) = widen_fence("  call spir_func void @_Z9mem_fencej(i32 %f)", &mut n);
         assert_eq!(pre.len(), 3);
-        assert_eq!(line, "  call spir_func void @_Z9mem_fencej(i32 %__vkcl.fence.0)");
+        assert_eq!(
+            line,
+            "  call spir_func void @_Z9mem_fencej(i32 %__vkcl.fence.0)"
+        );
         let (_, line) = widen_fence("  call spir_func void @_Z7barrierj(i32 2)", &mut n);
         assert_eq!(line, "  call spir_func void @_Z7barrierj(i32 2)");
     }

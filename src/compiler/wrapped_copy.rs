@@ -75,8 +75,10 @@ pub fn compile(
             if !options.contains("-physical-storage-buffers") {
                 return Err(failed(String::new()));
             }
-            let flat = super::generic_flat::rewrite(&patched_ir(&ll, &wide).unwrap_or_else(|| ll.to_string()))
-                .map_err(|why| failed(format!("note: {why}\n")))?;
+            let flat = super::generic_flat::rewrite(
+                &patched_ir(&ll, &wide).unwrap_or_else(|| ll.to_string()),
+            )
+            .map_err(|why| failed(format!("note: {why}\n")))?;
             super::dump_file(".ll", ll.as_bytes());
             super::dump_file("-flat.ll", flat.as_bytes());
             return match compile(&[flat.as_bytes()], &format!("{options} -x ir")) {

@@ -911,7 +911,12 @@ impl Launch {
         let groups = groups.iter().product::<usize>() as u64;
         let items = groups * local.iter().product::<usize>() as u64;
         let size = groups * s.local + items * s.private;
-        let b = Arc::new(Buffer::new(&queue.vk, size.max(16), Placement::Device, "scratch")?);
+        let b = Arc::new(Buffer::new(
+            &queue.vk,
+            size.max(16),
+            Placement::Device,
+            "scratch",
+        )?);
         let address = b.device_address().ok_or(ClError(CL_INVALID_OPERATION))?;
         self.held.push(b);
         Ok(ArgValue::Bytes(address.to_le_bytes().to_vec()))
