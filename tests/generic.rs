@@ -237,7 +237,7 @@ fn address_space_queries_of_a_chosen_pointer() {
                out[5 * t + 1] = (to_global(q) != 0) + 2 * (to_local(q) != 0) + 4 * (to_private(q) != 0);\n\
                out[5 * t + 2] = to_local(q) == (local int *)q;\n\
                out[5 * t + 3] = get_fence(q);\n\
-               if (to_private(q)) *to_private(q) = 7;\n\
+               private int *pp = to_private(q); if (pp) *pp = 7;\n\
                out[5 * t + 4] = *q; }";
     for std in STDS {
         let (out, _) = run_chosen(src, std, 12, 4, 60);

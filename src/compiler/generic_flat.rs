@@ -24,10 +24,14 @@
 //! - `to_global`, `to_local`, `to_private` and `get_fence` decide by address: this work-group's
 //!   local range, this work-item's private range, else global.
 //!
+//! - Generic pointer variables, `phi`s and `select`s are kept as 64-bit addresses in private
+//!   variables accessed `volatile` ([`through_slots`]: a clspv bug).
+//!
 //! Refused (the build fails as before, with the reason): `__local` pointer kernel parameters
 //! (their memory is sized by clSetKernelArg, not laid out here), a moved private variable's
-//! pointer passed to a function, stored in memory or used in other ways than loads, stores,
-//! GEPs, `phi`/`select`, comparisons and casts, variables whose type has no known layout.
+//! pointer passed to a function, stored in memory other than a private pointer variable
+//! (which then holds global pointers) or used in other ways than loads, stores, GEPs,
+//! `phi`/`select`, comparisons and casts, variables whose type has no known layout.
 
 use std::collections::{HashMap, HashSet};
 
@@ -189,6 +193,17 @@ struct Function<'a> {
     /// Private pointer values that become global pointers: the moved allocas, what is
     /// derived from them, and to_private's results.
     derived: HashSet<&'a str>,
+    /// Private pointer variables that hold such pointers: they hold global pointers.
+    slots: HashSet<&'a str>,
+}
+
+/// (value, variable) of `store ptr %v, ptr %slot`.
+fn stored_pointer(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim().strip_prefix("store ptr ")?;
+    let args = split_args(rest);
+    let v = value_at(args.first()?);
+    let slot = args.get(1)?.strip_prefix("ptr ")?;
+    v.starts_with('%').then_some((v, value_at(slot)))
 }
 
 /// The value an instruction defines, and its right-hand side.
@@ -266,13 +281,39 @@ impl<'a> Function<'a> {
                 .iter()
                 .any(|op| rhs.starts_with(op))
         };
+        // Private pointer variables (`int *p` declared `private`): the roots stored in each.
+        let mut contents: HashMap<&str, HashSet<&str>> = allocas
+            .iter()
+            .filter(|(_, l)| l.contains(" = alloca ptr, "))
+            .map(|(a, _)| (*a, HashSet::new()))
+            .collect();
         // What each derived value comes from (phis may name later values: to a fixed point).
         loop {
             let mut grew = false;
             for line in body {
+                // A pointer stored in a variable, and loaded from it.
+                if let Some((v, slot)) = stored_pointer(line) {
+                    let from = roots.get(v).cloned().unwrap_or_default();
+                    if let Some(c) = contents.get_mut(slot) {
+                        let n = c.len();
+                        c.extend(from);
+                        grew |= c.len() != n;
+                    }
+                }
                 let Some((d, rhs)) = definition(line) else {
                     continue;
                 };
+                if let Some(c) = rhs
+                    .strip_prefix("load ptr, ptr ")
+                    .and_then(|r| contents.get(value_at(r)))
+                {
+                    let c = c.clone();
+                    let e = roots.entry(d).or_default();
+                    let n = e.len();
+                    e.extend(c);
+                    grew |= e.len() != n;
+                    continue;
+                }
                 if !derives(rhs) || rhs.starts_with("getelementptr ") && rhs.contains("addrspace(")
                 {
                     continue;
@@ -307,7 +348,7 @@ impl<'a> Function<'a> {
         }
         loop {
             let n = moved_roots.len();
-            for r in roots.values() {
+            for r in roots.values().chain(contents.values()) {
                 if r.iter().any(|x| moved_roots.contains(x)) {
                     moved_roots.extend(r.iter().copied());
                 }
@@ -344,6 +385,11 @@ impl<'a> Function<'a> {
             .filter(|(_, r)| r.iter().any(|x| moved_roots.contains(x)))
             .map(|(v, _)| *v)
             .collect();
+        let slots = contents
+            .iter()
+            .filter(|(_, c)| c.iter().any(|x| moved_roots.contains(x)))
+            .map(|(s, _)| *s)
+            .collect();
         Ok(Function {
             header,
             body,
@@ -351,6 +397,7 @@ impl<'a> Function<'a> {
             locals,
             moved,
             derived,
+            slots,
         })
     }
 
@@ -458,6 +505,9 @@ impl<'a> Function<'a> {
             .filter(|v| self.derived.contains(v))
             .collect();
         let defines = def.is_some_and(|d| self.derived.contains(d));
+        if def.is_some_and(|d| self.slots.contains(d)) {
+            return Ok(line.replacen(" = alloca ptr, ", " = alloca ptr addrspace(1), ", 1));
+        }
         if ops.is_empty() && !defines {
             return Ok(line.to_string());
         }
@@ -466,13 +516,18 @@ impl<'a> Function<'a> {
             "load" | "getelementptr" | "phi" | "select" | "icmp" | "addrspacecast" | "ptrtoint" => {
                 true
             }
-            // As the address only.
-            "store" => split_args(
-                rhs.trim_start_matches("store ")
-                    .trim_start_matches("volatile "),
-            )
-            .first()
-            .is_some_and(|v| !ops.iter().any(|o| mentions(v, o))),
+            // As the address, or stored in a pointer variable that becomes global.
+            "store" => {
+                let slot = stored_pointer(line).filter(|(_, s)| self.slots.contains(s));
+                let value = split_args(
+                    rhs.trim_start_matches("store ")
+                        .trim_start_matches("volatile "),
+                );
+                slot.is_some()
+                    || value
+                        .first()
+                        .is_some_and(|v| !ops.iter().any(|o| mentions(v, o)))
+            }
             _ => {
                 private_result(rhs)
                     || [
@@ -493,6 +548,9 @@ impl<'a> Function<'a> {
             ));
         }
         let mut out = line.to_string();
+        if defines && rhs.starts_with("load ptr, ") {
+            out = out.replacen(" = load ptr, ", " = load ptr addrspace(1), ", 1);
+        }
         if defines && rhs.starts_with("phi ptr ") {
             out = out.replacen("phi ptr ", "phi ptr addrspace(1) ", 1);
         }
