@@ -564,6 +564,9 @@ impl<'a> Function<'a> {
     }
 }
 
+/// A phi's incoming (value, block) pairs.
+type Incoming<'a> = Vec<(&'a str, &'a str)>;
+
 /// `body` with its generic pointer variables, `phi`s and `select`s kept as 64-bit addresses
 /// in private variables accessed `volatile`: clspv 0.0.1 in physical addressing mode crashes
 /// (SIGSEGV in its SPIR-V producer) or writes an invalid OpSelect when a `phi` or `select`
@@ -583,7 +586,7 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
         })
         .collect();
     // Each phi: its slot and incoming (value, block).
-    let mut phis: HashMap<&str, (String, Vec<(&str, &str)>)> = HashMap::new();
+    let mut phis: HashMap<&str, (String, Incoming)> = HashMap::new();
     for l in body {
         let Some((d, rhs)) = definition(l) else {
             continue;
