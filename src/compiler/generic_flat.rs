@@ -35,6 +35,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::generic_spaces::{matching, value_at};
 use super::wrapped_copy::{parse, split_args, Types};
 
 /// The hidden scratch parameter's name, before its sizes.
@@ -215,15 +216,6 @@ fn definition(line: &str) -> Option<(&str, &str)> {
 /// Whether `v` occurs in `s` as a whole value name.
 fn mentions(s: &str, v: &str) -> bool {
     s.match_indices(v).any(|(i, _)| value_at(&s[i..]) == v)
-}
-
-fn value_at(s: &str) -> &str {
-    let end = s
-        .char_indices()
-        .skip(1)
-        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || "-$._\"".contains(c)))
-        .map_or(s.len(), |(i, _)| i);
-    &s[..end]
 }
 
 /// Private (`ptr`, address space 0) operands' values of an instruction's right-hand side.
@@ -820,24 +812,6 @@ fn hoist(line: &str, entry: &mut Vec<String>, n: &mut usize) -> String {
         };
         line.replace_range(i..=close, &by);
     }
-}
-
-/// Index of the bracket closing the one `s` starts with.
-fn matching(s: &str) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// A fence call's flags with CLK_GLOBAL_MEM_FENCE added where CLK_LOCAL_MEM_FENCE is: the

@@ -329,7 +329,7 @@ fn function<'a>(header: &'a str, body: &[&'a str]) -> Option<Func<'a>> {
 }
 
 /// Index of the bracket closing the one `s` starts with.
-fn matching(s: &str) -> Option<usize> {
+pub(super) fn matching(s: &str) -> Option<usize> {
     let mut depth = 0;
     for (i, c) in s.char_indices() {
         match c {
@@ -347,7 +347,7 @@ fn matching(s: &str) -> Option<usize> {
 }
 
 /// The value name at the start of `s` (`%x.i, ...` → `%x.i`).
-fn value_at(s: &str) -> &str {
+pub(super) fn value_at(s: &str) -> &str {
     let end = s
         .char_indices()
         .skip(1)
