@@ -1,10 +1,11 @@
 //! The generic address space (OpenCL C 3.0 `__opencl_c_generic_address_space`, 2.0) as far as
 //! clspv resolves it after inlining: unqualified pointer parameters of functions called with
-//! global, local and private pointers, a null generic pointer, get_fence. What clspv cannot do
-//! is in the ignored tests (docs/DECISIONS.md).
+//! global, local and private pointers, a null generic pointer, get_fence; and pointers whose
+//! space is chosen at run time, which build flat (compiler::generic_flat, docs/DECISIONS.md).
 #[macro_use]
 mod common;
 use common::*;
+use std::ptr::{null, null_mut};
 
 const HELPERS: &str = r#"
 int sum(int *p, int n) { int s = 0; for (int i = 0; i < n; i++) s += p[i]; return s; }
@@ -77,10 +78,8 @@ fn address_space_casts() {
 }
 
 /// A generic pointer whose address space is chosen at run time: clspv 0.0.1 aborts
-/// ("Invalid operands for select instruction"); logical addressing cannot represent it, and
-/// the build fails with a log that says so (the last test).
+/// ("Invalid operands for select instruction"); the build is flat (compiler::generic_flat).
 #[test]
-#[ignore = "clspv 0.0.1 cannot choose an address space at run time: the build fails"]
 fn pointer_chosen_at_run_time() {
     let o = run(
         "int *q = get_global_id(0) ? (int *)l : (int *)g; o[0] = *q;",
@@ -126,72 +125,308 @@ fn a_choice_between_pointers_of_one_space() {
     check!(clReleaseProgram(p));
 }
 
-/// A generic pointer whose address space is chosen at run time: clspv 0.0.1 aborts on a `?:`
-/// and silently miscompiled `if`/`else` assignments (the conformance suite's kernel became
-/// `results[tid] = 0`); the build fails instead, with a log that says why.
+/// Runs kernel `k(global int *out, global int *g)` of `src` over `global` work-items in
+/// groups of `local`, `g` holding 10 * i; returns (out, g), `n` of each.
+fn run_chosen(src: &str, std: &str, global: usize, local: usize, n: usize) -> (Vec<i32>, Vec<i32>) {
+    let e = Env::new();
+    let p = e.program(src, std);
+    let k = kernel(p, "k");
+    let out = e.buffer_from(&vec![-1i32; n]);
+    let g = e.buffer_from(&(0..n as i32).map(|i| 10 * i).collect::<Vec<_>>());
+    arg(k, 0, &out);
+    arg(k, 1, &g);
+    e.run(k, None, &[global], Some(&[local]));
+    let r = (e.read::<i32>(out, n), e.read::<i32>(g, n));
+    for m in [out, g] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    r
+}
+
+const CLK_LOCAL_MEM_FENCE: u32 = 1;
+const CLK_GLOBAL_MEM_FENCE: u32 = 2;
+const STDS: [&str; 2] = ["-cl-std=CL2.0", "-cl-std=CL3.0"];
+
+/// Each work-item's pointer: t % 3 == 0 global (g[t]), 1 local (l[lid]), 2 private (p).
+fn three_way_model(t: usize, lid: usize) -> (i32, i32) {
+    let t32 = t as i32;
+    let out = match t % 3 {
+        0 => 10 * t32 + t32,
+        1 => 100 + lid as i32 + t32,
+        _ => 1000 + t32,
+    };
+    let g = if t % 3 == 0 { 11 * t32 } else { 10 * t32 };
+    (out, g)
+}
+
+fn check_three_way(name: &str, std: &str, out: &[i32], g: &[i32], global: usize, local: usize) {
+    for t in 0..global {
+        let (o, gv) = three_way_model(t, t % local);
+        assert_eq!((out[t], g[t]), (o, gv), "{name} {std}: work-item {t}");
+    }
+}
+
+/// A generic pointer chosen with `?:` among a global, a local and a private variable, per
+/// work-item (the build is flat: compiler::generic_flat), over several work-groups.
 #[test]
-fn pointers_chosen_at_run_time_fail_to_build_with_a_log_that_says_why() {
+fn conditional_choice_of_three_address_spaces() {
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               local int l[8]; int p = 1000;\n\
+               int t = get_global_id(0), lid = get_local_id(0);\n\
+               l[lid] = 100 + lid;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q = t % 3 == 0 ? (int *)&g[t] : (t % 3 == 1 ? (int *)&l[lid] : (int *)&p);\n\
+               *q += t;\n\
+               out[t] = *q; }";
+    for std in STDS {
+        let (out, g) = run_chosen(src, std, 24, 8, 24);
+        check_three_way("?:", std, &out, &g, 24, 8);
+    }
+}
+
+/// The same choice made with if/else assignments (clspv alone miscompiled it), read back
+/// through a helper function.
+#[test]
+fn if_else_choice_of_three_address_spaces() {
+    let src = "int get(int *p) { return *p; }\n\
+               void add(int *p, int v) { *p += v; }\n\
+               kernel void k(global int *out, global int *g) {\n\
+               local int l[8]; int p[2] = {1000, 2000};\n\
+               int t = get_global_id(0), lid = get_local_id(0);\n\
+               l[lid] = 100 + lid;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q;\n\
+               if (t % 3 == 0) q = &g[t]; else if (t % 3 == 1) q = &l[lid]; else q = &p[0];\n\
+               add(q, t);\n\
+               out[t] = get(q); }";
+    for std in STDS {
+        let (out, g) = run_chosen(src, std, 24, 8, 24);
+        check_three_way("if/else", std, &out, &g, 24, 8);
+    }
+}
+
+/// The same with work-groups of different sizes (30 work-items in groups of 8): each
+/// work-item's private variables and each group's locals stay its own.
+#[test]
+fn choice_of_three_address_spaces_in_non_uniform_work_groups() {
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               local int l[8]; int p = 1000;\n\
+               int t = get_global_id(0), lid = get_local_id(0);\n\
+               l[lid] = 100 + lid;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q = t % 3 == 0 ? (int *)&g[t] : (t % 3 == 1 ? (int *)&l[lid] : (int *)&p);\n\
+               *q += t;\n\
+               out[t] = *q; }";
+    let (out, g) = run_chosen(src, "-cl-std=CL3.0", 30, 8, 30);
+    check_three_way("non-uniform", "-cl-std=CL3.0", &out, &g, 30, 8);
+}
+
+/// to_global, to_local, to_private and get_fence of a pointer chosen at run time: the
+/// pointer itself in its own space, NULL in the others (OpenCL C 6.15.4); get_fence is
+/// CLK_GLOBAL_MEM_FENCE for global memory, CLK_LOCAL_MEM_FENCE for local memory, and a valid
+/// fence value for private memory.
+#[test]
+fn address_space_queries_of_a_chosen_pointer() {
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               local int l[8]; int p = 5;\n\
+               int t = get_global_id(0), lid = get_local_id(0);\n\
+               int *q = t % 3 == 0 ? (int *)&g[t] : (t % 3 == 1 ? (int *)&l[lid] : (int *)&p);\n\
+               out[5 * t] = to_global(q) == (global int *)q;\n\
+               out[5 * t + 1] = (to_global(q) != 0) + 2 * (to_local(q) != 0) + 4 * (to_private(q) != 0);\n\
+               out[5 * t + 2] = to_local(q) == (local int *)q;\n\
+               out[5 * t + 3] = get_fence(q);\n\
+               private int *pp = to_private(q); if (pp) *pp = 7;\n\
+               out[5 * t + 4] = *q; }";
+    for std in STDS {
+        let (out, _) = run_chosen(src, std, 12, 4, 60);
+        for t in 0..12 {
+            let o = &out[5 * t..5 * t + 5];
+            let what = format!("{std}: work-item {t}: {o:?}");
+            match t % 3 {
+                0 => assert_eq!(
+                    o,
+                    [1, 1, 0, CLK_GLOBAL_MEM_FENCE as i32, 10 * t as i32],
+                    "{what}"
+                ),
+                1 => {
+                    assert_eq!(o[1..4], [2, 1, CLK_LOCAL_MEM_FENCE as i32], "{what}");
+                    assert_eq!(o[0], 0, "{what}");
+                }
+                _ => {
+                    assert_eq!((o[0], o[1], o[2], o[4]), (0, 4, 0, 7), "{what}");
+                    let valid = CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE;
+                    assert!(o[3] != 0 && o[3] as u32 & !valid == 0, "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// Work-items write the work-group's `__local` array through pointers chosen at run time,
+/// wait at barrier(CLK_LOCAL_MEM_FENCE) and read their neighbours' values through such
+/// pointers: each of several work-groups sees its own array (the locals are laid out per
+/// group in global memory, and the fence covers them).
+#[test]
+fn local_memory_shared_through_chosen_pointers_in_each_work_group() {
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               local int l[8];\n\
+               int t = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);\n\
+               int *q = g[t] >= 0 ? (int *)&l[lid] : (int *)&out[t];\n\
+               *q = 100 * grp + lid;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *r = g[t] >= 0 ? (int *)l : (int *)out;\n\
+               out[t] = r[(lid + 1) % 8]; }";
+    for std in STDS {
+        let (out, _) = run_chosen(src, std, 64, 8, 64);
+        let want: Vec<i32> = (0..64).map(|t| 100 * (t / 8) + (t % 8 + 1) % 8).collect();
+        assert_eq!(out, want, "{std}");
+    }
+}
+
+/// An atomic increment of a `__local` counter through a pointer chosen at run time, by every
+/// work-item of several work-groups.
+#[test]
+fn atomic_increment_of_a_local_variable_through_a_chosen_pointer() {
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               local int cnt; int lid = get_local_id(0), grp = get_group_id(0);\n\
+               if (lid == 0) cnt = 10 * grp;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q = g[get_global_id(0)] >= 0 ? (int *)&cnt : (int *)&out[63];\n\
+               atomic_fetch_add_explicit((volatile atomic_int *)q, 1, memory_order_relaxed, memory_scope_work_group);\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               if (lid == 0) out[grp] = cnt; }";
+    for std in STDS {
+        let (out, _) = run_chosen(src, std, 64, 16, 4);
+        assert_eq!(out, [16, 26, 36, 46], "{std}");
+    }
+}
+
+/// A flat program through its binary (clGetProgramInfo BINARIES, clCreateProgramWithBinary)
+/// runs as built from source; the hidden scratch argument is not among the kernel's
+/// arguments (CL_KERNEL_NUM_ARGS, clSetKernelArg).
+#[test]
+fn chosen_pointers_from_a_program_binary() {
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               local int l[8]; int p = 1000;\n\
+               int t = get_global_id(0), lid = get_local_id(0);\n\
+               l[lid] = 100 + lid;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q = t % 3 == 0 ? (int *)&g[t] : (t % 3 == 1 ? (int *)&l[lid] : (int *)&p);\n\
+               *q += t;\n\
+               out[t] = *q; }";
+    let e = Env::new();
+    let built = e.program(src, "-cl-std=CL3.0");
+    let bin = binaries(built).swap_remove(0);
+    let (p, status, err) = from_binaries(e.ctx, &[e.dev], &[&bin]);
+    assert_eq!((status[0], err), (CL_SUCCESS, CL_SUCCESS));
+    check!(clBuildProgram(p, 1, &e.dev, null(), None, null_mut()));
+    for program in [built, p] {
+        let k = kernel(program, "k");
+        assert_eq!(kernel_val::<cl_uint>(k, CL_KERNEL_NUM_ARGS), 2);
+        // The `__local` array, laid out in the scratch buffer, still counts.
+        assert!(wg_val::<u64>(k, e.dev, CL_KERNEL_LOCAL_MEM_SIZE) >= 32);
+        let x = 0i32;
+        assert_eq!(
+            unsafe { clSetKernelArg(k, 2, 4, (&x as *const i32).cast()) },
+            CL_INVALID_ARG_INDEX
+        );
+        let out = e.buffer_from(&[-1i32; 24]);
+        let g = e.buffer_from(&(0..24).map(|i| 10 * i).collect::<Vec<i32>>());
+        arg(k, 0, &out);
+        arg(k, 1, &g);
+        e.run(k, None, &[24], Some(&[8]));
+        check_three_way(
+            "binary",
+            "",
+            &e.read::<i32>(out, 24),
+            &e.read::<i32>(g, 24),
+            24,
+            8,
+        );
+        for m in [out, g] {
+            check!(clReleaseMemObject(m));
+        }
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(program));
+    }
+}
+
+/// What the flat build leaves out fails as before, with a log that says why: a `__local`
+/// pointer argument reaching a pointer chosen at run time.
+#[test]
+fn chosen_pointers_with_local_arguments_fail_to_build_with_a_log_that_says_why() {
+    let src = "kernel void k(global int *o, local int *l) {\n\
+               l[0] = 1; barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q = get_global_id(0) ? (int *)l : (int *)o; o[0] = *q; }";
+    let e = Env::new();
+    for std in STDS {
+        match build_program(e.ctx, e.dev, src, std) {
+            Ok(p) => {
+                unsafe { clReleaseProgram(p) };
+                panic!("{std}: built");
+            }
+            Err((code, log)) => {
+                assert_eq!(code, CL_BUILD_PROGRAM_FAILURE, "{std}\n{log}");
+                for want in [
+                    "kernel k: a generic pointer whose address space is chosen at run time \
+                     (global or local) is not supported",
+                    "a __local pointer kernel argument",
+                ] {
+                    assert!(log.contains(want), "{std}: no {want:?} in\n{log}");
+                }
+            }
+        }
+    }
+}
+
+/// The conformance suite's shapes that the build used to refuse: a program-scope variable
+/// or a local one chosen by if/else, and a three-way `?:` passed down two helpers.
+#[test]
+fn conformance_shapes_of_chosen_pointers() {
     let cases = [
         (
             "if/else",
             "global int gint = 1;\n\
-             kernel void k(global uint *results) {\n\
+             kernel void k(global int *results, global int *g) {\n\
              uint tid = get_global_id(0);\n\
              int *ptr; local int lint; lint = 2;\n\
              if (tid % 2) ptr = &gint; else ptr = &lint;\n\
              barrier(CLK_GLOBAL_MEM_FENCE);\n\
-             results[tid] = *ptr == (tid % 2 ? 1 : 2) && to_global(ptr); }",
-            "kernel k",
-            "(global or local)",
-        ),
-        (
-            "?:",
-            "kernel void k(global int *g, global int *o) {\n\
-             local int l[4]; l[0] = 1; barrier(CLK_LOCAL_MEM_FENCE);\n\
-             int *q = get_global_id(0) ? (int *)l : (int *)g; o[0] = *q; }",
-            "kernel k",
-            "(global or local)",
+             results[tid] = *ptr == (tid % 2 ? 1 : 2) && (tid % 2 ? to_global(ptr) != 0 : to_local(ptr) != 0); }",
         ),
         (
             "three-way",
             "global int gint = 1;\n\
-             int f4(int val, int *ptr) { return (get_fence(ptr) && val == *ptr) ? 0 : 1; }\n\
+             int f4(int val, int *ptr) { return (get_fence(ptr) && val == *ptr) ? 1 : 0; }\n\
              int f3(int val, int *ptr) { return f4(val, ptr); }\n\
-             kernel void k(global uint *results) {\n\
+             kernel void k(global int *results, global int *g) {\n\
              uint tid = get_global_id(0);\n\
              local int lint; lint = 2; int pint = 3;\n\
              int *p = tid % 2 ? (int *)&gint : (tid % 3 ? (int *)&pint : (int *)&lint);\n\
              results[tid] = f3(*p, p) + f3(1, &gint); }",
-            "kernel k",
-            "(private or global or local)",
         ),
         (
             "helper",
             "int *pick(int *a, int *b, int c) { return c ? a : b; }\n\
-             kernel void k(global int *o) {\n\
+             kernel void k(global int *results, global int *g) {\n\
              local int l[2]; l[0] = 5; barrier(CLK_LOCAL_MEM_FENCE);\n\
-             o[0] = *pick(l, o + 1, get_global_id(0) % 2); }",
-            "function pick (called from kernel k)",
-            "(global or local)",
+             int t = get_global_id(0);\n\
+             results[t] = *pick(l, g + t + 1, t % 2); }",
         ),
     ];
-    let e = Env::new();
-    for (name, src, place, spaces) in cases {
-        for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
-            match build_program(e.ctx, e.dev, src, std) {
-                Ok(p) => {
-                    unsafe { clReleaseProgram(p) };
-                    panic!("{name} {std}: built");
-                }
-                Err((code, log)) => {
-                    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE, "{name} {std}\n{log}");
-                    let want = format!(
-                        "{place}: a generic pointer whose address space is chosen at run time \
-                         {spaces} is not supported"
-                    );
-                    assert!(log.contains(&want), "{name} {std}: no {want:?} in\n{log}");
-                }
-            }
+    for (name, src) in cases {
+        for std in STDS {
+            let (out, _) = run_chosen(src, std, 12, 4, 12);
+            let want = match name {
+                "if/else" => vec![1; 12],
+                "helper" => (0..12)
+                    .map(|t| if t % 2 == 1 { 5 } else { 10 * t + 10 })
+                    .collect(),
+                _ => vec![2; 12],
+            };
+            assert_eq!(out, want, "{name} {std}");
         }
     }
 }

@@ -28,22 +28,13 @@
 use super::flat_copies::copy_leaves;
 use super::flat_layout::{flat, gep_offset, leaves, Flat};
 use super::flat_uses::{gep, Uses};
-use super::wrapped_copy::{parse, split_args, Ty, Types};
+use super::wrapped_copy::{split_args, Ty, Types};
 use std::collections::{HashMap, HashSet};
 
 /// `ll` with the private records described in the module comment flattened; None where there
 /// is none.
 pub fn patch(ll: &str) -> Option<String> {
-    let mut types = Types {
-        named: HashMap::new(),
-    };
-    for line in ll.lines() {
-        if let Some((name, def)) = line.split_once(" = type ") {
-            if let Some((t, _)) = parse(def) {
-                types.named.insert(name.trim().to_string(), t);
-            }
-        }
-    }
+    let types = Types::of_module(ll);
     let mut module = Module {
         types,
         functions: HashMap::new(),

@@ -1,5 +1,6 @@
-//! Generic pointers whose address space is chosen at run time, found in clang's -O0 LLVM IR
-//! so that the build fails with a log that says so.
+//! Generic pointers whose address space is chosen at run time, found in clang's -O0 LLVM IR:
+//! the logical build fails with a log that says so, and the physical-addressing build is made
+//! flat instead ([`super::generic_flat`]; it fails with that log too where it cannot be made).
 //!
 //! clspv 0.0.1 resolves a generic pointer's address space only where it is known after
 //! inlining. Where it is not, a `?:` between a global and a local pointer aborts it ("Invalid
@@ -328,7 +329,7 @@ fn function<'a>(header: &'a str, body: &[&'a str]) -> Option<Func<'a>> {
 }
 
 /// Index of the bracket closing the one `s` starts with.
-fn matching(s: &str) -> Option<usize> {
+pub(super) fn matching(s: &str) -> Option<usize> {
     let mut depth = 0;
     for (i, c) in s.char_indices() {
         match c {
@@ -346,7 +347,7 @@ fn matching(s: &str) -> Option<usize> {
 }
 
 /// The value name at the start of `s` (`%x.i, ...` → `%x.i`).
-fn value_at(s: &str) -> &str {
+pub(super) fn value_at(s: &str) -> &str {
     let end = s
         .char_indices()
         .skip(1)
@@ -361,7 +362,7 @@ fn last_value(op: &str) -> &str {
 }
 
 /// Whether every use of `a` on `line` is as the address of a load or a store.
-fn only_loaded_or_stored(line: &str, a: &str) -> bool {
+pub(super) fn only_loaded_or_stored(line: &str, a: &str) -> bool {
     let uses = line
         .match_indices(a)
         .filter(|(i, _)| value_at(&line[*i..]) == a)

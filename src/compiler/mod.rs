@@ -18,6 +18,7 @@ mod flat_copies;
 mod flat_layout;
 mod flat_records;
 mod flat_uses;
+pub mod generic_flat;
 pub mod generic_spaces;
 pub mod globals;
 pub mod helper;

@@ -17,16 +17,7 @@ use super::wrapped_copy::{parse, Ty, Types};
 
 /// `ll` with those structs padded; `None` when there is none.
 pub fn patch(ll: &str) -> Option<String> {
-    let mut types = Types {
-        named: Default::default(),
-    };
-    for line in ll.lines() {
-        if let Some((name, def)) = line.split_once(" = type ") {
-            if let Some((t, _)) = parse(def) {
-                types.named.insert(name.trim().to_string(), t);
-            }
-        }
-    }
+    let types = Types::of_module(ll);
     const LOCAL: &str = " addrspace(3) global ";
     let mut held = HashSet::new();
     for line in ll.lines().filter(|l| l.starts_with('@')) {

@@ -114,6 +114,17 @@ pub struct KernelReflection {
     pub may_use_printf: bool,
     /// Image properties the runtime must supply for `get_image_channel_*` and samplers.
     pub image_metadata: Vec<ImageMetadata>,
+    /// A flat kernel's scratch buffer (`compiler::generic_flat`): its address is the argument
+    /// after the `num_args` the application sets, at each launch.
+    pub scratch: Option<Scratch>,
+}
+
+/// Bytes a flat kernel's scratch buffer holds per work-group (`__local` variables) and per
+/// work-item (private variables a generic pointer may hold), in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scratch {
+    pub local: u64,
+    pub private: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -403,7 +414,22 @@ pub fn parse(spirv: &[u32]) -> Result<Reflection> {
     }
     b.attribute_local_memory();
     b.r.push_constant_size = push_constant_size(&b.r);
+    for k in &mut b.r.kernels {
+        hide_scratch(k);
+    }
     Ok(b.r)
+}
+
+/// A flat kernel's hidden scratch parameter (`compiler::generic_flat`, the last one) taken out
+/// of its arguments' count: the application sees the kernel's own; `args` keeps the entry.
+fn hide_scratch(k: &mut KernelReflection) {
+    let last = k.args.last().and_then(|a| a.info.as_ref());
+    if let Some((local, private)) = last.and_then(|i| super::generic_flat::sizes(&i.name)) {
+        if k.num_args as usize == k.args.len() {
+            k.num_args -= 1;
+            k.scratch = Some(Scratch { local, private });
+        }
+    }
 }
 
 struct Builder<'a> {

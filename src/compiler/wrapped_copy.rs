@@ -67,21 +67,33 @@ pub fn compile(
             ll.len()
         );
         if let Some(log) = found {
-            return Err(super::CompileError::Failed {
-                log: front_log + &log,
-            });
+            // Physical-addressing builds are made flat (super::generic_flat); logical ones
+            // fail, and the runtime tries the physical build next where the device can.
+            let failed = |why: String| super::CompileError::Failed {
+                log: format!("{front_log}{log}{why}"),
+            };
+            if !options.contains("-physical-storage-buffers") {
+                return Err(failed(String::new()));
+            }
+            let flat = super::generic_flat::rewrite(
+                &patched_ir(&ll, &wide).unwrap_or_else(|| ll.to_string()),
+            )
+            .map_err(|why| failed(format!("note: {why}\n")))?;
+            super::dump_file(".ll", ll.as_bytes());
+            super::dump_file("-flat.ll", flat.as_bytes());
+            return match compile(&[flat.as_bytes()], &format!("{options} -x ir")) {
+                Ok((out, log)) => Ok((out, front_log + &log)),
+                Err(e) => {
+                    log::debug!(target: "compiler", "the flat build failed: {e}");
+                    Err(failed(String::new()))
+                }
+            };
         }
     }
     if !patches {
         return compile(sources, options);
     }
-    // Private records reached through pointers first (super::flat_records), then the copies.
-    let flat = super::flat_records::patch(&ll);
-    // __local structs' tail padding as members (super::padded_locals).
-    let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(&ll)).or(flat);
-    let copies = patch(flat.as_deref().unwrap_or(&ll)).or(flat);
-    let widened = super::wide_globals::patch(copies.as_deref().unwrap_or(&ll), &wide);
-    let Some(patched) = widened.or(copies) else {
+    let Some(patched) = patched_ir(&ll, &wide) else {
         return compile(sources, options);
     };
     // The IR before and after, for bug reports (VKCL_DUMP_DIR).
@@ -92,6 +104,17 @@ pub fn compile(
         // What clspv refuses from the IR is built from the source, as before.
         Err(_) => compile(sources, options),
     }
+}
+
+/// `ll` with this module's patches (None: none applies): private records reached through
+/// pointers first (super::flat_records), `__local` structs' tail padding as members
+/// (super::padded_locals), the copies, then the widened program-scope variables.
+fn patched_ir(ll: &str, wide: &[(String, bool)]) -> Option<String> {
+    let flat = super::flat_records::patch(ll);
+    let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(ll)).or(flat);
+    let copies = patch(flat.as_deref().unwrap_or(ll)).or(flat);
+    let widened = super::wide_globals::patch(copies.as_deref().unwrap_or(ll), wide);
+    widened.or(copies)
 }
 
 /// A type as LLVM writes it, parsed.
@@ -169,6 +192,19 @@ pub(super) struct Types {
 }
 
 impl Types {
+    /// The named types (`%name = type ...`) of module `ll`.
+    pub(super) fn of_module(ll: &str) -> Types {
+        let mut named = HashMap::new();
+        for line in ll.lines() {
+            if let Some((name, def)) = line.split_once(" = type ") {
+                if let Some((t, _)) = parse(def) {
+                    named.insert(name.trim().to_string(), t);
+                }
+            }
+        }
+        Types { named }
+    }
+
     pub(super) fn resolve<'a>(&'a self, t: &'a Ty) -> Option<&'a Ty> {
         match t {
             Ty::Named(n) => self.named.get(n),
@@ -289,16 +325,7 @@ pub(super) fn pointee(types: &Types, defs: &HashMap<&str, Ty>, arg: &str) -> Opt
 /// `ll` with every memcpy of a record (the same on both sides, or one side's first member at
 /// any depth) replaced by a load and store of that record; None when there is none.
 pub fn patch(ll: &str) -> Option<String> {
-    let mut types = Types {
-        named: HashMap::new(),
-    };
-    for line in ll.lines() {
-        if let Some((name, def)) = line.split_once(" = type ") {
-            if let Some((t, _)) = parse(def) {
-                types.named.insert(name.trim().to_string(), t);
-            }
-        }
-    }
+    let types = Types::of_module(ll);
     let mut globals: HashMap<&str, Ty> = HashMap::new();
     for line in ll.lines().filter(|l| l.starts_with('@')) {
         let Some((name, def)) = line.split_once(" = ") else {

@@ -547,7 +547,8 @@ impl Kernel {
             .collect()
     }
 
-    /// The `__local` bytes a launch uses: static `__local` variables plus `__local` arguments.
+    /// The `__local` bytes a launch uses: static `__local` variables (in a flat kernel's
+    /// scratch buffer, the program's, compiler::generic_flat) plus `__local` arguments.
     pub fn local_mem_size(&self) -> u64 {
         let dynamic: usize = self
             .args
@@ -556,7 +557,8 @@ impl Kernel {
             .flatten()
             .map(|a| if let HeldArg::Local(s) = a { *s } else { 0 })
             .sum();
-        self.reflection.static_local_mem + dynamic as u64
+        let flat = self.reflection.scratch.map_or(0, |s| s.local);
+        self.reflection.static_local_mem + flat + dynamic as u64
     }
 
     fn on(&self, device: &Arc<Device>) -> CLResult<Arc<KernelDevice>> {
@@ -713,6 +715,10 @@ pub fn prepare_with(
         return Ok(None);
     };
     let mut launch = Launch::new(&kd, nd, local, groups);
+    let mut args = args;
+    if let Some(s) = kd.refl.scratch {
+        args.push(launch.scratch(queue, s, local, groups)?);
+    }
     launch.bind_arguments(queue, &kd, &args)?;
     launch.bind_image_metadata(&kd.refl, &args)?;
     let reached = super::svm::reached(&queue.context, &args, exec_info);
@@ -890,6 +896,30 @@ impl Launch {
             buffers: Vec::with_capacity(kd.refl.args.len()),
             held: vec![],
         }
+    }
+
+    /// A flat kernel's scratch buffer for this launch (`compiler::generic_flat`): `local`
+    /// bytes per work-group, `private` per work-item, kept until the launch completes; the
+    /// hidden argument that passes its address.
+    fn scratch(
+        &mut self,
+        queue: &Queue,
+        s: compiler::reflection::Scratch,
+        local: [usize; 3],
+        groups: [usize; 3],
+    ) -> CLResult<ArgValue> {
+        let groups = groups.iter().product::<usize>() as u64;
+        let items = groups * local.iter().product::<usize>() as u64;
+        let size = groups * s.local + items * s.private;
+        let b = Arc::new(Buffer::new(
+            &queue.vk,
+            size.max(16),
+            Placement::Device,
+            "scratch",
+        )?);
+        let address = b.device_address().ok_or(ClError(CL_INVALID_OPERATION))?;
+        self.held.push(b);
+        Ok(ArgValue::Bytes(address.to_le_bytes().to_vec()))
     }
 
     fn bind(&mut self, set: u32, binding: u32, b: impl Into<Binding>) {

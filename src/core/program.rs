@@ -715,7 +715,10 @@ impl Program {
                     let out = compiler::pointer_members::compile(p.source_text(), &args);
                     let physical = physical_build(out, &options);
                     log::debug!(target: "compiler", "physical-addressing build: {}", physical.log);
-                    if physical.status == CL_BUILD_SUCCESS {
+                    // A generic pointer chosen at run time is built only there (flat,
+                    // compiler::generic_flat): its log says why where it fails.
+                    let flat = build.log.contains(compiler::generic_spaces::UNSUPPORTED);
+                    if physical.status == CL_BUILD_SUCCESS || flat {
                         physical
                     } else {
                         build

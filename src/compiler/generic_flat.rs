@@ -1,0 +1,1289 @@
+//! The "flat" build of a program that chooses a generic pointer's address space at run time
+//! ([`super::generic_spaces::find`]): clang's -O0 LLVM IR rewritten so that every pointer a
+//! generic pointer may hold is a global pointer, for clspv's physical addressing mode
+//! (`-arch=spir64 -physical-storage-buffers`), where global pointers are 64-bit addresses and
+//! a `phi` or `select` of them is an ordinary value.
+//!
+//! - Every `__local` variable (a module-level `addrspace(3)` global in clang's IR) moves into a
+//!   per-launch scratch buffer, at `scratch + group_linear_id * LOCAL + offset`; every private
+//!   variable (`alloca`) whose address reaches a generic pointer, with the pointers derived
+//!   from it, moves to `scratch + LOCAL * groups + work_item * PRIVATE + offset`, where
+//!   `work_item` is the group's linear id times the enqueued work-group size plus the local
+//!   linear id. Offsets are module-wide (no two variables share bytes). Locals stay
+//!   uninitialised; a private's stores stay where they are.
+//! - Then `addrspace(3)` and `addrspace(4)` become `addrspace(1)`: every generic pointer is a
+//!   global pointer; address-space casts between them become no-ops.
+//! - Each kernel gets a trailing `ulong` parameter, [`PARAMETER`]`L<LOCAL>_P<PRIVATE>`, that
+//!   the runtime hides from the application and sets at each launch to the device address of
+//!   the scratch buffer ([`sizes`] reads the sizes back from the name in clspv's argument
+//!   reflection, so they survive program binaries). Functions reach it through a private
+//!   module variable the kernel stores it in.
+//! - A fence on local memory must now order global memory too: `barrier`,
+//!   `work_group_barrier`, `mem_fence` and the like get `CLK_GLOBAL_MEM_FENCE` with
+//!   `CLK_LOCAL_MEM_FENCE`.
+//! - `to_global`, `to_local`, `to_private` and `get_fence` decide by address: this work-group's
+//!   local range, this work-item's private range, else global.
+//!
+//! - Generic pointer variables, `phi`s and `select`s are kept as 64-bit addresses in private
+//!   variables accessed `volatile` ([`through_slots`]: a clspv bug).
+//!
+//! Refused (the build fails as before, with the reason): `__local` pointer kernel parameters
+//! (their memory is sized by clSetKernelArg, not laid out here), a moved private variable's
+//! pointer passed to a function, stored in memory other than a private pointer variable
+//! (which then holds global pointers) or used in other ways than loads, stores, GEPs,
+//! `phi`/`select`, comparisons and casts, variables whose type has no known layout.
+
+use std::collections::{HashMap, HashSet};
+
+use super::generic_spaces::{matching, value_at};
+use super::wrapped_copy::{parse, split_args, Types};
+
+/// The hidden scratch parameter's name, before its sizes.
+pub const PARAMETER: &str = "__vkcl_flat_scratch_";
+
+/// (LOCAL, PRIVATE) bytes from a hidden parameter's name; None for other names.
+pub fn sizes(name: &str) -> Option<(u64, u64)> {
+    let rest = name.strip_prefix(PARAMETER)?.strip_prefix('L')?;
+    let (local, private) = rest.split_once("_P")?;
+    Some((local.parse().ok()?, private.parse().ok()?))
+}
+
+/// Scratch regions start at multiples of this (the largest OpenCL C alignment).
+const ALIGN: u64 = 128;
+
+/// The private module variable holding the scratch address.
+const BASE: &str = "@__vkcl_flat_base";
+
+/// Calls whose first operand is a `cl_mem_fence_flags`.
+const FENCES: [&str; 7] = [
+    "@_Z7barrierj(",
+    "@_Z18work_group_barrierj(",
+    "@_Z18work_group_barrierj12memory_scope(",
+    "@_Z9mem_fencej(",
+    "@_Z14read_mem_fencej(",
+    "@_Z15write_mem_fencej(",
+    "@_Z22atomic_work_item_fencej12memory_order12memory_scope(",
+];
+
+/// clspv's address-space queries and get_fence, and the functions replacing them.
+const QUERIES: [(&str, &str); 5] = [
+    ("@__to_global(", "@__vkcl_flat_to_global("),
+    ("@__to_local(", "@__vkcl_flat_to_local("),
+    ("@__to_private(", "@__vkcl_flat_to_private("),
+    ("@_Z9get_fencePU3AS4v(", "@__vkcl_flat_get_fence("),
+    ("@_Z9get_fencePU3AS4Kv(", "@__vkcl_flat_get_fence("),
+];
+
+/// A byte layout being made: the next free offset and the largest alignment.
+#[derive(Default)]
+struct Layout {
+    end: u64,
+    align: u64,
+}
+
+impl Layout {
+    fn place(&mut self, size: u64, align: u64) -> u64 {
+        let at = self.end.next_multiple_of(align.max(1));
+        self.end = at + size;
+        self.align = self.align.max(align);
+        at
+    }
+
+    /// The region's size: a multiple of its alignment and of [`ALIGN`].
+    fn bytes(&self) -> u64 {
+        self.end.next_multiple_of(ALIGN)
+    }
+}
+
+/// `ll` (clang's -O0 IR of a spir64 build) as its flat build; Err: why it cannot be made.
+pub fn rewrite(ll: &str) -> Result<String, String> {
+    let types = Types::of_module(ll);
+    let mut locals: HashMap<&str, u64> = HashMap::new();
+    let mut local_layout = Layout::default();
+    for line in ll.lines() {
+        if let Some((name, ty)) = local_variable(line) {
+            let (size, align) = layout(&types, ty, line)
+                .ok_or_else(|| format!("no layout for __local variable {name}"))?;
+            locals.insert(name, local_layout.place(size, align));
+        }
+    }
+    let mut privates = Layout::default();
+    let mut out: Vec<String> = vec![];
+    let mut kernels: Vec<usize> = vec![];
+    let mut lines = ll.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("define ") {
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "}").collect();
+            let f = Function::new(line, &body, &types, &locals, &mut privates)?;
+            if f.kernel {
+                kernels.push(out.len());
+            }
+            out.extend(f.rewrite()?);
+            out.push("}".into());
+            continue;
+        }
+        if local_variable(line).is_some() {
+            continue;
+        }
+        let memory = ["@llvm.memcpy.", "@llvm.memmove.", "@llvm.memset."];
+        let query = QUERIES.iter().any(|(from, _)| line.contains(from));
+        if line.starts_with("declare ") && (query || memory.iter().any(|m| line.contains(m))) {
+            continue;
+        }
+        out.push(line.to_string());
+    }
+    let (local_bytes, private_bytes) = (local_layout.bytes(), privates.bytes());
+    let parameter = format!("{PARAMETER}L{local_bytes}_P{private_bytes}");
+    let mut metadata = Metadata::new(&out);
+    for &k in &kernels {
+        out[k] = metadata.extend(&out[k], &parameter);
+    }
+    out.extend(metadata.added);
+    let out: Vec<String> = out.iter().map(|l| map_spaces(l)).collect();
+    let mut text = out
+        .join("\n")
+        .replace(PLACEHOLDER, &format!("%{parameter}"));
+    text.push('\n');
+    // The memory intrinsics, declared again by the names their calls have now.
+    let mut declared = HashSet::new();
+    for l in &out {
+        if let Some(d) = memory_declaration(l) {
+            if declared.insert(d.clone()) {
+                text.push_str(&d);
+                text.push('\n');
+            }
+        }
+    }
+    text.push_str(&support(&text, local_bytes, private_bytes));
+    Ok(text)
+}
+
+/// `@name` and type of a module-level `__local` variable's definition.
+fn local_variable(line: &str) -> Option<(&str, &str)> {
+    let (name, def) = line.split_once(" = ")?;
+    if !name.starts_with('@') {
+        return None;
+    }
+    let def = def.strip_prefix("internal ").unwrap_or(def);
+    let ty = def.strip_prefix("addrspace(3) global ")?;
+    Some((name, ty))
+}
+
+/// (size, alignment) of the type at the start of `ty`, its alignment at least the `align N`
+/// of `line`.
+fn layout(types: &Types, ty: &str, line: &str) -> Option<(u64, u64)> {
+    let (t, _) = parse(ty)?;
+    let (size, align) = types.layout(&t)?;
+    let stated = line
+        .rsplit_once("align ")
+        .and_then(|(_, a)| a.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        .unwrap_or(1);
+    Some((size, align.max(stated)))
+}
+
+const PLACEHOLDER: &str = "%__vkcl_flat_scratch_sizes";
+
+/// One function of the module being rewritten.
+struct Function<'a> {
+    header: &'a str,
+    body: &'a [&'a str],
+    kernel: bool,
+    locals: &'a HashMap<&'a str, u64>,
+    /// Moved allocas and their offsets in the private region.
+    moved: HashMap<&'a str, u64>,
+    /// Private pointer values that become global pointers: the moved allocas, what is
+    /// derived from them, and to_private's results.
+    derived: HashSet<&'a str>,
+    /// Private pointer variables that hold such pointers: they hold global pointers.
+    slots: HashSet<&'a str>,
+}
+
+/// (value, variable) of `store ptr %v, ptr %slot`.
+fn stored_pointer(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim().strip_prefix("store ptr ")?;
+    let args = split_args(rest);
+    let v = value_at(args.first()?);
+    let slot = args.get(1)?.strip_prefix("ptr ")?;
+    v.starts_with('%').then_some((v, value_at(slot)))
+}
+
+/// The value an instruction defines, and its right-hand side.
+fn definition(line: &str) -> Option<(&str, &str)> {
+    let (d, r) = line.trim().split_once(" = ")?;
+    d.starts_with('%').then_some((d, r))
+}
+
+/// Whether `v` occurs in `s` as a whole value name.
+fn mentions(s: &str, v: &str) -> bool {
+    s.match_indices(v).any(|(i, _)| value_at(&s[i..]) == v)
+}
+
+/// Private (`ptr`, address space 0) operands' values of an instruction's right-hand side.
+fn private_operands(rhs: &str) -> Vec<&str> {
+    let mut out = vec![];
+    let mut rest = rhs;
+    while let Some(i) = rest.find('%') {
+        let v = value_at(&rest[i..]);
+        let before = &rest[..i];
+        // The operand's own text back to the previous separator.
+        let start = before.rfind([',', '(', '[']).map_or(0, |k| k + 1);
+        let own = &before[start..];
+        let typed = private_ptr_word(own).is_some();
+        // A phi's values share the type written once after `phi`.
+        let phi = rhs.starts_with("phi ptr ") && own.trim().is_empty() && before.ends_with("[ ");
+        if typed || phi {
+            out.push(v);
+        }
+        rest = &rest[i + v.len()..];
+    }
+    out
+}
+
+impl<'a> Function<'a> {
+    fn new(
+        header: &'a str,
+        body: &'a [&'a str],
+        types: &Types,
+        locals: &'a HashMap<&'a str, u64>,
+        privates: &mut Layout,
+    ) -> Result<Function<'a>, String> {
+        if header.contains("spir_kernel") && header.contains("ptr addrspace(3)") {
+            return Err(
+                "a __local pointer kernel argument in such a program is not supported \
+                        (vkcl's run-time generic address spaces lay out only __local variables)"
+                    .into(),
+            );
+        }
+        // Roots (allocas, to_private results) of every private pointer value.
+        let mut roots: HashMap<&str, HashSet<&str>> = HashMap::new();
+        let mut allocas: HashMap<&str, &str> = HashMap::new();
+        for line in body {
+            let Some((d, rhs)) = definition(line) else {
+                continue;
+            };
+            if rhs.starts_with("alloca ") {
+                allocas.insert(d, line);
+                roots.insert(d, HashSet::from([d]));
+            } else if private_result(rhs) {
+                roots.insert(d, HashSet::from([d]));
+            }
+        }
+        let derives = |rhs: &str| {
+            ["getelementptr ", "phi ptr ", "select "]
+                .iter()
+                .any(|op| rhs.starts_with(op))
+        };
+        // Private pointer variables (`int *p` declared `private`): the roots stored in each.
+        let mut contents: HashMap<&str, HashSet<&str>> = allocas
+            .iter()
+            .filter(|(_, l)| l.contains(" = alloca ptr, "))
+            .map(|(a, _)| (*a, HashSet::new()))
+            .collect();
+        // What each derived value comes from (phis may name later values: to a fixed point).
+        loop {
+            let mut grew = false;
+            for line in body {
+                // A pointer stored in a variable, and loaded from it.
+                if let Some((v, slot)) = stored_pointer(line) {
+                    let from = roots.get(v).cloned().unwrap_or_default();
+                    if let Some(c) = contents.get_mut(slot) {
+                        let n = c.len();
+                        c.extend(from);
+                        grew |= c.len() != n;
+                    }
+                }
+                let Some((d, rhs)) = definition(line) else {
+                    continue;
+                };
+                if let Some(c) = rhs
+                    .strip_prefix("load ptr, ptr ")
+                    .and_then(|r| contents.get(value_at(r)))
+                {
+                    let c = c.clone();
+                    let e = roots.entry(d).or_default();
+                    let n = e.len();
+                    e.extend(c);
+                    grew |= e.len() != n;
+                    continue;
+                }
+                if !derives(rhs) || rhs.starts_with("getelementptr ") && rhs.contains("addrspace(")
+                {
+                    continue;
+                }
+                let from: HashSet<&str> = private_operands(rhs)
+                    .iter()
+                    .flat_map(|v| roots.get(v).cloned().unwrap_or_default())
+                    .collect();
+                let e = roots.entry(d).or_default();
+                let n = e.len();
+                e.extend(from);
+                grew |= e.len() != n;
+            }
+            if !grew {
+                break;
+            }
+        }
+        // Allocas whose pointers become generic, and every alloca a value mixes with them.
+        let mut moved_roots: HashSet<&str> = HashSet::new();
+        for line in body {
+            let Some((d, rhs)) = definition(line) else {
+                continue;
+            };
+            if private_result(rhs) {
+                moved_roots.insert(d);
+            }
+            if rhs.starts_with("addrspacecast ptr %") {
+                for v in private_operands(rhs) {
+                    moved_roots.extend(roots.get(v).into_iter().flatten());
+                }
+            }
+        }
+        loop {
+            let n = moved_roots.len();
+            for r in roots.values().chain(contents.values()) {
+                if r.iter().any(|x| moved_roots.contains(x)) {
+                    moved_roots.extend(r.iter().copied());
+                }
+            }
+            if moved_roots.len() == n {
+                break;
+            }
+        }
+        let mut moved = HashMap::new();
+        let mut order: Vec<&str> = moved_roots
+            .iter()
+            .copied()
+            .filter(|r| allocas.contains_key(r))
+            .collect();
+        order.sort_by_key(|a| {
+            body.iter()
+                .position(|l| definition(l).is_some_and(|(d, _)| d == *a))
+        });
+        for a in order {
+            let line = allocas[a];
+            let ty = line.split_once("alloca ").map_or("", |(_, t)| t);
+            if split_args(ty)
+                .get(1)
+                .is_some_and(|x| !x.trim().starts_with("align"))
+            {
+                return Err(format!("a variable-length private array ({a})"));
+            }
+            let (size, align) = layout(types, ty, line)
+                .ok_or_else(|| format!("no layout for the private variable {a}"))?;
+            moved.insert(a, privates.place(size, align));
+        }
+        let derived = roots
+            .iter()
+            .filter(|(_, r)| r.iter().any(|x| moved_roots.contains(x)))
+            .map(|(v, _)| *v)
+            .collect();
+        let slots = contents
+            .iter()
+            .filter(|(_, c)| c.iter().any(|x| moved_roots.contains(x)))
+            .map(|(s, _)| *s)
+            .collect();
+        Ok(Function {
+            header,
+            body,
+            kernel: header.contains("spir_kernel"),
+            locals,
+            moved,
+            derived,
+            slots,
+        })
+    }
+
+    /// The function's lines (without the closing brace).
+    fn rewrite(&self) -> Result<Vec<String>, String> {
+        let mut header = self.header.to_string();
+        if self.kernel {
+            let open = header
+                .find('@')
+                .and_then(|at| header[at..].find('(').map(|o| at + o));
+            let open = open.ok_or("a kernel without parameters")?;
+            let close = open + matching(&header[open..]).ok_or("a kernel header unparsed")?;
+            let sep = if header[open + 1..close].trim().is_empty() {
+                ""
+            } else {
+                ", "
+            };
+            header.insert_str(close, &format!("{sep}i64 {PLACEHOLDER}"));
+        }
+        let mut entry: Vec<String> = vec![];
+        if self.kernel {
+            entry.push(format!("  store i64 {PLACEHOLDER}, ptr {BASE}, align 8"));
+        }
+        let mut used: Vec<(&str, u64)> = self
+            .locals
+            .iter()
+            .filter(|(l, _)| self.body.iter().any(|line| mentions(line, l)))
+            .map(|(l, o)| (*l, *o))
+            .collect();
+        used.sort_by_key(|&(_, o)| o);
+        let mut local_names: HashMap<&str, String> = HashMap::new();
+        if !used.is_empty() {
+            entry.push(
+                "  %__vkcl.locals = call spir_func ptr addrspace(1) @__vkcl_flat_locals()".into(),
+            );
+            for (i, (l, offset)) in used.iter().enumerate() {
+                let name = format!("%__vkcl.local.{i}");
+                entry.push(format!(
+                    "  {name} = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.locals, i64 {offset}"
+                ));
+                local_names.insert(l, name);
+            }
+        }
+        if !self.moved.is_empty() {
+            entry.push(
+                "  %__vkcl.privates = call spir_func ptr addrspace(1) @__vkcl_flat_privates()"
+                    .into(),
+            );
+            let mut moved: Vec<_> = self.moved.iter().collect();
+            moved.sort_by_key(|(_, o)| **o);
+            for (a, offset) in moved {
+                entry.push(format!(
+                    "  {a} = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.privates, i64 {offset}"
+                ));
+            }
+        }
+        let mut body: Vec<String> = vec![];
+        let mut hoisted = 0;
+        for line in &through_slots(self.body, &mut entry) {
+            if definition(line).is_some_and(|(d, _)| self.moved.contains_key(d)) {
+                continue;
+            }
+            let mut line = self.retype(line)?;
+            for (l, name) in &local_names {
+                line = replace_value(&line, l, name);
+            }
+            if !local_names.is_empty() {
+                line = hoist(&line, &mut entry, &mut hoisted);
+            }
+            for (from, to) in QUERIES {
+                line = line.replace(from, to);
+            }
+            line = line.replace(
+                "call spir_func ptr @__vkcl_flat_to_private(",
+                "call spir_func ptr addrspace(1) @__vkcl_flat_to_private(",
+            );
+            if line.contains("@llvm.lifetime.") && self.derived.iter().any(|v| mentions(&line, v)) {
+                continue;
+            }
+            let (pre, line) = widen_fence(&line, &mut hoisted);
+            body.extend(pre);
+            body.push(line);
+        }
+        // The entry block's label first, where the body has one.
+        let at = match self.body.first() {
+            Some(l) if !l.starts_with(char::is_whitespace) && l.trim_end().ends_with(':') => 1,
+            _ => 0,
+        };
+        let mut out = vec![header];
+        out.extend(body[..at].iter().cloned());
+        out.extend(entry);
+        out.extend(body[at..].iter().cloned());
+        Ok(out)
+    }
+
+    /// `line` with the derived private pointers typed as global ones (checked: only uses
+    /// that stay right with a global pointer).
+    fn retype(&self, line: &str) -> Result<String, String> {
+        let (def, rhs) = match definition(line) {
+            Some((d, r)) => (Some(d), r),
+            None => (None, line.trim()),
+        };
+        let ops: Vec<&str> = private_operands(rhs)
+            .into_iter()
+            .filter(|v| self.derived.contains(v))
+            .collect();
+        let defines = def.is_some_and(|d| self.derived.contains(d));
+        if def.is_some_and(|d| self.slots.contains(d)) {
+            return Ok(line.replacen(" = alloca ptr, ", " = alloca ptr addrspace(1), ", 1));
+        }
+        if ops.is_empty() && !defines {
+            return Ok(line.to_string());
+        }
+        let op = rhs.split_whitespace().next().unwrap_or("");
+        let allowed = match op {
+            "load" | "getelementptr" | "phi" | "select" | "icmp" | "addrspacecast" | "ptrtoint" => {
+                true
+            }
+            // As the address, or stored in a pointer variable that becomes global.
+            "store" => {
+                let slot = stored_pointer(line).filter(|(_, s)| self.slots.contains(s));
+                let value = split_args(
+                    rhs.trim_start_matches("store ")
+                        .trim_start_matches("volatile "),
+                );
+                slot.is_some()
+                    || value
+                        .first()
+                        .is_some_and(|v| !ops.iter().any(|o| mentions(v, o)))
+            }
+            _ => {
+                private_result(rhs)
+                    || [
+                        "@llvm.lifetime.",
+                        "@llvm.memcpy.",
+                        "@llvm.memmove.",
+                        "@llvm.memset.",
+                    ]
+                    .iter()
+                    .any(|i| line.contains(i))
+            }
+        };
+        if !allowed {
+            return Err(format!(
+                "the address of a private variable that a generic pointer may hold is used in \
+                 a way vkcl cannot move to global memory: `{}`",
+                line.trim()
+            ));
+        }
+        let mut out = line.to_string();
+        if defines && rhs.starts_with("load ptr, ") {
+            out = out.replacen(" = load ptr, ", " = load ptr addrspace(1), ", 1);
+        }
+        if defines && rhs.starts_with("phi ptr ") {
+            out = out.replacen("phi ptr ", "phi ptr addrspace(1) ", 1);
+        }
+        if defines && rhs.starts_with("addrspacecast ") && out.ends_with(" to ptr") {
+            out.push_str(" addrspace(1)");
+        }
+        for v in ops {
+            out = typed_global(&out, v);
+        }
+        Ok(out)
+    }
+}
+
+/// A phi's incoming (value, block) pairs.
+type Incoming<'a> = Vec<(&'a str, &'a str)>;
+
+/// `body` with its generic pointer variables, `phi`s and `select`s kept as 64-bit addresses
+/// in private variables accessed `volatile`: clspv 0.0.1 in physical addressing mode crashes
+/// (SIGSEGV in its SPIR-V producer) or writes an invalid OpSelect when a `phi` or `select`
+/// chooses between pointers it types differently (`c ? g + i : out + 16` in plain OpenCL C
+/// does it), and LLVM would fold integer choices of `ptrtoint`s back into pointer ones;
+/// volatile accesses are neither promoted nor folded. New variables go to `entry`.
+fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
+    const GENERIC: &str = "ptr addrspace(4)";
+    let slots: Vec<&str> = body
+        .iter()
+        .filter_map(|l| definition(l))
+        .filter(|(_, rhs)| rhs.starts_with("alloca ptr addrspace(4),"))
+        .map(|(d, _)| d)
+        .filter(|d| {
+            body.iter()
+                .all(|l| super::generic_spaces::only_loaded_or_stored(l.trim(), d))
+        })
+        .collect();
+    // Each phi: its slot and incoming (value, block).
+    let mut phis: HashMap<&str, (String, Incoming)> = HashMap::new();
+    for l in body {
+        let Some((d, rhs)) = definition(l) else {
+            continue;
+        };
+        let Some(incoming) = rhs.strip_prefix("phi ptr addrspace(4) ") else {
+            continue;
+        };
+        let mut pairs = vec![];
+        for pair in split_args(incoming) {
+            let inner = pair.trim().trim_start_matches('[').trim_end_matches(']');
+            if let [v, b] = split_args(inner)[..] {
+                pairs.push((v, b.trim_start_matches('%')));
+            }
+        }
+        let slot = format!("%__vkcl.slot.{}", entry.len());
+        entry.push(format!("  {slot} = alloca i64, align 8"));
+        phis.insert(d, (slot, pairs));
+    }
+    let mut out = vec![];
+    let mut n = 0;
+    let mut fresh = || {
+        n += 1;
+        format!("%__vkcl.addr.{n}")
+    };
+    let mut block = "";
+    // Loads of the phis' slots waiting for the end of the block's phis.
+    let mut pending: Vec<String> = vec![];
+    for &line in body {
+        let trimmed = line.trim();
+        let is_label = !line.starts_with(char::is_whitespace)
+            && line
+                .split(';')
+                .next()
+                .is_some_and(|l| l.trim_end().ends_with(':'));
+        if is_label {
+            block = line.split(':').next().unwrap_or("").trim();
+            out.push(line.to_string());
+            continue;
+        }
+        let def = definition(line);
+        if def.is_some_and(|(d, _)| phis.contains_key(d)) {
+            let (d, _) = def.unwrap_or_default();
+            let i = fresh();
+            pending.push(format!(
+                "  {i} = load volatile i64, ptr {}, align 8",
+                phis[d].0
+            ));
+            pending.push(format!("  {d} = inttoptr i64 {i} to {GENERIC}"));
+            continue;
+        }
+        if !trimmed.starts_with("%") || !trimmed.contains(" = phi ") {
+            out.append(&mut pending);
+        }
+        let terminator = ["br ", "switch ", "ret ", "ret", "unreachable"]
+            .iter()
+            .any(|t| trimmed.starts_with(t));
+        if terminator {
+            for (slot, pairs) in phis.values() {
+                for (v, _) in pairs
+                    .iter()
+                    .filter(|(_, b)| b.trim_matches('"') == block.trim_matches('"'))
+                {
+                    let i = fresh();
+                    out.push(format!("  {i} = ptrtoint {GENERIC} {v} to i64"));
+                    out.push(format!("  store volatile i64 {i}, ptr {slot}, align 8"));
+                }
+            }
+        }
+        match def {
+            Some((d, _)) if slots.contains(&d) => out.push(format!("  {d} = alloca i64, align 8")),
+            Some((d, rhs)) if rhs.starts_with("load ptr addrspace(4), ") => {
+                let addr = split_args(rhs)
+                    .get(1)
+                    .map_or("", |a| a.split_whitespace().last().unwrap_or(""));
+                match slots.contains(&addr) {
+                    true => {
+                        let i = fresh();
+                        out.push(format!("  {i} = load volatile i64, ptr {addr}, align 8"));
+                        out.push(format!("  {d} = inttoptr i64 {i} to {GENERIC}"));
+                    }
+                    false => out.push(line.to_string()),
+                }
+            }
+            Some((d, rhs)) if rhs.starts_with("select ") && rhs.contains(GENERIC) => {
+                let args = split_args(rhs.trim_start_matches("select "));
+                let ops: Vec<&str> = args
+                    .iter()
+                    .skip(1)
+                    .filter_map(|a| a.strip_prefix(GENERIC))
+                    .map(str::trim)
+                    .collect();
+                if ops.len() != 2 {
+                    out.push(line.to_string());
+                    continue;
+                }
+                let mut loaded = vec![];
+                for v in ops {
+                    let slot = format!("%__vkcl.slot.{}", entry.len());
+                    entry.push(format!("  {slot} = alloca i64, align 8"));
+                    let (i, l) = (fresh(), fresh());
+                    out.push(format!("  {i} = ptrtoint {GENERIC} {v} to i64"));
+                    out.push(format!("  store volatile i64 {i}, ptr {slot}, align 8"));
+                    out.push(format!("  {l} = load volatile i64, ptr {slot}, align 8"));
+                    loaded.push(l);
+                }
+                let (s, c) = (fresh(), args[0]);
+                out.push(format!(
+                    "  {s} = select {c}, i64 {}, i64 {}",
+                    loaded[0], loaded[1]
+                ));
+                out.push(format!("  {d} = inttoptr i64 {s} to {GENERIC}"));
+            }
+            None if trimmed.starts_with("store ptr addrspace(4) ") => {
+                let args = split_args(trimmed.trim_start_matches("store "));
+                let addr = args
+                    .get(1)
+                    .map_or("", |a| a.split_whitespace().last().unwrap_or(""));
+                match slots.contains(&addr) {
+                    true => {
+                        let v = args[0].trim_start_matches(GENERIC).trim();
+                        let i = fresh();
+                        out.push(format!("  {i} = ptrtoint {GENERIC} {v} to i64"));
+                        out.push(format!("  store volatile i64 {i}, ptr {addr}, align 8"));
+                    }
+                    false => out.push(line.to_string()),
+                }
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    out
+}
+
+/// Whether an instruction's result is a private pointer that is really global: to_private's,
+/// or an explicit cast of a generic pointer to a private one.
+fn private_result(rhs: &str) -> bool {
+    rhs.contains(" ptr @__to_private(")
+        || rhs.starts_with("addrspacecast ptr addrspace(4) ") && rhs.ends_with(" to ptr")
+}
+
+/// The end of the last `ptr` word of an operand's text (`ptr noundef align 4 `) where it is a
+/// private pointer type (no `addrspace(N)` after it).
+fn private_ptr_word(own: &str) -> Option<usize> {
+    let mut found = None;
+    let mut at = 0;
+    for w in own.split(' ') {
+        let end = at + w.len();
+        if w == "ptr" {
+            found = (!own[end..].starts_with(" addrspace(")).then_some(end);
+        }
+        at = end + 1;
+    }
+    found
+}
+
+/// `line` with `ptr` (address space 0) before each operand `v` made `ptr addrspace(1)`.
+fn typed_global(line: &str, v: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find(v) {
+        let whole = value_at(&rest[i..]) == v;
+        let before = &rest[..i];
+        let start = before.rfind([',', '(', '[']).map_or(0, |k| k + 1);
+        match private_ptr_word(&before[start..]).filter(|_| whole) {
+            Some(p) => {
+                out.push_str(&before[..start + p]);
+                out.push_str(" addrspace(1)");
+                out.push_str(&before[start + p..]);
+            }
+            None => out.push_str(before),
+        }
+        out.push_str(v);
+        rest = &rest[i + v.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `line` with every whole occurrence of value `v` replaced by `by`.
+fn replace_value(line: &str, v: &str, by: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find(v) {
+        out.push_str(&rest[..i]);
+        out.push_str(match value_at(&rest[i..]) == v {
+            true => by,
+            false => v,
+        });
+        rest = &rest[i + v.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `line` with its constant expressions over the moved locals (now values) made
+/// instructions in the entry block: casts to their operand, GEPs to a new value.
+fn hoist(line: &str, entry: &mut Vec<String>, n: &mut usize) -> String {
+    let mut line = line.to_string();
+    loop {
+        // The last (innermost) constant expression whose operands hold a value.
+        let found = ["addrspacecast (", "getelementptr "]
+            .iter()
+            .flat_map(|k| line.match_indices(k).map(|(i, _)| i).collect::<Vec<_>>())
+            .filter_map(|i| {
+                let open = i + line[i..].find('(')?;
+                let between = &line[i..open];
+                let flags = between
+                    .split_whitespace()
+                    .skip(1)
+                    .all(|w| ["inbounds", "nuw", "nusw", "inrange"].contains(&w));
+                let close = open + matching(&line[open..])?;
+                let inside = &line[open + 1..close];
+                (flags && inside.contains("%__vkcl.")).then_some((i, open, close))
+            })
+            .max();
+        let Some((i, open, close)) = found else {
+            return line;
+        };
+        let inside = line[open + 1..close].to_string();
+        let by = match line[i..].starts_with("addrspacecast") {
+            true => {
+                let operand = inside.rsplit_once(" to ").map_or(&inside[..], |(o, _)| o);
+                operand.split_whitespace().last().unwrap_or("").to_string()
+            }
+            false => {
+                let name = format!("%__vkcl.cexpr.{n}");
+                *n += 1;
+                entry.push(format!("  {name} = {}{inside}", &line[i..open]));
+                name
+            }
+        };
+        line.replace_range(i..=close, &by);
+    }
+}
+
+/// A fence call's flags with CLK_GLOBAL_MEM_FENCE added where CLK_LOCAL_MEM_FENCE is: the
+/// instructions to put before the line, and the line.
+fn widen_fence(line: &str, n: &mut usize) -> (Vec<String>, String) {
+    let Some(at) = FENCES
+        .iter()
+        .find_map(|f| line.find(f).map(|i| i + f.len()))
+    else {
+        return (vec![], line.to_string());
+    };
+    let args = split_args(&line[at..line[at..].find(')').map_or(line.len(), |e| at + e)]);
+    let Some(flags) = args.first().and_then(|a| a.strip_prefix("i32 ")) else {
+        return (vec![], line.to_string());
+    };
+    let start = at + line[at..].find(flags).unwrap_or(0);
+    let end = start + flags.len();
+    if let Ok(f) = flags.trim().parse::<u32>() {
+        let widened = if f & 1 != 0 { f | 2 } else { f };
+        return (
+            vec![],
+            format!("{}{widened}{}", &line[..start], &line[end..]),
+        );
+    }
+    let name = format!("%__vkcl.fence.{n}");
+    *n += 1;
+    let pre = vec![
+        format!("  {name}.l = and i32 {flags}, 1"),
+        format!("  {name}.g = shl i32 {name}.l, 1"),
+        format!("  {name} = or i32 {flags}, {name}.g"),
+    ];
+    (pre, format!("{}{name}{}", &line[..start], &line[end..]))
+}
+
+/// `line` with address spaces 3 and 4 made 1, and casts that became no-ops removed.
+fn map_spaces(line: &str) -> String {
+    let mut line = line
+        .replace("addrspace(3)", "addrspace(1)")
+        .replace("addrspace(4)", "addrspace(1)");
+    // Constant expressions.
+    while let Some(i) = line.find("addrspacecast (ptr addrspace(1) ") {
+        let open = i + "addrspacecast ".len();
+        let Some(close) = matching(&line[open..]).map(|c| open + c) else {
+            break;
+        };
+        let inside = &line[open + 1..close];
+        let Some(operand) = inside
+            .strip_suffix(" to ptr addrspace(1)")
+            .and_then(|o| o.strip_prefix("ptr addrspace(1) "))
+        else {
+            break;
+        };
+        let operand = operand.to_string();
+        line.replace_range(i..=close, &operand);
+    }
+    // Instructions.
+    if let Some((d, rhs)) = definition(&line) {
+        if let Some(rest) = rhs.strip_prefix("addrspacecast ptr addrspace(1) ") {
+            if let Some(v) = rest.strip_suffix(" to ptr addrspace(1)") {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                return format!("{indent}{d} = getelementptr i8, ptr addrspace(1) {v}, i64 0");
+            }
+        }
+    }
+    // Memory intrinsics are named by their pointers' address spaces.
+    for intrinsic in ["@llvm.memcpy.", "@llvm.memmove.", "@llvm.memset."] {
+        line = rename_intrinsic(&line, intrinsic);
+    }
+    line
+}
+
+/// A memory intrinsic's call or declaration named after its operands' address spaces again.
+fn rename_intrinsic(line: &str, intrinsic: &str) -> String {
+    let Some(at) = line.find(intrinsic) else {
+        return line.to_string();
+    };
+    let Some(open) = line[at..].find('(').map(|o| at + o) else {
+        return line.to_string();
+    };
+    let Some(close) = matching(&line[open..]).map(|c| open + c) else {
+        return line.to_string();
+    };
+    let name = &line[at..open];
+    let width = name.rsplit('.').next().unwrap_or("i64");
+    let spaces: Vec<String> = split_args(&line[open + 1..close])
+        .iter()
+        .filter_map(|a| a.strip_prefix("ptr"))
+        .map(|a| match a.trim_start().strip_prefix("addrspace(") {
+            Some(n) => format!("p{}", n.split(')').next().unwrap_or("0")),
+            None => "p0".into(),
+        })
+        .collect();
+    format!(
+        "{}{intrinsic}{}.{width}{}",
+        &line[..at],
+        spaces.join("."),
+        &line[open..]
+    )
+}
+
+/// The declaration of the memory intrinsic a call on `line` calls, from its operands' types.
+fn memory_declaration(line: &str) -> Option<String> {
+    let at = ["@llvm.memcpy.", "@llvm.memmove.", "@llvm.memset."]
+        .iter()
+        .find_map(|i| line.find(i))?;
+    if !line.trim_start().starts_with("call ") && !line.contains(" call ") {
+        return None;
+    }
+    let open = at + line[at..].find('(')?;
+    let close = open + matching(&line[open..])?;
+    let types: Vec<String> = split_args(&line[open + 1..close])
+        .iter()
+        .map(|a| {
+            let words: Vec<&str> = a.split_whitespace().collect();
+            match words.first() {
+                Some(&"ptr") if words.get(1).is_some_and(|w| w.starts_with("addrspace(")) => {
+                    format!("ptr {}", words[1])
+                }
+                Some(&"i1") => "i1 immarg".to_string(),
+                Some(t) => t.to_string(),
+                None => String::new(),
+            }
+        })
+        .collect();
+    Some(format!(
+        "declare void {}({})",
+        &line[at..open],
+        types.join(", ")
+    ))
+}
+
+/// The kernel argument metadata lists, each kernel's extended by the hidden parameter.
+struct Metadata {
+    /// Node number → its text (`!{...}`).
+    nodes: HashMap<u64, String>,
+    next: u64,
+    added: Vec<String>,
+}
+
+impl Metadata {
+    fn new(lines: &[String]) -> Metadata {
+        let mut nodes = HashMap::new();
+        for l in lines {
+            if let Some((n, def)) = l.strip_prefix('!').and_then(|l| l.split_once(" = ")) {
+                if let Ok(n) = n.parse::<u64>() {
+                    nodes.insert(n, def.to_string());
+                }
+            }
+        }
+        let next = nodes.keys().max().map_or(0, |m| m + 1);
+        Metadata {
+            nodes,
+            next,
+            added: vec![],
+        }
+    }
+
+    /// `header` with each `!kernel_arg_*` list given one more entry for the parameter.
+    fn extend(&mut self, header: &str, parameter: &str) -> String {
+        let mut out = header.to_string();
+        for (kind, extra) in [
+            ("!kernel_arg_addr_space", "i32 0".to_string()),
+            ("!kernel_arg_access_qual", "!\"none\"".into()),
+            ("!kernel_arg_type", "!\"ulong\"".into()),
+            ("!kernel_arg_base_type", "!\"ulong\"".into()),
+            ("!kernel_arg_type_qual", "!\"\"".into()),
+            ("!kernel_arg_name", format!("!\"{parameter}\"")),
+        ] {
+            let tag = format!("{kind} !");
+            let Some(at) = out.find(&tag).map(|i| i + tag.len()) else {
+                continue;
+            };
+            let digits = out[at..].chars().take_while(char::is_ascii_digit).count();
+            let Ok(n) = out[at..at + digits].parse::<u64>() else {
+                continue;
+            };
+            let Some(node) = self.nodes.get(&n) else {
+                continue;
+            };
+            let inner = node
+                .trim()
+                .trim_start_matches("!{")
+                .trim_end_matches('}')
+                .trim();
+            let list = match inner.is_empty() {
+                true => extra,
+                false => format!("{inner}, {extra}"),
+            };
+            let m = self.next;
+            self.next += 1;
+            self.added.push(format!("!{m} = !{{{list}}}"));
+            out.replace_range(at..at + digits, &m.to_string());
+        }
+        out
+    }
+}
+
+/// The module's new definitions: the base variable, the region functions, the address
+/// queries, and the declarations of the built-ins they call that `text` lacks.
+fn support(text: &str, local: u64, private: u64) -> String {
+    let mut s = format!(
+        "{BASE} = internal global i64 0, align 8\n\
+         \n\
+         define internal spir_func i32 @__vkcl_flat_group() {{\n\
+         entry:\n\
+         \x20 %x64 = call spir_func i64 @_Z12get_group_idj(i32 0)\n\
+         \x20 %y64 = call spir_func i64 @_Z12get_group_idj(i32 1)\n\
+         \x20 %z64 = call spir_func i64 @_Z12get_group_idj(i32 2)\n\
+         \x20 %nx64 = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
+         \x20 %ny64 = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
+         \x20 %x = trunc i64 %x64 to i32\n\
+         \x20 %y = trunc i64 %y64 to i32\n\
+         \x20 %z = trunc i64 %z64 to i32\n\
+         \x20 %nx = trunc i64 %nx64 to i32\n\
+         \x20 %ny = trunc i64 %ny64 to i32\n\
+         \x20 %zy = mul i32 %z, %ny\n\
+         \x20 %zy1 = add i32 %zy, %y\n\
+         \x20 %zyx = mul i32 %zy1, %nx\n\
+         \x20 %g = add i32 %zyx, %x\n\
+         \x20 ret i32 %g\n\
+         }}\n\
+         \n\
+         define internal spir_func ptr addrspace(1) @__vkcl_flat_locals() {{\n\
+         entry:\n\
+         \x20 %b = load i64, ptr {BASE}, align 8\n\
+         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
+         \x20 %g = call spir_func i32 @__vkcl_flat_group()\n\
+         \x20 %g64 = zext i32 %g to i64\n\
+         \x20 %p = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %g64\n\
+         \x20 ret ptr addrspace(1) %p\n\
+         }}\n\
+         \n\
+         define internal spir_func ptr addrspace(1) @__vkcl_flat_privates() {{\n\
+         entry:\n\
+         \x20 %b = load i64, ptr {BASE}, align 8\n\
+         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
+         \x20 %nx64 = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
+         \x20 %ny64 = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
+         \x20 %nz64 = call spir_func i64 @_Z14get_num_groupsj(i32 2)\n\
+         \x20 %ex64 = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 0)\n\
+         \x20 %ey64 = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 1)\n\
+         \x20 %ez64 = call spir_func i64 @_Z23get_enqueued_local_sizej(i32 2)\n\
+         \x20 %lx64 = call spir_func i64 @_Z12get_local_idj(i32 0)\n\
+         \x20 %ly64 = call spir_func i64 @_Z12get_local_idj(i32 1)\n\
+         \x20 %lz64 = call spir_func i64 @_Z12get_local_idj(i32 2)\n\
+         \x20 %nx = trunc i64 %nx64 to i32\n\
+         \x20 %ny = trunc i64 %ny64 to i32\n\
+         \x20 %nz = trunc i64 %nz64 to i32\n\
+         \x20 %ex = trunc i64 %ex64 to i32\n\
+         \x20 %ey = trunc i64 %ey64 to i32\n\
+         \x20 %ez = trunc i64 %ez64 to i32\n\
+         \x20 %lx = trunc i64 %lx64 to i32\n\
+         \x20 %ly = trunc i64 %ly64 to i32\n\
+         \x20 %lz = trunc i64 %lz64 to i32\n\
+         \x20 %nxy = mul i32 %nx, %ny\n\
+         \x20 %n = mul i32 %nxy, %nz\n\
+         \x20 %lzy = mul i32 %lz, %ey\n\
+         \x20 %lzy1 = add i32 %lzy, %ly\n\
+         \x20 %lzyx = mul i32 %lzy1, %ex\n\
+         \x20 %l = add i32 %lzyx, %lx\n\
+         \x20 %exy = mul i32 %ex, %ey\n\
+         \x20 %size = mul i32 %exy, %ez\n\
+         \x20 %g = call spir_func i32 @__vkcl_flat_group()\n\
+         \x20 %gs = mul i32 %g, %size\n\
+         \x20 %w = add i32 %gs, %l\n\
+         \x20 %n64 = zext i32 %n to i64\n\
+         \x20 %w64 = zext i32 %w to i64\n\
+         \x20 %privates = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %n64\n\
+         \x20 %p = getelementptr inbounds [{private} x i8], ptr addrspace(1) %privates, i64 %w64\n\
+         \x20 ret ptr addrspace(1) %p\n\
+         }}\n\
+         \n\
+         ; Whether %p is in [%start, %start + %size).\n\
+         define internal spir_func i1 @__vkcl_flat_within(ptr addrspace(1) %p, ptr addrspace(1) %start, i64 %size) {{\n\
+         entry:\n\
+         \x20 %a = ptrtoint ptr addrspace(1) %p to i64\n\
+         \x20 %s = ptrtoint ptr addrspace(1) %start to i64\n\
+         \x20 %d = sub i64 %a, %s\n\
+         \x20 %in = icmp ult i64 %d, %size\n\
+         \x20 ret i1 %in\n\
+         }}\n\
+         \n\
+         define internal spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p) {{\n\
+         entry:\n\
+         \x20 %s = call spir_func ptr addrspace(1) @__vkcl_flat_locals()\n\
+         \x20 %in = call spir_func i1 @__vkcl_flat_within(ptr addrspace(1) %p, ptr addrspace(1) %s, i64 {local})\n\
+         \x20 ret i1 %in\n\
+         }}\n\
+         \n\
+         define internal spir_func i1 @__vkcl_flat_is_private(ptr addrspace(1) %p) {{\n\
+         entry:\n\
+         \x20 %s = call spir_func ptr addrspace(1) @__vkcl_flat_privates()\n\
+         \x20 %in = call spir_func i1 @__vkcl_flat_within(ptr addrspace(1) %p, ptr addrspace(1) %s, i64 {private})\n\
+         \x20 ret i1 %in\n\
+         }}\n\
+         \n\
+         ; %p where %in, else NULL, through volatile 64-bit addresses (see through_slots).\n\
+         define internal spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in) {{\n\
+         entry:\n\
+         \x20 %slot = alloca i64, align 8\n\
+         \x20 %a = ptrtoint ptr addrspace(1) %p to i64\n\
+         \x20 store volatile i64 %a, ptr %slot, align 8\n\
+         \x20 %v = load volatile i64, ptr %slot, align 8\n\
+         \x20 %m = select i1 %in, i64 %v, i64 0\n\
+         \x20 store volatile i64 %m, ptr %slot, align 8\n\
+         \x20 %r = load volatile i64, ptr %slot, align 8\n\
+         \x20 %q = inttoptr i64 %r to ptr addrspace(1)\n\
+         \x20 ret ptr addrspace(1) %q\n\
+         }}\n\
+         \n\
+         define internal spir_func ptr addrspace(1) @__vkcl_flat_to_local(ptr addrspace(1) %p) {{\n\
+         entry:\n\
+         \x20 %in = call spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p)\n\
+         \x20 %r = call spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in)\n\
+         \x20 ret ptr addrspace(1) %r\n\
+         }}\n\
+         \n\
+         define internal spir_func ptr addrspace(1) @__vkcl_flat_to_private(ptr addrspace(1) %p) {{\n\
+         entry:\n\
+         \x20 %in = call spir_func i1 @__vkcl_flat_is_private(ptr addrspace(1) %p)\n\
+         \x20 %r = call spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in)\n\
+         \x20 ret ptr addrspace(1) %r\n\
+         }}\n\
+         \n\
+         define internal spir_func ptr addrspace(1) @__vkcl_flat_to_global(ptr addrspace(1) %p) {{\n\
+         entry:\n\
+         \x20 %l = call spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p)\n\
+         \x20 %q = call spir_func i1 @__vkcl_flat_is_private(ptr addrspace(1) %p)\n\
+         \x20 %no = or i1 %l, %q\n\
+         \x20 %in = xor i1 %no, true\n\
+         \x20 %r = call spir_func ptr addrspace(1) @__vkcl_flat_keep(ptr addrspace(1) %p, i1 %in)\n\
+         \x20 ret ptr addrspace(1) %r\n\
+         }}\n\
+         \n\
+         ; CLK_LOCAL_MEM_FENCE for local memory, else CLK_GLOBAL_MEM_FENCE.\n\
+         define internal spir_func i32 @__vkcl_flat_get_fence(ptr addrspace(1) %p) {{\n\
+         entry:\n\
+         \x20 %l = call spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p)\n\
+         \x20 %r = select i1 %l, i32 1, i32 2\n\
+         \x20 ret i32 %r\n\
+         }}\n"
+    );
+    for (name, decl) in [
+        (
+            "@_Z12get_group_idj(",
+            "declare spir_func i64 @_Z12get_group_idj(i32)",
+        ),
+        (
+            "@_Z14get_num_groupsj(",
+            "declare spir_func i64 @_Z14get_num_groupsj(i32)",
+        ),
+        (
+            "@_Z12get_local_idj(",
+            "declare spir_func i64 @_Z12get_local_idj(i32)",
+        ),
+        (
+            "@_Z23get_enqueued_local_sizej(",
+            "declare spir_func i64 @_Z23get_enqueued_local_sizej(i32)",
+        ),
+    ] {
+        let declared = text
+            .lines()
+            .any(|l| l.starts_with("declare ") && l.contains(name));
+        if !declared {
+            s.push('\n');
+            s.push_str(decl);
+            s.push('\n');
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clang's -O0 IR of a kernel choosing between a global and a local variable (trimmed).
+    const CHOICE: &str = "@k.l = internal addrspace(3) global [4 x i32] undef, align 4\n\
+        define dso_local spir_kernel void @k(ptr addrspace(1) align 4 %g) #0 !kernel_arg_addr_space !4 !kernel_arg_type !5 {\n\
+        entry:\n\
+        \x20 %q = alloca ptr addrspace(4), align 8\n\
+        \x20 %p = alloca i32, align 4\n\
+        \x20 store i32 7, ptr %p, align 4\n\
+        \x20 store i32 1, ptr addrspace(3) getelementptr inbounds ([4 x i32], ptr addrspace(3) @k.l, i64 0, i64 1), align 4\n\
+        \x20 call spir_func void @_Z7barrierj(i32 1)\n\
+        \x20 %c = icmp eq i32 0, 0\n\
+        \x20 br i1 %c, label %a, label %b\n\
+        a:\n\
+        \x20 %g.ascast = addrspacecast ptr addrspace(1) %g to ptr addrspace(4)\n\
+        \x20 br label %end\n\
+        b:\n\
+        \x20 %p.ascast = addrspacecast ptr %p to ptr addrspace(4)\n\
+        \x20 br label %end\n\
+        end:\n\
+        \x20 %s = phi ptr addrspace(4) [ %g.ascast, %a ], [ %p.ascast, %b ]\n\
+        \x20 %t = select i1 %c, ptr addrspace(4) %s, ptr addrspace(4) addrspacecast (ptr addrspace(3) @k.l to ptr addrspace(4))\n\
+        \x20 store ptr addrspace(4) %t, ptr %q, align 8\n\
+        \x20 %r = load ptr addrspace(4), ptr %q, align 8\n\
+        \x20 %v = load i32, ptr addrspace(4) %r, align 4\n\
+        \x20 ret void\n\
+        }\n\
+        declare spir_func void @_Z7barrierj(i32)\n\
+        !4 = !{i32 1}\n\
+        !5 = !{!\"int*\"}\n";
+
+    #[test]
+    fn scratch_parameter_names_carry_the_sizes() {
+        assert_eq!(sizes("__vkcl_flat_scratch_L128_P256"), Some((128, 256)));
+        assert_eq!(sizes("__vkcl_flat_scratch_L0_P0"), Some((0, 0)));
+        assert_eq!(sizes("results"), None);
+    }
+
+    #[test]
+    fn locals_and_escaping_privates_move_to_the_scratch_buffer() {
+        let flat = rewrite(CHOICE).expect("rewritten");
+        let has = |s: &str| assert!(flat.contains(s), "no {s:?} in\n{flat}");
+        // The kernel's hidden parameter, its argument metadata, and the base it stores.
+        has("@k(ptr addrspace(1) align 4 %g, i64 %__vkcl_flat_scratch_L128_P128)");
+        has("!kernel_arg_addr_space !6 !kernel_arg_type !7");
+        has("!6 = !{i32 1, i32 0}");
+        has("!7 = !{!\"int*\", !\"ulong\"}");
+        has("store i64 %__vkcl_flat_scratch_L128_P128, ptr @__vkcl_flat_base");
+        // The local and the private variable, in the scratch buffer.
+        has("%__vkcl.local.0 = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.locals, i64 0");
+        has("%p = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.privates, i64 0");
+        has("store i32 7, ptr addrspace(1) %p, align 4");
+        has("= getelementptr inbounds [4 x i32], ptr addrspace(1) %__vkcl.local.0, i64 0, i64 1");
+        // Fences widened; no address space 3 or 4 left.
+        has("@_Z7barrierj(i32 3)");
+        assert!(
+            !flat.contains("addrspace(3)") && !flat.contains("addrspace(4)"),
+            "{flat}"
+        );
+        assert!(!flat.contains("@k.l"), "{flat}");
+        // The generic variable, phi and select as volatile addresses.
+        has("%q = alloca i64, align 8");
+        has("%s = inttoptr i64");
+        has("%t = inttoptr i64");
+        assert!(
+            !flat.contains("= phi ptr") && !flat.contains("select i1 %c, ptr"),
+            "{flat}"
+        );
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let local_arg = CHOICE.replace(
+            "@k(ptr addrspace(1) align 4 %g)",
+            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) %l)",
+        );
+        assert!(rewrite(&local_arg)
+            .unwrap_err()
+            .contains("__local pointer kernel argument"));
+        let passed = CHOICE.replace(
+            "  store i32 7, ptr %p, align 4\n",
+            "  store i32 7, ptr %p, align 4\n  call spir_func void @f(ptr %p)\n",
+        );
+        assert!(rewrite(&passed)
+            .unwrap_err()
+            .contains("call spir_func void @f(ptr %p)"));
+    }
+
+    #[test]
+    fn fence_flags_gain_global_memory() {
+        let mut n = 0;
+        let (pre, line) = widen_fence("  call spir_func void @_Z9mem_fencej(i32 %f)", &mut n);
+        assert_eq!(pre.len(), 3);
+        assert_eq!(
+            line,
+            "  call spir_func void @_Z9mem_fencej(i32 %__vkcl.fence.0)"
+        );
+        let (_, line) = widen_fence("  call spir_func void @_Z7barrierj(i32 2)", &mut n);
+        assert_eq!(line, "  call spir_func void @_Z7barrierj(i32 2)");
+    }
+}
