@@ -132,6 +132,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.svm_coarse = SvmCoarse::parse(v),
     },
     OptionDoc {
+        name: "VKCL_MULTI_DEVICE",
+        default: "copies",
+        doc: "how buffers of a context of several devices live: copies (a copy in each device's own memory, brought up to date on the device that uses it, through host memory both import), shared (one host allocation every device imports: no copies, every device reads it across the bus)",
+        set: |c, v| c.shared_buffers = v.is_some_and(|v| v.eq_ignore_ascii_case("shared")),
+    },
+    OptionDoc {
         name: "VKCL_ADDRESSING",
         default: "auto",
         doc: "auto (kernels use their program's physical-addressing build only for launches that need device addresses: SVM, cl_ext_buffer_device_address), physical (every launch on a device with buffer device addresses uses it: to measure and test that mode)",
@@ -221,6 +227,8 @@ pub struct Config {
     pub physical: bool,
     /// VKCL_SVM_COARSE.
     pub svm_coarse: SvmCoarse,
+    /// VKCL_MULTI_DEVICE=shared.
+    pub shared_buffers: bool,
     /// VKCL_PANIC=abort.
     pub panic_abort: bool,
 }

@@ -366,9 +366,7 @@ unsafe fn enqueue_migrate_mem_objects(
     check(flags & !known == 0, CL_INVALID_VALUE)?;
     // SAFETY: the application passes its wait list as the spec requires.
     let wait = unsafe { wait_list(num_events, events, &q.context) }?;
-    // Every buffer lives in memory the context's device reaches: nothing moves; the command
-    // still orders like any other.
-    let e = q.enqueue_marker(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, mems)?;
+    let e = crate::core::residence::migrate(&q, mems, flags, &wait)?;
     // SAFETY: `event` is the application's event out-parameter (NULL or a cl_event).
     unsafe { finish(e, false, event) }
 }

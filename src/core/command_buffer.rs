@@ -14,6 +14,7 @@ use super::event::Event;
 use super::kernel::{self, ArgValue, Kernel, NdRange};
 use super::object::{Base, ClObject, Kind};
 use super::queue::{Keep, Queue, Recorded};
+use super::residence::{self, Use};
 use super::svm::ExecInfo;
 use crate::cl::*;
 use crate::vk::submit::{Prerecorded, Recorder};
@@ -359,20 +360,30 @@ impl CommandBuffer {
             self.state() == CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR,
             CL_INVALID_OPERATION,
         )?;
-        let commands = self.state.lock().commands.clone();
+        let (commands, mems) = {
+            let state = self.state.lock();
+            let launches = state.parts.iter().filter_map(|p| p.launch.as_ref());
+            let mems: Keep = (state.keep.iter())
+                .chain(launches.flat_map(|l| &l.2))
+                .cloned()
+                .collect();
+            (state.commands.clone(), mems)
+        };
         let commands = commands.ok_or(ClError(CL_INVALID_OPERATION))?;
         let this = self.clone();
-        let event = queue.enqueue(CL_COMMAND_COMMAND_BUFFER_KHR, wait, |rec| {
-            rec.execute(&commands);
-            Ok(Recorded {
-                host: Some(Box::new(move || {
-                    drop(this);
-                    Ok(())
-                })),
-                keep: vec![],
+        let uses = Use::arguments(&mems);
+        residence::around(queue, &uses, wait, |wait| {
+            queue.enqueue(CL_COMMAND_COMMAND_BUFFER_KHR, wait, |rec| {
+                rec.execute(&commands);
+                Ok(Recorded {
+                    host: Some(Box::new(move || {
+                        drop(this);
+                        Ok(())
+                    })),
+                    keep: vec![],
+                })
             })
-        })?;
-        Ok(event)
+        })
     }
 }
 

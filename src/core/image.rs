@@ -14,6 +14,7 @@ use super::event::Event;
 use super::format::{Format, Use};
 use super::memory::{Mapped, Mem, MemKind};
 use super::queue::{HostPart, Queue, Recorded};
+use super::residence::{self, Access};
 use super::transfer::{self, HostPtr};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
@@ -638,7 +639,13 @@ pub fn copy(
         region,
         buffer_offset,
     )?;
-    queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))
+    let uses = [
+        residence::Use::whole(src, Access::Read),
+        residence::Use::whole(dst, Access::Write),
+    ];
+    residence::around(queue, &uses, wait, |wait| {
+        queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))
+    })
 }
 
 /// A copy between images, or an image and a buffer, ready to record.

@@ -11,6 +11,7 @@ use super::memory::Mem;
 use super::object::{Base, ClObject, Kind};
 use super::program::{Executable, Program};
 use super::queue::{Keep, Queue, Recorded};
+use super::residence::{self, Use};
 use super::svm::Addressing;
 use crate::cl::*;
 use crate::compiler;
@@ -658,7 +659,11 @@ pub fn enqueue_as(
     // arguments are weak: another thread may release a buffer meanwhile), so destructor
     // callbacks run here, after the lock is let go.
     let held = launch.memory();
-    let event = queue.enqueue(command_type, wait, |rec| launch.record(rec));
+    let uses = Use::arguments(&held);
+    let event = residence::around(queue, &uses, wait, |wait| {
+        queue.enqueue(command_type, wait, |rec| launch.record(rec))
+    });
+    drop(uses);
     drop(held);
     event
 }

@@ -11,6 +11,7 @@ use super::context::Context;
 use super::error::{check, CLResult, ClError};
 use super::event::Event;
 use super::object::{Base, ClObject, Kind};
+use super::residence::Copies;
 use crate::cl::*;
 use crate::compiler::pipes;
 use crate::config::PlacementMode;
@@ -74,6 +75,9 @@ pub struct Bytes {
     /// A CL_MEM_USE_HOST_PTR buffer on SVM memory: the allocation (whose buffers `storage` and
     /// `elsewhere` are) and where the buffer starts in it.
     svm: Option<(Arc<Mem>, u64)>,
+    /// In a context of several devices: a copy per device (`storage` the first one's), and
+    /// where the bytes are up to date.
+    copies: Option<Copies>,
 }
 
 /// A memory object's destructor callbacks, run when it drops: in reverse order of
@@ -284,12 +288,15 @@ impl Mem {
             .ok_or(ClError(CL_INVALID_MEM_OBJECT))
     }
 
-    /// The object's buffer on `device`: its storage, or the same memory imported there. Where
-    /// the context's devices could not share memory, the storage lives on the first device
+    /// The object's buffer on `device`: its storage, its copy there (`Copies`), or the same
+    /// memory imported there. Where the context's devices could not share memory, the storage lives on the first device
     /// only, and commands elsewhere fail with CL_MEM_OBJECT_ALLOCATION_FAILURE (the data store
     /// cannot be made available there; there is no migration).
     pub fn storage_on(&self, device: &Arc<VkDevice>) -> CLResult<&Arc<Buffer>> {
         let bytes = self.bytes().ok_or(ClError(CL_INVALID_MEM_OBJECT))?;
+        if let Some(copies) = &bytes.copies {
+            return copies.on(&bytes.storage, device);
+        }
         std::iter::once(&bytes.storage)
             .chain(&bytes.elsewhere)
             .find(|b| Arc::ptr_eq(&b.device, device))
@@ -386,8 +393,13 @@ impl Mem {
         pipe: Option<PipeShape>,
     ) -> CLResult<Arc<Mem>> {
         let device = context.devices[0].vk()?;
+        let copies = copies(context, flags, size, init.is_some())?;
         // SAFETY: host_ptr as the caller's contract says.
-        let bytes = match unsafe { shared_storage(context, size, init, host_ptr) }? {
+        let shared = match copies {
+            Some(_) => None,
+            None => unsafe { shared_storage(context, size, init, host_ptr) }?,
+        };
+        let bytes = match shared {
             Some(b) => b,
             None => Bytes {
                 // SAFETY: as above.
@@ -395,6 +407,7 @@ impl Mem {
                 elsewhere: vec![],
                 shared: None,
                 svm: None,
+                copies,
             },
         };
         let kind = match pipe {
@@ -479,6 +492,47 @@ unsafe fn root_storage(
     Ok(storage)
 }
 
+/// The context's Vulkan devices, each once, the first device's first.
+fn vk_devices(context: &Context) -> CLResult<Vec<Arc<VkDevice>>> {
+    let mut devices: Vec<Arc<VkDevice>> = vec![];
+    for d in &context.devices {
+        let vk = d.vk()?;
+        if !devices.iter().any(|v| Arc::ptr_eq(v, &vk)) {
+            devices.push(vk);
+        }
+    }
+    Ok(devices)
+}
+
+/// A copy per device (`residence`) for a buffer with `flags` in a context of several Vulkan
+/// devices that can all import host memory (the copies between them go through it), unless
+/// the application asked for host memory (CL_MEM_USE_HOST_PTR, CL_MEM_ALLOC_HOST_PTR: one
+/// allocation all devices import) or VKCL_MULTI_DEVICE=shared. `initialised`: the first
+/// device's copy gets the buffer's initial contents.
+fn copies(
+    context: &Context,
+    flags: cl_mem_flags,
+    size: usize,
+    initialised: bool,
+) -> CLResult<Option<Copies>> {
+    let devices = vk_devices(context)?;
+    let host = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR;
+    if devices.len() < 2
+        || flags & host != 0
+        || crate::config::get().shared_buffers
+        || devices.iter().any(|d| !d.imports_host_memory())
+    {
+        return Ok(None);
+    }
+    let placement = devices.iter().map(|d| placement(flags, &d.caps)).collect();
+    Ok(Some(Copies::new(
+        devices,
+        placement,
+        size as u64,
+        initialised,
+    )))
+}
+
 /// In a context of several Vulkan devices that can all import host memory: one host
 /// allocation holding `init` (or the application's USE_HOST_PTR memory, if aligned), imported
 /// into each device; returns it with the first device's buffer and the others'. None where
@@ -492,13 +546,7 @@ unsafe fn shared_storage(
     init: Option<&[u8]>,
     host_ptr: usize,
 ) -> CLResult<Option<Bytes>> {
-    let mut devices: Vec<Arc<VkDevice>> = vec![];
-    for d in &context.devices {
-        let vk = d.vk()?;
-        if !devices.iter().any(|v| Arc::ptr_eq(v, &vk)) {
-            devices.push(vk);
-        }
-    }
+    let devices = vk_devices(context)?;
     let align = devices
         .iter()
         .map(|d| d.caps.min_imported_host_pointer_alignment as usize)
@@ -541,6 +589,7 @@ unsafe fn shared_storage(
         elsewhere: buffers.into_iter().map(Arc::new).collect(),
         shared: alloc,
         svm: None,
+        copies: None,
     }))
 }
 
@@ -553,13 +602,7 @@ impl Mem {
     /// maps instead get memory mapped at its device address: device-local with a host copy
     /// for coarse-grained allocations where `svm::mirrors`, else host-visible.
     pub fn new_svm(context: &Arc<Context>, flags: cl_mem_flags, size: usize) -> Option<Arc<Mem>> {
-        let mut devices: Vec<Arc<VkDevice>> = vec![];
-        for d in &context.devices {
-            let vk = d.vk().ok()?;
-            if !devices.iter().any(|v| Arc::ptr_eq(v, &vk)) {
-                devices.push(vk);
-            }
-        }
+        let devices = vk_devices(context).ok()?;
         let align = super::svm::alignment(context)?;
         let rounded = size.max(1).next_multiple_of(align);
         if super::svm::placed(context) {
@@ -574,6 +617,7 @@ impl Mem {
                 elsewhere: vec![],
                 shared: None,
                 svm: None,
+                copies: None,
             };
             return Some(Mem::new(
                 context,
@@ -601,6 +645,7 @@ impl Mem {
             elsewhere: buffers,
             shared: Some(alloc),
             svm: None,
+            copies: None,
         };
         let kind = MemKind::Buffer(bytes);
         Some(Mem::new(context, flags, size, ptr as usize, vec![], kind))
@@ -621,9 +666,25 @@ impl Mem {
             elsewhere: from.elsewhere.clone(),
             shared: None,
             svm: Some((svm.clone(), (ptr - svm.host_ptr) as u64)),
+            copies: None,
         };
         let kind = MemKind::Buffer(bytes);
         Ok(Mem::new(&svm.context, flags, size, ptr, properties, kind))
+    }
+
+    /// Host memory of `size` bytes that every device of the context imports: what copies
+    /// between devices go through (`residence`).
+    pub(super) fn transit(context: &Arc<Context>, size: usize) -> CLResult<Arc<Mem>> {
+        // SAFETY: no host pointer.
+        let bytes = unsafe { shared_storage(context, size, None, 0) }?
+            .ok_or(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))?;
+        let kind = MemKind::Buffer(bytes);
+        Ok(Mem::new(context, CL_MEM_READ_WRITE, size, 0, vec![], kind))
+    }
+
+    /// A buffer's copies per device (`residence`), if it has them.
+    pub(super) fn copies(&self) -> Option<&Copies> {
+        self.bytes()?.copies.as_ref()
     }
 
     /// Whether the object's memory is an SVM allocation's (CL_MEM_USES_SVM_POINTER).

@@ -19,6 +19,7 @@ pub mod prebuild;
 pub mod printf;
 pub mod program;
 pub mod queue;
+pub mod residence;
 pub mod sampler;
 pub mod svm;
 pub mod transfer;

@@ -1038,6 +1038,28 @@ pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) 
     Ok(())
 }
 
+/// Copies `size` bytes between two buffers of `device` now, waiting for the copy: work outside
+/// any queue, on memory no pending command writes.
+pub fn copy_now(
+    device: &Arc<Device>,
+    src: &Buffer,
+    src_offset: u64,
+    dst: &Buffer,
+    dst_offset: u64,
+    size: u64,
+) -> Result<()> {
+    let pools = Pools::new(device);
+    let mut rec = Recorder::new(&pools, 0)?;
+    let region = CopyRegion {
+        src_offset,
+        dst_offset,
+        size,
+    };
+    // Both buffers outlive the wait.
+    rec.copy_raw(src.raw, dst.raw, &[region]);
+    rec.submit_and_wait()
+}
+
 /// Commands recorded once and executed by many batches (cl_khr_command_buffer): a secondary
 /// command buffer, with the descriptor sets it binds and what its commands use, kept until
 /// the last batch executing it has completed (batches hold it as a `Resource`).

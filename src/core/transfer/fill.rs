@@ -7,6 +7,7 @@ use crate::core::error::CLResult;
 use crate::core::event::Event;
 use crate::core::memory::Mem;
 use crate::core::queue::{Queue, Recorded};
+use crate::core::residence::{around, Access, Use};
 use crate::vk::device::Device as VkDevice;
 use crate::vk::memory::{Buffer, Placement};
 use crate::vk::submit::Recorder;
@@ -26,6 +27,21 @@ pub(super) fn pattern_word(pattern: &[u8]) -> Option<u32> {
 /// clEnqueueFillBuffer (and clEnqueueSVMMemFill), reported as `command`: vkCmdFillBuffer where
 /// the pattern is a repeated word, else an upload of the repeated pattern.
 pub fn fill(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    pattern: &[u8],
+    offset: usize,
+    size: usize,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let uses = [Use::bytes(mem, offset, size, Access::Overwrite)];
+    around(queue, &uses, wait, |wait| {
+        fill_now(queue, command, mem, pattern, offset, size, wait)
+    })
+}
+
+fn fill_now(
     queue: &Arc<Queue>,
     command: cl_command_type,
     mem: &Arc<Mem>,

@@ -19,8 +19,9 @@ use crate::cl::*;
 use crate::core::error::CLResult;
 use crate::core::event::Event;
 use crate::core::image::{self, Pitches};
-use crate::core::memory::{Mapped, Mem};
+use crate::core::memory::{Mapped, Mapping, Mem};
 use crate::core::queue::{Queue, Recorded};
+use crate::core::residence::{self, Access, Use};
 use crate::vk::memory::Placement;
 use crate::vk::staging::Lease;
 use std::ffi::c_void;
@@ -64,6 +65,15 @@ pub fn map(
     wait: &[Arc<Event>],
 ) -> CLResult<(*mut c_void, Arc<Event>)> {
     let invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION != 0;
+    // A buffer with a copy per device: the map reads this device's (a write map's bytes go
+    // to the unmapping queue's device).
+    let uses = match region {
+        Mapped::Bytes { offset, size } if !invalidate => {
+            vec![Use::bytes(mem, offset, size, Access::Read)]
+        }
+        _ => vec![],
+    };
+    let wait = &*residence::before(queue, &uses, wait)?;
     let (ptr, shadow, event) = if let Some(ptr) = host_copy(mem, region)? {
         let event = if invalidate {
             order_only(queue, command, mem, wait, None)?
@@ -109,6 +119,26 @@ pub fn unmap(
 ) -> CLResult<Arc<Event>> {
     let m = mem.remove_mapping(ptr as usize)?;
     let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
+    let uses = match m.region {
+        Mapped::Bytes { offset, size } if writes => {
+            vec![Use::bytes(mem, offset, size, Access::Overwrite)]
+        }
+        _ => vec![],
+    };
+    residence::around(queue, &uses, wait, |wait| {
+        unmap_now(queue, command, mem, ptr, m, wait)
+    })
+}
+
+fn unmap_now(
+    queue: &Arc<Queue>,
+    command: cl_command_type,
+    mem: &Arc<Mem>,
+    ptr: *mut c_void,
+    m: Mapping,
+    wait: &[Arc<Event>],
+) -> CLResult<Arc<Event>> {
+    let writes = m.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
     match m.shadow {
         // A read-only mapping has nothing to copy back: only ordering (on the host when the
         // queue is idle, so that the map's copy is complete and the shadow free).
@@ -152,6 +182,10 @@ fn in_place(mem: &Mem, region: Mapped, flags: cl_map_flags) -> CLResult<Option<*
     let Mapped::Bytes { offset, .. } = region else {
         return Ok(None);
     };
+    if mem.copies().is_some() {
+        // Which device's copy an unmap writes is known only then.
+        return Ok(None);
+    }
     let storage = mem.storage()?;
     let base = storage.host().or_else(|| {
         storage
@@ -266,7 +300,7 @@ fn fill_shadow(
         // SAFETY: the region is inside the buffer; the shadow holds `size` bytes.
         unsafe { stream_read(base.add(mem.at(offset) as usize), at, size) }
     };
-    if let Some(base) = streamed(mem, size) {
+    if let Some(base) = streamed(queue, mem, size) {
         if let Some(event) = direct(queue, command, mem, base, blocking, wait, read)? {
             return Ok(event);
         }

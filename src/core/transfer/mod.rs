@@ -40,6 +40,7 @@ use super::internal;
 use super::kernel::{self, ArgValue, NdRange};
 use super::memory::Mem;
 use super::queue::{Queue, Recorded};
+use super::residence::{around, Access, Use};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
 use crate::vk::memory::Buffer;
@@ -90,8 +91,11 @@ pub unsafe fn write(
 ) -> CLResult<Arc<Event>> {
     let pieces = pieces(mem, to, host, region);
     let command = CL_COMMAND_WRITE_BUFFER_RECT;
-    // SAFETY: the pieces lie in the region at the host's pitches (caller's contract).
-    unsafe { upload(queue, command, mem, pieces, src, blocking, wait) }
+    let uses = [Use::whole(mem, Access::Write)];
+    around(queue, &uses, wait, |wait| {
+        // SAFETY: the pieces lie in the region at the host's pitches (caller's contract).
+        unsafe { upload(queue, command, mem, pieces, src, blocking, wait) }
+    })
 }
 
 /// clEnqueueReadBufferRect.
@@ -108,7 +112,10 @@ pub fn read(
 ) -> CLResult<Arc<Event>> {
     let pieces = pieces(mem, from, host, region);
     let command = CL_COMMAND_READ_BUFFER_RECT;
-    download(queue, command, mem, pieces, dst, blocking, wait)
+    let uses = [Use::whole(mem, Access::Read)];
+    around(queue, &uses, wait, |wait| {
+        download(queue, command, mem, pieces, dst, blocking, wait)
+    })
 }
 
 /// clEnqueueReadBuffer (and a 1D buffer image's read), reported as `command`.
@@ -123,15 +130,11 @@ pub fn download_linear(
     blocking: bool,
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
-    download(
-        queue,
-        command,
-        mem,
-        linear(mem, offset, size),
-        dst,
-        blocking,
-        wait,
-    )
+    let pieces = linear(mem, offset, size);
+    let uses = [Use::bytes(mem, offset, size, Access::Read)];
+    around(queue, &uses, wait, |wait| {
+        download(queue, command, mem, pieces, dst, blocking, wait)
+    })
 }
 
 /// clEnqueueWriteBuffer (and a 1D buffer image's write), reported as `command`.
@@ -145,8 +148,11 @@ pub fn upload_linear(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let pieces = linear(mem, offset, data.len());
-    // SAFETY: the one piece is `data`.
-    unsafe { upload(queue, command, mem, pieces, data.as_ptr(), blocking, wait) }
+    let uses = [Use::bytes(mem, offset, data.len(), Access::Overwrite)];
+    around(queue, &uses, wait, |wait| {
+        // SAFETY: the one piece is `data`.
+        unsafe { upload(queue, command, mem, pieces, data.as_ptr(), blocking, wait) }
+    })
 }
 
 /// clEnqueueCopyBuffer / clEnqueueCopyBufferRect.
@@ -162,7 +168,13 @@ pub fn copy(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let copy = Copy::new(&queue.vk, src, dst, from, to, region)?;
-    queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))
+    let uses = [
+        Use::whole(src, Access::Read),
+        Use::whole(dst, Access::Write),
+    ];
+    around(queue, &uses, wait, |wait| {
+        queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))
+    })
 }
 
 /// A copy between buffers (a range or a rect), ready to record.
@@ -226,7 +238,13 @@ pub fn copy_linear(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let copy = LinearCopy::new(queue, src, dst, src_offset, dst_offset, size)?;
-    queue.enqueue(CL_COMMAND_COPY_BUFFER, wait, |rec| copy.record(rec))
+    let uses = [
+        Use::bytes(src, src_offset, size, Access::Read),
+        Use::bytes(dst, dst_offset, size, Access::Overwrite),
+    ];
+    around(queue, &uses, wait, |wait| {
+        queue.enqueue(CL_COMMAND_COPY_BUFFER, wait, |rec| copy.record(rec))
+    })
 }
 
 /// A copy of `size` bytes between buffers, ready to record: by the copy kernel where the
@@ -290,7 +308,7 @@ fn copy_kernel(
         .min_storage_buffer_offset_alignment
         .max(16);
     let bindable = |m: &Arc<Mem>, offset: usize| {
-        m.storage().is_ok_and(|s| s.host().is_none()) && m.at(offset) % align == 0
+        m.storage_on(&queue.vk).is_ok_and(|s| s.host().is_none()) && m.at(offset) % align == 0
     };
     if !queue.device.caps.workarounds.copy_by_kernel
         || size < MIN_SIZE

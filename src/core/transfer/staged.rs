@@ -23,8 +23,8 @@ pub(super) const STREAM_READ: usize = 8 << 10;
 
 /// The address of `mem`'s write-combined memory where a read of `len` bytes of it is streamed
 /// on the calling thread (see `STREAM_READ`).
-pub(super) fn streamed(mem: &Mem, len: usize) -> Option<*mut u8> {
-    let mapped = mem.storage().ok()?.write_combined()?;
+pub(super) fn streamed(queue: &Queue, mem: &Mem, len: usize) -> Option<*mut u8> {
+    let mapped = mem.storage_on(&queue.vk).ok()?.write_combined()?;
     (len <= STREAM_READ && streaming_loads()).then_some(mapped.as_ptr())
 }
 
@@ -142,7 +142,7 @@ pub(super) unsafe fn upload(
             unsafe { copy_bytes(src.add(p.host), base.add(p.dev as usize), p.len) };
         }
     };
-    if let Some(host) = mem.storage()?.host() {
+    if let Some(host) = mem.storage_on(&queue.vk)?.host() {
         if let Some(event) = direct(queue, command, mem, host.as_ptr(), blocking, wait, copy)? {
             return Ok(event);
         }
@@ -174,9 +174,9 @@ pub(super) fn download(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let total = pieces.iter().map(|p| p.len).sum();
-    let (host, streaming) = match mem.storage()?.host() {
+    let (host, streaming) = match mem.storage_on(&queue.vk)?.host() {
         Some(host) => (Some(host.as_ptr()), false),
-        None => (streamed(mem, total), true),
+        None => (streamed(queue, mem, total), true),
     };
     let copy = |base: *mut u8| {
         for p in &pieces {
