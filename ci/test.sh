@@ -49,11 +49,11 @@ part "cargo test" env VKCL_VALIDATION=fatal cargo test --no-fail-fast
 # that move buffer contents, again.
 # (VKCL_COPY_BY_KERNEL=1: NVIDIA's large device-local copies by kernel, tested here too.)
 part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=device VKCL_COPY_BY_KERNEL=1 \
-  cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images
+  cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images --test multi_device
 # The same with device-local memory the host maps (resizable BAR: direct small writes and
 # write maps, streaming-load small reads).
 part "cargo test, VKCL_PLACEMENT=mapped" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=mapped \
-  cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images
+  cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images --test multi_device
 part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
 part "CLBlast" bash ci/clblast.sh

@@ -336,3 +336,451 @@ fn svm_is_shared_by_the_devices_of_a_context() {
     }
     check!(clReleaseContext(ctx));
 }
+
+// ------------------------------------------------ buffers in each device's own memory (issue 22)
+
+/// A buffer of `data` (or of `n` undefined ints) with `flags`.
+fn ints(ctx: cl_context, flags: cl_bitfield, data: Option<&[i32]>, n: usize) -> cl_mem {
+    let mut err = 0;
+    let (flags, ptr) = match data {
+        Some(d) => (flags | CL_MEM_COPY_HOST_PTR, d.as_ptr() as *mut c_void),
+        None => (flags, null_mut()),
+    };
+    let b = unsafe { clCreateBuffer(ctx, flags, n * 4, ptr, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    b
+}
+
+/// `n` bytes of `b` from `origin`, as a sub-buffer.
+fn sub(b: cl_mem, flags: cl_bitfield, origin: usize, n: usize) -> cl_mem {
+    let mut err = 0;
+    let region = [origin, n];
+    let s = unsafe { clCreateSubBuffer(b, flags, 0x1220, region.as_ptr().cast(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    s
+}
+
+/// Launches `k` over `n` work-items (groups of `local`, if given) on `q` after `wait`.
+fn launch(
+    q: cl_command_queue,
+    k: cl_kernel,
+    n: usize,
+    local: Option<usize>,
+    wait: &[cl_event],
+) -> cl_event {
+    let mut e = null_mut();
+    let local = local.map(|l| [l]);
+    check!(clEnqueueNDRangeKernel(
+        q,
+        k,
+        1,
+        null(),
+        [n].as_ptr(),
+        local.as_ref().map_or(null(), |l| l.as_ptr()),
+        wait.len() as cl_uint,
+        if wait.is_empty() {
+            null()
+        } else {
+            wait.as_ptr()
+        },
+        &mut e
+    ));
+    e
+}
+
+/// A blocking read of `n` ints of `b` on `q` after `wait`.
+fn read(q: cl_command_queue, b: cl_mem, n: usize, wait: &[cl_event]) -> Vec<i32> {
+    let mut out = vec![0i32; n];
+    check!(clEnqueueReadBuffer(
+        q,
+        b,
+        CL_TRUE,
+        0,
+        n * 4,
+        out.as_mut_ptr().cast(),
+        wait.len() as cl_uint,
+        if wait.is_empty() {
+            null()
+        } else {
+            wait.as_ptr()
+        },
+        null_mut()
+    ));
+    out
+}
+
+fn release_all(events: &[cl_event], mems: &[cl_mem]) {
+    for &e in events {
+        check!(clReleaseEvent(e));
+    }
+    for &m in mems {
+        check!(clReleaseMemObject(m));
+    }
+}
+
+fn end(ctx: cl_context, q: [cl_command_queue; 2], p: cl_program, kernels: &[cl_kernel]) {
+    for &k in kernels {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for q in q {
+        check!(clFinish(q));
+        check!(clReleaseCommandQueue(q));
+    }
+    check!(clReleaseContext(ctx));
+}
+
+const STEP: &str = "kernel void step(global int *b, int by) {
+    size_t i = get_global_id(0); b[i] = b[i] * 3 + by; }";
+
+/// A buffer passed back and forth between the devices by kernels (each after the other's
+/// event, without clFinish), large enough for several staging chunks; after each round the
+/// other device's read agrees with the host's model.
+#[test]
+fn a_buffer_ping_pongs_between_the_devices_through_kernels() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(ctx, &devs, STEP);
+    let k = [kernel(p, "step"), kernel(p, "step")];
+    let n = 3 << 20;
+    let mut model: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(7919)).collect();
+    let b = ints(ctx, CL_MEM_READ_WRITE, Some(&model), n);
+    let mut last: Vec<cl_event> = vec![];
+    for round in 0..6 {
+        let d = round % 2;
+        arg(k[d], 0, &b);
+        arg(k[d], 1, &(round as i32 + 1));
+        let e = launch(q[d], k[d], n, None, &last);
+        check!(clFlush(q[d]));
+        release_all(&last, &[]);
+        last = vec![e];
+        for x in &mut model {
+            *x = x.wrapping_mul(3).wrapping_add(round as i32 + 1);
+        }
+        if round % 3 == 2 {
+            // The other device reads what this one wrote.
+            assert!(read(q[1 - d], b, n, &last) == model, "round {round}");
+        }
+    }
+    for queue in q {
+        assert!(read(queue, b, n, &last) == model);
+    }
+    release_all(&last, &[b]);
+    end(ctx, q, p, &k);
+}
+
+/// Sub-buffers of one buffer written by the two devices at the same time (no order between
+/// them) each keep their device's data; then a reduction split across the devices: each sums
+/// its half of a read-only input into its half of the partial sums.
+#[test]
+fn sub_buffers_of_one_buffer_are_written_by_both_devices_at_once() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(
+        ctx,
+        &devs,
+        &format!(
+            "{STEP}
+            kernel void sum(global const int *in, global int *partial, local int *scratch) {{
+                size_t l = get_local_id(0), n = get_local_size(0);
+                scratch[l] = in[get_global_id(0)];
+                for (size_t s = n / 2; s > 0; s /= 2) {{
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    if (l < s) scratch[l] += scratch[l + s];
+                }}
+                if (l == 0) partial[get_group_id(0)] = scratch[0];
+            }}"
+        ),
+    );
+    let k = [kernel(p, "step"), kernel(p, "step")];
+    let half = 1 << 18; // ints: 1 MiB, a multiple of every base-address alignment
+    let data: Vec<i32> = (0..2 * half as i32).map(|i| (i % 1000) - 500).collect();
+    let b = ints(ctx, CL_MEM_READ_WRITE, Some(&data), 2 * half);
+    let halves = [0, 1].map(|d| sub(b, CL_MEM_READ_WRITE, d * half * 4, half * 4));
+    let events: Vec<cl_event> = (0..2)
+        .map(|d| {
+            arg(k[d], 0, &halves[d]);
+            arg(k[d], 1, &(d as i32 + 1));
+            let e = launch(q[d], k[d], half, None, &[]);
+            check!(clFlush(q[d]));
+            e
+        })
+        .collect();
+    let want: Vec<i32> = (0..2 * half)
+        .map(|i| data[i] * 3 + if i < half { 1 } else { 2 })
+        .collect();
+    for queue in q {
+        assert!(read(queue, b, 2 * half, &events) == want);
+    }
+    // The reduction: `b` (now `want`) read-only through sub-buffers, partial sums per group
+    // of 256 into the halves of one buffer.
+    let groups = half / 256;
+    let partial = ints(ctx, CL_MEM_READ_WRITE, None, 2 * groups);
+    let parts = [0, 1].map(|d| sub(partial, CL_MEM_READ_WRITE, d * groups * 4, groups * 4));
+    let inputs = [0, 1].map(|d| sub(b, CL_MEM_READ_ONLY, d * half * 4, half * 4));
+    let sums = [kernel(p, "sum"), kernel(p, "sum")];
+    let summed: Vec<cl_event> = (0..2)
+        .map(|d| {
+            arg(sums[d], 0, &inputs[d]);
+            arg(sums[d], 1, &parts[d]);
+            arg_local(sums[d], 2, 256 * 4);
+            let e = launch(q[d], sums[d], half, Some(256), &[]);
+            check!(clFlush(q[d]));
+            e
+        })
+        .collect();
+    let got: i64 = read(q[0], partial, 2 * groups, &summed)
+        .iter()
+        .map(|&x| x as i64)
+        .sum();
+    assert_eq!(got, want.iter().map(|&x| x as i64).sum::<i64>());
+    release_all(&events, &halves);
+    release_all(&summed, &parts);
+    release_all(&[], &inputs);
+    release_all(&[], &[partial, b]);
+    end(ctx, q, p, &[k[0], k[1], sums[0], sums[1]]);
+}
+
+/// clEnqueueMigrateMemObjects with each flag: plain (the data comes to the queue's device),
+/// CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED (then overwritten there), CL_MIGRATE_MEM_OBJECT_HOST
+/// (the host then reads the latest data on either device); an unknown flag is refused.
+#[test]
+fn migrations_with_every_flag_keep_the_data_right() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(ctx, &devs, STEP);
+    let k = [kernel(p, "step"), kernel(p, "step")];
+    let n = 4096;
+    let data: Vec<i32> = (0..n as i32).collect();
+    let b = ints(ctx, CL_MEM_READ_WRITE, Some(&data), n);
+    let migrate = |queue: cl_command_queue, flags: cl_bitfield, wait: cl_event| {
+        let mut e = null_mut();
+        check!(clEnqueueMigrateMemObjects(
+            queue, 1, &b, flags, 1, &wait, &mut e
+        ));
+        e
+    };
+    // Written on device 1, migrated to device 0, updated there.
+    arg(k[1], 0, &b);
+    arg(k[1], 1, &1i32);
+    let e1 = launch(q[1], k[1], n, None, &[]);
+    let m0 = migrate(q[0], 0, e1);
+    arg(k[0], 0, &b);
+    arg(k[0], 1, &2i32);
+    let e0 = launch(q[0], k[0], n, None, &[m0]);
+    let want: Vec<i32> = data.iter().map(|x| (x * 3 + 1) * 3 + 2).collect();
+    assert_eq!(read(q[1], b, n, &[e0]), want);
+    // Content undefined, then every byte written on device 1: device 0 reads that.
+    let m1 = migrate(q[1], 1 << 1 /* CONTENT_UNDEFINED */, e0);
+    let filled = 0x5a5a5a5ai32;
+    let mut f = null_mut();
+    check!(clEnqueueFillBuffer(
+        q[1],
+        b,
+        (&filled as *const i32).cast(),
+        4,
+        0,
+        n * 4,
+        1,
+        &m1,
+        &mut f
+    ));
+    assert_eq!(read(q[0], b, n, &[f]), vec![filled; n]);
+    // To the host after a kernel on device 0: a map on device 1 sees the kernel's writes.
+    let e2 = launch(q[0], k[0], n, None, &[f]);
+    let h = migrate(q[1], 1 << 0 /* HOST */, e2);
+    let mut err = 0;
+    let ptr = unsafe {
+        clEnqueueMapBuffer(
+            q[1],
+            b,
+            CL_TRUE,
+            CL_MAP_READ,
+            0,
+            n * 4,
+            1,
+            &h,
+            null_mut(),
+            &mut err,
+        )
+    } as *const i32;
+    assert_eq!(err, CL_SUCCESS);
+    let mapped = unsafe { std::slice::from_raw_parts(ptr, n) };
+    assert!(mapped
+        .iter()
+        .all(|&x| x == filled.wrapping_mul(3).wrapping_add(2)));
+    check!(clEnqueueUnmapMemObject(
+        q[1],
+        b,
+        ptr as *mut c_void,
+        0,
+        null(),
+        null_mut()
+    ));
+    let mut bad = null_mut();
+    assert_eq!(
+        unsafe { clEnqueueMigrateMemObjects(q[0], 1, &b, 1 << 5, 0, null(), &mut bad) },
+        CL_INVALID_VALUE
+    );
+    release_all(&[e1, m0, e0, m1, f, e2, h], &[b]);
+    end(ctx, q, p, &k);
+}
+
+/// Maps after kernels on the other device see their results; what a write map's host stores
+/// leave at an unmap on one device, kernels and reads on the other see (also after a
+/// CL_MAP_WRITE_INVALIDATE_REGION map of part of the buffer).
+#[test]
+fn maps_see_the_latest_data_wherever_it_is() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(ctx, &devs, STEP);
+    let k = [kernel(p, "step"), kernel(p, "step")];
+    let n = 8192;
+    let data: Vec<i32> = (0..n as i32).collect();
+    let b = ints(ctx, CL_MEM_READ_WRITE, Some(&data), n);
+    let map = |queue, flags, offset: usize, len: usize, wait: &[cl_event]| {
+        let mut err = 0;
+        let ptr = unsafe {
+            clEnqueueMapBuffer(
+                queue,
+                b,
+                CL_TRUE,
+                flags,
+                offset * 4,
+                len * 4,
+                wait.len() as cl_uint,
+                if wait.is_empty() {
+                    null()
+                } else {
+                    wait.as_ptr()
+                },
+                null_mut(),
+                &mut err,
+            )
+        } as *mut i32;
+        assert_eq!(err, CL_SUCCESS);
+        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
+    };
+    let unmap = |queue, m: &mut [i32]| {
+        let mut e = null_mut();
+        check!(clEnqueueUnmapMemObject(
+            queue,
+            b,
+            m.as_mut_ptr().cast(),
+            0,
+            null(),
+            &mut e
+        ));
+        e
+    };
+    arg(k[1], 0, &b);
+    arg(k[1], 1, &5i32);
+    let e = launch(q[1], k[1], n, None, &[]);
+    let m = map(q[0], CL_MAP_READ | CL_MAP_WRITE, 0, n, &[e]);
+    let mut model: Vec<i32> = data.iter().map(|x| x * 3 + 5).collect();
+    assert!(m == &model[..]);
+    for (i, x) in m.iter_mut().enumerate().step_by(3) {
+        *x = -(i as i32);
+        model[i] = -(i as i32);
+    }
+    // Unmapped on device 1, then a kernel there.
+    let u = unmap(q[1], m);
+    arg(k[1], 1, &1i32);
+    let e2 = launch(q[1], k[1], n, None, &[u]);
+    model.iter_mut().for_each(|x| *x = *x * 3 + 1);
+    assert_eq!(read(q[0], b, n, &[e2]), model);
+    // Part of it overwritten through an invalidating map on device 0: device 1 reads it.
+    let m = map(q[0], CL_MAP_WRITE_INVALIDATE_REGION, 100, 50, &[e2]);
+    m.iter_mut().for_each(|x| *x = 77);
+    model[100..150].iter_mut().for_each(|x| *x = 77);
+    let u2 = unmap(q[0], m);
+    assert_eq!(read(q[1], b, n, &[u2]), model);
+    release_all(&[e, u, e2, u2], &[b]);
+    end(ctx, q, p, &k);
+}
+
+/// A kernel on device 1 held back by a user event, a read on device 0 after it: the read waits
+/// for the kernel (the copy between the devices waits too) and sees its writes once the user
+/// event is set; a buffer with CL_MEM_USE_HOST_PTR stays the application's memory.
+#[test]
+fn commands_held_back_by_a_user_event_move_the_data_when_released() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(ctx, &devs, STEP);
+    let k = [kernel(p, "step"), kernel(p, "step")];
+    let n = 2048;
+    let data: Vec<i32> = (0..n as i32).collect();
+    let b = ints(ctx, CL_MEM_READ_WRITE, Some(&data), n);
+    let mut err = 0;
+    let user = unsafe { clCreateUserEvent(ctx, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    arg(k[1], 0, &b);
+    arg(k[1], 1, &9i32);
+    let e = launch(q[1], k[1], n, None, &[user]);
+    let mut out = vec![0i32; n];
+    let mut r = null_mut();
+    check!(clEnqueueReadBuffer(
+        q[0],
+        b,
+        CL_FALSE,
+        0,
+        n * 4,
+        out.as_mut_ptr().cast(),
+        1,
+        &e,
+        &mut r
+    ));
+    check!(clFlush(q[0]));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let status = event_status(r);
+    assert!(
+        status == CL_QUEUED || status == CL_SUBMITTED,
+        "not before the user event: {status}"
+    );
+    check!(clSetUserEventStatus(user, CL_COMPLETE));
+    check!(clWaitForEvents(1, &r));
+    assert_eq!(out, data.iter().map(|x| x * 3 + 9).collect::<Vec<_>>());
+    // CL_MEM_USE_HOST_PTR: a kernel on device 1, then a map on device 0 returns host_ptr.
+    let host = Aligned::new(n * 4);
+    let h = unsafe {
+        clCreateBuffer(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+            n * 4,
+            host.ptr.cast(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    arg(k[1], 0, &h);
+    let e2 = launch(q[1], k[1], n, None, &[]);
+    let ptr = unsafe {
+        clEnqueueMapBuffer(
+            q[0],
+            h,
+            CL_TRUE,
+            CL_MAP_READ,
+            0,
+            n * 4,
+            1,
+            &e2,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(ptr.cast(), host.ptr);
+    let mapped = unsafe { std::slice::from_raw_parts(ptr as *const i32, n) };
+    assert!(mapped.iter().all(|&x| x == 9));
+    check!(clEnqueueUnmapMemObject(q[0], h, ptr, 0, null(), null_mut()));
+    check!(clFinish(q[0]));
+    release_all(&[user, e, r, e2], &[b, h]);
+    end(ctx, q, p, &k);
+}
+
+fn event_status(e: cl_event) -> cl_int {
+    let mut s: cl_int = 0;
+    check!(clGetEventInfo(
+        e,
+        0x11D3,
+        4,
+        (&mut s as *mut cl_int).cast(),
+        null_mut()
+    ));
+    s
+}

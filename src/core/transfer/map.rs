@@ -143,7 +143,10 @@ fn unmap_now(
         // A read-only mapping has nothing to copy back: only ordering (on the host when the
         // queue is idle, so that the map's copy is complete and the shadow free).
         Some(shadow) if !writes => order_only(queue, command, mem, wait, Some(shadow)),
-        Some(shadow) => drain_shadow(queue, command, mem, m.region, shadow, wait),
+        Some(shadow) => {
+            let shadow = onto(queue, shadow)?;
+            drain_shadow(queue, command, mem, m.region, shadow, wait)
+        }
         None if writes && host_copy(mem, m.region)?.is_some() => {
             // SAFETY: the mapped region is the application's memory, which it has finished
             // writing when it unmaps.
@@ -157,6 +160,22 @@ fn unmap_now(
             order_only(queue, command, mem, wait, None)
         }
     }
+}
+
+/// A map's shadow, for an unmap on `queue`: itself, or where the map was on another device of
+/// the context (a buffer with a copy per device), its bytes in staging memory of this one.
+fn onto(queue: &Arc<Queue>, shadow: Arc<Lease>) -> CLResult<Arc<Lease>> {
+    if Arc::ptr_eq(&shadow.device, &queue.vk) {
+        return Ok(shadow);
+    }
+    let size = shadow.size as usize;
+    let here = super::staged::stage(queue, Placement::Upload, size)?;
+    let (from, to) = (shadow.host(), here.host());
+    let (from, to) = from.zip(to).expect("staging memory is host-visible");
+    // SAFETY: both hold `size` bytes; the map's copy into the shadow has completed (the
+    // application waited for the map before writing) and no command uses `here` yet.
+    unsafe { super::memcpy::copy_bytes(from.as_ptr(), to.as_ptr(), size) };
+    Ok(here)
 }
 
 /// Where a map of a CL_MEM_USE_HOST_PTR object with a device copy points: the application's
