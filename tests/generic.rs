@@ -353,31 +353,100 @@ fn chosen_pointers_from_a_program_binary() {
     }
 }
 
-/// What the flat build leaves out fails as before, with a log that says why: a `__local`
-/// pointer argument reaching a pointer chosen at run time.
+/// `__local` pointer arguments (sized by clSetKernelArg) in a program that chooses a pointer's
+/// space at run time: each work-group's memory of both arguments and of a `__local` variable
+/// is its own and apart from the others' (the runtime lays the arguments out in the flat
+/// build's scratch buffer at each launch), also from a program binary.
 #[test]
-fn chosen_pointers_with_local_arguments_fail_to_build_with_a_log_that_says_why() {
-    let src = "kernel void k(global int *o, local int *l) {\n\
-               l[0] = 1; barrier(CLK_LOCAL_MEM_FENCE);\n\
-               int *q = get_global_id(0) ? (int *)l : (int *)o; o[0] = *q; }";
+fn chosen_pointers_with_local_arguments() {
+    let src = "kernel void k(global int *out, local int *a, local short *b) {\n\
+               local int v[2];\n\
+               int t = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);\n\
+               a[lid] = 1000 * grp + lid; b[lid] = (short)(10 * lid + grp);\n\
+               if (lid < 2) v[lid] = -grp - lid;\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               int *q = t % 3 == 0 ? (int *)&out[64 + t] : (t % 3 == 1 ? (int *)&a[(lid + 1) % 8] : (int *)&v[lid % 2]);\n\
+               out[t] = *q + b[(lid + 7) % 8]; }";
+    // Work-item t's value: its pointer's target plus its neighbour's short.
+    let want: Vec<i32> = (0..64)
+        .map(|t| {
+            let (lid, grp) = (t % 8, t / 8);
+            let target = match t % 3 {
+                0 => 7 * t,
+                1 => 1000 * grp + (lid + 1) % 8,
+                _ => -grp - lid % 2,
+            };
+            target + 10 * ((lid + 7) % 8) + grp
+        })
+        .collect();
     let e = Env::new();
     for std in STDS {
-        match build_program(e.ctx, e.dev, src, std) {
-            Ok(p) => {
-                unsafe { clReleaseProgram(p) };
-                panic!("{std}: built");
-            }
-            Err((code, log)) => {
-                assert_eq!(code, CL_BUILD_PROGRAM_FAILURE, "{std}\n{log}");
-                for want in [
-                    "kernel k: a generic pointer whose address space is chosen at run time \
-                     (global or local) is not supported",
-                    "a __local pointer kernel argument",
-                ] {
-                    assert!(log.contains(want), "{std}: no {want:?} in\n{log}");
-                }
-            }
+        let built = e.program(src, std);
+        let bin = binaries(built).swap_remove(0);
+        let (from_binary, status, err) = from_binaries(e.ctx, &[e.dev], &[&bin]);
+        assert_eq!((status[0], err), (CL_SUCCESS, CL_SUCCESS));
+        check!(clBuildProgram(
+            from_binary,
+            1,
+            &e.dev,
+            null(),
+            None,
+            null_mut()
+        ));
+        for p in [built, from_binary] {
+            let k = kernel(p, "k");
+            assert_eq!(kernel_val::<cl_uint>(k, CL_KERNEL_NUM_ARGS), 3);
+            let init: Vec<i32> = (0..128)
+                .map(|i| if i < 64 { -1 } else { 7 * (i - 64) })
+                .collect();
+            let out = e.buffer_from(&init);
+            arg(k, 0, &out);
+            arg_local(k, 1, 8 * 4);
+            arg_local(k, 2, 8 * 2);
+            e.run(k, None, &[64], Some(&[8]));
+            assert_eq!(e.read::<i32>(out, 64), want, "{std}");
+            check!(clReleaseMemObject(out));
+            check!(clReleaseKernel(k));
+            check!(clReleaseProgram(p));
         }
+    }
+}
+
+/// The conformance suite's generic_atomics_invariant and generic_atomics_variant shapes: a
+/// generic `atomic_int *` pointed at a global counter or at a `__local` argument, chosen per
+/// work-group or per work-item, incremented by every work-item of two work-groups.
+#[test]
+fn atomics_on_a_local_argument_or_a_global_through_a_chosen_pointer() {
+    let invariant = "kernel void k(global atomic_int *g, local atomic_int *l) {\n\
+                     int lid = get_local_id(0), grp = get_group_id(0), n = get_local_size(0);\n\
+                     if (lid == 0) atomic_store(l, 0);\n\
+                     barrier(CLK_LOCAL_MEM_FENCE);\n\
+                     atomic_int *p = g + grp;\n\
+                     if (grp % 2 == 0) p = l;\n\
+                     int old = atomic_fetch_add(p, 1);\n\
+                     if (grp % 2 == 0 && old == n - 1) atomic_store(&g[grp], old); }";
+    let variant = "kernel void k(global atomic_int *g, local atomic_int *l) {\n\
+                   int lid = get_local_id(0), grp = get_group_id(0);\n\
+                   if (lid == 0) atomic_store(l, 0);\n\
+                   barrier(CLK_LOCAL_MEM_FENCE);\n\
+                   atomic_int *p = g + 2 * grp;\n\
+                   if (lid % 2 == 0) p = l;\n\
+                   atomic_fetch_add(p, 1);\n\
+                   barrier(CLK_LOCAL_MEM_FENCE);\n\
+                   if (lid == 0) atomic_store(&g[2 * grp + 1], atomic_load(l)); }";
+    let e = Env::new();
+    // Implicit (seq_cst, device scope) atomics are OpenCL C 2.0's; 3.0 makes them optional.
+    for (src, want) in [(invariant, [15, 16, 0, 0]), (variant, [8, 8, 8, 8])] {
+        let p = e.program(src, "-cl-std=CL2.0");
+        let k = kernel(p, "k");
+        let g = e.buffer_from(&[0i32; 4]);
+        arg(k, 0, &g);
+        arg_local(k, 1, 4);
+        e.run(k, None, &[32], Some(&[16]));
+        assert_eq!(e.read::<i32>(g, 4), want, "{src}");
+        check!(clReleaseMemObject(g));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
     }
 }
 

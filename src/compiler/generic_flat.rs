@@ -48,11 +48,35 @@ pub fn sizes(name: &str) -> Option<(u64, u64)> {
     Some((local.parse().ok()?, private.parse().ok()?))
 }
 
+/// The hidden parameter of a kernel with `__local` pointer parameters that holds its
+/// work-group's bytes of scratch: the program's `__local` variables and those arguments.
+pub const GROUP_BYTES: &str = "__vkcl_flat_group_bytes";
+
+/// The hidden parameters' name, before the ordinal of the `__local` pointer parameter whose
+/// offset in the work-group's bytes each holds.
+pub const LOCAL_ARGUMENT: &str = "__vkcl_flat_local_";
+
+/// The ordinal of the `__local` pointer argument a hidden parameter's name stands for.
+pub fn local_argument(name: &str) -> Option<u32> {
+    name.strip_prefix(LOCAL_ARGUMENT)?.parse().ok()
+}
+
 /// Scratch regions start at multiples of this (the largest OpenCL C alignment).
-const ALIGN: u64 = 128;
+pub const ALIGN: u64 = 128;
 
 /// The private module variable holding the scratch address.
 const BASE: &str = "@__vkcl_flat_base";
+
+/// The private module variable holding a work-group's bytes of scratch (the stride of the
+/// `__local` regions).
+const STRIDE: &str = "@__vkcl_flat_stride";
+
+/// The kernels' stored stride where it is the program's `__local` bytes, until they are known.
+const LOCAL_BYTES: &str = "__vkcl_flat_local_bytes";
+
+/// The address space the `__local` pointer parameters keep (unused) until address spaces are
+/// mapped: `addrspace(3)` after.
+const KEPT_LOCAL: &str = "addrspace(7003)";
 
 /// Calls whose first operand is a `cl_mem_fence_flags`.
 const FENCES: [&str; 7] = [
@@ -109,14 +133,15 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     }
     let mut privates = Layout::default();
     let mut out: Vec<String> = vec![];
-    let mut kernels: Vec<usize> = vec![];
+    // Each kernel's header line and the names of its hidden parameters after the scratch's.
+    let mut kernels: Vec<(usize, Vec<String>)> = vec![];
     let mut lines = ll.lines();
     while let Some(line) = lines.next() {
         if line.starts_with("define ") {
             let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "}").collect();
             let f = Function::new(line, &body, &types, &locals, &mut privates)?;
             if f.kernel {
-                kernels.push(out.len());
+                kernels.push((out.len(), f.hidden()));
             }
             out.extend(f.rewrite()?);
             out.push("}".into());
@@ -135,14 +160,20 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     let (local_bytes, private_bytes) = (local_layout.bytes(), privates.bytes());
     let parameter = format!("{PARAMETER}L{local_bytes}_P{private_bytes}");
     let mut metadata = Metadata::new(&out);
-    for &k in &kernels {
-        out[k] = metadata.extend(&out[k], &parameter);
+    for &(k, ref hidden) in &kernels {
+        let names: Vec<&str> = [&parameter[..]]
+            .into_iter()
+            .chain(hidden.iter().map(String::as_str))
+            .collect();
+        out[k] = metadata.extend(&out[k], &names);
     }
     out.extend(metadata.added);
     let out: Vec<String> = out.iter().map(|l| map_spaces(l)).collect();
     let mut text = out
         .join("\n")
-        .replace(PLACEHOLDER, &format!("%{parameter}"));
+        .replace(PLACEHOLDER, &format!("%{parameter}"))
+        .replace(LOCAL_BYTES, &local_bytes.to_string())
+        .replace(KEPT_LOCAL, "addrspace(3)");
     text.push('\n');
     // The memory intrinsics, declared again by the names their calls have now.
     let mut declared = HashSet::new();
@@ -154,7 +185,7 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
             }
         }
     }
-    text.push_str(&support(&text, local_bytes, private_bytes));
+    text.push_str(&support(&text, private_bytes));
     Ok(text)
 }
 
@@ -196,6 +227,23 @@ struct Function<'a> {
     derived: HashSet<&'a str>,
     /// Private pointer variables that hold such pointers: they hold global pointers.
     slots: HashSet<&'a str>,
+    /// A kernel's `__local` pointer parameters: (ordinal, value).
+    local_params: Vec<(usize, &'a str)>,
+}
+
+/// A function header's parameters, as written.
+fn parameters(header: &str) -> Vec<&str> {
+    let open = header
+        .find('@')
+        .and_then(|at| header[at..].find('(').map(|o| at + o));
+    let Some(close) = open.and_then(|o| matching(&header[o..]).map(|c| o + c)) else {
+        return vec![];
+    };
+    let inside = &header[open.unwrap_or(0) + 1..close];
+    match inside.trim().is_empty() {
+        true => vec![],
+        false => split_args(inside).into_iter().map(str::trim).collect(),
+    }
 }
 
 /// (value, variable) of `store ptr %v, ptr %slot`.
@@ -247,13 +295,17 @@ impl<'a> Function<'a> {
         locals: &'a HashMap<&'a str, u64>,
         privates: &mut Layout,
     ) -> Result<Function<'a>, String> {
-        if header.contains("spir_kernel") && header.contains("ptr addrspace(3)") {
-            return Err(
-                "a __local pointer kernel argument in such a program is not supported \
-                        (vkcl's run-time generic address spaces lay out only __local variables)"
-                    .into(),
-            );
-        }
+        let kernel = header.contains("spir_kernel");
+        let local_params = match kernel {
+            true => parameters(header)
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.starts_with("ptr addrspace(3) "))
+                .filter_map(|(i, p)| Some((i, p.split_whitespace().last()?)))
+                .filter(|(_, v)| v.starts_with('%'))
+                .collect(),
+            false => vec![],
+        };
         // Roots (allocas, to_private results) of every private pointer value.
         let mut roots: HashMap<&str, HashSet<&str>> = HashMap::new();
         let mut allocas: HashMap<&str, &str> = HashMap::new();
@@ -385,12 +437,29 @@ impl<'a> Function<'a> {
         Ok(Function {
             header,
             body,
-            kernel: header.contains("spir_kernel"),
+            kernel,
             locals,
             moved,
             derived,
             slots,
+            local_params,
         })
+    }
+
+    /// A kernel's hidden parameters after the scratch's: with `__local` pointer parameters,
+    /// its work-group's bytes and each one's offset in them.
+    fn hidden(&self) -> Vec<String> {
+        if self.local_params.is_empty() {
+            return vec![];
+        }
+        let offsets = self
+            .local_params
+            .iter()
+            .map(|(i, _)| format!("{LOCAL_ARGUMENT}{i}"));
+        [GROUP_BYTES.to_string()]
+            .into_iter()
+            .chain(offsets)
+            .collect()
     }
 
     /// The function's lines (without the closing brace).
@@ -407,11 +476,36 @@ impl<'a> Function<'a> {
             } else {
                 ", "
             };
-            header.insert_str(close, &format!("{sep}i64 {PLACEHOLDER}"));
+            let hidden: String = self
+                .hidden()
+                .iter()
+                .map(|h| format!(", i64 %{h}"))
+                .collect();
+            header.insert_str(close, &format!("{sep}i64 {PLACEHOLDER}{hidden}"));
+            // The `__local` pointer parameters stay the application's arguments, unused: the
+            // runtime lays their memory out in the scratch buffer.
+            let params = header[open + 1..close].to_string();
+            let mut kept = String::new();
+            for (n, p) in split_args(&params).iter().enumerate() {
+                let p = match self.local_params.iter().find(|(i, _)| *i == n) {
+                    Some((_, v)) => p
+                        .replacen("ptr addrspace(3)", &format!("ptr {KEPT_LOCAL}"), 1)
+                        .replace(v, &format!("%__vkcl.unused.{n}")),
+                    None => p.to_string(),
+                };
+                kept.push_str(if n == 0 { "" } else { ", " });
+                kept.push_str(&p);
+            }
+            header.replace_range(open + 1..close, &kept);
         }
         let mut entry: Vec<String> = vec![];
         if self.kernel {
             entry.push(format!("  store i64 {PLACEHOLDER}, ptr {BASE}, align 8"));
+            let stride = match self.local_params.is_empty() {
+                true => LOCAL_BYTES.to_string(),
+                false => format!("%{GROUP_BYTES}"),
+            };
+            entry.push(format!("  store i64 {stride}, ptr {STRIDE}, align 8"));
         }
         let mut used: Vec<(&str, u64)> = self
             .locals
@@ -421,7 +515,7 @@ impl<'a> Function<'a> {
             .collect();
         used.sort_by_key(|&(_, o)| o);
         let mut local_names: HashMap<&str, String> = HashMap::new();
-        if !used.is_empty() {
+        if !used.is_empty() || !self.local_params.is_empty() {
             entry.push(
                 "  %__vkcl.locals = call spir_func ptr addrspace(1) @__vkcl_flat_locals()".into(),
             );
@@ -431,6 +525,16 @@ impl<'a> Function<'a> {
                     "  {name} = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.locals, i64 {offset}"
                 ));
                 local_names.insert(l, name);
+            }
+            // As an address, not an `i8` GEP: clspv would type the pointer `uchar *` from it
+            // (an atomic store of an `int` through it is then invalid SPIR-V).
+            for (i, v) in &self.local_params {
+                let a = format!("%__vkcl.larg.{i}");
+                entry.extend([
+                    format!("  {a} = ptrtoint ptr addrspace(1) %__vkcl.locals to i64"),
+                    format!("  {a}.at = add i64 {a}, %{LOCAL_ARGUMENT}{i}"),
+                    format!("  {v} = inttoptr i64 {a}.at to ptr addrspace(1)"),
+                ]);
             }
         }
         if !self.moved.is_empty() {
@@ -969,16 +1073,18 @@ impl Metadata {
         }
     }
 
-    /// `header` with each `!kernel_arg_*` list given one more entry for the parameter.
-    fn extend(&mut self, header: &str, parameter: &str) -> String {
+    /// `header` with each `!kernel_arg_*` list given one more `ulong` entry per parameter.
+    fn extend(&mut self, header: &str, parameters: &[&str]) -> String {
         let mut out = header.to_string();
+        let each = |e: &str| vec![e; parameters.len()].join(", ");
+        let names: Vec<String> = parameters.iter().map(|p| format!("!\"{p}\"")).collect();
         for (kind, extra) in [
-            ("!kernel_arg_addr_space", "i32 0".to_string()),
-            ("!kernel_arg_access_qual", "!\"none\"".into()),
-            ("!kernel_arg_type", "!\"ulong\"".into()),
-            ("!kernel_arg_base_type", "!\"ulong\"".into()),
-            ("!kernel_arg_type_qual", "!\"\"".into()),
-            ("!kernel_arg_name", format!("!\"{parameter}\"")),
+            ("!kernel_arg_addr_space", each("i32 0")),
+            ("!kernel_arg_access_qual", each("!\"none\"")),
+            ("!kernel_arg_type", each("!\"ulong\"")),
+            ("!kernel_arg_base_type", each("!\"ulong\"")),
+            ("!kernel_arg_type_qual", each("!\"\"")),
+            ("!kernel_arg_name", names.join(", ")),
         ] {
             let tag = format!("{kind} !");
             let Some(at) = out.find(&tag).map(|i| i + tag.len()) else {
@@ -1011,9 +1117,10 @@ impl Metadata {
 
 /// The module's new definitions: the base variable, the region functions, the address
 /// queries, and the declarations of the built-ins they call that `text` lacks.
-fn support(text: &str, local: u64, private: u64) -> String {
+fn support(text: &str, private: u64) -> String {
     let mut s = format!(
         "{BASE} = internal global i64 0, align 8\n\
+         {STRIDE} = internal global i64 0, align 8\n\
          \n\
          define internal spir_func i32 @__vkcl_flat_group() {{\n\
          entry:\n\
@@ -1037,17 +1144,18 @@ fn support(text: &str, local: u64, private: u64) -> String {
          define internal spir_func ptr addrspace(1) @__vkcl_flat_locals() {{\n\
          entry:\n\
          \x20 %b = load i64, ptr {BASE}, align 8\n\
-         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
          \x20 %g = call spir_func i32 @__vkcl_flat_group()\n\
          \x20 %g64 = zext i32 %g to i64\n\
-         \x20 %p = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %g64\n\
+         \x20 %s = load i64, ptr {STRIDE}, align 8\n\
+         \x20 %o = mul i64 %g64, %s\n\
+         \x20 %a = add i64 %b, %o\n\
+         \x20 %p = inttoptr i64 %a to ptr addrspace(1)\n\
          \x20 ret ptr addrspace(1) %p\n\
          }}\n\
          \n\
          define internal spir_func ptr addrspace(1) @__vkcl_flat_privates() {{\n\
          entry:\n\
          \x20 %b = load i64, ptr {BASE}, align 8\n\
-         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
          \x20 %nx64 = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
          \x20 %ny64 = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
          \x20 %nz64 = call spir_func i64 @_Z14get_num_groupsj(i32 2)\n\
@@ -1079,8 +1187,12 @@ fn support(text: &str, local: u64, private: u64) -> String {
          \x20 %w = add i32 %gs, %l\n\
          \x20 %n64 = zext i32 %n to i64\n\
          \x20 %w64 = zext i32 %w to i64\n\
-         \x20 %privates = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %n64\n\
-         \x20 %p = getelementptr inbounds [{private} x i8], ptr addrspace(1) %privates, i64 %w64\n\
+         \x20 %s = load i64, ptr {STRIDE}, align 8\n\
+         \x20 %o = mul i64 %n64, %s\n\
+         \x20 %wo = mul i64 %w64, {private}\n\
+         \x20 %a = add i64 %b, %o\n\
+         \x20 %aw = add i64 %a, %wo\n\
+         \x20 %p = inttoptr i64 %aw to ptr addrspace(1)\n\
          \x20 ret ptr addrspace(1) %p\n\
          }}\n\
          \n\
@@ -1097,7 +1209,8 @@ fn support(text: &str, local: u64, private: u64) -> String {
          define internal spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p) {{\n\
          entry:\n\
          \x20 %s = call spir_func ptr addrspace(1) @__vkcl_flat_locals()\n\
-         \x20 %in = call spir_func i1 @__vkcl_flat_within(ptr addrspace(1) %p, ptr addrspace(1) %s, i64 {local})\n\
+         \x20 %n = load i64, ptr {STRIDE}, align 8\n\
+         \x20 %in = call spir_func i1 @__vkcl_flat_within(ptr addrspace(1) %p, ptr addrspace(1) %s, i64 %n)\n\
          \x20 ret i1 %in\n\
          }}\n\
          \n\
@@ -1257,14 +1370,33 @@ mod tests {
     }
 
     #[test]
-    fn refusals_say_why() {
+    fn local_pointer_parameters_move_to_the_scratch_buffer() {
         let local_arg = CHOICE.replace(
             "@k(ptr addrspace(1) align 4 %g)",
-            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) %l)",
+            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) noundef align 4 %l)",
         );
-        assert!(rewrite(&local_arg)
-            .unwrap_err()
-            .contains("__local pointer kernel argument"));
+        let flat = rewrite(&local_arg).expect("rewritten");
+        let has = |s: &str| assert!(flat.contains(s), "no {s:?} in\n{flat}");
+        // The parameter stays (unused) for the application; hidden ones follow the scratch's.
+        has(
+            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) noundef align 4 %__vkcl.unused.1, \
+             i64 %__vkcl_flat_scratch_L128_P128, i64 %__vkcl_flat_group_bytes, \
+             i64 %__vkcl_flat_local_1)",
+        );
+        has("!7 = !{!\"int*\", !\"ulong\", !\"ulong\", !\"ulong\"}");
+        has("store i64 %__vkcl_flat_group_bytes, ptr @__vkcl_flat_stride");
+        has("%__vkcl.larg.1.at = add i64 %__vkcl.larg.1, %__vkcl_flat_local_1");
+        has("%l = inttoptr i64 %__vkcl.larg.1.at to ptr addrspace(1)");
+        // Other kernels' stride is the program's `__local` bytes.
+        let plain = rewrite(CHOICE).expect("rewritten");
+        assert!(
+            plain.contains("store i64 128, ptr @__vkcl_flat_stride"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn refusals_say_why() {
         let passed = CHOICE.replace(
             "  store i32 7, ptr %p, align 4\n",
             "  store i32 7, ptr %p, align 4\n  call spir_func void @f(ptr %p)\n",
