@@ -499,3 +499,93 @@ fn conformance_shapes_of_chosen_pointers() {
         }
     }
 }
+
+/// The conformance suite's language_union and language_struct shapes: pointers to a global,
+/// a `__local` and a private variable kept in a union or a struct in private, `__local` or
+/// global memory, read back through the generic address space. clspv 0.0.1's physical build
+/// converted the `__local` and private ones to integers invalidly (lavapipe crashed); such
+/// programs build flat.
+#[test]
+fn pointers_to_every_space_kept_in_unions_and_structs() {
+    // Each case declares `u` (a union or struct with members g, l, p); work-item t of the
+    // group writes its reads at out[3 * t..].
+    let body = "int t = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);\n\
+                l = 100 + grp; int p = 1000 + t;\n\
+                barrier(CLK_LOCAL_MEM_FENCE);\n\
+                if (SOLO) {\n\
+                U_G = &gv[grp]; out[3 * t] = *U_G + 2 * (to_global(U_G) != 0);\n\
+                U_L = &l; out[3 * t + 1] = *U_L + 2 * (to_local(U_L) != 0);\n\
+                U_P = &p; out[3 * t + 2] = *U_P + 2 * (to_private(U_P) != 0) + 4 * (to_local(U_P) != 0);\n\
+                }";
+    let cases = [
+        (
+            "private union",
+            "",
+            "local int l; union { global int *g; local int *l; private int *p; } u;",
+            "1",
+            "u.g",
+            "u.l",
+            "u.p",
+        ),
+        (
+            "local union",
+            "",
+            "local int l; local union { global int *g; local int *l; private int *p; } u[8];",
+            "1",
+            "u[lid].g",
+            "u[lid].l",
+            "u[lid].p",
+        ),
+        (
+            "global union",
+            "typedef union { global int *g; local int *l; private int *p; } U;\nglobal U u[64];",
+            "local int l;",
+            "1",
+            "u[t].g",
+            "u[t].l",
+            "u[t].p",
+        ),
+        (
+            "global struct",
+            "typedef struct { global int *g; local int *l; private int *p; } S;\nglobal S s;",
+            "local int l;",
+            "t == 0",
+            "s.g",
+            "s.l",
+            "s.p",
+        ),
+    ];
+    let e = Env::new();
+    for (name, globals, decl, solo, g, l, p) in cases {
+        let b = body
+            .replace("SOLO", solo)
+            .replace("U_G", g)
+            .replace("U_L", l)
+            .replace("U_P", p);
+        let src =
+            format!("{globals}\nkernel void k(global int *out, global int *gv) {{\n{decl}\n{b} }}");
+        for std in STDS {
+            let prog = e.program(&src, std);
+            let k = kernel(prog, "k");
+            let out = e.buffer_from(&[-1i32; 3 * 32]);
+            let gv = e.buffer_from(&[10i32, 20, 30, 40]);
+            arg(k, 0, &out);
+            arg(k, 1, &gv);
+            e.run(k, None, &[32], Some(&[8]));
+            let got = e.read::<i32>(out, 3 * 32);
+            for t in 0..32 {
+                let grp = (t / 8) as i32;
+                let want = match solo == "1" || t == 0 {
+                    true => [10 * (grp + 1) + 2, 100 + grp + 2, 1000 + t as i32 + 2],
+                    false => [-1; 3],
+                };
+                assert_eq!(got[3 * t..3 * t + 3], want, "{name} {std}: work-item {t}");
+            }
+            for m in [out, gv] {
+                check!(clReleaseMemObject(m));
+            }
+            check!(clReleaseKernel(k));
+            check!(clReleaseProgram(prog));
+        }
+    }
+}

@@ -189,6 +189,32 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     Ok(text)
 }
 
+/// Whether a physical-addressing build of `ll` would need the address of a `__local` or
+/// private variable as a number: a pointer to one converted to or from an integer (the
+/// physical build's pointer members are `ulong`s, super::pointer_members) or stored in
+/// global or local memory. clspv 0.0.1 writes those as conversions of Workgroup and Function
+/// pointers, which have no address (invalid SPIR-V that crashed lavapipe); the flat build
+/// gives them one.
+pub fn takes_addresses(ll: &str) -> bool {
+    ll.lines().any(|l| {
+        let l = l.trim();
+        let numbered = [
+            "ptrtoint ptr %",
+            "ptrtoint ptr addrspace(3) ",
+            "ptrtoint (ptr addrspace(3) ",
+        ]
+        .iter()
+        .any(|c| l.contains(c))
+            || l.contains("inttoptr ")
+                && (l.ends_with(" to ptr") || l.ends_with(" to ptr addrspace(3)"));
+        let stored = (l.starts_with("store ptr %") || l.starts_with("store ptr addrspace(3) "))
+            && split_args(l).get(1).is_some_and(|d| {
+                d.starts_with("ptr addrspace(1) ") || d.starts_with("ptr addrspace(3) ")
+            });
+        numbered || stored
+    })
+}
+
 /// `@name` and type of a module-level `__local` variable's definition.
 fn local_variable(line: &str) -> Option<(&str, &str)> {
     let (name, def) = line.split_once(" = ")?;
@@ -253,6 +279,22 @@ fn stored_pointer(line: &str) -> Option<(&str, &str)> {
     let v = value_at(args.first()?);
     let slot = args.get(1)?.strip_prefix("ptr ")?;
     v.starts_with('%').then_some((v, value_at(slot)))
+}
+
+/// The private pointer value a store writes to memory other than the private pointer
+/// `variables`.
+fn stored_elsewhere<'a, T>(line: &'a str, variables: &HashMap<&str, T>) -> Option<&'a str> {
+    let rest = line.trim().strip_prefix("store ")?;
+    let rest = rest.strip_prefix("volatile ").unwrap_or(rest);
+    let args = split_args(rest.strip_prefix("ptr ")?);
+    let v = value_at(args.first()?);
+    let to = args.get(1)?;
+    let variable = to
+        .strip_prefix("ptr ")
+        .filter(|t| t.starts_with('%'))
+        .map(value_at);
+    let own = variable.is_some_and(|x| variables.contains_key(x));
+    (v.starts_with('%') && !own).then_some(v)
 }
 
 /// The value an instruction defines, and its right-hand side.
@@ -320,6 +362,29 @@ impl<'a> Function<'a> {
                 roots.insert(d, HashSet::from([d]));
             }
         }
+        // Private pointers loaded from memory other than private pointer variables: every
+        // private pointer stored there is moved (below), so they are global too.
+        let from_memory: HashSet<&str> = body
+            .iter()
+            .filter_map(|l| definition(l))
+            .filter(|(_, rhs)| {
+                let loaded = rhs
+                    .strip_prefix("load ptr, ")
+                    .or_else(|| rhs.strip_prefix("load volatile ptr, "));
+                loaded.is_some_and(|r| {
+                    let variable = r.strip_prefix("ptr ").map(value_at);
+                    !variable.is_some_and(|v| {
+                        allocas
+                            .get(v)
+                            .is_some_and(|l| l.contains(" = alloca ptr, "))
+                    })
+                })
+            })
+            .map(|(d, _)| d)
+            .collect();
+        for d in &from_memory {
+            roots.insert(d, HashSet::from([*d]));
+        }
         let derives = |rhs: &str| {
             ["getelementptr ", "phi ptr ", "select "]
                 .iter()
@@ -375,16 +440,20 @@ impl<'a> Function<'a> {
                 break;
             }
         }
-        // Allocas whose pointers become generic, and every alloca a value mixes with them.
+        // Allocas whose pointers become generic, numbers or stored in memory other than
+        // private pointer variables, and every alloca a value mixes with them.
         let mut moved_roots: HashSet<&str> = HashSet::new();
         for line in body {
+            if let Some(v) = stored_elsewhere(line, &contents) {
+                moved_roots.extend(roots.get(v).into_iter().flatten());
+            }
             let Some((d, rhs)) = definition(line) else {
                 continue;
             };
-            if private_result(rhs) {
+            if private_result(rhs) || from_memory.contains(d) {
                 moved_roots.insert(d);
             }
-            if rhs.starts_with("addrspacecast ptr %") {
+            if rhs.starts_with("addrspacecast ptr %") || rhs.starts_with("ptrtoint ptr %") {
                 for v in private_operands(rhs) {
                     moved_roots.extend(roots.get(v).into_iter().flatten());
                 }
@@ -612,18 +681,9 @@ impl<'a> Function<'a> {
             "load" | "getelementptr" | "phi" | "select" | "icmp" | "addrspacecast" | "ptrtoint" => {
                 true
             }
-            // As the address, or stored in a pointer variable that becomes global.
-            "store" => {
-                let slot = stored_pointer(line).filter(|(_, s)| self.slots.contains(s));
-                let value = split_args(
-                    rhs.trim_start_matches("store ")
-                        .trim_start_matches("volatile "),
-                );
-                slot.is_some()
-                    || value
-                        .first()
-                        .is_some_and(|v| !ops.iter().any(|o| mentions(v, o)))
-            }
+            // As the address, or stored: in a pointer variable that becomes global, or in
+            // other memory, which holds only such pointers.
+            "store" => true,
             _ => {
                 private_result(rhs)
                     || [
@@ -650,7 +710,15 @@ impl<'a> Function<'a> {
         if defines && rhs.starts_with("phi ptr ") {
             out = out.replacen("phi ptr ", "phi ptr addrspace(1) ", 1);
         }
-        if defines && rhs.starts_with("addrspacecast ") && out.ends_with(" to ptr") {
+        if defines && rhs.starts_with("load volatile ptr, ") {
+            out = out.replacen(
+                " = load volatile ptr, ",
+                " = load volatile ptr addrspace(1), ",
+                1,
+            );
+        }
+        let cast = rhs.starts_with("addrspacecast ") || rhs.starts_with("inttoptr ");
+        if defines && cast && out.ends_with(" to ptr") {
             out.push_str(" addrspace(1)");
         }
         for v in ops {
@@ -821,6 +889,7 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
 fn private_result(rhs: &str) -> bool {
     rhs.contains(" ptr @__to_private(")
         || rhs.starts_with("addrspacecast ptr addrspace(4) ") && rhs.ends_with(" to ptr")
+        || rhs.starts_with("inttoptr ") && rhs.ends_with(" to ptr")
 }
 
 /// The end of the last `ptr` word of an operand's text (`ptr noundef align 4 `) where it is a
@@ -883,7 +952,7 @@ fn hoist(line: &str, entry: &mut Vec<String>, n: &mut usize) -> String {
     let mut line = line.to_string();
     loop {
         // The last (innermost) constant expression whose operands hold a value.
-        let found = ["addrspacecast (", "getelementptr "]
+        let found = ["addrspacecast (", "getelementptr ", "ptrtoint ("]
             .iter()
             .flat_map(|k| line.match_indices(k).map(|(i, _)| i).collect::<Vec<_>>())
             .filter_map(|i| {

@@ -56,9 +56,17 @@ pub fn compile(
         return compile(sources, options);
     };
     let ll = String::from_utf8_lossy(&ll);
-    if generic {
+    let physical = options.contains("-physical-storage-buffers");
+    // A physical build that needs a `__local` or private variable's address is made flat too;
+    // checked where the IR is made anyway.
+    let addresses = physical && super::generic_flat::takes_addresses(&ll);
+    if generic || addresses {
         let ir = start.elapsed();
-        let found = super::generic_spaces::find(&ll);
+        let found = match generic {
+            true => super::generic_spaces::find(&ll),
+            false => None,
+        };
+        let found = found.or_else(|| addresses.then(|| ADDRESSES.to_string()));
         log::debug!(
             target: "compiler",
             "generic address spaces checked in {:.1} ms ({:.1} ms of IR, {} bytes)",
@@ -72,7 +80,7 @@ pub fn compile(
             let failed = |why: String| super::CompileError::Failed {
                 log: format!("{front_log}{log}{why}"),
             };
-            if !options.contains("-physical-storage-buffers") {
+            if !physical {
                 return Err(failed(String::new()));
             }
             let flat = super::generic_flat::rewrite(
@@ -105,6 +113,12 @@ pub fn compile(
         Err(_) => compile(sources, options),
     }
 }
+
+/// The log of a physical build needing a `__local` or private variable's address that could
+/// not be made flat.
+const ADDRESSES: &str = "the address of a __local or private variable kept as a number or in \
+                         memory (a physical-addressing build) is supported only where the \
+                         build can lay those variables out in global memory\n";
 
 /// `ll` with this module's patches (None: none applies): private records reached through
 /// pointers first (super::flat_records), `__local` structs' tail padding as members
