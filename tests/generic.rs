@@ -589,3 +589,34 @@ fn pointers_to_every_space_kept_in_unions_and_structs() {
         }
     }
 }
+
+/// The conformance suite's generic_advanced_casting and generic_variable_volatile shapes: a
+/// volatile pointer variable (generic or global) holding a program-scope array's address,
+/// cast to another element type; clspv 0.0.1 crashed on it (compiler::volatile_pointers).
+/// And a `__local` int reached through a generic `short *`, cast back.
+#[test]
+fn volatile_pointer_variables_and_casts_between_element_types() {
+    let src = "global uchar bytes[16] = { 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3 };\n\
+               global int words[2] = { 5, 6 };\n\
+               kernel void k(global int *out, global int *g) {\n\
+               int t = get_global_id(0);\n\
+               const int * volatile p = (const int *)bytes;\n\
+               global int * volatile q = &words[t % 2];\n\
+               local int l; l = 0x11112222 + get_group_id(0);\n\
+               short *s = (short *)&l; local int *back = (local int *)s;\n\
+               out[4 * t] = p[t % 4]; out[4 * t + 1] = *q;\n\
+               out[4 * t + 2] = back == &l; out[4 * t + 3] = *back; }";
+    for std in STDS {
+        let (out, _) = run_chosen(src, std, 16, 8, 64);
+        for t in 0..16 {
+            let byte = (t % 4) as i32;
+            let want = [
+                byte * 0x01010101,
+                5 + (t % 2) as i32,
+                1,
+                0x11112222 + (t / 8) as i32,
+            ];
+            assert_eq!(out[4 * t..4 * t + 4], want, "{std}: work-item {t}");
+        }
+    }
+}

@@ -189,30 +189,42 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     Ok(text)
 }
 
-/// Whether a physical-addressing build of `ll` would need the address of a `__local` or
-/// private variable as a number: a pointer to one converted to or from an integer (the
-/// physical build's pointer members are `ulong`s, super::pointer_members) or stored in
-/// global or local memory. clspv 0.0.1 writes those as conversions of Workgroup and Function
-/// pointers, which have no address (invalid SPIR-V that crashed lavapipe); the flat build
-/// gives them one.
+/// Whether a physical-addressing build of `ll` would keep a `__local` or private variable's
+/// address in global or local memory: a pointer to one stored there, or its integer value
+/// (the physical build's pointer members are `ulong`s, super::pointer_members). clspv 0.0.1
+/// writes those as conversions of Workgroup and Function pointers, which have no address
+/// (invalid SPIR-V that crashed lavapipe); the flat build gives them one. (Differences of such
+/// pointers, which clspv folds, are not numbers kept.)
 pub fn takes_addresses(ll: &str) -> bool {
-    ll.lines().any(|l| {
+    let shared = |d: &str| d.starts_with("ptr addrspace(1) ") || d.starts_with("ptr addrspace(3) ");
+    let mut numbers: HashSet<&str> = HashSet::new();
+    for l in ll.lines() {
+        if l.starts_with("define ") {
+            numbers.clear();
+        }
         let l = l.trim();
-        let numbered = [
-            "ptrtoint ptr %",
-            "ptrtoint ptr addrspace(3) ",
-            "ptrtoint (ptr addrspace(3) ",
-        ]
-        .iter()
-        .any(|c| l.contains(c))
-            || l.contains("inttoptr ")
-                && (l.ends_with(" to ptr") || l.ends_with(" to ptr addrspace(3)"));
-        let stored = (l.starts_with("store ptr %") || l.starts_with("store ptr addrspace(3) "))
-            && split_args(l).get(1).is_some_and(|d| {
-                d.starts_with("ptr addrspace(1) ") || d.starts_with("ptr addrspace(3) ")
-            });
-        numbered || stored
-    })
+        if let Some((d, rhs)) = definition(l) {
+            if rhs.starts_with("ptrtoint ptr %") || rhs.starts_with("ptrtoint ptr addrspace(3) ") {
+                numbers.insert(d);
+            }
+            continue;
+        }
+        let Some(rest) = l.strip_prefix("store ") else {
+            continue;
+        };
+        let rest = rest.strip_prefix("volatile ").unwrap_or(rest);
+        let args = split_args(rest);
+        let (Some(v), Some(to)) = (args.first(), args.get(1)) else {
+            continue;
+        };
+        let pointer = v.starts_with("ptr %") || v.starts_with("ptr addrspace(3) ");
+        let number = v.starts_with("i64 ")
+            && (numbers.contains(value_at(&v[4..])) || v.contains("ptrtoint (ptr addrspace(3) "));
+        if (pointer || number) && shared(to) {
+            return true;
+        }
+    }
+    false
 }
 
 /// `@name` and type of a module-level `__local` variable's definition.
@@ -1462,6 +1474,28 @@ mod tests {
             plain.contains("store i64 128, ptr @__vkcl_flat_stride"),
             "{plain}"
         );
+    }
+
+    #[test]
+    fn addresses_kept_in_memory_need_the_flat_build() {
+        let f = |body: &str| takes_addresses(&format!("define void @f() {{\n{body}\n}}\n"));
+        assert!(f(
+            "  %a = ptrtoint ptr %p to i64\n  store i64 %a, ptr addrspace(1) @u, align 8"
+        ));
+        assert!(f(
+            "  store ptr addrspace(3) @l, ptr addrspace(3) @u, align 8"
+        ));
+        assert!(f(
+            "  store i64 ptrtoint (ptr addrspace(3) @l to i64), ptr addrspace(1) @u"
+        ));
+        // Kept in a private variable, or a difference of pointers: clspv resolves those.
+        assert!(!f("  store ptr %p, ptr %p.addr, align 8"));
+        assert!(!f(
+            "  %a = ptrtoint ptr addrspace(3) %x to i32\n  %d = sub i32 %a, 4"
+        ));
+        assert!(!f(
+            "  store ptr addrspace(1) %g, ptr addrspace(1) @u, align 8"
+        ));
     }
 
     #[test]

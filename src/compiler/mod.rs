@@ -55,6 +55,7 @@ pub mod tempdir;
 #[cfg(test)]
 mod tests;
 pub mod vload_half;
+pub mod volatile_pointers;
 pub mod wide_globals;
 pub mod word_views;
 mod workgroup_arrays;

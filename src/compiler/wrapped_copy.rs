@@ -46,8 +46,12 @@ pub fn compile(
             .flat_map(|s| super::wide_globals::variables(s))
             .collect(),
     };
+    // Volatile pointer variables, which crash clspv (super::volatile_pointers), too.
+    let volatile = sources
+        .iter()
+        .any(|s| super::volatile_pointers::declares(s));
     // Objects (clCompileProgram's bitcode) are compiled as they are.
-    let patches = sources.iter().any(records) || !wide.is_empty();
+    let patches = sources.iter().any(records) || !wide.is_empty() || volatile;
     if !(patches || generic) || options.contains("-output-format") {
         return compile(sources, options);
     }
@@ -120,10 +124,17 @@ const ADDRESSES: &str = "the address of a __local or private variable kept as a 
                          memory (a physical-addressing build) is supported only where the \
                          build can lay those variables out in global memory\n";
 
-/// `ll` with this module's patches (None: none applies): private records reached through
-/// pointers first (super::flat_records), `__local` structs' tail padding as members
-/// (super::padded_locals), the copies, then the widened program-scope variables.
+/// `ll` with this module's patches (None: none applies): volatile pointer variables made
+/// ordinary (super::volatile_pointers), private records reached through pointers
+/// (super::flat_records), `__local` structs' tail padding as members (super::padded_locals),
+/// the copies, then the widened program-scope variables.
 fn patched_ir(ll: &str, wide: &[(String, bool)]) -> Option<String> {
+    let ordinary = super::volatile_pointers::patch(ll);
+    let patched = patched_records(ordinary.as_deref().unwrap_or(ll), wide);
+    patched.or(ordinary)
+}
+
+fn patched_records(ll: &str, wide: &[(String, bool)]) -> Option<String> {
     let flat = super::flat_records::patch(ll);
     let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(ll)).or(flat);
     let copies = patch(flat.as_deref().unwrap_or(ll)).or(flat);
