@@ -18,6 +18,17 @@
 //!   the scratch buffer ([`sizes`] reads the sizes back from the name in clspv's argument
 //!   reflection, so they survive program binaries). Functions reach it through a private
 //!   module variable the kernel stores it in.
+//! - `__local` pointer kernel parameters (sized by clSetKernelArg) stay the application's
+//!   arguments but go unused: the runtime lays their memory out after each work-group's
+//!   variables at each launch and passes, in more hidden `ulong` parameters, the work-group's
+//!   bytes ([`GROUP_BYTES`]) and each one's offset in them ([`LOCAL_ARGUMENT`]`<ordinal>`).
+//!   The work-group's bytes (LOCAL where a kernel has no such parameter) are the stride of
+//!   the local regions, kept in another private module variable.
+//! - Private pointers stored in memory other than a function's own pointer variables (a
+//!   union in global memory), converted to integers or made from them are global: their
+//!   variables move, and pointers loaded from such memory are global pointers. Physical
+//!   builds that keep such addresses in global or local memory are made flat for that alone
+//!   ([`takes_addresses`]), without a generic pointer chosen at run time.
 //! - A fence on local memory must now order global memory too: `barrier`,
 //!   `work_group_barrier`, `mem_fence` and the like get `CLK_GLOBAL_MEM_FENCE` with
 //!   `CLK_LOCAL_MEM_FENCE`.
@@ -27,11 +38,10 @@
 //! - Generic pointer variables, `phi`s and `select`s are kept as 64-bit addresses in private
 //!   variables accessed `volatile` ([`through_slots`]: a clspv bug).
 //!
-//! Refused (the build fails as before, with the reason): `__local` pointer kernel parameters
-//! (their memory is sized by clSetKernelArg, not laid out here), a moved private variable's
-//! pointer passed to a function, stored in memory other than a private pointer variable
-//! (which then holds global pointers) or used in other ways than loads, stores, GEPs,
-//! `phi`/`select`, comparisons and casts, variables whose type has no known layout.
+//! Refused (the build fails as before, with the reason): a moved private variable's pointer
+//! passed to a function (whose parameter is a private pointer) or used in other ways than
+//! loads, stores, GEPs, `phi`/`select`, comparisons and casts, variables whose type has no
+//! known layout, variable-length private arrays.
 
 use std::collections::{HashMap, HashSet};
 
