@@ -620,3 +620,45 @@ fn volatile_pointer_variables_and_casts_between_element_types() {
         }
     }
 }
+
+/// The conformance suite's builtin_functions vstore shapes for 8- and 16-bit types: vstoreN
+/// through a generic pointer into a program-scope, `__local` or private array, then a loop
+/// comparing it with a reference array. LLVM vectorizes that loop into a mask of booleans
+/// that clspv 0.0.1 wrote as an invalid bitcast (compiler::bool_masks); the launch failed.
+#[test]
+fn vstore_through_generic_pointers_into_small_integer_arrays() {
+    for ty in ["char", "ushort"] {
+        for n in [3usize, 16] {
+            for space in ["global", "local", "private"] {
+                let init = "for (int i = 0; i < 100; i++) { d[i] = i; r[i] = i; }";
+                let (globals, decl, fill) = match space {
+                    "global" => (format!("global {ty} d[100], r[100];"), String::new(), init),
+                    "local" => (String::new(), format!("local {ty} d[100], r[100];"), init),
+                    _ => (String::new(), format!("{ty} d[100], r[100];"), init),
+                };
+                let src = format!(
+                    "{globals}\nkernel void k(global int *out, global int *g) {{\n\
+                     int t = get_global_id(0); {decl}\n\
+                     if (t == 0 || {private}) {{ {fill} }}\n\
+                     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n\
+                     {ty} *p = d;\n\
+                     if (t == 0 || {private}) {{ vstore{n}(({ty}{n})(1), 2, p); vstore{n}(({ty}{n})(1), 2, r); }}\n\
+                     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n\
+                     bool same = true;\n\
+                     for (int i = 0; i < 100; i++) if (d[i] != r[i]) same = false;\n\
+                     out[3 * t] = same; out[3 * t + 1] = d[2 * {n}]; out[3 * t + 2] = d[2 * {n} - 1]; }}",
+                    private = (space == "private") as i32,
+                );
+                let (out, _) = run_chosen(&src, "-cl-std=CL3.0", 4, 4, 12);
+                for t in 0..4 {
+                    let want = [1, 1, 2 * n as i32 - 1];
+                    assert_eq!(
+                        out[3 * t..3 * t + 3],
+                        want,
+                        "{ty}{n} {space}: work-item {t}"
+                    );
+                }
+            }
+        }
+    }
+}
