@@ -662,3 +662,224 @@ fn vstore_through_generic_pointers_into_small_integer_arrays() {
         }
     }
 }
+
+/// An object compiled from `src` with `opts` (clCompileProgram), its log on failure.
+fn compiled(e: &Env, src: &str, opts: &std::ffi::CStr) -> cl_program {
+    let mut err = 0;
+    let (ptr, len) = (src.as_ptr() as *const std::ffi::c_char, src.len());
+    let p = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let code = unsafe {
+        clCompileProgram(
+            p,
+            1,
+            &e.dev,
+            opts.as_ptr(),
+            0,
+            null(),
+            null(),
+            None,
+            null_mut(),
+        )
+    };
+    assert_eq!(
+        code,
+        CL_SUCCESS,
+        "{}",
+        build_str(p, e.dev, CL_PROGRAM_BUILD_LOG)
+    );
+    p
+}
+
+/// The conformance suite's library_function shape: a helper on a generic pointer compiled
+/// into a library (clLinkProgram -create-library) and linked with a kernel that calls it
+/// with pointers to a program-scope, a `__local` and a private variable.
+#[test]
+fn a_library_function_on_generic_pointers() {
+    let library = "bool check(float *p, float v) { uint f = get_fence(p);\n\
+                   return (f == 0 || f == CLK_GLOBAL_MEM_FENCE || f == CLK_LOCAL_MEM_FENCE) && *p == v; }";
+    let src = "extern bool check(float *p, float v);\n\
+               global float gf = 1.0f;\n\
+               kernel void k(global int *out, global int *g) {\n\
+               local float lf; lf = 2.0f; float pf = 3.0f;\n\
+               int t = get_global_id(0);\n\
+               out[3 * t] = check(&gf, gf); out[3 * t + 1] = check(&lf, lf);\n\
+               out[3 * t + 2] = check(&pf, pf) + check(&pf, 4.0f); }";
+    let e = Env::new();
+    for std in [c"-cl-std=CL2.0", c"-cl-std=CL3.0"] {
+        let lib_obj = compiled(&e, library, std);
+        let obj = compiled(&e, src, std);
+        let mut err = 0;
+        let lib = unsafe {
+            clLinkProgram(
+                e.ctx,
+                1,
+                &e.dev,
+                c"-create-library".as_ptr(),
+                1,
+                &lib_obj,
+                None,
+                null_mut(),
+                &mut err,
+            )
+        };
+        assert_eq!(err, CL_SUCCESS, "{std:?}: {}", err_name(err));
+        let objects = [obj, lib];
+        let p = unsafe {
+            clLinkProgram(
+                e.ctx,
+                1,
+                &e.dev,
+                null(),
+                2,
+                objects.as_ptr(),
+                None,
+                null_mut(),
+                &mut err,
+            )
+        };
+        assert_eq!(
+            err,
+            CL_SUCCESS,
+            "{std:?}: {}",
+            build_str(p, e.dev, CL_PROGRAM_BUILD_LOG)
+        );
+        let k = kernel(p, "k");
+        let out = e.buffer_from(&[-1i32; 24]);
+        arg(k, 0, &out);
+        arg(k, 1, &out);
+        e.run(k, None, &[8], Some(&[4]));
+        assert_eq!(e.read::<i32>(out, 24), [1; 24], "{std:?}");
+        check!(clReleaseMemObject(out));
+        check!(clReleaseKernel(k));
+        for q in [p, lib, obj, lib_obj] {
+            check!(clReleaseProgram(q));
+        }
+    }
+}
+
+/// The conformance suite's generic_ptr_to_host_mem(_svm) shapes: a helper on a generic
+/// pointer to the work-item's element of a buffer over host memory (CL_MEM_USE_HOST_PTR, of
+/// an ordinary and of a fine-grained SVM allocation where the device has SVM) and of a
+/// `__local` argument the size of the whole range.
+#[test]
+fn generic_pointers_to_host_memory_and_local_arguments() {
+    extern "C" {
+        fn clSVMAlloc(
+            c: cl_context,
+            flags: cl_bitfield,
+            size: usize,
+            align: cl_uint,
+        ) -> *mut std::ffi::c_void;
+        fn clSVMFree(c: cl_context, p: *mut std::ffi::c_void);
+    }
+    const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
+    const FINE_GRAIN: cl_bitfield = 1 << 10;
+    let helper = "bool check(uint *p, uint t) { uint f = get_fence(p);\n\
+                  return (f == 0 || f == CLK_GLOBAL_MEM_FENCE || f == CLK_LOCAL_MEM_FENCE) && *p == t; }\n";
+    let global = format!(
+        "{helper}kernel void k(global uint *out, global uint *buf) {{\n\
+         uint t = get_global_id(0); out[t] = check(&buf[t], t) + 2 * check(&buf[t], t + 1); }}"
+    );
+    let local = format!(
+        "{helper}kernel void k(global uint *out, local uint *buf) {{\n\
+         uint t = get_global_id(0), n = get_local_size(0);\n\
+         if (get_local_id(0) == 0) for (uint i = 0; i < n; i++) buf[n * get_group_id(0) + i] = n * get_group_id(0) + i;\n\
+         work_group_barrier(CLK_LOCAL_MEM_FENCE);\n\
+         out[t] = check(&buf[t], t); }}"
+    );
+    let e = Env::new();
+    let svm = device_val::<cl_bitfield>(e.dev, CL_DEVICE_SVM_CAPABILITIES) != 0;
+    let n = 64usize;
+    let mut host: Vec<u32> = (0..n as u32).collect();
+    let svm_ptr = match svm {
+        true => unsafe { clSVMAlloc(e.ctx, FINE_GRAIN | CL_MEM_READ_WRITE, 4 * n, 0) },
+        false => null_mut(),
+    };
+    if svm {
+        assert!(!svm_ptr.is_null());
+        unsafe { std::ptr::copy_nonoverlapping(host.as_ptr(), svm_ptr.cast(), n) };
+    }
+    for std in STDS {
+        let mut memories = vec![host.as_mut_ptr().cast()];
+        memories.extend(svm.then_some(svm_ptr));
+        for memory in memories {
+            let p = e.program(&global, std);
+            let k = kernel(p, "k");
+            let out = e.buffer_from(&vec![-1i32; n]);
+            let buf = e.buffer(CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, 4 * n, memory);
+            arg(k, 0, &out);
+            arg(k, 1, &buf);
+            e.run(k, None, &[n], Some(&[16]));
+            assert_eq!(e.read::<i32>(out, n), vec![1; n], "{std} global");
+            for m in [out, buf] {
+                check!(clReleaseMemObject(m));
+            }
+            check!(clReleaseKernel(k));
+            check!(clReleaseProgram(p));
+        }
+        let p = e.program(&local, std);
+        let k = kernel(p, "k");
+        let out = e.buffer_from(&vec![-1i32; n]);
+        arg(k, 0, &out);
+        arg_local(k, 1, 4 * n);
+        e.run(k, None, &[n], Some(&[16]));
+        assert_eq!(e.read::<i32>(out, n), vec![1; n], "{std} local");
+        check!(clReleaseMemObject(out));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+    if svm {
+        unsafe { clSVMFree(e.ctx, svm_ptr) };
+    }
+}
+
+/// The conformance suite's max_number_of_params shape: a helper with as many generic pointer
+/// parameters as CL_DEVICE_MAX_PARAMETER_SIZE holds pointers, called with pointers to a
+/// global, a `__local` and a private variable mixed.
+#[test]
+fn a_helper_with_the_most_generic_pointer_parameters() {
+    let e = Env::new();
+    const CL_DEVICE_MAX_PARAMETER_SIZE: cl_uint = 0x1017;
+    let n = device_val::<usize>(e.dev, CL_DEVICE_MAX_PARAMETER_SIZE) / 8;
+    let params: String = (1..n).map(|i| format!(", int *p{i}")).collect();
+    let names = ["gp", "lp", "pp"];
+    let call = |c: usize| -> String {
+        let args: String = (1..n)
+            .map(|i| format!(", {}", names[(i * 7 + c) % 3]))
+            .collect();
+        format!("out[{c}] = f({}{args});\n", names[c % 3])
+    };
+    let src = format!(
+        "int f(int *p0{params}) {{ return *p0 + 10 * *p{last} + 100 * (get_fence(p{last}) == CLK_LOCAL_MEM_FENCE); }}\n\
+         kernel void k(global int *out, global int *g) {{\n\
+         local int l; l = 2; int p = 3;\n\
+         global int *gp = g; local int *lp = &l; private int *pp = &p;\n\
+         barrier(CLK_LOCAL_MEM_FENCE);\n\
+         {} }}",
+        (0..6).map(call).collect::<String>(),
+        last = n - 1
+    );
+    let value = [1, 2, 3];
+    let want: Vec<i32> = (0..6)
+        .map(|c| {
+            let last = ((n - 1) * 7 + c) % 3;
+            value[c % 3] + 10 * value[last] + 100 * (last == 1) as i32
+        })
+        .collect();
+    for std in STDS {
+        let p = e.program(&src, std);
+        let k = kernel(p, "k");
+        let out = e.buffer_from(&[-1i32; 6]);
+        let g = e.buffer_from(&[1i32]);
+        arg(k, 0, &out);
+        arg(k, 1, &g);
+        e.run(k, None, &[1], None);
+        assert_eq!(e.read::<i32>(out, 6), want, "{std}: {n} parameters");
+        for m in [out, g] {
+            check!(clReleaseMemObject(m));
+        }
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}
