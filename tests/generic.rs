@@ -883,3 +883,76 @@ fn a_helper_with_the_most_generic_pointer_parameters() {
         check!(clReleaseProgram(p));
     }
 }
+
+/// The conformance suite's compare_pointers and multiple_calls_same_function shapes:
+/// generic pointers compared with NULL and with named-space pointers, ordered within one
+/// array, and one helper called in loops with a `__local` variable's address.
+#[test]
+fn generic_pointer_comparisons_and_repeated_calls() {
+    let src = "global int arr[5] = { 0, 1, 2, 3, 4 };\n\
+               int shift(const int *p, int by) { return *p << by; }\n\
+               kernel void k(global int *out, global int *g) {\n\
+               int t = get_global_id(0); int v = 7; local int lv; lv = get_group_id(0) + 1;\n\
+               int *n = NULL; global int *gn = NULL; local int *ln = NULL; private int *pn = NULL;\n\
+               int *q = ln;\n\
+               out[8 * t] = (n == NULL) + 2 * (n == gn) + 4 * (n == ln) + 8 * (n == pn);\n\
+               out[8 * t + 1] = ((int *)gn == q) && ((int *)ln == q);\n\
+               out[8 * t + 2] = (n != &v) + 2 * (n != &lv) + 4 * (n != &arr[0]);\n\
+               int *a = &arr[1]; global int *b = &arr[3];\n\
+               out[8 * t + 3] = (b >= a) + 2 * (a < b) + 4 * (b - a);\n\
+               int fails = 0;\n\
+               for (int i = 0; i < 5; i++) fails += shift(&lv, i) != lv << i;\n\
+               for (int i = 10; i > 5; i--) fails += shift(&lv, i) != lv << i;\n\
+               out[8 * t + 4] = fails; out[8 * t + 5] = shift(&lv, 3); }";
+    for std in STDS {
+        let (out, _) = run_chosen(src, std, 8, 4, 64);
+        for t in 0..8 {
+            let grp = (t / 4) as i32;
+            let want = [15, 1, 7, 11, 0, (grp + 1) << 3];
+            assert_eq!(out[8 * t..8 * t + 6], want, "{std}: work-item {t}");
+        }
+    }
+}
+
+/// The conformance suite's generic_variable_gentype and builtin_functions (math) shapes: a
+/// `const T *` helper reading a program-scope or private variable of scalar and vector types,
+/// and the math built-ins with a pointer result (fract, frexp, modf, sincos, remquo) given a
+/// generic pointer to a private variable.
+#[test]
+fn generic_pointers_to_every_type_and_math_results() {
+    for ty in [
+        "char", "uchar16", "short3", "int4", "long2", "ulong8", "float", "float3", "size_t", "bool",
+    ] {
+        for space in ["static global", "private"] {
+            let cmp = if ty.ends_with(char::is_numeric) {
+                "all"
+            } else {
+                ""
+            };
+            let src = format!(
+                "bool same(const {ty} *p, {ty} v) {{ return {cmp}(*p == v); }}\n\
+                 kernel void k(global int *out, global int *g) {{\n\
+                 {space} {ty} val = ({ty})1; {ty} *ptr = &val;\n\
+                 out[get_global_id(0)] = same(ptr, val) + 2 * same(ptr, ({ty})0); }}"
+            );
+            let (out, _) = run_chosen(&src, "-cl-std=CL3.0", 4, 4, 4);
+            assert_eq!(out, [1; 4], "{space} {ty}");
+        }
+    }
+    let src = "kernel void k(global int *out, global int *g) {\n\
+               float x = 133.55f, gv, rv; float *p = &gv;\n\
+               out[0] = fract(x, p) == fract(x, &rv) && gv == rv;\n\
+               int2 ge, re; int2 *q = &ge; float2 y = (float2)(24.12f, 99999.7f);\n\
+               out[1] = all(frexp(y, q) == frexp(y, &re)) && all(ge == re);\n\
+               out[2] = modf(1234.56789f, p) == modf(1234.56789f, &rv) && gv == rv;\n\
+               out[3] = sincos(3.141592f, p) == sincos(3.141592f, &rv) && gv == rv;\n\
+               int gi, ri; int *r = &gi;\n\
+               out[4] = remquo(1234.56789f, 123.456789f, r) == remquo(1234.56789f, 123.456789f, &ri) && gi == ri;\n\
+               out[5] = (int)(*p * 1000); }";
+    for std in STDS {
+        let (out, _) = run_chosen(src, std, 1, 1, 6);
+        assert_eq!(out[..5], [1; 5], "{std}");
+        // sincos's cosine through the generic pointer: cos(3.141592f) is -1.0f.
+        assert_eq!(out[5], -1000, "{std}");
+    }
+}
