@@ -956,3 +956,40 @@ fn generic_pointers_to_every_type_and_math_results() {
         assert_eq!(out[5], -1000, "{std}");
     }
 }
+
+/// The conformance suite's function_to_address_space and function_get_fence shapes: one
+/// helper given generic pointers to program-scope, `__local` and private variables of five
+/// types, testing to_global/to_local/to_private against NULL. One of those tests was left as
+/// a conversion of a `__local` variable's pointer to an integer (compiler::null_checks took
+/// a word of the module's "NonSemantic.ClspvReflection.5" for a use of it): invalid in the
+/// logical build, whose physical fallback compared with a null PhysicalStorageBuffer pointer
+/// (invalid too).
+#[test]
+fn address_space_tests_of_five_pointer_types_in_one_helper() {
+    let src = "global int gi = 1; global uchar gu = 3;\n\
+               bool h(int *gp, float *lp, uchar *up, ushort *sp, long *pp) {\n\
+               if (to_global(gp) == NULL) return false;\n\
+               if (to_local(lp) == NULL) return false;\n\
+               if (to_global(up) == NULL) return false;\n\
+               if (to_local(sp) == NULL) return false;\n\
+               if (to_private(pp) == NULL) return false;\n\
+               return *gp == 1 && *lp == 2.0f && *up == 3 && *sp == 4 && *pp == 5; }\n\
+               kernel void k(global uint *out) {\n\
+               uint t = get_global_id(0);\n\
+               local float lf; lf = 2.0f; local ushort ls; ls = 4; long pl = 5;\n\
+               global int *gp = &gi; local float *lp = &lf; global uchar *up = &gu;\n\
+               local ushort *sp = &ls; private long *pp = &pl;\n\
+               out[t] = h(gp, lp, up, sp, pp); }";
+    let e = Env::new();
+    for std in STDS {
+        let p = e.program(src, std);
+        let k = kernel(p, "k");
+        let out = e.buffer_from(&[7u32; 8]);
+        arg(k, 0, &out);
+        e.run(k, None, &[8], Some(&[4]));
+        assert_eq!(e.read::<u32>(out, 8), [1; 8], "{std}");
+        check!(clReleaseMemObject(out));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}
