@@ -1,7 +1,10 @@
 //! The generic address space (OpenCL C 3.0 `__opencl_c_generic_address_space`, 2.0) as far as
 //! clspv resolves it after inlining: unqualified pointer parameters of functions called with
 //! global, local and private pointers, a null generic pointer, get_fence; and pointers whose
-//! space is chosen at run time, which build flat (compiler::generic_flat, docs/DECISIONS.md).
+//! space is chosen at run time, which build flat (compiler::generic_flat, docs/DECISIONS.md),
+//! `__local` pointer arguments included. The tests named for the conformance suite's
+//! generic_address_space tests port their kernels' shapes, checked against values computed
+//! here.
 #[macro_use]
 mod common;
 use common::*;
