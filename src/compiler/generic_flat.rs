@@ -467,7 +467,17 @@ impl<'a> Function<'a> {
         let mut moved_roots: HashSet<&str> = HashSet::new();
         for line in body {
             if let Some(v) = stored_elsewhere(line, &contents) {
-                moved_roots.extend(roots.get(v).into_iter().flatten());
+                // Pointers loaded from such memory are taken for global ones: a private
+                // pointer of unknown origin (a parameter) cannot go there.
+                match roots.get(v).filter(|r| !r.is_empty()) {
+                    Some(r) => moved_roots.extend(r.iter().copied()),
+                    None => {
+                        return Err(format!(
+                            "a private pointer of unknown origin stored in memory: `{}`",
+                            line.trim()
+                        ))
+                    }
+                }
             }
             let Some((d, rhs)) = definition(line) else {
                 continue;
@@ -1517,6 +1527,17 @@ mod tests {
         assert!(rewrite(&passed)
             .unwrap_err()
             .contains("call spir_func void @f(ptr %p)"));
+        // A private pointer parameter stored in global memory, whence loads are global.
+        let param = CHOICE
+            .replace(
+                "@k(ptr addrspace(1) align 4 %g)",
+                "@k(ptr addrspace(1) align 4 %g, ptr %pp)",
+            )
+            .replace(
+                "  store i32 7, ptr %p, align 4\n",
+                "  store i32 7, ptr %p, align 4\n  store ptr %pp, ptr addrspace(1) %g, align 8\n",
+            );
+        assert!(rewrite(&param).unwrap_err().contains("unknown origin"));
     }
 
     #[test]
