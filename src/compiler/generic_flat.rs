@@ -18,6 +18,17 @@
 //!   the scratch buffer ([`sizes`] reads the sizes back from the name in clspv's argument
 //!   reflection, so they survive program binaries). Functions reach it through a private
 //!   module variable the kernel stores it in.
+//! - `__local` pointer kernel parameters (sized by clSetKernelArg) stay the application's
+//!   arguments but go unused: the runtime lays their memory out after each work-group's
+//!   variables at each launch and passes, in more hidden `ulong` parameters, the work-group's
+//!   bytes ([`GROUP_BYTES`]) and each one's offset in them ([`LOCAL_ARGUMENT`]`<ordinal>`).
+//!   The work-group's bytes (LOCAL where a kernel has no such parameter) are the stride of
+//!   the local regions, kept in another private module variable.
+//! - Private pointers stored in memory other than a function's own pointer variables (a
+//!   union in global memory), converted to integers or made from them are global: their
+//!   variables move, and pointers loaded from such memory are global pointers. Physical
+//!   builds that keep such addresses in global or local memory are made flat for that alone
+//!   ([`takes_addresses`]), without a generic pointer chosen at run time.
 //! - A fence on local memory must now order global memory too: `barrier`,
 //!   `work_group_barrier`, `mem_fence` and the like get `CLK_GLOBAL_MEM_FENCE` with
 //!   `CLK_LOCAL_MEM_FENCE`.
@@ -27,11 +38,10 @@
 //! - Generic pointer variables, `phi`s and `select`s are kept as 64-bit addresses in private
 //!   variables accessed `volatile` ([`through_slots`]: a clspv bug).
 //!
-//! Refused (the build fails as before, with the reason): `__local` pointer kernel parameters
-//! (their memory is sized by clSetKernelArg, not laid out here), a moved private variable's
-//! pointer passed to a function, stored in memory other than a private pointer variable
-//! (which then holds global pointers) or used in other ways than loads, stores, GEPs,
-//! `phi`/`select`, comparisons and casts, variables whose type has no known layout.
+//! Refused (the build fails as before, with the reason): a moved private variable's pointer
+//! passed to a function (whose parameter is a private pointer) or used in other ways than
+//! loads, stores, GEPs, `phi`/`select`, comparisons and casts, variables whose type has no
+//! known layout, variable-length private arrays.
 
 use std::collections::{HashMap, HashSet};
 
@@ -48,11 +58,35 @@ pub fn sizes(name: &str) -> Option<(u64, u64)> {
     Some((local.parse().ok()?, private.parse().ok()?))
 }
 
+/// The hidden parameter of a kernel with `__local` pointer parameters that holds its
+/// work-group's bytes of scratch: the program's `__local` variables and those arguments.
+pub const GROUP_BYTES: &str = "__vkcl_flat_group_bytes";
+
+/// The hidden parameters' name, before the ordinal of the `__local` pointer parameter whose
+/// offset in the work-group's bytes each holds.
+pub const LOCAL_ARGUMENT: &str = "__vkcl_flat_local_";
+
+/// The ordinal of the `__local` pointer argument a hidden parameter's name stands for.
+pub fn local_argument(name: &str) -> Option<u32> {
+    name.strip_prefix(LOCAL_ARGUMENT)?.parse().ok()
+}
+
 /// Scratch regions start at multiples of this (the largest OpenCL C alignment).
-const ALIGN: u64 = 128;
+pub const ALIGN: u64 = 128;
 
 /// The private module variable holding the scratch address.
 const BASE: &str = "@__vkcl_flat_base";
+
+/// The private module variable holding a work-group's bytes of scratch (the stride of the
+/// `__local` regions).
+const STRIDE: &str = "@__vkcl_flat_stride";
+
+/// The kernels' stored stride where it is the program's `__local` bytes, until they are known.
+const LOCAL_BYTES: &str = "__vkcl_flat_local_bytes";
+
+/// The address space the `__local` pointer parameters keep (unused) until address spaces are
+/// mapped: `addrspace(3)` after.
+const KEPT_LOCAL: &str = "addrspace(7003)";
 
 /// Calls whose first operand is a `cl_mem_fence_flags`.
 const FENCES: [&str; 7] = [
@@ -109,14 +143,15 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     }
     let mut privates = Layout::default();
     let mut out: Vec<String> = vec![];
-    let mut kernels: Vec<usize> = vec![];
+    // Each kernel's header line and the names of its hidden parameters after the scratch's.
+    let mut kernels: Vec<(usize, Vec<String>)> = vec![];
     let mut lines = ll.lines();
     while let Some(line) = lines.next() {
         if line.starts_with("define ") {
             let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "}").collect();
             let f = Function::new(line, &body, &types, &locals, &mut privates)?;
             if f.kernel {
-                kernels.push(out.len());
+                kernels.push((out.len(), f.hidden()));
             }
             out.extend(f.rewrite()?);
             out.push("}".into());
@@ -135,14 +170,20 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     let (local_bytes, private_bytes) = (local_layout.bytes(), privates.bytes());
     let parameter = format!("{PARAMETER}L{local_bytes}_P{private_bytes}");
     let mut metadata = Metadata::new(&out);
-    for &k in &kernels {
-        out[k] = metadata.extend(&out[k], &parameter);
+    for &(k, ref hidden) in &kernels {
+        let names: Vec<&str> = [&parameter[..]]
+            .into_iter()
+            .chain(hidden.iter().map(String::as_str))
+            .collect();
+        out[k] = metadata.extend(&out[k], &names);
     }
     out.extend(metadata.added);
     let out: Vec<String> = out.iter().map(|l| map_spaces(l)).collect();
     let mut text = out
         .join("\n")
-        .replace(PLACEHOLDER, &format!("%{parameter}"));
+        .replace(PLACEHOLDER, &format!("%{parameter}"))
+        .replace(LOCAL_BYTES, &local_bytes.to_string())
+        .replace(KEPT_LOCAL, "addrspace(3)");
     text.push('\n');
     // The memory intrinsics, declared again by the names their calls have now.
     let mut declared = HashSet::new();
@@ -154,8 +195,46 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
             }
         }
     }
-    text.push_str(&support(&text, local_bytes, private_bytes));
+    text.push_str(&support(&text, private_bytes));
     Ok(text)
+}
+
+/// Whether a physical-addressing build of `ll` would keep a `__local` or private variable's
+/// address in global or local memory: a pointer to one stored there, or its integer value
+/// (the physical build's pointer members are `ulong`s, super::pointer_members). clspv 0.0.1
+/// writes those as conversions of Workgroup and Function pointers, which have no address
+/// (invalid SPIR-V that crashed lavapipe); the flat build gives them one. (Differences of such
+/// pointers, which clspv folds, are not numbers kept.)
+pub fn takes_addresses(ll: &str) -> bool {
+    let shared = |d: &str| d.starts_with("ptr addrspace(1) ") || d.starts_with("ptr addrspace(3) ");
+    let mut numbers: HashSet<&str> = HashSet::new();
+    for l in ll.lines() {
+        if l.starts_with("define ") {
+            numbers.clear();
+        }
+        let l = l.trim();
+        if let Some((d, rhs)) = definition(l) {
+            if rhs.starts_with("ptrtoint ptr %") || rhs.starts_with("ptrtoint ptr addrspace(3) ") {
+                numbers.insert(d);
+            }
+            continue;
+        }
+        let Some(rest) = l.strip_prefix("store ") else {
+            continue;
+        };
+        let rest = rest.strip_prefix("volatile ").unwrap_or(rest);
+        let args = split_args(rest);
+        let (Some(v), Some(to)) = (args.first(), args.get(1)) else {
+            continue;
+        };
+        let pointer = v.starts_with("ptr %") || v.starts_with("ptr addrspace(3) ");
+        let number = v.starts_with("i64 ")
+            && (numbers.contains(value_at(&v[4..])) || v.contains("ptrtoint (ptr addrspace(3) "));
+        if (pointer || number) && shared(to) {
+            return true;
+        }
+    }
+    false
 }
 
 /// `@name` and type of a module-level `__local` variable's definition.
@@ -196,6 +275,23 @@ struct Function<'a> {
     derived: HashSet<&'a str>,
     /// Private pointer variables that hold such pointers: they hold global pointers.
     slots: HashSet<&'a str>,
+    /// A kernel's `__local` pointer parameters: (ordinal, value).
+    local_params: Vec<(usize, &'a str)>,
+}
+
+/// A function header's parameters, as written.
+fn parameters(header: &str) -> Vec<&str> {
+    let open = header
+        .find('@')
+        .and_then(|at| header[at..].find('(').map(|o| at + o));
+    let Some(close) = open.and_then(|o| matching(&header[o..]).map(|c| o + c)) else {
+        return vec![];
+    };
+    let inside = &header[open.unwrap_or(0) + 1..close];
+    match inside.trim().is_empty() {
+        true => vec![],
+        false => split_args(inside).into_iter().map(str::trim).collect(),
+    }
 }
 
 /// (value, variable) of `store ptr %v, ptr %slot`.
@@ -205,6 +301,22 @@ fn stored_pointer(line: &str) -> Option<(&str, &str)> {
     let v = value_at(args.first()?);
     let slot = args.get(1)?.strip_prefix("ptr ")?;
     v.starts_with('%').then_some((v, value_at(slot)))
+}
+
+/// The private pointer value a store writes to memory other than the private pointer
+/// `variables`.
+fn stored_elsewhere<'a, T>(line: &'a str, variables: &HashMap<&str, T>) -> Option<&'a str> {
+    let rest = line.trim().strip_prefix("store ")?;
+    let rest = rest.strip_prefix("volatile ").unwrap_or(rest);
+    let args = split_args(rest.strip_prefix("ptr ")?);
+    let v = value_at(args.first()?);
+    let to = args.get(1)?;
+    let variable = to
+        .strip_prefix("ptr ")
+        .filter(|t| t.starts_with('%'))
+        .map(value_at);
+    let own = variable.is_some_and(|x| variables.contains_key(x));
+    (v.starts_with('%') && !own).then_some(v)
 }
 
 /// The value an instruction defines, and its right-hand side.
@@ -247,13 +359,17 @@ impl<'a> Function<'a> {
         locals: &'a HashMap<&'a str, u64>,
         privates: &mut Layout,
     ) -> Result<Function<'a>, String> {
-        if header.contains("spir_kernel") && header.contains("ptr addrspace(3)") {
-            return Err(
-                "a __local pointer kernel argument in such a program is not supported \
-                        (vkcl's run-time generic address spaces lay out only __local variables)"
-                    .into(),
-            );
-        }
+        let kernel = header.contains("spir_kernel");
+        let local_params = match kernel {
+            true => parameters(header)
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.starts_with("ptr addrspace(3) "))
+                .filter_map(|(i, p)| Some((i, p.split_whitespace().last()?)))
+                .filter(|(_, v)| v.starts_with('%'))
+                .collect(),
+            false => vec![],
+        };
         // Roots (allocas, to_private results) of every private pointer value.
         let mut roots: HashMap<&str, HashSet<&str>> = HashMap::new();
         let mut allocas: HashMap<&str, &str> = HashMap::new();
@@ -267,6 +383,29 @@ impl<'a> Function<'a> {
             } else if private_result(rhs) {
                 roots.insert(d, HashSet::from([d]));
             }
+        }
+        // Private pointers loaded from memory other than private pointer variables: every
+        // private pointer stored there is moved (below), so they are global too.
+        let from_memory: HashSet<&str> = body
+            .iter()
+            .filter_map(|l| definition(l))
+            .filter(|(_, rhs)| {
+                let loaded = rhs
+                    .strip_prefix("load ptr, ")
+                    .or_else(|| rhs.strip_prefix("load volatile ptr, "));
+                loaded.is_some_and(|r| {
+                    let variable = r.strip_prefix("ptr ").map(value_at);
+                    !variable.is_some_and(|v| {
+                        allocas
+                            .get(v)
+                            .is_some_and(|l| l.contains(" = alloca ptr, "))
+                    })
+                })
+            })
+            .map(|(d, _)| d)
+            .collect();
+        for d in &from_memory {
+            roots.insert(d, HashSet::from([*d]));
         }
         let derives = |rhs: &str| {
             ["getelementptr ", "phi ptr ", "select "]
@@ -323,16 +462,30 @@ impl<'a> Function<'a> {
                 break;
             }
         }
-        // Allocas whose pointers become generic, and every alloca a value mixes with them.
+        // Allocas whose pointers become generic, numbers or stored in memory other than
+        // private pointer variables, and every alloca a value mixes with them.
         let mut moved_roots: HashSet<&str> = HashSet::new();
         for line in body {
+            if let Some(v) = stored_elsewhere(line, &contents) {
+                // Pointers loaded from such memory are taken for global ones: a private
+                // pointer of unknown origin (a parameter) cannot go there.
+                match roots.get(v).filter(|r| !r.is_empty()) {
+                    Some(r) => moved_roots.extend(r.iter().copied()),
+                    None => {
+                        return Err(format!(
+                            "a private pointer of unknown origin stored in memory: `{}`",
+                            line.trim()
+                        ))
+                    }
+                }
+            }
             let Some((d, rhs)) = definition(line) else {
                 continue;
             };
-            if private_result(rhs) {
+            if private_result(rhs) || from_memory.contains(d) {
                 moved_roots.insert(d);
             }
-            if rhs.starts_with("addrspacecast ptr %") {
+            if rhs.starts_with("addrspacecast ptr %") || rhs.starts_with("ptrtoint ptr %") {
                 for v in private_operands(rhs) {
                     moved_roots.extend(roots.get(v).into_iter().flatten());
                 }
@@ -385,12 +538,29 @@ impl<'a> Function<'a> {
         Ok(Function {
             header,
             body,
-            kernel: header.contains("spir_kernel"),
+            kernel,
             locals,
             moved,
             derived,
             slots,
+            local_params,
         })
+    }
+
+    /// A kernel's hidden parameters after the scratch's: with `__local` pointer parameters,
+    /// its work-group's bytes and each one's offset in them.
+    fn hidden(&self) -> Vec<String> {
+        if self.local_params.is_empty() {
+            return vec![];
+        }
+        let offsets = self
+            .local_params
+            .iter()
+            .map(|(i, _)| format!("{LOCAL_ARGUMENT}{i}"));
+        [GROUP_BYTES.to_string()]
+            .into_iter()
+            .chain(offsets)
+            .collect()
     }
 
     /// The function's lines (without the closing brace).
@@ -407,11 +577,36 @@ impl<'a> Function<'a> {
             } else {
                 ", "
             };
-            header.insert_str(close, &format!("{sep}i64 {PLACEHOLDER}"));
+            let hidden: String = self
+                .hidden()
+                .iter()
+                .map(|h| format!(", i64 %{h}"))
+                .collect();
+            header.insert_str(close, &format!("{sep}i64 {PLACEHOLDER}{hidden}"));
+            // The `__local` pointer parameters stay the application's arguments, unused: the
+            // runtime lays their memory out in the scratch buffer.
+            let params = header[open + 1..close].to_string();
+            let mut kept = String::new();
+            for (n, p) in split_args(&params).iter().enumerate() {
+                let p = match self.local_params.iter().find(|(i, _)| *i == n) {
+                    Some((_, v)) => p
+                        .replacen("ptr addrspace(3)", &format!("ptr {KEPT_LOCAL}"), 1)
+                        .replace(v, &format!("%__vkcl.unused.{n}")),
+                    None => p.to_string(),
+                };
+                kept.push_str(if n == 0 { "" } else { ", " });
+                kept.push_str(&p);
+            }
+            header.replace_range(open + 1..close, &kept);
         }
         let mut entry: Vec<String> = vec![];
         if self.kernel {
             entry.push(format!("  store i64 {PLACEHOLDER}, ptr {BASE}, align 8"));
+            let stride = match self.local_params.is_empty() {
+                true => LOCAL_BYTES.to_string(),
+                false => format!("%{GROUP_BYTES}"),
+            };
+            entry.push(format!("  store i64 {stride}, ptr {STRIDE}, align 8"));
         }
         let mut used: Vec<(&str, u64)> = self
             .locals
@@ -421,7 +616,7 @@ impl<'a> Function<'a> {
             .collect();
         used.sort_by_key(|&(_, o)| o);
         let mut local_names: HashMap<&str, String> = HashMap::new();
-        if !used.is_empty() {
+        if !used.is_empty() || !self.local_params.is_empty() {
             entry.push(
                 "  %__vkcl.locals = call spir_func ptr addrspace(1) @__vkcl_flat_locals()".into(),
             );
@@ -431,6 +626,16 @@ impl<'a> Function<'a> {
                     "  {name} = getelementptr inbounds i8, ptr addrspace(1) %__vkcl.locals, i64 {offset}"
                 ));
                 local_names.insert(l, name);
+            }
+            // As an address, not an `i8` GEP: clspv would type the pointer `uchar *` from it
+            // (an atomic store of an `int` through it is then invalid SPIR-V).
+            for (i, v) in &self.local_params {
+                let a = format!("%__vkcl.larg.{i}");
+                entry.extend([
+                    format!("  {a} = ptrtoint ptr addrspace(1) %__vkcl.locals to i64"),
+                    format!("  {a}.at = add i64 {a}, %{LOCAL_ARGUMENT}{i}"),
+                    format!("  {v} = inttoptr i64 {a}.at to ptr addrspace(1)"),
+                ]);
             }
         }
         if !self.moved.is_empty() {
@@ -508,18 +713,9 @@ impl<'a> Function<'a> {
             "load" | "getelementptr" | "phi" | "select" | "icmp" | "addrspacecast" | "ptrtoint" => {
                 true
             }
-            // As the address, or stored in a pointer variable that becomes global.
-            "store" => {
-                let slot = stored_pointer(line).filter(|(_, s)| self.slots.contains(s));
-                let value = split_args(
-                    rhs.trim_start_matches("store ")
-                        .trim_start_matches("volatile "),
-                );
-                slot.is_some()
-                    || value
-                        .first()
-                        .is_some_and(|v| !ops.iter().any(|o| mentions(v, o)))
-            }
+            // As the address, or stored: in a pointer variable that becomes global, or in
+            // other memory, which holds only such pointers.
+            "store" => true,
             _ => {
                 private_result(rhs)
                     || [
@@ -546,7 +742,15 @@ impl<'a> Function<'a> {
         if defines && rhs.starts_with("phi ptr ") {
             out = out.replacen("phi ptr ", "phi ptr addrspace(1) ", 1);
         }
-        if defines && rhs.starts_with("addrspacecast ") && out.ends_with(" to ptr") {
+        if defines && rhs.starts_with("load volatile ptr, ") {
+            out = out.replacen(
+                " = load volatile ptr, ",
+                " = load volatile ptr addrspace(1), ",
+                1,
+            );
+        }
+        let cast = rhs.starts_with("addrspacecast ") || rhs.starts_with("inttoptr ");
+        if defines && cast && out.ends_with(" to ptr") {
             out.push_str(" addrspace(1)");
         }
         for v in ops {
@@ -717,6 +921,7 @@ fn through_slots(body: &[&str], entry: &mut Vec<String>) -> Vec<String> {
 fn private_result(rhs: &str) -> bool {
     rhs.contains(" ptr @__to_private(")
         || rhs.starts_with("addrspacecast ptr addrspace(4) ") && rhs.ends_with(" to ptr")
+        || rhs.starts_with("inttoptr ") && rhs.ends_with(" to ptr")
 }
 
 /// The end of the last `ptr` word of an operand's text (`ptr noundef align 4 `) where it is a
@@ -779,7 +984,7 @@ fn hoist(line: &str, entry: &mut Vec<String>, n: &mut usize) -> String {
     let mut line = line.to_string();
     loop {
         // The last (innermost) constant expression whose operands hold a value.
-        let found = ["addrspacecast (", "getelementptr "]
+        let found = ["addrspacecast (", "getelementptr ", "ptrtoint ("]
             .iter()
             .flat_map(|k| line.match_indices(k).map(|(i, _)| i).collect::<Vec<_>>())
             .filter_map(|i| {
@@ -969,16 +1174,18 @@ impl Metadata {
         }
     }
 
-    /// `header` with each `!kernel_arg_*` list given one more entry for the parameter.
-    fn extend(&mut self, header: &str, parameter: &str) -> String {
+    /// `header` with each `!kernel_arg_*` list given one more `ulong` entry per parameter.
+    fn extend(&mut self, header: &str, parameters: &[&str]) -> String {
         let mut out = header.to_string();
+        let each = |e: &str| vec![e; parameters.len()].join(", ");
+        let names: Vec<String> = parameters.iter().map(|p| format!("!\"{p}\"")).collect();
         for (kind, extra) in [
-            ("!kernel_arg_addr_space", "i32 0".to_string()),
-            ("!kernel_arg_access_qual", "!\"none\"".into()),
-            ("!kernel_arg_type", "!\"ulong\"".into()),
-            ("!kernel_arg_base_type", "!\"ulong\"".into()),
-            ("!kernel_arg_type_qual", "!\"\"".into()),
-            ("!kernel_arg_name", format!("!\"{parameter}\"")),
+            ("!kernel_arg_addr_space", each("i32 0")),
+            ("!kernel_arg_access_qual", each("!\"none\"")),
+            ("!kernel_arg_type", each("!\"ulong\"")),
+            ("!kernel_arg_base_type", each("!\"ulong\"")),
+            ("!kernel_arg_type_qual", each("!\"\"")),
+            ("!kernel_arg_name", names.join(", ")),
         ] {
             let tag = format!("{kind} !");
             let Some(at) = out.find(&tag).map(|i| i + tag.len()) else {
@@ -1011,9 +1218,10 @@ impl Metadata {
 
 /// The module's new definitions: the base variable, the region functions, the address
 /// queries, and the declarations of the built-ins they call that `text` lacks.
-fn support(text: &str, local: u64, private: u64) -> String {
+fn support(text: &str, private: u64) -> String {
     let mut s = format!(
         "{BASE} = internal global i64 0, align 8\n\
+         {STRIDE} = internal global i64 0, align 8\n\
          \n\
          define internal spir_func i32 @__vkcl_flat_group() {{\n\
          entry:\n\
@@ -1037,17 +1245,18 @@ fn support(text: &str, local: u64, private: u64) -> String {
          define internal spir_func ptr addrspace(1) @__vkcl_flat_locals() {{\n\
          entry:\n\
          \x20 %b = load i64, ptr {BASE}, align 8\n\
-         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
          \x20 %g = call spir_func i32 @__vkcl_flat_group()\n\
          \x20 %g64 = zext i32 %g to i64\n\
-         \x20 %p = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %g64\n\
+         \x20 %s = load i64, ptr {STRIDE}, align 8\n\
+         \x20 %o = mul i64 %g64, %s\n\
+         \x20 %a = add i64 %b, %o\n\
+         \x20 %p = inttoptr i64 %a to ptr addrspace(1)\n\
          \x20 ret ptr addrspace(1) %p\n\
          }}\n\
          \n\
          define internal spir_func ptr addrspace(1) @__vkcl_flat_privates() {{\n\
          entry:\n\
          \x20 %b = load i64, ptr {BASE}, align 8\n\
-         \x20 %base = inttoptr i64 %b to ptr addrspace(1)\n\
          \x20 %nx64 = call spir_func i64 @_Z14get_num_groupsj(i32 0)\n\
          \x20 %ny64 = call spir_func i64 @_Z14get_num_groupsj(i32 1)\n\
          \x20 %nz64 = call spir_func i64 @_Z14get_num_groupsj(i32 2)\n\
@@ -1079,8 +1288,12 @@ fn support(text: &str, local: u64, private: u64) -> String {
          \x20 %w = add i32 %gs, %l\n\
          \x20 %n64 = zext i32 %n to i64\n\
          \x20 %w64 = zext i32 %w to i64\n\
-         \x20 %privates = getelementptr inbounds [{local} x i8], ptr addrspace(1) %base, i64 %n64\n\
-         \x20 %p = getelementptr inbounds [{private} x i8], ptr addrspace(1) %privates, i64 %w64\n\
+         \x20 %s = load i64, ptr {STRIDE}, align 8\n\
+         \x20 %o = mul i64 %n64, %s\n\
+         \x20 %wo = mul i64 %w64, {private}\n\
+         \x20 %a = add i64 %b, %o\n\
+         \x20 %aw = add i64 %a, %wo\n\
+         \x20 %p = inttoptr i64 %aw to ptr addrspace(1)\n\
          \x20 ret ptr addrspace(1) %p\n\
          }}\n\
          \n\
@@ -1097,7 +1310,8 @@ fn support(text: &str, local: u64, private: u64) -> String {
          define internal spir_func i1 @__vkcl_flat_is_local(ptr addrspace(1) %p) {{\n\
          entry:\n\
          \x20 %s = call spir_func ptr addrspace(1) @__vkcl_flat_locals()\n\
-         \x20 %in = call spir_func i1 @__vkcl_flat_within(ptr addrspace(1) %p, ptr addrspace(1) %s, i64 {local})\n\
+         \x20 %n = load i64, ptr {STRIDE}, align 8\n\
+         \x20 %in = call spir_func i1 @__vkcl_flat_within(ptr addrspace(1) %p, ptr addrspace(1) %s, i64 %n)\n\
          \x20 ret i1 %in\n\
          }}\n\
          \n\
@@ -1257,14 +1471,55 @@ mod tests {
     }
 
     #[test]
-    fn refusals_say_why() {
+    fn local_pointer_parameters_move_to_the_scratch_buffer() {
         let local_arg = CHOICE.replace(
             "@k(ptr addrspace(1) align 4 %g)",
-            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) %l)",
+            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) noundef align 4 %l)",
         );
-        assert!(rewrite(&local_arg)
-            .unwrap_err()
-            .contains("__local pointer kernel argument"));
+        let flat = rewrite(&local_arg).expect("rewritten");
+        let has = |s: &str| assert!(flat.contains(s), "no {s:?} in\n{flat}");
+        // The parameter stays (unused) for the application; hidden ones follow the scratch's.
+        has(
+            "@k(ptr addrspace(1) align 4 %g, ptr addrspace(3) noundef align 4 %__vkcl.unused.1, \
+             i64 %__vkcl_flat_scratch_L128_P128, i64 %__vkcl_flat_group_bytes, \
+             i64 %__vkcl_flat_local_1)",
+        );
+        has("!7 = !{!\"int*\", !\"ulong\", !\"ulong\", !\"ulong\"}");
+        has("store i64 %__vkcl_flat_group_bytes, ptr @__vkcl_flat_stride");
+        has("%__vkcl.larg.1.at = add i64 %__vkcl.larg.1, %__vkcl_flat_local_1");
+        has("%l = inttoptr i64 %__vkcl.larg.1.at to ptr addrspace(1)");
+        // Other kernels' stride is the program's `__local` bytes.
+        let plain = rewrite(CHOICE).expect("rewritten");
+        assert!(
+            plain.contains("store i64 128, ptr @__vkcl_flat_stride"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn addresses_kept_in_memory_need_the_flat_build() {
+        let f = |body: &str| takes_addresses(&format!("define void @f() {{\n{body}\n}}\n"));
+        assert!(f(
+            "  %a = ptrtoint ptr %p to i64\n  store i64 %a, ptr addrspace(1) @u, align 8"
+        ));
+        assert!(f(
+            "  store ptr addrspace(3) @l, ptr addrspace(3) @u, align 8"
+        ));
+        assert!(f(
+            "  store i64 ptrtoint (ptr addrspace(3) @l to i64), ptr addrspace(1) @u"
+        ));
+        // Kept in a private variable, or a difference of pointers: clspv resolves those.
+        assert!(!f("  store ptr %p, ptr %p.addr, align 8"));
+        assert!(!f(
+            "  %a = ptrtoint ptr addrspace(3) %x to i32\n  %d = sub i32 %a, 4"
+        ));
+        assert!(!f(
+            "  store ptr addrspace(1) %g, ptr addrspace(1) @u, align 8"
+        ));
+    }
+
+    #[test]
+    fn refusals_say_why() {
         let passed = CHOICE.replace(
             "  store i32 7, ptr %p, align 4\n",
             "  store i32 7, ptr %p, align 4\n  call spir_func void @f(ptr %p)\n",
@@ -1272,6 +1527,17 @@ mod tests {
         assert!(rewrite(&passed)
             .unwrap_err()
             .contains("call spir_func void @f(ptr %p)"));
+        // A private pointer parameter stored in global memory, whence loads are global.
+        let param = CHOICE
+            .replace(
+                "@k(ptr addrspace(1) align 4 %g)",
+                "@k(ptr addrspace(1) align 4 %g, ptr %pp)",
+            )
+            .replace(
+                "  store i32 7, ptr %p, align 4\n",
+                "  store i32 7, ptr %p, align 4\n  store ptr %pp, ptr addrspace(1) %g, align 8\n",
+            );
+        assert!(rewrite(&param).unwrap_err().contains("unknown origin"));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod aliased;
 pub mod atomics;
 pub mod binary;
+pub mod bool_masks;
 pub mod byval;
 mod capabilities;
 pub mod chosen_load;
@@ -55,6 +56,7 @@ pub mod tempdir;
 #[cfg(test)]
 mod tests;
 pub mod vload_half;
+pub mod volatile_pointers;
 pub mod wide_globals;
 pub mod word_views;
 mod workgroup_arrays;
@@ -111,6 +113,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
+            let spirv = bool_masks::repair(&spirv).unwrap_or(spirv);
             let spirv = struct_extracts::repair(&spirv).unwrap_or(spirv);
             let spirv = workgroup_arrays::flatten(&spirv).unwrap_or(spirv);
             let spirv = pointer_selects::to_indices(&spirv).unwrap_or(spirv);

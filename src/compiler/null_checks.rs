@@ -21,6 +21,10 @@ const OP_VARIABLE: u32 = 59;
 const OP_ACCESS_CHAIN: u32 = 65;
 const OP_IN_BOUNDS_ACCESS_CHAIN: u32 = 66;
 const OP_NAME: u32 = 5;
+/// Instructions whose operands after the first are a string (and, for entry points, the
+/// interface variables): OpSource, OpSourceExtension, OpName, OpMemberName, OpString,
+/// OpExtension, OpExtInstImport, OpEntryPoint, OpModuleProcessed.
+const STRINGS: [u32; 9] = [3, 4, OP_NAME, 6, 7, 10, 11, 15, 330];
 const OP_DECORATE: u32 = 71;
 const OP_MEMBER_DECORATE: u32 = 72;
 const OP_COPY_OBJECT: u32 = 83;
@@ -68,7 +72,9 @@ pub fn fold(spirv: &[u32]) -> Vec<u32> {
         }
     }
     // Only conversions compared with zero and used nowhere else (a literal word equal to the
-    // id counts as a use: the check errs towards leaving the module alone).
+    // id counts as a use: the check errs towards leaving the module alone; but strings, whose
+    // words are text, never name a function's value: "NonSemantic.ClspvReflection.5" ends
+    // in the word 53, and conversion %53 stayed).
     conversions.retain(|&(_, ty, r)| {
         int_widths.contains_key(&ty)
             && instructions(spirv).all(|(_, i)| {
@@ -78,7 +84,7 @@ pub fn fold(spirv: &[u32]) -> Vec<u32> {
                     OP_DECORATE | OP_MEMBER_DECORATE => &i[1..2],
                     _ => &i[1..],
                 };
-                if op == OP_NAME || op == OP_CONVERT_PTR_TO_U || !operands.contains(&r) {
+                if STRINGS.contains(&op) || op == OP_CONVERT_PTR_TO_U || !operands.contains(&r) {
                     return true;
                 }
                 matches!(op, OP_I_EQUAL | OP_I_NOT_EQUAL)
@@ -139,5 +145,29 @@ mod tests {
             0,
         ];
         assert_eq!(fold(&m), m);
+    }
+
+    #[test]
+    fn strings_are_not_uses() {
+        let mut m = vec![0x0723_0203, 0x0001_0000, 0, 60, 0];
+        // OpExtInstImport %1 "NonSemantic.ClspvReflection.5": its last word is 53.
+        let name = b"NonSemantic.ClspvReflection.5\0\0\0";
+        let words: Vec<u32> = name
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(words.last(), Some(&53));
+        m.push(((2 + words.len() as u32) << 16) | 11);
+        m.push(1);
+        m.extend(&words);
+        m.extend([(4 << 16) | OP_TYPE_INT, 2, 32, 0]);
+        m.extend([(4 << 16) | OP_CONSTANT, 2, 3, 0]);
+        m.extend([(4 << 16) | OP_VARIABLE, 4, 14, 4]);
+        m.extend([(5 << 16) | OP_FUNCTION, 5, 6, 0, 7]);
+        m.extend([(4 << 16) | OP_CONVERT_PTR_TO_U, 2, 53, 14]);
+        m.extend([(5 << 16) | OP_I_EQUAL, 8, 54, 53, 3]);
+        let folded = fold(&m);
+        let at = folded.len() - 9;
+        assert_eq!(folded[at..at + 4], [(4 << 16) | OP_COPY_OBJECT, 2, 53, 60]);
     }
 }

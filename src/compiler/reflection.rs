@@ -121,10 +121,14 @@ pub struct KernelReflection {
 
 /// Bytes a flat kernel's scratch buffer holds per work-group (`__local` variables) and per
 /// work-item (private variables a generic pointer may hold), in that order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scratch {
     pub local: u64,
     pub private: u64,
+    /// The ordinals of the `__local` pointer arguments, laid out after each work-group's
+    /// variables at each launch: their offsets (after the work-group's bytes) are the hidden
+    /// arguments after the scratch address.
+    pub local_args: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -420,15 +424,31 @@ pub fn parse(spirv: &[u32]) -> Result<Reflection> {
     Ok(b.r)
 }
 
-/// A flat kernel's hidden scratch parameter (`compiler::generic_flat`, the last one) taken out
-/// of its arguments' count: the application sees the kernel's own; `args` keeps the entry.
+/// A flat kernel's hidden parameters (`compiler::generic_flat`: the scratch address, then
+/// with `__local` pointer arguments the work-group's bytes and their offsets) taken out of
+/// its arguments' count: the application sees the kernel's own; `args` keeps the entries.
 fn hide_scratch(k: &mut KernelReflection) {
-    let last = k.args.last().and_then(|a| a.info.as_ref());
-    if let Some((local, private)) = last.and_then(|i| super::generic_flat::sizes(&i.name)) {
-        if k.num_args as usize == k.args.len() {
-            k.num_args -= 1;
-            k.scratch = Some(Scratch { local, private });
-        }
+    use super::generic_flat::{local_argument, sizes, GROUP_BYTES};
+    let name = |a: &ArgReflection| a.info.as_ref().map_or(String::new(), |i| i.name.clone());
+    let Some(at) = k.args.iter().position(|a| sizes(&name(a)).is_some()) else {
+        return;
+    };
+    let Some((local, private)) = sizes(&name(&k.args[at])) else {
+        return;
+    };
+    let after: Vec<String> = k.args[at + 1..].iter().map(name).collect();
+    let local_args: Vec<u32> = after.iter().filter_map(|n| local_argument(n)).collect();
+    let shape = match after.split_first() {
+        None => true,
+        Some((first, rest)) => first == GROUP_BYTES && rest.len() == local_args.len(),
+    };
+    if k.num_args as usize == k.args.len() && shape {
+        k.num_args = at as u32;
+        k.scratch = Some(Scratch {
+            local,
+            private,
+            local_args,
+        });
     }
 }
 

@@ -46,8 +46,12 @@ pub fn compile(
             .flat_map(|s| super::wide_globals::variables(s))
             .collect(),
     };
+    // Volatile pointer variables, which crash clspv (super::volatile_pointers), too.
+    let volatile = sources
+        .iter()
+        .any(|s| super::volatile_pointers::declares(s));
     // Objects (clCompileProgram's bitcode) are compiled as they are.
-    let patches = sources.iter().any(records) || !wide.is_empty();
+    let patches = sources.iter().any(records) || !wide.is_empty() || volatile;
     if !(patches || generic) || options.contains("-output-format") {
         return compile(sources, options);
     }
@@ -56,9 +60,17 @@ pub fn compile(
         return compile(sources, options);
     };
     let ll = String::from_utf8_lossy(&ll);
-    if generic {
+    let physical = options.contains("-physical-storage-buffers");
+    // A physical build that needs a `__local` or private variable's address is made flat too;
+    // checked where the IR is made anyway.
+    let addresses = physical && super::generic_flat::takes_addresses(&ll);
+    if generic || addresses {
         let ir = start.elapsed();
-        let found = super::generic_spaces::find(&ll);
+        let found = match generic {
+            true => super::generic_spaces::find(&ll),
+            false => None,
+        };
+        let found = found.or_else(|| addresses.then(|| ADDRESSES.to_string()));
         log::debug!(
             target: "compiler",
             "generic address spaces checked in {:.1} ms ({:.1} ms of IR, {} bytes)",
@@ -72,7 +84,7 @@ pub fn compile(
             let failed = |why: String| super::CompileError::Failed {
                 log: format!("{front_log}{log}{why}"),
             };
-            if !options.contains("-physical-storage-buffers") {
+            if !physical {
                 return Err(failed(String::new()));
             }
             let flat = super::generic_flat::rewrite(
@@ -106,10 +118,23 @@ pub fn compile(
     }
 }
 
-/// `ll` with this module's patches (None: none applies): private records reached through
-/// pointers first (super::flat_records), `__local` structs' tail padding as members
-/// (super::padded_locals), the copies, then the widened program-scope variables.
+/// The log of a physical build needing a `__local` or private variable's address that could
+/// not be made flat.
+const ADDRESSES: &str = "the address of a __local or private variable kept as a number or in \
+                         memory (a physical-addressing build) is supported only where the \
+                         build can lay those variables out in global memory\n";
+
+/// `ll` with this module's patches (None: none applies): volatile pointer variables made
+/// ordinary (super::volatile_pointers), private records reached through pointers
+/// (super::flat_records), `__local` structs' tail padding as members (super::padded_locals),
+/// the copies, then the widened program-scope variables.
 fn patched_ir(ll: &str, wide: &[(String, bool)]) -> Option<String> {
+    let ordinary = super::volatile_pointers::patch(ll);
+    let patched = patched_records(ordinary.as_deref().unwrap_or(ll), wide);
+    patched.or(ordinary)
+}
+
+fn patched_records(ll: &str, wide: &[(String, bool)]) -> Option<String> {
     let flat = super::flat_records::patch(ll);
     let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(ll)).or(flat);
     let copies = patch(flat.as_deref().unwrap_or(ll)).or(flat);

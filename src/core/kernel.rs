@@ -558,7 +558,7 @@ impl Kernel {
             .flatten()
             .map(|a| if let HeldArg::Local(s) = a { *s } else { 0 })
             .sum();
-        let flat = self.reflection.scratch.map_or(0, |s| s.local);
+        let flat = self.reflection.scratch.as_ref().map_or(0, |s| s.local);
         self.reflection.static_local_mem + flat + dynamic as u64
     }
 
@@ -721,8 +721,9 @@ pub fn prepare_with(
     };
     let mut launch = Launch::new(&kd, nd, local, groups);
     let mut args = args;
-    if let Some(s) = kd.refl.scratch {
-        args.push(launch.scratch(queue, s, local, groups)?);
+    if let Some(s) = &kd.refl.scratch {
+        let hidden = launch.scratch(queue, s, &mut args, local, groups)?;
+        args.extend(hidden);
     }
     launch.bind_arguments(queue, &kd, &args)?;
     launch.bind_image_metadata(&kd.refl, &args)?;
@@ -903,19 +904,33 @@ impl Launch {
         }
     }
 
-    /// A flat kernel's scratch buffer for this launch (`compiler::generic_flat`): `local`
-    /// bytes per work-group, `private` per work-item, kept until the launch completes; the
-    /// hidden argument that passes its address.
+    /// A flat kernel's scratch buffer for this launch (`compiler::generic_flat`): per
+    /// work-group its `local` bytes then its `__local` pointer arguments' (each at a multiple
+    /// of generic_flat::ALIGN), per work-item `private` bytes, kept until the launch
+    /// completes; the hidden arguments: its address, then with `__local` pointer arguments
+    /// the work-group's bytes and each one's offset in them. Those arguments' own memory (a
+    /// specialised workgroup array the kernel does not use) shrinks to one element.
     fn scratch(
         &mut self,
         queue: &Queue,
-        s: compiler::reflection::Scratch,
+        s: &compiler::reflection::Scratch,
+        args: &mut [ArgValue],
         local: [usize; 3],
         groups: [usize; 3],
-    ) -> CLResult<ArgValue> {
+    ) -> CLResult<Vec<ArgValue>> {
+        let mut group_bytes = s.local;
+        let mut offsets = vec![];
+        for &i in &s.local_args {
+            let Some(ArgValue::Local(size)) = args.get_mut(i as usize) else {
+                return Err(ClError(CL_INVALID_KERNEL_ARGS));
+            };
+            offsets.push(ArgValue::Bytes(group_bytes.to_le_bytes().to_vec()));
+            group_bytes += (*size as u64).next_multiple_of(compiler::generic_flat::ALIGN);
+            *size = 1;
+        }
         let groups = groups.iter().product::<usize>() as u64;
         let items = groups * local.iter().product::<usize>() as u64;
-        let size = groups * s.local + items * s.private;
+        let size = groups * group_bytes + items * s.private;
         let b = Arc::new(Buffer::new(
             &queue.vk,
             size.max(16),
@@ -924,7 +939,12 @@ impl Launch {
         )?);
         let address = b.device_address().ok_or(ClError(CL_INVALID_OPERATION))?;
         self.held.push(b);
-        Ok(ArgValue::Bytes(address.to_le_bytes().to_vec()))
+        let mut hidden = vec![ArgValue::Bytes(address.to_le_bytes().to_vec())];
+        if !s.local_args.is_empty() {
+            hidden.push(ArgValue::Bytes(group_bytes.to_le_bytes().to_vec()));
+            hidden.extend(offsets);
+        }
+        Ok(hidden)
     }
 
     fn bind(&mut self, set: u32, binding: u32, b: impl Into<Binding>) {
