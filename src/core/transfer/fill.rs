@@ -37,32 +37,20 @@ pub fn fill(
 ) -> CLResult<Arc<Event>> {
     let uses = [Use::bytes(mem, offset, size, Access::Overwrite)];
     around(queue, &uses, wait, |wait| {
-        fill_now(queue, command, mem, pattern, offset, size, wait)
+        if fill_word(mem, pattern, offset, size).is_some() {
+            return queue.enqueue(command, wait, |rec| {
+                record_fill(rec, &queue.vk, mem, pattern, offset, size)?;
+                Ok(Recorded {
+                    host: None,
+                    keep: vec![mem.clone()],
+                })
+            });
+        }
+        let data = pattern.repeat(size / pattern.len());
+        let pieces = linear(mem, offset, size);
+        // SAFETY: the one piece is `data`.
+        unsafe { upload(queue, command, mem, pieces, data.as_ptr(), false, wait) }
     })
-}
-
-fn fill_now(
-    queue: &Arc<Queue>,
-    command: cl_command_type,
-    mem: &Arc<Mem>,
-    pattern: &[u8],
-    offset: usize,
-    size: usize,
-    wait: &[Arc<Event>],
-) -> CLResult<Arc<Event>> {
-    if fill_word(mem, pattern, offset, size).is_some() {
-        return queue.enqueue(command, wait, |rec| {
-            record_fill(rec, &queue.vk, mem, pattern, offset, size)?;
-            Ok(Recorded {
-                host: None,
-                keep: vec![mem.clone()],
-            })
-        });
-    }
-    let data = pattern.repeat(size / pattern.len());
-    let pieces = linear(mem, offset, size);
-    // SAFETY: the one piece is `data`.
-    unsafe { upload(queue, command, mem, pieces, data.as_ptr(), false, wait) }
 }
 
 /// The word vkCmdFillBuffer fills the range with, if it can.
