@@ -14,7 +14,7 @@
 #          vkcl-clspv, libclspv.so.xz, and the wheels and sdist ci/pyopencl.sh installs offline
 # Results go to $OUT. docs/GPU.md has the figures of the last runs.
 # Arguments choose the parts (default: all but pyopencl): tests svmprobe svm latency clpeak
-# bandwidth bench vkclbench pyopencl fault; VKCL_BENCH_ONLY=GROUPS limits vkclbench to those
+# bandwidth bench vkclbench pyopencl fault multi; VKCL_BENCH_ONLY=GROUPS limits vkclbench to those
 # vkcl-bench groups.
 set -u
 parts=" ${*:-tests svmprobe svm latency clpeak bandwidth bench vkclbench} "
@@ -59,6 +59,18 @@ if want svmprobe; then
   # examples/svm_probe.rs (docs/GPU.md): device addresses per memory kind, host ranges there,
   # capture-replay and VK_EXT_map_memory_placed, for SVM on this driver.
   echo "== svm_probe"; timeout 60 $D/svm_probe 2>&1 | tee $OUT/svm_probe.txt | tail -40
+fi
+if want multi; then
+  # Issue 22: one GPU as two devices (VKCL_DEVICE_COPIES=2, each its own VkDevice): the
+  # multi-device tests in both buffer modes, and the triad in a two-device context against a
+  # one-device context (copies: each device's own memory; shared: host memory both import).
+  echo "== multi"
+  [ -d $D/deps ] || tar -C $D -xJf $D/deps.tar.xz
+  for m in copies shared; do
+    VKCL_MULTI_DEVICE=$m VKCL_VALIDATION=0 timeout 120 $D/deps/multi_device --test-threads=1 2>&1 |
+      grep -E "^test result|FAILED|panicked" | sed "s/^/VKCL_MULTI_DEVICE=$m: /"
+    echo "VKCL_MULTI_DEVICE=$m:"; VKCL_DEVICE_COPIES=2 VKCL_MULTI_DEVICE=$m timeout 120 $D/multi_triad 256 2>&1 | tail -3
+  done | tee $OUT/multi.txt
 fi
 if want svm; then
   # Issue 18: coarse-grained SVM as host-visible memory too (the default on a discrete GPU is
