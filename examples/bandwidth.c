@@ -28,12 +28,6 @@ static const char *source =
     "    a[i] = b[i] + s * c[i];\n"
     "}\n";
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 typedef struct {
     cl_command_queue queue;
     cl_mem buf, buf2, buf3;

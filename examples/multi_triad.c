@@ -14,12 +14,6 @@ static const char *SOURCE =
     "    a[i] = b[i] + s * c[i];\n"
     "}\n";
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static double launch(cl_command_queue q, cl_kernel k, size_t n) {
     double t0 = now();
     CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL));

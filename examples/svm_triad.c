@@ -12,12 +12,6 @@ static const char *SOURCE =
     "    a[i] = b[i] + s * c[i];\n"
     "}\n";
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 // Best of `reps` launches, in GB/s (three arrays of n floats).
 static double run(cl_command_queue q, cl_kernel k, size_t n, int reps) {
     double best = 1e30;

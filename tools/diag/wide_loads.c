@@ -33,12 +33,6 @@ static const char *source =
     "        id += get_local_size(0); }\n"
     "    float4 s = s0 + s1 + s2 + s3; B[get_global_id(0)] = s.x + s.y + s.z + s.w; }\n";
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv) {
     cl_platform_id platform;
     cl_device_id device;
