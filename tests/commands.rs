@@ -832,6 +832,56 @@ fn user_events_gate_commands_on_two_queues() {
     check!(clReleaseCommandQueue(q2));
 }
 
+/// Commands of two queues that wait for each other's, in turn, behind one user event: each
+/// queue's later commands wait for the other queue's earlier ones, so each queue must let its
+/// first commands go as soon as their own wait list is done, not once every command it holds
+/// back may go (which deadlocked: each queue's held commands waited for the other's).
+#[test]
+fn queues_waiting_for_each_other_in_turn_all_run() {
+    let e = Env::new();
+    let mut err = 0;
+    let q2 = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let n = 1024;
+    let m = e.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    // Fills of the buffer with 1, 2, ... 6 on alternate queues, each after the one before.
+    let mut last = gate;
+    let mut events = vec![];
+    for round in 0..6u32 {
+        let q = if round % 2 == 0 { e.queue } else { q2 };
+        let v = round + 1;
+        let mut ev = null_mut();
+        check!(clEnqueueFillBuffer(
+            q,
+            m,
+            (&v as *const u32).cast(),
+            4,
+            0,
+            n * 4,
+            1,
+            &last,
+            &mut ev
+        ));
+        check!(clFlush(q));
+        events.push(ev);
+        last = ev;
+    }
+    assert_ne!(event_status(last), CL_COMPLETE);
+    check!(clSetUserEventStatus(gate, CL_COMPLETE));
+    check!(clWaitForEvents(1, &last));
+    for ev in &events {
+        assert_eq!(event_status(*ev), CL_COMPLETE);
+    }
+    assert_eq!(e.read::<u32>(m, n), vec![6; n]);
+    for ev in events.into_iter().chain([gate]) {
+        check!(clReleaseEvent(ev));
+    }
+    check!(clReleaseMemObject(m));
+    check!(clReleaseCommandQueue(q2));
+}
+
 #[test]
 fn a_failed_user_event_fails_the_commands_waiting_for_it() {
     let e = Env::new();

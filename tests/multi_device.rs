@@ -437,8 +437,6 @@ const STEP: &str = "kernel void step(global int *b, int by) {
 /// event, without clFinish), large enough for several staging chunks; after each round the
 /// other device's read agrees with the host's model.
 #[test]
-#[ignore = "hangs at times (a read on one device after a chain of cross-device event waits, \
-            held by a gate nobody releases; also with VKCL_MULTI_DEVICE=shared): issue 22"]
 fn a_buffer_ping_pongs_between_the_devices_through_kernels() {
     let (ctx, devs, q) = two();
     let p = build_program_multi(ctx, &devs, STEP);

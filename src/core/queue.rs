@@ -68,13 +68,12 @@ struct Pending {
 
 struct State {
     open: Option<Batch>,
-    /// Batches closed while held back, in order (each starts at a command with gates).
-    held: Vec<Batch>,
+    /// Batches closed while held back, in order: the first waits for its gates (those of its
+    /// first command), the others for it. The open batch comes after them.
+    held: VecDeque<Batch>,
     /// Value of the newest command enqueued / submitted.
     last: u64,
     submitted: u64,
-    /// Events the open batch must not be submitted before (see `resolve_waits`).
-    gates: Vec<Arc<Event>>,
     /// The last command was a barrier: the next one waits for everything before it (on an
     /// out-of-order queue; on an in-order queue every command does).
     after_barrier: bool,
@@ -280,11 +279,10 @@ impl Queue {
             timeline,
             state: Mutex::new(State {
                 open: None,
-                held: vec![],
+                held: VecDeque::new(),
                 after_barrier: false,
                 last: base,
                 submitted: base,
-                gates: vec![],
                 notices: vec![],
                 reports: vec![],
                 dropped: vec![],
@@ -312,13 +310,12 @@ impl Queue {
         let mut state = self.lock();
         if !gates.is_empty() {
             // A command with host-resolved dependencies starts a batch of its own, held back
-            // with those after it: what comes before goes now (or, if already held, waits in
+            // with those after it: what comes before goes now (or, if itself held, waits in
             // order).
-            if state.gates.is_empty() {
-                self.submit(&mut state)?;
-            } else if let Some(open) = state.open.take() {
-                state.held.push(open);
+            if let Some(open) = state.open.take() {
+                state.held.push_back(open);
             }
+            self.submit(&mut state)?;
         }
         if state.open.is_none() {
             // Small to start with: while the device is idle, batches go at 4 or 8 commands,
@@ -380,9 +377,9 @@ impl Queue {
                 && commands.is_power_of_two()
                 && self.device_idle(state.submitted));
         for g in &gates {
+            // (An event that ended meanwhile no longer holds the batch back.)
             g.add_waiter(self);
         }
-        state.gates.extend(gates);
         if full {
             self.submit(&mut state)?;
         }
@@ -513,21 +510,24 @@ impl Queue {
         Ok((waits, gates))
     }
 
-    /// Submits the held and open batches, unless a gate is still pending. A batch whose gate
-    /// failed is not executed, nor is any batch after it (the queue runs in order): their
-    /// commands fail with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
+    /// Submits the held and open batches in order, up to the first whose gates are still
+    /// pending (each gate flushes the queue when it ends: Event::set_status). Only a batch's
+    /// own gates hold it back: a later batch's gate may be an event of another queue that
+    /// waits for this one's earlier batches. A batch whose gate failed is not executed, nor is
+    /// any batch enqueued before that was seen (the queue runs in order): their commands fail
+    /// with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
     fn submit(&self, state: &mut State) -> CLResult<()> {
-        if state.gates.iter().any(|g| g.status() > 0) {
-            // Held back: the last gate to end flushes the queue (Event::set_status).
-            return Ok(());
-        }
-        state.gates.clear();
-        let batches: Vec<Batch> = state.held.drain(..).chain(state.open.take()).collect();
-        let mut batches = batches.into_iter();
         let mut failed = false;
         let mut result = Ok(());
-        while let Some(mut batch) = batches.next() {
-            failed = failed || batch.gated.iter().any(|g| g.status() < 0);
+        while let Some(next) = state.held.front().or(state.open.as_ref()) {
+            failed = failed || next.gated.iter().any(|g| g.status() < 0);
+            if !failed && next.gated.iter().any(|g| g.status() > 0) {
+                break;
+            }
+            let mut batch = match state.held.pop_front() {
+                Some(b) => b,
+                None => state.open.take().expect("the open batch, seen above"),
+            };
             if failed {
                 for item in &batch.items {
                     let failed = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
@@ -539,7 +539,9 @@ impl Queue {
                     Ok(rec) => batch.rec = rec,
                     Err(e) => {
                         state.dropped.push(batch);
-                        state.dropped.extend(batches);
+                        let rest: Vec<Batch> =
+                            state.held.drain(..).chain(state.open.take()).collect();
+                        state.dropped.extend(rest);
                         return Err(e.into());
                     }
                 }
@@ -612,7 +614,7 @@ impl Queue {
     ) -> CLResult<Option<Arc<Event>>> {
         let mut state = self.lock();
         let idle = self.inflight.state.lock().completed >= state.last;
-        if !idle || state.open.is_some() || !state.gates.is_empty() {
+        if !idle || state.open.is_some() || !state.held.is_empty() {
             return Ok(None);
         }
         work();
