@@ -597,46 +597,51 @@ impl Program {
     }
 
     /// Runs the jobs from [`Program::start`]: `job(device index, arguments)` builds one
-    /// device; devices with the same arguments share one job when `share` is true. `failure` is
-    /// the error when a job fails. With `notify`, this happens on a thread, the call returns at
-    /// once and `notify` runs when every device is done; else it returns the result.
+    /// device; devices with the same arguments share one job when `share` is true, and the
+    /// distinct jobs run in parallel (a context of different devices). `failure` is the error
+    /// when a job fails. With `notify`, this happens on a thread, the call returns at once and
+    /// `notify` runs when every device is done; else it returns the result.
     fn finish(
         self: &Arc<Self>,
         jobs: Vec<(usize, Vec<String>)>,
         share: bool,
         failure: cl_int,
         notify: Option<Notify>,
-        job: impl Fn(usize, &[String]) -> DeviceBuild + Send + 'static,
+        job: impl Fn(usize, &[String]) -> DeviceBuild + Send + Sync + 'static,
     ) -> CLResult<()> {
         let indices: Vec<usize> = jobs.iter().map(|j| j.0).collect();
         let thread_indices = indices.clone();
         let program = self.clone();
         let work = move || {
-            let mut done: HashMap<Vec<String>, DeviceBuild> = HashMap::new();
-            let mut result = Ok(());
+            // The devices of each distinct job, the first of them building.
+            let mut groups: Vec<(Vec<String>, Vec<usize>)> = vec![];
             for (i, args) in jobs {
-                let build = if share {
-                    done.entry(args.clone())
-                        .or_insert_with(|| job(i, &args))
-                        .clone()
-                } else {
-                    job(i, &args)
-                };
-                if build.status != CL_BUILD_SUCCESS {
-                    let unavailable = build.failure == Some(BuildFailure::CompilerUnavailable);
-                    result = Err(ClError(if unavailable {
-                        CL_COMPILER_NOT_AVAILABLE
-                    } else {
-                        failure
-                    }));
+                match groups.iter_mut().find(|g| share && g.0 == args) {
+                    Some(g) => g.1.push(i),
+                    None => groups.push((args, vec![i])),
                 }
-                let exe = build
-                    .exe
-                    .clone()
-                    .filter(|_| build.status == CL_BUILD_SUCCESS);
-                program.builds.lock()[i] = build;
-                if let Some(exe) = exe {
-                    prebuild::start(&program, i, &exe);
+            }
+            let built = run_parallel(&groups, |(args, devices)| job(devices[0], args));
+            let mut result = Ok(());
+            for ((_, devices), build) in groups.iter().zip(built) {
+                for &i in devices {
+                    let build = build.clone();
+                    if build.status != CL_BUILD_SUCCESS {
+                        let unavailable = build.failure == Some(BuildFailure::CompilerUnavailable);
+                        result = Err(ClError(if unavailable {
+                            CL_COMPILER_NOT_AVAILABLE
+                        } else {
+                            failure
+                        }));
+                    }
+                    let exe = build
+                        .exe
+                        .clone()
+                        .filter(|_| build.status == CL_BUILD_SUCCESS);
+                    program.builds.lock()[i] = build;
+                    if let Some(exe) = exe {
+                        prebuild::start(&program, i, &exe);
+                    }
                 }
             }
             result
@@ -939,7 +944,7 @@ pub struct Link {
 }
 
 /// Builds one device (its index) with these clspv arguments.
-type BuildJob = dyn Fn(usize, &[String]) -> DeviceBuild + Send;
+type BuildJob = dyn Fn(usize, &[String]) -> DeviceBuild + Send + Sync;
 
 impl Link {
     /// Links every device: now, or on a thread when there is a `notify` (called when done).
@@ -1085,3 +1090,53 @@ impl HeaderDir {
 const PHYSICAL: &str = "-physical-storage-buffers";
 
 const UNAVAILABLE: &str = "the OpenCL C compiler is not available";
+
+/// `f` of each item, the items after the first on threads of their own (on this thread where a
+/// thread cannot start); a panic in one goes on on this thread once all are done.
+fn run_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let Some((first, rest)) = items.split_first() else {
+        return vec![];
+    };
+    std::thread::scope(|s| {
+        let f = &f;
+        let spawned: Vec<_> = rest
+            .iter()
+            .map(|item| {
+                std::thread::Builder::new()
+                    .name("vkcl-build".into())
+                    .spawn_scoped(s, move || f(item))
+                    .map_err(|_| item)
+            })
+            .collect();
+        let mut out = vec![f(first)];
+        for t in spawned {
+            out.push(match t {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(item) => f(item),
+            });
+        }
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_parallel;
+    use std::sync::Barrier;
+
+    #[test]
+    fn distinct_builds_run_at_the_same_time_and_keep_their_order() {
+        // Each item waits for all the others: done one after another, this would never end.
+        let barrier = Barrier::new(3);
+        let out = run_parallel(&[1, 2, 3], |&x| {
+            barrier.wait();
+            (x * 10, std::thread::current().id())
+        });
+        assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), [10, 20, 30]);
+        assert_eq!(out[0].1, std::thread::current().id());
+        assert!(out[1].1 != out[0].1 && out[2].1 != out[1].1);
+        assert!(run_parallel(&[] as &[i32], |&x| x).is_empty());
+    }
+}
