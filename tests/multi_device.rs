@@ -784,3 +784,229 @@ fn event_status(e: cl_event) -> cl_int {
     ));
     s
 }
+
+// ------------------------------------------------ images in each device's own memory (issue 22)
+
+const IMAGES: &str = "
+    kernel void paint(write_only image2d_t im, int by) {
+        int2 p = (int2)(get_global_id(0), get_global_id(1));
+        write_imagei(im, p, (int4)(p.x * 3 + p.y * 1000 + by, 0, 0, 0));
+    }
+    kernel void bump(read_only image2d_t in, write_only image2d_t out, int by) {
+        int2 p = (int2)(get_global_id(0), get_global_id(1));
+        write_imagei(out, p, read_imagei(in, p) + (int4)(by, 0, 0, 0));
+    }
+    kernel void texels(read_only image1d_buffer_t in, global int *out) {
+        int i = get_global_id(0);
+        out[i] = read_imagei(in, i).x;
+    }";
+
+const R_INT: cl_image_format = cl_image_format {
+    image_channel_order: CL_R,
+    image_channel_data_type: CL_SIGNED_INT32,
+};
+
+/// A 2D CL_R / CL_SIGNED_INT32 image of `w` × `h` (of `data`, if given).
+fn image2d(ctx: cl_context, w: usize, h: usize, data: Option<&[i32]>) -> cl_mem {
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE2D,
+        image_width: w,
+        image_height: h,
+        image_depth: 0,
+        image_array_size: 0,
+        image_row_pitch: 0,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        mem_object: null_mut(),
+    };
+    let (flags, ptr) = match data {
+        Some(d) => (CL_MEM_COPY_HOST_PTR, d.as_ptr() as *mut c_void),
+        None => (0, null_mut()),
+    };
+    let mut err = 0;
+    let m = unsafe { clCreateImage(ctx, CL_MEM_READ_WRITE | flags, &R_INT, &desc, ptr, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    m
+}
+
+fn wait_list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
+    match wait {
+        [] => (0, null()),
+        _ => (wait.len() as cl_uint, wait.as_ptr()),
+    }
+}
+
+/// A blocking read of a `w` × `h` region at (`x`, `y`) of an image on `q` after `wait`.
+fn read_image(
+    q: cl_command_queue,
+    im: cl_mem,
+    at: [usize; 2],
+    wh: [usize; 2],
+    wait: &[cl_event],
+) -> Vec<i32> {
+    let mut out = vec![0i32; wh[0] * wh[1]];
+    let (n, list) = wait_list(wait);
+    check!(clEnqueueReadImage(
+        q,
+        im,
+        CL_TRUE,
+        [at[0], at[1], 0].as_ptr(),
+        [wh[0], wh[1], 1].as_ptr(),
+        0,
+        0,
+        out.as_mut_ptr().cast(),
+        n,
+        list,
+        null_mut()
+    ));
+    out
+}
+
+/// A 2D launch of `w` × `h` on `q` after `wait`.
+fn launch2(q: cl_command_queue, k: cl_kernel, w: usize, h: usize, wait: &[cl_event]) -> cl_event {
+    let mut e = null_mut();
+    let (n, list) = wait_list(wait);
+    check!(clEnqueueNDRangeKernel(
+        q,
+        k,
+        2,
+        null(),
+        [w, h].as_ptr(),
+        null(),
+        n,
+        list,
+        &mut e
+    ));
+    e
+}
+
+/// Images of a two-device context live on each device that uses them, and their texels follow
+/// the commands across the devices: kernels writing on one device and reading on the other,
+/// reads, partial writes, copies and maps on either, an image with initial contents first used
+/// on the second device, and a 1D buffer image whose buffer the other device wrote.
+#[test]
+fn images_move_between_the_devices_with_their_texels() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(ctx, &devs, &format!("{STEP}\n{IMAGES}"));
+    let (w, h) = (64, 32);
+    let at = |x: usize, y: usize| (x * 3 + y * 1000) as i32;
+    let a = image2d(ctx, w, h, None);
+    let b = image2d(ctx, w, h, None);
+    let paint = kernel(p, "paint");
+    let bump = kernel(p, "bump");
+    // Painted on device 0, bumped into `b` on device 1; both read on device 0.
+    arg(paint, 0, &a);
+    arg(paint, 1, &7i32);
+    let e0 = launch2(q[0], paint, w, h, &[]);
+    arg(bump, 0, &a);
+    arg(bump, 1, &b);
+    arg(bump, 2, &100i32);
+    let e1 = launch2(q[1], bump, w, h, &[e0]);
+    let mut model: Vec<i32> = (0..h).flat_map(|y| (0..w).map(move |x| at(x, y))).collect();
+    let painted: Vec<i32> = model.iter().map(|v| v + 7).collect();
+    model.iter_mut().for_each(|v| *v += 107);
+    assert!(read_image(q[0], b, [0, 0], [w, h], &[e1]) == model);
+    assert!(read_image(q[0], a, [0, 0], [w, h], &[e1]) == painted);
+    // Part of `b` written on device 0, then all of it read on device 1: the rest is kept.
+    let patch = vec![-5i32; 10 * 4];
+    let mut e2 = null_mut();
+    check!(clEnqueueWriteImage(
+        q[0],
+        b,
+        CL_FALSE,
+        [3, 5, 0].as_ptr(),
+        [10, 4, 1].as_ptr(),
+        0,
+        0,
+        patch.as_ptr().cast(),
+        0,
+        null(),
+        &mut e2
+    ));
+    for y in 5..9 {
+        model[y * w + 3..y * w + 13]
+            .iter_mut()
+            .for_each(|v| *v = -5);
+    }
+    assert!(read_image(q[1], b, [0, 0], [w, h], &[e2]) == model);
+    // Copied into `a` on device 1, mapped on device 0.
+    let mut e3 = null_mut();
+    check!(clEnqueueCopyImage(
+        q[1],
+        b,
+        a,
+        [0, 0, 0].as_ptr(),
+        [0, 0, 0].as_ptr(),
+        [w, h, 1].as_ptr(),
+        1,
+        &e2,
+        &mut e3
+    ));
+    let (mut rp, mut err) = (0usize, 0);
+    let mapped = unsafe {
+        clEnqueueMapImage(
+            q[0],
+            a,
+            CL_TRUE,
+            CL_MAP_READ,
+            [0, 0, 0].as_ptr(),
+            [w, h, 1].as_ptr(),
+            &mut rp,
+            null_mut(),
+            1,
+            &e3,
+            null_mut(),
+            &mut err,
+        )
+    } as *const i32;
+    assert_eq!(err, CL_SUCCESS);
+    for y in 0..h {
+        let row = unsafe { std::slice::from_raw_parts(mapped.add(y * rp / 4), w) };
+        assert!(row == &model[y * w..(y + 1) * w], "row {y}");
+    }
+    check!(clEnqueueUnmapMemObject(
+        q[0],
+        a,
+        mapped as *mut c_void,
+        0,
+        null(),
+        null_mut()
+    ));
+    // An image with initial contents, first used on device 1.
+    let init: Vec<i32> = (0..(w * h) as i32).map(|i| i * 11 - 3).collect();
+    let c = image2d(ctx, w, h, Some(&init));
+    assert!(read_image(q[1], c, [0, 0], [w, h], &[]) == init);
+    // A 1D buffer image whose buffer device 1 wrote, read by a kernel on device 0.
+    let n = 4096;
+    let data: Vec<i32> = (0..n as i32).collect();
+    let buf = ints(ctx, CL_MEM_READ_WRITE, Some(&data), n);
+    let step = kernel(p, "step");
+    arg(step, 0, &buf);
+    arg(step, 1, &4i32);
+    let e4 = launch(q[1], step, n, None, &[]);
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE1D_BUFFER,
+        image_width: n,
+        image_height: 0,
+        image_depth: 0,
+        image_array_size: 0,
+        image_row_pitch: 0,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        mem_object: buf,
+    };
+    let texels =
+        unsafe { clCreateImage(ctx, CL_MEM_READ_ONLY, &R_INT, &desc, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let out = ints(ctx, CL_MEM_READ_WRITE, None, n);
+    let read_texels = kernel(p, "texels");
+    arg(read_texels, 0, &texels);
+    arg(read_texels, 1, &out);
+    let e5 = launch(q[0], read_texels, n, None, &[e4]);
+    let want: Vec<i32> = data.iter().map(|x| x * 3 + 4).collect();
+    assert_eq!(read(q[1], out, n, &[e5]), want);
+    release_all(&[e0, e1, e2, e3, e4, e5], &[a, b, c, texels, buf, out]);
+    end(ctx, q, p, &[paint, bump, step, read_texels]);
+}

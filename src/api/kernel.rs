@@ -199,7 +199,7 @@ fn check_image_arg(k: &Kernel, index: usize, m: &Mem) -> CLResult<()> {
         CL_INVALID_ARG_VALUE,
     )?;
     if let crate::core::image::Store::Image(i) = &info.store {
-        check(!writes || i.writable(), CL_INVALID_ARG_VALUE)?;
+        check(!writes || i.first().writable(), CL_INVALID_ARG_VALUE)?;
     }
     Ok(())
 }

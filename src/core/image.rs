@@ -1,7 +1,9 @@
 //! Images (section 5.3 of the spec): image memory objects and the commands on them.
 //!
-//! An image is a VkImage (vk::image) on the context's first device, except 1D buffer images,
-//! whose texels are the bytes of their buffer (a texel-buffer view for kernels). Host
+//! An image is a VkImage (vk::image), except 1D buffer images, whose texels are the bytes of
+//! their buffer (a texel-buffer view for kernels). In a context of several devices it has one
+//! on each device that uses it (`residence::PerDevice`), and `residence` moves the texels
+//! between them (a view of it in the buffer's copy on that device, for a 1D buffer image). Host
 //! transfers go through staging memory with the texels tightly packed: the host packs and
 //! unpacks rows at the application's pitches, the GPU copies between the staging buffer and
 //! the image. Maps (the engine of `transfer::map`, shared with buffers) return a staging
@@ -14,7 +16,7 @@ use super::event::Event;
 use super::format::{Format, Use};
 use super::memory::{Mapped, Mem, MemKind};
 use super::queue::{HostPart, Queue, Recorded};
-use super::residence::{self, Access};
+use super::residence::{self, Access, Copies, PerDevice};
 use super::transfer::{self, HostPtr};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
@@ -33,6 +35,9 @@ pub struct ImageInfo {
     /// (slice pitch 0 for types without slices).
     pub desc: Desc,
     pub store: Store,
+    /// In a context of several devices: where the texels are up to date (an image with a
+    /// Vulkan image of its own; one made from another image or a buffer has its parent's).
+    pub copies: Option<Copies>,
     /// A 2D image created from a buffer (cl_khr_image2d_from_buffer): the buffer (the Mem's
     /// parent and storage) holds the texels, rows `desc.row_pitch` bytes apart, and is the
     /// reference: every command using the Vulkan image first copies the buffer into it, and
@@ -41,10 +46,11 @@ pub struct ImageInfo {
 }
 
 pub enum Store {
-    Image(Arc<VkImage>),
+    /// The Vulkan image, per device.
+    Image(PerDevice<VkImage>),
     /// A 1D buffer image: the texels are its buffer's bytes (the Mem's storage, at its
-    /// offset), seen by kernels through this view.
-    Texels(Arc<TexelView>),
+    /// offset), seen by kernels through this view (per device: of the buffer there).
+    Texels(PerDevice<TexelView>),
 }
 
 /// The description given to clCreateImage, checked.
@@ -190,14 +196,20 @@ impl Mem {
         properties: Vec<cl_mem_properties>,
     ) -> CLResult<Arc<Mem>> {
         let info = original.image()?;
-        let Store::Image(image) = &info.store else {
+        let Store::Image(images) = &info.store else {
             return Err(ClError(CL_INVALID_IMAGE_DESCRIPTOR));
         };
-        let view = VkImage::view_of(image, format.texel, format.writable())?;
+        let (texel, storage) = (format.texel, format.writable());
+        let view = VkImage::view_of(images.first(), texel, storage)?;
+        let of = original.clone();
+        let views = PerDevice::new(images.devices().to_vec(), view, move |d| {
+            Ok(VkImage::view_of(&vk_image(&of, d)?, texel, storage)?)
+        });
         let info = ImageInfo {
             format,
             desc: info.desc,
-            store: Store::Image(Arc::new(view)),
+            store: Store::Image(views),
+            copies: None,
             backed: info.backed,
         };
         Ok(Mem::new_view(
@@ -224,7 +236,8 @@ impl Mem {
         buffer: Option<Arc<Mem>>,
         properties: Vec<cl_mem_properties>,
     ) -> CLResult<Arc<Mem>> {
-        let device = context.devices[0].vk()?;
+        let devices = super::memory::vk_devices(context)?;
+        let device = devices[0].clone();
         let element = format.element_size();
         let dims = desc.dims();
         let pitches = Pitches::new(
@@ -241,17 +254,17 @@ impl Mem {
             .as_ref()
             .filter(|_| desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
         {
-            let view = TexelView::new(
-                &device,
-                buffer.storage()?,
-                buffer.offset,
-                format.texel,
-                packed as u64,
-            )?;
+            let (texel, offset, size) = (format.texel, buffer.offset, packed as u64);
+            let view = TexelView::new(&device, buffer.storage()?, offset, texel, size)?;
+            let of = buffer.clone();
+            let views = PerDevice::new(devices, view, move |d| {
+                Ok(TexelView::new(d, of.storage_on(d)?, offset, texel, size)?)
+            });
             let info = ImageInfo {
                 format,
                 desc: reported,
-                store: Store::Texels(Arc::new(view)),
+                store: Store::Texels(views),
+                copies: None,
                 backed: false,
             };
             return Ok(Mem::new_view(buffer, flags, packed, info, properties));
@@ -293,10 +306,23 @@ impl Mem {
             storage_usage: storage || format.twin().is_some_and(|t| writable(&t)),
         };
         let image = VkImage::new(&device, shape, data.as_deref())?;
+        // Per device: an image made from a buffer takes its texels from the buffer there;
+        // another is tracked by `residence` where the context's devices can migrate data.
+        let copies = match buffer {
+            Some(_) => None,
+            None => super::memory::image_copies(context, packed, data.is_some())?,
+        };
+        let devices = match (&buffer, &copies) {
+            (Some(_), _) => devices,
+            (None, Some(c)) => c.devices().to_vec(),
+            (None, None) => vec![device],
+        };
+        let images = PerDevice::new(devices, image, move |d| Ok(VkImage::new(d, shape, None)?));
         let info = ImageInfo {
             format,
             desc: reported,
-            store: Store::Image(Arc::new(image)),
+            store: Store::Image(images),
+            copies,
             backed: buffer.is_some(),
         };
         if let Some(buffer) = &buffer {
@@ -368,16 +394,33 @@ fn texel_range(info: &ImageInfo, origin: [usize; 3], region: [usize; 3]) -> (usi
     (origin[0] * e, region[0] * e)
 }
 
-/// The Vulkan image of an image on `device` (CL_MEM_OBJECT_ALLOCATION_FAILURE for an image of
-/// another device of the context, CL_INVALID_MEM_OBJECT for 1D buffer images, which have none).
+/// The Vulkan image of an image on `device`, made there at its first use
+/// (CL_MEM_OBJECT_ALLOCATION_FAILURE where the image cannot be on that device of the context,
+/// CL_INVALID_MEM_OBJECT for 1D buffer images, which have none).
 pub(super) fn vk_image(mem: &Mem, device: &Arc<VkDevice>) -> CLResult<Arc<VkImage>> {
     match &mem.image()?.store {
-        Store::Image(i) if Arc::ptr_eq(&i.device, device) => Ok(i.clone()),
-        Store::Image(_) => {
-            log::warn!(target: "api", "an image of another device of the context");
-            Err(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))
-        }
+        Store::Image(images) => images.on(device).cloned(),
         Store::Texels(_) => Err(ClError(CL_INVALID_MEM_OBJECT)),
+    }
+}
+
+/// The image whose Vulkan images hold `mem`'s texels and track them (`Mem::copies`): itself, or
+/// the image it was made from; None for buffers and images whose texels are a buffer's.
+pub(super) fn texel_owner(mem: &Arc<Mem>) -> Option<&Arc<Mem>> {
+    match &mem.kind {
+        MemKind::Image { parent: None, .. } => Some(mem),
+        MemKind::Image {
+            parent: Some(p), ..
+        } if p.is_image() => Some(p),
+        _ => None,
+    }
+}
+
+/// An image's own texels (not a buffer's) as a command uses them, for `residence`.
+fn texel_use(mem: &Arc<Mem>, access: Access) -> Vec<residence::Use<'_>> {
+    match texel_owner(mem) {
+        Some(_) if mem.copies().is_some() => vec![residence::Use::whole(mem, access)],
+        _ => vec![],
     }
 }
 
@@ -424,6 +467,8 @@ pub fn read(
         return transfer::download_linear(queue, command, mem, offset, size, dst, blocking, wait);
     }
     let image = vk_image(mem, &queue.vk)?;
+    let uses = texel_use(mem, Access::Read);
+    let wait = &*residence::before(queue, &uses, wait)?;
     let stage = Arc::new(queue.staging.acquire(
         Placement::Readback,
         region_bytes(info, region),
@@ -493,6 +538,7 @@ pub(super) fn read_into(
 ) -> CLResult<Arc<Event>> {
     let image = vk_image(mem, &queue.vk)?;
     let vk_region = image.region(origin, region).at(0);
+    let wait = &*residence::before(queue, &texel_use(mem, Access::Read), wait)?;
     queue.enqueue(command, wait, |rec| {
         sync_in(rec, mem, &image);
         rec.image_to_buffer(&image, stage, &[vk_region]);
@@ -514,11 +560,13 @@ pub(super) fn upload_staged(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let image = vk_image(mem, &queue.vk)?;
-    queue.enqueue(command, wait, |rec| {
-        record_upload(rec, mem, &image, &stage, origin, region);
-        Ok(Recorded {
-            host: None,
-            keep: vec![mem.clone()],
+    residence::around(queue, &texel_use(mem, Access::Write), wait, |wait| {
+        queue.enqueue(command, wait, |rec| {
+            record_upload(rec, mem, &image, &stage, origin, region);
+            Ok(Recorded {
+                host: None,
+                keep: vec![mem.clone()],
+            })
         })
     })
 }

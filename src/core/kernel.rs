@@ -1066,10 +1066,10 @@ impl Launch {
                     | ArgKind::StorageTexelBuffer { set, binding },
                     ArgValue::Mem(Some(m)),
                 ) => {
-                    let Ok(Store::Texels(view)) = m.image().map(|i| &i.store) else {
+                    let Ok(Store::Texels(views)) = m.image().map(|i| &i.store) else {
                         return Err(ClError(CL_INVALID_KERNEL_ARGS));
                     };
-                    m.check_device(&queue.vk)?;
+                    let view = views.on(&queue.vk)?;
                     let ty = descriptor_type(&arg.kind)?
                         .map(|t| t.2)
                         .expect("texel buffers have a descriptor");

@@ -493,7 +493,7 @@ unsafe fn root_storage(
 }
 
 /// The context's Vulkan devices, each once, the first device's first.
-fn vk_devices(context: &Context) -> CLResult<Vec<Arc<VkDevice>>> {
+pub(super) fn vk_devices(context: &Context) -> CLResult<Vec<Arc<VkDevice>>> {
     let mut devices: Vec<Arc<VkDevice>> = vec![];
     for d in &context.devices {
         let vk = d.vk()?;
@@ -515,15 +515,13 @@ fn copies(
     size: usize,
     initialised: bool,
 ) -> CLResult<Option<Copies>> {
-    let devices = vk_devices(context)?;
     let host = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR;
-    if devices.len() < 2
-        || flags & host != 0
-        || crate::config::get().shared_buffers
-        || devices.iter().any(|d| !d.imports_host_memory())
-    {
+    if flags & host != 0 || crate::config::get().shared_buffers {
         return Ok(None);
     }
+    let Some(devices) = migrating_devices(context)? else {
+        return Ok(None);
+    };
     let placement = devices.iter().map(|d| placement(flags, &d.caps)).collect();
     Ok(Some(Copies::new(
         devices,
@@ -531,6 +529,27 @@ fn copies(
         size as u64,
         initialised,
     )))
+}
+
+/// The context's Vulkan devices where there are several and all import host memory (what
+/// copies between them go through).
+fn migrating_devices(context: &Context) -> CLResult<Option<Vec<Arc<VkDevice>>>> {
+    let devices = vk_devices(context)?;
+    let migrate = devices.len() > 1 && devices.iter().all(|d| d.imports_host_memory());
+    Ok(migrate.then_some(devices))
+}
+
+/// The tracking of an image's copies per device (`residence`; the Vulkan images are the
+/// image's own) of `size` bytes, in a context whose devices can migrate data (else None: the
+/// image lives on the first device only). `initialised`: the first device's holds the
+/// image's initial contents.
+pub(super) fn image_copies(
+    context: &Context,
+    size: usize,
+    initialised: bool,
+) -> CLResult<Option<Copies>> {
+    let devices = migrating_devices(context)?;
+    Ok(devices.map(|d| Copies::new(d, vec![], size as u64, initialised)))
 }
 
 /// In a context of several Vulkan devices that can all import host memory: one host
@@ -682,9 +701,16 @@ impl Mem {
         Ok(Mem::new(context, CL_MEM_READ_WRITE, size, 0, vec![], kind))
     }
 
-    /// A buffer's copies per device (`residence`), if it has them.
+    /// The copies per device (`residence`) of a buffer, or of an image's texels, if it has
+    /// them.
     pub(super) fn copies(&self) -> Option<&Copies> {
-        self.bytes()?.copies.as_ref()
+        match &self.kind {
+            MemKind::Image { info, parent: None } => info.copies.as_ref(),
+            MemKind::Image {
+                parent: Some(p), ..
+            } if p.is_image() => p.copies(),
+            _ => self.bytes()?.copies.as_ref(),
+        }
     }
 
     /// Whether the object's memory is an SVM allocation's (CL_MEM_USES_SVM_POINTER).

@@ -1,8 +1,9 @@
-//! Where the bytes of a buffer of a multi-device context are up to date (issue 22).
+//! Where the bytes of a buffer or image of a multi-device context are up to date (issue 22).
 //!
 //! In a context of several Vulkan devices, a buffer without host-pointer flags has a copy on
 //! each device, in that device's own memory (`Copies`: the first device's made with the
-//! buffer, the others at their first use). Per byte range it tracks which copies hold the
+//! buffer, the others at their first use); so has every image (its Vulkan images per device
+//! are the image's own, `PerDevice`, and it is tracked as a whole). Per byte range it tracks which copies hold the
 //! latest data (`Segment::valid`) and, per copy, the command after which it does
 //! (`Segment::ready`). A command on a device first brings the ranges it reads there
 //! (`before`): a copy on the device holding them into host memory both devices import, then
@@ -17,12 +18,14 @@
 
 use super::error::{CLResult, ClError};
 use super::event::Event;
+use super::image;
 use super::memory::Mem;
 use super::queue::{Queue, Recorded};
 use crate::cl::*;
 use crate::vk::device::Device as VkDevice;
+use crate::vk::image::{Image as VkImage, TexelCopy};
 use crate::vk::memory::{Buffer, Placement};
-use crate::vk::submit::copy_now;
+use crate::vk::submit::{now, Recorder};
 use parking_lot::Mutex;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -77,12 +80,13 @@ impl<'a> Use<'a> {
     }
 }
 
-/// The per-device copies of a buffer and where its bytes are up to date.
+/// The per-device copies of a buffer or image and where its bytes are up to date.
 pub struct Copies {
     /// The context's Vulkan devices; the first one's copy is the buffer's `storage`.
     devices: Vec<Arc<VkDevice>>,
-    /// The other devices' copies, made at their first use.
+    /// A buffer's other devices' copies, made at their first use (an image's are its own).
     others: Vec<OnceLock<Arc<Buffer>>>,
+    /// Per device, where a buffer's copy goes (empty for an image).
     placement: Vec<Placement>,
     size: u64,
     ranges: Mutex<BTreeMap<u64, Segment>>,
@@ -133,10 +137,11 @@ impl Copies {
     }
 
     fn index(&self, device: &Arc<VkDevice>) -> CLResult<usize> {
-        self.devices
-            .iter()
-            .position(|d| Arc::ptr_eq(d, device))
-            .ok_or(ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE))
+        index(&self.devices, device)
+    }
+
+    pub fn devices(&self) -> &[Arc<VkDevice>] {
+        &self.devices
     }
 
     /// The copy on `device` (`first`: the first device's), made now if it is the first use.
@@ -202,6 +207,62 @@ impl Copies {
             s.ready[d] = Some(event.clone());
         }
         merge(&mut ranges);
+    }
+}
+
+fn index(devices: &[Arc<VkDevice>], device: &Arc<VkDevice>) -> CLResult<usize> {
+    devices
+        .iter()
+        .position(|d| Arc::ptr_eq(d, device))
+        .ok_or_else(|| {
+            log::warn!(target: "api", "a memory object of another device of the context");
+            ClError(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        })
+}
+
+/// A Vulkan object of a memory object (an image, a texel view) on each device that uses it:
+/// the first device's made with the object, the others by `make` at their first use.
+pub struct PerDevice<T> {
+    devices: Vec<Arc<VkDevice>>,
+    first: Arc<T>,
+    others: Vec<OnceLock<Arc<T>>>,
+    make: Box<dyn Fn(&Arc<VkDevice>) -> CLResult<T> + Send + Sync>,
+}
+
+impl<T> PerDevice<T> {
+    /// `first` on `devices[0]`; on the other `devices`, what `make` makes (elsewhere, none).
+    pub fn new(
+        devices: Vec<Arc<VkDevice>>,
+        first: T,
+        make: impl Fn(&Arc<VkDevice>) -> CLResult<T> + Send + Sync + 'static,
+    ) -> PerDevice<T> {
+        PerDevice {
+            others: (1..devices.len()).map(|_| OnceLock::new()).collect(),
+            devices,
+            first: Arc::new(first),
+            make: Box::new(make),
+        }
+    }
+
+    pub fn first(&self) -> &Arc<T> {
+        &self.first
+    }
+
+    pub fn devices(&self) -> &[Arc<VkDevice>] {
+        &self.devices
+    }
+
+    /// The object on `device` (CL_MEM_OBJECT_ALLOCATION_FAILURE on a device it cannot be on).
+    pub fn on(&self, device: &Arc<VkDevice>) -> CLResult<&Arc<T>> {
+        let Some(slot) = index(&self.devices, device)?.checked_sub(1) else {
+            return Ok(&self.first);
+        };
+        let slot = &self.others[slot];
+        if let Some(x) = slot.get() {
+            return Ok(x);
+        }
+        let x = (self.make)(device)?;
+        Ok(slot.get_or_init(|| Arc::new(x)))
     }
 }
 
@@ -334,15 +395,53 @@ fn clamp(range: &Range<u64>, size: u64) -> Range<u64> {
     range.start.min(size)..range.end.min(size)
 }
 
-/// Enqueues the copies of `m.range` of `mem`'s buffer from device `m.from` to `queue`'s,
-/// through host memory both import: the first on the queue of the command after which the
-/// source is up to date (or, where that has completed, now on this thread), the second on
-/// `queue`. Returns the second's event.
+/// The two ends of a copy between devices: a buffer's copies, or an image's Vulkan images
+/// (whole).
+enum Ends {
+    Bytes(Arc<Buffer>, Arc<Buffer>),
+    Texels(Arc<VkImage>, Arc<VkImage>, TexelCopy),
+}
+
+impl Ends {
+    fn new(mem: &Arc<Mem>, from: &Arc<VkDevice>, to: &Arc<VkDevice>) -> CLResult<Ends> {
+        if let Some(image) = image::texel_owner(mem) {
+            let (a, b) = (image::vk_image(image, from)?, image::vk_image(image, to)?);
+            let whole = a.region([0; 3], a.cl_region()).at(0);
+            return Ok(Ends::Texels(a, b, whole));
+        }
+        let (a, b) = (mem.storage_on(from)?, mem.storage_on(to)?);
+        Ok(Ends::Bytes(a.clone(), b.clone()))
+    }
+
+    /// Records the copy of `range` from the source into `transit` (at 0).
+    fn out(&self, rec: &mut Recorder, range: &Range<u64>, transit: &Arc<Buffer>) {
+        match self {
+            Ends::Bytes(from, _) => rec.copy_buffer(from, range.start, transit, 0, len(range)),
+            Ends::Texels(from, _, whole) => rec.image_to_buffer(from, transit, &[*whole]),
+        }
+    }
+
+    /// Records the copy of `range` from `transit` into the destination.
+    fn back(&self, rec: &mut Recorder, range: &Range<u64>, transit: &Arc<Buffer>) {
+        match self {
+            Ends::Bytes(_, to) => rec.copy_buffer(transit, 0, to, range.start, len(range)),
+            Ends::Texels(_, to, whole) => rec.buffer_to_image(transit, to, &[*whole]),
+        }
+    }
+}
+
+fn len(range: &Range<u64>) -> u64 {
+    range.end - range.start
+}
+
+/// Enqueues the copies of `m.range` of `mem` (an image's: all of it) from device `m.from` to
+/// `queue`'s, through host memory both import: the first on the queue of the command after
+/// which the source is up to date (or, where that has completed, now on this thread), the
+/// second on `queue`. Returns the second's event.
 fn bring(queue: &Arc<Queue>, mem: &Arc<Mem>, copies: &Copies, m: &Missing) -> CLResult<Arc<Event>> {
-    let (start, len) = (m.range.start, m.range.end - m.range.start);
     let source = &copies.devices[m.from];
-    let transit = Mem::transit(&queue.context, len as usize)?;
-    let (from, to) = (mem.storage_on(source)?, mem.storage_on(&queue.vk)?);
+    let transit = Mem::transit(&queue.context, len(&m.range) as usize)?;
+    let ends = Ends::new(mem, source, &queue.vk)?;
     let (out, back) = (transit.storage_on(source)?, transit.storage_on(&queue.vk)?);
     let keep = || vec![mem.clone(), transit.clone()];
     let pending = m
@@ -352,7 +451,7 @@ fn bring(queue: &Arc<Queue>, mem: &Arc<Mem>, copies: &Copies, m: &Missing) -> CL
     let wait = match pending.and_then(|e| Some((e, e.queue.clone()?))) {
         Some((ready, q)) => {
             let out = q.enqueue(CL_COMMAND_MIGRATE_MEM_OBJECTS, &[ready.clone()], |rec| {
-                rec.copy_buffer(from, start, out, 0, len);
+                ends.out(rec, &m.range, out);
                 Ok(Recorded {
                     host: None,
                     keep: keep(),
@@ -361,13 +460,13 @@ fn bring(queue: &Arc<Queue>, mem: &Arc<Mem>, copies: &Copies, m: &Missing) -> CL
             vec![out]
         }
         None => {
-            copy_now(source, from, start, out, 0, len)?;
+            now(source, |rec| ends.out(rec, &m.range, out))?;
             vec![]
         }
     };
-    log::debug!(target: "memory", "bringing {len} bytes at {start} from device {}", m.from);
+    log::debug!(target: "memory", "bringing {:?} from device {}", m.range, m.from);
     queue.enqueue(CL_COMMAND_MIGRATE_MEM_OBJECTS, &wait, |rec| {
-        rec.copy_buffer(back, 0, to, start, len);
+        ends.back(rec, &m.range, back);
         Ok(Recorded {
             host: None,
             keep: keep(),

@@ -1038,25 +1038,12 @@ pub fn upload_now(device: &Arc<Device>, dst: &Buffer, offset: u64, data: &[u8]) 
     Ok(())
 }
 
-/// Copies `size` bytes between two buffers of `device` now, waiting for the copy: work outside
-/// any queue, on memory no pending command writes.
-pub fn copy_now(
-    device: &Arc<Device>,
-    src: &Buffer,
-    src_offset: u64,
-    dst: &Buffer,
-    dst_offset: u64,
-    size: u64,
-) -> Result<()> {
+/// Records commands with `record` and executes them on `device` now, waiting for them: work
+/// outside any queue, on memory no pending command uses.
+pub fn now(device: &Arc<Device>, record: impl FnOnce(&mut Recorder)) -> Result<()> {
     let pools = Pools::new(device);
     let mut rec = Recorder::new(&pools, 0)?;
-    let region = CopyRegion {
-        src_offset,
-        dst_offset,
-        size,
-    };
-    // Both buffers outlive the wait.
-    rec.copy_raw(src.raw, dst.raw, &[region]);
+    record(&mut rec);
     rec.submit_and_wait()
 }
 
