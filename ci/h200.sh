@@ -62,11 +62,13 @@ if want svmprobe; then
 fi
 if want multi; then
   # Issue 22: one GPU as two devices (VKCL_DEVICE_COPIES=2, each its own VkDevice): the
-  # multi-device tests in both buffer modes, and the triad in a two-device context against a
-  # one-device context (copies: each device's own memory; shared: host memory both import).
+  # multi-device tests in every buffer mode, and the triad in a two-device context against a
+  # one-device context (auto: one device-local allocation both VkDevices import as an opaque
+  # fd; copies: each device's own memory, moved through host memory; shared: host memory both
+  # import).
   echo "== multi"
   [ -d $D/deps ] || tar -C $D -xJf $D/deps.tar.xz
-  for m in copies shared; do
+  for m in auto copies shared; do
     VKCL_MULTI_DEVICE=$m VKCL_VALIDATION=0 timeout 120 $D/deps/multi_device --test-threads=1 2>&1 |
       grep -E "^test result|FAILED|panicked" | sed "s/^/VKCL_MULTI_DEVICE=$m: /"
     echo "VKCL_MULTI_DEVICE=$m:"; VKCL_DEVICE_COPIES=2 VKCL_MULTI_DEVICE=$m timeout 120 $D/multi_triad 256 2>&1 | tail -3

@@ -3,7 +3,8 @@
 #  1. the unit tests and the integration tests (through the ocl-icd loader on lavapipe, with
 #     Vulkan validation errors fatal): cargo test; then the buffer tests again with
 #     VKCL_PLACEMENT=device (the staging paths of discrete GPUs; 1D buffer images) and
-#     VKCL_PLACEMENT=mapped (those of discrete GPUs whose memory the host maps);
+#     VKCL_PLACEMENT=mapped (those of discrete GPUs whose memory the host maps), and the
+#     multi-device tests with VKCL_MULTI_DEVICE=copies and =shared;
 #  2. other people's suites against vkcl, each compared with its ci/expectations file:
 #     piglit's OpenCL tests, pyopencl's test suite, CLBlast's correctness tests (18 of the 22
 #     routines of issue 15: ci/clblast.sh), and a clpeak smoke run; then vkcl-bench
@@ -54,6 +55,13 @@ part "cargo test, VKCL_PLACEMENT=device" env VKCL_VALIDATION=fatal VKCL_PLACEMEN
 # write maps, streaming-load small reads).
 part "cargo test, VKCL_PLACEMENT=mapped" env VKCL_VALIDATION=fatal VKCL_PLACEMENT=mapped \
   cargo test --no-fail-fast --test placement --test buffers --test rect --test commands --test kernels --test images --test multi_device
+# Contexts of two devices (tests/multi_device.rs; VKCL_DEVICE_COPIES=2 on one lavapipe) whose
+# buffers are copies per device moved between them, or host memory both import (the default
+# there shares one allocation: the devices are one GPU's).
+for m in copies shared; do
+  part "cargo test, VKCL_MULTI_DEVICE=$m" env VKCL_VALIDATION=fatal VKCL_MULTI_DEVICE=$m \
+    cargo test --no-fail-fast --test multi_device
+done
 part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
 part "CLBlast" bash ci/clblast.sh

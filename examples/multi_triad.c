@@ -3,6 +3,8 @@
 // against the same triad in a context of that device alone: GB/s of each launch on each
 // device and the ratio. The buffers start on the first device; device 1's first launch brings
 // them (timed apart as "first"); the steady figures are the best of 10 launches after it.
+// Then launches alternating between the two devices (the written array moves each time
+// where the devices keep copies).
 // `multi_triad [MIB]` (default 256 MiB per array).
 #include "common.h"
 #include <stdlib.h>
@@ -65,6 +67,45 @@ static void triads(cl_uint ndev, cl_device_id *devs, size_t n, float *host, doub
     clReleaseContext(ctx);
 }
 
+// GB/s of 10 launches alternating between the two devices of one context (each after the
+// other's end): what moving the written array between the devices costs.
+static double alternating(cl_device_id *devs, size_t n, float *host) {
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 2, devs, NULL, NULL, &err);
+    CHECK_ERR(err);
+    cl_program p = clCreateProgramWithSource(ctx, 1, &SOURCE, NULL, &err);
+    CHECK_ERR(err);
+    CHECK(clBuildProgram(p, 2, devs, NULL, NULL, NULL));
+    cl_mem m[3];
+    for (int j = 0; j < 3; j++) {
+        m[j] = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(float), host, &err);
+        CHECK_ERR(err);
+    }
+    float s = 3.0f;
+    cl_command_queue q[2];
+    cl_kernel k[2];
+    for (int d = 0; d < 2; d++) {
+        q[d] = clCreateCommandQueueWithProperties(ctx, devs[d], NULL, &err);
+        CHECK_ERR(err);
+        k[d] = clCreateKernel(p, "triad", &err);
+        CHECK_ERR(err);
+        for (int j = 0; j < 3; j++) CHECK(clSetKernelArg(k[d], j, sizeof(cl_mem), &m[j]));
+        CHECK(clSetKernelArg(k[d], 3, sizeof s, &s));
+        launch(q[d], k[d], n); // each device has the arrays once before the timing
+    }
+    double t0 = now();
+    for (int r = 0; r < 10; r++) launch(q[r % 2], k[r % 2], n);
+    double t = now() - t0;
+    for (int d = 0; d < 2; d++) {
+        clReleaseKernel(k[d]);
+        clReleaseCommandQueue(q[d]);
+    }
+    for (int j = 0; j < 3; j++) clReleaseMemObject(m[j]);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+    return 10 * 3.0 * n * sizeof(float) / 1e9 / t;
+}
+
 int main(int argc, char **argv) {
     size_t mib = argc > 1 ? (size_t)atol(argv[1]) : 256;
     size_t n = mib * 1024 * 1024 / sizeof(float);
@@ -83,6 +124,8 @@ int main(int argc, char **argv) {
     for (cl_uint d = 0; d < ndev; d++)
         printf("device %u: one-device context %.1f / %.1f, %u-device context %.1f / %.1f, ratio %.2f\n", d,
                one_first[d], one_best[d], ndev, first[d], best[d], best[d] / one_best[d]);
+    if (ndev == 2)
+        printf("alternating devices, each launch after the other's: %.1f GB/s\n", alternating(devs, n, host));
     free(host);
     return 0;
 }

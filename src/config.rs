@@ -133,9 +133,9 @@ pub const OPTIONS: &[OptionDoc] = &[
     },
     OptionDoc {
         name: "VKCL_MULTI_DEVICE",
-        default: "copies",
-        doc: "how buffers of a context of several devices live: copies (a copy in each device's own memory, brought up to date on the device that uses it, through host memory both import), shared (one host allocation every device imports: no copies, every device reads it across the bus)",
-        set: |c, v| c.shared_buffers = v.is_some_and(|v| v.eq_ignore_ascii_case("shared")),
+        default: "auto",
+        doc: "how buffers of a context of several devices live: auto (devices of one GPU share one device-local allocation, exported and imported as an opaque fd; other devices, copies), copies (a copy in each device's own memory, brought up to date on the device that uses it, through host memory both import), shared (one host allocation every device imports: no copies, every device reads it across the bus)",
+        set: |c, v| c.multi_device = MultiDevice::parse(v),
     },
     OptionDoc {
         name: "VKCL_ADDRESSING",
@@ -227,8 +227,8 @@ pub struct Config {
     pub physical: bool,
     /// VKCL_SVM_COARSE.
     pub svm_coarse: SvmCoarse,
-    /// VKCL_MULTI_DEVICE=shared.
-    pub shared_buffers: bool,
+    /// VKCL_MULTI_DEVICE.
+    pub multi_device: MultiDevice,
     /// VKCL_PANIC=abort.
     pub panic_abort: bool,
 }
@@ -262,6 +262,29 @@ impl PlacementMode {
                 );
                 PlacementMode::Auto
             }
+        }
+    }
+}
+
+/// VKCL_MULTI_DEVICE: how the buffers of a context of several Vulkan devices live
+/// (`core::memory`, `core::residence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MultiDevice {
+    /// Devices of one GPU share one device-local allocation (opaque fd); others, `Copies`.
+    #[default]
+    Auto,
+    /// A copy per device, moved between them through host memory.
+    Copies,
+    /// One host allocation all devices import.
+    Shared,
+}
+
+impl MultiDevice {
+    fn parse(v: Option<String>) -> MultiDevice {
+        match v.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("copies") => MultiDevice::Copies,
+            Some("shared") => MultiDevice::Shared,
+            _ => MultiDevice::Auto,
         }
     }
 }

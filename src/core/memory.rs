@@ -14,7 +14,7 @@ use super::object::{Base, ClObject, Kind};
 use super::residence::Copies;
 use crate::cl::*;
 use crate::compiler::pipes;
-use crate::config::PlacementMode;
+use crate::config::{MultiDevice, PlacementMode};
 use crate::vk::device::Device as VkDevice;
 use crate::vk::memory::{Buffer, Placement};
 use crate::vk::staging::Lease;
@@ -392,29 +392,49 @@ impl Mem {
         properties: Vec<cl_mem_properties>,
         pipe: Option<PipeShape>,
     ) -> CLResult<Arc<Mem>> {
-        let device = context.devices[0].vk()?;
-        let copies = copies(context, flags, size, init.is_some())?;
         // SAFETY: host_ptr as the caller's contract says.
-        let shared = match copies {
-            Some(_) => None,
-            None => unsafe { shared_storage(context, size, init, host_ptr) }?,
-        };
-        let bytes = match shared {
+        let bytes = match device_shared_storage(context, flags, size, init)? {
             Some(b) => b,
-            None => Bytes {
-                // SAFETY: as above.
-                storage: Arc::new(unsafe { root_storage(&device, flags, size, init, host_ptr) }?),
-                elsewhere: vec![],
-                shared: None,
-                svm: None,
-                copies,
-            },
+            None => unsafe { Self::root_bytes(context, flags, size, init, host_ptr) }?,
         };
         let kind = match pipe {
             Some(shape) => MemKind::Pipe(bytes, shape),
             None => MemKind::Buffer(bytes),
         };
         Ok(Mem::new(context, flags, size, host_ptr, properties, kind))
+    }
+
+    /// The memory of a buffer of a context of one device, or of several that do not share
+    /// device memory: copies per device, one host allocation they import, or the first
+    /// device's memory.
+    ///
+    /// # Safety
+    /// As `new_root`'s.
+    unsafe fn root_bytes(
+        context: &Arc<Context>,
+        flags: cl_mem_flags,
+        size: usize,
+        init: Option<&[u8]>,
+        host_ptr: usize,
+    ) -> CLResult<Bytes> {
+        let copies = copies(context, flags, size, init.is_some())?;
+        // SAFETY: host_ptr as the caller's contract says.
+        let shared = match copies {
+            Some(_) => None,
+            None => unsafe { shared_storage(context, size, init, host_ptr) }?,
+        };
+        if let Some(b) = shared {
+            return Ok(b);
+        }
+        let device = context.devices[0].vk()?;
+        Ok(Bytes {
+            // SAFETY: as above.
+            storage: Arc::new(unsafe { root_storage(&device, flags, size, init, host_ptr) }?),
+            elsewhere: vec![],
+            shared: None,
+            svm: None,
+            copies,
+        })
     }
 }
 
@@ -516,7 +536,7 @@ fn copies(
     initialised: bool,
 ) -> CLResult<Option<Copies>> {
     let host = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR;
-    if flags & host != 0 || crate::config::get().shared_buffers {
+    if flags & host != 0 || crate::config::get().multi_device == MultiDevice::Shared {
         return Ok(None);
     }
     let Some(devices) = migrating_devices(context)? else {
@@ -529,6 +549,43 @@ fn copies(
         size as u64,
         initialised,
     )))
+}
+
+/// In a context of several VkDevices of one GPU that share device memory
+/// (`VkDevice::shares_memory_with`; VKCL_MULTI_DEVICE=auto), a buffer without host-pointer
+/// flags: one device-local allocation of the first device that the others import, holding
+/// `init`. No copies, nothing to move between the devices. None elsewhere.
+fn device_shared_storage(
+    context: &Context,
+    flags: cl_mem_flags,
+    size: usize,
+    init: Option<&[u8]>,
+) -> CLResult<Option<Bytes>> {
+    let host = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR;
+    let devices = vk_devices(context)?;
+    let one_gpu = devices.len() > 1
+        && devices[1..]
+            .iter()
+            .all(|d| devices[0].shares_memory_with(d));
+    if flags & host != 0 || crate::config::get().multi_device != MultiDevice::Auto || !one_gpu {
+        return Ok(None);
+    }
+    let first = Buffer::exportable(&devices[0], size as u64)?;
+    if let Some(src) = init {
+        upload_now(&devices[0], &first, 0, src)?;
+    }
+    let elsewhere = devices[1..]
+        .iter()
+        .map(|d| first.import_into(d).map(Arc::new))
+        .collect::<Result<Vec<_>, _>>()?;
+    log::debug!(target: "memory", "buffer of {size} bytes: device-local, shared by {} devices of one GPU", devices.len());
+    Ok(Some(Bytes {
+        storage: Arc::new(first),
+        elsewhere,
+        shared: None,
+        svm: None,
+        copies: None,
+    }))
 }
 
 /// The context's Vulkan devices where there are several and all import host memory (what

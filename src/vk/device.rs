@@ -24,6 +24,8 @@ pub struct Device {
     pipeline_cache_saved: Mutex<SaveState>,
     /// VK_EXT_external_memory_host's functions, where the extension is enabled.
     pub(super) host_import: Option<ash::ext::external_memory_host::Device>,
+    /// VK_KHR_external_memory_fd's functions, where the extension is enabled.
+    pub(super) fd_memory: Option<ash::khr::external_memory_fd::Device>,
     /// VK_KHR_map_memory2's functions, where placed maps are enabled (VK_EXT_map_memory_placed).
     pub(super) map2: Option<ash::khr::map_memory2::Device>,
     /// VK_EXT_calibrated_timestamps' functions, where enabled (see `now_ns`).
@@ -88,32 +90,13 @@ impl Device {
             .host_query_reset(fs.host_query_reset);
         let mut fsg =
             vk::PhysicalDeviceSubgroupSizeControlFeatures::default().subgroup_size_control(true);
-        let mut exts = vec![];
-        if caps.api_version < vk::API_VERSION_1_3 {
-            exts.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
-            if fs.subgroup_size_control {
-                exts.push(ash::ext::subgroup_size_control::NAME.as_ptr());
-            }
-        }
-        if fs.external_memory_host {
-            exts.push(ash::ext::external_memory_host::NAME.as_ptr());
-        }
-        if fs.calibrated_timestamps {
-            exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
-        }
         let statistics = fs.pipeline_statistics && crate::config::get().pipeline_stats;
+        let exts = extensions(&caps, statistics);
         let mut fexec = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
             .pipeline_executable_info(true);
-        if statistics {
-            exts.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
-        }
         let mut fplaced = vk::PhysicalDeviceMapMemoryPlacedFeaturesEXT::default()
             .memory_map_placed(fs.map_memory_placed)
             .memory_unmap_reserve(fs.memory_unmap_reserve);
-        if fs.map_memory_placed {
-            exts.push(ash::ext::map_memory_placed::NAME.as_ptr());
-            exts.push(ash::khr::map_memory2::NAME.as_ptr());
-        }
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(caps.queue_family)
@@ -171,6 +154,9 @@ impl Device {
         let host_import = fs
             .external_memory_host
             .then(|| ash::ext::external_memory_host::Device::new(&instance.raw, &raw));
+        let fd_memory = fs
+            .external_memory_fd
+            .then(|| ash::khr::external_memory_fd::Device::new(&instance.raw, &raw));
         let map2 = fs
             .map_memory_placed
             .then(|| ash::khr::map_memory2::Device::new(&instance.raw, &raw));
@@ -197,6 +183,7 @@ impl Device {
             pipeline_cache_key,
             pipeline_cache_saved: Mutex::new(SaveState::default()),
             host_import,
+            fd_memory,
             map2,
             calibration,
             statistics,
@@ -266,6 +253,16 @@ impl Device {
     /// Buffers can import host memory (VK_EXT_external_memory_host is enabled).
     pub fn imports_host_memory(&self) -> bool {
         self.host_import.is_some()
+    }
+
+    /// Buffers of this device and `other` can share device memory (`Buffer::exportable`,
+    /// `Buffer::import_into`): two VkDevices of one physical device (the same device and
+    /// driver UUIDs), both with VK_KHR_external_memory_fd.
+    pub fn shares_memory_with(&self, other: &Device) -> bool {
+        self.fd_memory.is_some()
+            && other.fd_memory.is_some()
+            && self.caps.device_uuid == other.caps.device_uuid
+            && self.caps.driver_uuid == other.caps.driver_uuid
     }
 
     /// Memory can be mapped at a host address of vkcl's choice (VK_EXT_map_memory_placed
@@ -427,4 +424,33 @@ fn pipeline_cache_matches(data: &[u8], caps: &Caps) -> bool {
         && word(2) == Some(caps.vendor_id)
         && word(3) == Some(caps.device_id)
         && data.get(16..32) == Some(&caps.pipeline_cache_uuid[..])
+}
+
+/// The device extensions vkcl enables on a device with `caps` (`statistics`: the pipeline
+/// statistics VKCL_PIPELINE_STATS asks for).
+fn extensions(caps: &Caps, statistics: bool) -> Vec<*const std::ffi::c_char> {
+    let fs = &caps.features;
+    let mut exts = vec![];
+    if caps.api_version < vk::API_VERSION_1_3 {
+        exts.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
+        if fs.subgroup_size_control {
+            exts.push(ash::ext::subgroup_size_control::NAME.as_ptr());
+        }
+    }
+    let wanted = [
+        (
+            fs.external_memory_host,
+            ash::ext::external_memory_host::NAME,
+        ),
+        (fs.external_memory_fd, ash::khr::external_memory_fd::NAME),
+        (
+            fs.calibrated_timestamps,
+            ash::ext::calibrated_timestamps::NAME,
+        ),
+        (statistics, ash::khr::pipeline_executable_properties::NAME),
+        (fs.map_memory_placed, ash::ext::map_memory_placed::NAME),
+        (fs.map_memory_placed, ash::khr::map_memory2::NAME),
+    ];
+    exts.extend(wanted.iter().filter(|w| w.0).map(|w| w.1.as_ptr()));
+    exts
 }

@@ -31,6 +31,10 @@ enum Memory {
     Allocated(Allocation),
     /// Imported host memory (VK_EXT_external_memory_host).
     Imported(vk::DeviceMemory),
+    /// Device memory of its own that other VkDevices of the same physical device import
+    /// (`Buffer::exportable`), of this memory type and allocation size; or such memory
+    /// imported (`Buffer::import_into`).
+    Shared(vk::DeviceMemory, u32, u64),
     /// Host-visible memory mapped at its own device address (`Buffer::at_device_address`),
     /// of this many bytes.
     Placed(vk::DeviceMemory, usize),
@@ -86,14 +90,19 @@ fn usage(device: &Device) -> vk::BufferUsageFlags {
     }
 }
 
-fn create_raw(device: &Device, size: u64, external: bool) -> Result<vk::Buffer> {
-    let mut ext = vk::ExternalMemoryBufferCreateInfo::default()
-        .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+/// A buffer of `size` bytes without memory; `external`: for memory of that handle type.
+fn create_raw(
+    device: &Device,
+    size: u64,
+    external: Option<vk::ExternalMemoryHandleTypeFlags>,
+) -> Result<vk::Buffer> {
+    let mut ext =
+        vk::ExternalMemoryBufferCreateInfo::default().handle_types(external.unwrap_or_default());
     let mut info = vk::BufferCreateInfo::default()
         .size(size)
         .usage(usage(device))
         .sharing_mode(vk::SharingMode::EXCLUSIVE);
-    if external {
+    if external.is_some() {
         info = info.push_next(&mut ext);
     }
     // SAFETY: valid device and create info.
@@ -107,7 +116,7 @@ impl Buffer {
         placement: Placement,
         name: &str,
     ) -> Result<Buffer> {
-        let raw = create_raw(device, padded(size), false)?;
+        let raw = create_raw(device, padded(size), None)?;
         // SAFETY: raw was just created on this device.
         let requirements = unsafe { device.raw.get_buffer_memory_requirements(raw) };
         let location = match placement {
@@ -221,7 +230,7 @@ impl Buffer {
         if r != vk::Result::SUCCESS {
             return None;
         }
-        let raw = create_raw(device, size, true).ok()?;
+        let raw = create_raw(device, size, Some(handle_type)).ok()?;
         let destroy = || {
             // SAFETY: raw is unused.
             unsafe { device.raw.destroy_buffer(raw, None) }
@@ -283,6 +292,92 @@ impl Buffer {
         })
     }
 
+    /// A device-local buffer whose memory other VkDevices of the same physical device can
+    /// import (`import_into`; `Device::shares_memory_with`): a dedicated allocation exportable
+    /// as an opaque fd.
+    pub fn exportable(device: &Arc<Device>, size: u64) -> Result<Buffer> {
+        let handle = vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD;
+        let raw = create_raw(device, padded(size), Some(handle))?;
+        // SAFETY: raw was just created on this device.
+        let req = unsafe { device.raw.get_buffer_memory_requirements(raw) };
+        let mem = &device.caps.memory;
+        let local = vk::MemoryPropertyFlags::DEVICE_LOCAL;
+        let type_index = (0..mem.memory_type_count).find(|&i| {
+            req.memory_type_bits & (1 << i) != 0
+                && mem.memory_types[i as usize].property_flags.contains(local)
+        });
+        let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(handle);
+        let memory = type_index.ok_or(Error::DeviceMemory).and_then(|t| {
+            let info = vk::MemoryAllocateInfo::default().push_next(&mut export);
+            allocate_dedicated(device, raw, info, t, req.size)
+        });
+        let memory = match memory {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: raw is unused.
+                unsafe { device.raw.destroy_buffer(raw, None) };
+                return Err(e);
+            }
+        };
+        let type_index = type_index.expect("allocated above");
+        log::debug!(target: "memory", "{size} bytes of device memory to share (opaque fd)");
+        Ok(Buffer {
+            device: device.clone(),
+            raw,
+            size,
+            memory: Some(Memory::Shared(memory, type_index, req.size)),
+            host: None,
+            write_combined: None,
+        })
+    }
+
+    /// The memory of an `exportable` buffer imported into `device` (a VkDevice of the same
+    /// physical device): the same bytes, seen by both.
+    pub fn import_into(&self, device: &Arc<Device>) -> Result<Buffer> {
+        let Some(Memory::Shared(memory, type_index, alloc_size)) = self.memory else {
+            return Err(Error::Other(vk::Result::ERROR_INVALID_EXTERNAL_HANDLE));
+        };
+        let (Some(export), Some(_)) = (&self.device.fd_memory, &device.fd_memory) else {
+            return Err(Error::Other(vk::Result::ERROR_EXTENSION_NOT_PRESENT));
+        };
+        let handle = vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD;
+        let info = vk::MemoryGetFdInfoKHR::default()
+            .memory(memory)
+            .handle_type(handle);
+        // SAFETY: the memory was allocated exportable as an opaque fd.
+        let fd = unsafe { export.get_memory_fd(&info) }?;
+        let raw = match create_raw(device, padded(self.size), Some(handle)) {
+            Ok(raw) => raw,
+            Err(e) => {
+                // SAFETY: the fd is ours (not given to Vulkan).
+                unsafe { libc::close(fd) };
+                return Err(e);
+            }
+        };
+        let mut import = vk::ImportMemoryFdInfoKHR::default()
+            .handle_type(handle)
+            .fd(fd);
+        let info = vk::MemoryAllocateInfo::default().push_next(&mut import);
+        match allocate_dedicated(device, raw, info, type_index, alloc_size) {
+            Ok(imported) => Ok(Buffer {
+                device: device.clone(),
+                raw,
+                size: self.size,
+                memory: Some(Memory::Shared(imported, type_index, alloc_size)),
+                host: None,
+                write_combined: None,
+            }),
+            Err(e) => {
+                // SAFETY: raw is unused; a failed import leaves the fd ours.
+                unsafe {
+                    device.raw.destroy_buffer(raw, None);
+                    libc::close(fd);
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// A buffer of host-visible, host-coherent memory that the host sees at the buffer's device
     /// address (VK_EXT_map_memory_placed): one pointer for kernels and host, as SVM needs
     /// where imported host memory gets another device address (NVIDIA). None where the device
@@ -290,7 +385,7 @@ impl Buffer {
     pub fn at_device_address(device: &Arc<Device>, size: u64) -> Option<Buffer> {
         let map2 = device.map2.as_ref()?;
         let align = device.caps.min_placed_memory_map_alignment.max(4096);
-        let raw = create_raw(device, padded(size).next_multiple_of(align), false).ok()?;
+        let raw = create_raw(device, padded(size).next_multiple_of(align), None).ok()?;
         let (memory, len) = match place_memory(device, map2, raw, align) {
             Some(placed) => placed,
             None => {
@@ -320,7 +415,7 @@ impl Buffer {
         if !device.places_maps() {
             return None;
         }
-        let raw = create_raw(device, padded(size).next_multiple_of(PAGE), false).ok()?;
+        let raw = create_raw(device, padded(size).next_multiple_of(PAGE), None).ok()?;
         let types = [
             (M::DEVICE_LOCAL, M::HOST_VISIBLE),
             (M::DEVICE_LOCAL, M::empty()),
@@ -425,6 +520,11 @@ impl Drop for Buffer {
                 unsafe { self.device.raw.free_memory(m, None) };
                 log::debug!(target: "memory", "released imported host memory: {} bytes", self.size);
             }
+            Some(Memory::Shared(m, ..)) => {
+                // SAFETY: the buffer bound to it is destroyed (the other devices' imports
+                // hold the memory itself until they are freed too).
+                unsafe { self.device.raw.free_memory(m, None) };
+            }
             Some(Memory::Placed(m, len)) => {
                 let at = self.host.map_or(std::ptr::null_mut(), NonNull::as_ptr);
                 // SAFETY: the buffer bound to it is destroyed; the map at `at` is ours.
@@ -440,6 +540,37 @@ impl Drop for Buffer {
             None => {}
         }
     }
+}
+
+/// Allocates `size` bytes of memory type `type_index` dedicated to `raw` (with `info`'s
+/// chain: an export or import), with device addresses where the device has them, and binds
+/// it.
+fn allocate_dedicated(
+    device: &Device,
+    raw: vk::Buffer,
+    info: vk::MemoryAllocateInfo,
+    type_index: u32,
+    size: u64,
+) -> Result<vk::DeviceMemory> {
+    let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(raw);
+    let mut flags =
+        vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+    let mut info = info
+        .allocation_size(size)
+        .memory_type_index(type_index)
+        .push_next(&mut dedicated);
+    if device.caps.features.buffer_device_address {
+        info = info.push_next(&mut flags);
+    }
+    // SAFETY: a valid chain for a buffer of this device.
+    let memory = unsafe { device.raw.allocate_memory(&info, None) }?;
+    // SAFETY: memory is new, of a type raw accepts and large enough.
+    if let Err(e) = unsafe { device.raw.bind_buffer_memory(raw, memory, 0) } {
+        // SAFETY: memory is unused.
+        unsafe { device.raw.free_memory(memory, None) };
+        return Err(e.into());
+    }
+    Ok(memory)
 }
 
 /// Memory for `raw` of the first memory type of `types` (property flags wanted, flags refused)

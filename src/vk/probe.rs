@@ -33,6 +33,9 @@ pub struct Features {
     pub subgroup_extended_types: bool,
     /// VK_EXT_external_memory_host, with storage buffers importable from host allocations.
     pub external_memory_host: bool,
+    /// VK_KHR_external_memory_fd, with storage buffers exportable and importable as opaque fds
+    /// (device memory shared by VkDevices of one physical device).
+    pub external_memory_fd: bool,
     /// `hostQueryReset`: timestamp queries reset from the host (vkResetQueryPool), not by a
     /// command in the batch.
     pub host_query_reset: bool,
@@ -515,6 +518,8 @@ fn features(
         subgroup_size_control: sgsc && fsg.subgroup_size_control != 0,
         subgroup_extended_types: f12.shader_subgroup_extended_types != 0,
         external_memory_host: has_emh && host_import_supported(inst, pd),
+        external_memory_fd: has(ash::khr::external_memory_fd::NAME)
+            && fd_sharing_supported(inst, pd),
         map_memory_placed: placed && fplaced.memory_map_placed != 0,
         memory_unmap_reserve: placed && fplaced.memory_unmap_reserve != 0,
         pipeline_statistics: executables && fexec.pipeline_executable_info != 0,
@@ -543,16 +548,29 @@ fn compute_queue(
 
 /// Whether buffers with vkcl's usage can be bound to imported host allocations.
 fn host_import_supported(inst: &ash::Instance, pd: vk::PhysicalDevice) -> bool {
+    let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+    external_buffer_features(inst, pd, handle).contains(vk::ExternalMemoryFeatureFlags::IMPORTABLE)
+}
+
+fn fd_sharing_supported(inst: &ash::Instance, pd: vk::PhysicalDevice) -> bool {
+    use vk::ExternalMemoryFeatureFlags as F;
+    let handle = vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD;
+    external_buffer_features(inst, pd, handle).contains(F::EXPORTABLE | F::IMPORTABLE)
+}
+
+/// What buffers of vkcl's usage can do with memory of `handle` type.
+fn external_buffer_features(
+    inst: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    handle: vk::ExternalMemoryHandleTypeFlags,
+) -> vk::ExternalMemoryFeatureFlags {
     let info = vk::PhysicalDeviceExternalBufferInfo::default()
         .usage(super::memory::BUFFER_USAGE)
-        .handle_type(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+        .handle_type(handle);
     let mut props = vk::ExternalBufferProperties::default();
     // SAFETY: pd comes from this instance; Vulkan 1.1+ core query.
     unsafe { inst.get_physical_device_external_buffer_properties(pd, &info, &mut props) };
-    props
-        .external_memory_properties
-        .external_memory_features
-        .contains(vk::ExternalMemoryFeatureFlags::IMPORTABLE)
+    props.external_memory_properties.external_memory_features
 }
 
 // SAFETY: the probed values are plain data; the only pointers (p_next) are null.
