@@ -16,6 +16,7 @@
 //! tracked apart, so that sub-buffers of one buffer written on different devices at once
 //! each keep their own data.
 
+use super::context::Context;
 use super::error::{CLResult, ClError};
 use super::event::Event;
 use super::image;
@@ -90,6 +91,8 @@ pub struct Copies {
     placement: Vec<Placement>,
     size: u64,
     ranges: Mutex<BTreeMap<u64, Segment>>,
+    /// The host memory the last migration went through, for the next (`transit`).
+    transit: Mutex<Option<Arc<Mem>>>,
 }
 
 /// A range of bytes (from its key in `Copies::ranges` to `end`) alike on every copy.
@@ -133,6 +136,7 @@ impl Copies {
             placement,
             size,
             ranges: Mutex::new(BTreeMap::from([(0, whole)])),
+            transit: Mutex::new(None),
         }
     }
 
@@ -160,6 +164,23 @@ impl Copies {
         let b = Buffer::new(device, self.size.max(1), self.placement[i], "cl_mem copy")?;
         log::debug!(target: "memory", "a copy of {} bytes on device {i}", self.size);
         Ok(slot.get_or_init(|| Arc::new(b)))
+    }
+
+    /// Host memory of at least `len` bytes that every device imports, for a migration: the
+    /// last one's where no migration still uses it (allocating and importing cost more than
+    /// copying a few MiB), else a new one, kept for the next.
+    fn transit(&self, context: &Arc<Context>, len: u64) -> CLResult<Arc<Mem>> {
+        let mut kept = self.transit.lock();
+        // Only this lock clones it: a count of one means no command holds it.
+        let free = kept
+            .as_ref()
+            .filter(|t| Arc::strong_count(t) == 1 && t.size as u64 >= len);
+        if let Some(t) = free {
+            return Ok(t.clone());
+        }
+        let t = Mem::transit(context, len as usize)?;
+        *kept = Some(t.clone());
+        Ok(t)
     }
 
     /// The ranges of `range` whose latest data `d`'s copy lacks, with where to take it from
@@ -440,7 +461,7 @@ fn len(range: &Range<u64>) -> u64 {
 /// second on `queue`. Returns the second's event.
 fn bring(queue: &Arc<Queue>, mem: &Arc<Mem>, copies: &Copies, m: &Missing) -> CLResult<Arc<Event>> {
     let source = &copies.devices[m.from];
-    let transit = Mem::transit(&queue.context, len(&m.range) as usize)?;
+    let transit = copies.transit(&queue.context, len(&m.range))?;
     let ends = Ends::new(mem, source, &queue.vk)?;
     let (out, back) = (transit.storage_on(source)?, transit.storage_on(&queue.vk)?);
     let keep = || vec![mem.clone(), transit.clone()];
