@@ -1010,3 +1010,53 @@ fn images_move_between_the_devices_with_their_texels() {
     release_all(&[e0, e1, e2, e3, e4, e5], &[a, b, c, texels, buf, out]);
     end(ctx, q, p, &[paint, bump, step, read_texels]);
 }
+
+/// A read on device 1 of what a kernel on device 0 wrote, while device 0's in-order queue holds
+/// a later command behind a user event that the application sets only after the read: moving
+/// the data waits for the kernel alone (the read's dependencies), not for the held command.
+#[test]
+fn moving_data_waits_only_for_the_command_that_wrote_it() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(ctx, &devs, STEP);
+    let k = kernel(p, "step");
+    let n = 4096;
+    let data: Vec<i32> = (0..n as i32).collect();
+    let b = ints(ctx, CL_MEM_READ_WRITE, Some(&data), n);
+    let other = ints(ctx, CL_MEM_READ_WRITE, Some(&data), n);
+    arg(k, 0, &b);
+    arg(k, 1, &2i32);
+    let e = launch(q[0], k, n, None, &[]);
+    let mut err = 0;
+    let gate = unsafe { clCreateUserEvent(ctx, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    arg(k, 0, &other);
+    let held = launch(q[0], k, n, None, &[gate]);
+    check!(clFlush(q[0]));
+    // A watchdog sets the user event if the read is still blocked after 30 s (a failure).
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let (d, g) = (done.clone(), gate as usize);
+    let watchdog = std::thread::spawn(move || {
+        for _ in 0..300 {
+            if d.load(Ordering::SeqCst) {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        unsafe { clSetUserEventStatus(g as cl_event, CL_COMPLETE) };
+        true
+    });
+    let got = read(q[1], b, n, &[e]);
+    done.store(true, Ordering::SeqCst);
+    let fired = watchdog.join().unwrap();
+    assert!(
+        !fired,
+        "the read waited for a command it does not depend on"
+    );
+    let want: Vec<i32> = data.iter().map(|x| x * 3 + 2).collect();
+    assert_eq!(got, want);
+    check!(clSetUserEventStatus(gate, CL_COMPLETE));
+    assert_eq!(read(q[1], other, n, &[held]), want);
+    release_all(&[e, held, gate], &[b, other]);
+    end(ctx, q, p, &[k]);
+}

@@ -418,6 +418,7 @@ fn clamp(range: &Range<u64>, size: u64) -> Range<u64> {
 
 /// The two ends of a copy between devices: a buffer's copies, or an image's Vulkan images
 /// (whole).
+#[derive(Clone)]
 enum Ends {
     Bytes(Arc<Buffer>, Arc<Buffer>),
     Texels(Arc<VkImage>, Arc<VkImage>, TexelCopy),
@@ -456,32 +457,45 @@ fn len(range: &Range<u64>) -> u64 {
 }
 
 /// Enqueues the copies of `m.range` of `mem` (an image's: all of it) from device `m.from` to
-/// `queue`'s, through host memory both import: the first on the queue of the command after
-/// which the source is up to date (or, where that has completed, now on this thread), the
-/// second on `queue`. Returns the second's event.
+/// `queue`'s, through host memory both import: the first done on the source device outside
+/// any queue once the command after which the source is up to date has completed (now, or
+/// from that command's completion), the second on `queue` after it. Returns the second's
+/// event. (Enqueued on that command's queue instead, the first copy would wait for whatever
+/// that queue holds after the command too: a command behind a user event the application
+/// sets only after this one's end would never let it go.)
 fn bring(queue: &Arc<Queue>, mem: &Arc<Mem>, copies: &Copies, m: &Missing) -> CLResult<Arc<Event>> {
-    let source = &copies.devices[m.from];
+    let source = copies.devices[m.from].clone();
     let transit = copies.transit(&queue.context, len(&m.range))?;
-    let ends = Ends::new(mem, source, &queue.vk)?;
-    let (out, back) = (transit.storage_on(source)?, transit.storage_on(&queue.vk)?);
-    let keep = || vec![mem.clone(), transit.clone()];
+    let ends = Ends::new(mem, &source, &queue.vk)?;
+    let (out, back) = (transit.storage_on(&source)?, transit.storage_on(&queue.vk)?);
     let pending = m
         .ready
         .as_ref()
         .filter(|e| e.status() != CL_COMPLETE as cl_int);
-    let wait = match pending.and_then(|e| Some((e, e.queue.clone()?))) {
-        Some((ready, q)) => {
-            let out = q.enqueue(CL_COMMAND_MIGRATE_MEM_OBJECTS, &[ready.clone()], |rec| {
-                ends.out(rec, &m.range, out);
-                Ok(Recorded {
-                    host: None,
-                    keep: keep(),
-                })
-            })?;
-            vec![out]
+    let wait = match pending {
+        Some(ready) => {
+            let copied = Event::new_user(&queue.context);
+            // The transit memory is held until the copy is done (no other migration takes it).
+            let (done, transit, range) = (copied.clone(), transit.clone(), m.range.clone());
+            let ends = ends.clone();
+            ready.on_status(
+                CL_COMPLETE as cl_int,
+                Box::new(move |status| {
+                    let copy = || {
+                        let out = transit.storage_on(&source)?;
+                        Ok::<_, ClError>(now(&source, |rec| ends.out(rec, &range, out))?)
+                    };
+                    let status = match status {
+                        s if s < 0 => s,
+                        _ => copy().map_or(CL_OUT_OF_RESOURCES, |()| CL_COMPLETE as cl_int),
+                    };
+                    done.set_status(status);
+                }),
+            );
+            vec![copied]
         }
         None => {
-            now(source, |rec| ends.out(rec, &m.range, out))?;
+            now(&source, |rec| ends.out(rec, &m.range, out))?;
             vec![]
         }
     };
@@ -490,7 +504,7 @@ fn bring(queue: &Arc<Queue>, mem: &Arc<Mem>, copies: &Copies, m: &Missing) -> CL
         ends.back(rec, &m.range, back);
         Ok(Recorded {
             host: None,
-            keep: keep(),
+            keep: vec![mem.clone(), transit.clone()],
         })
     })
 }
