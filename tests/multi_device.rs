@@ -370,6 +370,7 @@ fn launch(
 ) -> cl_event {
     let mut e = null_mut();
     let local = local.map(|l| [l]);
+    let (count, list) = wait_list(wait);
     check!(clEnqueueNDRangeKernel(
         q,
         k,
@@ -377,12 +378,8 @@ fn launch(
         null(),
         [n].as_ptr(),
         local.as_ref().map_or(null(), |l| l.as_ptr()),
-        wait.len() as cl_uint,
-        if wait.is_empty() {
-            null()
-        } else {
-            wait.as_ptr()
-        },
+        count,
+        list,
         &mut e
     ));
     e
@@ -391,6 +388,7 @@ fn launch(
 /// A blocking read of `n` ints of `b` on `q` after `wait`.
 fn read(q: cl_command_queue, b: cl_mem, n: usize, wait: &[cl_event]) -> Vec<i32> {
     let mut out = vec![0i32; n];
+    let (count, list) = wait_list(wait);
     check!(clEnqueueReadBuffer(
         q,
         b,
@@ -398,12 +396,8 @@ fn read(q: cl_command_queue, b: cl_mem, n: usize, wait: &[cl_event]) -> Vec<i32>
         0,
         n * 4,
         out.as_mut_ptr().cast(),
-        wait.len() as cl_uint,
-        if wait.is_empty() {
-            null()
-        } else {
-            wait.as_ptr()
-        },
+        count,
+        list,
         null_mut()
     ));
     out
@@ -808,18 +802,7 @@ const R_INT: cl_image_format = cl_image_format {
 
 /// A 2D CL_R / CL_SIGNED_INT32 image of `w` × `h` (of `data`, if given).
 fn image2d(ctx: cl_context, w: usize, h: usize, data: Option<&[i32]>) -> cl_mem {
-    let desc = cl_image_desc {
-        image_type: CL_MEM_OBJECT_IMAGE2D,
-        image_width: w,
-        image_height: h,
-        image_depth: 0,
-        image_array_size: 0,
-        image_row_pitch: 0,
-        image_slice_pitch: 0,
-        num_mip_levels: 0,
-        num_samples: 0,
-        mem_object: null_mut(),
-    };
+    let desc = image_desc(CL_MEM_OBJECT_IMAGE2D, w, h, null_mut());
     let (flags, ptr) = match data {
         Some(d) => (CL_MEM_COPY_HOST_PTR, d.as_ptr() as *mut c_void),
         None => (0, null_mut()),
@@ -828,6 +811,21 @@ fn image2d(ctx: cl_context, w: usize, h: usize, data: Option<&[i32]>) -> cl_mem 
     let m = unsafe { clCreateImage(ctx, CL_MEM_READ_WRITE | flags, &R_INT, &desc, ptr, &mut err) };
     assert_eq!(err, CL_SUCCESS);
     m
+}
+
+fn image_desc(image_type: cl_uint, w: usize, h: usize, buffer: cl_mem) -> cl_image_desc {
+    cl_image_desc {
+        image_type,
+        image_width: w,
+        image_height: h,
+        image_depth: 0,
+        image_array_size: 0,
+        image_row_pitch: 0,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        mem_object: buffer,
+    }
 }
 
 fn wait_list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
@@ -985,18 +983,7 @@ fn images_move_between_the_devices_with_their_texels() {
     arg(step, 0, &buf);
     arg(step, 1, &4i32);
     let e4 = launch(q[1], step, n, None, &[]);
-    let desc = cl_image_desc {
-        image_type: CL_MEM_OBJECT_IMAGE1D_BUFFER,
-        image_width: n,
-        image_height: 0,
-        image_depth: 0,
-        image_array_size: 0,
-        image_row_pitch: 0,
-        image_slice_pitch: 0,
-        num_mip_levels: 0,
-        num_samples: 0,
-        mem_object: buf,
-    };
+    let desc = image_desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, n, 0, buf);
     let texels =
         unsafe { clCreateImage(ctx, CL_MEM_READ_ONLY, &R_INT, &desc, null_mut(), &mut err) };
     assert_eq!(err, CL_SUCCESS);
