@@ -71,7 +71,8 @@ if want multi; then
   for m in auto copies shared; do
     VKCL_MULTI_DEVICE=$m VKCL_VALIDATION=0 timeout 120 $D/deps/multi_device --test-threads=1 2>&1 |
       grep -E "^test result|FAILED|panicked" | sed "s/^/VKCL_MULTI_DEVICE=$m: /"
-    echo "VKCL_MULTI_DEVICE=$m:"; VKCL_DEVICE_COPIES=2 VKCL_MULTI_DEVICE=$m timeout 120 $D/multi_triad 256 2>&1 | tail -3
+    echo "VKCL_MULTI_DEVICE=$m:"; VKCL_DEVICE_COPIES=2 VKCL_MULTI_DEVICE=$m timeout 120 $D/multi_triad 256 2>&1 | tail -4
+    [ -x $D/multi_split ] && VKCL_DEVICE_COPIES=2 VKCL_MULTI_DEVICE=$m timeout 120 $D/multi_split 256 2>&1 | tail -2
   done | tee $OUT/multi.txt
 fi
 if want svm; then
