@@ -513,9 +513,9 @@ impl Queue {
     /// Submits the held and open batches in order, up to the first whose gates are still
     /// pending (each gate flushes the queue when it ends: Event::set_status). Only a batch's
     /// own gates hold it back: a later batch's gate may be an event of another queue that
-    /// waits for this one's earlier batches. A batch whose gate failed is not executed, nor is
-    /// any batch enqueued before that was seen (the queue runs in order): their commands fail
-    /// with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
+    /// waits for this one's earlier batches. A batch whose gate failed is not executed, nor
+    /// are the batches held after it (the queue runs in order): their commands fail with
+    /// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
     fn submit(&self, state: &mut State) -> CLResult<()> {
         let mut failed = false;
         let mut result = Ok(());
