@@ -994,7 +994,19 @@ fn images_move_between_the_devices_with_their_texels() {
     let e5 = launch(q[0], read_texels, n, None, &[e4]);
     let want: Vec<i32> = data.iter().map(|x| x * 3 + 4).collect();
     assert_eq!(read(q[1], out, n, &[e5]), want);
-    release_all(&[e0, e1, e2, e3, e4, e5], &[a, b, c, texels, buf, out]);
+    // A 2D image made from a buffer that a kernel on device 0 wrote, read on device 1.
+    let words = ints(ctx, CL_MEM_READ_WRITE, Some(&init), w * h);
+    arg(step, 0, &words);
+    arg(step, 1, &1i32);
+    let e6 = launch(q[0], step, w * h, None, &[]);
+    let desc = image_desc(CL_MEM_OBJECT_IMAGE2D, w, h, words);
+    let from_buffer =
+        unsafe { clCreateImage(ctx, CL_MEM_READ_WRITE, &R_INT, &desc, null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let stepped: Vec<i32> = init.iter().map(|x| x * 3 + 1).collect();
+    assert!(read_image(q[1], from_buffer, [0, 0], [w, h], &[e6]) == stepped);
+    release_all(&[e0, e1, e2, e3, e4, e5, e6], &[a, b, c, texels, buf, out]);
+    release_all(&[], &[from_buffer, words]);
     end(ctx, q, p, &[paint, bump, step, read_texels]);
 }
 

@@ -317,7 +317,14 @@ impl Mem {
             (None, Some(c)) => c.devices().to_vec(),
             (None, None) => vec![device],
         };
-        let images = PerDevice::new(devices, image, move |d| Ok(VkImage::new(d, shape, None)?));
+        let backing = buffer.clone();
+        let images = PerDevice::new(devices, image, move |d| {
+            if let Some(b) = &backing {
+                // Its texels come from the buffer there.
+                b.storage_on(d)?;
+            }
+            Ok(VkImage::new(d, shape, None)?)
+        });
         let info = ImageInfo {
             format,
             desc: reported,
@@ -416,11 +423,12 @@ pub(super) fn texel_owner(mem: &Arc<Mem>) -> Option<&Arc<Mem>> {
     }
 }
 
-/// An image's own texels (not a buffer's) as a command uses them, for `residence`.
+/// The texels of an image with a Vulkan image as a command uses them, for `residence` (all
+/// of them: its own, or its buffer's bytes for an image made from a buffer).
 fn texel_use(mem: &Arc<Mem>, access: Access) -> Vec<residence::Use<'_>> {
-    match texel_owner(mem) {
-        Some(_) if mem.copies().is_some() => vec![residence::Use::whole(mem, access)],
-        _ => vec![],
+    match mem.copies() {
+        Some(_) => vec![residence::Use::whole(mem, access)],
+        None => vec![],
     }
 }
 
@@ -431,7 +439,7 @@ fn backing<'a>(mem: &'a Mem, image: &VkImage) -> Option<(&'a Arc<Buffer>, TexelC
     let texels = info.desc.row_pitch / info.format.element_size();
     let whole = image.region([0; 3], image.cl_region());
     let copy = whole.at(mem.offset).with_row_length(texels as u32);
-    Some((mem.storage().ok()?, copy))
+    Some((mem.storage_on(&image.device).ok()?, copy))
 }
 
 /// Before a command uses the Vulkan image of a buffer-backed image: the buffer's texels into it.
