@@ -907,7 +907,7 @@ fn images_move_between_the_devices_with_their_texels() {
     assert!(read_image(q[0], b, [0, 0], [w, h], &[e1]) == model);
     assert!(read_image(q[0], a, [0, 0], [w, h], &[e1]) == painted);
     // Part of `b` written on device 0, then all of it read on device 1: the rest is kept.
-    let patch = vec![-5i32; 10 * 4];
+    let patch = [-5i32; 10 * 4];
     let mut e2 = null_mut();
     check!(clEnqueueWriteImage(
         q[0],

@@ -247,8 +247,11 @@ pub struct PerDevice<T> {
     devices: Vec<Arc<VkDevice>>,
     first: Arc<T>,
     others: Vec<OnceLock<Arc<T>>>,
-    make: Box<dyn Fn(&Arc<VkDevice>) -> CLResult<T> + Send + Sync>,
+    make: Make<T>,
 }
+
+/// What makes a `PerDevice` object on another device.
+type Make<T> = Box<dyn Fn(&Arc<VkDevice>) -> CLResult<T> + Send + Sync>;
 
 impl<T> PerDevice<T> {
     /// `first` on `devices[0]`; on the other `devices`, what `make` makes (elsewhere, none).
