@@ -57,7 +57,9 @@ if want tests; then
 fi
 if want svmprobe; then
   # examples/svm_probe.rs (docs/GPU.md): device addresses per memory kind, host ranges there,
-  # capture-replay and VK_EXT_map_memory_placed, for SVM on this driver.
+  # capture-replay and VK_EXT_map_memory_placed, and two VkDevices sharing memory through an
+  # opaque fd, for SVM on this driver (`cargo build --release --example svm_probe`, stripped
+  # into .dev/svm_probe).
   echo "== svm_probe"; timeout 60 $D/svm_probe 2>&1 | tee $OUT/svm_probe.txt | tail -40
 fi
 if want multi; then

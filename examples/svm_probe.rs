@@ -2,7 +2,9 @@
 //! prints, for each kind of memory, the device addresses the driver hands out and whether
 //! the host can map the same virtual range there; whether an address can be requested
 //! (bufferDeviceAddressCaptureReplay, with a host range reserved first); and whether
-//! host-visible memory maps at its own device address (VK_EXT_map_memory_placed).
+//! host-visible memory maps at its own device address (VK_EXT_map_memory_placed); and, for
+//! two VkDevices of the GPU sharing memory through an opaque fd, whether the import gets the
+//! exporter's device address (plainly, or asked for through capture-replay).
 //!
 //!     svm_probe [--device SUBSTRING]
 
@@ -99,6 +101,8 @@ impl Probe {
     fn new(want: Option<&str>) -> Res<Probe> {
         // SAFETY: loads the system's Vulkan loader.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| e.to_string())?;
+        // The loader stays for the whole run: the instance's calls go through it.
+        let entry = Box::leak(Box::new(entry));
         let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
         let info = vk::InstanceCreateInfo::default().application_info(&app);
         // SAFETY: valid create info.
@@ -398,6 +402,176 @@ impl Probe {
     }
 }
 
+/// Two VkDevices of one physical device sharing device-local memory (an opaque fd, as vkcl's
+/// multi-device contexts on one GPU do): does the import get the exporter's device address,
+/// and can capture-replay ask for it? (One SVM pointer for both devices of such a context.)
+fn two_devices(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Res<()> {
+    let exts =
+        unsafe { instance.enumerate_device_extension_properties(pd) }.map_err(vkr("extensions"))?;
+    if !exts
+        .iter()
+        .any(|e| e.extension_name_as_c_str() == Ok(ash::khr::external_memory_fd::NAME))
+    {
+        println!("two devices: no VK_KHR_external_memory_fd");
+        return Ok(());
+    }
+    let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut f = vk::PhysicalDeviceFeatures2::default().push_next(&mut f12);
+    // SAFETY: the chain is well-formed.
+    unsafe { instance.get_physical_device_features2(pd, &mut f) };
+    let replay = f12.buffer_device_address_capture_replay != 0;
+    let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+    let family = families
+        .iter()
+        .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        .ok_or("no compute queue")? as u32;
+    // A VkDevice with external-memory fds (and, if `capture`, capture-replay addresses).
+    let make = |capture: bool| -> Res<(ash::Device, ash::khr::external_memory_fd::Device)> {
+        let prio = [1.0];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family)
+            .queue_priorities(&prio)];
+        let mut e12 = vk::PhysicalDeviceVulkan12Features::default()
+            .buffer_device_address(true)
+            .buffer_device_address_capture_replay(capture);
+        let names = [ash::khr::external_memory_fd::NAME.as_ptr()];
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&names)
+            .push_next(&mut e12);
+        // SAFETY: valid create info.
+        let d =
+            unsafe { instance.create_device(pd, &info, None) }.map_err(vkr("vkCreateDevice"))?;
+        let fd = ash::khr::external_memory_fd::Device::new(instance, &d);
+        Ok((d, fd))
+    };
+    let (a, fd_a) = make(false)?;
+    let (b, _) = make(false)?;
+    // SAFETY: pd is valid.
+    let memory = unsafe { instance.get_physical_device_memory_properties(pd) };
+    // The first device-local memory type among `bits`.
+    let local = |bits: u32| {
+        (0..memory.memory_type_count)
+            .find(|&i| {
+                bits & (1 << i) != 0
+                    && memory.memory_types[i as usize]
+                        .property_flags
+                        .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+            })
+            .ok_or("no device-local memory for the buffer")
+    };
+    let handle = vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD;
+    // A buffer on `d` bound to memory from `import` (an fd) or new exportable memory, with a
+    // requested opaque capture address where given: (buffer, memory, device address).
+    // (`replayable`: with the capture-replay flags.)
+    let buffer = |d: &ash::Device,
+                  import: Option<i32>,
+                  at: Option<(u64, u64)>,
+                  replayable: bool|
+     -> Res<(vk::Buffer, vk::DeviceMemory, u64)> {
+        let mut ext = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
+        let mut bcap = vk::BufferOpaqueCaptureAddressCreateInfo::default()
+            .opaque_capture_address(at.map_or(0, |a| a.0));
+        let mut binfo = vk::BufferCreateInfo::default()
+            .size(SIZE)
+            .usage(
+                vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+            )
+            .push_next(&mut ext);
+        let mut mflags = vk::MemoryAllocateFlags::DEVICE_ADDRESS;
+        if replayable {
+            binfo = binfo.flags(vk::BufferCreateFlags::DEVICE_ADDRESS_CAPTURE_REPLAY);
+            mflags |= vk::MemoryAllocateFlags::DEVICE_ADDRESS_CAPTURE_REPLAY;
+        }
+        if at.is_some() {
+            binfo = binfo.push_next(&mut bcap);
+        }
+        // SAFETY: valid create info.
+        let buf = unsafe { d.create_buffer(&binfo, None) }.map_err(vkr("vkCreateBuffer"))?;
+        let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(mflags);
+        let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(handle);
+        let mut imp = vk::ImportMemoryFdInfoKHR::default()
+            .handle_type(handle)
+            .fd(import.unwrap_or(-1));
+        let mut mcap = vk::MemoryOpaqueCaptureAddressAllocateInfo::default()
+            .opaque_capture_address(at.map_or(0, |a| a.1));
+        let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(buf);
+        // SAFETY: buf was just created.
+        let req = unsafe { d.get_buffer_memory_requirements(buf) };
+        let mut minfo = vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(local(req.memory_type_bits)?)
+            .push_next(&mut flags)
+            .push_next(&mut dedicated);
+        minfo = match import {
+            Some(_) => minfo.push_next(&mut imp),
+            None => minfo.push_next(&mut export),
+        };
+        if at.is_some() {
+            minfo = minfo.push_next(&mut mcap);
+        }
+        // SAFETY: valid allocate info.
+        let mem = unsafe { d.allocate_memory(&minfo, None) }.map_err(|e| {
+            format!(
+                "vkAllocateMemory ({} bytes, type {:?}, import {import:?}, replayable {replayable}): {e}",
+                req.size,
+                local(req.memory_type_bits)
+            )
+        })?;
+        // SAFETY: both fresh.
+        unsafe { d.bind_buffer_memory(buf, mem, 0) }.map_err(vkr("bind"))?;
+        let ainfo = vk::BufferDeviceAddressInfo::default().buffer(buf);
+        // SAFETY: the buffer has SHADER_DEVICE_ADDRESS usage and bound memory.
+        Ok((buf, mem, unsafe { d.get_buffer_device_address(&ainfo) }))
+    };
+    let export_fd = |fd: &ash::khr::external_memory_fd::Device, mem: vk::DeviceMemory| {
+        let info = vk::MemoryGetFdInfoKHR::default()
+            .memory(mem)
+            .handle_type(handle);
+        // SAFETY: exportable memory of the device `fd` was loaded for.
+        unsafe { fd.get_memory_fd(&info) }.map_err(vkr("vkGetMemoryFdKHR"))
+    };
+    let (_, mem_a, addr_a) = buffer(&a, None, None, false)?;
+    let plain = buffer(&b, Some(export_fd(&fd_a, mem_a)?), None, false);
+    match &plain {
+        Ok((_, _, addr_b)) => println!(
+            "two devices: exported at {addr_a:#x}, imported at {addr_b:#x} ({})",
+            if *addr_b == addr_a {
+                "SAME"
+            } else {
+                "different"
+            }
+        ),
+        Err(e) => println!("two devices: import failed: {e}"),
+    }
+    if replay {
+        let (a, fd_a) = make(true)?;
+        let (b, _) = make(true)?;
+        let (buf_c, mem_c, addr_c) = match buffer(&a, None, None, true) {
+            Ok(b) => b,
+            Err(e) => {
+                println!("two devices: exportable memory with capture-replay: {e}");
+                return Ok(());
+            }
+        };
+        let minfo = vk::DeviceMemoryOpaqueCaptureAddressInfo::default().memory(mem_c);
+        // SAFETY: memory allocated with the capture-replay flag.
+        let at = unsafe { a.get_device_memory_opaque_capture_address(&minfo) };
+        let binfo = vk::BufferDeviceAddressInfo::default().buffer(buf_c);
+        // SAFETY: a buffer created with the capture-replay flag.
+        let buffer_at = unsafe { a.get_buffer_opaque_capture_address(&binfo) };
+        match buffer(&b, Some(export_fd(&fd_a, mem_c)?), Some((buffer_at, at)), true) {
+            Ok((_, _, addr_d)) => println!(
+                "two devices, capture-replay import: exported at {addr_c:#x} (capture {at:#x}), imported at {addr_d:#x} ({})",
+                if addr_d == addr_c { "SAME" } else { "different" }
+            ),
+            Err(e) => println!("two devices, capture-replay import: {e}"),
+        }
+    }
+    // The devices go with the process (this is a probe).
+    Ok(())
+}
+
 fn run() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let want = args
@@ -406,6 +580,8 @@ fn run() -> Res<()> {
         .and_then(|i| args.get(i + 1))
         .map(String::as_str);
     let probe = Probe::new(want)?;
+    // First, before the other probes allocate anything.
+    two_devices(&probe.instance, probe.pd)?;
     let _ = (&probe.instance, probe.pd, probe.capture_replay);
     probe.addresses();
     if probe.capture_replay {
