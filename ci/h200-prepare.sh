@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds .dev/ for ci/h200.sh (the device tool carries .dev and .gl): a stripped release
 # libvkcl.so and vkcl-clspv, libclspv.so.xz, the example programs, the integration-test
-# executables (stripped, in .dev/deps.tar.xz), vkcl-bench, raw_vulkan and the probes fault and
-# latency (tools/diag). About 60 MiB.
+# executables (stripped, in .dev/deps.tar.xz), vkcl-bench, raw_vulkan, svm_probe and the probes
+# fault and latency (tools/diag). About 60 MiB.
 # .gl/ (the Vulkan loader's .debs) is made once by the line in ../shared/GPU.md.
 #   bash ci/h200-prepare.sh pyopencl   builds .pyw/ instead (ci/h200.sh pyopencl): libvkcl.so,
 #     vkcl-clspv, libclspv.so.xz and wheels/ (ci/pyopencl.pins for the H200's Python 3.12, but
@@ -34,10 +34,11 @@ if [ "${1:-}" = pyopencl ]; then
 fi
 rm -rf .dev && mkdir -p .dev/deps
 cargo build --release
-cargo build --release --example raw_vulkan
+cargo build --release --example raw_vulkan --example svm_probe
 strip -o .dev/libvkcl.so target/release/libvkcl.so
 strip -o .dev/vkcl-clspv target/release/vkcl-clspv
 strip -o .dev/raw_vulkan target/release/examples/raw_vulkan
+strip -o .dev/svm_probe target/release/examples/svm_probe
 cp "$(clspv_xz)" .dev/
 for src in examples/*.c tools/diag/fault.c tools/diag/latency.c; do
   cc -O2 -Wall "$src" -o ".dev/$(basename "$src" .c)" -lOpenCL -lm
