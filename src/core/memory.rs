@@ -570,14 +570,24 @@ fn device_shared_storage(
     if flags & host != 0 || crate::config::get().multi_device != MultiDevice::Auto || !one_gpu {
         return Ok(None);
     }
-    let first = Buffer::exportable(&devices[0], size as u64)?;
+    let shared = Buffer::exportable(&devices[0], size as u64).and_then(|first| {
+        let elsewhere = devices[1..]
+            .iter()
+            .map(|d| first.import_into(d).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((first, elsewhere))
+    });
+    let (first, elsewhere) = match shared {
+        Ok(s) => s,
+        Err(e) => {
+            // The driver would not export or import this memory: copies per device instead.
+            log::info!(target: "memory", "sharing {size} bytes of device memory failed ({e}): copies per device");
+            return Ok(None);
+        }
+    };
     if let Some(src) = init {
         upload_now(&devices[0], &first, 0, src)?;
     }
-    let elsewhere = devices[1..]
-        .iter()
-        .map(|d| first.import_into(d).map(Arc::new))
-        .collect::<Result<Vec<_>, _>>()?;
     log::debug!(target: "memory", "buffer of {size} bytes: device-local, shared by {} devices of one GPU", devices.len());
     Ok(Some(Bytes {
         storage: Arc::new(first),
