@@ -1059,3 +1059,89 @@ fn moving_data_waits_only_for_the_command_that_wrote_it() {
     release_all(&[e, held, gate], &[b, other]);
     end(ctx, q, p, &[k]);
 }
+
+/// Rect reads, writes and copies of a buffer the other device wrote: each brings (or marks)
+/// the rows it spans, and the bytes between them keep their latest values.
+#[test]
+fn rect_transfers_follow_the_data_across_the_devices() {
+    let (ctx, devs, q) = two();
+    let p = build_program_multi(ctx, &devs, STEP);
+    let k = kernel(p, "step");
+    let w = 64; // ints per row, 64 rows
+    let data: Vec<i32> = (0..(w * w) as i32).collect();
+    let b = ints(ctx, CL_MEM_READ_WRITE, Some(&data), w * w);
+    arg(k, 0, &b);
+    arg(k, 1, &5i32);
+    let e = launch(q[1], k, w * w, None, &[]);
+    let mut model: Vec<i32> = data.iter().map(|x| x * 3 + 5).collect();
+    // A 10 × 8 block at (5, 7) read on device 0.
+    let (x0, y0, bw, bh) = (5, 7, 10, 8);
+    let block = |m: &[i32]| -> Vec<i32> {
+        (y0..y0 + bh)
+            .flat_map(|y| m[y * w + x0..y * w + x0 + bw].to_vec())
+            .collect()
+    };
+    let mut got = vec![0i32; bw * bh];
+    let rows = [x0 * 4, y0, 0];
+    let region = [bw * 4, bh, 1];
+    check!(clEnqueueReadBufferRect(
+        q[0],
+        b,
+        CL_TRUE,
+        rows.as_ptr(),
+        [0, 0, 0].as_ptr(),
+        region.as_ptr(),
+        w * 4,
+        0,
+        bw * 4,
+        0,
+        got.as_mut_ptr().cast(),
+        1,
+        &e,
+        null_mut()
+    ));
+    assert_eq!(got, block(&model));
+    // The block overwritten on device 0, then the whole buffer copied on device 1.
+    let patch = vec![-1i32; bw * bh];
+    let mut e2 = null_mut();
+    check!(clEnqueueWriteBufferRect(
+        q[0],
+        b,
+        CL_FALSE,
+        rows.as_ptr(),
+        [0, 0, 0].as_ptr(),
+        region.as_ptr(),
+        w * 4,
+        0,
+        bw * 4,
+        0,
+        patch.as_ptr().cast(),
+        0,
+        null(),
+        &mut e2
+    ));
+    for y in y0..y0 + bh {
+        model[y * w + x0..y * w + x0 + bw].fill(-1);
+    }
+    let copy = ints(ctx, CL_MEM_READ_WRITE, None, w * w);
+    let mut e3 = null_mut();
+    check!(clEnqueueCopyBufferRect(
+        q[1],
+        b,
+        copy,
+        [0, 0, 0].as_ptr(),
+        [0, 0, 0].as_ptr(),
+        [w * 4, w, 1].as_ptr(),
+        w * 4,
+        0,
+        w * 4,
+        0,
+        1,
+        &e2,
+        &mut e3
+    ));
+    assert_eq!(read(q[0], copy, w * w, &[e3]), model);
+    assert_eq!(read(q[1], b, w * w, &[e3]), model);
+    release_all(&[e, e2, e3], &[b, copy]);
+    end(ctx, q, p, &[k]);
+}

@@ -91,7 +91,8 @@ pub unsafe fn write(
 ) -> CLResult<Arc<Event>> {
     let pieces = pieces(mem, to, host, region);
     let command = CL_COMMAND_WRITE_BUFFER_RECT;
-    let uses = [Use::whole(mem, Access::Write)];
+    let (start, len) = to.span(region);
+    let uses = [Use::bytes(mem, start, len, Access::Write)];
     around(queue, &uses, wait, |wait| {
         // SAFETY: the pieces lie in the region at the host's pitches (caller's contract).
         unsafe { upload(queue, command, mem, pieces, src, blocking, wait) }
@@ -112,7 +113,8 @@ pub fn read(
 ) -> CLResult<Arc<Event>> {
     let pieces = pieces(mem, from, host, region);
     let command = CL_COMMAND_READ_BUFFER_RECT;
-    let uses = [Use::whole(mem, Access::Read)];
+    let (start, len) = from.span(region);
+    let uses = [Use::bytes(mem, start, len, Access::Read)];
     around(queue, &uses, wait, |wait| {
         download(queue, command, mem, pieces, dst, blocking, wait)
     })
@@ -168,9 +170,10 @@ pub fn copy(
     wait: &[Arc<Event>],
 ) -> CLResult<Arc<Event>> {
     let copy = Copy::new(&queue.vk, src, dst, from, to, region)?;
+    let ((src_start, src_len), (dst_start, dst_len)) = (from.span(region), to.span(region));
     let uses = [
-        Use::whole(src, Access::Read),
-        Use::whole(dst, Access::Write),
+        Use::bytes(src, src_start, src_len, Access::Read),
+        Use::bytes(dst, dst_start, dst_len, Access::Write),
     ];
     around(queue, &uses, wait, |wait| {
         queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))

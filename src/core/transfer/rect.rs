@@ -63,6 +63,14 @@ impl Rect {
             + self.origin[0]
     }
 
+    /// The bytes the region spans: the offset of its first and the length to one past its
+    /// last (what a command on it uses, for `residence`).
+    pub(super) fn span(&self, region: [usize; 3]) -> (usize, usize) {
+        let start = self.row(0, 0);
+        let end = self.end(region).unwrap_or(start);
+        (start, end.saturating_sub(start))
+    }
+
     /// One past the last byte the region touches.
     pub fn end(&self, region: [usize; 3]) -> Option<usize> {
         let last = (self.origin[2] + region[2] - 1)
