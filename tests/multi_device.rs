@@ -1005,6 +1005,24 @@ fn images_move_between_the_devices_with_their_texels() {
     assert_eq!(err, CL_SUCCESS);
     let stepped: Vec<i32> = init.iter().map(|x| x * 3 + 1).collect();
     assert!(read_image(q[1], from_buffer, [0, 0], [w, h], &[e6]) == stepped);
+    // Rows 2..6 of `b` into `words` at row 10 on device 1, read back whole on device 0: the
+    // rows around them are `stepped`'s still.
+    let mut e7 = null_mut();
+    check!(clEnqueueCopyImageToBuffer(
+        q[1],
+        b,
+        words,
+        [0, 2, 0].as_ptr(),
+        [w, 4, 1].as_ptr(),
+        10 * w * 4,
+        0,
+        null(),
+        &mut e7
+    ));
+    let mut want = stepped.clone();
+    want[10 * w..14 * w].copy_from_slice(&model[2 * w..6 * w]);
+    assert_eq!(read(q[0], words, w * h, &[e7]), want);
+    check!(clReleaseEvent(e7));
     release_all(&[e0, e1, e2, e3, e4, e5, e6], &[a, b, c, texels, buf, out]);
     release_all(&[], &[from_buffer, words]);
     end(ctx, q, p, &[paint, bump, step, read_texels]);

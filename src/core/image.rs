@@ -695,13 +695,20 @@ pub fn copy(
         region,
         buffer_offset,
     )?;
-    let uses = [
-        residence::Use::whole(src, Access::Read),
-        residence::Use::whole(dst, Access::Write),
-    ];
+    let side = |mem, access| copy_use(mem, buffer_offset, copy.bytes, access);
+    let uses = [side(src, Access::Read), side(dst, Access::Write)];
     residence::around(queue, &uses, wait, |wait| {
         queue.enqueue(command, wait, |rec| Ok(copy.record(rec)))
     })
+}
+
+/// What an image copy uses of `mem`, for `residence`: an image, all of it; a buffer, `bytes`
+/// from `offset`.
+fn copy_use(mem: &Arc<Mem>, offset: usize, bytes: u64, access: Access) -> residence::Use<'_> {
+    match mem.is_image() {
+        true => residence::Use::whole(mem, access),
+        false => residence::Use::bytes(mem, offset, bytes as usize, access),
+    }
 }
 
 /// A copy between images, or an image and a buffer, ready to record.
