@@ -135,9 +135,14 @@ fn has_svm(e: &Env) -> bool {
 fn device_reports_buffer_svm() {
     let e = Env::new();
     let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
-    // lavapipe: imported host memory has its host address as device address (probed).
+    // lavapipe: imported host memory has its host address as device address (probed), and
+    // its atomics are the host's own, seq_cst (so SVM atomics, with all-devices scope).
     if device_str(e.dev, CL_DEVICE_NAME).contains("llvmpipe") {
-        assert_eq!(caps, COARSE | FINE, "CL_DEVICE_SVM_CAPABILITIES");
+        assert_eq!(
+            caps,
+            COARSE | FINE | CL_DEVICE_SVM_ATOMICS,
+            "CL_DEVICE_SVM_CAPABILITIES"
+        );
     } else {
         assert!(
             caps == 0 || caps & COARSE != 0,
@@ -539,10 +544,15 @@ fn alloc_errors_return_null() {
         "two access flags"
     );
     assert!(bad(CL_MEM_SVM_ATOMICS, 64, 0), "atomics without fine grain");
-    assert!(
-        bad(CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 64, 0),
-        "atomics are not reported"
-    );
+    let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
+    let atomics = CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS;
+    if caps & CL_DEVICE_SVM_ATOMICS == 0 {
+        assert!(bad(atomics, 64, 0), "atomics are not reported");
+    } else {
+        let p = unsafe { clSVMAlloc(e.ctx, atomics, 64, 0) };
+        assert!(!p.is_null(), "SVM atomics are reported");
+        unsafe { clSVMFree(e.ctx, p) };
+    }
     assert!(bad(0, 64, 3), "alignment not a power of two");
     assert!(bad(1 << 20, 64, 0), "unknown flag");
     let max: u64 = device_val(e.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
@@ -855,6 +865,92 @@ fn fine_grain_host_and_device_atomics_on_one_location() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
     unsafe { clSVMFree(e.ctx, c.cast()) };
+}
+
+const MESSAGES: &str = r#"
+/* With the host, through SVM atomics: the host writes data[0..n) and then sets flags[0] with a
+   release; the kernel waits for it with an acquire (a bounded spin: -1 if it never came),
+   sums the data, writes the sum to data[n] and sets flags[1] with a release, which the host
+   waits for with an acquire before it reads data[n], while the kernel still runs (it then
+   spins on flags[2], which the host sets last). */
+kernel void messages(global long *data, global atomic_int *flags, int n) {
+    long sum = -1;
+    for (uint s = 0; s < (1u << 26); ++s) {
+        if (atomic_load_explicit(&flags[0], memory_order_acquire, memory_scope_all_svm_devices)) {
+            sum = 0;
+            for (int i = 0; i < n; ++i)
+                sum += data[i];
+            break;
+        }
+    }
+    data[n] = sum;
+    atomic_store_explicit(&flags[1], 1, memory_order_release, memory_scope_all_svm_devices);
+    for (uint s = 0; s < (1u << 26); ++s)
+        if (atomic_load(&flags[2]))
+            break;
+}
+"#;
+
+/// Where SVM atomics are reported: release/acquire between the host and a running kernel, in
+/// both directions, through fine-grained SVM allocated with CL_MEM_SVM_ATOMICS.
+#[test]
+fn svm_atomics_pass_messages_between_host_and_a_running_kernel() {
+    use std::sync::atomic::{AtomicI32, Ordering};
+    let e = Env::new();
+    let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
+    if caps & CL_DEVICE_SVM_ATOMICS == 0 {
+        eprintln!("skipped: the device reports no SVM atomics");
+        return;
+    }
+    let n = 1000usize;
+    let svm = CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS;
+    let data: *mut i64 = alloc(&e, svm, n + 1);
+    let flags: *mut i32 = alloc(&e, svm, 3);
+    unsafe {
+        std::ptr::write_bytes(data, 0, n + 1);
+        std::ptr::write_bytes(flags, 0, 3);
+    }
+    let flag = |i: usize| unsafe { &*(flags.add(i) as *const AtomicI32) };
+    let p = e.program(MESSAGES, "-cl-std=CL3.0");
+    let k = kernel(p, "messages");
+    svm_arg(k, 0, data);
+    svm_arg(k, 1, flags);
+    arg(k, 2, &(n as i32));
+    check!(clEnqueueNDRangeKernel(
+        e.queue,
+        k,
+        1,
+        null(),
+        [1].as_ptr(),
+        [1].as_ptr(),
+        0,
+        null(),
+        null_mut()
+    ));
+    check!(clFlush(e.queue));
+    for i in 0..n {
+        unsafe { *data.add(i) = i as i64 * 3 + 1 };
+    }
+    flag(0).store(1, Ordering::Release);
+    let mut answered = false;
+    for _ in 0..2_000_000_000u64 {
+        if flag(1).load(Ordering::Acquire) != 0 {
+            answered = true;
+            break;
+        }
+        std::hint::spin_loop();
+    }
+    let sum = unsafe { *data.add(n) };
+    flag(2).store(1, Ordering::SeqCst);
+    check!(clFinish(e.queue));
+    assert!(answered, "the kernel never answered");
+    assert_eq!(sum, (0..n as i64).map(|i| i * 3 + 1).sum::<i64>());
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    unsafe {
+        clSVMFree(e.ctx, data.cast());
+        clSVMFree(e.ctx, flags.cast());
+    }
 }
 
 #[test]

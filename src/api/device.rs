@@ -332,15 +332,20 @@ fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u
             0
         }),
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => v::<cl_bool>(cl_false),
-        // What clspv implements (seq_cst is weakened to acq_rel, so it is not claimed); the
-        // OpenCL C feature macros say the same (__opencl_c_atomic_order_acq_rel, _scope_device).
+        // What clspv implements (it weakens seq_cst to acq_rel and all-devices scope to
+        // device), and seq_cst and all-devices scope where vkcl makes them hold; the OpenCL C
+        // feature macros say the same.
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES | CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => {
-            v::<cl_device_atomic_capabilities>(
-                CL_DEVICE_ATOMIC_ORDER_RELAXED
-                    | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
-                    | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
-                    | CL_DEVICE_ATOMIC_SCOPE_DEVICE,
-            )
+            let base = CL_DEVICE_ATOMIC_ORDER_RELAXED
+                | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
+                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+                | CL_DEVICE_ATOMIC_SCOPE_DEVICE;
+            let seq_cst = CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
+            v::<cl_device_atomic_capabilities>(if d.seq_cst_atomics() {
+                base | seq_cst
+            } else {
+                base
+            })
         }
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => v::<cl_bool>(cl_true),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => v::<cl_bool>(bool_(

@@ -1,3 +1,6 @@
+//! C11 atomics clspv gets wrong, rewritten in the OpenCL C prelude: atomic loads of every
+//! type and seq_cst loads and stores ([`ACCESS_PRELUDE`]), and the atomic_flag functions.
+//!
 //! `atomic_flag_test_and_set_explicit` / `atomic_flag_clear_explicit` as the int atomics
 //! they are. clspv 0.0.1 gives both the memory semantics of workgroup memory whatever the
 //! flag's address space (OpAtomicExchange … AcquireRelease|WorkgroupMemory on a flag in a
@@ -28,6 +31,8 @@ __VKCL_AF void __vkcl_flag_clear(volatile atomic_int *p, memory_order o) {\n\
 #undef __VKCL_AF\n\
 #define atomic_flag_test_and_set_explicit(p, ...) __vkcl_flag_test_and_set((volatile atomic_int *)(p), __VA_ARGS__)\n\
 #define atomic_flag_clear_explicit(p, ...) __vkcl_flag_clear((volatile atomic_int *)(p), __VA_ARGS__)\n\
+#define atomic_flag_test_and_set(p) __vkcl_flag_test_and_set((volatile atomic_int *)(p), (memory_order)__ATOMIC_SEQ_CST)\n\
+#define atomic_flag_clear(p) __vkcl_flag_clear((volatile atomic_int *)(p), (memory_order)__ATOMIC_SEQ_CST)\n\
 #endif\n";
 
 /// Whether a source may atomic_load a program-scope variable. clspv 0.0.1 gives all the
@@ -40,38 +45,86 @@ pub fn loads_globals(source: &[u8]) -> bool {
     source.windows(n.len()).any(|w| w == n) && super::globals::declares_writable_globals(source)
 }
 
-/// For [`loads_globals`]: only 32-bit integer loads stay atomic loads; 64-bit integers are a
-/// fetch_or of 0 (the value, atomically), and floating-point values a volatile load (one
-/// aligned load of the whole value; an integer read-modify-write would not be valid SPIR-V on
-/// a variable clspv types as floating point), followed by an acquire fence where the order
-/// asks for one.
-pub const LOAD_PRELUDE: &str = "\
+/// Whether a source may load or store atomics: the loads and stores [`ACCESS_PRELUDE`]
+/// rewrites.
+pub fn accesses(source: &[u8]) -> bool {
+    [&b"atomic_load"[..], b"atomic_store", b"atomic_flag_"]
+        .iter()
+        .any(|n| source.windows(n.len()).any(|w| w == *n))
+}
+
+/// Atomic loads of every type, and seq_cst stores, as overloads that macros send
+/// `atomic_load(_explicit)` and `atomic_store(_explicit)` to (OpenCL C 2.0, or 3.0 with the
+/// generic address space).
+///
+/// - clspv 0.0.1 gives every atomic load of a module the type of the first it meets: after an
+///   int load, a long load read the low word only and a float load crashed clspv
+///   (tests/c11_atomics.rs). So the only atomic loads left are 32-bit integer ones: 64-bit
+///   integers are a fetch_or of 0 (the value, atomically), float and double the int and long
+///   loads of their bits.
+/// - Program-scope variables (`__VKCL_GLOBAL_LOADS`, for [`loads_globals`]): a float or
+///   double is a volatile load (one aligned load of the whole value: an integer access would
+///   not be valid SPIR-V on a variable clspv types as floating point), followed by an acquire
+///   fence where the order asks for one.
+/// - `__VKCL_SEQ_CST` (`Target::seq_cst`: lavapipe, whose atomics are sequentially consistent
+///   once seq_cst loads and stores are read-modify-writes): clspv weakens seq_cst to a release
+///   store and an acquire load, which lets two work-items each miss the other's store (the
+///   store-buffering outcome, seen on lavapipe). A seq_cst store becomes an exchange, a
+///   seq_cst load a fetch_or of 0, and a volatile seq_cst load follows a seq_cst fence
+///   (llvmpipe makes every fence a full barrier and every read-modify-write a seq_cst one).
+///   `__ATOMIC_SEQ_CST` is memory_order_seq_cst's value: clspv warns wherever the name
+///   appears.
+pub const ACCESS_PRELUDE: &str = "\
 #if __OPENCL_C_VERSION__ == 200 || (__OPENCL_C_VERSION__ >= 300 && defined(__opencl_c_generic_address_space))\n\
-#define __VKCL_AL static inline __attribute__((overloadable))\n\
-#define __VKCL_LOADS(T, LOAD) \\\n\
-  __VKCL_AL T __vkcl_load(volatile atomic_##T *p, memory_order o, memory_scope s) { LOAD } \\\n\
-  __VKCL_AL T __vkcl_load(volatile atomic_##T *p, memory_order o) { \\\n\
-    memory_scope s = memory_scope_device; LOAD }\n\
-#define __VKCL_PLAIN return atomic_load_explicit(p, o, s);\n\
-#define __VKCL_RMW return atomic_fetch_or_explicit(p, 0, o, s);\n\
-#define __VKCL_VOLATILE(T) T v = *(volatile T *)p; if (o != memory_order_relaxed) \\\n\
+#define __VKCL_AA static inline __attribute__((overloadable))\n\
+#ifdef __VKCL_SEQ_CST\n\
+#define __VKCL_SC(o) ((o) == __ATOMIC_SEQ_CST)\n\
+#else\n\
+#define __VKCL_SC(o) 0\n\
+#endif\n\
+#define __VKCL_INT if (__VKCL_SC(o)) return atomic_fetch_or_explicit(p, 0, o, s); \\\n\
+    return atomic_load_explicit(p, o, s);\n\
+#define __VKCL_WIDE return atomic_fetch_or_explicit(p, 0, o, s);\n\
+#ifdef __VKCL_GLOBAL_LOADS\n\
+#define __VKCL_FLOAT(T, I) if (__VKCL_SC(o)) atomic_work_item_fence( \\\n\
+    CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE, (memory_order)__ATOMIC_SEQ_CST, s); \\\n\
+  T v = *(volatile T *)p; if (o != memory_order_relaxed) \\\n\
     atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE, memory_order_acquire, s); \\\n\
-    return v;\n\
-__VKCL_LOADS(int, __VKCL_PLAIN)\n\
-__VKCL_LOADS(uint, __VKCL_PLAIN)\n\
-__VKCL_LOADS(float, __VKCL_VOLATILE(float))\n\
+  return v;\n\
+#else\n\
+#define __VKCL_FLOAT(T, I) return as_##T(__vkcl_load((volatile atomic_##I *)p, o, s));\n\
+#endif\n\
+#define __VKCL_STORE if (__VKCL_SC(o)) (void)atomic_exchange_explicit(p, v, o, s); \\\n\
+    else atomic_store_explicit(p, v, o, s);\n\
+#define __VKCL_ACCESSES(T, LOAD) \\\n\
+  __VKCL_AA T __vkcl_load(volatile atomic_##T *p, memory_order o, memory_scope s) { LOAD } \\\n\
+  __VKCL_AA T __vkcl_load(volatile atomic_##T *p, memory_order o) { \\\n\
+    return __vkcl_load(p, o, memory_scope_device); } \\\n\
+  __VKCL_AA void __vkcl_store(volatile atomic_##T *p, T v, memory_order o, memory_scope s) { \\\n\
+    __VKCL_STORE } \\\n\
+  __VKCL_AA void __vkcl_store(volatile atomic_##T *p, T v, memory_order o) { \\\n\
+    __vkcl_store(p, v, o, memory_scope_device); }\n\
+__VKCL_ACCESSES(int, __VKCL_INT)\n\
+__VKCL_ACCESSES(uint, __VKCL_INT)\n\
+__VKCL_ACCESSES(float, __VKCL_FLOAT(float, int))\n\
 #if defined(cl_khr_int64_base_atomics) && defined(cl_khr_int64_extended_atomics)\n\
-__VKCL_LOADS(long, __VKCL_RMW)\n\
-__VKCL_LOADS(ulong, __VKCL_RMW)\n\
+__VKCL_ACCESSES(long, __VKCL_WIDE)\n\
+__VKCL_ACCESSES(ulong, __VKCL_WIDE)\n\
 #if defined(cl_khr_fp64)\n\
-__VKCL_LOADS(double, __VKCL_VOLATILE(double))\n\
+__VKCL_ACCESSES(double, __VKCL_FLOAT(double, long))\n\
 #endif\n\
 #endif\n\
-#undef __VKCL_AL\n\
-#undef __VKCL_LOADS\n\
-#undef __VKCL_PLAIN\n\
-#undef __VKCL_RMW\n\
-#undef __VKCL_VOLATILE\n\
+#undef __VKCL_AA\n\
+#undef __VKCL_SC\n\
+#undef __VKCL_INT\n\
+#undef __VKCL_WIDE\n\
+#undef __VKCL_FLOAT\n\
+#undef __VKCL_STORE\n\
+#undef __VKCL_ACCESSES\n\
 #define atomic_load_explicit(...) __vkcl_load(__VA_ARGS__)\n\
-#define atomic_load(p) __vkcl_load(p, memory_order_seq_cst)\n\
+#define atomic_load(p) __vkcl_load(p, (memory_order)__ATOMIC_SEQ_CST)\n\
+#ifdef __VKCL_SEQ_CST\n\
+#define atomic_store_explicit(...) __vkcl_store(__VA_ARGS__)\n\
+#define atomic_store(p, v) __vkcl_store(p, v, (memory_order)__ATOMIC_SEQ_CST)\n\
+#endif\n\
 #endif\n";

@@ -456,11 +456,15 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
     if sub_groups {
         p += &subgroups::prelude(names);
     }
+    // Loads and stores first: the atomic_flag functions store through them.
+    if sources.iter().any(|s| atomics::loads_globals(s)) {
+        p += "#define __VKCL_GLOBAL_LOADS\n";
+    }
+    if sources.iter().any(|s| atomics::accesses(s)) {
+        p += atomics::ACCESS_PRELUDE;
+    }
     if sources.iter().any(|s| atomics::names_any(s)) {
         p += atomics::PRELUDE;
-    }
-    if sources.iter().any(|s| atomics::loads_globals(s)) {
-        p += atomics::LOAD_PRELUDE;
     }
     if sources.iter().any(|s| collectives::names_any(s)) {
         p += &collectives::prelude();

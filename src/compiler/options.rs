@@ -47,6 +47,10 @@ pub struct Target {
     pub subgroups: bool,
     /// `shaderIntegerDotProduct`: the 4×8-bit dot-product features.
     pub integer_dot_product: bool,
+    /// Atomics are sequentially consistent across the device and the host once seq_cst
+    /// loads and stores are read-modify-writes (`atomics::ACCESS_PRELUDE`): seq_cst order
+    /// and all-devices scope are claimed, the loads and stores rewritten.
+    pub seq_cst: bool,
 }
 
 /// OpenCL C standards the application may ask for. C++ for OpenCL is not offered.
@@ -204,6 +208,9 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
             a.push("-Dget_enqueued_local_size=get_local_size".into());
         }
     }
+    if target.seq_cst {
+        a.push("-D__VKCL_SEQ_CST=1".into());
+    }
     if std == "CL3.0" {
         a.push(format!(
             "-enable-feature-macros={}",
@@ -254,7 +261,8 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
 /// CL_DEVICE_OPENCL_C_FEATURES must list the same. clspv accepts each of these macros;
 /// it refuses pipes, device enqueue and program-scope globals, and crashes (0.0.1) on the
 /// work-group collective functions, so those are never given to it (`own_features`);
-/// seq_cst and all-devices scope are weakened by clspv, so not claimed either.
+/// seq_cst and all-devices scope are weakened by clspv (`own_features` claims them where
+/// vkcl makes them hold).
 pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
     let mut f = vec![
         "__opencl_c_atomic_order_acq_rel",
@@ -288,14 +296,25 @@ pub fn opencl_c_features(target: &Target) -> Vec<&'static str> {
 /// The OpenCL C 3.0 optional features vkcl implements itself on this target, defined by vkcl
 /// rather than clspv: pipes (lowered before clspv, which refuses their macro), program-scope
 /// variables (built in clang's 2.0 mode, `compiler::globals`, gathered after clspv) and the
-/// work-group collectives (a library of vkcl's own whose values travel as 64-bit words).
+/// work-group collectives (a library of vkcl's own whose values travel as 64-bit words);
+/// seq_cst order and all-devices scope on targets where vkcl's loads and stores make them
+/// hold (clspv weakens both).
 pub fn own_features(target: &Target) -> Vec<&'static str> {
     let mut f = vec![super::pipes::FEATURE, super::globals::FEATURE];
     if target.int64 {
         f.push(super::collectives::FEATURE);
     }
+    if target.seq_cst {
+        f.extend(SEQ_CST_FEATURES);
+    }
     f
 }
+
+/// The features `Target::seq_cst` claims.
+pub const SEQ_CST_FEATURES: [&str; 2] = [
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_all_devices",
+];
 
 /// The highest SPIR-V version clspv can emit that the device accepts.
 fn spirv_version((major, minor): (u32, u32)) -> &'static str {

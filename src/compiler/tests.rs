@@ -29,6 +29,7 @@ pub(crate) fn target() -> Target {
         read_write_images: true,
         subgroups: true,
         integer_dot_product: false,
+        seq_cst: false,
     }
 }
 

@@ -172,6 +172,12 @@ impl Device {
         self.caps.features.float16 && self.caps.features.storage_buffer16
     }
 
+    /// seq_cst order and all-devices scope honoured (`Caps::seq_cst_atomics`): claimed in the
+    /// atomic capabilities, the feature macros and, with fine-grained SVM, as SVM atomics.
+    pub fn seq_cst_atomics(&self) -> bool {
+        self.caps.seq_cst_atomics()
+    }
+
     /// Doubles: shaderFloat64, and shaderInt64 for the built-ins that take them apart; on
     /// unless VKCL_FP64=0.
     pub fn has_fp64(&self) -> bool {
@@ -340,6 +346,7 @@ impl Device {
             read_write_images: self.has_read_write_images(),
             subgroups: self.has_subgroups(),
             integer_dot_product: false,
+            seq_cst: self.seq_cst_atomics(),
         }
     }
 

@@ -41,14 +41,20 @@ static PROBED: Mutex<Option<HashMap<usize, bool>>> = Mutex::new(None);
 /// CL_DEVICE_SVM_CAPABILITIES: coarse- and fine-grained buffers where host memory imported
 /// into the device has the same address on both sides, or memory can be mapped at its device
 /// address (either memory is host-coherent, so the host sees the device's writes without a
-/// map); none elsewhere. Not CL_DEVICE_SVM_ATOMICS:
-/// clspv has no `memory_scope_all_svm_devices`; not FINE_GRAIN_SYSTEM: kernels can only reach
-/// memory imported beforehand.
+/// map); none elsewhere. CL_DEVICE_SVM_ATOMICS with them where the device's atomics are
+/// seq_cst and coherent with the host's (`Device::seq_cst_atomics`: lavapipe, whose atomics
+/// are the host's own on the same memory; clspv otherwise weakens
+/// `memory_scope_all_svm_devices` to device scope). Not FINE_GRAIN_SYSTEM: kernels can only
+/// reach memory imported beforehand.
 pub fn capabilities(device: &Device) -> cl_device_svm_capabilities {
-    if same_addresses(device) || places_maps(device) {
-        CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
+    if !(same_addresses(device) || places_maps(device)) {
+        return 0;
+    }
+    let buffers = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
+    if device.seq_cst_atomics() {
+        buffers | CL_DEVICE_SVM_ATOMICS
     } else {
-        0
+        buffers
     }
 }
 

@@ -170,6 +170,16 @@ impl Caps {
         })
     }
 
+    /// Atomics are sequentially consistent, and coherent with the host's atomics on the same
+    /// memory, once seq_cst loads and stores are read-modify-writes: llvmpipe (lavapipe)
+    /// makes every atomic read-modify-write and compare-exchange an LLVM seq_cst atomic on
+    /// the host's memory and every memory barrier a seq_cst fence (Mesa's gallivm), whatever
+    /// the SPIR-V semantics. Other drivers follow Vulkan's memory model, which treats
+    /// SequentiallyConsistent as AcquireRelease.
+    pub fn seq_cst_atomics(&self) -> bool {
+        self.driver_name == "llvmpipe"
+    }
+
     /// A CPU implementation (lavapipe, SwiftShader).
     pub fn is_cpu(&self) -> bool {
         self.device_type == vk::PhysicalDeviceType::CPU
