@@ -442,14 +442,15 @@ const EVERY_TYPE_SOURCE: &str = r#"
    reverse: each reads the value another type's store left in its own buffer. */
 kernel void every_type(global atomic_int *i, global atomic_uint *u, global atomic_long *l,
                        global atomic_ulong *ul, global atomic_float *f,
-                       global atomic_double *d, global long *out, int reverse) {
+                       global atomic_double *d, global long *out, global float *of,
+                       global double *od, int reverse) {
     if (!reverse) {
         out[0] = atomic_load_explicit(i, memory_order_acquire, memory_scope_device);
         out[1] = atomic_load_explicit(u, memory_order_relaxed, memory_scope_device);
         out[2] = atomic_load_explicit(l, memory_order_acquire, memory_scope_device);
         out[3] = (long)atomic_load_explicit(ul, memory_order_relaxed, memory_scope_device);
-        out[4] = as_int(atomic_load_explicit(f, memory_order_acquire, memory_scope_device));
-        out[5] = as_long(atomic_load_explicit(d, memory_order_relaxed, memory_scope_device));
+        of[0] = atomic_load_explicit(f, memory_order_acquire, memory_scope_device);
+        od[0] = atomic_load_explicit(d, memory_order_relaxed, memory_scope_device);
         atomic_store_explicit(i + 1, -7, memory_order_release, memory_scope_device);
         atomic_store_explicit(u + 1, 0xfedcba98u, memory_order_relaxed, memory_scope_device);
         atomic_store_explicit(l + 1, -0x123456789abcdefL, memory_order_release, memory_scope_device);
@@ -457,8 +458,8 @@ kernel void every_type(global atomic_int *i, global atomic_uint *u, global atomi
         atomic_store_explicit(f + 1, 2.5f, memory_order_release, memory_scope_device);
         atomic_store_explicit(d + 1, -1.0 / 3.0, memory_order_relaxed, memory_scope_device);
     } else {
-        out[5] = as_long(atomic_load_explicit(d, memory_order_relaxed, memory_scope_device));
-        out[4] = as_int(atomic_load_explicit(f, memory_order_acquire, memory_scope_device));
+        od[0] = atomic_load_explicit(d, memory_order_relaxed, memory_scope_device);
+        of[0] = atomic_load_explicit(f, memory_order_acquire, memory_scope_device);
         out[3] = (long)atomic_load_explicit(ul, memory_order_relaxed, memory_scope_device);
         out[2] = atomic_load_explicit(l, memory_order_acquire, memory_scope_device);
         out[1] = atomic_load_explicit(u, memory_order_relaxed, memory_scope_device);
@@ -496,22 +497,24 @@ fn atomic_loads_and_stores_of_every_type_in_one_kernel() {
         let ul = e.buffer_from(&[0x8000000000000001u64, 0]);
         let f = e.buffer_from(&[1.75f32, 0.0]);
         let d = e.buffer_from(&[d0, 0.0]);
-        let out = e.buffer_from(&[0i64; 6]);
-        for (n, m) in [i, u, l, ul, f, d, out].iter().enumerate() {
+        let out = e.buffer_from(&[0i64; 4]);
+        let of = e.buffer_from(&[0f32]);
+        let od = e.buffer_from(&[0f64]);
+        for (n, m) in [i, u, l, ul, f, d, out, of, od].iter().enumerate() {
             arg(k, n as u32, m);
         }
-        arg(k, 7, &reverse);
+        arg(k, 9, &reverse);
         e.run(k, None, &[1], Some(&[1]));
-        let got = e.read::<i64>(out, 6);
+        let got = e.read::<i64>(out, 4);
         let want = [
             -123456789i64,
             0x89abcdef,
             0x7123456789abcdef,
             0x8000000000000001u64 as i64,
-            1.75f32.to_bits() as i32 as i64,
-            d0.to_bits() as i64,
         ];
         assert_eq!(got, want, "loads, reverse={reverse}");
+        assert_eq!(e.read::<f32>(of, 1)[0], 1.75, "float load, reverse={reverse}");
+        assert_eq!(e.read::<f64>(od, 1)[0], d0, "double load, reverse={reverse}");
         assert_eq!(e.read::<i32>(i, 2)[1], -7, "reverse={reverse}");
         assert_eq!(e.read::<u32>(u, 2)[1], 0xfedcba98, "reverse={reverse}");
         assert_eq!(
@@ -526,7 +529,7 @@ fn atomic_loads_and_stores_of_every_type_in_one_kernel() {
         );
         assert_eq!(e.read::<f32>(f, 2)[1], 2.5, "reverse={reverse}");
         assert_eq!(e.read::<f64>(d, 2)[1], -1.0 / 3.0, "reverse={reverse}");
-        for m in [i, u, l, ul, f, d, out] {
+        for m in [i, u, l, ul, f, d, out, of, od] {
             check!(clReleaseMemObject(m));
         }
     }

@@ -35,16 +35,6 @@ __VKCL_AF void __vkcl_flag_clear(volatile atomic_int *p, memory_order o) {\n\
 #define atomic_flag_clear(p) __vkcl_flag_clear((volatile atomic_int *)(p), (memory_order)__ATOMIC_SEQ_CST)\n\
 #endif\n";
 
-/// Whether a source may atomic_load a program-scope variable. clspv 0.0.1 gives all the
-/// atomic loads of program-scope variables one type, the first it meets: after a 32-bit
-/// load, a load of an `atomic_long` reads its low word only, and a load of one initialized
-/// variable crashes it (SIGSEGV; so do an `atomic_float` and an `atomic_double`).
-/// Read-modify-writes are right.
-pub fn loads_globals(source: &[u8]) -> bool {
-    let n = b"atomic_load";
-    source.windows(n.len()).any(|w| w == n) && super::globals::declares_writable_globals(source)
-}
-
 /// Whether a source may load or store atomics: the loads and stores [`ACCESS_PRELUDE`]
 /// rewrites.
 pub fn accesses(source: &[u8]) -> bool {
@@ -53,27 +43,28 @@ pub fn accesses(source: &[u8]) -> bool {
         .any(|n| source.windows(n.len()).any(|w| w == *n))
 }
 
-/// Atomic loads of every type, and seq_cst stores, as overloads that macros send
+/// Atomic loads and stores of every type, as overloads that macros send
 /// `atomic_load(_explicit)` and `atomic_store(_explicit)` to (OpenCL C 2.0, or 3.0 with the
 /// generic address space).
 ///
 /// - clspv 0.0.1 gives every atomic load of a module the type of the first it meets: after an
-///   int load, a long load read the low word only and a float load crashed clspv
-///   (tests/c11_atomics.rs). So the only atomic loads left are 32-bit integer ones: 64-bit
-///   integers are a fetch_or of 0 (the value, atomically), float and double the int and long
-///   loads of their bits.
-/// - Program-scope variables (`__VKCL_GLOBAL_LOADS`, for [`loads_globals`]): a float or
-///   double is a volatile load (one aligned load of the whole value: an integer access would
-///   not be valid SPIR-V on a variable clspv types as floating point), followed by an acquire
-///   fence where the order asks for one.
+///   int load, a long load read the low word only and a float load crashed clspv; with
+///   program-scope variables also where they are initialized, or for `atomic_float` with
+///   `atomic_double` (tests/c11_atomics.rs, tests/globals.rs). So the only atomic loads left
+///   are 32-bit integer ones: 64-bit integers are a fetch_or of 0 (the value, atomically).
+/// - Floats and doubles are loaded and stored with volatile accesses (one aligned access of
+///   the whole value), with an acquire fence after a load and a release fence before a store
+///   where the order asks for them: an atomic float store needs VK_EXT_shader_atomic_float
+///   (lavapipe has no 64-bit one), and accessing their bits as integers would retype the
+///   buffer, or a program-scope variable, as integers, where the float exchange is invalid.
 /// - `__VKCL_SEQ_CST` (`Target::seq_cst`: lavapipe, whose atomics are sequentially consistent
 ///   once seq_cst loads and stores are read-modify-writes): clspv weakens seq_cst to a release
 ///   store and an acquire load, which lets two work-items each miss the other's store (the
-///   store-buffering outcome, seen on lavapipe). A seq_cst store becomes an exchange, a
-///   seq_cst load a fetch_or of 0, and a volatile seq_cst load follows a seq_cst fence
-///   (llvmpipe makes every fence a full barrier and every read-modify-write a seq_cst one).
-///   `__ATOMIC_SEQ_CST` is memory_order_seq_cst's value: clspv warns wherever the name
-///   appears.
+///   store-buffering outcome, seen on lavapipe). A seq_cst integer store becomes an exchange
+///   and a seq_cst integer load a fetch_or of 0; a seq_cst float load follows a seq_cst fence
+///   and a seq_cst float store is followed by one (llvmpipe makes every fence a full barrier
+///   and every read-modify-write a seq_cst one). `__ATOMIC_SEQ_CST` is memory_order_seq_cst's
+///   value: clspv warns wherever the name appears.
 pub const ACCESS_PRELUDE: &str = "\
 #if __OPENCL_C_VERSION__ == 200 || (__OPENCL_C_VERSION__ >= 300 && defined(__opencl_c_generic_address_space))\n\
 #define __VKCL_AA static inline __attribute__((overloadable))\n\
@@ -85,46 +76,43 @@ pub const ACCESS_PRELUDE: &str = "\
 #define __VKCL_INT if (__VKCL_SC(o)) return atomic_fetch_or_explicit(p, 0, o, s); \\\n\
     return atomic_load_explicit(p, o, s);\n\
 #define __VKCL_WIDE return atomic_fetch_or_explicit(p, 0, o, s);\n\
-#ifdef __VKCL_GLOBAL_LOADS\n\
-#define __VKCL_FLOAT(T, I) if (__VKCL_SC(o)) atomic_work_item_fence( \\\n\
-    CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE, (memory_order)__ATOMIC_SEQ_CST, s); \\\n\
-  T v = *(volatile T *)p; if (o != memory_order_relaxed) \\\n\
-    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE, memory_order_acquire, s); \\\n\
+#define __VKCL_FENCE(o) atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE, o, s);\n\
+#define __VKCL_FLOAT_LOAD(T) if (__VKCL_SC(o)) __VKCL_FENCE((memory_order)__ATOMIC_SEQ_CST) \\\n\
+  T v = *(volatile T *)p; if (o != memory_order_relaxed) __VKCL_FENCE(memory_order_acquire) \\\n\
   return v;\n\
-#else\n\
-#define __VKCL_FLOAT(T, I) return as_##T(__vkcl_load((volatile atomic_##I *)p, o, s));\n\
-#endif\n\
 #define __VKCL_STORE if (__VKCL_SC(o)) (void)atomic_exchange_explicit(p, v, o, s); \\\n\
     else atomic_store_explicit(p, v, o, s);\n\
-#define __VKCL_ACCESSES(T, LOAD) \\\n\
+#define __VKCL_FLOAT_STORE(T) if (o != memory_order_relaxed) __VKCL_FENCE(memory_order_release) \\\n\
+  *(volatile T *)p = v; if (__VKCL_SC(o)) __VKCL_FENCE((memory_order)__ATOMIC_SEQ_CST)\n\
+#define __VKCL_ACCESSES(T, LOAD, STORE) \\\n\
   __VKCL_AA T __vkcl_load(volatile atomic_##T *p, memory_order o, memory_scope s) { LOAD } \\\n\
   __VKCL_AA T __vkcl_load(volatile atomic_##T *p, memory_order o) { \\\n\
     return __vkcl_load(p, o, memory_scope_device); } \\\n\
   __VKCL_AA void __vkcl_store(volatile atomic_##T *p, T v, memory_order o, memory_scope s) { \\\n\
-    __VKCL_STORE } \\\n\
+    STORE } \\\n\
   __VKCL_AA void __vkcl_store(volatile atomic_##T *p, T v, memory_order o) { \\\n\
     __vkcl_store(p, v, o, memory_scope_device); }\n\
-__VKCL_ACCESSES(int, __VKCL_INT)\n\
-__VKCL_ACCESSES(uint, __VKCL_INT)\n\
-__VKCL_ACCESSES(float, __VKCL_FLOAT(float, int))\n\
+__VKCL_ACCESSES(int, __VKCL_INT, __VKCL_STORE)\n\
+__VKCL_ACCESSES(uint, __VKCL_INT, __VKCL_STORE)\n\
+__VKCL_ACCESSES(float, __VKCL_FLOAT_LOAD(float), __VKCL_FLOAT_STORE(float))\n\
 #if defined(cl_khr_int64_base_atomics) && defined(cl_khr_int64_extended_atomics)\n\
-__VKCL_ACCESSES(long, __VKCL_WIDE)\n\
-__VKCL_ACCESSES(ulong, __VKCL_WIDE)\n\
+__VKCL_ACCESSES(long, __VKCL_WIDE, __VKCL_STORE)\n\
+__VKCL_ACCESSES(ulong, __VKCL_WIDE, __VKCL_STORE)\n\
 #if defined(cl_khr_fp64)\n\
-__VKCL_ACCESSES(double, __VKCL_FLOAT(double, long))\n\
+__VKCL_ACCESSES(double, __VKCL_FLOAT_LOAD(double), __VKCL_FLOAT_STORE(double))\n\
 #endif\n\
 #endif\n\
 #undef __VKCL_AA\n\
 #undef __VKCL_SC\n\
 #undef __VKCL_INT\n\
 #undef __VKCL_WIDE\n\
-#undef __VKCL_FLOAT\n\
+#undef __VKCL_FENCE\n\
+#undef __VKCL_FLOAT_LOAD\n\
 #undef __VKCL_STORE\n\
+#undef __VKCL_FLOAT_STORE\n\
 #undef __VKCL_ACCESSES\n\
 #define atomic_load_explicit(...) __vkcl_load(__VA_ARGS__)\n\
 #define atomic_load(p) __vkcl_load(p, (memory_order)__ATOMIC_SEQ_CST)\n\
-#ifdef __VKCL_SEQ_CST\n\
 #define atomic_store_explicit(...) __vkcl_store(__VA_ARGS__)\n\
 #define atomic_store(p, v) __vkcl_store(p, v, (memory_order)__ATOMIC_SEQ_CST)\n\
-#endif\n\
 #endif\n";

@@ -457,9 +457,6 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
         p += &subgroups::prelude(names);
     }
     // Loads and stores first: the atomic_flag functions store through them.
-    if sources.iter().any(|s| atomics::loads_globals(s)) {
-        p += "#define __VKCL_GLOBAL_LOADS\n";
-    }
     if sources.iter().any(|s| atomics::accesses(s)) {
         p += atomics::ACCESS_PRELUDE;
     }

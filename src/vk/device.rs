@@ -97,6 +97,12 @@ impl Device {
         let mut fplaced = vk::PhysicalDeviceMapMemoryPlacedFeaturesEXT::default()
             .memory_map_placed(fs.map_memory_placed)
             .memory_unmap_reserve(fs.memory_unmap_reserve);
+        let fa = fs.float_atomics;
+        let mut ffloat = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
+            .shader_buffer_float32_atomics(fa.buffer32)
+            .shader_buffer_float64_atomics(fa.buffer64 && fs.float64)
+            .shader_shared_float32_atomics(fa.shared32)
+            .shader_shared_float64_atomics(fa.shared64 && fs.float64);
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(caps.queue_family)
@@ -115,6 +121,9 @@ impl Device {
         }
         if statistics {
             info = info.push_next(&mut fexec);
+        }
+        if fa.any() {
+            info = info.push_next(&mut ffloat);
         }
         // SAFETY: the features and extensions enabled were probed as supported.
         let raw = unsafe { instance.raw.create_device(caps.physical, &info, None) }?;
@@ -450,6 +459,7 @@ fn extensions(caps: &Caps, statistics: bool) -> Vec<*const std::ffi::c_char> {
         (statistics, ash::khr::pipeline_executable_properties::NAME),
         (fs.map_memory_placed, ash::ext::map_memory_placed::NAME),
         (fs.map_memory_placed, ash::khr::map_memory2::NAME),
+        (fs.float_atomics.any(), ash::ext::shader_atomic_float::NAME),
     ];
     exts.extend(wanted.iter().filter(|w| w.0).map(|w| w.1.as_ptr()));
     exts

@@ -16,6 +16,9 @@ pub struct Features {
     /// 64-bit integer atomics on storage buffers and on workgroup memory.
     pub int64_atomics_buffer: bool,
     pub int64_atomics_shared: bool,
+    /// VK_EXT_shader_atomic_float's load, store and exchange of floating-point values
+    /// (`atomic_float`, `atomic_double`), where the device has them.
+    pub float_atomics: FloatAtomics,
     pub storage_buffer8: bool,
     pub uniform8: bool,
     pub push_constant8: bool,
@@ -455,6 +458,24 @@ impl Properties {
     }
 }
 
+/// VK_EXT_shader_atomic_float's `shader{Buffer,Shared}Float{32,64}Atomics`: atomic load,
+/// store and exchange of floats and doubles in storage buffers and workgroup memory (clspv
+/// emits them for `atomic_float` and `atomic_double`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FloatAtomics {
+    pub buffer32: bool,
+    pub buffer64: bool,
+    pub shared32: bool,
+    pub shared64: bool,
+}
+
+impl FloatAtomics {
+    /// Any of them: the extension is enabled.
+    pub fn any(&self) -> bool {
+        self.buffer32 || self.buffer64 || self.shared32 || self.shared64
+    }
+}
+
 /// The optional features vkcl uses; Err where a feature vkcl needs is missing.
 fn features(
     instance: &Instance,
@@ -482,6 +503,11 @@ fn features(
     let executables = has(ash::khr::pipeline_executable_properties::NAME);
     if executables {
         feats2 = feats2.push_next(&mut fexec);
+    }
+    let mut ffloat = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
+    let float_atomics = has(ash::ext::shader_atomic_float::NAME);
+    if float_atomics {
+        feats2 = feats2.push_next(&mut ffloat);
     }
     // SAFETY: pd comes from this instance; every chained struct is valid for its version.
     unsafe { inst.get_physical_device_features2(pd, &mut feats2) };
@@ -514,6 +540,12 @@ fn features(
         float64: f.shader_float64 != 0,
         int64_atomics_buffer: f12.shader_buffer_int64_atomics != 0,
         int64_atomics_shared: f12.shader_shared_int64_atomics != 0,
+        float_atomics: FloatAtomics {
+            buffer32: float_atomics && ffloat.shader_buffer_float32_atomics != 0,
+            buffer64: float_atomics && ffloat.shader_buffer_float64_atomics != 0,
+            shared32: float_atomics && ffloat.shader_shared_float32_atomics != 0,
+            shared64: float_atomics && ffloat.shader_shared_float64_atomics != 0,
+        },
         storage_buffer8: f12.storage_buffer8_bit_access != 0,
         uniform8: f12.uniform_and_storage_buffer8_bit_access != 0,
         push_constant8: f12.storage_push_constant8 != 0,
