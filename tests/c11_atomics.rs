@@ -513,8 +513,16 @@ fn atomic_loads_and_stores_of_every_type_in_one_kernel() {
             0x8000000000000001u64 as i64,
         ];
         assert_eq!(got, want, "loads, reverse={reverse}");
-        assert_eq!(e.read::<f32>(of, 1)[0], 1.75, "float load, reverse={reverse}");
-        assert_eq!(e.read::<f64>(od, 1)[0], d0, "double load, reverse={reverse}");
+        assert_eq!(
+            e.read::<f32>(of, 1)[0],
+            1.75,
+            "float load, reverse={reverse}"
+        );
+        assert_eq!(
+            e.read::<f64>(od, 1)[0],
+            d0,
+            "double load, reverse={reverse}"
+        );
         assert_eq!(e.read::<i32>(i, 2)[1], -7, "reverse={reverse}");
         assert_eq!(e.read::<u32>(u, 2)[1], 0xfedcba98, "reverse={reverse}");
         assert_eq!(
@@ -530,6 +538,138 @@ fn atomic_loads_and_stores_of_every_type_in_one_kernel() {
         assert_eq!(e.read::<f32>(f, 2)[1], 2.5, "reverse={reverse}");
         assert_eq!(e.read::<f64>(d, 2)[1], -1.0 / 3.0, "reverse={reverse}");
         for m in [i, u, l, ul, f, d, out, of, od] {
+            check!(clReleaseMemObject(m));
+        }
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
+const EVERY_RMW_SOURCE: &str = r#"
+/* Every C11 read-modify-write on int, uint, long and ulong in one kernel (clspv 0.0.1 typed
+   every atomic load of a module as the first one; the read-modify-writes must each keep
+   their own type). out[k] gets each old value; the buffers keep the results. */
+#define RMW(T, p, o, OUT)                                                          \
+    OUT[o + 0] = (long)atomic_fetch_add_explicit(p, (T)3, memory_order_relaxed,   \
+                                                 memory_scope_device);            \
+    OUT[o + 1] = (long)atomic_fetch_sub_explicit(p + 1, (T)5, memory_order_acq_rel, \
+                                                 memory_scope_device);            \
+    OUT[o + 2] = (long)atomic_fetch_or_explicit(p + 2, (T)0x30, memory_order_release, \
+                                                memory_scope_device);             \
+    OUT[o + 3] = (long)atomic_fetch_xor_explicit(p + 3, (T)0xff, memory_order_acquire, \
+                                                 memory_scope_device);            \
+    OUT[o + 4] = (long)atomic_fetch_and_explicit(p + 4, (T)0x0f, memory_order_relaxed, \
+                                                 memory_scope_device);            \
+    OUT[o + 5] = (long)atomic_fetch_min_explicit(p + 5, (T)2, memory_order_relaxed, \
+                                                 memory_scope_device);            \
+    OUT[o + 6] = (long)atomic_fetch_max_explicit(p + 6, (T)9, memory_order_relaxed, \
+                                                 memory_scope_device);            \
+    OUT[o + 7] = (long)atomic_exchange_explicit(p + 7, (T)11, memory_order_acq_rel, \
+                                                memory_scope_device);             \
+    {                                                                             \
+        T e = (T)100;                                                             \
+        OUT[o + 8] = atomic_compare_exchange_strong_explicit(p + 8, &e, (T)7,     \
+            memory_order_acq_rel, memory_order_relaxed, memory_scope_device);     \
+        OUT[o + 9] = (long)e;                                                     \
+        e = (T)8;                                                                 \
+        while (!atomic_compare_exchange_weak_explicit(p + 9, &e, (T)12,           \
+            memory_order_acq_rel, memory_order_relaxed, memory_scope_device))     \
+            ;                                                                     \
+        OUT[o + 10] = (long)e;                                                    \
+    }
+kernel void every_rmw(global atomic_int *i, global atomic_uint *u, global atomic_long *l,
+                      global atomic_ulong *ul, global long *out, int reverse) {
+    if (!reverse) {
+        RMW(int, i, 0, out) RMW(uint, u, 11, out) RMW(long, l, 22, out) RMW(ulong, ul, 33, out)
+    } else {
+        RMW(ulong, ul, 33, out) RMW(long, l, 22, out) RMW(uint, u, 11, out) RMW(int, i, 0, out)
+    }
+}
+"#;
+
+/// Every C11 read-modify-write on 32- and 64-bit integers in one kernel, in either order:
+/// the old values and the results are those of each type (checked on values whose high
+/// words differ from their low words).
+#[test]
+fn read_modify_writes_of_every_integer_type_in_one_kernel() {
+    setup();
+    let e = Env::new();
+    let ext = device_str(e.dev, CL_DEVICE_EXTENSIONS);
+    if !ext.contains("cl_khr_int64_extended_atomics") {
+        eprintln!("skipped: no 64-bit atomics");
+        return;
+    }
+    let p = e.program(EVERY_RMW_SOURCE, "-cl-std=CL3.0");
+    let k = kernel(p, "every_rmw");
+    // Initial values per operation (add, sub, or, xor, and, min, max, exchange, strong
+    // compare-exchange that fails, weak one that succeeds after a retry, unused); the 64-bit
+    // types get a high word on top, so that a 32-bit access shows.
+    let init: [i64; 11] = [40, 50, 0x101, 0x0f0, 0xf3, 6, 4, 1, 99, 8, 0];
+    let wide = init.map(|v| v + (7i64 << 40));
+    // The old values each operation returns (the strong compare-exchange's result, 0, then
+    // what it read; the weak one's last expected value), and the values left.
+    let old = |b: [i64; 11]| {
+        [
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], 0, b[8], b[9],
+        ]
+    };
+    let left = |b: [i64; 11]| {
+        [
+            b[0] + 3,
+            b[1] - 5,
+            b[2] | 0x30,
+            b[3] ^ 0xff,
+            b[4] & 0x0f,
+            b[5].min(2),
+            b[6].max(9),
+            11,
+            b[8],
+            12,
+            b[10],
+        ]
+    };
+    for reverse in [0i32, 1] {
+        let i = e.buffer_from(&init.map(|v| v as i32));
+        let u = e.buffer_from(&init.map(|v| v as u32));
+        let l = e.buffer_from(&wide);
+        let ul = e.buffer_from(&wide.map(|v| v as u64));
+        let out = e.buffer_from(&[0i64; 44]);
+        for (n, m) in [i, u, l, ul, out].iter().enumerate() {
+            arg(k, n as u32, m);
+        }
+        arg(k, 5, &reverse);
+        e.run(k, None, &[1], Some(&[1]));
+        let got = e.read::<i64>(out, 44);
+        for (t, start, base) in [
+            ("int", 0, init),
+            ("uint", 11, init),
+            ("long", 22, wide),
+            ("ulong", 33, wide),
+        ] {
+            assert_eq!(
+                got[start..start + 11],
+                old(base),
+                "{t}: old values, reverse={reverse}"
+            );
+        }
+        let what = format!("values left, reverse={reverse}");
+        assert_eq!(
+            e.read::<i32>(i, 11),
+            left(init).map(|v| v as i32),
+            "int {what}"
+        );
+        assert_eq!(
+            e.read::<u32>(u, 11),
+            left(init).map(|v| v as u32),
+            "uint {what}"
+        );
+        assert_eq!(e.read::<i64>(l, 11), left(wide), "long {what}");
+        assert_eq!(
+            e.read::<u64>(ul, 11),
+            left(wide).map(|v| v as u64),
+            "ulong {what}"
+        );
+        for m in [i, u, l, ul, out] {
             check!(clReleaseMemObject(m));
         }
     }
