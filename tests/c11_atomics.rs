@@ -83,6 +83,8 @@ fn capabilities_match_the_feature_macros() {
         "kernel void k(global atomic_int *a) {\n\
          atomic_fetch_add_explicit(a, 1, memory_order_seq_cst, memory_scope_device); }",
         "kernel void k(global atomic_int *a) { atomic_store(a, atomic_load(a + 1)); }",
+        "kernel void k(global atomic_flag *f) {\n\
+         if (!atomic_flag_test_and_set(f)) atomic_flag_clear(f); }",
     ] {
         let built = build_program(e.ctx, e.dev, src, "-cl-std=CL3.0");
         assert_eq!(built.is_ok(), seq_cst_claimed(&e), "{src}");

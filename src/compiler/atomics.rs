@@ -31,8 +31,10 @@ __VKCL_AF void __vkcl_flag_clear(volatile atomic_int *p, memory_order o) {\n\
 #undef __VKCL_AF\n\
 #define atomic_flag_test_and_set_explicit(p, ...) __vkcl_flag_test_and_set((volatile atomic_int *)(p), __VA_ARGS__)\n\
 #define atomic_flag_clear_explicit(p, ...) __vkcl_flag_clear((volatile atomic_int *)(p), __VA_ARGS__)\n\
+#if __OPENCL_C_VERSION__ == 200 || defined(__opencl_c_atomic_order_seq_cst)\n\
 #define atomic_flag_test_and_set(p) __vkcl_flag_test_and_set((volatile atomic_int *)(p), (memory_order)__ATOMIC_SEQ_CST)\n\
 #define atomic_flag_clear(p) __vkcl_flag_clear((volatile atomic_int *)(p), (memory_order)__ATOMIC_SEQ_CST)\n\
+#endif\n\
 #endif\n";
 
 /// Whether a source may load or store atomics: the loads and stores [`ACCESS_PRELUDE`]
@@ -112,7 +114,9 @@ __VKCL_ACCESSES(double, __VKCL_FLOAT_LOAD(double), __VKCL_FLOAT_STORE(double))\n
 #undef __VKCL_FLOAT_STORE\n\
 #undef __VKCL_ACCESSES\n\
 #define atomic_load_explicit(...) __vkcl_load(__VA_ARGS__)\n\
-#define atomic_load(p) __vkcl_load(p, (memory_order)__ATOMIC_SEQ_CST)\n\
 #define atomic_store_explicit(...) __vkcl_store(__VA_ARGS__)\n\
+#if __OPENCL_C_VERSION__ == 200 || defined(__opencl_c_atomic_order_seq_cst)\n\
+#define atomic_load(p) __vkcl_load(p, (memory_order)__ATOMIC_SEQ_CST)\n\
 #define atomic_store(p, v) __vkcl_store(p, v, (memory_order)__ATOMIC_SEQ_CST)\n\
+#endif\n\
 #endif\n";
