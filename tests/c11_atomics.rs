@@ -397,11 +397,15 @@ kernel void store_buffering(global A(T) *x, global A(T) *y, global int *r,
 fn seq_cst_forbids_store_buffering() {
     setup();
     let e = Env::new();
-    if !seq_cst_claimed(&e) {
-        eprintln!("skipped: the device does not claim seq_cst");
+    let rounds = 20000usize;
+    let claimed = seq_cst_claimed(&e);
+    if !claimed {
+        // What claiming it would face: clspv's weakened seq_cst, under OpenCL C 2.0.
+        let (p, both_zero) = store_buffering(&e, rounds, "int", 4, "CL2.0", 1);
+        eprintln!("seq_cst is not claimed; weakened, {both_zero} of {rounds} rounds read 0 twice");
+        check!(clReleaseProgram(p));
         return;
     }
-    let rounds = 20000usize;
     let cases = [
         ("int", 4, "CL3.0", 0),
         ("int", 4, "CL3.0", 1),
@@ -412,31 +416,47 @@ fn seq_cst_forbids_store_buffering() {
         ("double", 8, "CL2.0", 1),
     ];
     for (t, size, std, explicit) in cases {
-        let opts = format!("-cl-std={std} -DT={t} -DEXPLICIT={explicit} -DSPINS={SPINS}u");
-        let p = e.program(STORE_BUFFERING_SOURCE, &opts);
-        let k = kernel(p, "store_buffering");
-        let x = e.buffer_from(&vec![0u8; size * rounds]);
-        let y = e.buffer_from(&vec![0u8; size * rounds]);
-        let r = e.buffer_from(&vec![-1i32; 2 * rounds]);
-        let meet = e.buffer_from(&[0i32]);
-        for (i, m) in [x, y, r, meet].iter().enumerate() {
-            arg(k, i as u32, m);
-        }
-        arg(k, 4, &(rounds as i32));
-        e.run(k, None, &[128], Some(&[64]));
-        let got = e.read::<i32>(r, 2 * rounds);
-        assert!(
-            got.iter().all(|&v| v == 0 || v == 1),
-            "{opts}: a load read neither 0 nor 1"
+        let (p, both_zero) = store_buffering(&e, rounds, t, size, std, explicit);
+        assert_eq!(
+            both_zero, 0,
+            "{t} {std} explicit={explicit}: rounds where both loads read 0"
         );
-        let both_zero = got.chunks(2).filter(|c| c[0] == 0 && c[1] == 0).count();
-        assert_eq!(both_zero, 0, "{opts}: rounds where both loads read 0");
-        for m in [x, y, r, meet] {
-            check!(clReleaseMemObject(m));
-        }
-        check!(clReleaseKernel(k));
         check!(clReleaseProgram(p));
     }
+}
+
+/// Runs `rounds` rounds of the store-buffering test with atomics of type `t` (`size` bytes);
+/// the program, and the number of rounds where both loads read 0.
+fn store_buffering(
+    e: &Env,
+    rounds: usize,
+    t: &str,
+    size: usize,
+    std: &str,
+    explicit: i32,
+) -> (cl_program, usize) {
+    let opts = format!("-cl-std={std} -DT={t} -DEXPLICIT={explicit} -DSPINS={SPINS}u");
+    let p = e.program(STORE_BUFFERING_SOURCE, &opts);
+    let k = kernel(p, "store_buffering");
+    let x = e.buffer_from(&vec![0u8; size * rounds]);
+    let y = e.buffer_from(&vec![0u8; size * rounds]);
+    let r = e.buffer_from(&vec![-1i32; 2 * rounds]);
+    let meet = e.buffer_from(&[0i32]);
+    for (i, m) in [x, y, r, meet].iter().enumerate() {
+        arg(k, i as u32, m);
+    }
+    arg(k, 4, &(rounds as i32));
+    e.run(k, None, &[128], Some(&[64]));
+    let got = e.read::<i32>(r, 2 * rounds);
+    assert!(
+        got.iter().all(|&v| v == 0 || v == 1),
+        "{opts}: a load read neither 0 nor 1"
+    );
+    for m in [x, y, r, meet] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    (p, got.chunks(2).filter(|c| c[0] == 0 && c[1] == 0).count())
 }
 
 const EVERY_TYPE_SOURCE: &str = r#"
