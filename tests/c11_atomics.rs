@@ -698,3 +698,55 @@ fn read_modify_writes_of_every_integer_type_in_one_kernel() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+const FLOAT_RMW_SOURCE: &str = r#"
+/* atomic_exchange and the compare-exchanges on atomic_float and atomic_double (OpenCL C 2.0
+   declares them for every atomic type). */
+kernel void float_rmw(global atomic_float *f, global atomic_double *d, global float *of,
+                      global double *od, global int *ok) {
+    of[0] = atomic_exchange_explicit(f, 2.5f, memory_order_acq_rel, memory_scope_device);
+    od[0] = atomic_exchange_explicit(d, -0.75, memory_order_relaxed, memory_scope_device);
+    float ef = 1.5f;
+    ok[0] = atomic_compare_exchange_strong_explicit(f + 1, &ef, 4.0f, memory_order_acq_rel,
+                                                    memory_order_relaxed, memory_scope_device);
+    of[1] = ef;
+    double ed = 3.0;
+    ok[1] = atomic_compare_exchange_weak_explicit(d + 1, &ed, 8.0, memory_order_relaxed,
+                                                  memory_order_relaxed, memory_scope_device);
+    od[1] = ed;
+}
+"#;
+
+/// Exchange and compare-exchange of floats and doubles: old values, results, and the value
+/// a failed compare-exchange read.
+#[test]
+fn float_exchanges_and_compare_exchanges() {
+    setup();
+    let e = Env::new();
+    let ext = device_str(e.dev, CL_DEVICE_EXTENSIONS);
+    if !(ext.contains("cl_khr_int64_base_atomics") && ext.contains("cl_khr_fp64")) {
+        eprintln!("skipped: no 64-bit atomics or doubles");
+        return;
+    }
+    let p = e.program(FLOAT_RMW_SOURCE, "-cl-std=CL3.0");
+    let k = kernel(p, "float_rmw");
+    let f = e.buffer_from(&[1.25f32, 1.5]);
+    let d = e.buffer_from(&[6.5f64, 3.5]);
+    let of = e.buffer_from(&[0f32; 2]);
+    let od = e.buffer_from(&[0f64; 2]);
+    let ok = e.buffer_from(&[-1i32; 2]);
+    for (n, m) in [f, d, of, od, ok].iter().enumerate() {
+        arg(k, n as u32, m);
+    }
+    e.run(k, None, &[1], Some(&[1]));
+    assert_eq!(e.read::<f32>(of, 2), [1.25, 1.5], "float old values");
+    assert_eq!(e.read::<f64>(od, 2), [6.5, 3.5], "double old values");
+    assert_eq!(e.read::<i32>(ok, 2), [1, 0], "compare-exchange results");
+    assert_eq!(e.read::<f32>(f, 2), [2.5, 4.0], "floats left");
+    assert_eq!(e.read::<f64>(d, 2), [-0.75, 3.5], "doubles left");
+    for m in [f, d, of, od, ok] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}

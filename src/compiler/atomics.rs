@@ -40,14 +40,20 @@ __VKCL_AF void __vkcl_flag_clear(volatile atomic_int *p, memory_order o) {\n\
 /// Whether a source may load or store atomics: the loads and stores [`ACCESS_PRELUDE`]
 /// rewrites.
 pub fn accesses(source: &[u8]) -> bool {
-    [&b"atomic_load"[..], b"atomic_store", b"atomic_flag_"]
+    [
+        &b"atomic_load"[..],
+        b"atomic_store",
+        b"atomic_flag_",
+        b"atomic_exchange",
+        b"atomic_compare_exchange",
+    ]
         .iter()
         .any(|n| source.windows(n.len()).any(|w| w == *n))
 }
 
-/// Atomic loads and stores of every type, as overloads that macros send
-/// `atomic_load(_explicit)` and `atomic_store(_explicit)` to (OpenCL C 2.0, or 3.0 with the
-/// generic address space).
+/// Atomic loads, stores, exchanges and compare-exchanges of every type, as overloads that
+/// macros send the built-ins to (OpenCL C 2.0, or 3.0 with the generic address space; the
+/// forms without `_explicit` where the language has them).
 ///
 /// - clspv 0.0.1 gives every atomic load of a module the type of the first it meets: after an
 ///   int load, a long load read the low word only and a float load crashed clspv; with
@@ -57,8 +63,10 @@ pub fn accesses(source: &[u8]) -> bool {
 /// - Floats and doubles are loaded and stored with volatile accesses (one aligned access of
 ///   the whole value), with an acquire fence after a load and a release fence before a store
 ///   where the order asks for them: an atomic float store needs VK_EXT_shader_atomic_float
-///   (lavapipe has no 64-bit one), and accessing their bits as integers would retype the
-///   buffer, or a program-scope variable, as integers, where the float exchange is invalid.
+///   (lavapipe has no 64-bit one). Their exchanges and compare-exchanges are those of their
+///   bits as int and long: clspv crashed on a float compare-exchange ("Invalid operand types
+///   for ICmp"), and a double exchange needs 64-bit float atomics. (Compare-exchange compares
+///   the bits, as C11's does; weak is strong, as clspv makes it anyway.)
 /// - `__VKCL_SEQ_CST` (`Target::seq_cst`: lavapipe, whose atomics are sequentially consistent
 ///   once seq_cst loads and stores are read-modify-writes): clspv weakens seq_cst to a release
 ///   store and an acquire load, which lets two work-items each miss the other's store (the
@@ -104,6 +112,39 @@ __VKCL_ACCESSES(ulong, __VKCL_WIDE, __VKCL_STORE)\n\
 __VKCL_ACCESSES(double, __VKCL_FLOAT_LOAD(double), __VKCL_FLOAT_STORE(double))\n\
 #endif\n\
 #endif\n\
+#define __VKCL_INT_RMWS(T) \\\n\
+  __VKCL_AA T __vkcl_xchg(volatile atomic_##T *p, T v, memory_order o, memory_scope s) { \\\n\
+    return atomic_exchange_explicit(p, v, o, s); } \\\n\
+  __VKCL_AA bool __vkcl_cas(volatile atomic_##T *p, T *e, T d, memory_order os, \\\n\
+      memory_order of, memory_scope s) { \\\n\
+    return atomic_compare_exchange_strong_explicit(p, e, d, os, of, s); }\n\
+#define __VKCL_FLOAT_RMWS(T, I) \\\n\
+  __VKCL_AA T __vkcl_xchg(volatile atomic_##T *p, T v, memory_order o, memory_scope s) { \\\n\
+    return as_##T(atomic_exchange_explicit((volatile atomic_##I *)p, as_##I(v), o, s)); } \\\n\
+  __VKCL_AA bool __vkcl_cas(volatile atomic_##T *p, T *e, T d, memory_order os, \\\n\
+      memory_order of, memory_scope s) { \\\n\
+    I ei = as_##I(*e); \\\n\
+    bool r = atomic_compare_exchange_strong_explicit((volatile atomic_##I *)p, &ei, as_##I(d), \\\n\
+        os, of, s); \\\n\
+    *e = as_##T(ei); return r; }\n\
+#define __VKCL_RMW_DEFAULTS(T) \\\n\
+  __VKCL_AA T __vkcl_xchg(volatile atomic_##T *p, T v, memory_order o) { \\\n\
+    return __vkcl_xchg(p, v, o, memory_scope_device); } \\\n\
+  __VKCL_AA bool __vkcl_cas(volatile atomic_##T *p, T *e, T d, memory_order os, \\\n\
+      memory_order of) { return __vkcl_cas(p, e, d, os, of, memory_scope_device); }\n\
+__VKCL_INT_RMWS(int) __VKCL_RMW_DEFAULTS(int)\n\
+__VKCL_INT_RMWS(uint) __VKCL_RMW_DEFAULTS(uint)\n\
+__VKCL_FLOAT_RMWS(float, int) __VKCL_RMW_DEFAULTS(float)\n\
+#if defined(cl_khr_int64_base_atomics) && defined(cl_khr_int64_extended_atomics)\n\
+__VKCL_INT_RMWS(long) __VKCL_RMW_DEFAULTS(long)\n\
+__VKCL_INT_RMWS(ulong) __VKCL_RMW_DEFAULTS(ulong)\n\
+#if defined(cl_khr_fp64)\n\
+__VKCL_FLOAT_RMWS(double, long) __VKCL_RMW_DEFAULTS(double)\n\
+#endif\n\
+#endif\n\
+#undef __VKCL_INT_RMWS\n\
+#undef __VKCL_FLOAT_RMWS\n\
+#undef __VKCL_RMW_DEFAULTS\n\
 #undef __VKCL_AA\n\
 #undef __VKCL_SC\n\
 #undef __VKCL_INT\n\
@@ -115,8 +156,15 @@ __VKCL_ACCESSES(double, __VKCL_FLOAT_LOAD(double), __VKCL_FLOAT_STORE(double))\n
 #undef __VKCL_ACCESSES\n\
 #define atomic_load_explicit(...) __vkcl_load(__VA_ARGS__)\n\
 #define atomic_store_explicit(...) __vkcl_store(__VA_ARGS__)\n\
+#define atomic_exchange_explicit(...) __vkcl_xchg(__VA_ARGS__)\n\
+#define atomic_compare_exchange_strong_explicit(...) __vkcl_cas(__VA_ARGS__)\n\
+#define atomic_compare_exchange_weak_explicit(...) __vkcl_cas(__VA_ARGS__)\n\
 #if __OPENCL_C_VERSION__ == 200 || defined(__opencl_c_atomic_order_seq_cst)\n\
-#define atomic_load(p) __vkcl_load(p, (memory_order)__ATOMIC_SEQ_CST)\n\
-#define atomic_store(p, v) __vkcl_store(p, v, (memory_order)__ATOMIC_SEQ_CST)\n\
+#define __VKCL_SEQ (memory_order)__ATOMIC_SEQ_CST\n\
+#define atomic_load(p) __vkcl_load(p, __VKCL_SEQ)\n\
+#define atomic_store(p, v) __vkcl_store(p, v, __VKCL_SEQ)\n\
+#define atomic_exchange(p, v) __vkcl_xchg(p, v, __VKCL_SEQ)\n\
+#define atomic_compare_exchange_strong(p, e, d) __vkcl_cas(p, e, d, __VKCL_SEQ, __VKCL_SEQ)\n\
+#define atomic_compare_exchange_weak(p, e, d) __vkcl_cas(p, e, d, __VKCL_SEQ, __VKCL_SEQ)\n\
 #endif\n\
 #endif\n";
