@@ -47,8 +47,8 @@ pub fn accesses(source: &[u8]) -> bool {
         b"atomic_exchange",
         b"atomic_compare_exchange",
     ]
-        .iter()
-        .any(|n| source.windows(n.len()).any(|w| w == *n))
+    .iter()
+    .any(|n| source.windows(n.len()).any(|w| w == *n))
 }
 
 /// Atomic loads, stores, exchanges and compare-exchanges of every type, as overloads that
