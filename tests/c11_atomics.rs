@@ -750,3 +750,65 @@ fn float_exchanges_and_compare_exchanges() {
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
 }
+
+const GLOBAL_COUNTER_SOURCE: &str = r#"
+/* A program-scope atomic counter at the widest scope the device claims: OpenCL C 3.0 names
+   it memory_scope_all_devices (the 2.0 header, which programs with program-scope globals are
+   rebuilt against, has only memory_scope_all_svm_devices). */
+#ifdef __opencl_c_atomic_scope_all_devices
+#define SCOPE memory_scope_all_devices
+#else
+#define SCOPE memory_scope_device
+#endif
+global atomic_int counter = ATOMIC_VAR_INIT(5);
+
+kernel void count(global int *old, int base) {
+    old[base + get_global_id(0)] = atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed, SCOPE);
+}
+
+kernel void total(global int *out) {
+    out[0] = atomic_load_explicit(&counter, memory_order_relaxed, SCOPE);
+}
+"#;
+
+/// A program-scope atomic updated at the widest claimed scope keeps its count across
+/// launches of the program's kernels, every old value seen once.
+#[test]
+fn program_scope_atomic_at_the_widest_scope() {
+    setup();
+    let e = Env::new();
+    if !has_feature(&e, "__opencl_c_program_scope_global_variables") {
+        eprintln!("skipped: no program-scope global variables");
+        return;
+    }
+    let p = e.program(GLOBAL_COUNTER_SOURCE, "-cl-std=CL3.0");
+    let (count, total) = (kernel(p, "count"), kernel(p, "total"));
+    let n = 256usize;
+    let old = e.buffer_from(&vec![-1i32; 2 * n]);
+    let out = e.buffer_from(&[0i32]);
+    arg(total, 0, &out);
+    arg(count, 0, &old);
+    for launch in 0..2 {
+        arg(count, 1, &((launch * n) as i32));
+        e.run(count, None, &[n], Some(&[64]));
+    }
+    e.run(total, None, &[1], Some(&[1]));
+    assert_eq!(
+        e.read::<i32>(out, 1),
+        [5 + 2 * n as i32],
+        "count after two launches"
+    );
+    let mut seen = e.read::<i32>(old, 2 * n);
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        (5..5 + 2 * n as i32).collect::<Vec<_>>(),
+        "old values"
+    );
+    for m in [old, out] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(count));
+    check!(clReleaseKernel(total));
+    check!(clReleaseProgram(p));
+}

@@ -919,6 +919,10 @@ pub fn as_opencl_c_2_0(options: &str, log: &str) -> Option<(String, String)> {
     for f in claimed.iter().filter(|f| ALL_FEATURES.contains(f)) {
         lines += &format!("#define {f} 1\n");
     }
+    if claimed.contains(&"__opencl_c_atomic_scope_all_devices") {
+        // OpenCL C 3.0's name for the scope; the 2.0 header has only the SVM one.
+        lines += "#define memory_scope_all_devices memory_scope_all_svm_devices\n";
+    }
     lines += "#pragma clang diagnostic pop\n";
     Some((options, lines))
 }
