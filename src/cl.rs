@@ -580,6 +580,8 @@ pub const CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR: cl_uint = 0x1073;
 pub const CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR: cl_uint = 0x1074;
 pub const CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR: cl_uint = 0x1075;
 pub const CL_DEVICE_SUB_GROUP_SIZES_INTEL: cl_uint = 0x4108;
+pub const CL_KERNEL_SPILL_MEM_SIZE_INTEL: cl_uint = 0x4109;
+pub const CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL: cl_uint = 0x410A;
 
 // cl_khr_command_buffer 0.9.8 and cl_khr_command_buffer_mutable_dispatch 0.9.5 (OpenCL-Headers'
 // cl_ext.h), kept by hand in tools/cl_extra.rs: tools/gen_cl.py appends this file to src/cl.rs.

@@ -332,6 +332,10 @@ fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u
             0
         }),
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => v::<cl_bool>(cl_false),
+        // cl_intel_required_subgroup_size, where the device lists it.
+        CL_DEVICE_SUB_GROUP_SIZES_INTEL if d.has_subgroups() => {
+            array::<usize>(&d.sub_group_sizes())
+        }
         // What clspv implements (it weakens seq_cst to acq_rel and all-devices scope to
         // device), and seq_cst and all-devices scope where vkcl makes them hold; the OpenCL C
         // feature macros say the same.

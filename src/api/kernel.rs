@@ -417,6 +417,8 @@ unsafe fn get_kernel_work_group_info(
         CL_KERNEL_LOCAL_MEM_SIZE => v::<cl_ulong>(k.local_mem_size()),
         CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v::<usize>(d.caps.subgroup_size as usize),
         CL_KERNEL_PRIVATE_MEM_SIZE => v::<cl_ulong>(0u64),
+        // cl_intel_required_subgroup_size: Vulkan reports no register spills.
+        CL_KERNEL_SPILL_MEM_SIZE_INTEL if d.has_subgroups() => v::<cl_ulong>(0u64),
         // Only for custom devices and built-in kernels.
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;
@@ -598,6 +600,10 @@ fn sub_group_info(
         }
         CL_KERNEL_MAX_NUM_SUB_GROUPS if !khr => v::<usize>(max_items.div_ceil(sg)),
         CL_KERNEL_COMPILE_NUM_SUB_GROUPS if !khr => v::<usize>(0usize),
+        // cl_intel_required_subgroup_size (in both entry points); 0 where not required.
+        CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL => {
+            v::<usize>(k.reflection.reqd_sub_group_size().unwrap_or(0) as usize)
+        }
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;
     // SAFETY: param_value and param_value_size_ret as the application passed them.

@@ -211,6 +211,11 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
     if target.seq_cst {
         a.push("-D__VKCL_SEQ_CST=1".into());
     }
+    if target.subgroups {
+        // cl_intel_required_subgroup_size's macro (clang knows the extension only by its
+        // attribute, which it accepts in every OpenCL C version).
+        a.push("-Dcl_intel_required_subgroup_size=1".into());
+    }
     if std == "CL3.0" {
         a.push(format!(
             "-enable-feature-macros={}",

@@ -119,6 +119,16 @@ pub struct KernelReflection {
     pub scratch: Option<Scratch>,
 }
 
+impl KernelReflection {
+    /// The sub-group size `__attribute__((intel_reqd_sub_group_size(N)))` requires
+    /// (cl_intel_required_subgroup_size): clspv keeps the attribute only in the attributes
+    /// string.
+    pub fn reqd_sub_group_size(&self) -> Option<u32> {
+        let rest = self.attributes.split("intel_reqd_sub_group_size(").nth(1)?;
+        rest.split(')').next()?.trim().parse().ok()
+    }
+}
+
 /// Bytes a flat kernel's scratch buffer holds per work-group (`__local` variables) and per
 /// work-item (private variables a generic pointer may hold), in that order.
 #[derive(Debug, Clone, PartialEq, Eq)]

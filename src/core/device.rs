@@ -258,6 +258,9 @@ impl Device {
             let names = crate::compiler::subgroups::EXTENSIONS;
             e.extend(names.iter().map(|&n| (n, v(1, 0, 0))));
         }
+        if !self.sub_group_sizes().is_empty() {
+            e.push(("cl_intel_required_subgroup_size", v(1, 0, 0)));
+        }
         if self.has_device_addresses() {
             e.push(("cl_ext_buffer_device_address", v(1, 0, 0)));
         }
@@ -285,6 +288,17 @@ impl Device {
             && self.caps.min_subgroup_size == self.caps.max_subgroup_size
             && self.caps.subgroup_size == self.caps.min_subgroup_size
             && self.caps.subgroup_size > 0
+    }
+
+    /// CL_DEVICE_SUB_GROUP_SIZES_INTEL: the sizes a kernel may require with
+    /// `intel_reqd_sub_group_size` (cl_intel_required_subgroup_size). Devices with sub-groups
+    /// have one size (`has_subgroups`), which every kernel runs with.
+    pub fn sub_group_sizes(&self) -> Vec<usize> {
+        if self.has_subgroups() {
+            vec![self.caps.subgroup_size as usize]
+        } else {
+            vec![]
+        }
     }
 
     /// The intermediate languages clCreateProgramWithIL takes: the SPIR-V versions the

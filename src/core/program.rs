@@ -625,7 +625,7 @@ impl Program {
             let mut result = Ok(());
             for ((_, devices), build) in groups.iter().zip(built) {
                 for &i in devices {
-                    let build = build.clone();
+                    let build = with_sub_group_sizes(build.clone(), &program.devices[i]);
                     if build.status != CL_BUILD_SUCCESS {
                         let unavailable = build.failure == Some(BuildFailure::CompilerUnavailable);
                         result = Err(ClError(if unavailable {
@@ -990,6 +990,43 @@ fn failed_build(e: CompileError, options: &str) -> DeviceBuild {
         failure: Some(failure),
         ..Default::default()
     }
+}
+
+/// `build`, failed where a kernel requires a sub-group size the device does not have
+/// (`intel_reqd_sub_group_size`, cl_intel_required_subgroup_size): clspv takes any size.
+fn with_sub_group_sizes(build: DeviceBuild, device: &Device) -> DeviceBuild {
+    let Some(exe) = build
+        .exe
+        .as_ref()
+        .filter(|_| build.status == CL_BUILD_SUCCESS)
+    else {
+        return build;
+    };
+    let sizes = device.sub_group_sizes();
+    let wrong: Vec<String> = exe
+        .reflection
+        .kernels
+        .iter()
+        .filter_map(|k| {
+            let n = k.reqd_sub_group_size()?;
+            (!sizes.contains(&(n as usize))).then(|| {
+                format!(
+                    "error: kernel {}: intel_reqd_sub_group_size({n}) is not a sub-group size \
+                     of this device (CL_DEVICE_SUB_GROUP_SIZES_INTEL: {sizes:?})",
+                    k.name
+                )
+            })
+        })
+        .collect();
+    if wrong.is_empty() {
+        return build;
+    }
+    let mut log = build.log.trim_end().to_string();
+    if !log.is_empty() {
+        log.push('\n');
+    }
+    log += &wrong.join("\n");
+    failed_build(CompileError::Failed { log }, &build.options)
 }
 
 /// The build of a device from clspv's output: an executable, or the failure with its log.
