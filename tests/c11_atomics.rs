@@ -94,6 +94,16 @@ fn capabilities_match_the_feature_macros() {
     }
 }
 
+/// Whether the device has 64-bit atomics and doubles (a skip says so where not).
+fn has_64bit_atomics_and_doubles(e: &Env) -> bool {
+    let ext = device_str(e.dev, CL_DEVICE_EXTENSIONS);
+    let has = ext.contains("cl_khr_int64_base_atomics") && ext.contains("cl_khr_fp64");
+    if !has {
+        eprintln!("skipped: no 64-bit atomics or doubles");
+    }
+    has
+}
+
 /// Whether the device claims seq_cst (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES).
 fn seq_cst_claimed(e: &Env) -> bool {
     caps(e, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES) & SEQ_CST != 0
@@ -504,9 +514,7 @@ kernel void every_type(global atomic_int *i, global atomic_uint *u, global atomi
 fn atomic_loads_and_stores_of_every_type_in_one_kernel() {
     setup();
     let e = Env::new();
-    let ext = device_str(e.dev, CL_DEVICE_EXTENSIONS);
-    if !(ext.contains("cl_khr_int64_base_atomics") && ext.contains("cl_khr_fp64")) {
-        eprintln!("skipped: no 64-bit atomics or doubles");
+    if !has_64bit_atomics_and_doubles(&e) {
         return;
     }
     let p = e.program(EVERY_TYPE_SOURCE, "-cl-std=CL3.0");
@@ -723,9 +731,7 @@ kernel void float_rmw(global atomic_float *f, global atomic_double *d, global fl
 fn float_exchanges_and_compare_exchanges() {
     setup();
     let e = Env::new();
-    let ext = device_str(e.dev, CL_DEVICE_EXTENSIONS);
-    if !(ext.contains("cl_khr_int64_base_atomics") && ext.contains("cl_khr_fp64")) {
-        eprintln!("skipped: no 64-bit atomics or doubles");
+    if !has_64bit_atomics_and_doubles(&e) {
         return;
     }
     let p = e.program(FLOAT_RMW_SOURCE, "-cl-std=CL3.0");

@@ -999,20 +999,7 @@ kernel void sg(global uint *o, global int *in, uint n5) {
         // Whole sub-groups, and a partial last one (the spec: get_sub_group_size is the
         // number of work-items in the sub-group, get_num_sub_groups counts the partial one).
         for local in [3 * sg, 3 * sg - 3] {
-            let info = |name: cl_uint| {
-                let mut v = 0usize;
-                check!(clGetKernelSubGroupInfo(
-                    k,
-                    e.dev,
-                    name,
-                    8,
-                    (&local as *const usize).cast(),
-                    8,
-                    (&mut v as *mut usize).cast(),
-                    null_mut()
-                ));
-                v
-            };
+            let info = |name: cl_uint| sub_group_info(k, e.dev, name, local);
             let sg_size = info(0x2033 /* MAX_SUB_GROUP_SIZE_FOR_NDRANGE */);
             let sg_count = info(0x2034 /* SUB_GROUP_COUNT_FOR_NDRANGE */);
             assert!(sg_size >= 1 && sg_count == local.div_ceil(sg_size));

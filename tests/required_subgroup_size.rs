@@ -41,21 +41,6 @@ fn sizes(e: &Env) -> Option<Vec<usize>> {
     })))
 }
 
-fn sub_group_info(e: &Env, k: cl_kernel, name: cl_uint, local: usize) -> usize {
-    let mut v = 0usize;
-    check!(clGetKernelSubGroupInfo(
-        k,
-        e.dev,
-        name,
-        8,
-        (&local as *const usize).cast(),
-        8,
-        (&mut v as *mut usize).cast(),
-        null_mut()
-    ));
-    v
-}
-
 /// Each work-item records its kernel's sub-group size, its sub-group's size and a
 /// sub-group sum of ones, at a local size that leaves a partial last sub-group.
 fn source(n: usize) -> String {
@@ -85,15 +70,15 @@ fn kernels_run_with_the_size_they_require() {
         let (k, plain) = (kernel(p, "required"), kernel(p, "plain"));
         let local = 3 * n - 1;
         assert_eq!(
-            sub_group_info(&e, k, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, local),
+            sub_group_info(k, e.dev, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, local),
             n
         );
         assert_eq!(
-            sub_group_info(&e, plain, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, local),
+            sub_group_info(plain, e.dev, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, local),
             0
         );
         assert_eq!(
-            sub_group_info(&e, k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, local),
+            sub_group_info(k, e.dev, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, local),
             n
         );
         let mut spill = u64::MAX;
@@ -171,7 +156,7 @@ fn opencl_c_1_2_programs_see_the_extension() {
     let p = e.program(&src, "");
     let k = kernel(p, "k");
     assert_eq!(
-        sub_group_info(&e, k, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, 1),
+        sub_group_info(k, e.dev, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, 1),
         sizes[0]
     );
     check!(clReleaseKernel(k));

@@ -632,6 +632,22 @@ pub fn kernel(p: cl_program, name: &str) -> cl_kernel {
     k
 }
 
+/// clGetKernelSubGroupInfo of a size_t value for a 1D local size, asserting success.
+pub fn sub_group_info(k: cl_kernel, dev: cl_device_id, name: cl_uint, local: usize) -> usize {
+    let mut v = 0usize;
+    check!(clGetKernelSubGroupInfo(
+        k,
+        dev,
+        name,
+        8,
+        (&local as *const usize).cast(),
+        8,
+        (&mut v as *mut usize).cast(),
+        std::ptr::null_mut()
+    ));
+    v
+}
+
 /// clSetKernelArg with a value (POD or cl_mem), asserting success.
 pub fn arg<T>(k: cl_kernel, i: u32, v: &T) {
     check!(clSetKernelArg(
