@@ -128,6 +128,23 @@ fn reflects_module_constants() {
     ); // constant
 }
 
+/// The required sub-group size comes from the attributes string, among other attributes.
+#[test]
+fn reads_the_required_sub_group_size_from_the_attributes() {
+    let k = |attributes: &str| super::reflection::KernelReflection {
+        attributes: attributes.into(),
+        ..Default::default()
+    };
+    let both = k("reqd_work_group_size(8,1,1) intel_reqd_sub_group_size(16)");
+    assert_eq!(both.reqd_sub_group_size(), Some(16));
+    assert_eq!(
+        k("intel_reqd_sub_group_size(8)").reqd_sub_group_size(),
+        Some(8)
+    );
+    assert_eq!(k("reqd_work_group_size(8,1,1)").reqd_sub_group_size(), None);
+    assert_eq!(k("").reqd_sub_group_size(), None);
+}
+
 // reqd_work_group_size(8, 4, 1) with `local int buf[32]`; work_group_size_hint + vec_type_hint
 #[test]
 fn reflects_work_group_attributes_and_static_local() {

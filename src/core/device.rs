@@ -258,7 +258,8 @@ impl Device {
             let names = crate::compiler::subgroups::EXTENSIONS;
             e.extend(names.iter().map(|&n| (n, v(1, 0, 0))));
         }
-        if !self.sub_group_sizes().is_empty() {
+        // With the one size of the device's sub-groups (`sub_group_sizes`).
+        if self.has_subgroups() {
             e.push(("cl_intel_required_subgroup_size", v(1, 0, 0)));
         }
         if self.has_device_addresses() {
