@@ -161,9 +161,7 @@ pub(crate) unsafe fn arg_value(
                 CL_INVALID_ARG_SIZE,
             )?;
             // SAFETY: the application passes `size` bytes at value.
-            ArgValue::Bytes(
-                unsafe { std::slice::from_raw_parts(value as *const u8, size) }.to_vec(),
-            )
+            ArgValue::Bytes(unsafe { std::slice::from_raw_parts(value as *const u8, size) }.into())
         }
     };
     Ok(arg)
@@ -442,8 +440,7 @@ pub(crate) unsafe fn nd_range(
     check(
         k.program
             .device_index(&q.device)
-            .and_then(|i| k.program.executables()[i].clone())
-            .is_some(),
+            .is_some_and(|i| k.program.has_executable(i)),
         CL_INVALID_PROGRAM_EXECUTABLE,
     )?;
     check(

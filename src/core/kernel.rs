@@ -26,6 +26,7 @@ use crate::vk::memory::{padded, Buffer, Placement};
 use crate::vk::pipeline::{Descriptor, KernelLayout, Pipeline, SetBindings, ShaderModule};
 use crate::vk::submit::{Binding, BufferBinding, Recorder, WHOLE_SIZE};
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
@@ -36,8 +37,8 @@ use std::sync::{Arc, Weak};
 pub enum ArgValue {
     /// A buffer, or NULL.
     Mem(Option<Arc<Mem>>),
-    /// The bytes of a by-value argument.
-    Bytes(Vec<u8>),
+    /// The bytes of a by-value argument (shared by the launches that use them).
+    Bytes(Arc<[u8]>),
     /// The size of a `__local` argument.
     Local(usize),
     Sampler(Arc<super::sampler::Sampler>),
@@ -116,7 +117,7 @@ pub struct Kernel {
 #[derive(Clone)]
 enum HeldArg {
     Mem(Option<Weak<Mem>>),
-    Bytes(Vec<u8>),
+    Bytes(Arc<[u8]>),
     Local(usize),
     Sampler(Weak<super::sampler::Sampler>),
     Pointer(u64),
@@ -534,10 +535,10 @@ impl Kernel {
     /// upgraded before it are dropped, and one may be the last (a buffer released meanwhile
     /// by another thread), whose destructor callbacks must not run under the lock.
     pub fn args(&self) -> CLResult<Vec<ArgValue>> {
-        self.args_set()
-            .into_iter()
-            .collect::<Option<_>>()
-            .ok_or(ClError(CL_INVALID_KERNEL_ARGS))
+        let set = self.args_set();
+        check(set.iter().all(Option::is_some), CL_INVALID_KERNEL_ARGS)?;
+        // (Collected in place: no second allocation per launch.)
+        Ok(set.into_iter().map_while(|a| a).collect())
     }
 
     /// The arguments set now, None for those not set (or naming a deleted object).
@@ -576,7 +577,7 @@ impl Kernel {
 /// The specialisation of a launch region of work-group `size` (a module's spec constant ids
 /// `ids`), with the `__local` argument sizes `local_spec` (by spec id, in elements).
 pub(super) fn spec_into(
-    spec: &mut Spec,
+    spec: &mut SpecBuf,
     ids: &ModuleSpecConstants,
     local_spec: &[(u32, u32)],
     size: [usize; 3],
@@ -624,9 +625,11 @@ pub(super) fn choose_local(global: &[usize; 3], work_dim: u32, device: &Device) 
 
 fn put(push: &mut [u8], range: Option<PushRange>, values: &[u32]) {
     if let Some(r) = range {
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        let n = (r.size as usize).min(bytes.len());
-        push[r.offset as usize..r.offset as usize + n].copy_from_slice(&bytes[..n]);
+        let n = (r.size as usize).min(4 * values.len());
+        let to = &mut push[r.offset as usize..r.offset as usize + n];
+        for (to, v) in to.chunks_mut(4).zip(values) {
+            to.copy_from_slice(&v.to_ne_bytes()[..to.len()]);
+        }
     }
 }
 
@@ -672,7 +675,7 @@ pub fn enqueue_as(
 pub struct Prepared {
     kd: Arc<KernelDevice>,
     set_bindings: Vec<Vec<(u32, Binding)>>,
-    dispatches: Vec<Dispatch>,
+    dispatches: Dispatches,
     backed: Vec<(Arc<Mem>, Arc<VkImage>, bool)>,
     /// Printf output (its host part).
     host: Option<super::queue::HostPart>,
@@ -764,15 +767,20 @@ impl Prepared {
     }
 
     /// Records the launch's dispatches (and the image syncs around them).
-    pub fn record(self, rec: &mut Recorder) -> CLResult<Recorded> {
+    pub fn record(mut self, rec: &mut Recorder) -> CLResult<Recorded> {
         for (m, image, _) in &self.backed {
             super::image::sync_in(rec, m, image);
         }
         for b in &self.held {
             rec.hold(b);
         }
-        for (pipeline, push, groups) in &self.dispatches {
-            rec.dispatch(&self.kd.layout, pipeline, &self.set_bindings, push, *groups)?;
+        let mut dispatches = self.dispatches.into_iter().peekable();
+        while let Some((pipeline, push, groups)) = dispatches.next() {
+            let bindings = match dispatches.peek() {
+                Some(_) => self.set_bindings.clone(),
+                None => std::mem::take(&mut self.set_bindings),
+            };
+            rec.dispatch(&self.kd.layout, &pipeline, bindings, push, groups)?;
         }
         for (m, image, _) in self.backed.iter().filter(|b| b.2) {
             super::image::sync_out(rec, m, image);
@@ -848,8 +856,12 @@ fn launch_shape(
 
 /// Dispatch ready: a pipeline, its push constants and its work-group count.
 type Dispatch = (Arc<Pipeline>, Vec<u8>, [u32; 3]);
+/// A launch's dispatches: one per region (one for a uniform launch).
+type Dispatches = SmallVec<[Dispatch; 1]>;
 /// Specialisation constants: (id, value).
 type Spec = Vec<(u32, u32)>;
+/// A launch's specialisation constants, looked up without allocating.
+pub(super) type SpecBuf = SmallVec<[(u32, u32); 16]>;
 
 /// What a launch binds, pushes and keeps alive, gathered from its arguments.
 struct Launch {
@@ -868,7 +880,7 @@ struct Launch {
     /// The launch's host part (printf output).
     host: Option<super::queue::HostPart>,
     /// The storage-buffer arguments, to find those that share memory.
-    buffers: Vec<Bound>,
+    buffers: SmallVec<[Bound; 4]>,
     /// Buffers of vkcl's own whose addresses are pushed (physical addressing).
     held: Vec<Arc<Buffer>>,
 }
@@ -899,7 +911,7 @@ impl Launch {
             keep: Vec::with_capacity(kd.refl.args.len()),
             backed: vec![],
             host: None,
-            buffers: Vec::with_capacity(kd.refl.args.len()),
+            buffers: SmallVec::new(),
             held: vec![],
         }
     }
@@ -924,7 +936,7 @@ impl Launch {
             let Some(ArgValue::Local(size)) = args.get_mut(i as usize) else {
                 return Err(ClError(CL_INVALID_KERNEL_ARGS));
             };
-            offsets.push(ArgValue::Bytes(group_bytes.to_le_bytes().to_vec()));
+            offsets.push(ArgValue::Bytes(group_bytes.to_le_bytes().into()));
             group_bytes += (*size as u64).next_multiple_of(compiler::generic_flat::ALIGN);
             *size = 1;
         }
@@ -939,9 +951,9 @@ impl Launch {
         )?);
         let address = b.device_address().ok_or(ClError(CL_INVALID_OPERATION))?;
         self.held.push(b);
-        let mut hidden = vec![ArgValue::Bytes(address.to_le_bytes().to_vec())];
+        let mut hidden = vec![ArgValue::Bytes(address.to_le_bytes().into())];
         if !s.local_args.is_empty() {
-            hidden.push(ArgValue::Bytes(group_bytes.to_le_bytes().to_vec()));
+            hidden.push(ArgValue::Bytes(group_bytes.to_le_bytes().into()));
             hidden.extend(offsets);
         }
         Ok(hidden)
@@ -1260,14 +1272,14 @@ impl Launch {
         kernel: &Kernel,
         kd: &KernelDevice,
         nd: &NdRange,
-    ) -> CLResult<Vec<Dispatch>> {
+    ) -> CLResult<Dispatches> {
         let aliased = shared_bindings(&self.buffers);
         let r = &kd.exe.reflection;
         let pc = &r.push_constants;
         let local = self.local;
         let regions = regions(&nd.global, &local, nd.work_dim as usize);
-        let mut dispatches = Vec::with_capacity(regions.len());
-        let mut spec = Vec::with_capacity(self.local_spec.len() + 7);
+        let mut dispatches = Dispatches::new();
+        let mut spec = SpecBuf::new();
         let last = regions.len().saturating_sub(1);
         for (i, region) in regions.into_iter().enumerate() {
             let ids = &r.spec_constants;
@@ -1395,7 +1407,7 @@ struct Region {
 /// The regions of a launch: the work-groups of the enqueued `local` size, and where `local`
 /// does not divide `global`, the last work-group of that dimension with the remainder size
 /// (up to 2^dims regions; one for a uniform launch).
-fn regions(global: &[usize; 3], local: &[usize; 3], dims: usize) -> Vec<Region> {
+fn regions(global: &[usize; 3], local: &[usize; 3], dims: usize) -> SmallVec<[Region; 8]> {
     // Per dimension: (start, groups, size) of the full part and of the remainder, and how
     // many of the two there are.
     let mut parts = [[(0, 1, 1); 2]; 3];
@@ -1412,7 +1424,7 @@ fn regions(global: &[usize; 3], local: &[usize; 3], dims: usize) -> Vec<Region> 
             counts[d] += 1;
         }
     }
-    let mut out = Vec::with_capacity(counts.iter().product());
+    let mut out = SmallVec::new();
     for &z in &parts[2][..counts[2]] {
         for &y in &parts[1][..counts[1]] {
             for &x in &parts[0][..counts[0]] {

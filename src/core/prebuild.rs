@@ -209,10 +209,10 @@ fn plan(exe: &Executable, device: &Device) -> Vec<(usize, Spec)> {
                 (Evidence::Guessed, size, 1)
             }
         };
-        let mut spec = vec![];
+        let mut spec = super::kernel::SpecBuf::new();
         let ids = &exe.reflection.spec_constants;
         super::kernel::spec_into(&mut spec, ids, &[], size, dims, [0; 3]);
-        plan.push((evidence, 0, k, spec));
+        plan.push((evidence, 0, k, spec.to_vec()));
     }
     plan.sort_by_key(|p| (p.0, p.1));
     plan.into_iter().map(|(_, _, k, s)| (k, s)).collect()

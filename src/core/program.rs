@@ -483,6 +483,14 @@ impl Program {
     }
 
     /// The executables of the devices where the program is built, by device index.
+    /// Whether the build for device `index` succeeded (a launch's check, without collecting).
+    pub fn has_executable(&self, index: usize) -> bool {
+        self.builds
+            .lock()
+            .get(index)
+            .is_some_and(|b| b.exe.is_some() && b.status == CL_BUILD_SUCCESS)
+    }
+
     pub fn executables(&self) -> Vec<Option<Arc<Executable>>> {
         self.builds
             .lock()

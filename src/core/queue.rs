@@ -326,7 +326,8 @@ impl Queue {
                 items: Vec::with_capacity(n),
                 gated: gates.clone(),
                 after: vec![],
-                keep: Vec::with_capacity(2 * n),
+                // The first command's list becomes the batch's.
+                keep: vec![],
             });
         }
         // Out of order, a command waits only for what it must: events of this queue not yet
@@ -364,7 +365,11 @@ impl Queue {
             host: recorded.host,
             index,
         });
-        batch.keep.extend(recorded.keep);
+        if batch.keep.is_empty() {
+            batch.keep = recorded.keep;
+        } else {
+            batch.keep.extend(recorded.keep);
+        }
         let commands = batch.rec.commands;
         // Full; or, while the device has nothing to do, a few commands already: they start now
         // rather than after the whole batch is recorded (checked at 4, 8, 16... commands). Not

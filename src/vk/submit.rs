@@ -11,6 +11,7 @@ use super::staging::{Lease, CHUNK};
 use super::vk;
 use super::Result;
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// A buffer binding's range reaching to the end of the buffer.
@@ -736,13 +737,14 @@ impl Recorder {
     }
 
     /// Records a dispatch: binds `bindings[set]` for every set of the layout, pushes
-    /// `push` and dispatches `groups`.
+    /// `push` and dispatches `groups`. Both are kept as what is bound (compared with the next
+    /// dispatch's rather than copied).
     pub fn dispatch(
         &mut self,
         layout: &Arc<KernelLayout>,
         pipeline: &Arc<Pipeline>,
-        bindings: &[Vec<(u32, Binding)>],
-        push: &[u8],
+        bindings: Vec<Vec<(u32, Binding)>>,
+        push: Vec<u8>,
         groups: [u32; 3],
     ) -> Result<()> {
         self.hold(layout);
@@ -751,10 +753,10 @@ impl Recorder {
             b.hold_in(self);
         }
         let same_layout = self.bound.layout == layout.pipeline_layout;
-        let rebind = !same_layout || self.bound.bindings.as_slice() != bindings;
-        let mut sets = Vec::with_capacity(layout.set_layouts.len());
+        let rebind = !same_layout || self.bound.bindings != bindings;
+        let mut sets = SmallVec::<[vk::DescriptorSet; 4]>::new();
         for (i, &set_layout) in layout.set_layouts.iter().enumerate().filter(|_| rebind) {
-            let slots = bindings.get(i).map(|b| b.as_slice()).unwrap_or(&[]);
+            let slots = bindings.get(i).map_or(&[][..], |b| b.as_slice());
             let (mut taken, written) = layout.set_cache.take(i, set_layout, slots)?;
             let set = taken.set;
             if !written {
@@ -788,18 +790,17 @@ impl Recorder {
                 );
             }
             if rebind {
-                self.bound.bindings = bindings.to_vec();
+                self.bound.bindings = bindings;
             }
             if !push.is_empty() && (!same_layout || self.bound.push != push) {
-                self.bound.push.clear();
-                self.bound.push.extend_from_slice(push);
                 d.cmd_push_constants(
                     self.cmd,
                     layout.pipeline_layout,
                     vk::ShaderStageFlags::COMPUTE,
                     0,
-                    push,
+                    &push,
                 );
+                self.bound.push = push;
             }
             self.bound.layout = layout.pipeline_layout;
             // More groups than the device dispatches at once: several dispatches with a base
