@@ -212,8 +212,11 @@ pub struct Queue {
     spin: std::time::Duration,
     /// Whether that is chosen per wait from the recent waits instead (`spin_budget`).
     adaptive_spin: bool,
-    /// The recent waits' length in nanoseconds (a moving average), for `spin_budget`.
+    /// The recent waits' length per command waited for, in nanoseconds (a moving average),
+    /// for `spin_budget`.
     recent_wait_ns: AtomicU64,
+    /// Waits whose budget was nothing (`spin_budget`'s probes).
+    blocked_waits: AtomicU64,
     state: Mutex<State>,
     inflight: Arc<Inflight>,
 }
@@ -275,6 +278,7 @@ impl Queue {
             spin: std::time::Duration::from_micros(vk.caps.workarounds.wait_spin_us),
             adaptive_spin: vk.caps.workarounds.adaptive_spin,
             recent_wait_ns: AtomicU64::new(0),
+            blocked_waits: AtomicU64::new(0),
             vk,
             timeline,
             state: Mutex::new(State {
@@ -405,29 +409,39 @@ impl Queue {
         })
     }
 
-    /// How long a wait polls before it blocks: `spin`; or (CPU devices) twice the recent
-    /// waits' length where they were short, at most `ADAPTIVE_SPIN_MAX`, else nothing.
-    fn spin_budget(&self) -> Duration {
+    /// How long a wait for `commands` commands polls before it blocks: `spin`; or (CPU
+    /// devices) `adaptive_budget` of the recent waits, with a probe of
+    /// `ADAPTIVE_SPIN_PER_COMMAND` every `ADAPTIVE_PROBE`-th wait where that is nothing: a
+    /// blocking wait's own wake-up latency would otherwise keep the average long, and the
+    /// waits blocking, after the long commands have gone.
+    fn spin_budget(&self, commands: u64) -> Duration {
         if !self.adaptive_spin {
             return self.spin;
         }
-        adaptive_budget(Duration::from_nanos(
-            self.recent_wait_ns.load(Ordering::Relaxed),
-        ))
+        let recent = Duration::from_nanos(self.recent_wait_ns.load(Ordering::Relaxed));
+        let budget = adaptive_budget(recent, commands);
+        let blocked = || self.blocked_waits.fetch_add(1, Ordering::Relaxed) + 1;
+        if budget.is_zero() && blocked() % ADAPTIVE_PROBE == 0 {
+            return ADAPTIVE_SPIN_PER_COMMAND;
+        }
+        budget
     }
 
-    /// Adds a wait of `took` to the recent waits' average; a shorter one counts for more, so
-    /// that the waits after long work poll again soon.
-    fn note_wait(&self, took: Duration) {
+    /// Adds a wait of `took` for `commands` commands to the recent waits' average per
+    /// command; a shorter one counts for more, so that the waits after long work poll again
+    /// soon.
+    fn note_wait(&self, took: Duration, commands: u64) {
         let old = self.recent_wait_ns.load(Ordering::Relaxed);
+        let per_command = took / commands.clamp(1, u32::MAX as u64) as u32;
         self.recent_wait_ns
-            .store(averaged(old, took), Ordering::Relaxed);
+            .store(averaged(old, per_command), Ordering::Relaxed);
     }
 
-    /// Polls the timeline for `value` for a short while (`spin_budget`): a short command then
-    /// ends the wait without the wake-up latency of a blocking wait. True if it was reached.
-    fn spin_until(&self, value: u64) -> bool {
-        let budget = self.spin_budget();
+    /// Polls the timeline for `value` (`commands` commands ahead) for a short while
+    /// (`spin_budget`): short commands then end the wait without the wake-up latency of a
+    /// blocking wait. True if it was reached.
+    fn spin_until(&self, value: u64, commands: u64) -> bool {
+        let budget = self.spin_budget(commands);
         if budget.is_zero() {
             return false;
         }
@@ -691,23 +705,25 @@ impl Queue {
         // the host parts of the first (a chunked read's copies out of staging memory) run
         // while the GPU works on the next.
         loop {
-            let end = {
+            let (end, commands) = {
                 let f = self.inflight.state.lock();
                 if f.completed >= value {
                     break;
                 }
-                f.pending
+                let end = f
+                    .pending
                     .iter()
                     .find(|p| p.value > f.completed)
-                    .map_or(value, |p| p.value)
+                    .map_or(value, |p| p.value);
+                (end, end - f.completed)
             };
             let t0 = std::time::Instant::now();
-            let failed = if self.spin_until(end) {
+            let failed = if self.spin_until(end, commands) {
                 None
             } else {
                 self.block_until(end)?
             };
-            self.note_wait(t0.elapsed());
+            self.note_wait(t0.elapsed(), commands);
             complete_through(&self.vk, &self.inflight, end, failed);
         }
         drop(waiting);
@@ -725,17 +741,22 @@ impl Drop for Queue {
     }
 }
 
-/// The longest a waiting thread polls on a CPU device (`Queue::spin_budget`), and the least
-/// it polls there while recent waits were short.
-const ADAPTIVE_SPIN_MAX: Duration = Duration::from_micros(100);
+/// On a CPU device (`Queue::spin_budget`): commands longer than this on average make waits
+/// block at once (polling would take a core from them); the least and the most one wait
+/// polls behind shorter ones; how often a wait probes by polling while they block.
+const ADAPTIVE_SPIN_PER_COMMAND: Duration = Duration::from_micros(100);
 const ADAPTIVE_SPIN_MIN: Duration = Duration::from_micros(20);
+const ADAPTIVE_SPIN_MAX: Duration = Duration::from_millis(1);
+const ADAPTIVE_PROBE: u64 = 16;
 
-/// `Queue::spin_budget` on a CPU device whose recent waits took `recent`.
-fn adaptive_budget(recent: Duration) -> Duration {
-    if recent > ADAPTIVE_SPIN_MAX {
+/// `Queue::spin_budget` on a CPU device whose recent waits took `recent` per command, for a
+/// wait of `commands` commands: twice their expected time, or nothing behind long commands.
+fn adaptive_budget(recent: Duration, commands: u64) -> Duration {
+    if recent > ADAPTIVE_SPIN_PER_COMMAND {
         return Duration::ZERO;
     }
-    (2 * recent).clamp(ADAPTIVE_SPIN_MIN, ADAPTIVE_SPIN_MAX)
+    let expected = recent.saturating_mul(commands.min(u32::MAX as u64) as u32);
+    (2 * expected).clamp(ADAPTIVE_SPIN_MIN, ADAPTIVE_SPIN_MAX)
 }
 
 /// The recent waits' average (ns) `old` with a wait of `took` added.
@@ -964,23 +985,26 @@ mod tests {
     #[test]
     fn cpu_waits_poll_after_short_waits_and_block_after_long_ones() {
         let us = Duration::from_micros;
-        assert_eq!(adaptive_budget(Duration::ZERO), ADAPTIVE_SPIN_MIN);
-        assert_eq!(adaptive_budget(us(35)), us(70));
-        assert_eq!(adaptive_budget(us(90)), ADAPTIVE_SPIN_MAX);
-        assert_eq!(adaptive_budget(us(101)), Duration::ZERO);
+        assert_eq!(adaptive_budget(Duration::ZERO, 1), ADAPTIVE_SPIN_MIN);
+        assert_eq!(adaptive_budget(us(35), 1), us(70));
+        assert_eq!(adaptive_budget(us(90), 1), us(180));
+        assert_eq!(adaptive_budget(us(101), 1), Duration::ZERO);
+        // A batch of short commands: polled for as long as they should take, at most 1 ms.
+        assert_eq!(adaptive_budget(us(6), 64), us(768));
+        assert_eq!(adaptive_budget(us(30), 64), ADAPTIVE_SPIN_MAX);
         // Behind 10 ms batches the waits block; a few short waits later they poll again.
         let mut recent = 0;
         for _ in 0..8 {
             recent = averaged(recent, Duration::from_millis(10));
         }
         assert_eq!(
-            adaptive_budget(Duration::from_nanos(recent)),
+            adaptive_budget(Duration::from_nanos(recent), 1),
             Duration::ZERO
         );
         let mut polls_after = None;
         for n in 1..20 {
             recent = averaged(recent, us(60));
-            if adaptive_budget(Duration::from_nanos(recent)) > Duration::ZERO {
+            if adaptive_budget(Duration::from_nanos(recent), 1) > Duration::ZERO {
                 polls_after = Some(n);
                 break;
             }
