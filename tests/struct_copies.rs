@@ -155,3 +155,75 @@ fn struct_copies_from_local_to_global_under_a_bound() {
         clReleaseProgram(p);
     }
 }
+
+/// ffmpeg's deshake_opencl filter (`match_descriptors`): a record with padding
+/// (`{ float2, float2 }` and an int: 20 bytes of members, 24 of size) made as a compound
+/// literal, copied from a constant, passed by value to a helper that stores it, inside a loop
+/// that returns early. clspv 0.0.1 never finished building it (a whole-record load or store of
+/// such a record, or its `byval` parameter); compiler::wrapped_copy copies padded records
+/// member by member and passes them to helpers by pointer. The build must finish (it ran past
+/// ffmpeg's patience before) and every record be stored right.
+const MOTION: &str = r#"
+typedef struct PointPair { float2 p1; float2 p2; } PointPair;
+typedef struct MotionVector { PointPair p; int should_consider; } MotionVector;
+static void write_vec(global MotionVector *buf, int i, MotionVector val) { buf[i] = val; }
+kernel void match(global const float2 *prev, global const float2 *cur, global const int *dist,
+                  global MotionVector *out) {
+    int i = get_global_id(0);
+    MotionVector invalid_vector = (MotionVector) { (PointPair) { (float2)(-1, -1), (float2)(-1, -1) }, 0 };
+    for (int j = 0; j < 4; j++) {
+        if (dist[4 * i + j] < 80) {
+            write_vec(out, i, (MotionVector) { (PointPair) { prev[4 * i + j], cur[i] }, 1 });
+            return;
+        }
+    }
+    write_vec(out, i, invalid_vector);
+}
+"#;
+
+#[test]
+fn padded_records_by_value_and_from_constants_build_and_are_right() {
+    let env = Env::new();
+    let start = Instant::now();
+    let p = env.program(MOTION, "");
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(60), "the build took {took:?}");
+    let k = kernel(p, "match");
+    let n = 64usize;
+    let prev: Vec<[f32; 2]> = (0..4 * n).map(|j| [j as f32, -(j as f32)]).collect();
+    let cur: Vec<[f32; 2]> = (0..n).map(|i| [0.5 + i as f32, 2.0 * i as f32]).collect();
+    // Work-item i matches its (i % 5)-th candidate; 4 and up: none.
+    let dist: Vec<i32> = (0..4 * n as i32)
+        .map(|j| if j % 4 == (j / 4) % 5 { 10 } else { 99 })
+        .collect();
+    let bufs = [
+        env.buffer_from(&prev),
+        env.buffer_from(&cur),
+        env.buffer_from(&dist),
+    ];
+    // MotionVector: p1 (8 bytes), p2 (8), should_consider (4), 4 bytes of padding.
+    let out = env.buffer_from(&vec![0x7f7f_7f7fu32; 6 * n]);
+    for (i, b) in bufs.iter().enumerate() {
+        arg(k, i as u32, b);
+    }
+    arg(k, 3, &out);
+    env.run(k, None, &[n], None);
+    let got = env.read::<u32>(out, 6 * n);
+    for i in 0..n {
+        let want: [f32; 4] = match i % 5 {
+            4 => [-1.0; 4],
+            j => [prev[4 * i + j][0], prev[4 * i + j][1], cur[i][0], cur[i][1]],
+        };
+        let record = &got[6 * i..6 * i + 5];
+        let floats: Vec<f32> = record[..4].iter().map(|w| f32::from_bits(*w)).collect();
+        assert_eq!(floats, want, "work-item {i}");
+        assert_eq!(record[4], u32::from(i % 5 != 4), "work-item {i}");
+    }
+    unsafe {
+        for m in bufs.into_iter().chain([out]) {
+            clReleaseMemObject(m);
+        }
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}

@@ -110,7 +110,7 @@ fn leaf_gep(side: &Side, leaf: &Leaf) -> Option<String> {
 
 /// The alignment a leaf has in its record: its size, where its offset allows (a packed
 /// record's leaves may have less).
-fn leaf_align(leaf: &Leaf) -> u64 {
+pub(super) fn leaf_align(leaf: &Leaf) -> u64 {
     match leaf.offset {
         0 => leaf.size,
         o => leaf.size.min(1 << o.trailing_zeros()),

@@ -7,14 +7,25 @@ use super::wrapped_copy::{Ty, Types};
 /// store per leaf).
 const MAX_LEAVES: usize = 1024;
 
-/// A scalar leaf of a record: its byte offset, LLVM type, size, and the GEP indices after the
-/// first `0` that reach it.
+/// A scalar (or, where asked for, vector) leaf of a record: its byte offset, LLVM scalar type,
+/// size, the GEP indices after the first `0` that reach it, and its lanes (1 for a scalar).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Leaf {
     pub offset: u64,
     pub name: &'static str,
     pub size: u64,
     pub path: Vec<u64>,
+    pub lanes: u64,
+}
+
+impl Leaf {
+    /// The leaf's LLVM type: `float`, `<2 x float>`.
+    pub(super) fn ty(&self) -> String {
+        match self.lanes {
+            1 => self.name.to_string(),
+            n => format!("<{n} x {}>", self.name),
+        }
+    }
 }
 
 /// How a record is flattened: an `alloca [count x elem]`, elements of `unit` bytes.
@@ -30,57 +41,85 @@ pub(super) struct Flat {
 /// The leaves of `t` in order, and whether an array is among its members (at any depth); None
 /// where a member is a vector, a pointer or unknown, or there are too many.
 pub(super) fn leaves(types: &Types, t: &Ty) -> Option<(Vec<Leaf>, bool)> {
-    let mut out = vec![];
-    let mut arrays = false;
-    collect(types, t, 0, &mut vec![], &mut out, &mut arrays)?;
-    Some((out, arrays))
+    let mut walk = Walk {
+        types,
+        vectors: false,
+        out: vec![],
+        arrays: false,
+    };
+    walk.collect(t, 0, &mut vec![])?;
+    Some((walk.out, walk.arrays))
 }
 
-fn collect(
-    types: &Types,
-    t: &Ty,
-    offset: u64,
-    path: &mut Vec<u64>,
-    out: &mut Vec<Leaf>,
-    arrays: &mut bool,
-) -> Option<()> {
-    if out.len() > MAX_LEAVES || path.len() > 16 {
-        return None;
-    }
-    match types.resolve(t)? {
-        Ty::Scalar(size, name) => out.push(Leaf {
-            offset,
-            name,
-            size: *size,
-            path: path.clone(),
-        }),
-        Ty::Array(n, e) => {
-            *arrays = true;
-            let (size, align) = types.layout(e)?;
-            for i in 0..*n {
-                path.push(i);
-                collect(
-                    types,
-                    e,
-                    offset + i * size.next_multiple_of(align),
-                    path,
-                    out,
-                    arrays,
-                )?;
-                path.pop();
-            }
+/// The leaves of `t` in order with its vectors as leaves; None where a member is a pointer or
+/// unknown, or there are too many.
+pub(super) fn leaves_and_vectors(types: &Types, t: &Ty) -> Option<Vec<Leaf>> {
+    let mut walk = Walk {
+        types,
+        vectors: true,
+        out: vec![],
+        arrays: false,
+    };
+    walk.collect(t, 0, &mut vec![])?;
+    Some(walk.out)
+}
+
+/// A walk over a type's leaves (`leaves`): whether vectors are leaves, the leaves found, and
+/// whether an array was among the members.
+struct Walk<'a> {
+    types: &'a Types,
+    vectors: bool,
+    out: Vec<Leaf>,
+    arrays: bool,
+}
+
+impl Walk<'_> {
+    fn collect(&mut self, t: &Ty, offset: u64, path: &mut Vec<u64>) -> Option<()> {
+        let types = self.types;
+        if self.out.len() > MAX_LEAVES || path.len() > 16 {
+            return None;
         }
-        Ty::Record { packed, members } => {
-            let offsets = member_offsets(types, members, *packed)?;
-            for (k, (m, o)) in members.iter().zip(offsets).enumerate() {
-                path.push(k as u64);
-                collect(types, m, offset + o, path, out, arrays)?;
-                path.pop();
+        match types.resolve(t)? {
+            Ty::Scalar(size, name) => self.out.push(Leaf {
+                offset,
+                name,
+                size: *size,
+                path: path.clone(),
+                lanes: 1,
+            }),
+            Ty::Vector(n, e) if self.vectors => {
+                let Some(Ty::Scalar(_, name)) = types.resolve(e) else {
+                    return None;
+                };
+                self.out.push(Leaf {
+                    offset,
+                    name,
+                    size: types.layout(t)?.0,
+                    path: path.clone(),
+                    lanes: *n,
+                })
             }
+            Ty::Array(n, e) => {
+                self.arrays = true;
+                let (size, align) = types.layout(e)?;
+                for i in 0..*n {
+                    path.push(i);
+                    self.collect(e, offset + i * size.next_multiple_of(align), path)?;
+                    path.pop();
+                }
+            }
+            Ty::Record { packed, members } => {
+                let offsets = member_offsets(types, members, *packed)?;
+                for (k, (m, o)) in members.iter().zip(offsets).enumerate() {
+                    path.push(k as u64);
+                    self.collect(m, offset + o, path)?;
+                    path.pop();
+                }
+            }
+            Ty::Vector(..) | Ty::Named(_) => return None,
         }
-        Ty::Vector(..) | Ty::Named(_) => return None,
+        Some(())
     }
-    Some(())
 }
 
 /// The byte offset of each of a record's `members`, as LLVM lays them out.

@@ -17,6 +17,7 @@
 //! Copies this cannot type are left as they are; programs with none are compiled from the
 //! source as before.
 
+use super::flat_copies::leaf_align;
 use std::collections::HashMap;
 
 /// A compile: (sources, options) → (output, log).
@@ -367,9 +368,55 @@ pub fn patch(ll: &str) -> Option<String> {
     let mut out = String::with_capacity(ll.len() + 1024);
     let mut defs = globals.clone();
     let mut count = 0;
+    // The copies of a function's `byval` records, put after its first label.
+    let mut prologue = None;
     for line in ll.lines() {
         if line.starts_with("define ") {
             defs = globals.clone();
+            let byval = byval_parameters(&types, line);
+            if !byval.is_empty() {
+                let copies = byval.iter().enumerate().map(|(k, (v, name, align))| {
+                    let from = ("ptr", *align, format!("{v}.byval"));
+                    let copy = leaf_copies(
+                        &types,
+                        name,
+                        &from,
+                        &("ptr", *align, v.to_string()),
+                        "  ",
+                        &format!("b{k}"),
+                    );
+                    format!("  {v} = alloca {name}, align {align}\n{copy}\n")
+                });
+                prologue = Some(copies.collect::<String>());
+                out += &without_byval(&types, line, true);
+                out.push('\n');
+                count += 1;
+            }
+            defs.extend(byval.into_iter().map(|(v, t, _)| (v, Ty::Named(t))));
+            if prologue.is_some() {
+                continue;
+            }
+        }
+        if let Some(copies) = prologue.take() {
+            // After the entry block's label (where it has one), so the copies open it.
+            let label = line.ends_with(':') && !line.starts_with(' ');
+            if label {
+                out += line;
+                out.push('\n');
+            }
+            out += &copies;
+            if label {
+                continue;
+            }
+        }
+        if line.contains("byval(") && (line.contains("call ") || line.starts_with("declare ")) {
+            let stripped = without_byval(&types, line, false);
+            if stripped != line {
+                out += &stripped;
+                out.push('\n');
+                count += 1;
+                continue;
+            }
         }
         if let Some((name, def)) = line.trim_start().split_once(" = ") {
             let t = match def.split_once(' ') {
@@ -409,14 +456,22 @@ fn copy(types: &Types, defs: &HashMap<&str, Ty>, line: &str, n: usize) -> Option
     }
     let (d, s) = (pointee(types, defs, dst)?, pointee(types, defs, src)?);
     let (dc, sc) = (types.chain(d), types.chain(s));
-    let common = dc.iter().find(|t| {
-        sc.contains(t)
-            && matches!(types.resolve(t), Some(Ty::Record { .. }))
+    let sized = |t: &&Ty| {
+        matches!(types.resolve(t), Some(Ty::Record { .. }))
             && types.layout(t).map(|l| l.0) == Some(size)
-    })?;
-    let name = match common {
-        Ty::Named(n) => n.clone(),
-        _ => return None,
+    };
+    let common = dc.iter().filter(sized).find(|t| sc.contains(t)).cloned();
+    // A constant's literal type: the record with its padding as bytes (clang's
+    // `{ %struct.pair, i32, [4 x i8] }` for a `%struct.vector` initializer).
+    let padded = |chain: &[Ty], other: &[Ty]| {
+        let t = chain.iter().find(sized)?;
+        padded_literal(types, t, other.first()?).then(|| t.clone())
+    };
+    let common = common
+        .or_else(|| padded(&dc, &sc))
+        .or_else(|| padded(&sc, &dc))?;
+    let Ty::Named(name) = &common else {
+        return None;
     };
     let operand = |arg: &str| -> Option<(String, String, String)> {
         let at = arg
@@ -436,11 +491,143 @@ fn copy(types: &Types, defs: &HashMap<&str, Ty>, line: &str, n: usize) -> Option
     let (dp, da, dv) = operand(dst)?;
     let (sp, sa, sv) = operand(src)?;
     let indent = &line[..line.len() - line.trim_start().len()];
-    Some(format!(
-        "{indent}%__vkcl_copy.{n} = load {name}, {sp} {sv}, align {sa}\n\
-         {indent}store {name} %__vkcl_copy.{n}, {dp} {dv}, align {da}"
+    let align = |a: String| a.parse().unwrap_or(1);
+    Some(leaf_copies(
+        types,
+        name,
+        &(&sp, align(sa), sv),
+        &(&dp, align(da), dv),
+        indent,
+        &n.to_string(),
     ))
 }
+
+/// A side of a copy: the pointer's type, its alignment and its value.
+type Side<'a> = (&'a str, u64, String);
+
+/// The copy of a record `name` from `src` to `dst`, its values named after `n`: one load and
+/// one store of the record; leaf by leaf where the record has padding (and few leaves), as
+/// clspv never finishes some whole-record loads and stores of such records (of
+/// `{ <2 x float>, <2 x float>, i32 }`, ffmpeg's deshake filter's MotionVector). (Leaf by leaf
+/// everywhere would meet clspv's packed-struct rewrite, which misreads unions' members:
+/// tests/structs_by_value.rs `complex_scalar_times_array`.)
+fn leaf_copies(types: &Types, name: &str, src: &Side, dst: &Side, indent: &str, n: &str) -> String {
+    let ((sp, sa, sv), (dp, da, dv)) = (src, dst);
+    let leaves = padded_leaves(types, name).filter(|l| l.len() <= MAX_COPY_LEAVES);
+    let Some(leaves) = leaves else {
+        return format!(
+            "{indent}%__vkcl_copy.{n} = load {name}, {sp} {sv}, align {sa}\n\
+             {indent}store {name} %__vkcl_copy.{n}, {dp} {dv}, align {da}"
+        );
+    };
+    let copies: Vec<String> = leaves
+        .iter()
+        .enumerate()
+        .map(|(w, leaf)| {
+            let at: String = leaf.path.iter().map(|i| format!(", i32 {i}")).collect();
+            let v = format!("%__vkcl_copy.{n}.{w}");
+            format!(
+                "{indent}{v}s = getelementptr inbounds {name}, {sp} {sv}, i32 0{at}\n\
+                 {indent}{v} = load {t}, {sp} {v}s, align {a}\n\
+                 {indent}{v}d = getelementptr inbounds {name}, {dp} {dv}, i32 0{at}\n\
+                 {indent}store {t} {v}, {dp} {v}d, align {b}",
+                t = leaf.ty(),
+                a = leaf_align(leaf).min(*sa),
+                b = leaf_align(leaf).min(*da),
+            )
+        })
+        .collect();
+    copies.join("\n")
+}
+
+/// The leaves (vectors whole) of record `name` where it has padding: bytes that no leaf covers.
+fn padded_leaves(types: &Types, name: &str) -> Option<Vec<super::flat_layout::Leaf>> {
+    let t = Ty::Named(name.to_string());
+    let leaves = super::flat_layout::leaves_and_vectors(types, &t)?;
+    let covered: u64 = leaves.iter().map(|l| l.size).sum();
+    (!leaves.is_empty() && covered < types.layout(&t)?.0).then_some(leaves)
+}
+
+/// Whether `literal` is the literal record type clang gives a constant of `record`: the same
+/// leaves at the same offsets, and bytes (`i8`) where `record` has padding.
+fn padded_literal(types: &Types, record: &Ty, literal: &Ty) -> bool {
+    let leaves = |t| super::flat_layout::leaves_and_vectors(types, t);
+    let (Ty::Record { .. }, Some(want), Some(have)) = (literal, leaves(record), leaves(literal))
+    else {
+        return false;
+    };
+    let leaf = |l: &super::flat_layout::Leaf| (l.offset, l.size, l.ty());
+    let want: Vec<_> = want.iter().map(leaf).collect();
+    let (kept, extra): (Vec<_>, Vec<_>) = have.iter().partition(|l| want.contains(&leaf(l)));
+    kept.len() == want.len()
+        && extra.iter().all(|l| l.name == "i8")
+        && types.layout(record).map(|l| l.0) == types.layout(literal).map(|l| l.0)
+}
+
+/// The `byval` record parameters of the function a `define` line starts: (name, the record
+/// type's name, the alignment).
+fn byval_parameters<'a>(types: &Types, line: &'a str) -> Vec<(&'a str, String, u64)> {
+    let Some(params) = line.split_once('(').and_then(|(_, p)| p.rsplit_once(')')) else {
+        return vec![];
+    };
+    split_args(params.0)
+        .into_iter()
+        .filter_map(|p| {
+            let (_, rest) = p.split_once("byval(")?;
+            let (Ty::Named(t), rest) = parse(rest)? else {
+                return None;
+            };
+            padded_leaves(types, &t)?;
+            let align = rest
+                .split_once("align ")
+                .and_then(|(_, a)| a.split(' ').next());
+            let name = p.rsplit(' ').next().filter(|n| n.starts_with('%'))?;
+            Some((name, t, align.and_then(|a| a.parse().ok()).unwrap_or(1)))
+        })
+        .collect()
+}
+
+/// `line` with its `byval(TYPE) [align N]` attributes left out: clspv never finishes some
+/// records passed so (the deshake filter's MotionVector). A function's own parameters
+/// (`params`) are renamed `NAME.byval`: the function copies them into locals of their old
+/// names first (see [`patch`]), as `byval` made the call do.
+fn without_byval(types: &Types, line: &str, params: bool) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    // Only padded records' (those byval_parameters gives a copy).
+    while let Some(at) = rest.find(" byval(%") {
+        let after = &rest[at + " byval(".len()..];
+        let Some((Ty::Named(t), tail)) = parse(after) else {
+            return line.to_string();
+        };
+        let Some(tail) = tail.strip_prefix(')') else {
+            return line.to_string();
+        };
+        if padded_leaves(types, &t).is_none() {
+            out += &rest[..rest.len() - tail.len()];
+            rest = tail;
+            continue;
+        }
+        out += &rest[..at];
+        let tail = match tail.strip_prefix(" align ") {
+            Some(a) => a.trim_start_matches(|c: char| c.is_ascii_digit()),
+            None => tail,
+        };
+        rest = tail;
+        if params {
+            // The parameter's name follows: `... %v,` or `... %v)`.
+            let end = rest.find([',', ')']).unwrap_or(rest.len());
+            let (head, tail) = rest.split_at(end);
+            out += head;
+            out += ".byval";
+            rest = tail;
+        }
+    }
+    out + rest
+}
+
+/// More leaves than this and a record is copied by one load and store of the whole record.
+const MAX_COPY_LEAVES: usize = 64;
 
 #[cfg(test)]
 mod tests {
