@@ -1678,3 +1678,83 @@ kernel void k(global uint *out, uint a) {
         assert_eq!(out[0][8 * g as usize..][..8], want, "work-item {g}");
     }
 }
+
+/// A `__private` pointer a loop moves (`p += 13`, or `p -= 13` from the far end) read at
+/// negative constant offsets (`p[j - 1]`, `p[j - 13]`): clspv lowers the pointer to an index
+/// and divided each negative byte offset as unsigned, so `p[j - 1]` of a 4-byte element read
+/// element `p + j + 0x3fffffff` (ffmpeg's deshake filter refined its features in the wrong
+/// direction); compiler::private_offsets makes them negative again. Elements of 2, 4 and 8
+/// bytes and of a vector type, against the host.
+#[test]
+fn negative_offsets_from_a_private_pointer_a_loop_moves() {
+    let src = r#"
+#define BODY(T, NAME)                                                                 \
+kernel void NAME(global int *out, global const int *in) {                             \
+    T buf[13 * 13];                                                                   \
+    for (int i = 0; i < 169; i++) buf[i] = (T)in[i];                                  \
+    T *p = buf;                                                                       \
+    p += 13 + 1;                                                                      \
+    T *q = buf + 13 * 12 + 1;                                                         \
+    int k = 0;                                                                        \
+    for (int i = 0; i < 11; i++, p += 13, q -= 13) {                                  \
+        for (int j = 0; j < 11; j++, k++) {                                           \
+            out[4 * k] = (int)(p[j + 1] - p[j - 1]);                                  \
+            out[4 * k + 1] = (int)(p[j + 13] - p[j - 13]);                            \
+            out[4 * k + 2] = (int)(q[j - 13] - q[j]);                                 \
+            out[4 * k + 3] = (int)(q[j + 1] - q[j - 14]);                             \
+        }                                                                             \
+    }                                                                                 \
+}
+BODY(short, s)
+BODY(int, i)
+BODY(long, l)
+kernel void v(global int *out, global const int *in) {
+    int2 buf[13 * 13];
+    for (int i = 0; i < 169; i++) buf[i] = (int2)(in[i], -in[i]);
+    int2 *p = buf;
+    p += 13 + 1;
+    int k = 0;
+    for (int i = 0; i < 11; i++, p += 13) {
+        for (int j = 0; j < 11; j++, k++) {
+            out[4 * k] = (p[j + 1] - p[j - 1]).x;
+            out[4 * k + 1] = (p[j + 13] - p[j - 13]).y;
+            out[4 * k + 2] = p[j - 1].x;
+            out[4 * k + 3] = p[j - 13].y;
+        }
+    }
+}
+"#;
+    let input: Vec<u32> = (0..169u32).map(|i| i * i + 7).collect();
+    let x = |n: usize| input[n] as i32;
+    let mut want = vec![];
+    let mut want_v = vec![];
+    for i in 0..11 {
+        for j in 0..11 {
+            let (p, q) = (14 + 13 * i + j, 13 * 12 + 1 - 13 * i + j);
+            want.extend([
+                x(p + 1) - x(p - 1),
+                x(p + 13) - x(p - 13),
+                x(q - 13) - x(q),
+                x(q + 1) - x(q - 14),
+            ]);
+            want_v.extend([
+                x(p + 1) - x(p - 1),
+                -(x(p + 13) - x(p - 13)),
+                x(p - 1),
+                -x(p - 13),
+            ]);
+        }
+    }
+    for (name, want) in [("s", &want), ("i", &want), ("l", &want), ("v", &want_v)] {
+        let out = run_words(
+            src,
+            "",
+            name,
+            &[vec![0; 4 * 121], input.clone()],
+            &[] as &[u32],
+            1,
+        );
+        let got: Vec<i32> = out[0].iter().map(|w| *w as i32).collect();
+        assert_eq!(&got, want, "{name}");
+    }
+}

@@ -40,6 +40,7 @@ pub mod pipes;
 pub mod pointer_members;
 mod pointer_selects;
 mod prelude_math;
+mod private_offsets;
 pub mod pystubs;
 pub mod reflection;
 pub mod returned_load;
@@ -112,6 +113,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
     match words(&bytes) {
         Some(spirv) => {
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
+            let spirv = private_offsets::repair(&spirv);
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);
             let spirv = bool_masks::repair(&spirv).unwrap_or(spirv);
             let spirv = struct_extracts::repair(&spirv).unwrap_or(spirv);
