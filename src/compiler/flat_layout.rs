@@ -41,27 +41,14 @@ pub(super) struct Flat {
 /// The leaves of `t` in order, and whether an array is among its members (at any depth); None
 /// where a member is a vector, a pointer or unknown, or there are too many.
 pub(super) fn leaves(types: &Types, t: &Ty) -> Option<(Vec<Leaf>, bool)> {
-    let mut walk = Walk {
-        types,
-        vectors: false,
-        out: vec![],
-        arrays: false,
-    };
-    walk.collect(t, 0, &mut vec![])?;
+    let walk = Walk::of(types, t, false)?;
     Some((walk.out, walk.arrays))
 }
 
 /// The leaves of `t` in order with its vectors as leaves; None where a member is a pointer or
 /// unknown, or there are too many.
 pub(super) fn leaves_and_vectors(types: &Types, t: &Ty) -> Option<Vec<Leaf>> {
-    let mut walk = Walk {
-        types,
-        vectors: true,
-        out: vec![],
-        arrays: false,
-    };
-    walk.collect(t, 0, &mut vec![])?;
-    Some(walk.out)
+    Some(Walk::of(types, t, true)?.out)
 }
 
 /// A walk over a type's leaves (`leaves`): whether vectors are leaves, the leaves found, and
@@ -73,7 +60,19 @@ struct Walk<'a> {
     arrays: bool,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// The walk over `t`, vectors leaves or not.
+    fn of(types: &'a Types, t: &Ty, vectors: bool) -> Option<Walk<'a>> {
+        let mut walk = Walk {
+            types,
+            vectors,
+            out: vec![],
+            arrays: false,
+        };
+        walk.collect(t, 0, &mut vec![])?;
+        Some(walk)
+    }
+
     fn collect(&mut self, t: &Ty, offset: u64, path: &mut Vec<u64>) -> Option<()> {
         let types = self.types;
         if self.out.len() > MAX_LEAVES || path.len() > 16 {
