@@ -368,12 +368,21 @@ pub fn patch(ll: &str) -> Option<String> {
     let mut out = String::with_capacity(ll.len() + 1024);
     let mut defs = globals.clone();
     let mut count = 0;
-    // The copies of a function's `byval` records, put after its first label.
+    // The copies of a function's `byval` records, put after its first label. (Parameters
+    // without a name, `%0`, cannot be renamed: then no `byval` is left out anywhere.)
     let mut prologue = None;
+    let byval_named = ll
+        .lines()
+        .filter(|l| l.starts_with("define "))
+        .flat_map(|l| byval_parameters(&types, l))
+        .all(|(v, ..)| !v[1..].starts_with(|c: char| c.is_ascii_digit()));
     for line in ll.lines() {
         if line.starts_with("define ") {
             defs = globals.clone();
-            let byval = byval_parameters(&types, line);
+            let byval = match byval_named {
+                true => byval_parameters(&types, line),
+                false => vec![],
+            };
             if !byval.is_empty() {
                 let copies = byval.iter().enumerate().map(|(k, (v, name, align))| {
                     let from = ("ptr", *align, format!("{v}.byval"));
@@ -409,7 +418,8 @@ pub fn patch(ll: &str) -> Option<String> {
                 continue;
             }
         }
-        if line.contains("byval(") && (line.contains("call ") || line.starts_with("declare ")) {
+        let call = line.contains("call ") || line.starts_with("declare ");
+        if byval_named && call && line.contains("byval(") {
             let stripped = without_byval(&types, line, false);
             if stripped != line {
                 out += &stripped;
@@ -666,6 +676,39 @@ mod tests {
         assert!(out.contains("store %struct.scan_t %__vkcl_copy.4, ptr %t, align 4"));
         // A size that is not the common type's: left alone.
         assert!(out.contains("%b, i32 32, i1 false)"));
+    }
+
+    #[test]
+    fn padded_records_by_value_become_pointers_copied_by_the_callee() {
+        let ll = "%struct.pair = type { <2 x float>, <2 x float> }\n\
+            %struct.mv = type { %struct.pair, i32 }\n\
+            define internal void @w(ptr addrspace(1) %buf, ptr byval(%struct.mv) align 8 %val) {\n\
+            entry:\n\
+            \x20 %d = getelementptr inbounds %struct.mv, ptr addrspace(1) %buf, i32 1\n\
+            \x20 call void @llvm.memcpy.p1.p0.i32(ptr addrspace(1) align 8 %d, ptr align 8 %val, i32 24, i1 false)\n\
+            \x20 ret void\n}\n\
+            define void @k(ptr addrspace(1) %o) {\n\
+            entry:\n\
+            \x20 %m = alloca %struct.mv, align 8\n\
+            \x20 call void @w(ptr addrspace(1) %o, ptr byval(%struct.mv) align 8 %m)\n\
+            \x20 ret void\n}\n";
+        let out = patch(ll).expect("patched");
+        assert!(out.contains("define internal void @w(ptr addrspace(1) %buf, ptr %val.byval) {\nentry:\n  %val = alloca %struct.mv, align 8\n"), "{out}");
+        // The callee's copy and the store into the buffer, member by member (3 members).
+        assert!(out.contains("getelementptr inbounds %struct.mv, ptr %val.byval, i32 0, i32 1"));
+        assert_eq!(out.matches("load <2 x float>").count(), 4, "{out}");
+        assert!(out.contains("call void @w(ptr addrspace(1) %o, ptr %m)"));
+        assert!(
+            !out.contains("byval(") && !out.contains("llvm.memcpy"),
+            "{out}"
+        );
+        // A parameter without a name cannot be renamed: byval stays everywhere.
+        let unnamed = ll.replace("%val", "%0");
+        // (Nor is its copy typed: the module is left as it is.)
+        assert_eq!(patch(&unnamed), None);
+        // An unpadded record keeps its byval (and the copy from it, as before).
+        let whole = ll.replace("%struct.pair, i32 }", "%struct.pair, <2 x float> }");
+        assert_eq!(patch(&whole), None);
     }
 
     #[test]
