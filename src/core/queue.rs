@@ -420,11 +420,14 @@ impl Queue {
         }
         let recent = Duration::from_nanos(self.recent_wait_ns.load(Ordering::Relaxed));
         let budget = adaptive_budget(recent, commands);
-        let blocked = || self.blocked_waits.fetch_add(1, Ordering::Relaxed) + 1;
-        if budget.is_zero() && blocked() % ADAPTIVE_PROBE == 0 {
-            return ADAPTIVE_SPIN_PER_COMMAND;
+        if !budget.is_zero() {
+            return budget;
         }
-        budget
+        let blocked = self.blocked_waits.fetch_add(1, Ordering::Relaxed) + 1;
+        match blocked % ADAPTIVE_PROBE {
+            0 => ADAPTIVE_SPIN_PER_COMMAND,
+            _ => Duration::ZERO,
+        }
     }
 
     /// Adds a wait of `took` for `commands` commands to the recent waits' average per
