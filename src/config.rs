@@ -73,6 +73,12 @@ pub const OPTIONS: &[OptionDoc] = &[
         set: |c, v| c.llvm_spirv = v,
     },
     OptionDoc {
+        name: "VKCL_CLANG",
+        default: "",
+        doc: "path of the clang that compiles programs using device-side enqueue (blocks; default: clang-15 on PATH); without one, devices report no device-side enqueue",
+        set: |c, v| c.clang = v,
+    },
+    OptionDoc {
         name: "VKCL_BATCH_COMMANDS",
         default: "64",
         doc: "commands recorded into one command buffer before it is submitted (fewer while the device is idle)",
@@ -200,6 +206,7 @@ pub struct Config {
     pub clspv_library: Option<String>,
     pub clspv_helper: Option<String>,
     pub llvm_spirv: Option<String>,
+    pub clang: Option<String>,
     pub batch_commands: usize,
     /// VKCL_WAIT_SPIN_US; None: the device's default.
     pub wait_spin_us: Option<u64>,

@@ -4,7 +4,7 @@ use super::info::{array, name_versions, string, v, write};
 use super::platform::platform_arg;
 use crate::cl::*;
 use crate::compiler::pipes;
-use crate::core::device::{Device, OPENCL_C_VERSIONS};
+use crate::core::device::Device;
 use crate::core::object::handle;
 use crate::core::{check, CLResult, ClError};
 use std::ffi::c_void;
@@ -228,7 +228,12 @@ fn memory_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => v::<cl_command_queue_properties>(
             CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
         ),
-        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v::<cl_command_queue_properties>(0u64),
+        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v::<cl_command_queue_properties>(
+            match d.has_device_enqueue() {
+                true => CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                false => 0,
+            },
+        ),
         CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => {
             v::<cl_device_command_buffer_capabilities_khr>(super::command_buffer::CAPABILITIES)
         }
@@ -244,7 +249,16 @@ fn memory_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8
         CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
         | CL_DEVICE_MAX_ON_DEVICE_QUEUES
-        | CL_DEVICE_MAX_ON_DEVICE_EVENTS => v::<cl_uint>(0u32),
+        | CL_DEVICE_MAX_ON_DEVICE_EVENTS => {
+            use crate::core::device_enqueue as de;
+            let value = match param {
+                CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE => de::PREFERRED_SIZE,
+                CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE => de::MAX_SIZE,
+                CL_DEVICE_MAX_ON_DEVICE_QUEUES => de::MAX_QUEUES,
+                _ => de::MAX_EVENTS,
+            };
+            v::<cl_uint>(if d.has_device_enqueue() { value } else { 0 })
+        }
         _ => return None,
     })
 }
@@ -267,9 +281,14 @@ fn identity_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<
         CL_DEVICE_PROFILE => string("FULL_PROFILE"),
         CL_DEVICE_VERSION => string(&d.version_string()),
         CL_DEVICE_NUMERIC_VERSION => v::<cl_version>(v30),
-        CL_DEVICE_OPENCL_C_VERSION => string("OpenCL C 1.2 "),
+        // The highest version fully backwards compatible with 1.2 (3.0 is not: its features
+        // are optional).
+        CL_DEVICE_OPENCL_C_VERSION => match d.opencl_c_2_0() {
+            true => string("OpenCL C 2.0 "),
+            false => string("OpenCL C 1.2 "),
+        },
         CL_DEVICE_OPENCL_C_ALL_VERSIONS => array::<cl_name_version>(&name_versions(
-            &OPENCL_C_VERSIONS
+            &d.opencl_c_versions()
                 .iter()
                 .map(|&(a, b)| ("OpenCL C", cl_make_version(a, b, 0)))
                 .collect::<Vec<_>>(),
@@ -362,7 +381,12 @@ fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u
                 .iter()
                 .any(|f| f.0 == "__opencl_c_generic_address_space"),
         )),
-        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v::<cl_device_device_enqueue_capabilities>(0u64),
+        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v::<cl_device_device_enqueue_capabilities>(
+            match d.has_device_enqueue() {
+                true => CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT,
+                false => 0,
+            },
+        ),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v::<usize>(caps.subgroup_size as usize),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => string("v0000-01-01-00"),
         CL_DEVICE_UUID_KHR => array::<cl_uchar>(&caps.device_uuid),

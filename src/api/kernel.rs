@@ -5,6 +5,7 @@ use super::util::{obj, return_event, slice, wait_list};
 use crate::cl::*;
 use crate::compiler::reflection::ArgKind;
 use crate::core::device::Device;
+use crate::core::device_enqueue::DeviceQueue;
 use crate::core::kernel::{self, ArgValue, Kernel, NdRange};
 use crate::core::memory::Mem;
 use crate::core::object::{handle, register, release, retain};
@@ -23,6 +24,8 @@ enum Slot {
     Image,
     Sampler,
     Local,
+    /// A `queue_t` (device-side enqueue): an on-device queue.
+    DeviceQueue,
     Value(Option<usize>),
 }
 
@@ -38,6 +41,7 @@ fn slot(k: &Kernel, index: usize) -> Slot {
         ArgKind::Sampler { .. } => Slot::Sampler,
         _ if type_name.starts_with("image") => Slot::Image,
         _ if type_name == "sampler_t" => Slot::Sampler,
+        _ if type_name == "queue_t" => Slot::DeviceQueue,
         ArgKind::Local { .. } => Slot::Local,
         ArgKind::PodPushConstant { size, .. }
         | ArgKind::PodStorageBuffer { size, .. }
@@ -149,6 +153,23 @@ pub(crate) unsafe fn arg_value(
             )?;
             ArgValue::Sampler(s)
         }
+        Slot::DeviceQueue => {
+            check(
+                size == std::mem::size_of::<cl_command_queue>(),
+                CL_INVALID_ARG_SIZE,
+            )?;
+            check(!value.is_null(), CL_INVALID_ARG_VALUE)?;
+            // SAFETY: not NULL; points to a cl_command_queue.
+            let q = obj::<DeviceQueue, _>(unsafe { *(value as *const cl_command_queue) })
+                .map_err(|_| ClError(CL_INVALID_DEVICE_QUEUE))?;
+            check(
+                Arc::ptr_eq(&q.context, &k.program.context),
+                CL_INVALID_DEVICE_QUEUE,
+            )?;
+            // Every device queue takes a launch's children alike (core::device_enqueue):
+            // the kernel sees a queue that is not CLK_NULL_QUEUE.
+            ArgValue::Bytes(1u64.to_le_bytes().into())
+        }
         Slot::Local => {
             check(value.is_null(), CL_INVALID_ARG_VALUE)?;
             check(size > 0, CL_INVALID_ARG_SIZE)?;
@@ -251,6 +272,11 @@ unsafe fn create_kernel(program: cl_program, name: *const c_char) -> CLResult<cl
     let name = unsafe { CStr::from_ptr(name) }
         .to_str()
         .map_err(|_| ClError(CL_INVALID_KERNEL_NAME))?;
+    // Device-side enqueue's block kernels are the runtime's.
+    check(
+        !name.starts_with(crate::compiler::device_enqueue::CHILD),
+        CL_INVALID_KERNEL_NAME,
+    )?;
     Ok(register(Kernel::new(&p, name)?) as cl_kernel)
 }
 
@@ -267,8 +293,7 @@ unsafe fn create_kernels_in_program(
         .ok_or(ClError(CL_INVALID_PROGRAM_EXECUTABLE))?;
     let names: Vec<_> = exe
         .reflection
-        .kernels
-        .iter()
+        .user_kernels()
         .map(|k| k.name.clone())
         .collect();
     check(

@@ -314,12 +314,11 @@ unsafe fn get_program_info(
             }
             return Ok(());
         }
-        CL_PROGRAM_NUM_KERNELS => v::<usize>(executable()?.reflection.kernels.len()),
+        CL_PROGRAM_NUM_KERNELS => v::<usize>(executable()?.reflection.user_kernels().count()),
         CL_PROGRAM_KERNEL_NAMES => string(
             &executable()?
                 .reflection
-                .kernels
-                .iter()
+                .user_kernels()
                 .map(|k| k.name.as_str())
                 .collect::<Vec<_>>()
                 .join(";"),

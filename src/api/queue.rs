@@ -5,6 +5,7 @@ use super::util::{obj, property_list, return_event, slice, wait_list};
 use crate::cl::*;
 use crate::core::context::Context;
 use crate::core::device::Device;
+use crate::core::device_enqueue::DeviceQueue;
 use crate::core::event::Event;
 use crate::core::object::{handle, register, release, retain};
 use crate::core::queue::Queue;
@@ -43,8 +44,43 @@ fn create(
         properties & CL_QUEUE_ON_DEVICE_DEFAULT == 0 || properties & CL_QUEUE_ON_DEVICE != 0,
         CL_INVALID_VALUE,
     )?;
+    if properties & CL_QUEUE_ON_DEVICE != 0 {
+        return create_on_device(&ctx, &dev, properties, array);
+    }
     check(properties & !SUPPORTED == 0, CL_INVALID_QUEUE_PROPERTIES)?;
     let q = Queue::new(&ctx, &dev, properties, array)?;
+    Ok(register(q) as cl_command_queue)
+}
+
+/// An on-device queue (device-side enqueue, core::device_enqueue). With
+/// CL_QUEUE_ON_DEVICE_DEFAULT, the device's default device queue: where there is one already,
+/// that queue, retained ("attempts to create more than one default device queue ... return
+/// the default device queue that has already been created and increment its retain count").
+fn create_on_device(
+    ctx: &Arc<Context>,
+    dev: &Arc<Device>,
+    properties: cl_command_queue_properties,
+    array: Vec<cl_queue_properties>,
+) -> CLResult<cl_command_queue> {
+    use crate::core::device_enqueue as de;
+    check(dev.has_device_enqueue(), CL_INVALID_QUEUE_PROPERTIES)?;
+    let supported = SUPPORTED | CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
+    check(properties & !supported == 0, CL_INVALID_QUEUE_PROPERTIES)?;
+    let size = array
+        .chunks(2)
+        .find(|p| p.len() == 2 && p[0] as cl_uint == CL_QUEUE_SIZE)
+        .map_or(de::PREFERRED_SIZE as u64, |p| p[1]);
+    check(size <= de::MAX_SIZE as u64, CL_INVALID_VALUE)?;
+    let default = properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0;
+    if let Some(q) = ctx.default_device_queue(dev).filter(|_| default) {
+        let h = handle(&q) as cl_command_queue;
+        retain::<DeviceQueue>(h as *const c_void)?;
+        return Ok(h);
+    }
+    let q = DeviceQueue::new(ctx, dev, properties, array, size as u32);
+    if default {
+        ctx.set_default_device_queue(&q);
+    }
     Ok(register(q) as cl_command_queue)
 }
 
@@ -60,7 +96,7 @@ unsafe fn create_command_queue_with_properties(
     for pair in array.chunks(2).filter(|c| c.len() == 2) {
         match pair[0] as cl_uint {
             CL_QUEUE_PROPERTIES => props = pair[1],
-            // Only meaningful for on-device queues, which are refused below.
+            // Only for on-device queues (checked below).
             CL_QUEUE_SIZE => {}
             _ => {
                 obj::<Context, _>(context)?;
@@ -92,12 +128,18 @@ fn create_command_queue(
 #[entry(clRetainCommandQueue, at_exit)]
 fn retain_command_queue(queue: cl_command_queue) -> CLResult<()> {
     super::platform::ensure_init();
+    if obj::<DeviceQueue, _>(queue).is_ok() {
+        return retain::<DeviceQueue>(queue as *const c_void);
+    }
     retain::<Queue>(queue as *const c_void)
 }
 
 #[entry(clReleaseCommandQueue, at_exit)]
 fn release_command_queue(queue: cl_command_queue) -> CLResult<()> {
     super::platform::ensure_init();
+    if obj::<DeviceQueue, _>(queue).is_ok() {
+        return release::<DeviceQueue>(queue as *const c_void).map(drop);
+    }
     // The spec: clReleaseCommandQueue performs an implicit flush.
     // At exit (after vkcl's exit handler) nothing reaches the GPU any more.
     if let Some(q) = release::<Queue>(queue as *const c_void)? {
@@ -116,16 +158,35 @@ unsafe fn get_command_queue_info(
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
 ) -> CLResult<()> {
-    let q: Arc<Queue> = obj(queue)?;
+    // A host queue's or an on-device queue's (which has a size).
+    let (context, device, refs, properties, properties_array, size) =
+        match obj::<DeviceQueue, _>(queue) {
+            Ok(q) => (
+                q.context.clone(),
+                q.device.clone(),
+                q.base.api_refs(),
+                q.properties,
+                q.properties_array.clone(),
+                Some(q.size),
+            ),
+            Err(_) => {
+                let q: Arc<Queue> = obj(queue)?;
+                let array = q.properties_array.clone();
+                (q.context.clone(), q.device.clone(), q.base.api_refs(), q.properties, array, None)
+            }
+        };
     let value = match param_name {
-        CL_QUEUE_CONTEXT => v::<cl_context>(handle(&q.context) as cl_context),
-        CL_QUEUE_DEVICE => v::<cl_device_id>(handle(&q.device) as cl_device_id),
-        CL_QUEUE_REFERENCE_COUNT => v::<cl_uint>(q.base.api_refs()),
-        CL_QUEUE_PROPERTIES => v::<cl_command_queue_properties>(q.properties),
-        CL_QUEUE_PROPERTIES_ARRAY => array::<cl_queue_properties>(&q.properties_array),
-        CL_QUEUE_SIZE => Err(ClError(CL_INVALID_COMMAND_QUEUE)),
+        CL_QUEUE_CONTEXT => v::<cl_context>(handle(&context) as cl_context),
+        CL_QUEUE_DEVICE => v::<cl_device_id>(handle(&device) as cl_device_id),
+        CL_QUEUE_REFERENCE_COUNT => v::<cl_uint>(refs),
+        CL_QUEUE_PROPERTIES => v::<cl_command_queue_properties>(properties),
+        CL_QUEUE_PROPERTIES_ARRAY => array::<cl_queue_properties>(&properties_array),
+        // "CL_INVALID_COMMAND_QUEUE ... if command_queue is not a valid command-queue for
+        // the device" (the query is for device queues).
+        CL_QUEUE_SIZE => size.map_or(Err(ClError(CL_INVALID_COMMAND_QUEUE)), v::<cl_uint>),
         CL_QUEUE_DEVICE_DEFAULT => {
-            v::<cl_command_queue>(std::ptr::null_mut::<c_void>() as cl_command_queue)
+            let default = context.default_device_queue(&device);
+            v::<cl_command_queue>(default.map_or(std::ptr::null_mut(), |q| handle(&q)) as cl_command_queue)
         }
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;
@@ -232,10 +293,10 @@ fn marker(
     Ok(())
 }
 
-/// No vkcl device supports on-device queues (CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES is 0), so
-/// there is no default device queue to replace: "CL_INVALID_OPERATION if device does not
-/// support On-Device Queues", once the context and the device (whose capability it is) are
-/// valid; whatever queue the application passes, none is an on-device queue of the device.
+/// Makes `command_queue`, an on-device queue of `device`, its default device queue: "CL_INVALID_
+/// OPERATION if device does not support a replaceable default On-Device Queue", once the
+/// context and the device are valid; CL_INVALID_COMMAND_QUEUE if the queue is not an
+/// on-device queue of the device in the context.
 #[entry(clSetDefaultDeviceCommandQueue)]
 fn set_default_device_command_queue(
     context: cl_context,
@@ -245,6 +306,12 @@ fn set_default_device_command_queue(
     let ctx: Arc<Context> = obj(context)?;
     let dev: Arc<Device> = obj(device)?;
     check(ctx.has_device(&dev), CL_INVALID_DEVICE)?;
-    let _ = command_queue;
-    Err(ClError(CL_INVALID_OPERATION))
+    check(dev.has_device_enqueue(), CL_INVALID_OPERATION)?;
+    let q: Arc<DeviceQueue> = obj(command_queue)?;
+    check(
+        Arc::ptr_eq(&q.context, &ctx) && Arc::ptr_eq(&q.device, &dev),
+        CL_INVALID_COMMAND_QUEUE,
+    )?;
+    ctx.set_default_device_queue(&q);
+    Ok(())
 }

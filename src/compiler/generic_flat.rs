@@ -1149,15 +1149,15 @@ fn memory_declaration(line: &str) -> Option<String> {
 }
 
 /// The kernel argument metadata lists, each kernel's extended by the hidden parameter.
-struct Metadata {
+pub(super) struct Metadata {
     /// Node number → its text (`!{...}`).
     nodes: HashMap<u64, String>,
     next: u64,
-    added: Vec<String>,
+    pub(super) added: Vec<String>,
 }
 
 impl Metadata {
-    fn new(lines: &[String]) -> Metadata {
+    pub(super) fn new(lines: &[String]) -> Metadata {
         let mut nodes = HashMap::new();
         for l in lines {
             if let Some((n, def)) = l.strip_prefix('!').and_then(|l| l.split_once(" = ")) {
@@ -1174,8 +1174,18 @@ impl Metadata {
         }
     }
 
+    /// A new node holding `list`; its number.
+    pub(super) fn add(&mut self, list: &str) -> u64 {
+        let m = self.next;
+        self.next += 1;
+        let node = format!("!{{{list}}}");
+        self.added.push(format!("!{m} = {node}"));
+        self.nodes.insert(m, node);
+        m
+    }
+
     /// `header` with each `!kernel_arg_*` list given one more `ulong` entry per parameter.
-    fn extend(&mut self, header: &str, parameters: &[&str]) -> String {
+    pub(super) fn extend(&mut self, header: &str, parameters: &[&str]) -> String {
         let mut out = header.to_string();
         let each = |e: &str| vec![e; parameters.len()].join(", ");
         let names: Vec<String> = parameters.iter().map(|p| format!("!\"{p}\"")).collect();
@@ -1207,9 +1217,7 @@ impl Metadata {
                 true => extra,
                 false => format!("{inner}, {extra}"),
             };
-            let m = self.next;
-            self.next += 1;
-            self.added.push(format!("!{m} = !{{{list}}}"));
+            let m = self.add(&list);
             out.replace_range(at..at + digits, &m.to_string());
         }
         out

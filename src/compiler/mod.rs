@@ -14,6 +14,7 @@ mod capabilities;
 pub mod chosen_load;
 pub mod coalesce;
 pub mod coherent;
+pub mod device_enqueue;
 pub mod collectives;
 mod flat_copies;
 mod flat_layout;
@@ -300,14 +301,18 @@ fn compile_bytes(
     // Generic pointers whose space is chosen at run time are refused there too
     // (generic_spaces), in 2.0/3.0 programs that may hold generic pointers.
     let generic = lower_pipes && lowered.iter().any(|s| generic_spaces::may_choose(s));
-    let build = |s: &[&[u8]], o: &str| match is_ir {
-        true => compile_in_helper(s, o),
-        false => wrapped_copy::compile(s, o, generic, &compile_in_helper),
+    // Device-side enqueue: compiled by clang first (device_enqueue).
+    let enqueue = lower_pipes && lowered.iter().any(|s| device_enqueue::uses(s));
+    let build = |s: &[&[u8]], o: &str| match (is_ir, enqueue) {
+        (true, _) => compile_in_helper(s, o),
+        (false, true) => device_enqueue::compile(s, o, &compile_in_helper),
+        (false, false) => wrapped_copy::compile(s, o, generic, &compile_in_helper),
     };
     // OpenCL C 3.0 program-scope variables: built again in clang's 2.0 mode, reading as 3.0;
     // at once for sources that declare them (`globals::declares_writable_globals`): their 3.0
     // build stands refused without running.
     let early = !is_ir
+        && !enqueue
         && lowered
             .iter()
             .any(|s| globals::declares_writable_globals(s))

@@ -51,6 +51,10 @@ pub struct Target {
     /// loads and stores are read-modify-writes (`atomics::ACCESS_PRELUDE`): seq_cst order
     /// and all-devices scope are claimed, the loads and stores rewritten.
     pub seq_cst: bool,
+    /// Device-side enqueue (compiler::device_enqueue): the largest work-group a block's
+    /// kernel may have and the preferred multiple of its size (get_kernel_work_group_size,
+    /// get_kernel_preferred_work_group_size_multiple). None: not on this device.
+    pub device_enqueue: Option<(u32, u32)>,
 }
 
 /// OpenCL C standards the application may ask for. C++ for OpenCL is not offered.
@@ -211,6 +215,10 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
     if target.seq_cst {
         a.push("-D__VKCL_SEQ_CST=1".into());
     }
+    if let Some((size, multiple)) = target.device_enqueue {
+        a.push(format!("-D__VKCL_MAX_WORK_GROUP_SIZE={size}"));
+        a.push(format!("-D__VKCL_PREFERRED_MULTIPLE={multiple}"));
+    }
     if target.subgroups {
         // cl_intel_required_subgroup_size's macro (clang knows the extension only by its
         // attribute, which it accepts in every OpenCL C version).
@@ -311,6 +319,9 @@ pub fn own_features(target: &Target) -> Vec<&'static str> {
     }
     if target.seq_cst {
         f.extend(SEQ_CST_FEATURES);
+    }
+    if target.device_enqueue.is_some() {
+        f.push(super::device_enqueue::FEATURE);
     }
     f
 }

@@ -46,6 +46,15 @@ pub struct Reflection {
     pub push_constant_size: u32,
 }
 
+impl Reflection {
+    /// The kernels the application sees: not the block kernels of device-side enqueue
+    /// (`compiler::device_enqueue::CHILD`), which only the runtime launches.
+    pub fn user_kernels(&self) -> impl Iterator<Item = &KernelReflection> {
+        let hidden = super::device_enqueue::CHILD;
+        self.kernels.iter().filter(move |k| !k.name.starts_with(hidden))
+    }
+}
+
 /// Module-wide values the runtime pushes (each `None` when no kernel reads it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModulePushConstants {
@@ -117,6 +126,9 @@ pub struct KernelReflection {
     /// A flat kernel's scratch buffer (`compiler::generic_flat`): its address is the argument
     /// after the `num_args` the application sets, at each launch.
     pub scratch: Option<Scratch>,
+    /// The kernel's last parameter is the address of its launch's device queue state
+    /// (`compiler::device_enqueue`), set at each launch; not counted in `num_args`.
+    pub device_queue: bool,
 }
 
 impl KernelReflection {
@@ -430,8 +442,21 @@ pub fn parse(spirv: &[u32]) -> Result<Reflection> {
     b.r.push_constant_size = push_constant_size(&b.r);
     for k in &mut b.r.kernels {
         hide_scratch(k);
+        hide_device_queue(k);
     }
     Ok(b.r)
+}
+
+/// The device queue state's address (`compiler::device_enqueue`), the last parameter, taken
+/// out of the arguments' count.
+fn hide_device_queue(k: &mut KernelReflection) {
+    let last = k.args.last().and_then(|a| a.info.as_ref());
+    if k.num_args as usize == k.args.len()
+        && last.is_some_and(|i| i.name == super::device_enqueue::PARAMETER)
+    {
+        k.num_args -= 1;
+        k.device_queue = true;
+    }
 }
 
 /// A flat kernel's hidden parameters (`compiler::generic_flat`: the scratch address, then

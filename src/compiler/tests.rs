@@ -30,6 +30,7 @@ pub(crate) fn target() -> Target {
         subgroups: true,
         integer_dot_product: false,
         seq_cst: false,
+        device_enqueue: None,
     }
 }
 

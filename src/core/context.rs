@@ -1,12 +1,13 @@
 //! Contexts: a set of devices (their logical devices opened) and the error callback.
 
 use super::device::Device;
+use super::device_enqueue::DeviceQueue;
 use super::error::CLResult;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
 use parking_lot::Mutex;
 use std::ffi::{c_char, c_void, CString};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 pub type ErrorCallback = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
 /// A clSetContextDestructorCallback callback, given the context's handle.
@@ -20,6 +21,9 @@ pub struct Context {
     pub properties: Vec<cl_context_properties>,
     notify: Option<(ErrorCallback, usize)>,
     destructors: Mutex<Vec<Destructor>>,
+    /// Each device's default device queue (CL_QUEUE_ON_DEVICE_DEFAULT,
+    /// clSetDefaultDeviceCommandQueue), while the application holds it.
+    default_device_queues: Mutex<Vec<(Arc<Device>, Weak<DeviceQueue>)>>,
 }
 
 impl Drop for Context {
@@ -58,7 +62,22 @@ impl Context {
             properties,
             notify: notify.map(|(f, u)| (f, u as usize)),
             destructors: Mutex::new(vec![]),
+            default_device_queues: Mutex::new(vec![]),
         }))
+    }
+
+    /// The default device queue of `device`, if there is one.
+    pub fn default_device_queue(&self, device: &Arc<Device>) -> Option<Arc<DeviceQueue>> {
+        let queues = self.default_device_queues.lock();
+        let (_, q) = queues.iter().find(|(d, _)| Arc::ptr_eq(d, device))?;
+        q.upgrade()
+    }
+
+    /// Makes `queue` its device's default device queue.
+    pub fn set_default_device_queue(&self, queue: &Arc<DeviceQueue>) {
+        let mut queues = self.default_device_queues.lock();
+        queues.retain(|(d, _)| !Arc::ptr_eq(d, &queue.device));
+        queues.push((queue.device.clone(), Arc::downgrade(queue)));
     }
 
     pub fn has_device(&self, dev: &Arc<Device>) -> bool {

@@ -49,8 +49,24 @@ impl ClObject for Device {
 /// CL_DEVICE_MAX_CONSTANT_ARGS.
 pub const MAX_CONSTANT_ARGS: u32 = 8;
 
-/// The OpenCL C versions and extensions vkcl claims (name, version).
-pub const OPENCL_C_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (3, 0)];
+/// The OpenCL C versions vkcl claims on every device; 2.0 too where `Device::opencl_c_2_0`.
+const OPENCL_C_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (3, 0)];
+
+/// The OpenCL C 3.0 features OpenCL C 2.0 requires (all of them, images aside: "OpenCL C 3.0
+/// §6.2.1: under 2.0 the optional features are supported", images only where the device has
+/// them).
+const OPENCL_C_2_0_FEATURES: [&str; 10] = [
+    "__opencl_c_atomic_order_acq_rel",
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_device",
+    "__opencl_c_atomic_scope_all_devices",
+    "__opencl_c_device_enqueue",
+    "__opencl_c_generic_address_space",
+    "__opencl_c_pipes",
+    "__opencl_c_program_scope_global_variables",
+    "__opencl_c_work_group_collective_functions",
+    "__opencl_c_int64",
+];
 
 impl Device {
     /// The cl_device_id of a Vulkan device; `copy` > 0 for the extra copies of
@@ -218,6 +234,13 @@ impl Device {
         self.caps.features.buffer_device_address
     }
 
+    /// Device-side enqueue (core::device_enqueue): block kernels reach their captured values
+    /// through device addresses, and their programs are compiled by clang
+    /// (compiler::device_enqueue).
+    pub fn has_device_enqueue(&self) -> bool {
+        self.has_device_addresses() && crate::compiler::device_enqueue::available()
+    }
+
     /// The extensions vkcl exposes on this device, with their versions.
     pub fn extensions(&self) -> Vec<(&'static str, cl_version)> {
         let v = |maj, min, pat| cl_make_version(maj, min, pat);
@@ -322,6 +345,28 @@ impl Device {
             .join(" ")
     }
 
+    /// CL_DEVICE_OPENCL_C_ALL_VERSIONS.
+    pub fn opencl_c_versions(&self) -> Vec<(u32, u32)> {
+        let mut v = OPENCL_C_VERSIONS.to_vec();
+        if self.opencl_c_2_0() {
+            v.insert(3, (2, 0));
+        }
+        v
+    }
+
+    /// Whether the device has everything OpenCL C 2.0 requires.
+    pub fn opencl_c_2_0(&self) -> bool {
+        let features = self.opencl_c_features();
+        let has = |n: &str| features.iter().any(|(f, _)| *f == n);
+        let images = [
+            "__opencl_c_images",
+            "__opencl_c_3d_image_writes",
+            "__opencl_c_read_write_images",
+        ];
+        OPENCL_C_2_0_FEATURES.iter().all(|f| has(f))
+            && (!self.has_images() || images.iter().all(|f| has(f)))
+    }
+
     /// OpenCL C 3.0 optional features vkcl supports on this device (what clspv is told, and pipes).
     pub fn opencl_c_features(&self) -> Vec<(&'static str, cl_version)> {
         let v30 = cl_make_version(3, 0, 0);
@@ -362,6 +407,13 @@ impl Device {
             subgroups: self.has_subgroups(),
             integer_dot_product: false,
             seq_cst: self.seq_cst_atomics(),
+            device_enqueue: self.has_device_enqueue().then(|| {
+                let multiple = match self.has_subgroups() {
+                    true => self.caps.subgroup_size,
+                    false => 1,
+                };
+                (self.max_work_group_size() as u32, multiple)
+            }),
         }
     }
 

@@ -27,6 +27,9 @@ pub struct Event {
     pub times: Mutex<[u64; 5]>,
     /// Queues holding commands back until this event ends (it gates their open batch).
     waiters: Mutex<Vec<Weak<Queue>>>,
+    /// The command's host part runs more device work (`Queue::hold_back_later`): other
+    /// queues wait for this event on the host, not for its timeline value.
+    pub deferred: std::sync::atomic::AtomicBool,
 }
 
 /// Nanoseconds on the host's monotonic clock (the time base of profiling information):
@@ -135,6 +138,7 @@ impl Event {
             callbacks: Mutex::new(vec![]),
             times: Mutex::new([host_ns(), 0, 0, 0, 0]),
             waiters: Mutex::new(vec![]),
+            deferred: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

@@ -111,6 +111,9 @@ pub struct Kernel {
     args: Mutex<Vec<Option<HeldArg>>>,
     /// clSetKernelExecInfo's SVM settings.
     pub exec_info: Mutex<super::svm::ExecInfo>,
+    /// The program's block kernels this kernel's launches enqueued, by name (device-side
+    /// enqueue: super::device_enqueue).
+    children: Mutex<HashMap<String, Arc<Kernel>>>,
 }
 
 /// An argument as a kernel holds it between clSetKernelArg and a launch.
@@ -503,7 +506,18 @@ impl Kernel {
             reflection,
             devices,
             exec_info: Mutex::new(Default::default()),
+            children: Mutex::new(HashMap::new()),
         }))
+    }
+
+    /// The program's kernel `name` (a block kernel of device-side enqueue), made once.
+    pub fn child(&self, name: &str) -> CLResult<Arc<Kernel>> {
+        if let Some(k) = self.children.lock().get(name) {
+            return Ok(k.clone());
+        }
+        let k = Kernel::new(&self.program, name)?;
+        self.children.lock().insert(name.to_string(), k.clone());
+        Ok(k)
     }
 
     /// clCloneKernel: the same kernel with a copy of the arguments set so far.
@@ -517,6 +531,7 @@ impl Kernel {
             devices: self.devices.clone(),
             args: Mutex::new(self.args.lock().clone()),
             exec_info: Mutex::new(self.exec_info.lock().clone()),
+            children: Mutex::new(HashMap::new()),
         })
     }
 
@@ -654,9 +669,29 @@ pub fn enqueue_as(
     wait: &[Arc<Event>],
     command_type: cl_command_type,
 ) -> CLResult<Arc<Event>> {
-    let Some(launch) = prepare(queue, kernel, args, nd)? else {
+    // Device-side enqueue: the launch's state is its hidden last argument, and its children
+    // run in its host part (super::device_enqueue).
+    let mut args = args;
+    let state = match kernel.reflection.device_queue {
+        true => {
+            let state = super::device_enqueue::State::new(queue)?;
+            args.truncate(kernel.reflection.num_args as usize);
+            args.push(state.argument()?);
+            Some(state)
+        }
+        false => None,
+    };
+    let Some(mut launch) = prepare(queue, kernel, args, nd)? else {
         return queue.enqueue_marker(command_type, wait, vec![]);
     };
+    if let Some(state) = state {
+        let (queue, kernel, printf) = (queue.clone(), kernel.clone(), launch.host.take());
+        launch.host = Some(Box::new(move || {
+            let children = super::device_enqueue::run_children(&queue, &kernel, &state);
+            printf.map_or(Ok(()), |p| p()).and(children)
+        }));
+    }
+    let deferred = launch.host.is_some() && kernel.reflection.device_queue;
     // Recording runs under the queue's lock, and a launch that fails to record drops its
     // memory objects there: held here too, none of those references is the last one (the
     // arguments are weak: another thread may release a buffer meanwhile), so destructor
@@ -668,6 +703,9 @@ pub fn enqueue_as(
     });
     drop(uses);
     drop(held);
+    if let (true, Ok(e)) = (deferred, &event) {
+        queue.hold_back_later(e);
+    }
     event
 }
 

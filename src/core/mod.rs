@@ -4,6 +4,7 @@ pub mod aliasing;
 pub mod command_buffer;
 pub mod context;
 pub mod device;
+pub mod device_enqueue;
 pub mod error;
 pub mod event;
 pub mod format;

@@ -27,6 +27,7 @@ pub enum Kind {
     Sampler,
     CommandBuffer,
     MutableCommand,
+    DeviceQueue,
 }
 
 /// The first field of every object with a handle.

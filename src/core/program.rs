@@ -730,7 +730,8 @@ impl Program {
                     log::debug!(target: "compiler", "physical-addressing build: {}", physical.log);
                     // A generic pointer chosen at run time is built only there (flat,
                     // compiler::generic_flat): its log says why where it fails.
-                    let flat = build.log.contains(compiler::generic_spaces::UNSUPPORTED);
+                    let flat = build.log.contains(compiler::generic_spaces::UNSUPPORTED)
+                        || build.log.contains(compiler::device_enqueue::LOGICAL);
                     if physical.status == CL_BUILD_SUCCESS || flat {
                         physical
                     } else {

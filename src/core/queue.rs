@@ -82,6 +82,9 @@ struct State {
     notices: Vec<Notice>,
     /// Asynchronous errors for the context's error callback, reported the same way.
     reports: Vec<String>,
+    /// The command whose host part enqueues more work (device-side enqueue's children): the
+    /// next command is held back until it ends (`hold_back_later`).
+    hold: Option<Arc<Event>>,
     /// Batches given up under this lock (a submission that could not be prepared): dropped
     /// once it is released, since what they keep may be the last reference to a memory
     /// object with a destructor callback.
@@ -289,6 +292,7 @@ impl Queue {
                 submitted: base,
                 notices: vec![],
                 reports: vec![],
+                hold: None,
                 dropped: vec![],
             }),
             inflight,
@@ -310,8 +314,13 @@ impl Queue {
         wait_list: &[Arc<Event>],
         record: impl FnOnce(&mut Recorder) -> CLResult<Recorded>,
     ) -> CLResult<Arc<Event>> {
-        let (waits, gates) = self.resolve_waits(wait_list)?;
+        let (waits, mut gates) = self.resolve_waits(wait_list)?;
         let mut state = self.lock();
+        if let Some(h) = state.hold.take() {
+            if h.status() > 0 {
+                gates.push(h);
+            }
+        }
         if !gates.is_empty() {
             // A command with host-resolved dependencies starts a batch of its own, held back
             // with those after it: what comes before goes now (or, if itself held, waits in
@@ -407,6 +416,21 @@ impl Queue {
             rec.marker();
             Ok(Recorded { host: None, keep })
         })
+    }
+
+    /// Holds the next command (and so every later one) back until `event`'s command has
+    /// ended, host part included: its host part runs more work on the device (device-side
+    /// enqueue's children), which the timeline's value for it does not cover. Other queues
+    /// wait for the event on the host (`Event::deferred`).
+    pub fn hold_back_later(&self, event: &Arc<Event>) {
+        event.deferred.store(true, Ordering::Release);
+        self.lock().hold = Some(event.clone());
+    }
+
+    /// A recorder for work run outside the queue's batches, from the pools of the queue's
+    /// (submitted with `Recorder::submit_and_wait`).
+    pub fn side_recorder(&self) -> CLResult<Recorder> {
+        Ok(Recorder::new(&self.pools, 0)?)
     }
 
     /// How long a wait for `commands` commands polls before it blocks: `spin`; or (CPU
@@ -514,6 +538,14 @@ impl Queue {
                 continue;
             }
             if status == CL_COMPLETE as cl_int {
+                continue;
+            }
+            if e.deferred.load(Ordering::Acquire) {
+                // Complete only after its host part: no GPU wait covers it.
+                if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(q.as_ref(), self)) {
+                    q.flush_to(e.value)?;
+                    gates.push(e.clone());
+                }
                 continue;
             }
             match &e.queue {
