@@ -112,3 +112,287 @@ fn blocks_capture_values_of_every_kind() {
         check!(clReleaseCommandQueue(dq));
     }
 }
+
+const NESTED: &str = r#"
+void record(global int *o, int slot) {
+    global int *r = o + 16 * slot;
+    r[0] = (int)get_work_dim();
+    for (int d = 0; d < 3; d++) {
+        r[1 + d] = (int)get_global_size(d);
+        r[4 + d] = (int)get_local_size(d);
+        r[7 + d] = (int)get_global_offset(d);
+    }
+    r[10] = 1 + r[10];
+}
+kernel void forms(global int *o) {
+    queue_t q = get_default_queue();
+    size_t g2[2] = {4, 6}, l2[2] = {2, 3}, o2[2] = {1, 2};
+    size_t g3[3] = {2, 4, 6}, l3[3] = {1, 2, 3}, o3[3] = {5, 6, 7};
+    int r = 0;
+    // One child writes its shape (the last work-item of each), into its own slot.
+    r |= enqueue_kernel(q, 0, ndrange_1D(8), ^{ if (get_global_id(0) == 7) record(o, 0); });
+    r |= enqueue_kernel(q, 0, ndrange_1D(8, 4), ^{ if (get_global_id(0) == 7) record(o, 1); });
+    r |= enqueue_kernel(q, 0, ndrange_1D(3, 8, 4), ^{ if (get_global_id(0) == 10) record(o, 2); });
+    r |= enqueue_kernel(q, 0, ndrange_2D(g2, l2), ^{
+        if (get_global_id(0) == 3 && get_global_id(1) == 5) record(o, 3); });
+    r |= enqueue_kernel(q, 0, ndrange_2D(o2, g2, l2), ^{
+        if (get_global_id(0) == 4 && get_global_id(1) == 7) record(o, 4); });
+    r |= enqueue_kernel(q, 0, ndrange_3D(g3), ^{
+        if (get_global_linear_id() == 47) record(o, 5); });
+    r |= enqueue_kernel(q, 0, ndrange_3D(o3, g3, l3), ^{
+        if (get_global_id(0) == 6 && get_global_id(1) == 9 && get_global_id(2) == 12) record(o, 6); });
+    o[200] = r;
+}
+
+// Each level enqueues the next until `depth`: a chain of grandchildren, each adding its level.
+void level(global int *o, int depth, int at) {
+    atomic_add(&o[0], at);
+    if (at < depth)
+        enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(2),
+                       ^{ level(o, depth, at + 1); });
+}
+kernel void nested(global int *o, int depth) {
+    level(o, depth, 1);
+}
+"#;
+
+/// Children see the ND-range they were enqueued with (1D, 2D and 3D, with and without local
+/// sizes and offsets), and children enqueue their own children, several levels deep.
+#[test]
+fn ndrange_forms_and_nested_children() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, NESTED, "-cl-std=CL2.0");
+    let k = kernel(p, "forms");
+    let o = e.buffer_from(&vec![0i32; 256]);
+    arg(k, 0, &o);
+    e.run(k, None, &[1], None);
+    let r: Vec<i32> = e.read(o, 256);
+    assert_eq!(r[200], 0, "enqueue_kernel's results");
+    let expect: [[i32; 11]; 7] = [
+        // dims, global[3], local[3] (chosen: divides the global size), offset[3], count
+        [1, 8, 1, 1, r[4], 1, 1, 0, 0, 0, 1],
+        [1, 8, 1, 1, 4, 1, 1, 0, 0, 0, 1],
+        [1, 8, 1, 1, 4, 1, 1, 3, 0, 0, 1],
+        [2, 4, 6, 1, 2, 3, 1, 0, 0, 0, 1],
+        [2, 4, 6, 1, 2, 3, 1, 1, 2, 0, 1],
+        [3, 2, 4, 6, r[16 * 5 + 4], r[16 * 5 + 5], r[16 * 5 + 6], 0, 0, 0, 1],
+        [3, 2, 4, 6, 1, 2, 3, 5, 6, 7, 1],
+    ];
+    for (slot, want) in expect.iter().enumerate() {
+        assert_eq!(&r[16 * slot..16 * slot + 11], want, "child {slot}");
+    }
+    assert_eq!(8 % r[4], 0, "a chosen local size divides the global size");
+    let nested = kernel(p, "nested");
+    for depth in [1, 3, 6] {
+        let o = e.buffer_from(&[0i32; 1]);
+        arg(nested, 0, &o);
+        arg(nested, 1, &depth);
+        e.run(nested, None, &[1], None);
+        // Level n runs 2^(n-1) times and adds n each time.
+        let want: i32 = (1..=depth).map(|n| n << (n - 1)).sum();
+        assert_eq!(e.read::<i32>(o, 1)[0], want, "depth {depth}");
+        check!(clReleaseMemObject(o));
+    }
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseKernel(nested));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}
+
+const EVENTS: &str = r#"
+kernel void events(global int *o) {
+    queue_t q = get_default_queue();
+    clk_event_t first, second, marker, user = create_user_event();
+    // `second` reads what `first` wrote: it waits for it.
+    int r = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(64), 0, NULL, &first,
+                           ^{ o[get_global_id(0)] = (int)get_global_id(0) + 1; });
+    r |= enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(64), 1, &first, &second,
+                        ^{ o[64 + get_global_id(0)] = o[63 - get_global_id(0)] * 2; });
+    clk_event_t both[2] = {first, second};
+    r |= enqueue_marker(q, 2, both, &marker);
+    // The last child waits for the marker and for a user event the next child sets.
+    clk_event_t gate[2] = {marker, user};
+    r |= enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 2, gate, NULL,
+                        ^{ o[128] = o[64] + o[127]; });
+    r |= enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1),
+                        ^{ o[129] = 7; set_user_event_status(user, CL_COMPLETE); });
+    o[130] = r;
+    o[131] = is_valid_event(first) + 2 * is_valid_event(CLK_NULL_EVENT) + 4 * is_valid_event(user);
+    retain_event(first);
+    release_event(first);
+    release_event(second);
+    release_event(marker);
+    release_event(user);
+}
+"#;
+
+/// Children wait for the events in their wait lists (of children, of a marker, of a user event
+/// another child completes), however they were enqueued.
+#[test]
+fn events_markers_and_user_events_order_children() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, EVENTS, "-cl-std=CL2.0");
+    let k = kernel(p, "events");
+    let o = e.buffer_from(&vec![0i32; 132]);
+    arg(k, 0, &o);
+    e.run(k, None, &[1], None);
+    let r: Vec<i32> = e.read(o, 132);
+    for i in 0..64 {
+        assert_eq!(r[i], i as i32 + 1);
+        assert_eq!(r[64 + i], (64 - i as i32) * 2, "second child, item {i}");
+    }
+    assert_eq!(&r[128..132], [128 + 2, 7, 0, 1 + 4]);
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}
+
+const LOCALS: &str = r#"
+kernel void locals(global int *o, uint n) {
+    // A block with two __local buffers of sizes given at enqueue: a work-group reduction.
+    int r = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(64, 16),
+        ^(local void *a, local void *b) {
+            local int *sum = (local int *)a;
+            local int *items = (local int *)b;
+            size_t l = get_local_id(0);
+            items[l] = (int)get_global_id(0);
+            if (l == 0) *sum = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            atomic_add(sum, items[l]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (l == 0) o[get_group_id(0)] = *sum;
+        }, 4u, n * 4);
+    o[10] = r;
+    // A size of 0 is refused.
+    o[11] = enqueue_kernel(get_default_queue(), 0, ndrange_1D(1), ^(local void *a) {}, 0u);
+}
+"#;
+
+/// `__local` pointers of a block get memory of the sizes given to enqueue_kernel.
+#[test]
+fn blocks_with_local_memory() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, LOCALS, "-cl-std=CL2.0");
+    let k = kernel(p, "locals");
+    let o = e.buffer_from(&[-1i32; 12]);
+    arg(k, 0, &o);
+    arg(k, 1, &16u32);
+    e.run(k, None, &[1], None);
+    let r: Vec<i32> = e.read(o, 12);
+    for g in 0..4 {
+        let want: i32 = (16 * g..16 * g + 16).sum();
+        assert_eq!(r[g as usize], want, "group {g}");
+    }
+    assert_eq!(r[10], 0);
+    assert_eq!(r[11], CLK_INVALID_ARG_SIZE);
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}
+
+const CLK_INVALID_QUEUE: i32 = -102;
+const CLK_INVALID_NDRANGE: i32 = -160;
+const CLK_INVALID_EVENT_WAIT_LIST: i32 = -57;
+const CLK_DEVICE_QUEUE_FULL: i32 = -161;
+const CLK_INVALID_ARG_SIZE: i32 = -51;
+
+const ERRORS: &str = r#"
+kernel void errors(global int *o) {
+    queue_t q = get_default_queue();
+    size_t g[2] = {4, 4}, big[2] = {4096, 4096};
+    clk_event_t e;
+    o[0] = enqueue_kernel(q, 0, ndrange_2D(g, big), ^{ o[9] = 1; });
+    o[1] = enqueue_kernel(q, 0, ndrange_1D(0), ^{ o[9] = 1; });
+    o[2] = enqueue_kernel(q, 0, ndrange_1D(4), 1, NULL, &e, ^{ o[9] = 1; });
+    queue_t none = CLK_NULL_QUEUE;
+    o[3] = enqueue_kernel(none, 0, ndrange_1D(4), ^{ o[9] = 1; });
+    o[4] = q == CLK_NULL_QUEUE;
+}
+// Every work-item enqueues until the queue is full: what was accepted runs once.
+kernel void fill(global int *o, global int *ran) {
+    size_t id = get_global_id(0);
+    int accepted = 0, full = 0;
+    for (int i = 0; i < 64; i++) {
+        int r = enqueue_kernel(get_default_queue(), 0, ndrange_1D(1), ^{ atomic_inc(&ran[id]); });
+        if (r == CLK_SUCCESS) accepted++;
+        else if (r == CLK_DEVICE_QUEUE_FULL) full++;
+    }
+    o[2 * id] = accepted;
+    o[2 * id + 1] = full;
+}
+"#;
+
+/// enqueue_kernel's error codes, with nothing run for a refused enqueue; a full device queue
+/// refuses more and runs each accepted block once.
+#[test]
+fn enqueue_errors_and_a_full_queue() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, ERRORS, "-cl-std=CL2.0");
+    let k = kernel(p, "errors");
+    let o = e.buffer_from(&[7i32; 10]);
+    arg(k, 0, &o);
+    e.run(k, None, &[1], None);
+    let r: Vec<i32> = e.read(o, 10);
+    assert_eq!(
+        r,
+        [CLK_INVALID_NDRANGE, CLK_INVALID_NDRANGE, CLK_INVALID_EVENT_WAIT_LIST, CLK_INVALID_QUEUE, 0, 7, 7, 7, 7, 7]
+    );
+    let fill = kernel(p, "fill");
+    let items = 64usize;
+    let o = e.buffer_from(&vec![0i32; 2 * items]);
+    let ran = e.buffer_from(&vec![0i32; items]);
+    arg(fill, 0, &o);
+    arg(fill, 1, &ran);
+    e.run(fill, None, &[items], None);
+    let counts: Vec<i32> = e.read(o, 2 * items);
+    let ran: Vec<i32> = e.read(ran, items);
+    let accepted: i32 = counts.iter().step_by(2).sum();
+    let full: i32 = counts.iter().skip(1).step_by(2).sum();
+    assert_eq!(accepted + full, 64 * items as i32, "every enqueue accepted or refused as full");
+    assert!(full > 0 && accepted > 0, "the 16 KiB default queue fills: {accepted} accepted");
+    for id in 0..items {
+        assert_eq!(ran[id], counts[2 * id], "work-item {id}'s blocks ran once each");
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseKernel(fill));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}
+
+/// Without a default device queue get_default_queue() is CLK_NULL_QUEUE and enqueuing to it
+/// fails; a queue_t argument takes an on-device queue (CL_INVALID_DEVICE_QUEUE for a host
+/// queue).
+#[test]
+fn no_default_queue_and_queue_arguments() {
+    let e = Env::new();
+    if !supported(e.dev) {
+        return;
+    }
+    let src = r#"
+        kernel void k(global int *o, queue_t q) {
+            o[0] = get_default_queue() == CLK_NULL_QUEUE;
+            o[1] = enqueue_kernel(get_default_queue(), 0, ndrange_1D(1), ^{ o[3] = 5; });
+            o[2] = enqueue_kernel(q, 0, ndrange_1D(1), ^{ o[3] = 6; });
+        }"#;
+    let p = build(&e, src, "-cl-std=CL2.0");
+    let k = kernel(p, "k");
+    let o = e.buffer_from(&[0i32; 4]);
+    arg(k, 0, &o);
+    let host = e.queue;
+    let bad = unsafe { clSetKernelArg(k, 1, std::mem::size_of::<cl_command_queue>(), (&host as *const cl_command_queue).cast()) };
+    assert_eq!(bad, CL_INVALID_DEVICE_QUEUE);
+    let props = [CL_QUEUE_PROPERTIES as cl_queue_properties, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0];
+    let mut err = 0;
+    let dq = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    arg(k, 1, &dq);
+    e.run(k, None, &[1], None);
+    assert_eq!(e.read::<i32>(o, 4), [1, CLK_INVALID_QUEUE, 0, 6]);
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}

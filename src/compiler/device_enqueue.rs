@@ -326,6 +326,7 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
         .replace("%opencl.queue_t*", "i64")
         .replace("%opencl.clk_event_t*", "i64")
         .replace("<{ i32, i32, i8 addrspace(4)*", "<{ i32, i32, i64")
+        .replace("{ i32, i32, i8 addrspace(4)* }", "{ i32, i32, i64 }")
         .replace(
             "%struct.__opencl_block_literal_generic = type { i32, i32, i8 addrspace(4)* }",
             "%struct.__opencl_block_literal_generic = type { i32, i32, i64 }",
@@ -648,16 +649,15 @@ fn rewrite_line(line: &str, number: &HashMap<&str, usize>) -> Result<String, Str
             return Ok(format!("  store i64 0, i64* {rest}"));
         }
     }
-    if line.starts_with('@') && line.contains("{ i32, i32, i8 addrspace(4)* }") {
-        let ty = "{ i32, i32, i8 addrspace(4)* }";
-        let line = line.replacen(ty, "{ i32, i32, i64 }", 1);
-        if let Some(at) = line.find(", i8 addrspace(4)* addrspacecast (") {
-            let end = line[at..].find(" }").map(|e| at + e);
-            if let Some(end) = end {
-                return Ok(format!("{}, i64 0{}", &line[..at], &line[end..]));
+    // A block that captures nothing: a global literal.
+    const INVOKE: &str = "i8 addrspace(4)* addrspacecast (";
+    if line.starts_with('@') && line.contains("{ i32, i32, i64 }") {
+        if let Some(at) = line.find(INVOKE) {
+            let open = at + INVOKE.len() - 1;
+            if let Some(close) = closing(line, open) {
+                return Ok(format!("{}i64 0{}", &line[..at], &line[close + 1..]));
             }
         }
-        return Ok(line);
     }
     let mut line = line
         .replace("i64 null", "i64 0")
