@@ -15,6 +15,12 @@ const CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE: cl_uint = 0x1050;
 const CL_DEVICE_MAX_ON_DEVICE_QUEUES: cl_uint = 0x1051;
 const CL_DEVICE_MAX_ON_DEVICE_EVENTS: cl_uint = 0x1052;
 const CL_DEVICE_OPENCL_C_VERSION: cl_uint = 0x103D;
+const CL_DEVICE_OPENCL_C_FEATURES: cl_uint = 0x106F;
+
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clSetDefaultDeviceCommandQueue(c: cl_context, d: cl_device_id, q: cl_command_queue) -> cl_int;
+}
 
 /// Whether the device offers device-side enqueue; where the compiler it needs (clang-15) is
 /// installed, a device with buffer device addresses must.
@@ -26,6 +32,12 @@ fn supported(dev: cl_device_id) -> bool {
     let addresses = device_str(dev, CL_DEVICE_EXTENSIONS).contains("cl_ext_buffer_device_address");
     assert_eq!(caps != 0, clang && addresses, "device-side enqueue offered where it works");
     caps != 0
+}
+
+/// CL_DEVICE_OPENCL_C_FEATURES' names, joined.
+fn feature_names(dev: cl_device_id) -> String {
+    let bytes = device_info(dev, CL_DEVICE_OPENCL_C_FEATURES);
+    bytes.chunks(68).map(|c| bytes_to_string(&c[4..])).collect::<Vec<_>>().join(" ")
 }
 
 /// A context with a host queue and a default device queue.
@@ -394,5 +406,194 @@ fn no_default_queue_and_queue_arguments() {
     check!(clReleaseMemObject(o));
     check!(clReleaseKernel(k));
     check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}
+
+/// The device's queries, on-device queue objects (the default one returned again, retained;
+/// CL_QUEUE_SIZE, CL_QUEUE_DEVICE_DEFAULT, clSetDefaultDeviceCommandQueue), host commands
+/// refused on them, and the block kernels hidden from the program's kernels.
+#[test]
+fn on_device_queues_and_queries() {
+    let e = Env::new();
+    if !supported(e.dev) {
+        // Nothing about on-device queues is offered.
+        assert_eq!(device_val::<cl_bitfield>(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES), 0);
+        assert_eq!(device_val::<cl_uint>(e.dev, CL_DEVICE_MAX_ON_DEVICE_QUEUES), 0);
+        return;
+    }
+    let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES);
+    assert_eq!(caps, 3, "CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT");
+    let props: cl_bitfield = device_val(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES);
+    assert_eq!(props, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE);
+    let preferred: cl_uint = device_val(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE);
+    let max: cl_uint = device_val(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE);
+    assert!(preferred >= 16 * 1024 && max >= 256 * 1024 && preferred <= max);
+    assert!(device_val::<cl_uint>(e.dev, CL_DEVICE_MAX_ON_DEVICE_QUEUES) >= 1);
+    assert!(device_val::<cl_uint>(e.dev, CL_DEVICE_MAX_ON_DEVICE_EVENTS) >= 1024);
+    let features = feature_names(e.dev);
+    assert!(features.contains("__opencl_c_device_enqueue"), "{features}");
+
+    let create = |props: cl_bitfield, size: Option<cl_uint>| {
+        let mut list = vec![CL_QUEUE_PROPERTIES as cl_queue_properties, props];
+        if let Some(s) = size {
+            list.extend([CL_QUEUE_SIZE as cl_queue_properties, s as cl_queue_properties]);
+        }
+        list.push(0);
+        let mut err = 0;
+        let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, list.as_ptr(), &mut err) };
+        (q, err)
+    };
+    let on = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+    // On-device queues are out of order; the size is at most the maximum.
+    assert_eq!(create(CL_QUEUE_ON_DEVICE, None).1, CL_INVALID_VALUE);
+    assert_eq!(create(on, Some(max + 1)).1, CL_INVALID_VALUE);
+    let (plain, err) = create(on, Some(64 * 1024));
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(queue_val::<cl_uint>(plain, CL_QUEUE_SIZE), 64 * 1024);
+    assert!(queue_val::<cl_command_queue>(plain, CL_QUEUE_DEVICE_DEFAULT).is_null());
+    let (default, err) = create(on | CL_QUEUE_ON_DEVICE_DEFAULT, None);
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(queue_val::<cl_uint>(default, CL_QUEUE_SIZE), preferred);
+    let (again, err) = create(on | CL_QUEUE_ON_DEVICE_DEFAULT, None);
+    assert_eq!((again, err), (default, CL_SUCCESS), "the default device queue, again");
+    assert_eq!(queue_val::<cl_uint>(default, CL_QUEUE_REFERENCE_COUNT), 2);
+    check!(clReleaseCommandQueue(again));
+    assert_eq!(queue_val::<cl_command_queue>(plain, CL_QUEUE_DEVICE_DEFAULT), default);
+    assert_eq!(queue_val::<cl_command_queue>(e.queue, CL_QUEUE_DEVICE_DEFAULT), default);
+    check!(clSetDefaultDeviceCommandQueue(e.ctx, e.dev, plain));
+    assert_eq!(queue_val::<cl_command_queue>(default, CL_QUEUE_DEVICE_DEFAULT), plain);
+    // A host queue is no on-device queue, and on-device queues take no host commands.
+    assert_eq!(unsafe { clSetDefaultDeviceCommandQueue(e.ctx, e.dev, e.queue) }, CL_INVALID_COMMAND_QUEUE);
+    assert_eq!(unsafe { clFinish(plain) }, CL_INVALID_COMMAND_QUEUE);
+    let m = e.buffer_from(&[0u8; 16]);
+    let mut byte = 0u8;
+    let read = unsafe { clEnqueueReadBuffer(plain, m, CL_TRUE, 0, 1, (&mut byte as *mut u8).cast(), 0, null(), null_mut()) };
+    assert_eq!(read, CL_INVALID_COMMAND_QUEUE);
+    assert_eq!(queue_val::<cl_context>(plain, CL_QUEUE_CONTEXT), e.ctx);
+    assert_eq!(queue_val::<cl_device_id>(plain, CL_QUEUE_DEVICE), e.dev);
+    assert_eq!(queue_val::<cl_bitfield>(plain, CL_QUEUE_PROPERTIES), on);
+    assert_eq!(unsafe { clGetCommandQueueInfo(e.queue, CL_QUEUE_SIZE, 0, null_mut(), null_mut()) }, CL_INVALID_COMMAND_QUEUE);
+
+    // The program's kernels are the application's: not the block kernels.
+    let p = build(&e, CAPTURES, "-cl-std=CL2.0");
+    assert_eq!(program_str(p, CL_PROGRAM_KERNEL_NAMES), "parent");
+    assert_eq!(program_val::<usize>(p, CL_PROGRAM_NUM_KERNELS), 1);
+    let mut n = 0;
+    check!(clCreateKernelsInProgram(p, 0, null_mut(), &mut n));
+    assert_eq!(n, 1);
+    let mut err = 0;
+    let name = std::ffi::CString::new("__vkcl_child_0").unwrap();
+    assert!(unsafe { clCreateKernel(p, name.as_ptr(), &mut err) }.is_null());
+    assert_eq!(err, CL_INVALID_KERNEL_NAME);
+    check!(clReleaseMemObject(m));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(default));
+    check!(clReleaseCommandQueue(plain));
+}
+
+/// Where device-side enqueue is offered with everything else OpenCL C 2.0 requires (lavapipe),
+/// OpenCL C 2.0 is claimed, and a 2.0 program that uses it builds.
+#[test]
+fn opencl_c_2_0_where_everything_it_requires_works() {
+    let e = Env::new();
+    let version = device_str(e.dev, CL_DEVICE_OPENCL_C_VERSION);
+    let all = device_info(e.dev, CL_DEVICE_OPENCL_C_ALL_VERSIONS);
+    // cl_name_version: a version (cl_uint) and a 64-byte name.
+    let versions: Vec<u32> = all.chunks(68).map(|c| u32::from_ne_bytes(c[..4].try_into().unwrap())).collect();
+    let two = versions.contains(&(2 << 22));
+    assert_eq!(two, version.starts_with("OpenCL C 2.0"), "{version}");
+    let features = feature_names(e.dev);
+    for f in ["__opencl_c_device_enqueue", "__opencl_c_atomic_order_seq_cst", "__opencl_c_pipes", "__opencl_c_generic_address_space", "__opencl_c_program_scope_global_variables", "__opencl_c_work_group_collective_functions"] {
+        assert!(!two || features.contains(f), "2.0 claimed without {f}");
+    }
+    if device_str(e.dev, CL_DEVICE_NAME).starts_with("llvmpipe") && supported(e.dev) {
+        assert!(two, "lavapipe has every feature of OpenCL C 2.0");
+    }
+}
+
+const SLOW_CHILDREN: &str = r#"
+// The parent writes 1 to its slots; its children, two levels down, write 2 and then 3, so a
+// command that ran before the grandchildren ended would see 1 or 2.
+kernel void parent(global int *o, int base) {
+    size_t id = get_global_id(0);
+    o[base + id] = 1;
+    enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(1), ^{
+        for (int i = 0; i < 1000; i++) o[base + id] = 2;
+        enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(1),
+                       ^{ o[base + id] = 3; });
+    });
+}
+kernel void copy(global int *o, int from, int to) {
+    o[to + get_global_id(0)] = o[from + get_global_id(0)];
+}
+kernel void timed(global ulong *t) {
+    clk_event_t e;
+    enqueue_kernel(get_default_queue(), 0, ndrange_1D(256), 0, NULL, &e, ^{
+        for (int i = 0; i < 100; i++) t[8 + get_global_id(0)] += i; });
+    capture_event_profiling_info(e, CLK_PROFILING_COMMAND_EXEC_TIME, t);
+    release_event(e);
+}
+"#;
+
+/// A parent's command (and its event) completes when its children have: the commands after
+/// it on its queue, and commands of another queue waiting for its event, see what the
+/// children wrote; capture_event_profiling_info gives a child's times.
+#[test]
+fn later_commands_wait_for_the_children() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, SLOW_CHILDREN, "-cl-std=CL2.0");
+    let parent = kernel(p, "parent");
+    let copy = kernel(p, "copy");
+    let n = 16usize;
+    let o = e.buffer_from(&vec![0i32; 8 * n]);
+    arg(parent, 0, &o);
+    arg(copy, 0, &o);
+    // Three launches in a row with a copy after each, none waited for in between.
+    for round in 0..3i32 {
+        arg(parent, 1, &(2 * n as i32 * round));
+        check!(clEnqueueNDRangeKernel(e.queue, parent, 1, null(), &n, null(), 0, null(), null_mut()));
+        arg(copy, 1, &(2 * n as i32 * round));
+        arg(copy, 2, &(2 * n as i32 * round + n as i32));
+        check!(clEnqueueNDRangeKernel(e.queue, copy, 1, null(), &n, null(), 0, null(), null_mut()));
+    }
+    check!(clFinish(e.queue));
+    let r: Vec<i32> = e.read(o, 6 * n);
+    assert!(r.iter().all(|&v| v == 3), "{r:?}");
+
+    // Another queue waits for the parent's event.
+    let mut err = 0;
+    let other = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, null(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
+    arg(parent, 1, &(6 * n as i32));
+    let mut done: cl_event = null_mut();
+    check!(clEnqueueNDRangeKernel(e.queue, parent, 1, null(), &n, null(), 1, &gate, &mut done));
+    arg(copy, 1, &(6 * n as i32));
+    arg(copy, 2, &(7 * n as i32));
+    check!(clEnqueueNDRangeKernel(other, copy, 1, null(), &n, null(), 1, &done, null_mut()));
+    check!(clFlush(other));
+    check!(clSetUserEventStatus(gate, CL_COMPLETE));
+    check!(clFinish(other));
+    assert_eq!(event_val::<cl_int>(done, CL_EVENT_COMMAND_EXECUTION_STATUS), CL_COMPLETE);
+    let r: Vec<i32> = e.read(o, 8 * n);
+    assert!(r[7 * n..].iter().all(|&v| v == 3), "{:?}", &r[7 * n..]);
+    check!(clReleaseEvent(done));
+    check!(clReleaseEvent(gate));
+
+    let timed = kernel(p, "timed");
+    let t = e.buffer_from(&vec![0u64; 8 + 256]);
+    arg(timed, 0, &t);
+    e.run(timed, None, &[1], None);
+    let times: Vec<u64> = e.read(t, 8 + 256);
+    assert!(times[0] > 0 && times[1] >= times[0], "profiling info {:?}", &times[..2]);
+    assert!(times[0] < 60_000_000_000, "{} ns", times[0]);
+    assert!(times[8..].iter().all(|&v| v == 4950));
+    check!(clReleaseMemObject(o));
+    check!(clReleaseMemObject(t));
+    check!(clReleaseKernel(parent));
+    check!(clReleaseKernel(copy));
+    check!(clReleaseKernel(timed));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(other));
     check!(clReleaseCommandQueue(dq));
 }
