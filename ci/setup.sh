@@ -9,7 +9,7 @@ sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
 packages=(
   mesa-vulkan-drivers libvulkan1 vulkan-tools vulkan-validationlayers
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
-  spirv-tools gcc python3-pip python3-venv clpeak llvm-spirv-15
+  spirv-tools gcc python3-pip python3-venv clpeak llvm-spirv-15 clang-15
 )
 missing=()
 for p in "${packages[@]}"; do

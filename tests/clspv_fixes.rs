@@ -1208,6 +1208,59 @@ fn vstore_half_of_doubles_rounds_once() {
     }
 }
 
+/// vstorea_halfN of floats crashed clspv under OpenCL C 2.0 and 3.0 (piglit's vstorea_half
+/// tests, which build for the device's version once it is 2.0): every width, to global and
+/// local memory, at the aligned offsets (3 components take 4 halves), the same under every
+/// version; a rounding-mode form too.
+#[test]
+fn vstorea_half_of_floats_in_every_version() {
+    let e = Env::new();
+    let mut src = String::from("kernel void k(global half *o, global const float *a, local half *l) {\n");
+    // Each width stores its vector at offset 1 (aligned: 2n halves in, 4 for 3 components).
+    let mut at = 0;
+    let mut layout = vec![];
+    for n in [2usize, 3, 4, 8, 16] {
+        let stride = if n == 3 { 4 } else { n };
+        let comps: Vec<String> = (0..n).map(|c| format!("a[{c}]")).collect();
+        let v = format!("(float{n})({})", comps.join(", "));
+        src += &format!(
+            "vstorea_half{n}({v}, 1, o + {at});\n\
+             vstorea_half{n}_rtz({v}, 1, l + {at}); barrier(CLK_LOCAL_MEM_FENCE);\n\
+             for (int i = 0; i < {stride}; i++) ((global ushort *)o)[{at} + 128 + {stride} + i] = ((local ushort *)l)[{at} + {stride} + i];\n"
+        );
+        layout.push((n, stride, at));
+        at += 2 * stride;
+    }
+    src += "}";
+    let values: Vec<f32> = (0..16).map(|i| 0.5 + i as f32 * 1.25).collect();
+    for std in ["", "-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let p = e.program(&src, std);
+        let k = kernel(p, "k");
+        let a = e.buffer_from(&values);
+        let o = e.buffer_from(&vec![0u16; 2 * 128]);
+        arg(k, 0, &o);
+        arg(k, 1, &a);
+        arg_local(k, 2, 2 * 128);
+        e.run(k, None, &[1], None);
+        let got: Vec<u16> = e.read(o, 2 * 128);
+        for &(n, stride, at) in &layout {
+            for region in 0..2 {
+                for c in 0..n {
+                    // 0.5 + 1.25 i is exact in half: every rounding mode gives it.
+                    let want = half_of(values[c] as f64, 0);
+                    let g = got[region * 128 + at + stride + c];
+                    assert_eq!(g, want, "{std} vstorea_half{n} region {region} component {c}");
+                }
+            }
+            assert_eq!(got[at], 0, "{std} vstorea_half{n} wrote before its offset");
+        }
+        check!(clReleaseMemObject(a));
+        check!(clReleaseMemObject(o));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}
+
 /// convert_doubleN (and _rte) from integers and floats crashed clspv (pyopencl's random
 /// number generators use them): exact where the value is a double, ties to even otherwise.
 #[test]

@@ -832,6 +832,35 @@ mod tests {
         assert_eq!(ir_options("-cl-std=CL3.0 -DN=4 -I /x -inline-entry-points"), "-cl-std=CL3.0 -inline-entry-points -x ir");
     }
 
+    /// clang 15's IR of `kernel void k(global int *o, queue_t q) { enqueue_kernel(q, 0,
+    /// ndrange_1D(1), ^{ o[0] = 1; }); }` (trimmed), rewritten.
+    #[test]
+    fn rewrites_an_enqueue_and_its_block() {
+        let ll = rewrite(include_str!("testdata/device_enqueue.ll")).unwrap();
+        let has = |s: &str| assert!(ll.contains(s), "missing {s:?} in\n{ll}");
+        // Queues are numbers; the call is the library's, with the block's kernel as 0.
+        assert!(!ll.contains("%opencl.queue_t*") && !ll.contains("@__enqueue_kernel_basic"));
+        has("%4 = call spir_func i32 @__vkcl_enqueue(i64 %0, i32 0, %struct.ndrange_t* %tmp, \
+             i32 0, i8 addrspace(4)* %3, i32 0, i64 addrspace(4)* null, i64 addrspace(4)* null, \
+             i32 0, i64* null, i64 %__vkcl_device_queue)");
+        // The literal holds no function pointer, and its captured pointer as an integer.
+        has("store i64 0, i64* %block.invoke, align 8");
+        has("<{ i32, i32, i64, i64 }>");
+        has("ptrtoint i32 addrspace(1)* %1 to i64");
+        has("%0 = inttoptr i64 %__vkcl_int");
+        // Every function takes the state's address; the kernel's argument info names it.
+        has("@k(i32 addrspace(1)* noundef align 4 %o, i64 %q, i64 %__vkcl_device_queue)");
+        has("@__k_block_invoke(i8 addrspace(4)* noundef %.block_descriptor, i64 %__vkcl_device_queue)");
+        has("!{!\"o\", !\"q\", !\"__vkcl_device_queue\"}");
+        // The block kernel is the runtime's child kernel 0, taking the literal.
+        assert!(!ll.contains("@__k_block_invoke_kernel"));
+        has("define spir_kernel void @__vkcl_child_0(i8 addrspace(1)* %literal, i64 %__vkcl_device_queue)");
+        has("call spir_func void @__k_block_invoke(i8 addrspace(4)* %generic, i64 %__vkcl_device_queue)");
+        has("!{!\"literal\", !\"__vkcl_device_queue\"}");
+        // -O0's noinline goes (clspv inlines into kernels).
+        has("attributes #2 = { convergent nounwind }");
+    }
+
     #[test]
     fn kernels_get_the_state_parameter() {
         let h = "define dso_local spir_kernel void @k(i32 addrspace(1)* noundef align 4 %out, i32 noundef %n) #0 !kernel_arg_addr_space !3 {";

@@ -450,7 +450,7 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
         p += &double_sinh_copysign();
     }
     if names(b"vstore") {
-        p += &double_vstore_half();
+        p += &vstore_half_wrappers();
     }
     if names(b"vload") {
         p += &vload_half::prelude();
@@ -699,19 +699,22 @@ const DOUBLE_CONVERSIONS: &str = "#ifdef cl_khr_fp64\n\
 /// (SIGSEGV). The double is first rounded to float by round-to-odd (towards zero, the lowest
 /// mantissa bit set where that was inexact), which keeps the final rounding to half exact in
 /// every mode (float has more than the 11 + 2 bits that needs), then stored by the float
-/// built-in. The float forms forward to the built-ins. Only programs that name a vstore get
-/// these overloads.
-fn double_vstore_half() -> String {
+/// built-in. `vstorea_halfN` of floats crashes clspv too under OpenCL C 2.0 and 3.0 (piglit's
+/// vstorea_half tests, which build for the device's OpenCL C version): every `vstorea_halfN`
+/// is the `vstore_halfN` at its aligned address (`p + o * N`, `p + o * 4` for 3 components).
+/// The float `vstore_half` forms forward to the built-ins. Only programs that name a vstore
+/// get these overloads.
+fn vstore_half_wrappers() -> String {
     const O: &str = "__VKCL_FN";
     let mut p = String::from(
-        "#ifdef cl_khr_fp64
-#if __OPENCL_C_VERSION__ < 120
-         #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-         #if __OPENCL_C_VERSION__ >= 120
+        "#if __OPENCL_C_VERSION__ >= 120
          #define __VKCL_FN static inline __attribute__((overloadable))
 #else
          #define __VKCL_FN inline __attribute__((overloadable, always_inline))
+#endif
+#ifdef cl_khr_fp64
+#if __OPENCL_C_VERSION__ < 120
+         #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 ",
     );
@@ -730,6 +733,7 @@ fn double_vstore_half() -> String {
             parts.join(", ")
         );
     }
+    p += "#endif\n";
     let mut names = vec![];
     for (base, widths) in [
         ("vstore_half", &["", "2", "3", "4", "8", "16"][..]),
@@ -738,6 +742,14 @@ fn double_vstore_half() -> String {
         for n in widths {
             for mode in ["", "_rte", "_rtz", "_rtp", "_rtn"] {
                 let name = format!("{base}{n}{mode}");
+                // What stores: the built-in, or for vstorea the vstore at the aligned address.
+                let store = match base {
+                    "vstorea_half" => {
+                        let stride = if *n == "3" { "4" } else { n };
+                        format!("vstore_half{n}{mode}(VALUE, 0, p + o * {stride})")
+                    }
+                    _ => format!("{name}(VALUE, o, p)"),
+                };
                 for space in ["__global", "__local", "__private", ""] {
                     let generic = space.is_empty();
                     if generic {
@@ -745,10 +757,16 @@ fn double_vstore_half() -> String {
                     }
                     for ty in ["float", "double"] {
                         let value = if ty == "double" { "__vkcl_odd(d)" } else { "d" };
+                        if ty == "double" {
+                            p += "#ifdef cl_khr_fp64\n";
+                        }
                         p += &format!(
-                            "{O} void __vkcl_{name}({ty}{n} d, size_t o, {space} half *p) \
-                             {{ {name}({value}, o, p); }}\n"
+                            "{O} void __vkcl_{name}({ty}{n} d, size_t o, {space} half *p) {{ {}; }}\n",
+                            store.replace("VALUE", value)
                         );
+                        if ty == "double" {
+                            p += "#endif\n";
+                        }
                     }
                     if generic {
                         p += "#endif\n";
@@ -762,7 +780,7 @@ fn double_vstore_half() -> String {
     for name in names {
         p += &format!("#define {name}(d, o, p) __vkcl_{name}(d, o, p)\n");
     }
-    p + "#if __OPENCL_C_VERSION__ < 120\n#pragma OPENCL EXTENSION cl_khr_fp64 : disable\n#endif\n#endif\n"
+    p + "#if defined(cl_khr_fp64) && __OPENCL_C_VERSION__ < 120\n#pragma OPENCL EXTENSION cl_khr_fp64 : disable\n#endif\n"
 }
 
 /// Rewrites clang's `source:LINE:` locations in `log` to count from the application's first

@@ -9,7 +9,7 @@
 //! kernels in rounds: every record whose events have completed, at once, then those they
 //! recorded, until none is left; only then is the parent's event complete, as the spec has it
 //! ("a parent kernel's execution status is complete when it and all its child kernels have
-//! finished"). The queue holds its later commands back until then (`Queue::hold_back_later`).
+//! finished"). The queue holds its later commands back until then (`Queue::enqueue_holding`).
 //!
 //! Children run after their parent has finished, whatever the flags ask (CLK_ENQUEUE_FLAGS_
 //! NO_WAIT allows that too), and in the order of their dependencies. Device queues

@@ -27,7 +27,7 @@ pub struct Event {
     pub times: Mutex<[u64; 5]>,
     /// Queues holding commands back until this event ends (it gates their open batch).
     waiters: Mutex<Vec<Weak<Queue>>>,
-    /// The command's host part runs more device work (`Queue::hold_back_later`): other
+    /// The command's host part runs more device work (`Queue::enqueue_holding`): other
     /// queues wait for this event on the host, not for its timeline value.
     pub deferred: std::sync::atomic::AtomicBool,
 }

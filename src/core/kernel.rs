@@ -691,7 +691,7 @@ pub fn enqueue_as(
             printf.map_or(Ok(()), |p| p()).and(children)
         }));
     }
-    let deferred = launch.host.is_some() && kernel.reflection.device_queue;
+    let holds = kernel.reflection.device_queue;
     // Recording runs under the queue's lock, and a launch that fails to record drops its
     // memory objects there: held here too, none of those references is the last one (the
     // arguments are weak: another thread may release a buffer meanwhile), so destructor
@@ -699,13 +699,10 @@ pub fn enqueue_as(
     let held = launch.memory();
     let uses = Use::arguments(&held);
     let event = residence::around(queue, &uses, wait, |wait| {
-        queue.enqueue(command_type, wait, |rec| launch.record(rec))
+        queue.enqueue_holding(command_type, wait, holds, |rec| launch.record(rec))
     });
     drop(uses);
     drop(held);
-    if let (true, Ok(e)) = (deferred, &event) {
-        queue.hold_back_later(e);
-    }
     event
 }
 

@@ -83,7 +83,7 @@ struct State {
     /// Asynchronous errors for the context's error callback, reported the same way.
     reports: Vec<String>,
     /// The command whose host part enqueues more work (device-side enqueue's children): the
-    /// next command is held back until it ends (`hold_back_later`).
+    /// next command is held back until it ends (`enqueue_holding`).
     hold: Option<Arc<Event>>,
     /// Batches given up under this lock (a submission that could not be prepared): dropped
     /// once it is released, since what they keep may be the last reference to a memory
@@ -314,6 +314,20 @@ impl Queue {
         wait_list: &[Arc<Event>],
         record: impl FnOnce(&mut Recorder) -> CLResult<Recorded>,
     ) -> CLResult<Arc<Event>> {
+        self.enqueue_holding(command_type, wait_list, false, record)
+    }
+
+    /// `enqueue`; with `holds`, a command whose host part runs more work on the device
+    /// (device-side enqueue's children), which the timeline's value for it does not cover:
+    /// the next command (and so every later one) is held back until its event ends, and
+    /// other queues wait for the event on the host (`Event::deferred`).
+    pub fn enqueue_holding(
+        self: &Arc<Self>,
+        command_type: cl_command_type,
+        wait_list: &[Arc<Event>],
+        holds: bool,
+        record: impl FnOnce(&mut Recorder) -> CLResult<Recorded>,
+    ) -> CLResult<Arc<Event>> {
         let (waits, mut gates) = self.resolve_waits(wait_list)?;
         let mut state = self.lock();
         if let Some(h) = state.hold.take() {
@@ -371,6 +385,10 @@ impl Queue {
         let value = state.last + 1;
         state.last = value;
         let event = Event::new(self, command_type, value);
+        if holds {
+            event.deferred.store(true, Ordering::Release);
+            state.hold = Some(event.clone());
+        }
         let batch = state.open.as_mut().expect("opened above");
         let index = batch.rec.commands.saturating_sub(1);
         batch.items.push(Item {
@@ -416,15 +434,6 @@ impl Queue {
             rec.marker();
             Ok(Recorded { host: None, keep })
         })
-    }
-
-    /// Holds the next command (and so every later one) back until `event`'s command has
-    /// ended, host part included: its host part runs more work on the device (device-side
-    /// enqueue's children), which the timeline's value for it does not cover. Other queues
-    /// wait for the event on the host (`Event::deferred`).
-    pub fn hold_back_later(&self, event: &Arc<Event>) {
-        event.deferred.store(true, Ordering::Release);
-        self.lock().hold = Some(event.clone());
     }
 
     /// A recorder for work run outside the queue's batches, from the pools of the queue's
