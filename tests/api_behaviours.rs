@@ -93,8 +93,14 @@ fn set_default_device_queue_without_device_enqueue() {
         0 => CL_INVALID_OPERATION,
         _ => CL_INVALID_COMMAND_QUEUE,
     };
-    check_err!(clSetDefaultDeviceCommandQueue(e.ctx, e.dev, e.queue), refused);
-    check_err!(clSetDefaultDeviceCommandQueue(e.ctx, e.dev, null_mut()), refused);
+    check_err!(
+        clSetDefaultDeviceCommandQueue(e.ctx, e.dev, e.queue),
+        refused
+    );
+    check_err!(
+        clSetDefaultDeviceCommandQueue(e.ctx, e.dev, null_mut()),
+        refused
+    );
     check_err!(
         clSetDefaultDeviceCommandQueue(null_mut(), e.dev, e.queue),
         CL_INVALID_CONTEXT

@@ -1215,7 +1215,8 @@ fn vstore_half_of_doubles_rounds_once() {
 #[test]
 fn vstorea_half_of_floats_in_every_version() {
     let e = Env::new();
-    let mut src = String::from("kernel void k(global half *o, global const float *a, local half *l) {\n");
+    let mut src =
+        String::from("kernel void k(global half *o, global const float *a, local half *l) {\n");
     // Each width stores its vector at offset 1 (aligned: 2n halves in, 4 for 3 components).
     let mut at = 0;
     let mut layout = vec![];
@@ -1249,7 +1250,10 @@ fn vstorea_half_of_floats_in_every_version() {
                     // 0.5 + 1.25 i is exact in half: every rounding mode gives it.
                     let want = half_of(values[c] as f64, 0);
                     let g = got[region * 128 + at + stride + c];
-                    assert_eq!(g, want, "{std} vstorea_half{n} region {region} component {c}");
+                    assert_eq!(
+                        g, want,
+                        "{std} vstorea_half{n} region {region} component {c}"
+                    );
                 }
             }
             assert_eq!(got[at], 0, "{std} vstorea_half{n} wrote before its offset");

@@ -19,25 +19,36 @@ const CL_DEVICE_OPENCL_C_FEATURES: cl_uint = 0x106F;
 
 #[link(name = "OpenCL")]
 extern "C" {
-    fn clSetDefaultDeviceCommandQueue(c: cl_context, d: cl_device_id, q: cl_command_queue) -> cl_int;
+    fn clSetDefaultDeviceCommandQueue(
+        c: cl_context,
+        d: cl_device_id,
+        q: cl_command_queue,
+    ) -> cl_int;
 }
 
 /// Whether the device offers device-side enqueue; where the compiler it needs (clang-15) is
 /// installed, a device with buffer device addresses must.
 fn supported(dev: cl_device_id) -> bool {
     let caps: cl_bitfield = device_val(dev, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES);
-    let clang = std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| d.join("clang-15").is_file())
-    });
+    let clang = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("clang-15").is_file()));
     let addresses = device_str(dev, CL_DEVICE_EXTENSIONS).contains("cl_ext_buffer_device_address");
-    assert_eq!(caps != 0, clang && addresses, "device-side enqueue offered where it works");
+    assert_eq!(
+        caps != 0,
+        clang && addresses,
+        "device-side enqueue offered where it works"
+    );
     caps != 0
 }
 
 /// CL_DEVICE_OPENCL_C_FEATURES' names, joined.
 fn feature_names(dev: cl_device_id) -> String {
     let bytes = device_info(dev, CL_DEVICE_OPENCL_C_FEATURES);
-    bytes.chunks(68).map(|c| bytes_to_string(&c[4..])).collect::<Vec<_>>().join(" ")
+    bytes
+        .chunks(68)
+        .map(|c| bytes_to_string(&c[4..]))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A context with a host queue and a default device queue.
@@ -104,7 +115,15 @@ fn blocks_capture_values_of_every_kind() {
         arg(k, 3, &2.5f32);
         arg(k, 4, &(-7i8));
         arg(k, 5, &[1.0f32, 2.0, 3.0, 4.0]);
-        arg(k, 6, &S { c: 9, i: -123456, f: [0.5, 7.5] });
+        arg(
+            k,
+            6,
+            &S {
+                c: 9,
+                i: -123456,
+                f: [0.5, 7.5],
+            },
+        );
         e.run(k, None, &[4], None);
         let o: Vec<i64> = e.read(out, 1024 + 8);
         for id in 0..4usize {
@@ -113,7 +132,19 @@ fn blocks_capture_values_of_every_kind() {
                 let r = &o[16 * (id * n as usize + j)..][..11];
                 assert_eq!(
                     r,
-                    [id as i64, j as i64, 1 << 40, 10, -7, 4321, 9, -123456, 15, 3 * id as i64, n as i64],
+                    [
+                        id as i64,
+                        j as i64,
+                        1 << 40,
+                        10,
+                        -7,
+                        4321,
+                        9,
+                        -123456,
+                        15,
+                        3 * id as i64,
+                        n as i64
+                    ],
                     "{std}: child {j} of {id}"
                 );
             }
@@ -187,7 +218,19 @@ fn ndrange_forms_and_nested_children() {
         [1, 8, 1, 1, 4, 1, 1, 3, 0, 0, 1],
         [2, 4, 6, 1, 2, 3, 1, 0, 0, 0, 1],
         [2, 4, 6, 1, 2, 3, 1, 1, 2, 0, 1],
-        [3, 2, 4, 6, r[16 * 5 + 4], r[16 * 5 + 5], r[16 * 5 + 6], 0, 0, 0, 1],
+        [
+            3,
+            2,
+            4,
+            6,
+            r[16 * 5 + 4],
+            r[16 * 5 + 5],
+            r[16 * 5 + 6],
+            0,
+            0,
+            0,
+            1,
+        ],
         [3, 2, 4, 6, 1, 2, 3, 5, 6, 7, 1],
     ];
     for (slot, want) in expect.iter().enumerate() {
@@ -350,7 +393,18 @@ fn enqueue_errors_and_a_full_queue() {
     let r: Vec<i32> = e.read(o, 10);
     assert_eq!(
         r,
-        [CLK_INVALID_NDRANGE, CLK_INVALID_NDRANGE, CLK_INVALID_EVENT_WAIT_LIST, CLK_INVALID_QUEUE, 0, 7, 7, 7, 7, 7]
+        [
+            CLK_INVALID_NDRANGE,
+            CLK_INVALID_NDRANGE,
+            CLK_INVALID_EVENT_WAIT_LIST,
+            CLK_INVALID_QUEUE,
+            0,
+            7,
+            7,
+            7,
+            7,
+            7
+        ]
     );
     let fill = kernel(p, "fill");
     let items = 64usize;
@@ -363,10 +417,21 @@ fn enqueue_errors_and_a_full_queue() {
     let ran: Vec<i32> = e.read(ran, items);
     let accepted: i32 = counts.iter().step_by(2).sum();
     let full: i32 = counts.iter().skip(1).step_by(2).sum();
-    assert_eq!(accepted + full, 64 * items as i32, "every enqueue accepted or refused as full");
-    assert!(full > 0 && accepted > 0, "the 16 KiB default queue fills: {accepted} accepted");
+    assert_eq!(
+        accepted + full,
+        64 * items as i32,
+        "every enqueue accepted or refused as full"
+    );
+    assert!(
+        full > 0 && accepted > 0,
+        "the 16 KiB default queue fills: {accepted} accepted"
+    );
     for id in 0..items {
-        assert_eq!(ran[id], counts[2 * id], "work-item {id}'s blocks ran once each");
+        assert_eq!(
+            ran[id],
+            counts[2 * id],
+            "work-item {id}'s blocks ran once each"
+        );
     }
     check!(clReleaseKernel(k));
     check!(clReleaseKernel(fill));
@@ -394,9 +459,20 @@ fn no_default_queue_and_queue_arguments() {
     let o = e.buffer_from(&[0i32; 4]);
     arg(k, 0, &o);
     let host = e.queue;
-    let bad = unsafe { clSetKernelArg(k, 1, std::mem::size_of::<cl_command_queue>(), (&host as *const cl_command_queue).cast()) };
+    let bad = unsafe {
+        clSetKernelArg(
+            k,
+            1,
+            std::mem::size_of::<cl_command_queue>(),
+            (&host as *const cl_command_queue).cast(),
+        )
+    };
     assert_eq!(bad, CL_INVALID_DEVICE_QUEUE);
-    let props = [CL_QUEUE_PROPERTIES as cl_queue_properties, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0];
+    let props = [
+        CL_QUEUE_PROPERTIES as cl_queue_properties,
+        CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        0,
+    ];
     let mut err = 0;
     let dq = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
     assert_eq!(err, CL_SUCCESS);
@@ -417,14 +493,26 @@ fn on_device_queues_and_queries() {
     let e = Env::new();
     if !supported(e.dev) {
         // Nothing about on-device queues is offered.
-        assert_eq!(device_val::<cl_bitfield>(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES), 0);
-        assert_eq!(device_val::<cl_uint>(e.dev, CL_DEVICE_MAX_ON_DEVICE_QUEUES), 0);
+        assert_eq!(
+            device_val::<cl_bitfield>(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES),
+            0
+        );
+        assert_eq!(
+            device_val::<cl_uint>(e.dev, CL_DEVICE_MAX_ON_DEVICE_QUEUES),
+            0
+        );
         return;
     }
     let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES);
-    assert_eq!(caps, 3, "CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT");
+    assert_eq!(
+        caps, 3,
+        "CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT"
+    );
     let props: cl_bitfield = device_val(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES);
-    assert_eq!(props, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE);
+    assert_eq!(
+        props,
+        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE
+    );
     let preferred: cl_uint = device_val(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE);
     let max: cl_uint = device_val(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE);
     assert!(preferred >= 16 * 1024 && max >= 256 * 1024 && preferred <= max);
@@ -436,11 +524,15 @@ fn on_device_queues_and_queries() {
     let create = |props: cl_bitfield, size: Option<cl_uint>| {
         let mut list = vec![CL_QUEUE_PROPERTIES as cl_queue_properties, props];
         if let Some(s) = size {
-            list.extend([CL_QUEUE_SIZE as cl_queue_properties, s as cl_queue_properties]);
+            list.extend([
+                CL_QUEUE_SIZE as cl_queue_properties,
+                s as cl_queue_properties,
+            ]);
         }
         list.push(0);
         let mut err = 0;
-        let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, list.as_ptr(), &mut err) };
+        let q =
+            unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, list.as_ptr(), &mut err) };
         (q, err)
     };
     let on = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
@@ -455,24 +547,55 @@ fn on_device_queues_and_queries() {
     assert_eq!(err, CL_SUCCESS);
     assert_eq!(queue_val::<cl_uint>(default, CL_QUEUE_SIZE), preferred);
     let (again, err) = create(on | CL_QUEUE_ON_DEVICE_DEFAULT, None);
-    assert_eq!((again, err), (default, CL_SUCCESS), "the default device queue, again");
+    assert_eq!(
+        (again, err),
+        (default, CL_SUCCESS),
+        "the default device queue, again"
+    );
     assert_eq!(queue_val::<cl_uint>(default, CL_QUEUE_REFERENCE_COUNT), 2);
     check!(clReleaseCommandQueue(again));
-    assert_eq!(queue_val::<cl_command_queue>(plain, CL_QUEUE_DEVICE_DEFAULT), default);
-    assert_eq!(queue_val::<cl_command_queue>(e.queue, CL_QUEUE_DEVICE_DEFAULT), default);
+    assert_eq!(
+        queue_val::<cl_command_queue>(plain, CL_QUEUE_DEVICE_DEFAULT),
+        default
+    );
+    assert_eq!(
+        queue_val::<cl_command_queue>(e.queue, CL_QUEUE_DEVICE_DEFAULT),
+        default
+    );
     check!(clSetDefaultDeviceCommandQueue(e.ctx, e.dev, plain));
-    assert_eq!(queue_val::<cl_command_queue>(default, CL_QUEUE_DEVICE_DEFAULT), plain);
+    assert_eq!(
+        queue_val::<cl_command_queue>(default, CL_QUEUE_DEVICE_DEFAULT),
+        plain
+    );
     // A host queue is no on-device queue, and on-device queues take no host commands.
-    assert_eq!(unsafe { clSetDefaultDeviceCommandQueue(e.ctx, e.dev, e.queue) }, CL_INVALID_COMMAND_QUEUE);
+    assert_eq!(
+        unsafe { clSetDefaultDeviceCommandQueue(e.ctx, e.dev, e.queue) },
+        CL_INVALID_COMMAND_QUEUE
+    );
     assert_eq!(unsafe { clFinish(plain) }, CL_INVALID_COMMAND_QUEUE);
     let m = e.buffer_from(&[0u8; 16]);
     let mut byte = 0u8;
-    let read = unsafe { clEnqueueReadBuffer(plain, m, CL_TRUE, 0, 1, (&mut byte as *mut u8).cast(), 0, null(), null_mut()) };
+    let read = unsafe {
+        clEnqueueReadBuffer(
+            plain,
+            m,
+            CL_TRUE,
+            0,
+            1,
+            (&mut byte as *mut u8).cast(),
+            0,
+            null(),
+            null_mut(),
+        )
+    };
     assert_eq!(read, CL_INVALID_COMMAND_QUEUE);
     assert_eq!(queue_val::<cl_context>(plain, CL_QUEUE_CONTEXT), e.ctx);
     assert_eq!(queue_val::<cl_device_id>(plain, CL_QUEUE_DEVICE), e.dev);
     assert_eq!(queue_val::<cl_bitfield>(plain, CL_QUEUE_PROPERTIES), on);
-    assert_eq!(unsafe { clGetCommandQueueInfo(e.queue, CL_QUEUE_SIZE, 0, null_mut(), null_mut()) }, CL_INVALID_COMMAND_QUEUE);
+    assert_eq!(
+        unsafe { clGetCommandQueueInfo(e.queue, CL_QUEUE_SIZE, 0, null_mut(), null_mut()) },
+        CL_INVALID_COMMAND_QUEUE
+    );
 
     // The program's kernels are the application's: not the block kernels.
     let p = build(&e, CAPTURES, "-cl-std=CL2.0");
@@ -499,11 +622,21 @@ fn opencl_c_2_0_where_everything_it_requires_works() {
     let version = device_str(e.dev, CL_DEVICE_OPENCL_C_VERSION);
     let all = device_info(e.dev, CL_DEVICE_OPENCL_C_ALL_VERSIONS);
     // cl_name_version: a version (cl_uint) and a 64-byte name.
-    let versions: Vec<u32> = all.chunks(68).map(|c| u32::from_ne_bytes(c[..4].try_into().unwrap())).collect();
+    let versions: Vec<u32> = all
+        .chunks(68)
+        .map(|c| u32::from_ne_bytes(c[..4].try_into().unwrap()))
+        .collect();
     let two = versions.contains(&(2 << 22));
     assert_eq!(two, version.starts_with("OpenCL C 2.0"), "{version}");
     let features = feature_names(e.dev);
-    for f in ["__opencl_c_device_enqueue", "__opencl_c_atomic_order_seq_cst", "__opencl_c_pipes", "__opencl_c_generic_address_space", "__opencl_c_program_scope_global_variables", "__opencl_c_work_group_collective_functions"] {
+    for f in [
+        "__opencl_c_device_enqueue",
+        "__opencl_c_atomic_order_seq_cst",
+        "__opencl_c_pipes",
+        "__opencl_c_generic_address_space",
+        "__opencl_c_program_scope_global_variables",
+        "__opencl_c_work_group_collective_functions",
+    ] {
         assert!(!two || features.contains(f), "2.0 claimed without {f}");
     }
     if device_str(e.dev, CL_DEVICE_NAME).starts_with("llvmpipe") && supported(e.dev) {
@@ -551,10 +684,30 @@ fn later_commands_wait_for_the_children() {
     // Three launches in a row with a copy after each, none waited for in between.
     for round in 0..3i32 {
         arg(parent, 1, &(2 * n as i32 * round));
-        check!(clEnqueueNDRangeKernel(e.queue, parent, 1, null(), &n, null(), 0, null(), null_mut()));
+        check!(clEnqueueNDRangeKernel(
+            e.queue,
+            parent,
+            1,
+            null(),
+            &n,
+            null(),
+            0,
+            null(),
+            null_mut()
+        ));
         arg(copy, 1, &(2 * n as i32 * round));
         arg(copy, 2, &(2 * n as i32 * round + n as i32));
-        check!(clEnqueueNDRangeKernel(e.queue, copy, 1, null(), &n, null(), 0, null(), null_mut()));
+        check!(clEnqueueNDRangeKernel(
+            e.queue,
+            copy,
+            1,
+            null(),
+            &n,
+            null(),
+            0,
+            null(),
+            null_mut()
+        ));
     }
     check!(clFinish(e.queue));
     let r: Vec<i32> = e.read(o, 6 * n);
@@ -567,14 +720,37 @@ fn later_commands_wait_for_the_children() {
     let gate = unsafe { clCreateUserEvent(e.ctx, &mut err) };
     arg(parent, 1, &(6 * n as i32));
     let mut done: cl_event = null_mut();
-    check!(clEnqueueNDRangeKernel(e.queue, parent, 1, null(), &n, null(), 1, &gate, &mut done));
+    check!(clEnqueueNDRangeKernel(
+        e.queue,
+        parent,
+        1,
+        null(),
+        &n,
+        null(),
+        1,
+        &gate,
+        &mut done
+    ));
     arg(copy, 1, &(6 * n as i32));
     arg(copy, 2, &(7 * n as i32));
-    check!(clEnqueueNDRangeKernel(other, copy, 1, null(), &n, null(), 1, &done, null_mut()));
+    check!(clEnqueueNDRangeKernel(
+        other,
+        copy,
+        1,
+        null(),
+        &n,
+        null(),
+        1,
+        &done,
+        null_mut()
+    ));
     check!(clFlush(other));
     check!(clSetUserEventStatus(gate, CL_COMPLETE));
     check!(clFinish(other));
-    assert_eq!(event_val::<cl_int>(done, CL_EVENT_COMMAND_EXECUTION_STATUS), CL_COMPLETE);
+    assert_eq!(
+        event_val::<cl_int>(done, CL_EVENT_COMMAND_EXECUTION_STATUS),
+        CL_COMPLETE
+    );
     let r: Vec<i32> = e.read(o, 8 * n);
     assert!(r[7 * n..].iter().all(|&v| v == 3), "{:?}", &r[7 * n..]);
     check!(clReleaseEvent(done));
@@ -585,7 +761,11 @@ fn later_commands_wait_for_the_children() {
     arg(timed, 0, &t);
     e.run(timed, None, &[1], None);
     let times: Vec<u64> = e.read(t, 8 + 256);
-    assert!(times[0] > 0 && times[1] >= times[0], "profiling info {:?}", &times[..2]);
+    assert!(
+        times[0] > 0 && times[1] >= times[0],
+        "profiling info {:?}",
+        &times[..2]
+    );
     assert!(times[0] < 60_000_000_000, "{} ns", times[0]);
     assert!(times[8..].iter().all(|&v| v == 4950));
     check!(clReleaseMemObject(o));

@@ -228,12 +228,12 @@ fn memory_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u8
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => v::<cl_command_queue_properties>(
             CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
         ),
-        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v::<cl_command_queue_properties>(
-            match d.has_device_enqueue() {
+        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => {
+            v::<cl_command_queue_properties>(match d.has_device_enqueue() {
                 true => CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
                 false => 0,
-            },
-        ),
+            })
+        }
         CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => {
             v::<cl_device_command_buffer_capabilities_khr>(super::command_buffer::CAPABILITIES)
         }
@@ -381,12 +381,12 @@ fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u
                 .iter()
                 .any(|f| f.0 == "__opencl_c_generic_address_space"),
         )),
-        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v::<cl_device_device_enqueue_capabilities>(
-            match d.has_device_enqueue() {
+        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => {
+            v::<cl_device_device_enqueue_capabilities>(match d.has_device_enqueue() {
                 true => CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT,
                 false => 0,
-            },
-        ),
+            })
+        }
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v::<usize>(caps.subgroup_size as usize),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => string("v0000-01-01-00"),
         CL_DEVICE_UUID_KHR => array::<cl_uchar>(&caps.device_uuid),

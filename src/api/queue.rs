@@ -172,7 +172,14 @@ unsafe fn get_command_queue_info(
             Err(_) => {
                 let q: Arc<Queue> = obj(queue)?;
                 let array = q.properties_array.clone();
-                (q.context.clone(), q.device.clone(), q.base.api_refs(), q.properties, array, None)
+                (
+                    q.context.clone(),
+                    q.device.clone(),
+                    q.base.api_refs(),
+                    q.properties,
+                    array,
+                    None,
+                )
             }
         };
     let value = match param_name {
@@ -186,7 +193,9 @@ unsafe fn get_command_queue_info(
         CL_QUEUE_SIZE => size.map_or(Err(ClError(CL_INVALID_COMMAND_QUEUE)), v::<cl_uint>),
         CL_QUEUE_DEVICE_DEFAULT => {
             let default = context.default_device_queue(&device);
-            v::<cl_command_queue>(default.map_or(std::ptr::null_mut(), |q| handle(&q)) as cl_command_queue)
+            v::<cl_command_queue>(
+                default.map_or(std::ptr::null_mut(), |q| handle(&q)) as cl_command_queue
+            )
         }
         _ => Err(ClError(CL_INVALID_VALUE)),
     }?;

@@ -59,9 +59,7 @@ pub fn uses(source: &[u8]) -> bool {
 fn has_identifier(s: &[u8], name: &[u8]) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     s.windows(name.len()).enumerate().any(|(i, w)| {
-        w == name
-            && (i == 0 || !word(s[i - 1]))
-            && s.get(i + name.len()).is_none_or(|&b| !word(b))
+        w == name && (i == 0 || !word(s[i - 1])) && s.get(i + name.len()).is_none_or(|&b| !word(b))
     })
 }
 
@@ -83,8 +81,7 @@ pub fn available() -> bool {
 }
 
 /// A compile: (sources, options) → (output, log).
-type Compile<'a> =
-    dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), super::CompileError> + 'a;
+type Compile<'a> = dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), super::CompileError> + 'a;
 
 /// Builds `sources` (with vkcl's prelude) for clspv `options`, which must be a
 /// physical-addressing build, through clang and [`rewrite`] (see the module comment).
@@ -230,10 +227,12 @@ fn clang_args(options: &str) -> Vec<String> {
         );
         let ext: Vec<String> = FEATURES
             .iter()
-            .map(|f| match features.iter().any(|g| g == f) && !without.contains(f) {
-                true => format!("+{f}"),
-                false => format!("-{f}"),
-            })
+            .map(
+                |f| match features.iter().any(|g| g == f) && !without.contains(f) {
+                    true => format!("+{f}"),
+                    false => format!("-{f}"),
+                },
+            )
             .collect();
         args.push(format!("-cl-ext={}", ext.join(",")));
     }
@@ -303,7 +302,10 @@ fn ir_options(options: &str) -> String {
     while let Some(w) = words.next() {
         if w == "-D" || w == "-I" {
             words.next();
-        } else if !(w.starts_with("-D") || w.starts_with("-I") || w.starts_with("-enable-feature-macros")) {
+        } else if !(w.starts_with("-D")
+            || w.starts_with("-I")
+            || w.starts_with("-enable-feature-macros"))
+        {
             kept.push(super::options::quote(w));
         }
     }
@@ -416,7 +418,11 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
         } else if let Some(callee) = called(line).filter(|c| defined.contains(*c)) {
             let open = line.find(&format!("@{callee}(")).expect("found") + callee.len() + 1;
             if let Some(close) = closing(line, open) {
-                let sep = if line[open + 1..close].trim().is_empty() { "" } else { ", " };
+                let sep = if line[open + 1..close].trim().is_empty() {
+                    ""
+                } else {
+                    ", "
+                };
                 line.insert_str(close, &format!("{sep}i64 %{PARAMETER}"));
             }
         }
@@ -458,7 +464,11 @@ fn literal_pointers_as_integers(ll: &str) -> String {
                 false => fields[f],
             })
             .collect();
-        types.push((old.to_string(), format!("<{{ {} }}>", new.join(", ")), pointers));
+        types.push((
+            old.to_string(),
+            format!("<{{ {} }}>", new.join(", ")),
+            pointers,
+        ));
     }
     if types.is_empty() {
         return ll.to_string();
@@ -476,7 +486,10 @@ fn literal_pointers_as_integers(ll: &str) -> String {
                 continue;
             }
             if let Some((name, rhs)) = line.trim_start().split_once(" = getelementptr ") {
-                let field = rhs.rsplit("i32 ").next().and_then(|f| f.trim().parse().ok());
+                let field = rhs
+                    .rsplit("i32 ")
+                    .next()
+                    .and_then(|f| f.trim().parse().ok());
                 if rhs.contains(old.as_str()) && field.is_some_and(|f| pointers.contains(&f)) {
                     fields.insert(name.to_string());
                 }
@@ -507,7 +520,10 @@ fn pointer_access(
             return None;
         }
         let space = to_ty.strip_prefix(ty).unwrap_or("*").trim_end_matches('*');
-        let tail = args[2..].iter().map(|a| format!(", {a}")).collect::<String>();
+        let tail = args[2..]
+            .iter()
+            .map(|a| format!(", {a}"))
+            .collect::<String>();
         return Some(format!(
             "  {int} = ptrtoint {ty} {value} to i64\n  store i64 {int}, i64{space}* {to}{tail}"
         ));
@@ -519,8 +535,14 @@ fn pointer_access(
     if !fields.contains(from) || !ty.ends_with('*') {
         return None;
     }
-    let space = from_ty.strip_prefix(ty).unwrap_or("*").trim_end_matches('*');
-    let tail = args[2..].iter().map(|a| format!(", {a}")).collect::<String>();
+    let space = from_ty
+        .strip_prefix(ty)
+        .unwrap_or("*")
+        .trim_end_matches('*');
+    let tail = args[2..]
+        .iter()
+        .map(|a| format!(", {a}"))
+        .collect::<String>();
     Some(format!(
         "  {int} = load i64, i64{space}* {from}{tail}\n  {result} = inttoptr i64 {int} to {ty}"
     ))
@@ -695,7 +717,9 @@ fn rewrite_line(line: &str, number: &HashMap<&str, usize>) -> Result<String, Str
     let none = ("i32 0", "i64 addrspace(4)* null", "i64 addrspace(4)* null");
     let no_locals = ("i32 0", "i64* null");
     let call = match (callee.as_str(), args.as_slice()) {
-        ("__enqueue_kernel_basic", [q, f, nd, k, b]) => enqueue(q, f, &strip(nd), kernel(k)?, b, none, no_locals),
+        ("__enqueue_kernel_basic", [q, f, nd, k, b]) => {
+            enqueue(q, f, &strip(nd), kernel(k)?, b, none, no_locals)
+        }
         ("__enqueue_kernel_basic_events", [q, f, nd, n, w, r, k, b]) => {
             enqueue(q, f, &strip(nd), kernel(k)?, b, (n, w, r), no_locals)
         }
@@ -775,7 +799,11 @@ fn child_kernel(
     let locals: Vec<String> = (0..b.locals)
         .map(|i| format!("i8 addrspace(3)* %local{i}"))
         .collect();
-    let params = [vec!["i8 addrspace(1)* %literal".to_string()], locals.clone()].concat();
+    let params = [
+        vec!["i8 addrspace(1)* %literal".to_string()],
+        locals.clone(),
+    ]
+    .concat();
     let each = |first: &str, local: &str| {
         let mut v = vec![first.to_string()];
         v.extend((0..b.locals).map(|_| local.to_string()));
@@ -799,7 +827,11 @@ fn child_kernel(
         ),
         "entry:".into(),
         "  %generic = addrspacecast i8 addrspace(1)* %literal to i8 addrspace(4)*".into(),
-        format!("  call spir_func void @{}({})", b.invoke, call_args.join(", ")),
+        format!(
+            "  call spir_func void @{}({})",
+            b.invoke,
+            call_args.join(", ")
+        ),
         "  ret void".into(),
         "}".into(),
     ]
@@ -821,15 +853,27 @@ mod tests {
     fn options_for_clang_keep_macros_and_language() {
         let a = clang_args("-cl-std=CL3.0 -DN=4 -I /x -cl-mad-enable -fp64=0 -enable-feature-macros=__opencl_c_int64,__opencl_c_fp64 -inline-entry-points");
         assert!(!a.iter().any(|x| x.starts_with("-D")));
-        assert_eq!(defines("-DN=4 -D M -Dmad(a,b)=((a)*(b))"), "#define N 4\n#define M 1\n#define mad(a,b) ((a)*(b))\n");
+        assert_eq!(
+            defines("-DN=4 -D M -Dmad(a,b)=((a)*(b))"),
+            "#define N 4\n#define M 1\n#define mad(a,b) ((a)*(b))\n"
+        );
         assert!(a.contains(&"-I/x".to_string()));
         assert!(a.contains(&"-cl-mad-enable".to_string()));
         assert!(a.contains(&"-cl-std=CL3.0".to_string()));
-        let ext = a.iter().find(|x| x.starts_with("-cl-ext=-__opencl_c_pipes") || x.starts_with("-cl-ext=+__opencl_c_pipes")).unwrap();
+        let ext = a
+            .iter()
+            .find(|x| {
+                x.starts_with("-cl-ext=-__opencl_c_pipes")
+                    || x.starts_with("-cl-ext=+__opencl_c_pipes")
+            })
+            .unwrap();
         assert!(ext.contains("+__opencl_c_int64"));
         assert!(ext.contains("-__opencl_c_fp64"));
         assert!(ext.contains("+__opencl_c_device_enqueue"));
-        assert_eq!(ir_options("-cl-std=CL3.0 -DN=4 -I /x -inline-entry-points"), "-cl-std=CL3.0 -inline-entry-points -x ir");
+        assert_eq!(
+            ir_options("-cl-std=CL3.0 -DN=4 -I /x -inline-entry-points"),
+            "-cl-std=CL3.0 -inline-entry-points -x ir"
+        );
     }
 
     /// clang 15's IR of `kernel void k(global int *o, queue_t q) { enqueue_kernel(q, 0,
@@ -838,11 +882,15 @@ mod tests {
     fn rewrites_an_enqueue_and_its_block() {
         let ll = rewrite(include_str!("testdata/device_enqueue.ll")).unwrap();
         let has = |s: &str| assert!(ll.contains(s), "missing {s:?} in\n{ll}");
-        // Queues are numbers; the call is the library's, with the block's kernel as 0.
+        // Queues are numbers; the call is the library's, with the block's kernel as 0 (and
+        // without the state's address: the library, which defines the function, is not in
+        // this module).
         assert!(!ll.contains("%opencl.queue_t*") && !ll.contains("@__enqueue_kernel_basic"));
-        has("%4 = call spir_func i32 @__vkcl_enqueue(i64 %0, i32 0, %struct.ndrange_t* %tmp, \
+        has(
+            "%4 = call spir_func i32 @__vkcl_enqueue(i64 %0, i32 0, %struct.ndrange_t* %tmp, \
              i32 0, i8 addrspace(4)* %3, i32 0, i64 addrspace(4)* null, i64 addrspace(4)* null, \
-             i32 0, i64* null, i64 %__vkcl_device_queue)");
+             i32 0, i64* null)\n",
+        );
         // The literal holds no function pointer, and its captured pointer as an integer.
         has("store i64 0, i64* %block.invoke, align 8");
         has("<{ i32, i32, i64, i64 }>");
@@ -869,6 +917,9 @@ mod tests {
             "define dso_local spir_kernel void @k(i32 addrspace(1)* noundef align 4 %out, i32 noundef %n, i64 %__vkcl_device_queue) #0 !kernel_arg_addr_space !3 {"
         );
         let e = "define dso_local spir_kernel void @e() #0 {";
-        assert_eq!(with_parameter(e), "define dso_local spir_kernel void @e(i64 %__vkcl_device_queue) #0 {");
+        assert_eq!(
+            with_parameter(e),
+            "define dso_local spir_kernel void @e(i64 %__vkcl_device_queue) #0 {"
+        );
     }
 }

@@ -51,7 +51,9 @@ impl Reflection {
     /// (`compiler::device_enqueue::CHILD`), which only the runtime launches.
     pub fn user_kernels(&self) -> impl Iterator<Item = &KernelReflection> {
         let hidden = super::device_enqueue::CHILD;
-        self.kernels.iter().filter(move |k| !k.name.starts_with(hidden))
+        self.kernels
+            .iter()
+            .filter(move |k| !k.name.starts_with(hidden))
     }
 }
 

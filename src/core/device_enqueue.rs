@@ -310,21 +310,32 @@ fn launch_round(
         let host = buffer.host().ok_or(ClError(CL_OUT_OF_RESOURCES))?;
         // SAFETY: a new mapped buffer of at least this length.
         unsafe { std::ptr::copy_nonoverlapping(literals.as_ptr(), host.as_ptr(), literals.len()) };
-        let address = buffer.device_address().ok_or(ClError(CL_INVALID_OPERATION))?;
+        let address = buffer
+            .device_address()
+            .ok_or(ClError(CL_INVALID_OPERATION))?;
         let dq = state.argument()?;
         let mut rec = queue.side_recorder()?;
         let mut kept = vec![];
         let mut hosts = vec![];
         for (i, r) in ready.iter().enumerate() {
             // A wait that failed fails the command, which does not run.
-            if r.waits.iter().any(|&w| events.status(state, w).is_some_and(|s| s < 0)) {
+            if r.waits
+                .iter()
+                .any(|&w| events.status(state, w).is_some_and(|s| s < 0))
+            {
                 status[i] = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
                 continue;
             }
             let (kernel, nd) = match r.child {
                 MARKER => continue,
-                PROFILING => (parent.child(crate::compiler::device_enqueue::PROFILING)?, one()),
-                n => (parent.child(&format!("{}{n}", crate::compiler::device_enqueue::CHILD))?, shape(r)),
+                PROFILING => (
+                    parent.child(crate::compiler::device_enqueue::PROFILING)?,
+                    one(),
+                ),
+                n => (
+                    parent.child(&format!("{}{n}", crate::compiler::device_enqueue::CHILD))?,
+                    shape(r),
+                ),
             };
             let mut args = vec![ArgValue::Pointer(address + at[i] as u64)];
             args.extend(r.locals.iter().map(|&l| ArgValue::Local(l as usize)));
@@ -358,7 +369,11 @@ fn shape(r: &Record) -> NdRange {
         work_dim: r.dims,
         offset,
         global,
-        local: local.iter().take(r.dims as usize).all(|&l| l != 0).then_some(local.map(|l| l.max(1))),
+        local: local
+            .iter()
+            .take(r.dims as usize)
+            .all(|&l| l != 0)
+            .then_some(local.map(|l| l.max(1))),
     }
 }
 
