@@ -777,3 +777,54 @@ fn later_commands_wait_for_the_children() {
     check!(clReleaseCommandQueue(other));
     check!(clReleaseCommandQueue(dq));
 }
+
+/// A program binary of a device-enqueue program builds and runs again (its block kernels
+/// still hidden and launched); clCompileProgram of such a source fails with a log that says
+/// to build it with clBuildProgram.
+#[test]
+fn binaries_and_separate_compilation() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, NESTED, "-cl-std=CL2.0");
+    let bins = binaries(p);
+    let (q, status, err) = from_binaries(e.ctx, &[e.dev], &[&bins[0]]);
+    assert_eq!((status[0], err), (CL_SUCCESS, CL_SUCCESS));
+    check!(clBuildProgram(q, 1, &e.dev, null(), None, null_mut()));
+    assert_eq!(
+        program_str(q, CL_PROGRAM_KERNEL_NAMES),
+        program_str(p, CL_PROGRAM_KERNEL_NAMES)
+    );
+    let k = kernel(q, "nested");
+    let o = e.buffer_from(&[0i32; 1]);
+    arg(k, 0, &o);
+    arg(k, 1, &4i32);
+    e.run(k, None, &[1], None);
+    assert_eq!(e.read::<i32>(o, 1)[0], 1 + 2 * 2 + 3 * 4 + 4 * 8);
+
+    let src = std::ffi::CString::new(NESTED).unwrap();
+    let ptr = src.as_ptr();
+    let mut err = 0;
+    let c = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, null(), &mut err) };
+    let opts = std::ffi::CString::new("-cl-std=CL2.0").unwrap();
+    let r = unsafe {
+        clCompileProgram(
+            c,
+            1,
+            &e.dev,
+            opts.as_ptr(),
+            0,
+            null(),
+            null(),
+            None,
+            null_mut(),
+        )
+    };
+    assert_eq!(r, CL_COMPILE_PROGRAM_FAILURE);
+    let log = build_str(c, e.dev, CL_PROGRAM_BUILD_LOG);
+    assert!(log.contains("clBuildProgram"), "{log}");
+    check!(clReleaseProgram(c));
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(q));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}

@@ -91,6 +91,9 @@ pub fn compile(
     compile: &Compile,
 ) -> Result<(Vec<u8>, String), super::CompileError> {
     let failed = |log: String| super::CompileError::Failed { log };
+    if options.contains("-output-format") {
+        return Err(failed(format!("{OBJECTS}\n")));
+    }
     if !options.contains("-physical-storage-buffers") {
         return Err(failed(format!("{LOGICAL}\n")));
     }
@@ -159,6 +162,9 @@ pub fn compile(
 /// physical addressing where the device has buffer device addresses).
 pub const LOGICAL: &str = "device-side enqueue is built only in physical addressing mode (the \
                            device needs buffer device addresses)";
+/// The log of clCompileProgram of such a program.
+pub const OBJECTS: &str = "programs using device-side enqueue are built only with \
+                           clBuildProgram (not clCompileProgram and clLinkProgram)";
 /// The log where no clang is installed.
 pub const UNAVAILABLE: &str = "device-side enqueue needs clang-15 (Debian's clang-15, or \
                                VKCL_CLANG)";
