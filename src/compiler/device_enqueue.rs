@@ -37,7 +37,7 @@ pub const FEATURE: &str = "__opencl_c_device_enqueue";
 /// The OpenCL C library, compiled after the program.
 const LIBRARY: &str = include_str!("device_enqueue.cl");
 
-/// What clSetKernelArg, CL_KERNEL_ARG_TYPE_NAME and the library call these types.
+/// The built-ins and types that make a program one for this module.
 const NAMES: [&str; 10] = [
     "enqueue_kernel",
     "enqueue_marker",
@@ -51,10 +51,17 @@ const NAMES: [&str; 10] = [
     "capture_event_profiling_info",
 ];
 
-/// Whether `source` names a device-side enqueue built-in or type (a whole identifier).
-pub fn uses(source: &[u8]) -> bool {
-    NAMES.iter().any(|n| has_identifier(source, n.as_bytes()))
+/// Whether `source`, compiled with clspv `options`, is built here: the options are for a
+/// device with device-side enqueue (`options::Target::device_enqueue`) and the source names
+/// a device-side enqueue built-in or type (a whole identifier). Elsewhere clspv's front end
+/// refuses blocks as before.
+pub fn uses(source: &[u8], options: &[String]) -> bool {
+    options.iter().any(|o| o.starts_with(ENABLED))
+        && NAMES.iter().any(|n| has_identifier(source, n.as_bytes()))
 }
+
+/// The option `options::clspv_args` gives a device with device-side enqueue.
+pub const ENABLED: &str = "-D__VKCL_MAX_WORK_GROUP_SIZE=";
 
 fn has_identifier(s: &[u8], name: &[u8]) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
@@ -849,10 +856,12 @@ mod tests {
 
     #[test]
     fn finds_the_names_as_whole_identifiers() {
-        assert!(uses(b"int r = enqueue_kernel(q, 0, nd, ^{});"));
-        assert!(uses(b"kernel void k(queue_t q) {}"));
-        assert!(!uses(b"int my_enqueue_kernel_count;"));
-        assert!(!uses(b"kernel void k(global int *o) { o[0] = 1; }"));
+        let on = [format!("{ENABLED}256")];
+        assert!(uses(b"int r = enqueue_kernel(q, 0, nd, ^{});", &on));
+        assert!(uses(b"kernel void k(queue_t q) {}", &on));
+        assert!(!uses(b"kernel void k(queue_t q) {}", &[]));
+        assert!(!uses(b"int my_enqueue_kernel_count;", &on));
+        assert!(!uses(b"kernel void k(global int *o) { o[0] = 1; }", &on));
     }
 
     #[test]

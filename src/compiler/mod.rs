@@ -302,7 +302,7 @@ fn compile_bytes(
     // (generic_spaces), in 2.0/3.0 programs that may hold generic pointers.
     let generic = lower_pipes && lowered.iter().any(|s| generic_spaces::may_choose(s));
     // Device-side enqueue: compiled by clang first (device_enqueue).
-    let enqueue = lower_pipes && lowered.iter().any(|s| device_enqueue::uses(s));
+    let enqueue = lower_pipes && lowered.iter().any(|s| device_enqueue::uses(s, clspv_args));
     let build = |s: &[&[u8]], o: &str| match (is_ir, enqueue) {
         (true, _) => compile_in_helper(s, o),
         (false, true) => device_enqueue::compile(s, o, &compile_in_helper),

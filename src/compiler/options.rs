@@ -216,7 +216,7 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
         a.push("-D__VKCL_SEQ_CST=1".into());
     }
     if let Some((size, multiple)) = target.device_enqueue {
-        a.push(format!("-D__VKCL_MAX_WORK_GROUP_SIZE={size}"));
+        a.push(format!("{}{size}", super::device_enqueue::ENABLED));
         a.push(format!("-D__VKCL_PREFERRED_MULTIPLE={multiple}"));
     }
     if target.subgroups {
