@@ -16,6 +16,7 @@ const CL_DEVICE_MAX_ON_DEVICE_QUEUES: cl_uint = 0x1051;
 const CL_DEVICE_MAX_ON_DEVICE_EVENTS: cl_uint = 0x1052;
 const CL_DEVICE_OPENCL_C_VERSION: cl_uint = 0x103D;
 const CL_DEVICE_OPENCL_C_FEATURES: cl_uint = 0x106F;
+const CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR: cl_uint = 0x105F;
 
 #[link(name = "OpenCL")]
 extern "C" {
@@ -628,6 +629,8 @@ fn opencl_c_2_0_where_everything_it_requires_works() {
         .collect();
     let two = versions.contains(&(2 << 22));
     assert_eq!(two, version.starts_with("OpenCL C 2.0"), "{version}");
+    let numeric: u32 = device_val(e.dev, CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR);
+    assert_eq!(numeric, if two { 2 << 22 } else { (1 << 22) | (2 << 12) });
     let features = feature_names(e.dev);
     for f in [
         "__opencl_c_device_enqueue",

@@ -394,7 +394,11 @@ fn feature_info(d: &Arc<Device>, param: cl_device_info) -> Option<CLResult<Vec<u
         CL_DEVICE_LUID_VALID_KHR => v::<cl_bool>(bool_(caps.device_luid.is_some())),
         CL_DEVICE_LUID_KHR => array::<cl_uchar>(&caps.device_luid.unwrap_or_default()),
         CL_DEVICE_NODE_MASK_KHR => v::<cl_uint>(caps.device_node_mask),
-        CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR => v::<cl_version>(cl_make_version(1, 2, 0)),
+        // CL_DEVICE_OPENCL_C_VERSION's, as a number.
+        CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR => v::<cl_version>(match d.opencl_c_2_0() {
+            true => cl_make_version(2, 0, 0),
+            false => cl_make_version(1, 2, 0),
+        }),
         _ => return None,
     })
 }

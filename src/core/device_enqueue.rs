@@ -249,7 +249,8 @@ pub fn run_children(queue: &Arc<Queue>, parent: &Arc<Kernel>, state: &State) -> 
             .partition(|r| r.waits.iter().all(|&w| events.status(state, w).is_some()));
         if ready.is_empty() {
             // Events that will never complete: user events no kernel set.
-            log::warn!(target: "launch", "{}: {} device-side enqueues wait for events that never complete", parent.name, waiting.len());
+            let (name, n) = (&parent.name, waiting.len());
+            log::warn!(target: "launch", "{name}: {n} enqueues wait for events that never end");
             return Err(ClError(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST));
         }
         let start = super::event::host_ns();
