@@ -831,3 +831,218 @@ fn binaries_and_separate_compilation() {
     check!(clReleaseProgram(p));
     check!(clReleaseCommandQueue(dq));
 }
+
+/// Blocks called as functions (OpenCL C 2.0 §6.12: blocks without enqueue), each kernel
+/// writing 0 where its block gave the right value: blocks at program scope, in kernels, in
+/// functions, in statements; captures taken when the literal is made; nested blocks and their
+/// captures; arguments of every kind (structs, a union, an enum, an array typedef, thirteen
+/// ints, private, global and constant pointers), returned structs and pointers; blocks in
+/// loops, conditions and switches; a block with a barrier and atomics.
+#[test]
+fn blocks_called_directly() {
+    let e = Env::new();
+    if !supported(e.dev) {
+        return;
+    }
+    let programs: [(&str, &str); 12] = [
+        (
+            "scopes",
+            r#"
+            constant int factor = 5;
+            int (^constant at_program_scope)(int) = ^int(int x) { return factor * x; };
+            int twice_plus(int a) {
+                int add = 4;
+                int (^f)(int) = ^(int x) { return 2 * x + add; };
+                return f(a);
+            }
+            kernel void scopes(global int *res) {
+                size_t id = get_global_id(0);
+                int k = 3;
+                int (^times_k)(int) = ^(int x) { return x * k; };
+                k = 100;  // the block captured 3
+                int r = at_program_scope(2) + times_k(7) + twice_plus(10);
+                r += ^int(int v) { return v - 1; }(8);
+                res[id] = r - (10 + 21 + 24 + 7);
+            }"#,
+        ),
+        (
+            "nested",
+            r#"
+            kernel void nested(global int *res) {
+                int a = 2, b = 3;
+                volatile int c = 5;
+                int (^outer)(int) = ^(int x) {
+                    int (^inner)(int) = ^(int y) { return a * y; };
+                    return b * inner(x) + ^(int z) { return c * z; }(1);
+                };
+                res[get_global_id(0)] = outer((int)get_global_id(0) + 1) - (6 * ((int)get_global_id(0) + 1) + 5);
+            }"#,
+        ),
+        (
+            "structs",
+            r#"
+            struct pair { short s; long l; };
+            struct two { struct pair a, b; };
+            kernel void structs(global int *res) {
+                long (^product)(struct pair, struct two) = ^long(struct pair p, struct two t) {
+                    return p.s * p.l * t.a.s * t.a.l * t.b.s * t.b.l;
+                };
+                struct pair p = {2, 3};
+                struct two t = {{4, 5}, {6, 7}};
+                struct pair (^make)(int) = ^struct pair(int v) { struct pair q = {(short)v, 10L * v}; return q; };
+                res[get_global_id(0)] = (int)(product(p, t) - 5040) + (int)(make(4).l - 40);
+            }"#,
+        ),
+        (
+            "mixed",
+            r#"
+            union num { long l; float f; };
+            enum color { RED, GREEN, BLUE };
+            typedef char three[3];
+            kernel void mixed(global int *res) {
+                int (^f)(int, three, union num, enum color, int, int, int, int, int, int, int, int, int, int, int, int, int) =
+                    ^int(int a, three t, union num n, enum color c, int i1, int i2, int i3, int i4, int i5, int i6,
+                         int i7, int i8, int i9, int i10, int i11, int i12, int i13) {
+                        return a * t[0] * t[1] * t[2] * (int)n.l * c - i1 - i2 - i3 - i4 - i5 - i6 - i7 - i8 - i9 - i10 - i11 - i12 - i13;
+                    };
+                three t = {1, 2, 3};
+                union num n; n.l = 4;
+                res[get_global_id(0)] = f(-5, t, n, BLUE, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13) + 331;
+            }"#,
+        ),
+        (
+            "pointers",
+            r#"
+            constant int seven = 7;
+            kernel void pointers(global int *res) {
+                size_t id = get_global_id(0);
+                int (^deref)(int *, int *) = ^int(int *x, int *y) { return *x * *y; };
+                int a[2] = {6, 7};
+                global int *(^mark)(global int *) = ^global int *(global int *r) { r[id] = 9; return r; };
+                constant int *(^same)(constant int *) = ^(constant int *p) { return p; };
+                int r = deref(a, a + 1) - 42 + (same(&seven) == &seven ? 0 : 1);
+                mark(res)[id] += r - 9;
+            }"#,
+        ),
+        (
+            "loops",
+            r#"
+            kernel void loops(global int *res) {
+                int m = 2;
+                int (^twice)(int) = ^(int x) { return x * m; };
+                int r = 0;
+                for (int i = twice(2); i < twice(5); i = i + twice(1)) r += i;          // 4 6 8
+                int j = 3;
+                while (twice(j)) { r -= j; j--; }                                     // -6
+                do { int (^inc)(int) = ^(int x) { return x + 1; }; r = inc(r); } while (r < 13);
+                switch (twice(3)) { case 6: r += ^(int x) { return x; }(7); break; default: r = 1000; }
+                res[get_global_id(0)] = r - 20 + (twice(1) == 2 ? 0 : 99);
+            }"#,
+        ),
+        (
+            "typedefs",
+            r#"
+            typedef int (^unary)(int);
+            constant unary neg = ^(int x) { return -x; };
+            kernel void typedefs(global int *res) {
+                typedef float (^fblock)(float);
+                const fblock half_of = ^(float f) { return f * 0.5f; };
+                unary sq = ^(int x) { return x * x; };
+                int sum = -1;
+                for (int i = 0; i < 3; i++) {
+                    const unary next = ^(int x) { return x + i + 1; };
+                    sum = next(sum);
+                }
+                res[get_global_id(0)] = neg(sq(3)) + 9 + (int)half_of(4.0f) - 2 + sum - 5;
+            }"#,
+        ),
+        (
+            "empty",
+            r#"
+            kernel void empty(global int *res) {
+                void (^nothing)(void) = ^{};
+                res[get_global_id(0)] = -1;
+                nothing();
+                int b = 3;
+                res[get_global_id(0)] = ^(int a) { return (int)abs(a - b); }(2) - 1;
+            }"#,
+        ),
+        (
+            "barrier",
+            r#"
+            kernel void barrier_in_block(global int *res) {
+                size_t id = get_global_id(0), first = get_group_id(0) * get_local_size(0);
+                res[id] = (int)get_local_size(0);
+                barrier(CLK_GLOBAL_MEM_FENCE);
+                int (^leave)(void) = ^{
+                    atomic_dec(res + first);
+                    barrier(CLK_GLOBAL_MEM_FENCE);
+                    return res[first];
+                };
+                res[id] = leave();
+            }"#,
+        ),
+        (
+            "literal_in_function",
+            r#"
+            int f(void) { return ^(int i) { return ^(ushort u) { return (int)u + i; }(3); }(7) - 10; }
+            kernel void literal_in_function(global int *res) { res[get_global_id(0)] = f(); }"#,
+        ),
+        (
+            "statement",
+            r#"
+            kernel void statement(global int *res) {
+                int flag = 1, sum = 0;
+                if (flag) {
+                    typedef int (^b_t)(int);
+                    const b_t outer = ^(int v) { b_t in = ^(int w) { return w + 1; }; return v + in(1); };
+                    sum = outer(sum);
+                }
+                res[get_global_id(0)] = sum - 2;
+            }"#,
+        ),
+        (
+            "goto",
+            r#"
+            kernel void goto_in_block(global int *res) {
+                int (^count)(int) = ^(int n) {
+                    int r = 1;
+                    for (int i = 0; i < n; i++) {
+                        switch (i) {
+                        case 0: case 1: case 2: r += i; break;
+                        case 3: r += r < n ? i : 2 * i; break;
+                        case 4: while (1) { r++; if (r) goto out; } break;
+                        default: return 777;
+                        }
+                    }
+                    out:;
+                    while (n) { n--; if (n % 2 == 0) continue; r++; }
+                    return r;
+                };
+                res[get_global_id(0)] = count(7) - 11;
+            }"#,
+        ),
+    ];
+    let n = 256usize;
+    for (name, src) in programs {
+        let p = build(&e, src, "-cl-std=CL2.0");
+        let k = kernel(
+            p,
+            if name == "barrier" {
+                "barrier_in_block"
+            } else if name == "goto" {
+                "goto_in_block"
+            } else {
+                name
+            },
+        );
+        let res = e.buffer_from(&vec![-1i32; n]);
+        arg(k, 0, &res);
+        e.run(k, None, &[n], Some(&[16]));
+        let r: Vec<i32> = e.read(res, n);
+        assert!(r.iter().all(|&v| v == 0), "{name}: {r:?}");
+        check!(clReleaseMemObject(res));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}

@@ -57,7 +57,49 @@ const NAMES: [&str; 10] = [
 /// refuses blocks as before.
 pub fn uses(source: &[u8], options: &[String]) -> bool {
     options.iter().any(|o| o.starts_with(ENABLED))
-        && NAMES.iter().any(|n| has_identifier(source, n.as_bytes()))
+        && (NAMES.iter().any(|n| has_identifier(source, n.as_bytes())) || has_block(source))
+}
+
+/// Whether `s` has a block: a block pointer declarator `(^`, or a literal `^{`,
+/// `^(params) {` or `^type(params) {` (`^` is only binary in C, and an XOR's right operand is
+/// never followed by a brace).
+fn has_block(s: &[u8]) -> bool {
+    let skip = |mut i: usize| {
+        while s.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        i
+    };
+    (0..s.len()).filter(|&i| s[i] == b'^').any(|i| {
+        let before = s[..i].iter().rev().find(|b| !b.is_ascii_whitespace());
+        if before == Some(&b'(') {
+            return true;
+        }
+        let mut j = skip(i + 1);
+        // A return type: words and stars.
+        while s
+            .get(j)
+            .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'*')
+        {
+            j = skip(j + 1);
+        }
+        match s.get(j) {
+            Some(b'{') => true,
+            Some(b'(') => {
+                let mut depth = 0;
+                let close = (j..s.len()).find(|&k| {
+                    match s[k] {
+                        b'(' => depth += 1,
+                        b')' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                });
+                close.is_some_and(|c| s.get(skip(c + 1)) == Some(&b'{'))
+            }
+            _ => false,
+        }
+    })
 }
 
 /// The option `options::clspv_args` gives a device with device-side enqueue.
@@ -406,6 +448,9 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
             out.push(line.replace(" noinline", "").replace(" optnone", ""));
             continue;
         }
+        if unused_block_variable(line, &ll) {
+            continue;
+        }
         out.push(rewrite_line(line, &number)?);
     }
     let mut metadata = super::generic_flat::Metadata::new(&out);
@@ -568,6 +613,26 @@ fn split_typed(a: &str) -> (&str, &str) {
         Some(i) => (&a[i + 1..], a[..i].trim()),
         None => (a, ""),
     }
+}
+
+/// A program-scope block variable (`constant int (^b)(int) = ^...`) nothing reads: clang calls
+/// its block directly, and clspv 0.0.1 crashed on the variable (a generic pointer in a
+/// constant).
+fn unused_block_variable(line: &str, ll: &str) -> bool {
+    const BLOCK: &str = " %struct.__opencl_block_literal_generic addrspace(4)* ";
+    let Some(name) = line
+        .split_once(" = ")
+        .map(|(n, _)| n)
+        .filter(|n| n.starts_with('@'))
+    else {
+        return false;
+    };
+    let used = ll.match_indices(name).any(|(i, _)| {
+        let next = ll[i + name.len()..].chars().next();
+        !ll[..i].ends_with('\n')
+            && next.is_none_or(|c| !c.is_alphanumeric() && c != '_' && c != '.')
+    });
+    line.contains(BLOCK) && !used
 }
 
 /// Declarations of clang's enqueue functions, whose calls are rewritten.
@@ -862,6 +927,11 @@ mod tests {
         assert!(!uses(b"kernel void k(queue_t q) {}", &[]));
         assert!(!uses(b"int my_enqueue_kernel_count;", &on));
         assert!(!uses(b"kernel void k(global int *o) { o[0] = 1; }", &on));
+        // Blocks without enqueue; XORs are not blocks.
+        assert!(uses(b"int (^b)(int) = ^int(int n) { return n; };", &on));
+        assert!(uses(b"int r = ^{ return 1; }();", &on));
+        assert!(uses(b"int r = ^(int n) { return n; }(2);", &on));
+        assert!(!uses(b"if (a ^ f(b)) { x = a ^(b); y = c^d; }", &on));
     }
 
     #[test]
