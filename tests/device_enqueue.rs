@@ -425,7 +425,7 @@ fn enqueue_errors_and_a_full_queue() {
     );
     assert!(
         full > 0 && accepted > 0,
-        "the 16 KiB default queue fills: {accepted} accepted"
+        "the default queue fills: {accepted} accepted"
     );
     for id in 0..items {
         assert_eq!(
@@ -1045,4 +1045,45 @@ fn blocks_called_directly() {
         check!(clReleaseKernel(k));
         check!(clReleaseProgram(p));
     }
+}
+
+const PROFILED: &str = r#"
+global ulong times[4];
+kernel void profiled(global ulong *o) {
+    clk_event_t done, gate = create_user_event();
+    enqueue_kernel(get_default_queue(), 0, ndrange_1D(64), 0, NULL, &done, ^{
+        for (int i = 0; i < 100; i++) o[8 + get_global_id(0)] += i; });
+    // After it ended (a later round): the times are there at once, for the block to read.
+    enqueue_kernel(get_default_queue(), 0, ndrange_1D(1), 1, &done, NULL, ^{
+        capture_event_profiling_info(done, CLK_PROFILING_COMMAND_EXEC_TIME, times);
+        o[0] = times[0]; o[1] = times[1];
+        set_user_event_status(gate, CL_COMPLETE);
+    });
+    // Before it ran: written once it has.
+    capture_event_profiling_info(done, CLK_PROFILING_COMMAND_EXEC_TIME, times + 2);
+    enqueue_kernel(get_default_queue(), 0, ndrange_1D(1), 1, &gate, NULL, ^{ o[2] = times[2]; o[3] = times[3]; });
+}
+"#;
+
+/// capture_event_profiling_info of a command that has ended gives its times at once; of one
+/// that has not, once it has.
+#[test]
+fn profiling_info_captured_before_and_after_the_command() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, PROFILED, "-cl-std=CL2.0");
+    let k = kernel(p, "profiled");
+    let o = e.buffer_from(&vec![0u64; 8 + 64]);
+    arg(k, 0, &o);
+    e.run(k, None, &[1], None);
+    let r: Vec<u64> = e.read(o, 8 + 64);
+    assert!(
+        r[..4].iter().all(|&t| t > 0 && t < 60_000_000_000),
+        "{:?}",
+        &r[..4]
+    );
+    assert!(r[8..].iter().all(|&v| v == 4950));
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
 }

@@ -33,8 +33,18 @@ static global uint *__vkcl_state(void) {
   return (global uint *)__vkcl_device_queue_address();
 }
 
-static global uint *__vkcl_status(global uint *s) {
-  return (global uint *)(__vkcl_device_queue_address() + s[__VKCL_STATUS]);
+// An event's entry: its status word (a user event's as set_user_event_status gave it, a
+// command's once it has ended), then its command's execution time in ns.
+#define __VKCL_EVENT_BYTES 16
+
+static global uint *__vkcl_status(global uint *s, ulong id) {
+  return (global uint *)(__vkcl_device_queue_address() + s[__VKCL_STATUS] +
+                         __VKCL_EVENT_BYTES * (id - 1));
+}
+
+static global ulong *__vkcl_exec_time(global uint *s, ulong id) {
+  return (global ulong *)(__vkcl_device_queue_address() + s[__VKCL_STATUS] +
+                          __VKCL_EVENT_BYTES * (id - 1) + 8);
 }
 
 static uint __vkcl_round8(uint n) { return (n + 7u) & ~7u; }
@@ -204,7 +214,7 @@ clk_event_t __attribute__((overloadable)) create_user_event(void) {
   uint id = __vkcl_new_event(s);
   if (id == 0)
     return CLK_NULL_EVENT;
-  atomic_xchg((volatile global uint *)&__vkcl_status(s)[id - 1], (uint)CL_SUBMITTED);
+  atomic_xchg((volatile global uint *)__vkcl_status(s, id), (uint)CL_SUBMITTED);
   return __vkcl_event(id);
 }
 
@@ -217,17 +227,26 @@ void __attribute__((overloadable)) set_user_event_status(clk_event_t e, int stat
   ulong id = __vkcl_event_id(e);
   if (!__vkcl_valid_event(s, id) || (state != CL_COMPLETE && state >= 0))
     return;
-  atomic_xchg((volatile global uint *)&__vkcl_status(s)[id - 1], (uint)state);
+  atomic_xchg((volatile global uint *)__vkcl_status(s, id), (uint)state);
 }
 
-// The host writes the two times once the event's command has completed (a request record
-// whose literal is the destination's address).
+// The two times at once where the event's command has ended (an earlier round's), else
+// written by the host once it has (a request record whose literal is the destination's
+// address).
 void __attribute__((overloadable)) capture_event_profiling_info(clk_event_t e,
                                                                  clk_profiling_info name,
                                                                  global void *value) {
-  if (name != CLK_PROFILING_COMMAND_EXEC_TIME)
-    return;
+  global uint *s = __vkcl_state();
   ulong id = __vkcl_event_id(e);
+  if (name != CLK_PROFILING_COMMAND_EXEC_TIME || !__vkcl_valid_event(s, id))
+    return;
+  ulong ns = *__vkcl_exec_time(s, id);
+  if (*__vkcl_status(s, id) == CL_COMPLETE && ns != 0) {
+    global ulong *to = (global ulong *)value;
+    to[0] = ns;
+    to[1] = ns;
+    return;
+  }
   struct {
     uint size, align;
     ulong to;

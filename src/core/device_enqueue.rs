@@ -90,6 +90,13 @@ const RECORD_HEAD: usize = 104;
 /// The child numbers of a marker and of a profiling request.
 const MARKER: u32 = 0xffff_ffff;
 const PROFILING: u32 = 0xffff_fffe;
+/// The records' room per byte of CL_QUEUE_SIZE. A record (104 bytes, the wait list, the
+/// `__local` sizes, the literal) is larger than a GPU's own command packet, and the room is
+/// for one round's records: the conformance suite's nested launches write 4,096 records of
+/// ~140 bytes in one round into a queue of CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE.
+const RECORDS_PER_QUEUE_BYTE: usize = 4;
+/// The bytes of an event's entry (device_enqueue.cl's `__VKCL_EVENT_BYTES`).
+const EVENT_BYTES: usize = 16;
 /// A status word of an event that is not a user event.
 const NOT_USER: u32 = 0x7fff_ffff;
 
@@ -115,8 +122,9 @@ impl State {
     /// for it (which `get_default_queue` returns; without one, it returns CLK_NULL_QUEUE).
     pub fn new(queue: &Queue) -> CLResult<State> {
         let default = queue.context.default_device_queue(&queue.device);
-        let capacity = default.as_ref().map_or(PREFERRED_SIZE, |q| q.size) as usize;
-        let status = 4 * MAX_EVENTS as usize;
+        let size = default.as_ref().map_or(PREFERRED_SIZE, |q| q.size) as usize;
+        let capacity = RECORDS_PER_QUEUE_BYTE * size;
+        let status = EVENT_BYTES * MAX_EVENTS as usize;
         let size = HEADER_BYTES + status + capacity;
         let buffer = Buffer::new(&queue.vk, size as u64, Placement::Readback, "device queue")?;
         let state = State {
@@ -134,8 +142,11 @@ impl State {
         ] {
             state.write(word, value);
         }
-        for e in 0..MAX_EVENTS as usize {
-            state.write(HEADER_BYTES / 4 + e, NOT_USER);
+        for e in 1..=MAX_EVENTS {
+            let at = state.event_word(e);
+            for (i, w) in [NOT_USER, 0, 0, 0].into_iter().enumerate() {
+                state.write(at + i, w);
+            }
         }
         Ok(state)
     }
@@ -208,9 +219,24 @@ impl State {
         records
     }
 
+    /// The first word of event `event`'s entry: its status (a user event's as its kernels
+    /// set it, a command's once it has ended), then its command's execution time in ns.
+    fn event_word(&self, event: u32) -> usize {
+        (HEADER_BYTES + EVENT_BYTES * (event as usize - 1)) / 4
+    }
+
+    /// Records that event `event`'s command ended with `status` after `ns`, for
+    /// capture_event_profiling_info of an event that has ended.
+    fn ended(&self, event: u32, status: cl_int, ns: u64) {
+        let at = self.event_word(event);
+        self.write(at + 2, ns as u32);
+        self.write(at + 3, (ns >> 32) as u32);
+        self.write(at, status as u32);
+    }
+
     /// The status a user event (create_user_event) was given: None while it has none.
     fn user_status(&self, event: u32) -> Option<cl_int> {
-        let word = self.read(HEADER_BYTES / 4 + event as usize - 1);
+        let word = self.read(self.event_word(event));
         match word {
             NOT_USER => None,
             w if w as cl_int == CL_SUBMITTED as cl_int => None,
@@ -262,6 +288,7 @@ pub fn run_children(queue: &Arc<Queue>, parent: &Arc<Kernel>, state: &State) -> 
             }
             if r.event != 0 {
                 events.done.insert(r.event, (*status, start, end));
+                state.ended(r.event, *status, end - start);
             }
         }
         pending = waiting;
