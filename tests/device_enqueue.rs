@@ -185,6 +185,16 @@ kernel void forms(global int *o) {
         if (get_global_linear_id() == 47) record(o, 5); });
     r |= enqueue_kernel(q, 0, ndrange_3D(o3, g3, l3), ^{
         if (get_global_id(0) == 6 && get_global_id(1) == 9 && get_global_id(2) == 12) record(o, 6); });
+    // Non-uniform work-groups: 10 work-items in groups of 4 (the last of 2), 2D 5x7 in 2x3.
+    r |= enqueue_kernel(q, 0, ndrange_1D(10, 4), ^{
+        atomic_add(&o[201], 1);
+        if (get_global_id(0) == 9) { o[202] = (int)get_local_size(0); o[203] = (int)get_enqueued_local_size(0); }
+    });
+    size_t g5[2] = {5, 7}, l5[2] = {2, 3};
+    r |= enqueue_kernel(q, 0, ndrange_2D(g5, l5), ^{
+        atomic_add(&o[204], (int)(get_global_id(0) + 10 * get_global_id(1)));
+        if (get_global_id(0) == 4 && get_global_id(1) == 6) { o[205] = (int)(get_local_size(0) * 10 + get_local_size(1)); }
+    });
     o[200] = r;
 }
 
@@ -238,6 +248,10 @@ fn ndrange_forms_and_nested_children() {
         assert_eq!(&r[16 * slot..16 * slot + 11], want, "child {slot}");
     }
     assert_eq!(8 % r[4], 0, "a chosen local size divides the global size");
+    assert_eq!(&r[201..204], [10, 2, 4], "non-uniform 1D work-groups");
+    // Σx over 5 columns × 7 rows + 10 Σy.
+    assert_eq!(r[204], 7 * 10 + 10 * 5 * 21, "non-uniform 2D work-groups");
+    assert_eq!(r[205], 11, "the last 2D work-group is 1 × 1");
     let nested = kernel(p, "nested");
     for depth in [1, 3, 6] {
         let o = e.buffer_from(&[0i32; 1]);
