@@ -3147,3 +3147,42 @@ fn mutable_dispatch_svm_arguments_and_exec_info() {
         }
     }
 }
+
+/// A kernel that enqueues kernels is refused (CL_INVALID_OPERATION: no
+/// CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR).
+#[test]
+fn a_kernel_that_enqueues_kernels_is_refused() {
+    let f = Fixture::new();
+    let caps: cl_bitfield = device_val(f.env.dev, 0x1070);
+    if caps == 0 {
+        return;
+    }
+    let src = "kernel void k(global int *o) { enqueue_kernel(get_default_queue(), 0, ndrange_1D(1), ^{ o[0] = 1; }); }";
+    let p = f.env.program(src, "-cl-std=CL2.0");
+    let k = kernel(p, "k");
+    let o = f.env.buffer_from(&[0i32; 1]);
+    arg(k, 0, &o);
+    let cb = f.create(f.env.queue, &[]);
+    let n = 1usize;
+    let r = unsafe {
+        (f.ext.nd_range)(
+            cb,
+            null_mut(),
+            null(),
+            k,
+            1,
+            null(),
+            &n,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert_eq!(r, CL_INVALID_OPERATION);
+    check!((f.ext.release)(cb));
+    check!(clReleaseMemObject(o));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}

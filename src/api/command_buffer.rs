@@ -334,6 +334,9 @@ unsafe fn command_nd_range_kernel(
     // "CL_INVALID_OPERATION if the device associated with command_queue does not support
     // CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR and kernel contains a printf call."
     check(!k.reflection.may_use_printf, CL_INVALID_OPERATION)?;
+    // Likewise without CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR for a kernel that
+    // enqueues kernels (core::device_enqueue: its children run in its launch's host part).
+    check(!k.reflection.device_queue, CL_INVALID_OPERATION)?;
     // The arguments as they are now: later clSetKernelArg calls do not change the command.
     // Those of a mutable launch whose arguments may change may be set later, by an update
     // (the buffer is Finalized, not Executable, until then).
