@@ -164,31 +164,22 @@ static ndrange_t __vkcl_ndrange(uint dims, const size_t *o, const size_t *g, con
   return r;
 }
 
-ndrange_t __attribute__((overloadable)) ndrange_2D(const size_t g[2]) {
-  return __vkcl_ndrange(2, 0, g, 0);
-}
-
-ndrange_t __attribute__((overloadable)) ndrange_2D(const size_t g[2], const size_t l[2]) {
-  return __vkcl_ndrange(2, 0, g, l);
-}
-
-ndrange_t __attribute__((overloadable)) ndrange_2D(const size_t o[2], const size_t g[2],
-                                                   const size_t l[2]) {
-  return __vkcl_ndrange(2, o, g, l);
-}
-
-ndrange_t __attribute__((overloadable)) ndrange_3D(const size_t g[3]) {
-  return __vkcl_ndrange(3, 0, g, 0);
-}
-
-ndrange_t __attribute__((overloadable)) ndrange_3D(const size_t g[3], const size_t l[3]) {
-  return __vkcl_ndrange(3, 0, g, l);
-}
-
-ndrange_t __attribute__((overloadable)) ndrange_3D(const size_t o[3], const size_t g[3],
-                                                   const size_t l[3]) {
-  return __vkcl_ndrange(3, o, g, l);
-}
+// ndrange_2D and ndrange_3D: (global), (global, local), (offset, global, local).
+#define __VKCL_NDRANGE(N)                                                                   \
+  ndrange_t __attribute__((overloadable)) ndrange_##N##D(const size_t g[N]) {               \
+    return __vkcl_ndrange(N, 0, g, 0);                                                      \
+  }                                                                                         \
+  ndrange_t __attribute__((overloadable)) ndrange_##N##D(const size_t g[N],                 \
+                                                         const size_t l[N]) {               \
+    return __vkcl_ndrange(N, 0, g, l);                                                      \
+  }                                                                                         \
+  ndrange_t __attribute__((overloadable)) ndrange_##N##D(                                   \
+      const size_t o[N], const size_t g[N], const size_t l[N]) {                            \
+    return __vkcl_ndrange(N, o, g, l);                                                      \
+  }
+__VKCL_NDRANGE(2)
+__VKCL_NDRANGE(3)
+#undef __VKCL_NDRANGE
 
 // Every device queue takes a launch's children alike: any value but 0 (CLK_NULL_QUEUE, which
 // this returns where the context has no default device queue) names one.
