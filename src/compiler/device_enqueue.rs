@@ -147,6 +147,7 @@ pub fn compile(
         return Err(failed(format!("{LOGICAL}\n")));
     }
     let clang = clang().ok_or_else(|| failed(format!("{UNAVAILABLE}\n")))?;
+    log::debug!(target: "compiler", "blocks or device-side enqueue: built through {}", clang.display());
     let dir = super::tempdir::PrivateDir::new("enqueue")
         .map_err(|e| failed(format!("temporary directory: {e}")))?;
     let (source, ll, patched, bc) = (
