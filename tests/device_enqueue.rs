@@ -1101,3 +1101,49 @@ fn profiling_info_captured_before_and_after_the_command() {
     check!(clReleaseProgram(p));
     check!(clReleaseCommandQueue(dq));
 }
+
+const FAN_OUT: &str = r#"
+void spread(global int *counts, int level, int depth, int slot) {
+    atomic_inc(&counts[level]);
+    if (level + 1 < depth)
+        for (int i = 0; i < 4; i++)
+            enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(1),
+                           ^{ spread(counts, level + 1, depth, 4 * slot + i); });
+}
+kernel void fan_out(global int *counts, int depth) {
+    spread(counts, 0, depth, (int)get_global_id(0));
+}
+"#;
+
+/// A round of thousands of children: 64 work-items, each child enqueueing four more, four
+/// levels deep (4,096 children in the last round, as the conformance suite's nested launches
+/// have) into a default device queue of the maximum size.
+#[test]
+fn thousands_of_children_in_one_round() {
+    let e = Env::new();
+    if !supported(e.dev) {
+        return;
+    }
+    let max: cl_uint = device_val(e.dev, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE);
+    let props = [
+        CL_QUEUE_PROPERTIES as cl_queue_properties,
+        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        CL_QUEUE_SIZE as cl_queue_properties,
+        max as cl_queue_properties,
+        0,
+    ];
+    let mut err = 0;
+    let dq = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let p = build(&e, FAN_OUT, "-cl-std=CL2.0");
+    let k = kernel(p, "fan_out");
+    let counts = e.buffer_from(&[0i32; 4]);
+    arg(k, 0, &counts);
+    arg(k, 1, &4i32);
+    e.run(k, None, &[64], None);
+    assert_eq!(e.read::<i32>(counts, 4), [64, 256, 1024, 4096]);
+    check!(clReleaseMemObject(counts));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}
