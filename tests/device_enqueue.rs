@@ -376,6 +376,8 @@ kernel void errors(global int *o) {
     clk_event_t e;
     o[0] = enqueue_kernel(q, 0, ndrange_2D(g, big), ^{ o[9] = 1; });
     o[1] = enqueue_kernel(q, 0, ndrange_1D(0), ^{ o[9] = 1; });
+    size_t tall[2] = {1, 1 << 20};
+    o[5] = enqueue_kernel(q, 0, ndrange_2D(tall, tall), ^{ o[9] = 1; });
     o[2] = enqueue_kernel(q, 0, ndrange_1D(4), 1, NULL, &e, ^{ o[9] = 1; });
     queue_t none = CLK_NULL_QUEUE;
     o[3] = enqueue_kernel(none, 0, ndrange_1D(4), ^{ o[9] = 1; });
@@ -414,7 +416,7 @@ fn enqueue_errors_and_a_full_queue() {
             CLK_INVALID_EVENT_WAIT_LIST,
             CLK_INVALID_QUEUE,
             0,
-            7,
+            CLK_INVALID_NDRANGE,
             7,
             7,
             7,

@@ -80,7 +80,10 @@ int __vkcl_enqueue(ulong queue, int flags, private ndrange_t *nd, uint child,
     size_t items = 1;
     for (uint d = 0; d < dims; d++) {
       size_t l = nd->localWorkSize[d];
-      if (nd->globalWorkSize[d] == 0 || (l != 0 && l > nd->globalWorkSize[d]))
+      size_t max_items = d == 0   ? __VKCL_MAX_WORK_ITEM_SIZE_0
+                         : d == 1 ? __VKCL_MAX_WORK_ITEM_SIZE_1
+                                  : __VKCL_MAX_WORK_ITEM_SIZE_2;
+      if (nd->globalWorkSize[d] == 0 || l > max_items || (l != 0 && l > nd->globalWorkSize[d]))
         return CLK_INVALID_NDRANGE;
       items *= l == 0 ? 1 : l;
     }

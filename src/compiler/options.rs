@@ -51,10 +51,17 @@ pub struct Target {
     /// loads and stores are read-modify-writes (`atomics::ACCESS_PRELUDE`): seq_cst order
     /// and all-devices scope are claimed, the loads and stores rewritten.
     pub seq_cst: bool,
-    /// Device-side enqueue (compiler::device_enqueue): the largest work-group a block's
-    /// kernel may have and the preferred multiple of its size (get_kernel_work_group_size,
-    /// get_kernel_preferred_work_group_size_multiple). None: not on this device.
-    pub device_enqueue: Option<(u32, u32)>,
+    /// Device-side enqueue (compiler::device_enqueue); None: not on this device.
+    pub device_enqueue: Option<EnqueueLimits>,
+}
+
+/// The work-group limits of a block's kernel, which enqueue_kernel checks (CLK_INVALID_NDRANGE)
+/// and get_kernel_work_group_size / get_kernel_preferred_work_group_size_multiple report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnqueueLimits {
+    pub work_group_size: u32,
+    pub work_item_sizes: [u32; 3],
+    pub preferred_multiple: u32,
 }
 
 /// OpenCL C standards the application may ask for. C++ for OpenCL is not offered.
@@ -215,9 +222,19 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
     if target.seq_cst {
         a.push("-D__VKCL_SEQ_CST=1".into());
     }
-    if let Some((size, multiple)) = target.device_enqueue {
-        a.push(format!("{}{size}", super::device_enqueue::ENABLED));
-        a.push(format!("-D__VKCL_PREFERRED_MULTIPLE={multiple}"));
+    if let Some(l) = target.device_enqueue {
+        a.push(format!(
+            "{}{}",
+            super::device_enqueue::ENABLED,
+            l.work_group_size
+        ));
+        for (d, size) in l.work_item_sizes.iter().enumerate() {
+            a.push(format!("-D__VKCL_MAX_WORK_ITEM_SIZE_{d}={size}"));
+        }
+        a.push(format!(
+            "-D__VKCL_PREFERRED_MULTIPLE={}",
+            l.preferred_multiple
+        ));
     }
     if target.subgroups {
         // cl_intel_required_subgroup_size's macro (clang knows the extension only by its

@@ -5,7 +5,7 @@ use super::error::CLResult;
 use super::kernel::Kernel;
 use super::object::{Base, ClObject, Kind};
 use crate::cl::*;
-use crate::compiler::options::{self, StorageClasses, Target};
+use crate::compiler::options::{self, EnqueueLimits, StorageClasses, Target};
 use crate::vk::device::Device as VkDevice;
 use crate::vk::instance::Instance;
 use crate::vk::probe::Caps;
@@ -407,12 +407,13 @@ impl Device {
             subgroups: self.has_subgroups(),
             integer_dot_product: false,
             seq_cst: self.seq_cst_atomics(),
-            device_enqueue: self.has_device_enqueue().then(|| {
-                let multiple = match self.has_subgroups() {
+            device_enqueue: self.has_device_enqueue().then(|| EnqueueLimits {
+                work_group_size: self.max_work_group_size() as u32,
+                work_item_sizes: self.max_work_item_sizes().map(|s| s as u32),
+                preferred_multiple: match self.has_subgroups() {
                     true => self.caps.subgroup_size,
                     false => 1,
-                };
-                (self.max_work_group_size() as u32, multiple)
+                },
             }),
         }
     }
