@@ -393,27 +393,20 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
     let lines: Vec<&str> = ll.lines().collect();
     // The block kernels, numbered in the order they are defined.
     let mut blocks: Vec<BlockKernel> = vec![];
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        if let Some(name) = kernel_name(line).filter(|n| is_block_kernel(n)) {
-            let params = parameters(line);
-            let body: Vec<&str> = lines[i + 1..]
-                .iter()
-                .take_while(|l| **l != "}")
-                .copied()
-                .collect();
-            let invoke = body
-                .iter()
-                .find_map(|l| called(l))
-                .ok_or_else(|| format!("block kernel {name}: no invoke function"))?;
-            blocks.push(BlockKernel {
-                name: name.to_string(),
-                locals: params.len().saturating_sub(1),
-                invoke: invoke.to_string(),
-            });
-        }
-        i += 1;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = kernel_name(line).filter(|n| is_block_kernel(n)) else {
+            continue;
+        };
+        let invoke = lines[i + 1..]
+            .iter()
+            .take_while(|l| **l != "}")
+            .find_map(|l| called(l))
+            .ok_or_else(|| format!("block kernel {name}: no invoke function"))?;
+        blocks.push(BlockKernel {
+            name: name.to_string(),
+            locals: parameters(line).len().saturating_sub(1),
+            invoke: invoke.to_string(),
+        });
     }
     let number: HashMap<&str, usize> = blocks
         .iter()
