@@ -1149,3 +1149,54 @@ fn thousands_of_children_in_one_round() {
     check!(clReleaseProgram(p));
     check!(clReleaseCommandQueue(dq));
 }
+
+/// printf in a child kernel: its output reaches stdout, after the parent's. The kernels run
+/// in a child process (this test again) whose stdout the test reads.
+#[test]
+fn children_print() {
+    if std::env::var_os("VKCL_TEST_PRINTF_CHILD").is_some() {
+        let Some((e, dq)) = env() else { return };
+        let src = r#"
+            kernel void parent(int n) {
+                printf("parent %d\n", n);
+                enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(1),
+                               ^{ printf("child of %d: %.2f\n", n, n * 0.5f); });
+            }"#;
+        let p = build(&e, src, "-cl-std=CL2.0");
+        let k = kernel(p, "parent");
+        arg(k, 0, &3i32);
+        e.run(k, None, &[1], None);
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+        check!(clReleaseCommandQueue(dq));
+        return;
+    }
+    if !supported(device()) {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "children_print",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("VKCL_TEST_PRINTF_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            ["parent ", "child "]
+                .iter()
+                .find_map(|w| l.find(w).map(|i| &l[i..]))
+        })
+        .collect();
+    assert_eq!(lines, ["parent 3", "child of 3: 1.50"], "{text}");
+}

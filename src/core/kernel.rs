@@ -687,8 +687,9 @@ pub fn enqueue_as(
     if let Some(state) = state {
         let (queue, kernel, printf) = (queue.clone(), kernel.clone(), launch.host.take());
         launch.host = Some(Box::new(move || {
-            let children = super::device_enqueue::run_children(&queue, &kernel, &state);
-            printf.map_or(Ok(()), |p| p()).and(children)
+            // The parent's printf output first: it ran first.
+            let printed = printf.map_or(Ok(()), |p| p());
+            super::device_enqueue::run_children(&queue, &kernel, &state).and(printed)
         }));
     }
     let holds = kernel.reflection.device_queue;
