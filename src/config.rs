@@ -75,7 +75,7 @@ pub const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "VKCL_CLANG",
         default: "",
-        doc: "path of the clang that compiles programs using device-side enqueue (blocks; default: clang-15 on PATH); without one, devices report no device-side enqueue",
+        doc: "path of the clang that compiles programs using device-side enqueue (blocks; default: clang-15, then clang-16, on PATH); without one, devices report no device-side enqueue",
         set: |c, v| c.clang = v,
     },
     OptionDoc {

@@ -31,11 +31,13 @@ extern "C" {
 /// installed, a device with buffer device addresses must.
 fn supported(dev: cl_device_id) -> bool {
     let caps: cl_bitfield = device_val(dev, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES);
-    // VKCL_CLANG, else clang-15 on PATH.
+    // VKCL_CLANG, else clang-15 or clang-16 on PATH.
     let clang = match std::env::var_os("VKCL_CLANG").filter(|c| !c.is_empty()) {
         Some(c) => std::path::Path::new(&c).is_file(),
-        None => std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("clang-15").is_file())),
+        None => std::env::var_os("PATH").is_some_and(|p| {
+            std::env::split_paths(&p)
+                .any(|d| ["clang-15", "clang-16"].iter().any(|c| d.join(c).is_file()))
+        }),
     };
     let addresses = device_str(dev, CL_DEVICE_EXTENSIONS).contains("cl_ext_buffer_device_address");
     assert_eq!(

@@ -1,8 +1,8 @@
 //! Device-side enqueue (OpenCL C 2.0 §6.13.17: blocks, `enqueue_kernel`, device events),
 //! which clspv's front end refuses (it turns blocks off).
 //!
-//! A program that names device-side enqueue is compiled by clang (Debian's clang-15, run as a
-//! process; `VKCL_CLANG`) to LLVM 15 IR with typed pointers, where clang has already made each
+//! A program that names device-side enqueue is compiled by clang (Debian's clang-15 or
+//! clang-16, run as a process; `VKCL_CLANG`) to LLVM IR with typed pointers, where clang has already made each
 //! block passed to `enqueue_kernel` a kernel of its own (`__k_block_invoke_kernel`, taking the
 //! block literal: the block's captured values after a header). [`rewrite`] then makes that IR
 //! something clspv builds in physical addressing mode:
@@ -118,10 +118,16 @@ fn clang() -> Option<PathBuf> {
         return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("clang-15"))
-        .find(|p| p.is_file())
+    CLANGS.iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
 }
+
+/// The clangs looked for on PATH, in this order: those that still write typed pointers
+/// (`-no-opaque-pointers`, which the rewrite reads; clang 17 dropped it).
+pub const CLANGS: [&str; 2] = ["clang-15", "clang-16"];
 
 /// Whether programs using device-side enqueue can be built here (clang is installed).
 pub fn available() -> bool {
@@ -216,8 +222,8 @@ pub const LOGICAL: &str = "device-side enqueue is built only in physical address
 pub const OBJECTS: &str = "programs using device-side enqueue are built only with \
                            clBuildProgram (not clCompileProgram and clLinkProgram)";
 /// The log where no clang is installed.
-pub const UNAVAILABLE: &str = "device-side enqueue needs clang-15 (Debian's clang-15, or \
-                               VKCL_CLANG)";
+pub const UNAVAILABLE: &str = "device-side enqueue needs clang-15 or clang-16 (Debian's \
+                               packages, or VKCL_CLANG)";
 
 /// clang's arguments for a build with clspv `options`: the language version, the macros,
 /// include folders and math options as given, the extensions and features the device has.
