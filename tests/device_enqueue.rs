@@ -372,7 +372,6 @@ fn blocks_with_local_memory() {
 const CLK_INVALID_QUEUE: i32 = -102;
 const CLK_INVALID_NDRANGE: i32 = -160;
 const CLK_INVALID_EVENT_WAIT_LIST: i32 = -57;
-const CLK_DEVICE_QUEUE_FULL: i32 = -161;
 const CLK_INVALID_ARG_SIZE: i32 = -51;
 
 const ERRORS: &str = r#"
@@ -1180,22 +1179,7 @@ fn children_print() {
     if !supported(device()) {
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "children_print",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("VKCL_TEST_PRINTF_CHILD", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = stdout_of_test_run("children_print", "VKCL_TEST_PRINTF_CHILD");
     let lines: Vec<&str> = text
         .lines()
         .filter_map(|l| {

@@ -87,21 +87,9 @@ fn printf_of_int32_int64_and_float() {
         check!(clReleaseProgram(p));
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "printf_of_int32_int64_and_float",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("VKCL_TEST_IL_PRINTF_CHILD", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of_test_run(
+        "printf_of_int32_int64_and_float",
+        "VKCL_TEST_IL_PRINTF_CHILD",
     );
     let mut lines: Vec<String> = text
         .lines()

@@ -830,21 +830,9 @@ kernel void quiet(global int *o) { o[0] = 1; }
         assert_eq!(e.read::<i32>(b, 1), [1]);
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "printf_output_reaches_stdout_in_order",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("VKCL_TEST_PRINTF_CHILD", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of_test_run(
+        "printf_output_reaches_stdout_in_order",
+        "VKCL_TEST_PRINTF_CHILD",
     );
     // (libtest's own "test ... " line may precede the first one on the same line.)
     let lines: Vec<&str> = text

@@ -1110,3 +1110,21 @@ pub const CL_COMMAND_COPY_IMAGE_TO_BUFFER: cl_uint = 0x11F9;
 pub const CL_COMMAND_COPY_BUFFER_TO_IMAGE: cl_uint = 0x11FA;
 pub const CL_COMMAND_MAP_IMAGE: cl_uint = 0x11FC;
 pub const CL_COMMAND_FILL_IMAGE: cl_uint = 0x1208;
+
+/// The stdout of this test executable run again for test `name` alone, with environment
+/// variable `var` set (the test runs its kernels when it sees it): for output a kernel prints.
+/// Asserts that the run succeeded.
+pub fn stdout_of_test_run(name: &str, var: &str) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(var, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
