@@ -857,7 +857,7 @@ pub(super) fn declares_pointer_variables(source: &[u8]) -> bool {
 }
 
 /// Every OpenCL C 3.0 feature macro (clang's OpenCL C 2.0 header defines several of them).
-const ALL_FEATURES: &[&str] = &[
+pub(super) const ALL_FEATURES: &[&str] = &[
     "__opencl_c_3d_image_writes",
     "__opencl_c_atomic_order_acq_rel",
     "__opencl_c_atomic_order_seq_cst",
