@@ -498,6 +498,9 @@ fn no_default_queue_and_queue_arguments() {
     let mut err = 0;
     let dq = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
     assert_eq!(err, CL_SUCCESS);
+    // A queue_t argument's size is a cl_command_queue's (§5.9.2 clSetKernelArg).
+    let short = unsafe { clSetKernelArg(k, 1, 4, (&dq as *const cl_command_queue).cast()) };
+    assert_eq!(short, CL_INVALID_ARG_SIZE);
     arg(k, 1, &dq);
     e.run(k, None, &[1], None);
     assert_eq!(e.read::<i32>(o, 4), [1, CLK_INVALID_QUEUE, 0, 6]);
@@ -665,6 +668,50 @@ fn opencl_c_2_0_where_everything_it_requires_works() {
     }
     if device_str(e.dev, CL_DEVICE_NAME).starts_with("llvmpipe") && supported(e.dev) {
         assert!(two, "lavapipe has every feature of OpenCL C 2.0");
+    }
+}
+
+/// Where the compiler device-side enqueue needs is missing (VKCL_CLANG naming no file), the
+/// device offers none of it and says so through every door: on-device queues are refused
+/// (CL_INVALID_QUEUE_PROPERTIES), clSetDefaultDeviceCommandQueue too (CL_INVALID_OPERATION:
+/// no replaceable default), OpenCL C 2.0 is not claimed, and a program with a block fails to
+/// build with a log, instead of building into something that cannot run.
+#[test]
+fn without_clang_none_of_it_is_offered() {
+    const VAR: &str = "VKCL_TEST_WITHOUT_CLANG";
+    if std::env::var_os(VAR).is_none() {
+        let args = [(VAR, "1"), ("VKCL_CLANG", "/nonexistent/clang")];
+        stdout_of_test_run_with("without_clang_none_of_it_is_offered", &args);
+        return;
+    }
+    let e = Env::new();
+    assert!(!supported(e.dev));
+    assert_eq!(
+        device_val::<cl_bitfield>(e.dev, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES),
+        0
+    );
+    assert!(!feature_names(e.dev).contains("__opencl_c_device_enqueue"));
+    let version = device_str(e.dev, CL_DEVICE_OPENCL_C_VERSION);
+    assert!(!version.starts_with("OpenCL C 2.0"), "{version}");
+    let props = [
+        CL_QUEUE_PROPERTIES as cl_queue_properties,
+        CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        0,
+    ];
+    let mut err = 0;
+    let q = unsafe { clCreateCommandQueueWithProperties(e.ctx, e.dev, props.as_ptr(), &mut err) };
+    assert!(q.is_null());
+    assert_eq!(err, CL_INVALID_QUEUE_PROPERTIES, "{}", err_name(err));
+    let set = unsafe { clSetDefaultDeviceCommandQueue(e.ctx, e.dev, e.queue) };
+    assert_eq!(set, CL_INVALID_OPERATION, "{}", err_name(set));
+    let src = "kernel void k(global int *o) {
+        enqueue_kernel(get_default_queue(), 0, ndrange_1D(1), ^{ o[0] = 1; }); }";
+    match build_program(e.ctx, e.dev, src, "-cl-std=CL3.0") {
+        Ok(_) => panic!("a program with a block built without the compiler it needs"),
+        Err((code, log)) => {
+            assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
+            assert!(!log.is_empty());
+        }
     }
 }
 

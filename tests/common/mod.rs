@@ -1115,9 +1115,14 @@ pub const CL_COMMAND_FILL_IMAGE: cl_uint = 0x1208;
 /// variable `var` set (the test runs its kernels when it sees it): for output a kernel prints.
 /// Asserts that the run succeeded.
 pub fn stdout_of_test_run(name: &str, var: &str) -> String {
+    stdout_of_test_run_with(name, &[(var, "1")])
+}
+
+/// `stdout_of_test_run` with the environment variables `vars` set.
+pub fn stdout_of_test_run_with(name: &str, vars: &[(&str, &str)]) -> String {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(var, "1")
+        .envs(vars.iter().copied())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
