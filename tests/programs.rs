@@ -215,7 +215,28 @@ fn binaries_round_trip_and_bad_ones_are_refused() {
     let mut flipped = bin.clone();
     let mid = flipped.len() / 2;
     flipped[mid] ^= 1;
-    for bad in [&flipped[..], &bin[..bin.len() - 1], b"not a binary at all"] {
+    // A well-formed binary that another vkcl compiled (docs/BINARY.md: the compiler identity
+    // after the options; the FNV-1a 64 checksum at the end made right again).
+    let mut foreign = bin.clone();
+    let options_len = u32::from_le_bytes(foreign[52..56].try_into().unwrap()) as usize;
+    let at = 56 + options_len;
+    let id_len = u32::from_le_bytes(foreign[at..at + 4].try_into().unwrap()) as usize;
+    let identity = String::from_utf8_lossy(&foreign[at + 4..at + 4 + id_len]).into_owned();
+    assert!(identity.contains("vkcl"), "{identity}");
+    foreign[at + 4 + id_len - 1] ^= 1;
+    let body = foreign.len() - 8;
+    let sum = foreign[..body]
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    foreign[body..].copy_from_slice(&sum.to_le_bytes());
+    for bad in [
+        &flipped[..],
+        &bin[..bin.len() - 1],
+        b"not a binary at all",
+        &foreign[..],
+    ] {
         let (p2, status, err) = from_binary(&e, bad);
         assert!(p2.is_null());
         assert_eq!((status, err), (CL_INVALID_BINARY, CL_INVALID_BINARY));

@@ -384,7 +384,7 @@ unsafe fn create_program_with_binary(
     let (lengths, binaries) = unsafe { (slice(lengths, n), slice(binaries, n)) };
     let mut status = vec![CL_SUCCESS; n];
     let mut decoded = vec![];
-    let compiler = crate::compiler::bitcode_identity();
+    let compiler = crate::compiler::binary_identity();
     for i in 0..n {
         if lengths[i] == 0 || binaries[i].is_null() {
             status[i] = CL_INVALID_VALUE;

@@ -930,9 +930,21 @@ fn cache_key(sources: &[&[u8]], clspv_args: &[String], options: &str) -> Option<
     Some(crate::cache::key(&parts))
 }
 
-/// What identifies the compiler for bitcode (objects and libraries in program binaries): the
-/// clspv library's size, which differs between clspv builds ("none" when there is no clspv).
-pub fn bitcode_identity() -> String {
+/// What identifies the compiler in program binaries: the clspv library's size (which differs
+/// between clspv builds; "none" without clspv), vkcl's version and a hash of its compiler
+/// layer's source (build.rs). A binary written by another is refused: LLVM reads only its own
+/// bitcode, and an executable that an older vkcl compiled keeps that vkcl's SPIR-V (and its
+/// bugs) where a rebuild from source would get this one's.
+pub fn binary_identity() -> String {
+    format!(
+        "{}; vkcl {} compiler {}",
+        clspv_size(),
+        env!("CARGO_PKG_VERSION"),
+        env!("VKCL_COMPILER_SOURCE")
+    )
+}
+
+fn clspv_size() -> String {
     let size = locate()
         .ok()
         .and_then(|(_, lib)| std::fs::metadata(lib).ok())

@@ -471,7 +471,7 @@ impl Program {
             bitcode_args: b.bitcode_args.join(" "),
             sections,
         };
-        binary::encode(&id, &compiler::bitcode_identity(), &contents)
+        binary::encode(&id, &compiler::binary_identity(), &contents)
     }
 
     pub fn device_index(&self, device: &Arc<Device>) -> Option<usize> {
