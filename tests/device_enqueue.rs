@@ -276,6 +276,91 @@ fn ndrange_forms_and_nested_children() {
     check!(clReleaseCommandQueue(dq));
 }
 
+const CHOSEN: &str = r#"
+// Each level's child has an ndrange chosen at run time among 1D, 2D and 3D, with a local size
+// from a buffer, as the conformance suite's enqueue_mix_wg_size kernels choose theirs.
+void level_fn(int level, global int *rnd, global int *o) {
+    size_t linear = get_global_linear_id();
+    if (--level < 0)
+        return;
+    void (^next)(void) = ^{ level_fn(level, rnd, o); };
+    uint wg = get_kernel_work_group_size(next);
+    ndrange_t nd = ndrange_1D(1);
+    switch ((linear + level) % 3) {
+    case 0: {
+        size_t l = rnd[level] % wg % 64;
+        nd = ndrange_1D(64, l ? l : 1);
+    } break;
+    case 1: {
+        const size_t g[] = {4, 16};
+        size_t l[] = {1, rnd[level] % wg % 16};
+        l[1] = l[1] ? l[1] : 1;
+        nd = ndrange_2D(g, l);
+    } break;
+    case 2: {
+        const size_t g[] = {4, 4, 4};
+        size_t l[] = {1, 1, rnd[level] % wg % 4};
+        l[2] = l[2] ? l[2] : 1;
+        nd = ndrange_3D(g, l);
+    } break;
+    default:
+        break;
+    }
+    if (linear == 0) {
+        atomic_inc(&o[0]);
+        o[1 + level] = get_work_dim() * 1000 + (int)get_global_size(0);
+        int r = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, nd, next);
+        if (r != CLK_SUCCESS)
+            o[16 + level] = r;
+    }
+}
+kernel void mixed(global int *o, int levels, global int *rnd) {
+    level_fn(levels, rnd, o);
+}
+"#;
+
+/// An ndrange chosen at run time among ndrange_1D, _2D and _3D, level after level: clspv
+/// 0.0.1 miscompiled enqueue_kernel's loop over the ndrange's dimensions then (the
+/// work-item never came back from enqueue_kernel, and no child ran).
+#[test]
+fn ndrange_chosen_at_run_time() {
+    let Some((e, dq)) = env() else { return };
+    let p = build(&e, CHOSEN, "-cl-std=CL2.0");
+    let k = kernel(p, "mixed");
+    let o = e.buffer_from(&[0i32; 32]);
+    let rnd = e.buffer_from(&[7i32, 13, 5, 64, 3, 9, 1, 2]);
+    let levels = 6i32;
+    arg(k, 0, &o);
+    arg(k, 1, &levels);
+    arg(k, 2, &rnd);
+    e.run(k, None, &[64], Some(&[64]));
+    let r: Vec<i32> = e.read(o, 32);
+    assert_eq!(r[0], levels, "levels that ran");
+    // Level n (counted down from `levels` - 1) runs in a launch its parent chose by
+    // (n + 1) % 3 (1D of 64, 2D of 4 × 16, 3D of 4 × 4 × 4); the first in the host's.
+    for n in 0..levels as usize {
+        let want = match n + 1 {
+            6 => 1064,
+            m => [1064, 2004, 3004][m % 3],
+        };
+        assert_eq!(
+            r[1 + n],
+            want,
+            "level {n}: work dimensions and global size 0"
+        );
+    }
+    assert_eq!(
+        &r[16..16 + levels as usize],
+        [0; 6],
+        "enqueue_kernel's results"
+    );
+    check!(clReleaseMemObject(o));
+    check!(clReleaseMemObject(rnd));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+    check!(clReleaseCommandQueue(dq));
+}
+
 const EVENTS: &str = r#"
 kernel void events(global int *o) {
     queue_t q = get_default_queue();

@@ -59,6 +59,12 @@ static bool __vkcl_valid_event(global uint *s, ulong id) {
   return id >= 1 && id <= (ulong)s[__VKCL_EVENTS] && id <= (ulong)s[__VKCL_MAX_EVENTS];
 }
 
+// Whether one dimension of an ndrange is invalid: no work-items, or a local size past the
+// device's for the dimension or past the global size.
+static bool __vkcl_bad_dimension(size_t g, size_t l, size_t max) {
+  return g == 0 || l > max || (l != 0 && l > g);
+}
+
 // enqueue_kernel (every form: the IR's calls become calls of this, `child` the block's kernel),
 // enqueue_marker (child __VKCL_MARKER) and capture_event_profiling_info (__VKCL_PROFILING).
 int __vkcl_enqueue(ulong queue, int flags, private ndrange_t *nd, uint child,
@@ -73,20 +79,32 @@ int __vkcl_enqueue(ulong queue, int flags, private ndrange_t *nd, uint child,
     if (!__vkcl_valid_event(s, wait[i]))
       return CLK_INVALID_EVENT_WAIT_LIST;
   uint dims = 0;
+  // The ndrange's values, dimension by dimension: unused dimensions as the spec's defaults.
+  size_t o0 = 0, o1 = 0, o2 = 0, g0 = 1, g1 = 1, g2 = 1, l0 = 0, l1 = 0, l2 = 0;
   if (child < __VKCL_PROFILING) {
     dims = nd->workDimension;
     if (dims < 1 || dims > 3)
       return CLK_INVALID_NDRANGE;
-    size_t items = 1;
-    for (uint d = 0; d < dims; d++) {
-      size_t l = nd->localWorkSize[d];
-      size_t max_items = d == 0   ? __VKCL_MAX_WORK_ITEM_SIZE_0
-                         : d == 1 ? __VKCL_MAX_WORK_ITEM_SIZE_1
-                                  : __VKCL_MAX_WORK_ITEM_SIZE_2;
-      if (nd->globalWorkSize[d] == 0 || l > max_items || (l != 0 && l > nd->globalWorkSize[d]))
-        return CLK_INVALID_NDRANGE;
-      items *= l == 0 ? 1 : l;
+    // Written out per dimension, not as loops over the ndrange's arrays: clspv 0.0.1 ended
+    // such a loop after its first dimension once the ndrange was chosen at run time.
+    o0 = nd->globalWorkOffset[0];
+    g0 = nd->globalWorkSize[0];
+    l0 = nd->localWorkSize[0];
+    if (dims > 1) {
+      o1 = nd->globalWorkOffset[1];
+      g1 = nd->globalWorkSize[1];
+      l1 = nd->localWorkSize[1];
     }
+    if (dims > 2) {
+      o2 = nd->globalWorkOffset[2];
+      g2 = nd->globalWorkSize[2];
+      l2 = nd->localWorkSize[2];
+    }
+    if (__vkcl_bad_dimension(g0, l0, __VKCL_MAX_WORK_ITEM_SIZE_0) ||
+        __vkcl_bad_dimension(g1, l1, __VKCL_MAX_WORK_ITEM_SIZE_1) ||
+        __vkcl_bad_dimension(g2, l2, __VKCL_MAX_WORK_ITEM_SIZE_2))
+      return CLK_INVALID_NDRANGE;
+    size_t items = (l0 == 0 ? 1 : l0) * (l1 == 0 ? 1 : l1) * (l2 == 0 ? 1 : l2);
     if (items > __VKCL_MAX_WORK_GROUP_SIZE)
       return CLK_INVALID_NDRANGE;
     for (uint i = 0; i < nlocal; i++)
@@ -115,12 +133,15 @@ int __vkcl_enqueue(ulong queue, int flags, private ndrange_t *nd, uint child,
   r[6] = nlocal;
   r[7] = literal;
   global ulong *shape = (global ulong *)(record + 32);
-  for (uint d = 0; d < 3; d++) {
-    bool in = d < dims;
-    shape[d] = in ? nd->globalWorkOffset[d] : 0;
-    shape[3 + d] = in ? nd->globalWorkSize[d] : 1;
-    shape[6 + d] = in ? nd->localWorkSize[d] : 0;
-  }
+  shape[0] = o0;
+  shape[1] = o1;
+  shape[2] = o2;
+  shape[3] = g0;
+  shape[4] = g1;
+  shape[5] = g2;
+  shape[6] = l0;
+  shape[7] = l1;
+  shape[8] = l2;
   global uint *tail = r + __VKCL_RECORD_HEAD / 4;
   for (uint i = 0; i < nevents; i++)
     tail[i] = (uint)wait[i];
@@ -144,26 +165,32 @@ ndrange_t __attribute__((overloadable)) ndrange_1D(size_t g, size_t l) {
   return ndrange_1D(0, g, l);
 }
 
+// One dimension of an ndrange (unused ones: offset 0, global size 1, local size 0), written
+// out per dimension like __vkcl_enqueue's reads.
+static void __vkcl_dimension(ndrange_t *r, uint d, size_t o, size_t g, size_t l) {
+  r->globalWorkOffset[d] = o;
+  r->globalWorkSize[d] = g;
+  r->localWorkSize[d] = l;
+}
+
 ndrange_t __attribute__((overloadable)) ndrange_1D(size_t o, size_t g, size_t l) {
   ndrange_t r;
   r.workDimension = 1;
-  for (int d = 0; d < 3; d++) {
-    r.globalWorkOffset[d] = d == 0 ? o : 0;
-    r.globalWorkSize[d] = d == 0 ? g : 1;
-    r.localWorkSize[d] = d == 0 ? l : 0;
-  }
+  __vkcl_dimension(&r, 0, o, g, l);
+  __vkcl_dimension(&r, 1, 0, 1, 0);
+  __vkcl_dimension(&r, 2, 0, 1, 0);
   return r;
 }
 
 static ndrange_t __vkcl_ndrange(uint dims, const size_t *o, const size_t *g, const size_t *l) {
   ndrange_t r;
   r.workDimension = dims;
-  for (uint d = 0; d < 3; d++) {
-    bool in = d < dims;
-    r.globalWorkOffset[d] = in && o != 0 ? o[d] : 0;
-    r.globalWorkSize[d] = in ? g[d] : 1;
-    r.localWorkSize[d] = in && l != 0 ? l[d] : 0;
-  }
+  __vkcl_dimension(&r, 0, o != 0 ? o[0] : 0, g[0], l != 0 ? l[0] : 0);
+  __vkcl_dimension(&r, 1, o != 0 ? o[1] : 0, g[1], l != 0 ? l[1] : 0);
+  if (dims > 2)
+    __vkcl_dimension(&r, 2, o != 0 ? o[2] : 0, g[2], l != 0 ? l[2] : 0);
+  else
+    __vkcl_dimension(&r, 2, 0, 1, 0);
   return r;
 }
 
