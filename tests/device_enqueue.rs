@@ -989,7 +989,8 @@ fn binaries_and_separate_compilation() {
 /// writing 0 where its block gave the right value: blocks at program scope, in kernels, in
 /// functions, in statements; captures taken when the literal is made; nested blocks and their
 /// captures; arguments of every kind (structs, a union, an enum, an array typedef, thirteen
-/// ints, private, global and constant pointers), returned structs and pointers; blocks in
+/// ints, private, global and constant pointers), returned structs and pointers; captured
+/// pointers to private memory, read and written through; blocks in
 /// loops, conditions and switches; a block with a barrier and atomics.
 #[test]
 fn blocks_called_directly() {
@@ -997,7 +998,7 @@ fn blocks_called_directly() {
     if !supported(e.dev) {
         return;
     }
-    let programs: [(&str, &str); 12] = [
+    let programs: [(&str, &str); 13] = [
         (
             "scopes",
             r#"
@@ -1075,6 +1076,33 @@ fn blocks_called_directly() {
                 constant int *(^same)(constant int *) = ^(constant int *p) { return p; };
                 int r = deref(a, a + 1) - 42 + (same(&seven) == &seven ? 0 : 1);
                 mark(res)[id] += r - 9;
+            }"#,
+        ),
+        (
+            "private_captures",
+            r#"
+            // Captured pointers to private memory: an array (read and written through the
+            // capture), a scalar, a pointer a nested block moves back (the conformance suite's
+            // block_typedef_kernel shape).
+            kernel void private_captures(global int *res) {
+                size_t id = get_global_id(0);
+                int a[4] = {3, 4, 4, 1};
+                a[(id & 1) * 2] = 4;
+                int *p = a;
+                int x = (int)id;
+                int *px = &x;
+                int (^read)(void) = ^{ return p[3] + *px; };
+                void (^write)(int) = ^(int v) { p[2] = v; *px = v; };
+                typedef int *(^step_t)(int *);
+                step_t back = ^(int *q) {
+                    step_t one = ^(int *n) { return n - 1; };
+                    return q + *(one(p + 4));
+                };
+                int r = read() - 1 - (int)id;
+                write(9);
+                r += a[2] - 9 + x - 9;
+                r += *back(a) - 4;
+                res[id] = r;
             }"#,
         ),
         (

@@ -17,9 +17,10 @@
 //! - every kernel gets a trailing `ulong` parameter, [`PARAMETER`], the state's address, which
 //!   it stores in a module variable that the library reads.
 //!
-//! The IR is assembled by the same clang and built by clspv (`-x ir`, which upgrades LLVM 15
-//! bitcode). Not supported: calling a block directly (an indirect call), blocks that capture
-//! images or samplers.
+//! The IR is assembled by the same clang at -O1 (blocks that are called are inlined, their
+//! literals become values) and built by clspv (`-x ir`, which upgrades LLVM 15 bitcode). Not
+//! supported: a block called through a pointer clang cannot resolve (an indirect call),
+//! blocks that capture images or samplers.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -190,11 +191,16 @@ pub fn compile(
     let rewritten = rewrite(&ir).map_err(|why| failed(format!("{front_log}{why}\n")))?;
     super::dump_file("-enqueue.ll", rewritten.as_bytes());
     std::fs::write(&patched, &rewritten).map_err(|e| failed(format!("{e}")))?;
+    // Assembled at -O1: the literals of blocks that are called become values (clang inlines
+    // their invoke functions), so a captured pointer to private memory reaches clspv as a
+    // pointer; through the literal in memory (and as an `i64`, above) clspv 0.0.1 made it a
+    // tagged number loaded as a global address (the process died in lavapipe).
     let assemble = [
         "-cc1",
         "-triple",
         "spir64-unknown-unknown",
         "-emit-llvm-bc",
+        "-O1",
         "-x",
         "ir",
     ]
