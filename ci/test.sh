@@ -7,7 +7,9 @@
 #     multi-device tests with VKCL_MULTI_DEVICE=copies and =shared;
 #  2. other people's suites against vkcl, each compared with its ci/expectations file:
 #     piglit's OpenCL tests, pyopencl's test suite, CLBlast's correctness tests (18 of the 22
-#     routines of issue 15: ci/clblast.sh), and a clpeak smoke run; then vkcl-bench
+#     routines of issue 15: ci/clblast.sh), OpenCV's OpenCL path (ci/opencv.sh), ffmpeg's
+#     OpenCL filters each compared frame by frame with pocl's output (ci/ffmpeg.sh), and a
+#     clpeak smoke run; then vkcl-bench
 #     with --quick settings (ci/bench.sh: results checked, no timing assertions); the packages
 #     (ci/package_test.sh: the .deb installed by the README's CI recipe and removed, the tarball
 #     used without root);
@@ -66,6 +68,7 @@ part "piglit" bash ci/piglit.sh
 part "pyopencl" bash ci/pyopencl.sh
 part "CLBlast" bash ci/clblast.sh
 part "OpenCV" bash ci/opencv.sh
+part "ffmpeg" bash ci/ffmpeg.sh
 part "package (.deb, tarball, README's CI recipe)" bash ci/package_test.sh
 part "clpeak" bash ci/clpeak.sh
 part "vkcl-bench (quick)" bash ci/bench.sh
