@@ -106,6 +106,30 @@ fn one_variable_pointed_at_each_space_in_turn() {
     }
 }
 
+/// Generic pointers to private and local memory kept in struct members and array elements,
+/// read and written back through them, the struct reached through a pointer (clspv made a
+/// private address kept there a tagged number it loaded as a global address: lavapipe ran
+/// away with the host's memory; such programs are built flat now).
+#[test]
+fn private_and_local_addresses_kept_in_structs_and_arrays() {
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let o = run(
+            "typedef struct { int n; int *p; } ref_t;
+             ref_t r; r.n = 3; r.p = pr;
+             ref_t *rp = &r;
+             o[0] = rp->p[rp->n];
+             rp->p[1] = 11; o[1] = pr[1];
+             int *ptrs[2]; ptrs[0] = pr + 2; ptrs[1] = pr;
+             o[2] = *ptrs[0] + sum(ptrs[1], 4);
+             ref_t q; q.n = 1; q.p = l;
+             ref_t *qp = &q;
+             o[3] = qp->p[qp->n];",
+            std,
+        );
+        assert_eq!(o[..4], [30, 11, 20 + (0 + 11 + 20 + 30), 1], "{std}");
+    }
+}
+
 /// A helper that chooses between two pointers at run time, called with pointers of one space.
 #[test]
 fn a_choice_between_pointers_of_one_space() {

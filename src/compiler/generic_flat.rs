@@ -203,11 +203,16 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
 /// address in global or local memory: a pointer to one stored there, or its integer value
 /// (the physical build's pointer members are `ulong`s, super::pointer_members). clspv 0.0.1
 /// writes those as conversions of Workgroup and Function pointers, which have no address
-/// (invalid SPIR-V that crashed lavapipe); the flat build gives them one. (Differences of such
-/// pointers, which clspv folds, are not numbers kept.)
+/// (invalid SPIR-V that crashed lavapipe); the flat build gives them one. Likewise a private
+/// variable's address as an integer kept in private memory (a struct's member) where the
+/// module makes pointers of integers: clspv loads it back as a tagged number taken for a
+/// global address. (Differences
+/// of such pointers, which clspv folds, are not numbers kept.)
 pub fn takes_addresses(ll: &str) -> bool {
     let shared = |d: &str| d.starts_with("ptr addrspace(1) ") || d.starts_with("ptr addrspace(3) ");
+    let made_pointers = ll.contains(" inttoptr ");
     let mut numbers: HashSet<&str> = HashSet::new();
+    let mut private_numbers: HashSet<&str> = HashSet::new();
     for l in ll.lines() {
         if l.starts_with("define ") {
             numbers.clear();
@@ -216,6 +221,9 @@ pub fn takes_addresses(ll: &str) -> bool {
         if let Some((d, rhs)) = definition(l) {
             if rhs.starts_with("ptrtoint ptr %") || rhs.starts_with("ptrtoint ptr addrspace(3) ") {
                 numbers.insert(d);
+            }
+            if rhs.starts_with("ptrtoint ptr %") {
+                private_numbers.insert(d);
             }
             continue;
         }
@@ -230,7 +238,8 @@ pub fn takes_addresses(ll: &str) -> bool {
         let pointer = v.starts_with("ptr %") || v.starts_with("ptr addrspace(3) ");
         let number = v.starts_with("i64 ")
             && (numbers.contains(value_at(&v[4..])) || v.contains("ptrtoint (ptr addrspace(3) "));
-        if (pointer || number) && shared(to) {
+        let private_number = v.starts_with("i64 ") && private_numbers.contains(value_at(&v[4..]));
+        if (pointer || number) && shared(to) || private_number && made_pointers {
             return true;
         }
     }

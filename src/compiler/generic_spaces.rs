@@ -15,7 +15,11 @@
 //! pointer variables (allocas: where a variable's address never escapes, a reaching-stores
 //! analysis over the control flow, so `p = &g; use(p); p = &l; use(p);` stays legal; other
 //! allocas, flow-insensitively). A `phi`/`select`, or a load of a variable, that can see two
-//! address spaces is the run-time choice. Not followed (missed, not refused): generic pointers
+//! address spaces is the run-time choice. A generic pointer to private memory kept in memory
+//! other than a pointer variable (a struct member, an array element; or, in the physical
+//! build, made an integer where the module makes pointers of integers) is found too
+//! ([`KEPT`]): clspv 0.0.1 loads it back as a tagged number taken for a global address, so
+//! such programs are made flat as well. Not followed (missed, not refused): generic pointers
 //! stored in memory other than the function's own allocas (global memory, through a pointer
 //! to a pointer).
 
@@ -172,6 +176,8 @@ pub fn find(ll: &str) -> Option<String> {
         funcs: &funcs,
         memo: HashMap::new(),
         found: None,
+        kept: None,
+        numbered: None,
     };
     let mut kernels: Vec<&Func> = funcs.values().filter(|f| f.kernel).collect();
     kernels.sort_by_key(|f| f.name);
@@ -192,8 +198,23 @@ pub fn find(ll: &str) -> Option<String> {
             ));
         }
     }
-    None
+    // An integer made of such a pointer matters where the module makes pointers of integers.
+    let numbered = a.numbered.filter(|_| ll.contains(" inttoptr "));
+    a.kept.or(numbered).map(|function| {
+        format!(
+            "error: function {}: {KEPT} is not supported: vkcl's compiler (clspv) resolves the \
+             generic address space only where it is known at compile time\n",
+            source_name(function)
+        )
+    })
 }
+
+/// The build log's words for a generic pointer to private memory kept in memory other than a
+/// pointer variable: clspv 0.0.1 loads it back as a tagged number taken for a global address
+/// (the process died in lavapipe). Such programs are made flat too. (`__local` addresses kept
+/// so are right.)
+pub const KEPT: &str = "a generic pointer to private memory kept in a struct member or an \
+                        array element";
 
 fn space_name(s: u32) -> &'static str {
     match s {
@@ -417,6 +438,12 @@ struct Analysis<'a> {
     memo: HashMap<(&'a str, Vec<Spaces>), Spaces>,
     /// The function and the spaces of the first run-time choice found.
     found: Option<(&'a str, Spaces)>,
+    /// The first function found keeping a generic pointer to private memory in memory other
+    /// than a generic pointer variable (a struct member, an array element).
+    kept: Option<&'a str>,
+    /// The first function found making an integer of one (the physical build's pointer
+    /// members are integers, super::pointer_members).
+    numbered: Option<&'a str>,
 }
 
 /// One function's state during the analysis.
@@ -523,8 +550,13 @@ impl<'a> Analysis<'a> {
                 ) {
                     if f.tracked.contains(&addr) {
                         cur.insert(addr, s);
-                    } else if let Some(base) = self.base(f, st, addr) {
-                        grow(&mut st.mem, base, s, &mut st.grew);
+                    } else {
+                        if s.contains(&0) {
+                            self.kept.get_or_insert(f.name);
+                        }
+                        if let Some(base) = self.base(f, st, addr) {
+                            grow(&mut st.mem, base, s, &mut st.grew);
+                        }
                     }
                 }
                 None
@@ -538,6 +570,15 @@ impl<'a> Analysis<'a> {
                 None
             }
             "call" => self.call(st, rest),
+            // The physical build's pointer members are integers (super::pointer_members).
+            "ptrtoint" if rest.starts_with("ptr addrspace(4) ") => {
+                let from = rest.split(" to ").next().unwrap_or(rest);
+                let s = operand(from, &st.vals).unwrap_or_default();
+                if s.contains(&0) {
+                    self.numbered.get_or_insert(f.name);
+                }
+                None
+            }
             "addrspacecast" if rest.ends_with("to ptr addrspace(4)") => {
                 source_space(rest).map(|s| Spaces::from([s]))
             }
@@ -653,6 +694,41 @@ mod tests {
     fn stores_in_two_branches() {
         let log = find(IF_ELSE).expect("found");
         assert!(log.contains("kernel k: a generic pointer whose address space is chosen at run time (global or local)"), "{log}");
+    }
+
+    /// A generic pointer to a private array kept in a private struct's member (the struct
+    /// then read through a generic pointer): found, so that the build is made flat.
+    #[test]
+    fn a_private_address_kept_in_a_struct_member() {
+        let ll = "define spir_kernel void @k(ptr addrspace(1) align 4 %res) {\n\
+            entry:\n\
+            \x20 %i = alloca [4 x i32], align 4\n\
+            \x20 %temp = alloca ptr addrspace(4), align 8\n\
+            \x20 %s = alloca %struct.L, align 8\n\
+            \x20 %a = addrspacecast ptr %i to ptr addrspace(4)\n\
+            \x20 store ptr addrspace(4) %a, ptr %temp, align 8\n\
+            \x20 %1 = load ptr addrspace(4), ptr %temp, align 8\n\
+            \x20 %p = getelementptr inbounds nuw %struct.L, ptr %s, i32 0, i32 3\n\
+            \x20 store ptr addrspace(4) %1, ptr %p, align 8\n\
+            \x20 ret void\n\
+            }\n";
+        let log = find(ll).expect("found");
+        assert!(log.contains(KEPT), "{log}");
+        // A global address kept there is no concern.
+        let global = ll.replace("ptr %i to", "ptr addrspace(1) %res to");
+        assert_eq!(find(&global), None);
+        // The physical build's struct members are integers: a concern where the module makes
+        // pointers of integers.
+        let number = ll.replace(
+            "store ptr addrspace(4) %1, ptr %p",
+            "%2 = ptrtoint ptr addrspace(4) %1 to i64\n  store i64 %2, ptr %p",
+        );
+        assert_eq!(find(&number), None);
+        let back = number.replace(
+            "  ret void",
+            "  %3 = load i64, ptr %p, align 8\n  %4 = inttoptr i64 %3 to ptr addrspace(4)\n  ret void",
+        );
+        assert!(find(&back).expect("found").contains(KEPT));
     }
 
     #[test]
