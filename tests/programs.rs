@@ -436,3 +436,103 @@ fn compile_with_an_embedded_header_then_link_through_a_library() {
         }
     }
 }
+
+/// Extension macros OpenCL C defines for extensions of the language (the extension
+/// specifications: "defined ... if and only if the extension is supported").
+const LANGUAGE_EXTENSIONS: &[&str] = &[
+    "cl_khr_byte_addressable_store",
+    "cl_khr_fp16",
+    "cl_khr_fp64",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics",
+    "cl_khr_local_int32_extended_atomics",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "cl_khr_3d_image_writes",
+    "cl_khr_depth_images",
+    "cl_khr_gl_msaa_sharing",
+    "cl_khr_mipmap_image",
+    "cl_khr_mipmap_image_writes",
+    "cl_khr_srgb_image_writes",
+    "cl_khr_subgroups",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
+    "cl_khr_integer_dot_product",
+    "cles_khr_int64",
+];
+
+/// Under every OpenCL C version the device lists (1.1 on), a kernel sees the macro of each
+/// language extension exactly where CL_DEVICE_EXTENSIONS lists the extension (clspv's front
+/// end defined nine that no vkcl device has, and vkcl's sub-group library defined three it
+/// lists only from OpenCL C 2.0 on).
+#[test]
+fn extension_macros_are_defined_where_the_device_lists_the_extension() {
+    let e = Env::new();
+    let listed = device_str(e.dev, CL_DEVICE_EXTENSIONS);
+    let listed: Vec<&str> = listed.split_whitespace().collect();
+    let checks: String = LANGUAGE_EXTENSIONS
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("#ifdef {n}\n o[{i}] = 1;\n#else\n o[{i}] = 0;\n#endif\n"))
+        .collect();
+    let src = format!("kernel void k(global int *o) {{\n{checks}}}");
+    for std in [
+        "-cl-std=CL1.1",
+        "-cl-std=CL1.2",
+        "-cl-std=CL2.0",
+        "-cl-std=CL3.0",
+    ] {
+        let claims_2_0 = device_str(e.dev, CL_DEVICE_OPENCL_C_VERSION).contains("2.0");
+        if std.ends_with("2.0") && !claims_2_0 {
+            continue;
+        }
+        let p = e.program(&src, std);
+        let k = kernel(p, "k");
+        let o = e.buffer_from(&vec![-1i32; LANGUAGE_EXTENSIONS.len()]);
+        arg(k, 0, &o);
+        e.run(k, None, &[1], None);
+        let defined = e.read::<i32>(o, LANGUAGE_EXTENSIONS.len());
+        for (name, d) in LANGUAGE_EXTENSIONS.iter().zip(defined) {
+            assert_eq!(d == 1, listed.contains(name), "{std}: {name} defined {d}");
+        }
+        check!(clReleaseMemObject(o));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}
+
+/// -Werror makes the warnings clang gives by default errors, not the ones it gives only under
+/// -Weverything (which clspv's front end turns on): an implicit float-to-int conversion, a
+/// function without a prototype, a declaration after a statement and a padded struct build.
+#[test]
+fn werror_fails_the_build_on_warnings_clang_gives_by_default_only() {
+    let e = Env::new();
+    let quiet = "typedef struct { char c; int i; } padded;\n\
+                 int helper(int x) { return x + 1; }\n\
+                 kernel void k(global float *src, global int *dst) {\n\
+                 size_t tid = get_global_id(0);\n\
+                 dst[tid] = src[tid];\n\
+                 padded p = { 1, helper(2) };\n\
+                 dst[tid] += p.i; }";
+    let p = build_program(e.ctx, e.dev, quiet, "-Werror").unwrap_or_else(|(c, log)| {
+        panic!("{}: {log}", err_name(c));
+    });
+    check!(clReleaseProgram(p));
+    // A function that falls off its end without a value: a warning by default.
+    let loud = "int f(int x) { if (x) return 1; }\n\
+                kernel void k(global int *o) { o[0] = f(o[1]); }";
+    let (code, log) = build_program(e.ctx, e.dev, loud, "-Werror").expect_err("built");
+    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
+    assert!(log.contains("non-void function"), "{log}");
+    let p = build_program(e.ctx, e.dev, loud, "").unwrap_or_else(|(c, log)| {
+        panic!("{}: {log}", err_name(c));
+    });
+    check!(clReleaseProgram(p));
+}

@@ -476,12 +476,50 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
     if names(b"printf") {
         p += PRINTF_RESULT;
     }
-    for name in undefs {
+    for name in undefs.iter().chain(NOT_OFFERED) {
         p += &format!("#undef {name}\n");
     }
     p += "#pragma clang diagnostic pop\n";
+    if clspv_args.iter().any(|a| a == "-Werror") {
+        p += WARNINGS_AS_CLANG_HAS_THEM;
+    }
     p
 }
+
+/// Extension macros clspv's front end defines that no vkcl device reports in
+/// CL_DEVICE_EXTENSIONS (cles_khr_int64 is the embedded profile's; cl_khr_subgroups needs
+/// independent forward progress, `Device::extensions`): a macro is defined exactly where the
+/// extension is supported (the extension specification; the conformance suite's
+/// compiler_defines_for_extensions compares the two under each -cl-std).
+const NOT_OFFERED: &[&str] = &[
+    "cles_khr_int64",
+    "cl_khr_depth_images",
+    "cl_khr_gl_msaa_sharing",
+    "cl_khr_integer_dot_product",
+    "cl_khr_mipmap_image",
+    "cl_khr_mipmap_image_writes",
+    "cl_khr_srgb_image_writes",
+    "cl_khr_subgroup_rotate",
+    "cl_khr_subgroups",
+];
+
+/// After the prelude under -Werror: clspv's front end enables every warning clang has
+/// (`-Weverything`), so that `-Werror` failed kernels on warnings no compiler gives by default
+/// (an implicit float-to-int conversion in the conformance suite's options test). The
+/// application's source gets, as errors, the warnings clang gives without options that
+/// matter in OpenCL C: conversions between incompatible types, missing returns, constant
+/// overflows; no others. (`error`, not `warning`: a pragma's `warning` is exempt from
+/// -Werror.)
+const WARNINGS_AS_CLANG_HAS_THEM: &str = "#pragma clang diagnostic ignored \"-Weverything\"\n\
+     #pragma clang diagnostic error \"-Wint-conversion\"\n\
+     #pragma clang diagnostic error \"-Wincompatible-pointer-types\"\n\
+     #pragma clang diagnostic error \"-Wincompatible-pointer-types-discards-qualifiers\"\n\
+     #pragma clang diagnostic error \"-Wreturn-type\"\n\
+     #pragma clang diagnostic error \"-Wconstant-conversion\"\n\
+     #pragma clang diagnostic error \"-Wshift-count-overflow\"\n\
+     #pragma clang diagnostic error \"-Wshift-count-negative\"\n\
+     #pragma clang diagnostic error \"-Wdivision-by-zero\"\n\
+     #pragma clang diagnostic error \"-Warray-bounds\"\n";
 
 /// The sub-group sizes as OpenCL C defines them. clspv 0.0.1 returns 1 from
 /// `get_max_sub_group_size()` and Vulkan's SubgroupSize (the full size, also for a partial

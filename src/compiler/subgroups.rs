@@ -71,9 +71,12 @@ __VKCL_SG uint __vkcl_sg_ballot_inclusive_scan(uint4 v) {
   return __vkcl_sg_count(v & __vkcl_sg_range(0u, __vkcl_sg_lid() + 1u)); }
 __VKCL_SG uint __vkcl_sg_ballot_exclusive_scan(uint4 v) {
   return __vkcl_sg_count(v & __vkcl_sg_range(0u, __vkcl_sg_lid())); }
+/* ctz, which OpenCL C 1.2 lacks. */
+__VKCL_SG uint __vkcl_sg_ctz(uint x) { return x == 0u ? 32u : 31u - clz(x & (0u - x)); }
 __VKCL_SG uint __vkcl_sg_ballot_find_lsb(uint4 v) {
   v = __vkcl_sg_valid(v);
-  return v.x ? ctz(v.x) : v.y ? 32u + ctz(v.y) : v.z ? 64u + ctz(v.z) : 96u + ctz(v.w); }
+  return v.x ? __vkcl_sg_ctz(v.x) : v.y ? 32u + __vkcl_sg_ctz(v.y)
+       : v.z ? 64u + __vkcl_sg_ctz(v.z) : 96u + __vkcl_sg_ctz(v.w); }
 __VKCL_SG uint __vkcl_sg_ballot_find_msb(uint4 v) {
   v = __vkcl_sg_valid(v);
   return v.w ? 127u - clz(v.w) : v.z ? 95u - clz(v.z) : v.y ? 63u - clz(v.y) : 31u - clz(v.x); }
@@ -236,18 +239,22 @@ fn renames() -> String {
 }
 
 /// The library, for the prelude of programs that may use it: only where the language has
-/// sub-groups (OpenCL C 2.0 with cl_khr_subgroups, 3.0 with __opencl_c_subgroups). The
-/// typed functions only where `names` finds a name of their family (the reductions of every
-/// type cost a build some 60 ms on lavapipe's machine).
+/// sub-groups (3.0 with __opencl_c_subgroups, else where clspv defines its own sub-group
+/// extensions' macros, in every version). The extensions' macros in every version (the
+/// extension specifications: defined where the extension is supported; the device lists
+/// them); the functions from OpenCL C 1.2 on, where clspv declares the sub-group built-ins.
+/// The typed functions only where `names` finds a name of their family (the reductions of
+/// every type cost a build some 60 ms on lavapipe's machine).
 pub fn prelude(names: impl Fn(&[u8]) -> bool) -> String {
     let mut s = String::from(
-        "#if __OPENCL_C_VERSION__ >= 200 && (defined(__opencl_c_subgroups) || defined(cl_khr_subgroups))\n\
-         #pragma clang diagnostic ignored \"-Wgnu-statement-expression\"\n\
-         #pragma clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"\n",
+        "#if defined(__opencl_c_subgroups) || defined(cl_khr_subgroups) || defined(cl_khr_subgroup_ballot)\n",
     );
     for name in EXTENSIONS {
         s += &format!("#ifndef {name}\n#define {name} 1\n#endif\n");
     }
+    s += "#if __OPENCL_C_VERSION__ >= 120\n\
+          #pragma clang diagnostic ignored \"-Wgnu-statement-expression\"\n\
+          #pragma clang diagnostic ignored \"-Wgnu-statement-expression-from-macro-expansion\"\n";
     s += COMMON;
     let broadcast = [
         &b"non_uniform_broadcast"[..],
@@ -285,6 +292,6 @@ pub fn prelude(names: impl Fn(&[u8]) -> bool) -> String {
         }
     }
     s += &renames();
-    s += "#undef __VKCL_SG\n#endif\n";
+    s += "#undef __VKCL_SG\n#endif\n#endif\n";
     s
 }

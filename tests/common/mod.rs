@@ -169,6 +169,7 @@ pub const CL_DEVICE_NAME: cl_uint = 0x102B;
 pub const CL_DEVICE_PROFILE: cl_uint = 0x102E;
 pub const CL_DEVICE_VERSION: cl_uint = 0x102F;
 pub const CL_DEVICE_EXTENSIONS: cl_uint = 0x1030;
+pub const CL_DEVICE_OPENCL_C_VERSION: cl_uint = 0x103D;
 pub const CL_DEVICE_PLATFORM: cl_uint = 0x1031;
 pub const CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES: cl_uint = 0x104E;
 pub const CL_DEVICE_EXTENSIONS_WITH_VERSION: cl_uint = 0x1060;
