@@ -36,7 +36,8 @@ clean clinfo -l | tee "$work/clinfo.txt"
 grep -q "Platform #.*: vkcl" "$work/clinfo.txt" || fail "clinfo does not list vkcl from /etc/OpenCL/vendors"
 clean "$work/vector_add" | tee "$work/example.txt"
 grep -q "vector_add: verified" "$work/example.txt" || fail "vector_add through the installed package"
-clean vkcl-info | grep -q "^devices: [1-9]" || fail "vkcl-info finds no device"
+clean vkcl-info | tee "$work/info.txt"
+grep -q "^devices: [1-9]" "$work/info.txt" || fail "vkcl-info finds no device"
 files=$(dpkg -L vkcl | while read -r f; do [ -d "$f" ] || echo "$f"; done)
 $sudo dpkg -r vkcl
 for f in $files; do

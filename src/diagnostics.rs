@@ -2,6 +2,7 @@
 //! `vkcl-clspv --info`) prints it, and `VKCL_LOG=info` logs it when the platform is created.
 
 use crate::core::platform::{self, Platform};
+use std::io::Write;
 use std::path::Path;
 
 /// The file beside the clspv library that names its version (written by ci/setup.sh and
@@ -87,8 +88,13 @@ fn clspv_version(library: &Path) -> String {
 pub fn print() -> i32 {
     let p = crate::api::platform::ensure_init();
     let lines = report(p);
+    // Written without println!, which panics where the reader has gone (`vkcl-info | grep
+    // -q ...` closes the pipe at its first match); the status tells of the devices only.
+    let mut out = std::io::stdout().lock();
     for l in &lines {
-        println!("{l}");
+        if writeln!(out, "{l}").is_err() {
+            break;
+        }
     }
     let compiler = crate::compiler::locate().is_ok();
     i32::from(p.devices.is_empty() || !compiler)
