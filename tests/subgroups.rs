@@ -473,3 +473,44 @@ fn a_version_without_sub_groups_ignores_their_names_in_disabled_code() {
         assert_eq!(out[0], [0, 2, 4, 6], "{std}");
     }
 }
+
+/// The ballot functions that read a bit field (bit_count, find_lsb, find_msb) consider the
+/// bottom get_max_sub_group_size() bits, in a partial last sub-group too (SPIR-V's "bits
+/// required to represent all bits of the group's invocations"; the conformance suite's
+/// ballot test); vkcl's library considered only the partial sub-group's work-items. Run under
+/// OpenCL C 1.2 as well, where the extensions' functions now exist.
+#[test]
+fn ballot_bit_fields_in_a_partial_sub_group() {
+    let e = Env::new();
+    if !has_extensions(&e) {
+        return;
+    }
+    let max = max_sub_group_size();
+    assert!(max <= 32, "a sub-group of {max} work-items");
+    let src = "kernel void k(global uint *o) {\n\
+               uint max = get_max_sub_group_size(), g = get_global_id(0);\n\
+               uint all = max == 32u ? 0xffffffffu : (1u << max) - 1u;\n\
+               uint above = max == 32u ? 0u : 1u << max;\n\
+               o[4 * g] = sub_group_ballot_bit_count((uint4)(all | above, 0u, 0u, 0u));\n\
+               o[4 * g + 1] = sub_group_ballot_find_msb((uint4)(all | above, 0u, 0u, 0u));\n\
+               o[4 * g + 2] = sub_group_ballot_find_lsb((uint4)(all & ~1u, 0u, 0u, 0u));\n\
+               o[4 * g + 3] = get_sub_group_size(); }";
+    // A work-group of one and a half sub-groups.
+    let local = max + max / 2;
+    for std in ["-cl-std=CL1.2", "-cl-std=CL3.0"] {
+        let p = e.program(src, std);
+        let k = kernel(p, "k");
+        let o = e.buffer_from(&vec![0u32; 4 * local]);
+        arg(k, 0, &o);
+        e.run(k, None, &[local], Some(&[local]));
+        let r = e.read::<u32>(o, 4 * local);
+        for l in 0..local {
+            let size = if l < max { max } else { local - max };
+            let want = [max as u32, max as u32 - 1, 1, size as u32];
+            assert_eq!(r[4 * l..4 * l + 4], want, "{std}, work-item {l}");
+        }
+        check!(clReleaseMemObject(o));
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}

@@ -63,7 +63,7 @@ __VKCL_SG uint4 __vkcl_sg_range(uint lo, uint hi) {
   return r; }
 __VKCL_SG uint __vkcl_sg_count(uint4 v) {
   return popcount(v.x) + popcount(v.y) + popcount(v.z) + popcount(v.w); }
-__VKCL_SG uint4 __vkcl_sg_valid(uint4 v) { return v & __vkcl_sg_range(0u, get_sub_group_size()); }
+__VKCL_SG uint4 __vkcl_sg_valid(uint4 v) { return v & __vkcl_sg_range(0u, get_max_sub_group_size()); }
 __VKCL_SG int __vkcl_sg_inverse_ballot(uint4 v) { return (int)__vkcl_sg_bit(v, __vkcl_sg_lid()); }
 __VKCL_SG int __vkcl_sg_ballot_bit_extract(uint4 v, uint i) { return (int)__vkcl_sg_bit(v, i); }
 __VKCL_SG uint __vkcl_sg_ballot_bit_count(uint4 v) { return __vkcl_sg_count(__vkcl_sg_valid(v)); }
