@@ -508,11 +508,12 @@ fn extension_macros_are_defined_where_the_device_lists_the_extension() {
     }
 }
 
-/// -Werror makes the warnings clang gives by default errors, not the ones it gives only under
-/// -Weverything (which clspv's front end turns on): an implicit float-to-int conversion, a
-/// function without a prototype, a declaration after a statement and a padded struct build.
+/// -Werror makes -Wall's warnings and those clang gives by default errors, not the ones it
+/// gives only under -Weverything (which clspv's front end turns on): an implicit float-to-int
+/// conversion, a function without a prototype, a declaration after a statement and a padded
+/// struct build; a missing return and an unknown extension's pragma fail.
 #[test]
-fn werror_fails_the_build_on_warnings_clang_gives_by_default_only() {
+fn werror_fails_the_build_on_wall_and_default_warnings_only() {
     let e = Env::new();
     let quiet = "typedef struct { char c; int i; } padded;\n\
                  int helper(int x) { return x + 1; }\n\
@@ -535,4 +536,9 @@ fn werror_fails_the_build_on_warnings_clang_gives_by_default_only() {
         panic!("{}: {log}", err_name(c));
     });
     check!(clReleaseProgram(p));
+    let pragma = "#pragma OPENCL EXTENSION made_up_extension : enable\n\
+                  kernel void k(global int *o) { o[0] = 1; }";
+    let (code, log) = build_program(e.ctx, e.dev, pragma, "-Werror").expect_err("built");
+    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
+    assert!(log.contains("made_up_extension"), "{log}");
 }

@@ -481,7 +481,7 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
     }
     p += "#pragma clang diagnostic pop\n";
     if clspv_args.iter().any(|a| a == "-Werror") {
-        p += WARNINGS_AS_CLANG_HAS_THEM;
+        p += WERROR_WARNINGS;
     }
     p
 }
@@ -506,11 +506,14 @@ const NOT_OFFERED: &[&str] = &[
 /// After the prelude under -Werror: clspv's front end enables every warning clang has
 /// (`-Weverything`), so that `-Werror` failed kernels on warnings no compiler gives by default
 /// (an implicit float-to-int conversion in the conformance suite's options test). The
-/// application's source gets, as errors, the warnings clang gives without options that
-/// matter in OpenCL C: conversions between incompatible types, missing returns, constant
-/// overflows; no others. (`error`, not `warning`: a pragma's `warning` is exempt from
+/// application's source gets, as errors, `-Wall` (an unused variable: piglit's
+/// warnings-as-errors test) and the warnings clang gives without options that matter in
+/// OpenCL C (an unknown extension's pragma, conversions between incompatible types, constant
+/// overflows); no others. (`error`, not `warning`: a pragma's `warning` is exempt from
 /// -Werror.)
-const WARNINGS_AS_CLANG_HAS_THEM: &str = "#pragma clang diagnostic ignored \"-Weverything\"\n\
+const WERROR_WARNINGS: &str = "#pragma clang diagnostic ignored \"-Weverything\"\n\
+     #pragma clang diagnostic error \"-Wall\"\n\
+     #pragma clang diagnostic error \"-Wignored-pragmas\"\n\
      #pragma clang diagnostic error \"-Wint-conversion\"\n\
      #pragma clang diagnostic error \"-Wincompatible-pointer-types\"\n\
      #pragma clang diagnostic error \"-Wincompatible-pointer-types-discards-qualifiers\"\n\
