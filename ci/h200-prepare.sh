@@ -44,6 +44,17 @@ for src in examples/*.c tools/diag/fault.c tools/diag/latency.c; do
   cc -O2 -Wall "$src" -o ".dev/$(basename "$src" .c)" -lOpenCL -lm
 done
 bash bench/build.sh .dev/vkcl-bench
+# Device-side enqueue needs clang 15 or 16 (compiler::device_enqueue); the device machine has
+# Ubuntu's libclang-cpp.so.16 and libLLVM-16 but no clang: Debian's clang-16 driver (145 KB)
+# and its two OpenCL headers travel in .dev/clang16 (ci/h200.sh sets VKCL_CLANG to it).
+if [ ! -x /usr/lib/llvm-16/bin/clang ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends clang-16
+fi
+mkdir -p .dev/clang16/bin .dev/clang16/lib/clang/16/include
+cp /usr/lib/llvm-16/bin/clang .dev/clang16/bin/clang
+cp /usr/lib/llvm-16/lib/clang/16/include/opencl-c.h /usr/lib/llvm-16/lib/clang/16/include/opencl-c-base.h \
+  .dev/clang16/lib/clang/16/include/
 cargo test --release --no-run --message-format=json 2>/dev/null |
   python3 -c "import json,sys
 for l in sys.stdin:

@@ -35,6 +35,8 @@ fi
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 mkdir -p /tmp/nv; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv/nvidia.icd
 export OCL_ICD_VENDORS=$D/libvkcl.so
+# clang-16 for device-side enqueue, carried by ci/h200-prepare.sh (libclang-cpp.so.16 is here).
+[ -x $PWD/.dev/clang16/bin/clang ] && export VKCL_CLANG=${VKCL_CLANG:-$PWD/.dev/clang16/bin/clang}
 echo "== vulkan"; vulkaninfo --summary 2>&1 | grep -E "deviceName|driverName|apiVersion" | head; VKCL_LOG=info clinfo -l 2>&1 | head
 echo "== clinfo vkcl"; clinfo 2>&1 | tee $OUT/clinfo-vkcl.txt | grep -E "Device Name|Max compute|Global memory size|Max memory alloc|error|Invalid" | head
 [ -x $D/vector_add ] && { echo "== examples"; $D/vector_add; $D/reduction; }
