@@ -438,8 +438,9 @@ fn compile_with_an_embedded_header_then_link_through_a_library() {
 }
 
 /// Extension macros OpenCL C defines for extensions of the language (the extension
-/// specifications: "defined ... if and only if the extension is supported").
-const LANGUAGE_EXTENSIONS: &[&str] = &[
+/// specifications: "defined ... if and only if the extension is supported"), with
+/// `SUBGROUP_EXTENSIONS`.
+const OTHER_LANGUAGE_EXTENSIONS: &[&str] = &[
     "cl_khr_byte_addressable_store",
     "cl_khr_fp16",
     "cl_khr_fp64",
@@ -456,13 +457,6 @@ const LANGUAGE_EXTENSIONS: &[&str] = &[
     "cl_khr_mipmap_image_writes",
     "cl_khr_srgb_image_writes",
     "cl_khr_subgroups",
-    "cl_khr_subgroup_ballot",
-    "cl_khr_subgroup_non_uniform_vote",
-    "cl_khr_subgroup_shuffle",
-    "cl_khr_subgroup_shuffle_relative",
-    "cl_khr_subgroup_extended_types",
-    "cl_khr_subgroup_non_uniform_arithmetic",
-    "cl_khr_subgroup_clustered_reduce",
     "cl_khr_subgroup_rotate",
     "cl_khr_integer_dot_product",
     "cles_khr_int64",
@@ -477,7 +471,12 @@ fn extension_macros_are_defined_where_the_device_lists_the_extension() {
     let e = Env::new();
     let listed = device_str(e.dev, CL_DEVICE_EXTENSIONS);
     let listed: Vec<&str> = listed.split_whitespace().collect();
-    let checks: String = LANGUAGE_EXTENSIONS
+    let names: Vec<&str> = OTHER_LANGUAGE_EXTENSIONS
+        .iter()
+        .chain(&SUBGROUP_EXTENSIONS)
+        .copied()
+        .collect();
+    let checks: String = names
         .iter()
         .enumerate()
         .map(|(i, n)| format!("#ifdef {n}\n o[{i}] = 1;\n#else\n o[{i}] = 0;\n#endif\n"))
@@ -495,11 +494,11 @@ fn extension_macros_are_defined_where_the_device_lists_the_extension() {
         }
         let p = e.program(&src, std);
         let k = kernel(p, "k");
-        let o = e.buffer_from(&vec![-1i32; LANGUAGE_EXTENSIONS.len()]);
+        let o = e.buffer_from(&vec![-1i32; names.len()]);
         arg(k, 0, &o);
         e.run(k, None, &[1], None);
-        let defined = e.read::<i32>(o, LANGUAGE_EXTENSIONS.len());
-        for (name, d) in LANGUAGE_EXTENSIONS.iter().zip(defined) {
+        let defined = e.read::<i32>(o, names.len());
+        for (name, d) in names.iter().zip(defined) {
             assert_eq!(d == 1, listed.contains(name), "{std}: {name} defined {d}");
         }
         check!(clReleaseMemObject(o));

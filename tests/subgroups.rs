@@ -7,15 +7,7 @@
 mod common;
 use common::*;
 
-const EXTENSIONS: &[&str] = &[
-    "cl_khr_subgroup_ballot",
-    "cl_khr_subgroup_non_uniform_vote",
-    "cl_khr_subgroup_shuffle",
-    "cl_khr_subgroup_shuffle_relative",
-    "cl_khr_subgroup_extended_types",
-    "cl_khr_subgroup_non_uniform_arithmetic",
-    "cl_khr_subgroup_clustered_reduce",
-];
+const EXTENSIONS: &[&str] = &SUBGROUP_EXTENSIONS;
 
 /// Slots per work-item in the uint kernel's output.
 const N: usize = 48;

@@ -206,24 +206,22 @@ pub fn rewrite(ll: &str) -> Result<String, String> {
 /// (invalid SPIR-V that crashed lavapipe); the flat build gives them one. Likewise a private
 /// variable's address as an integer kept in private memory (a struct's member) where the
 /// module makes pointers of integers: clspv loads it back as a tagged number taken for a
-/// global address. (Differences
-/// of such pointers, which clspv folds, are not numbers kept.)
+/// global address. (Differences of such pointers, which clspv folds, are not numbers kept.)
 pub fn takes_addresses(ll: &str) -> bool {
     let shared = |d: &str| d.starts_with("ptr addrspace(1) ") || d.starts_with("ptr addrspace(3) ");
     let made_pointers = ll.contains(" inttoptr ");
-    let mut numbers: HashSet<&str> = HashSet::new();
-    let mut private_numbers: HashSet<&str> = HashSet::new();
+    // The function's integers made of private or `__local` addresses: whether private.
+    let mut numbers: HashMap<&str, bool> = HashMap::new();
     for l in ll.lines() {
         if l.starts_with("define ") {
             numbers.clear();
         }
         let l = l.trim();
         if let Some((d, rhs)) = definition(l) {
-            if rhs.starts_with("ptrtoint ptr %") || rhs.starts_with("ptrtoint ptr addrspace(3) ") {
-                numbers.insert(d);
-            }
             if rhs.starts_with("ptrtoint ptr %") {
-                private_numbers.insert(d);
+                numbers.insert(d, true);
+            } else if rhs.starts_with("ptrtoint ptr addrspace(3) ") {
+                numbers.insert(d, false);
             }
             continue;
         }
@@ -236,10 +234,12 @@ pub fn takes_addresses(ll: &str) -> bool {
             continue;
         };
         let pointer = v.starts_with("ptr %") || v.starts_with("ptr addrspace(3) ");
-        let number = v.starts_with("i64 ")
-            && (numbers.contains(value_at(&v[4..])) || v.contains("ptrtoint (ptr addrspace(3) "));
-        let private_number = v.starts_with("i64 ") && private_numbers.contains(value_at(&v[4..]));
-        if (pointer || number) && shared(to) || private_number && made_pointers {
+        let kept = v
+            .strip_prefix("i64 ")
+            .and_then(|n| numbers.get(value_at(n)));
+        let number =
+            kept.is_some() || v.starts_with("i64 ") && v.contains("ptrtoint (ptr addrspace(3) ");
+        if (pointer || number) && shared(to) || kept == Some(&true) && made_pointers {
             return true;
         }
     }

@@ -170,6 +170,18 @@ pub const CL_DEVICE_PROFILE: cl_uint = 0x102E;
 pub const CL_DEVICE_VERSION: cl_uint = 0x102F;
 pub const CL_DEVICE_EXTENSIONS: cl_uint = 0x1030;
 pub const CL_DEVICE_OPENCL_C_VERSION: cl_uint = 0x103D;
+
+/// The sub-group extensions of OpenCL C (cl_khr_subgroup_*) that Vulkan's subgroup operations
+/// carry.
+pub const SUBGROUP_EXTENSIONS: [&str; 7] = [
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_clustered_reduce",
+];
 pub const CL_DEVICE_PLATFORM: cl_uint = 0x1031;
 pub const CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES: cl_uint = 0x104E;
 pub const CL_DEVICE_EXTENSIONS_WITH_VERSION: cl_uint = 0x1060;
