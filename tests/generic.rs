@@ -130,6 +130,28 @@ fn private_and_local_addresses_kept_in_structs_and_arrays() {
     }
 }
 
+/// The same kept in structs initialised by braces (`ref_t r = {3, pr}`): the physical build
+/// declares pointer members `ulong` (compiler::pointer_members), which refused the pointer in
+/// the initialiser, and clspv aborted on the padding the initialiser clears once the struct is
+/// in global memory (compiler::generic_flat); the build failed.
+#[test]
+fn brace_initialised_structs_keeping_private_and_local_addresses() {
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let o = run(
+            "typedef struct { int n; int *p; } ref_t;
+             ref_t r = {3, pr};
+             ref_t *rp = &r;
+             o[0] = rp->p[rp->n];
+             rp->p[1] = 11; o[1] = pr[1];
+             ref_t q = {1, l}, s = {.p = pr + 2, .n = 1};
+             ref_t *qp = &q;
+             o[2] = qp->p[qp->n] + s.p[s.n];",
+            std,
+        );
+        assert_eq!(o[..3], [30, 11, 1 + 30], "{std}");
+    }
+}
+
 /// A helper that chooses between two pointers at run time, called with pointers of one space.
 #[test]
 fn a_choice_between_pointers_of_one_space() {

@@ -131,7 +131,7 @@ impl Layout {
 
 /// `ll` (clang's -O0 IR of a spir64 build) as its flat build; Err: why it cannot be made.
 pub fn rewrite(ll: &str) -> Result<String, String> {
-    let types = Types::of_module(ll);
+    let types = pointer_types(ll);
     let mut locals: HashMap<&str, u64> = HashMap::new();
     let mut local_layout = Layout::default();
     for line in ll.lines() {
@@ -257,10 +257,45 @@ fn local_variable(line: &str) -> Option<(&str, &str)> {
     Some((name, ty))
 }
 
+/// The named types of module `ll` with their pointers as `i64`: a flat build is spir64, where
+/// a pointer of every address space is 8 bytes (a struct keeping a generic pointer).
+fn pointer_types(ll: &str) -> Types {
+    let definitions: String = ll
+        .lines()
+        .filter(|l| l.starts_with('%') && l.contains(" = type "))
+        .map(|l| pointers_as_words(l) + "\n")
+        .collect();
+    Types::of_module(&definitions)
+}
+
+/// `ty` with each pointer type (`ptr`, `ptr addrspace(N)`) written `i64`.
+fn pointers_as_words(ty: &str) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || "%@._$-".contains(c);
+    let mut out = String::with_capacity(ty.len());
+    let mut rest = ty;
+    while let Some(at) = rest.find("ptr") {
+        let after = &rest[at + 3..];
+        let alone = !rest[..at].ends_with(word) && !after.starts_with(word);
+        out.push_str(&rest[..at]);
+        if !alone {
+            out.push_str("ptr");
+            rest = after;
+            continue;
+        }
+        out.push_str("i64");
+        rest = match after.strip_prefix(" addrspace(").and_then(|a| a.split_once(')')) {
+            Some((_, tail)) => tail,
+            None => after,
+        };
+    }
+    out + rest
+}
+
 /// (size, alignment) of the type at the start of `ty`, its alignment at least the `align N`
 /// of `line`.
 fn layout(types: &Types, ty: &str, line: &str) -> Option<(u64, u64)> {
-    let (t, _) = parse(ty)?;
+    let ty = pointers_as_words(ty);
+    let (t, _) = parse(&ty)?;
     let (size, align) = types.layout(&t)?;
     let stated = line
         .rsplit_once("align ")
@@ -1094,7 +1129,40 @@ fn map_spaces(line: &str) -> String {
     for intrinsic in ["@llvm.memcpy.", "@llvm.memmove.", "@llvm.memset."] {
         line = rename_intrinsic(&line, intrinsic);
     }
-    line
+    small_memset(&line).unwrap_or(line)
+}
+
+/// A memset of 1, 2, 4 or 8 bytes of a constant in global memory as one store: clspv 0.0.1
+/// aborts ("Invalid bitcast ... to <4 x i16>") on the 4 bytes of padding a brace initialiser
+/// of `struct { int n; int *p; }` clears once the struct is moved there.
+fn small_memset(line: &str) -> Option<String> {
+    let at = line.find("call void @llvm.memset.p1.")?;
+    let open = at + line[at..].find('(')?;
+    let close = open + matching(&line[open..])?;
+    let args = split_args(&line[open + 1..close]);
+    let [ptr, value, bytes, _] = args.as_slice() else {
+        return None;
+    };
+    let words: Vec<&str> = ptr.split_whitespace().collect();
+    let (align, target) = match words.as_slice() {
+        ["ptr", "addrspace(1)", "align", a, v] => (*a, *v),
+        ["ptr", "addrspace(1)", v] => ("1", *v),
+        _ => return None,
+    };
+    let byte: u8 = value.trim().strip_prefix("i8 ")?.trim().parse::<i16>().ok()? as u8;
+    let bytes: u32 = bytes.trim().split_once(' ')?.1.trim().parse().ok()?;
+    if ![1, 2, 4, 8].contains(&bytes) {
+        return None;
+    }
+    let pattern = u64::from_ne_bytes([byte; 8]) >> (64 - 8 * bytes);
+    // Written as the signed value of its width (LLVM's form).
+    let shift = 64 - 8 * bytes;
+    let signed = ((pattern << shift) as i64) >> shift;
+    let indent = &line[..line.len() - line.trim_start().len()];
+    Some(format!(
+        "{indent}store i{} {signed}, ptr addrspace(1) {target}, align {align}",
+        8 * bytes
+    ))
 }
 
 /// A memory intrinsic's call or declaration named after its operands' address spaces again.
@@ -1418,6 +1486,37 @@ fn support(text: &str, private: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_memsets_are_stores() {
+        let call = |a: &str| format!("  call void @llvm.memset.p1.i64({a}, i1 false)");
+        assert_eq!(
+            small_memset(&call("ptr addrspace(1) align 4 %25, i8 0, i64 4")).as_deref(),
+            Some("  store i32 0, ptr addrspace(1) %25, align 4")
+        );
+        assert_eq!(
+            small_memset(&call("ptr addrspace(1) %p, i8 -1, i64 2")).as_deref(),
+            Some("  store i16 -1, ptr addrspace(1) %p, align 1")
+        );
+        assert_eq!(
+            small_memset(&call("ptr addrspace(1) align 8 %p, i8 1, i64 8")).as_deref(),
+            Some("  store i64 72340172838076673, ptr addrspace(1) %p, align 8")
+        );
+        assert_eq!(small_memset(&call("ptr addrspace(1) %p, i8 0, i64 12")), None);
+        assert_eq!(small_memset(&call("ptr addrspace(1) %p, i8 %v, i64 4")), None);
+    }
+
+    #[test]
+    fn pointers_are_laid_out_as_words() {
+        let ll = "%struct.ref_t = type { i32, ptr addrspace(4) }\n%struct.ptrs = type { ptr, [2 x ptr addrspace(3)] }\n";
+        assert_eq!(
+            pointers_as_words("{ i32, ptr addrspace(4) }, %ptr, ptr"),
+            "{ i32, i64 }, %ptr, i64"
+        );
+        let types = pointer_types(ll);
+        assert_eq!(layout(&types, "%struct.ref_t, align 8", ""), Some((16, 8)));
+        assert_eq!(layout(&types, "%struct.ptrs", ""), Some((24, 8)));
+    }
 
     /// clang's -O0 IR of a kernel choosing between a global and a local variable (trimmed).
     const CHOICE: &str = "@k.l = internal addrspace(3) global [4 x i32] undef, align 4\n\

@@ -102,8 +102,13 @@ fn rewrite_with(src: &str, locals: bool) -> Option<String> {
     if edits.is_empty() {
         return None;
     }
-    Some(apply(src, edits))
+    Some(format!("{INITIALISERS}{}", apply(src, edits)))
 }
+
+/// A brace initialiser gives a `ulong` member a pointer as written (`ref_t r = {1, p}`): the
+/// implicit conversion, an error by default, is the rewrite's. The logical build, made from
+/// the source as written, has reported the application's own.
+const INITIALISERS: &str = "#pragma clang diagnostic ignored \"-Wint-conversion\"\n#line 1\n";
 
 /// The edits for one use of a pointer member, tokens `first..=last` (`s->next`, `t.ptrs[i]`),
 /// stored as a `ulong`: a read becomes `((T)e)`, `e = v` stores `(ulong)(v)`, and `e++`,
@@ -851,6 +856,17 @@ mod pointer_global_tests {
 #[cfg(test)]
 mod tests {
     use super::rewrite;
+
+    #[test]
+    fn brace_initialisers_convert_implicitly() {
+        let src = "typedef struct { int n; int *p; } ref_t;\n\
+                   void f(int *a) { ref_t r = {1, a}, s = {.p = a + 1, .n = 2}; r.p[0] = s.p[0]; }";
+        let out = rewrite(src).unwrap();
+        assert!(out.starts_with(super::INITIALISERS), "{out}");
+        // A designated member is written like a store.
+        assert!(out.contains("ref_t r = {1, a}, s = {.p =(ulong)( a + 1), .n = 2};"), "{out}");
+        assert!(out.contains("((int *)r.p)[0] = ((int *)s.p)[0];"), "{out}");
+    }
 
     #[test]
     fn members_and_loads() {

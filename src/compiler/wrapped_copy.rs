@@ -88,11 +88,12 @@ pub fn compile(
             if !physical {
                 return Err(failed(String::new()));
             }
+            // The IR before and after, for bug reports (VKCL_DUMP_DIR).
+            super::dump_file(".ll", ll.as_bytes());
             let flat = super::generic_flat::rewrite(
                 &patched_ir(&ll, &wide).unwrap_or_else(|| ll.to_string()),
             )
             .map_err(|why| failed(format!("note: {why}\n")))?;
-            super::dump_file(".ll", ll.as_bytes());
             super::dump_file("-flat.ll", flat.as_bytes());
             return match compile(&[flat.as_bytes()], &format!("{options} -x ir")) {
                 Ok((out, log)) => Ok((out, front_log + &log)),

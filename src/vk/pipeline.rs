@@ -156,6 +156,7 @@ impl KernelLayout {
             .flags(flags)
             .stage(stage)
             .layout(self.pipeline_layout);
+        let start = std::time::Instant::now();
         // SAFETY: valid module, layout and cache of this device.
         let raw = unsafe {
             self.device
@@ -163,6 +164,11 @@ impl KernelLayout {
                 .create_compute_pipelines(self.device.pipeline_cache, &[info], None)
         }
         .map_err(|(_, e)| e)?;
+        log::debug!(
+            target: "pipeline",
+            "{entry} {spec:?}: created in {:.2} ms",
+            1e3 * start.elapsed().as_secs_f64()
+        );
         if let Some(ext) = &self.device.statistics {
             log_statistics(ext, raw[0], entry, spec);
         }
