@@ -791,6 +791,29 @@ fn map_use_host_ptr_returns_host_ptr_plus_offset() {
     check!(clReleaseMemObject(m));
 }
 
+/// A `CL_MEM_USE_HOST_PTR` buffer read into and written from its own host pointer (`ptr` is
+/// `host_ptr + offset`, which the spec allows while no command uses the buffer): with a
+/// page-aligned pointer the buffer's memory is the application's, and vkcl's host copy had
+/// both ends at one address (a debug build aborted in `copy_nonoverlapping`; CTS pipes).
+#[test]
+fn use_host_ptr_read_and_written_through_its_own_pointer() {
+    let e = Env::new();
+    let n = 65536;
+    let mut host = Aligned::new(n);
+    let data = pattern(n, 5);
+    host.bytes().copy_from_slice(&data);
+    let m = e.buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n, host.ptr.cast());
+    for (offset, len) in [(0, n), (4096, 1000), (17, 300)] {
+        let at = unsafe { host.ptr.add(offset) }.cast::<c_void>();
+        check!(clEnqueueWriteBuffer(e.queue, m, CL_TRUE, offset, len, at, 0, null(), null_mut()));
+        check!(clEnqueueReadBuffer(e.queue, m, CL_TRUE, offset, len, at, 0, null(), null_mut()));
+        assert_eq!(host.bytes(), &data[..], "offset {offset}, {len} bytes");
+    }
+    // The buffer holds what the host memory does, through a copy of it too.
+    assert_eq!(e.read::<u8>(m, n), data);
+    check!(clReleaseMemObject(m));
+}
+
 #[test]
 fn map_errors() {
     let e = Env::new();

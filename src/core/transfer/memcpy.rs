@@ -5,10 +5,23 @@
 /// `memcpy` reaches neither the host's memory bandwidth nor PCIe's (a part that cannot get a
 /// thread is copied on this one).
 ///
+/// The ranges may overlap: a `CL_MEM_USE_HOST_PTR` buffer whose memory is the application's
+/// (imported host memory) read into or written from its own host pointer is one range, as the
+/// spec allows; nothing is copied then.
+///
 /// # Safety
-/// As `std::ptr::copy_nonoverlapping`.
+/// As `std::ptr::copy`.
 pub(super) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
     const PART: usize = 4 << 20;
+    let (s, d) = (src as usize, dst as usize);
+    if s == d {
+        return;
+    }
+    if s < d + len && d < s + len {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy(src, dst, len) };
+        return;
+    }
     // available_parallelism reads cgroup files: once per process, and never for small copies.
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let parts = if len < 2 * PART {
@@ -24,7 +37,6 @@ pub(super) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
         return;
     }
     let step = len.div_ceil(parts);
-    let (s, d) = (src as usize, dst as usize);
     let part = move |i: usize| {
         let at = i * step;
         let n = step.min(len - at);
