@@ -84,6 +84,47 @@ fn double_arithmetic_is_double() {
     }
 }
 
+/// `nan(nancode)` returns a quiet NaN (OpenCL C §6.15.2), the code in its significand, for a
+/// constant and a run-time code, scalar and vector: libclc's double form set no quiet bit, so
+/// nan(0UL) was +inf (the conformance suite's printf double_limits). Float as well.
+#[test]
+fn nan_is_a_quiet_nan() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+               kernel void k(global ulong *o, global uint *f, global const ulong *c) {\n\
+               o[0] = as_ulong(nan(0UL)); o[1] = as_ulong(nan(c[0])); o[2] = isnan(nan(0UL));\n\
+               ulong2 v = as_ulong2(nan((ulong2)(c[0], 5UL))); o[3] = v.x; o[4] = v.y;\n\
+               ulong3 w = as_ulong3(nan((ulong3)(0UL))); o[5] = w.z;\n\
+               f[0] = as_uint(nan(0u)); f[1] = as_uint(nan((uint)c[0])); }";
+    for opts in ["", "-cl-std=CL3.0"] {
+        let e = Env::new();
+        let p = e.program(src, opts);
+        let k = kernel(p, "k");
+        let o = e.buffer_from(&[0u64; 6]);
+        let f = e.buffer_from(&[0u32; 2]);
+        let c = e.buffer_from(&[3u64]);
+        arg(k, 0, &o);
+        arg(k, 1, &f);
+        arg(k, 2, &c);
+        e.run(k, None, &[1], None);
+        let quiet = 0x7ff8_0000_0000_0000u64;
+        assert_eq!(
+            e.read::<u64>(o, 6),
+            [quiet, quiet | 3, 1, quiet | 3, quiet | 5, quiet],
+            "{opts}"
+        );
+        assert_eq!(e.read::<u32>(f, 2), [0x7fc0_0000, 0x7fc0_0003], "{opts}");
+        for m in [o, f, c] {
+            check!(clReleaseMemObject(m));
+        }
+        check!(clReleaseKernel(k));
+        check!(clReleaseProgram(p));
+    }
+}
+
 fn d(func: &str, kind: Kind, bound: f64) {
     if !has_fp64() {
         println!("no cl_khr_fp64 on this device");

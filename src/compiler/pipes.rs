@@ -537,7 +537,9 @@ impl<'a> Lowering<'a> {
             }
             ("read_pipe" | "write_pipe", 4) => {
                 let slot = format!("__vkcl_slot({}, {}, (uint)({}))", h(&a[0]), a[1], a[2]);
-                copy(name == "write_pipe", &a[0], &slot, &a[3], packet, "0")
+                // Nothing is done after the copy (a `0;` statement: -Wunused-value, an error
+                // under -Werror).
+                copy(name == "write_pipe", &a[0], &slot, &a[3], packet, "(void)0")
             }
             ("reserve_read_pipe" | "reserve_write_pipe", 2) => format!(
                 "__vkcl_reserve({}, (uint)({}), {}u)",
@@ -800,16 +802,27 @@ fn typed_helpers(ty: &str) -> String {
 /// The packet copies through views: `__vkcl_put_<u>(ring, packet, n)` and
 /// `__vkcl_get_<u>(ring, packet, n)` for units `u` of 8 (`l`), 4 (`w`), 2 (`h`) and 1 (`b`)
 /// bytes, `n` units. Unrolled, with constant indices, for packets of up to
-/// [`MAX_PACKET_SIZE`] bytes: clspv 0.0.1 never finishes compiling an access at a variable
-/// index through a pointer to a struct array element cast to another type (the form a loop
-/// over the packet's words takes). `n` is a constant where the helper is inlined, so only the
-/// accesses of the packet's size remain.
+/// [`MAX_PACKET_SIZE`] bytes: clspv 0.0.1 never finishes compiling, or miscompiles, an access
+/// at a variable index through a pointer to a struct cast to a unit wider than the struct's
+/// first member (the conformance tests' `struct { char a; int b; }` viewed as words; measured
+/// again with `struct { char c; int b[100]; }` and `struct { char c; short b[100]; }`). `n`
+/// is a constant where the helper is inlined, so only the accesses of the packet's size
+/// remain. Byte views of more than [`UNROLLED`] bytes loop instead: lavapipe's compile time
+/// grows with the square of the stores (a `char[1024]` packet, the conformance suite's
+/// pipe_max_packet_size, took it minutes; 0.1 s as a loop), and a struct of alignment 1
+/// starts with a byte, unless it is packed (a packed struct led by a wider member and larger
+/// than [`UNROLLED`] bytes is the case left: clspv does not finish its build).
 fn view_helpers() -> String {
     let mut s = String::new();
     let words = MAX_PACKET_SIZE as usize / 4;
-    let f = |s: &mut String, head: &str, n: usize, body: &dyn Fn(usize) -> String| {
+    // The helper: `body(i)` for each unit index below `count`, after `looped` (which copies
+    // the packet and returns) for packets of more than `count` units.
+    let f = |s: &mut String, head: &str, count: usize, looped: Option<&str>, body: &dyn Fn(usize) -> String| {
         s.push_str(head);
-        for i in 0..n {
+        if let Some(looped) = looped {
+            s.push_str(&format!("if (n > {UNROLLED}u) {{ {looped} return; }} "));
+        }
+        for i in 0..count {
             s.push_str(&body(i));
         }
         s.push_str("} ");
@@ -818,38 +831,54 @@ fn view_helpers() -> String {
         let c = if dir == "put" { "const " } else { "" };
         format!("static inline void __vkcl_{dir}_{u}(__global uint *r, {c}{t} *u, uint n) {{ ")
     };
-    f(&mut s, &sig("put", 'l', "ulong"), words / 2, &|i| {
+    f(&mut s, &sig("put", 'l', "ulong"), words / 2, None, &|i| {
         format!(
             "if (n > {i}u) {{ ulong v = u[{i}]; r[{}] = (uint)v; r[{}] = (uint)(v >> 32); }} ",
             2 * i,
             2 * i + 1
         )
     });
-    f(&mut s, &sig("get", 'l', "ulong"), words / 2, &|i| {
+    f(&mut s, &sig("get", 'l', "ulong"), words / 2, None, &|i| {
         format!(
             "if (n > {i}u) u[{i}] = (ulong)r[{}] | ((ulong)r[{}] << 32); ",
             2 * i,
             2 * i + 1
         )
     });
-    f(&mut s, &sig("put", 'w', "uint"), words, &|i| {
+    f(&mut s, &sig("put", 'w', "uint"), words, None, &|i| {
         format!("if (n > {i}u) r[{i}] = u[{i}]; ")
     });
-    f(&mut s, &sig("get", 'w', "uint"), words, &|i| {
+    f(&mut s, &sig("get", 'w', "uint"), words, None, &|i| {
         format!("if (n > {i}u) u[{i}] = r[{i}]; ")
     });
     for (u, t, per) in [('h', "ushort", 2), ('b', "uchar", 4)] {
         let bits = 32 / per;
-        f(&mut s, &sig("put", u, t), words, &|w| {
-            let parts: Vec<String> = (0..per)
-                .map(|j| {
-                    let i = w * per + j;
-                    format!("(n > {i}u ? (uint)u[{i}] << {} : 0u)", bits * j)
-                })
-                .collect();
-            format!("if (n > {}u) r[{w}] = {}; ", w * per, parts.join(" | "))
-        });
-        f(&mut s, &sig("get", u, t), words * per, &|i| {
+        let (put_loop, get_loop) = (
+            format!(
+                "for (uint w = 0; w * 4u < n; w++) {{ uint v = 0; \
+                 for (uint j = 0; j < 4u; j++) if (w * 4u + j < n) \
+                 v |= (uint)u[w * 4u + j] << (8u * j); r[w] = v; }}"
+            ),
+            format!("for (uint i = 0; i < n; i++) u[i] = ({t})(r[i / 4u] >> (8u * (i % 4u)));"),
+        );
+        let bytes = u == 'b';
+        let count = if bytes { UNROLLED } else { words * per };
+        f(
+            &mut s,
+            &sig("put", u, t),
+            count.div_ceil(per),
+            bytes.then_some(put_loop.as_str()),
+            &|w| {
+                let parts: Vec<String> = (0..per)
+                    .map(|j| {
+                        let i = w * per + j;
+                        format!("(n > {i}u ? (uint)u[{i}] << {} : 0u)", bits * j)
+                    })
+                    .collect();
+                format!("if (n > {}u) r[{w}] = {}; ", w * per, parts.join(" | "))
+            },
+        );
+        f(&mut s, &sig("get", u, t), count, bytes.then_some(get_loop.as_str()), &|i| {
             format!(
                 "if (n > {i}u) u[{i}] = ({t})(r[{}] >> {}); ",
                 i / per,
@@ -859,6 +888,11 @@ fn view_helpers() -> String {
     }
     s
 }
+
+/// Bytes of a packet the byte view copies with constant indices ([`view_helpers`]); larger
+/// packets of alignment 1 loop.
+const UNROLLED: usize = 64;
+
 /// A preprocessor directive: the body of a `#define` is lowered (so that macros may wrap the
 /// pipe built-ins); other directives stay as they are.
 fn lower_directive(text: &str) -> Cow<'_, str> {

@@ -42,6 +42,9 @@ pub(super) fn math_prelude(names: impl Fn(&[u8]) -> bool) -> String {
     if names(b"normalize") {
         p += &normalize();
     }
+    if names(b"nan") {
+        p += &nan();
+    }
     let used: Vec<&Override> = OVERRIDES
         .iter()
         .filter(|o| names(o.name.as_bytes()) || (o.name.starts_with("exp") && names(b"sinh")))
@@ -517,6 +520,34 @@ fn with_pointer(s: &str, (f, args, ptr, helper): &Pointer) -> String {
         }
         p
     })
+}
+
+/// `nan(nancode)`, "a quiet NaN": libclc's double form sets no quiet bit, so `nan(0UL)` was
+/// +inf and `nan(1UL)` a signalling NaN (the conformance suite's printf double_limits). The
+/// float and half forms are right and are forwarded.
+fn nan() -> String {
+    let mut p = String::from(OVERLOADABLE_FN);
+    for (s, guard) in TYPES {
+        let code = match s {
+            "double" => "ulong",
+            "float" => "uint",
+            _ => "ushort",
+        };
+        let mut body = String::new();
+        for n in [1, 2, 3, 4, 8, 16] {
+            let (t, c) = match n {
+                1 => (s.to_string(), code.to_string()),
+                _ => (format!("{s}{n}"), format!("{code}{n}")),
+            };
+            let e = match s {
+                "double" => format!("as_{t}(c | 0x7ff8000000000000UL)"),
+                _ => "nan(c)".to_string(),
+            };
+            body += &format!("__VKCL_FN {t} __vkcl_nan({c} c) {{ return {e}; }}\n");
+        }
+        p += &guarded(guard, body);
+    }
+    p + "#undef __VKCL_FN\n#define nan(c) __vkcl_nan(c)\n"
 }
 
 /// Geometric `normalize` of our own (float and double, 1 to 4 components). libclc's, as clspv
