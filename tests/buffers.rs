@@ -805,8 +805,28 @@ fn use_host_ptr_read_and_written_through_its_own_pointer() {
     let m = e.buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n, host.ptr.cast());
     for (offset, len) in [(0, n), (4096, 1000), (17, 300)] {
         let at = unsafe { host.ptr.add(offset) }.cast::<c_void>();
-        check!(clEnqueueWriteBuffer(e.queue, m, CL_TRUE, offset, len, at, 0, null(), null_mut()));
-        check!(clEnqueueReadBuffer(e.queue, m, CL_TRUE, offset, len, at, 0, null(), null_mut()));
+        check!(clEnqueueWriteBuffer(
+            e.queue,
+            m,
+            CL_TRUE,
+            offset,
+            len,
+            at,
+            0,
+            null(),
+            null_mut()
+        ));
+        check!(clEnqueueReadBuffer(
+            e.queue,
+            m,
+            CL_TRUE,
+            offset,
+            len,
+            at,
+            0,
+            null(),
+            null_mut()
+        ));
         assert_eq!(host.bytes(), &data[..], "offset {offset}, {len} bytes");
     }
     // The buffer holds what the host memory does, through a copy of it too.

@@ -283,7 +283,10 @@ fn pointers_as_words(ty: &str) -> String {
             continue;
         }
         out.push_str("i64");
-        rest = match after.strip_prefix(" addrspace(").and_then(|a| a.split_once(')')) {
+        rest = match after
+            .strip_prefix(" addrspace(")
+            .and_then(|a| a.split_once(')'))
+        {
             Some((_, tail)) => tail,
             None => after,
         };
@@ -1149,7 +1152,12 @@ fn small_memset(line: &str) -> Option<String> {
         ["ptr", "addrspace(1)", v] => ("1", *v),
         _ => return None,
     };
-    let byte: u8 = value.trim().strip_prefix("i8 ")?.trim().parse::<i16>().ok()? as u8;
+    let byte: u8 = value
+        .trim()
+        .strip_prefix("i8 ")?
+        .trim()
+        .parse::<i16>()
+        .ok()? as u8;
     let bytes: u32 = bytes.trim().split_once(' ')?.1.trim().parse().ok()?;
     if ![1, 2, 4, 8].contains(&bytes) {
         return None;
@@ -1502,8 +1510,14 @@ mod tests {
             small_memset(&call("ptr addrspace(1) align 8 %p, i8 1, i64 8")).as_deref(),
             Some("  store i64 72340172838076673, ptr addrspace(1) %p, align 8")
         );
-        assert_eq!(small_memset(&call("ptr addrspace(1) %p, i8 0, i64 12")), None);
-        assert_eq!(small_memset(&call("ptr addrspace(1) %p, i8 %v, i64 4")), None);
+        assert_eq!(
+            small_memset(&call("ptr addrspace(1) %p, i8 0, i64 12")),
+            None
+        );
+        assert_eq!(
+            small_memset(&call("ptr addrspace(1) %p, i8 %v, i64 4")),
+            None
+        );
     }
 
     #[test]

@@ -817,7 +817,11 @@ fn view_helpers() -> String {
     let words = MAX_PACKET_SIZE as usize / 4;
     // The helper: `body(i)` for each unit index below `count`, after `looped` (which copies
     // the packet and returns) for packets of more than `count` units.
-    let f = |s: &mut String, head: &str, count: usize, looped: Option<&str>, body: &dyn Fn(usize) -> String| {
+    let f = |s: &mut String,
+             head: &str,
+             count: usize,
+             looped: Option<&str>,
+             body: &dyn Fn(usize) -> String| {
         s.push_str(head);
         if let Some(looped) = looped {
             s.push_str(&format!("if (n > {UNROLLED}u) {{ {looped} return; }} "));
@@ -878,13 +882,19 @@ fn view_helpers() -> String {
                 format!("if (n > {}u) r[{w}] = {}; ", w * per, parts.join(" | "))
             },
         );
-        f(&mut s, &sig("get", u, t), count, bytes.then_some(get_loop.as_str()), &|i| {
-            format!(
-                "if (n > {i}u) u[{i}] = ({t})(r[{}] >> {}); ",
-                i / per,
-                bits * (i % per)
-            )
-        });
+        f(
+            &mut s,
+            &sig("get", u, t),
+            count,
+            bytes.then_some(get_loop.as_str()),
+            &|i| {
+                format!(
+                    "if (n > {i}u) u[{i}] = ({t})(r[{}] >> {}); ",
+                    i / per,
+                    bits * (i % per)
+                )
+            },
+        );
     }
     s
 }

@@ -864,7 +864,10 @@ mod tests {
         let out = rewrite(src).unwrap();
         assert!(out.starts_with(super::INITIALISERS), "{out}");
         // A designated member is written like a store.
-        assert!(out.contains("ref_t r = {1, a}, s = {.p =(ulong)( a + 1), .n = 2};"), "{out}");
+        assert!(
+            out.contains("ref_t r = {1, a}, s = {.p =(ulong)( a + 1), .n = 2};"),
+            "{out}"
+        );
         assert!(out.contains("((int *)r.p)[0] = ((int *)s.p)[0];"), "{out}");
     }
 
