@@ -6,6 +6,7 @@
 //! - [`pipes`]: OpenCL C 2.0 pipes lowered in the source before clspv sees it.
 
 pub mod aliased;
+mod async_copies;
 pub mod atomics;
 pub mod binary;
 pub mod bool_masks;
@@ -448,6 +449,9 @@ pub(crate) fn prelude(undefs: &[&str], sources: &[&[u8]], clspv_args: &[String])
     p += &prelude_math::math_prelude(may_name);
     if may_name(b"sinh") || may_name(b"copysign") {
         p += &double_sinh_copysign();
+    }
+    if may_name(b"async_work_group_copy") || may_name(b"async_work_group_strided_copy") {
+        p += &async_copies::prelude();
     }
     if names(b"vstore") {
         p += &vstore_half_wrappers();
