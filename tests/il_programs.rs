@@ -134,6 +134,22 @@ fn spirv_1_4_pointer_comparison_difference_and_decorate_string() {
     assert_eq!(run_a_out(&e, &assemble("ptr_ops", "1.4"), 3), [3, 1, 1]);
 }
 
+/// SPIR-V 1.4's OpCopyLogical between logically matching nested structs and arrays
+/// (llvm-spirv-15 aborted: "Not implemented"), and a function-scope variable with an
+/// initialiser copied by OpCopyMemorySized with two memory operands (lavapipe crashed on the
+/// module clspv made of it: conformance spirv14_copylogical, _copymemory_memory_operands).
+#[test]
+fn spirv_1_4_logical_copies_and_initialised_function_variables() {
+    let e = Env::new();
+    if !takes_il(&e) {
+        return;
+    }
+    assert_eq!(
+        run_a_out(&e, &assemble("copies", "1.4"), 6),
+        [1024, 7, 9, 11, 42, 42]
+    );
+}
+
 /// OpVectorInsertDynamic into a half8 at each position, given as an argument (position 0
 /// came back wrong in the conformance run).
 #[test]

@@ -279,10 +279,18 @@ const OP_I_NOT_EQUAL: u32 = 171;
 const OP_PTR_EQUAL: u32 = 401;
 const OP_PTR_NOT_EQUAL: u32 = 402;
 const OP_PTR_DIFF: u32 = 403;
+const OP_COPY_LOGICAL: u32 = 400;
 const OP_DECORATE_STRING: u32 = 5632;
 const OP_MEMBER_DECORATE_STRING: u32 = 5633;
-/// Instructions `[result type, result, ...]` whose result may be a pointer.
-const POINTER_RESULTS: [u32; 11] = [55, 57, 59, 61, 65, 66, 67, 70, 83, 124, 169];
+const OP_TYPE_STRUCT: u32 = 30;
+const OP_COPY_OBJECT: u32 = 83;
+const OP_COMPOSITE_CONSTRUCT: u32 = 80;
+/// Instructions `[result type, result, ...]` whose result may be a pointer or a composite (the
+/// operand of OpCopyLogical): parameters, calls, variables, loads, access chains, composite
+/// instructions, copies, selects, phis, undefs and constants.
+const TYPED_RESULTS: [u32; 23] = [
+    1, 41, 42, 43, 44, 46, 51, 55, 57, 59, 61, 65, 66, 67, 70, 80, 81, 82, 83, 124, 169, 245, 400,
+];
 /// Image instructions with image operands: (opcode, index of the operands mask).
 const IMAGE_OPERANDS: [(u32, usize); 2] = [(98, 4), (99, 3)];
 /// SignExtend and ZeroExtend (SPIR-V 1.4): they take no operands of their own.
@@ -291,7 +299,9 @@ const EXTEND_BITS: u32 = 0x1000 | 0x2000;
 /// The module with what SPIR-V 1.4 added and llvm-spirv-15 does not read (it aborts on
 /// them: "Not implemented") written in SPIR-V 1.0 terms: OpPtrEqual / OpPtrNotEqual compare
 /// the pointers converted to integers (OpConvertPtrToU), OpPtrDiff divides their difference by
-/// the element's size (scalars, vectors, arrays of them); OpDecorateString and
+/// the element's size (scalars, vectors, arrays of them); OpCopyLogical is a copy member by
+/// member (OpCompositeExtract, then OpCompositeConstruct of the result's type, through nested
+/// structs and arrays; OpCopyObject where the types are one); OpDecorateString and
 /// OpMemberDecorateString (UserSemantic and other hints) are dropped; the SignExtend and
 /// ZeroExtend image operands of OpImageRead / OpImageWrite are cleared (OpenCL's integer image
 /// reads already give the format's signedness). Unchanged where nothing of this appears, or
@@ -319,12 +329,12 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
             (OP_CONSTANT, [_, id, value, ..]) => {
                 constants.insert(*id, *value);
             }
-            (OP_PTR_EQUAL | OP_PTR_NOT_EQUAL | OP_PTR_DIFF, _) => found = true,
+            (OP_PTR_EQUAL | OP_PTR_NOT_EQUAL | OP_PTR_DIFF | OP_COPY_LOGICAL, _) => found = true,
             (OP_DECORATE_STRING | OP_MEMBER_DECORATE_STRING, _) => found = true,
-            (op, [ty, id, ..]) if POINTER_RESULTS.contains(&op) => {
-                type_of.insert(*id, *ty);
-            }
             _ => {}
+        }
+        if let (true, [ty, id, ..]) = (TYPED_RESULTS.contains(&op), o) {
+            type_of.insert(*id, *ty);
         }
         found |= IMAGE_OPERANDS
             .iter()
@@ -392,6 +402,20 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
                     body.extend_from_slice(&[(5 << 16) | OP_S_DIV, *ty, *id, d, c]);
                 }
             }
+            (OP_COPY_LOGICAL, [ty, id, value]) => {
+                let from = type_of.get(value).copied();
+                let copy = from.and_then(|from| {
+                    let mut out = vec![];
+                    let r =
+                        copy_logical(&types, &constants, &mut out, *ty, from, *value, &mut fresh);
+                    Some((r?, out))
+                });
+                let Some((copied, out)) = copy else {
+                    return Cow::Borrowed(il);
+                };
+                body.extend(out);
+                body.extend_from_slice(&[(4 << 16) | OP_COPY_OBJECT, *ty, *id, copied]);
+            }
             _ => {
                 let start = body.len();
                 body.extend_from_slice(all);
@@ -414,6 +438,49 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
     out.extend(body);
     out[3] = bound;
     Cow::Owned(to_bytes(&out, big_endian))
+}
+
+/// `value` (of type `from`) as a value of type `to`, types that match logically (SPIR-V 1.4
+/// OpCopyLogical): the same type as it is, structs and arrays rebuilt member by member.
+/// `None` where the types do not match so.
+fn copy_logical(
+    types: &HashMap<u32, &[u32]>,
+    constants: &HashMap<u32, u32>,
+    out: &mut Vec<u32>,
+    to: u32,
+    from: u32,
+    value: u32,
+    fresh: &mut impl FnMut() -> u32,
+) -> Option<u32> {
+    if to == from {
+        return Some(value);
+    }
+    let (t, f) = (types.get(&to)?, types.get(&from)?);
+    let members: Vec<(u32, u32)> = match (t[0] & 0xffff, &t[2..], f[0] & 0xffff, &f[2..]) {
+        (OP_TYPE_STRUCT, tm, OP_TYPE_STRUCT, fm) if tm.len() == fm.len() => {
+            tm.iter().copied().zip(fm.iter().copied()).collect()
+        }
+        (OP_TYPE_ARRAY, [te, tn], OP_TYPE_ARRAY, [fe, fn_]) => {
+            let n = *constants.get(tn)?;
+            // (Arrays of more elements stay: the copy would be as many instructions.)
+            (n == *constants.get(fn_)? && n <= 256).then(|| vec![(*te, *fe); n as usize])?
+        }
+        _ => return None,
+    };
+    let mut parts = vec![];
+    for (i, (tm, fm)) in members.into_iter().enumerate() {
+        let part = fresh();
+        out.extend_from_slice(&[(5 << 16) | OP_COMPOSITE_EXTRACT, fm, part, value, i as u32]);
+        parts.push(copy_logical(types, constants, out, tm, fm, part, fresh)?);
+    }
+    let id = fresh();
+    out.extend_from_slice(&[
+        ((3 + parts.len() as u32) << 16) | OP_COMPOSITE_CONSTRUCT,
+        to,
+        id,
+    ]);
+    out.extend(parts);
+    Some(id)
 }
 
 const OP_COMPOSITE_INSERT: u32 = 82;
@@ -514,6 +581,39 @@ pub fn long_vector_inserts(il: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(to_bytes(&out, big_endian))
 }
 
+const OP_LINE: u32 = 8;
+const OP_NO_LINE: u32 = 317;
+const OP_STORE: u32 = 62;
+const STORAGE_FUNCTION: u32 = 7;
+
+/// The module with each function-scope OpVariable's initialiser made an OpStore after the
+/// variables at the top of its function. llvm-spirv-15 makes such a variable an `internal
+/// global` of the private address space, which clspv 0.0.1 emits as a module-scope variable
+/// of the Function storage class: invalid SPIR-V, on which lavapipe crashed creating the
+/// pipeline (conformance spirv14_copymemory_memory_operands). Unchanged where there is none.
+pub fn function_variable_initialisers(il: &[u8]) -> Cow<'_, [u8]> {
+    let (words, big_endian) = words(il);
+    let initialised =
+        |op: u32, o: &[u32]| op == OP_VARIABLE && o.len() == 4 && o[2] == STORAGE_FUNCTION;
+    if !instructions(&words).any(|(_, op, o)| initialised(op, o)) {
+        return Cow::Borrowed(il);
+    }
+    let mut out = words[..5].to_vec();
+    let mut stores = vec![];
+    for (at, op, o) in instructions(&words) {
+        if initialised(op, o) {
+            out.extend_from_slice(&[(4 << 16) | OP_VARIABLE, o[0], o[1], o[2]]);
+            stores.extend_from_slice(&[(3 << 16) | OP_STORE, o[1], o[3]]);
+            continue;
+        }
+        if ![OP_VARIABLE, OP_LINE, OP_NO_LINE].contains(&op) {
+            out.append(&mut stores);
+        }
+        out.extend_from_slice(&words[at..at + o.len() + 1]);
+    }
+    Cow::Owned(to_bytes(&out, big_endian))
+}
+
 /// `OpConstant ty id value` (two words of value for a 64-bit type).
 fn push_constant(out: &mut Vec<u32>, ty: u32, id: u32, value: u32, wide: bool) {
     if wide {
@@ -567,6 +667,7 @@ pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
             .to_string()
     })?;
     let il = lower_spirv_1_4(il);
+    let il = function_variable_initialisers(&il);
     let il = long_vector_inserts(&il);
     let il = fix_printf(&il);
     let il = &il[..];
