@@ -230,6 +230,88 @@ fn compile_and_link(opts: &std::ffi::CStr) {
     check!(clReleaseProgram(obj));
 }
 
+/// A variable defined in one compiled program and declared `extern` in another, linked: both
+/// kernels see one variable (under 3.0 clang refused the `extern` declaration: "extern variable
+/// must reside in constant address space"; conformance progvar_prog_scope_misc).
+#[test]
+fn extern_declarations_reach_the_variable_of_another_object() {
+    extern_declarations(c"-cl-std=CL2.0");
+}
+
+#[test]
+fn extern_declarations_reach_the_variable_of_another_object_cl30() {
+    extern_declarations(c"-cl-std=CL3.0");
+}
+
+fn extern_declarations(opts: &std::ffi::CStr) {
+    const WRITER: &str = "typedef struct { uchar c; uint i; } pair_t;\n\
+        pair_t var = { 'a', 42 };\n\
+        kernel void writer(uchar c, uint i) { var.c = c; var.i = i; }\n";
+    const READER: &str = "typedef struct { uchar c; uint i; } pair_t;\n\
+        extern pair_t var;\n\
+        kernel void reader(global uint *out) { out[0] = var.c; out[1] = var.i; }\n";
+    let e = Env::new();
+    let objects = [WRITER, READER].map(|src| {
+        let mut err = 0;
+        let ptr = src.as_ptr() as *const std::ffi::c_char;
+        let obj = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &src.len(), &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        let status = unsafe {
+            clCompileProgram(
+                obj,
+                1,
+                &e.dev,
+                opts.as_ptr(),
+                0,
+                null(),
+                null(),
+                None,
+                null_mut(),
+            )
+        };
+        assert_eq!(
+            status,
+            CL_SUCCESS,
+            "{}",
+            build_str(obj, e.dev, CL_PROGRAM_BUILD_LOG)
+        );
+        obj
+    });
+    let mut err = 0;
+    let p = unsafe {
+        clLinkProgram(
+            e.ctx,
+            1,
+            &e.dev,
+            null(),
+            2,
+            objects.as_ptr(),
+            None,
+            null_mut(),
+            &mut err,
+        )
+    };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    let (writer, reader) = (kernel(p, "writer"), kernel(p, "reader"));
+    let o = e.buffer_from(&[0u32; 2]);
+    arg(reader, 0, &o);
+    e.run(reader, None, &[1], None);
+    assert_eq!(e.read::<u32>(o, 2), [b'a' as u32, 42]);
+    arg(writer, 0, &b'b');
+    arg(writer, 1, &43u32);
+    e.run(writer, None, &[1], None);
+    e.run(reader, None, &[1], None);
+    assert_eq!(e.read::<u32>(o, 2), [b'b' as u32, 43]);
+    check!(clReleaseMemObject(o));
+    for k in [writer, reader] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for obj in objects {
+        check!(clReleaseProgram(obj));
+    }
+}
+
 /// A program-scope atomic counter, contended by every work-item and kept across launches,
 /// and a 64-bit one read with atomic_load (clspv 0.0.1 alone types a program-scope
 /// atomic_long given to atomic_load as two uints and loads only the low one).

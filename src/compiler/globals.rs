@@ -735,11 +735,13 @@ impl<'a> Layout<'a> {
 /// `__opencl_c_program_scope_global_variables`: defined by vkcl (clspv refuses the macro).
 pub const FEATURE: &str = "__opencl_c_program_scope_global_variables";
 
-/// What clang says of a writable program-scope variable or `static` local in a language
-/// mode without the feature (OpenCL C 1.x, or 3.0 without the feature in the target).
-pub(super) const REFUSED: [&str; 2] = [
+/// What clang says of a writable program-scope variable, `static` local or `extern`
+/// declaration of one in a language mode without the feature (OpenCL C 1.x, or 3.0 without
+/// the feature in the target).
+pub(super) const REFUSED: [&str; 3] = [
     "program scope variable must reside in constant address space",
     "static local variable must reside in constant address space",
+    "extern variable must reside in constant address space",
 ];
 
 /// Whether `source` declares what an OpenCL C 3.0 build refuses (`REFUSED`): a `global` or
