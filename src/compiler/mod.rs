@@ -58,6 +58,7 @@ pub mod sum_index;
 pub mod tempdir;
 #[cfg(test)]
 mod tests;
+mod unnormalized;
 pub mod vload_half;
 pub mod volatile_pointers;
 pub mod wide_globals;
@@ -124,6 +125,7 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             let spirv = workgroup_words::flatten(&spirv).unwrap_or(spirv);
             let spirv = capabilities::add_int64_atomics(&spirv);
             let spirv = sampler_wrap::wrap_repeat_coordinates(&spirv);
+            let spirv = unnormalized::round_up(&spirv);
             let spirv = match globals::gather(&spirv) {
                 Ok(spirv) => spirv,
                 Err(why) => {

@@ -722,6 +722,65 @@ fn sampled_3d_reads_of_a_moderate_image() {
     check!(clReleaseKernel(k));
 }
 
+/// Linear reads of 3D float images at every texel centre with unnormalized coordinates: the
+/// spec's weights there are 0, so the result is the texel, within the conformance bound (2^-7
+/// of the largest of the eight texels the spec's formula takes). clspv normalizes such
+/// coordinates (Vulkan has no unnormalized 3D sampling) and `x / size * size` fell one ulp
+/// short at some centres (6.5 of 22 texels, 6.5 of 11): a weight of 5e-7 came from the texel
+/// below, outside the eight (compiler::unnormalized). Texel values fall 2^16-fold per texel
+/// along one axis (so that such a weight is 0.03 of the result), and a conformance-shaped
+/// image of ones with one texel of 1e30.
+#[test]
+fn linear_reads_at_3d_texel_centres_take_their_texel() {
+    let e = Env::new();
+    let k = sampled_kernel(&e, Ty::D3, "f");
+    let falling = |axis: usize| {
+        let mut size = [3, 3, 3];
+        size[axis] = 11;
+        let shape = Shape { ty: Ty::D3, size };
+        HostImage::from_fn(RGBA_FLOAT, shape, move |p| {
+            RGBA_FLOAT.encode([(2.0f64).powi(80 - 16 * p[axis] as i32); 4])
+        })
+    };
+    let spike = HostImage::from_fn(
+        RGBA_FLOAT,
+        Shape {
+            ty: Ty::D3,
+            size: [25, 22, 12],
+        },
+        |p| RGBA_FLOAT.encode([if p == [17, 5, 5] { 1e30 } else { 1.0 }; 4]),
+    );
+    for h in [falling(0), falling(1), falling(2), spike] {
+        let size = h.shape.size;
+        let img = Img::from_host(&e, CL_MEM_READ_ONLY, &h);
+        let texels: Vec<[usize; 3]> = points(size).collect();
+        let coords: Vec<[f32; 4]> = texels
+            .iter()
+            .map(|p| [p[0] as f32 + 0.5, p[1] as f32 + 0.5, p[2] as f32 + 0.5, 0.0])
+            .collect();
+        for addr in [CL_ADDRESS_NONE, CL_ADDRESS_CLAMP_TO_EDGE, CL_ADDRESS_CLAMP] {
+            let sampler = Sampler::new(&e, false, addr, CL_FILTER_LINEAR);
+            let got = run_sampled(&e, k, &img, Some(sampler.0), &coords);
+            for (p, g) in texels.iter().zip(&got) {
+                let want = h.texel(*p)[0];
+                // The eight texels: p and p + 1 along each axis (inside the image).
+                let largest = points([2, 2, 2])
+                    .map(|d| add(*p, d))
+                    .filter(|q| (0..3).all(|a| q[a] < size[a]))
+                    .map(|q| h.texel(q)[0].abs())
+                    .fold(0.0, f64::max);
+                let tol = largest / 128.0 + 2.0 * f32::EPSILON as f64 * want.abs();
+                assert!(
+                    (g[0] - want).abs() <= tol,
+                    "{size:?} addressing {addr:#x}: texel {p:?}: got {}, want {want}",
+                    g[0]
+                );
+            }
+        }
+    }
+    check!(clReleaseKernel(k));
+}
+
 /// Linear filtering at 1,000 positions across a texel boundary, for every normalized and float
 /// data type, with neighbours far apart (0 and 1) and close together at small and middling
 /// magnitudes (where a result rounded to the format's precision is far off in relative terms):
