@@ -150,6 +150,57 @@ fn spirv_1_4_logical_copies_and_initialised_function_variables() {
     );
 }
 
+/// An image read through a sampler argument, a literal sampler and a function of the module
+/// given both (clspv crashed on every IL module that used an image: conformance
+/// spirv14_image_operand_signextend / _zeroextend).
+#[test]
+fn image_reads_through_sampler_arguments_literals_and_functions() {
+    let e = Env::new();
+    if !takes_il(&e) {
+        return;
+    }
+    let texels: Vec<u32> = (0..16).map(|i| 100 + i).collect(); // 2x2 RGBA uint32
+    let format = cl_image_format {
+        image_channel_order: CL_RGBA,
+        image_channel_data_type: CL_UNSIGNED_INT32,
+    };
+    let desc = cl_image_desc {
+        image_type: CL_MEM_OBJECT_IMAGE2D,
+        image_width: 2,
+        image_height: 2,
+        image_depth: 1,
+        image_array_size: 1,
+        image_row_pitch: 0,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        mem_object: null_mut(),
+    };
+    let mut err = 0;
+    let flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
+    let host = texels.as_ptr() as *mut std::ffi::c_void;
+    let img = unsafe { clCreateImage(e.ctx, flags, &format, &desc, host, &mut err) };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    let s = unsafe { clCreateSampler(e.ctx, 0, CL_ADDRESS_NONE, CL_FILTER_NEAREST, &mut err) };
+    assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
+    let p = build(&e, &assemble("images", "1.0"))
+        .unwrap_or_else(|(c, log)| panic!("build: {}\n{log}", err_name(c)));
+    let k = kernel(p, "k");
+    let out = e.buffer_from(&[0u32; 12]);
+    arg(k, 0, &out);
+    arg(k, 1, &img);
+    arg(k, 2, &s);
+    e.run(k, None, &[1], None);
+    let texel = |x: usize, y: usize| texels[4 * (2 * y + x)..][..4].to_vec();
+    let want = [texel(1, 0), texel(0, 1), texel(1, 1)].concat();
+    assert_eq!(e.read::<u32>(out, 12), want);
+    check!(clReleaseMemObject(out));
+    check!(clReleaseMemObject(img));
+    check!(clReleaseSampler(s));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
 /// OpVectorInsertDynamic into a half8 at each position, given as an argument (position 0
 /// came back wrong in the conformance run).
 #[test]

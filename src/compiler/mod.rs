@@ -27,6 +27,7 @@ pub mod globals;
 pub mod helper;
 mod identifiers;
 pub mod il;
+mod il_images;
 pub mod local_args;
 pub mod loop_checks;
 pub mod member_index;
@@ -307,7 +308,7 @@ fn compile_bytes(
     // Device-side enqueue: compiled by clang first (device_enqueue).
     let enqueue = lower_pipes && lowered.iter().any(|s| device_enqueue::uses(s, clspv_args));
     let build = |s: &[&[u8]], o: &str| match (is_ir, enqueue) {
-        (true, _) => compile_in_helper(s, o),
+        (true, _) => il_images::compile(s, o, &compile_in_helper),
         (false, true) => device_enqueue::compile(s, o, &compile_in_helper),
         (false, false) => wrapped_copy::compile(s, o, generic, &compile_in_helper),
     };
