@@ -892,3 +892,110 @@ fn constant_pointer_arrays_fail_to_build_with_a_log_that_says_why() {
         }
     }
 }
+
+/// One kernel per long-vector type: a variable array without and one with an initialiser,
+/// each written at `idx` through a pointer and read whole, an initialised struct holding one
+/// and an initialised `static` local of that struct, both updated.
+fn long_vector_source(types: &[(&str, usize)], fp64: bool) -> String {
+    let mut s = match fp64 {
+        true => "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n".to_string(),
+        false => String::new(),
+    };
+    for &(ty, w) in types {
+        let t = format!("{ty}{w}");
+        let (gi, si, pi) = (
+            literal(ty, w, |c| 10 + c),
+            literal(ty, w, |c| 20 + c),
+            literal(ty, w, |c| 40 + c),
+        );
+        s += &format!(
+            "global {t} g_{t}[2];\n\
+             global {t} gi_{t}[2] = {{ ({t})(1), {gi} }};\n\
+             typedef struct {{ char c; {t} i; }} s_{t};\n\
+             global s_{t} s_{t}_var = {{ 3, {si} }};\n\
+             kernel void k_{t}(global {t} *dest, global char *tags, global const {t} *src,\n\
+             \x20                 uint idx) {{\n\
+             \x20   static global s_{t} persistent = {{ 1, {pi} }};\n\
+             \x20   g_{t}[0] = ({t})(5); g_{t}[1] = ({t})(6);\n\
+             \x20   global {t} *p = g_{t} + idx;\n\
+             \x20   *p = src[0];\n\
+             \x20   dest[0] = g_{t}[0]; dest[1] = g_{t}[1];\n\
+             \x20   global {t} *q = gi_{t} + idx;\n\
+             \x20   *q = src[1];\n\
+             \x20   dest[2] = gi_{t}[0]; dest[3] = gi_{t}[1];\n\
+             \x20   dest[4] = s_{t}_var.i; dest[5] = persistent.i;\n\
+             \x20   tags[0] = s_{t}_var.c; tags[1] = persistent.c;\n\
+             \x20   s_{t}_var.i += ({t})(1); persistent.i += ({t})(2); persistent.c += 1;\n\
+             }}\n"
+        );
+    }
+    s
+}
+
+/// Program-scope arrays of 8- and 16-component vectors written through a pointer at an index
+/// given at run time (the read of `a[1]` after `*(a + 1) = v` gave the value stored before:
+/// clspv's long-vector lowering left it a second variable), and initialised arrays, structs
+/// and `static` locals holding them (clspv crashed), across launches, for every type.
+#[test]
+fn long_vector_variables() {
+    long_vectors("-cl-std=CL2.0");
+}
+
+#[test]
+fn long_vector_variables_cl30() {
+    long_vectors("-cl-std=CL3.0");
+}
+
+fn long_vectors(std: &str) {
+    let e = Env::new();
+    let fp64 = device_str(e.dev, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64");
+    let types = long_vector_types(fp64);
+    let p = e.program(&long_vector_source(&types, fp64), std);
+    for &(ty, w) in &types {
+        let t = format!("{ty}{w}");
+        let k = kernel(p, &format!("k_{t}"));
+        let size = component(ty, 0).len() * w;
+        let dest = e.buffer_from(&vec![0u8; 6 * size]);
+        let tags = e.buffer_from(&[0u8; 2]);
+        let src = e.buffer_from(&vec![0u8; 2 * size]);
+        arg(k, 0, &dest);
+        arg(k, 1, &tags);
+        arg(k, 2, &src);
+        // The host's model of the initialised array.
+        let mut gi = [vector(ty, w, |_| 1), vector(ty, w, |c| 10 + c)];
+        for (launch, idx) in [1u32, 0, 1].into_iter().enumerate() {
+            let l = launch as i64;
+            let (src0, src1) = (
+                vector(ty, w, |c| 100 + l + c),
+                vector(ty, w, |c| 70 + l + c),
+            );
+            e.write(src, &[src0.clone(), src1.clone()].concat());
+            arg(k, 3, &idx);
+            e.run(k, None, &[1], Some(&[1]));
+            let mut g = [vector(ty, w, |_| 5), vector(ty, w, |_| 6)];
+            g[idx as usize] = src0;
+            gi[idx as usize] = src1;
+            let want = [
+                g.concat(),
+                gi.concat(),
+                vector(ty, w, |c| 20 + c + l),
+                vector(ty, w, |c| 40 + c + 2 * l),
+            ]
+            .concat();
+            let got = e.read::<u8>(dest, 6 * size);
+            for (n, what) in ["array", "initialised array", "struct, static local"]
+                .iter()
+                .enumerate()
+            {
+                let r = 2 * n * size..2 * (n + 1) * size;
+                assert_eq!(got[r.clone()], want[r], "{std} {t} launch {launch}: {what}");
+            }
+            assert_eq!(e.read::<u8>(tags, 2), [3, 1 + l as u8], "{std} {t}");
+        }
+        check!(clReleaseMemObject(dest));
+        check!(clReleaseMemObject(tags));
+        check!(clReleaseMemObject(src));
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+}

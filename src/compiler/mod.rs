@@ -29,6 +29,7 @@ mod identifiers;
 pub mod il;
 mod il_images;
 pub mod local_args;
+mod long_vector_globals;
 pub mod loop_checks;
 pub mod member_index;
 pub mod member_offset;

@@ -52,7 +52,11 @@ pub fn compile(
         .iter()
         .any(|s| super::volatile_pointers::declares(s));
     // Objects (clCompileProgram's bitcode) are compiled as they are.
-    let patches = sources.iter().any(records) || !wide.is_empty() || volatile;
+    // Module-scope variables of 8- and 16-component vectors (super::long_vector_globals).
+    let long_vectors = sources
+        .iter()
+        .any(|s| super::long_vector_globals::may_declare(s));
+    let patches = sources.iter().any(records) || !wide.is_empty() || volatile || long_vectors;
     if !(patches || generic) || options.contains("-output-format") {
         return compile(sources, options);
     }
@@ -129,11 +133,13 @@ const ADDRESSES: &str = "the address of a __local or private variable kept as a 
 /// `ll` with this module's patches (None: none applies): volatile pointer variables made
 /// ordinary (super::volatile_pointers), private records reached through pointers
 /// (super::flat_records), `__local` structs' tail padding as members (super::padded_locals),
-/// the copies, then the widened program-scope variables.
+/// the copies, the widened program-scope variables, then globals of 8- and 16-component
+/// vectors given their lowered types (super::long_vector_globals).
 fn patched_ir(ll: &str, wide: &[(String, bool)]) -> Option<String> {
     let ordinary = super::volatile_pointers::patch(ll);
-    let patched = patched_records(ordinary.as_deref().unwrap_or(ll), wide);
-    patched.or(ordinary)
+    let patched = patched_records(ordinary.as_deref().unwrap_or(ll), wide).or(ordinary);
+    let lowered = super::long_vector_globals::patch(patched.as_deref().unwrap_or(ll));
+    lowered.or(patched)
 }
 
 fn patched_records(ll: &str, wide: &[(String, bool)]) -> Option<String> {

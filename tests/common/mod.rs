@@ -1146,3 +1146,45 @@ pub fn stdout_of_test_run_with(name: &str, vars: &[(&str, &str)]) -> String {
     );
     text
 }
+
+// ---------------------------------------------------------------- long vectors
+
+/// Every integer and floating-point component type, at widths 8 and 16 (double where the
+/// device has cl_khr_fp64).
+pub fn long_vector_types(fp64: bool) -> Vec<(&'static str, usize)> {
+    let mut types = vec![];
+    for ty in [
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double",
+    ] {
+        if ty == "double" && !fp64 {
+            continue;
+        }
+        types.push((ty, 8));
+        types.push((ty, 16));
+    }
+    types
+}
+
+/// The bytes of component value `x` as an OpenCL `ty`.
+pub fn component(ty: &str, x: i64) -> Vec<u8> {
+    match ty {
+        "char" | "uchar" => vec![x as u8],
+        "short" | "ushort" => (x as i16).to_le_bytes().to_vec(),
+        "int" | "uint" => (x as i32).to_le_bytes().to_vec(),
+        "long" | "ulong" => x.to_le_bytes().to_vec(),
+        "float" => (x as f32).to_le_bytes().to_vec(),
+        "double" => (x as f64).to_le_bytes().to_vec(),
+        _ => panic!("{ty}"),
+    }
+}
+
+/// The bytes of a `ty`-vector whose component c is `f(c)`.
+pub fn vector(ty: &str, w: usize, f: impl Fn(i64) -> i64) -> Vec<u8> {
+    (0..w as i64).flat_map(|c| component(ty, f(c))).collect()
+}
+
+/// `(tyW)(f(0), f(1), ...)` in OpenCL C.
+pub fn literal(ty: &str, w: usize, f: impl Fn(i64) -> i64) -> String {
+    let parts: Vec<String> = (0..w as i64).map(|c| f(c).to_string()).collect();
+    format!("(({ty}{w})({}))", parts.join(", "))
+}
