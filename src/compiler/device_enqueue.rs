@@ -665,7 +665,7 @@ fn is_block_kernel(name: &str) -> bool {
 }
 
 /// The index of the parenthesis closing the one at `open`.
-fn closing(s: &str, open: usize) -> Option<usize> {
+pub(super) fn closing(s: &str, open: usize) -> Option<usize> {
     let mut depth = 0;
     for (i, c) in s[open..].char_indices() {
         match c {

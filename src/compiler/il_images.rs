@@ -92,41 +92,16 @@ fn string_node(line: &str) -> Option<(&str, Vec<&str>)> {
     Some((id.strip_prefix('!')?, items))
 }
 
-/// The byte ranges of the top-level comma-separated items between `(` at `open` and its `)`,
-/// and the position of that `)`.
-fn items(s: &str, open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
-    let (mut depth, mut start, mut quoted) = (0usize, open + 1, false);
-    let mut out = vec![];
-    for (i, c) in s[open..].char_indices().map(|(i, c)| (i + open, c)) {
-        match c {
-            '"' => quoted = !quoted,
-            _ if quoted => {}
-            '(' | '[' | '{' | '<' => depth += 1,
-            ')' | ']' | '}' | '>' => {
-                depth -= 1;
-                if depth == 0 {
-                    if s[start..i].trim() != "" {
-                        out.push((start, i));
-                    }
-                    return Some((out, i));
-                }
-            }
-            ',' if depth == 1 => {
-                out.push((start, i));
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    None
+/// The items of the list whose `(` is at `open` in `line`, and the position of its `)`.
+fn items(line: &str, open: usize) -> Option<(Vec<&str>, usize)> {
+    let close = super::device_enqueue::closing(line, open)?;
+    let list = super::wrapped_copy::split_args(&line[open + 1..close]);
+    Some((list.into_iter().filter(|i| !i.is_empty()).collect(), close))
 }
 
 /// The value an argument or parameter names (its last word, `%x`), if any.
 fn value_of(item: &str) -> Option<&str> {
-    item.trim()
-        .rsplit(' ')
-        .next()
-        .filter(|v| v.starts_with('%'))
+    item.rsplit(' ').next().filter(|v| v.starts_with('%'))
 }
 
 /// `line` with the items of the list opening at `open` retyped where `ty` gives a type: each
@@ -137,24 +112,22 @@ fn retype_items(
     open: usize,
     ty: impl Fn(usize, &str) -> Option<String>,
 ) -> Option<String> {
-    let (list, _) = items(line, open)?;
-    let mut out = String::new();
-    let mut last = 0;
-    for (i, &(a, b)) in list.iter().enumerate() {
-        let item = &line[a..b];
-        if let Some(t) = ty(i, item) {
-            out.push_str(&line[last..a]);
-            out.push_str(if i == 0 { "" } else { " " });
-            out.push_str(&t);
-            if let Some(v) = value_of(item) {
-                out.push(' ');
-                out.push_str(v);
-            }
-            last = b;
-        }
-    }
-    out.push_str(&line[last..]);
-    Some(out)
+    let (list, close) = items(line, open)?;
+    let typed: Vec<String> = list
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match (ty(i, item), value_of(item)) {
+            (Some(t), Some(v)) => format!("{t} {v}"),
+            (Some(t), None) => t,
+            (None, _) => item.to_string(),
+        })
+        .collect();
+    Some(format!(
+        "{}{}{}",
+        &line[..=open],
+        typed.join(", "),
+        &line[close..]
+    ))
 }
 
 /// The retyped IR (see the module comment), or `None` where nothing was retyped.
@@ -188,8 +161,8 @@ fn retype_pass<'a>(
     let mut out = String::with_capacity(ll.len() + 1024);
     let mut values: HashMap<String, String> = HashMap::new(); // the function's: value -> type
     let mut changed = false;
-    for line in ll.lines() {
-        let mut line = line.to_string();
+    for original in ll.lines() {
+        let mut line = original.to_string();
         let head = line.starts_with("define ") || line.starts_with("declare ");
         let callee = line.find(" @").and_then(|at| {
             let open = at + line[at..].find('(')?;
@@ -209,42 +182,35 @@ fn retype_pass<'a>(
                 let ty = by_metadata.or_else(|| known?.get(&i).cloned())?;
                 item.trim_start().starts_with("ptr").then_some(ty)
             };
-            if let Some(typed) = retype_items(&line, *open, &ty) {
-                if let Some((list, _)) = items(&line, *open) {
-                    for (i, &(a, b)) in list.iter().enumerate() {
-                        if let (Some(t), Some(v)) = (ty(i, &line[a..b]), value_of(&line[a..b])) {
-                            values.insert(v.to_string(), t);
-                        }
-                    }
+            let list = items(&line, *open).map(|l| l.0).unwrap_or_default();
+            for (i, item) in list.iter().enumerate() {
+                if let (Some(t), Some(v)) = (ty(i, item), value_of(item)) {
+                    values.insert(v.to_string(), t);
                 }
-                changed |= typed != line;
-                line = typed;
             }
-            if line.contains(SAMPLER_INIT) {
-                line = line.replacen("ptr addrspace(2)", SAMPLER, 1);
-            }
+            let typed = retype_items(&line, *open, &ty).unwrap_or_else(|| line.clone());
+            line = typed.replacen(
+                "ptr addrspace(2) @__translate",
+                "target(\"spirv.Sampler\") @__translate",
+                1,
+            );
         } else if let Some((name, open)) = callee.filter(|_| line.contains("call ")) {
             if line.contains(SAMPLER_INIT) {
-                let typed = line.replacen("ptr addrspace(2)", SAMPLER, 1);
-                if let Some((v, _)) = typed.trim_start().split_once(" = ") {
+                line = line.replacen("ptr addrspace(2)", SAMPLER, 1);
+                if let Some((v, _)) = line.trim_start().split_once(" = ") {
                     values.insert(v.to_string(), SAMPLER.to_string());
                 }
-                changed |= typed != line;
-                line = typed;
+            }
+            let list = items(&line, open).map(|l| l.0).unwrap_or_default();
+            for (i, item) in list.iter().enumerate() {
+                if let Some(t) = value_of(item).and_then(|v| values.get(v)) {
+                    params.entry(name.clone()).or_default().insert(i, t.clone());
+                }
             }
             let ty = |_: usize, item: &str| values.get(value_of(item)?).cloned();
-            if let (Some(typed), Some((list, _))) =
-                (retype_items(&line, open, ty), items(&line, open))
-            {
-                for (i, &(a, b)) in list.iter().enumerate() {
-                    if let Some(t) = value_of(&line[a..b]).and_then(|v| values.get(v)) {
-                        params.entry(name.clone()).or_default().insert(i, t.clone());
-                    }
-                }
-                changed |= typed != line;
-                line = typed;
-            }
+            line = retype_items(&line, open, ty).unwrap_or(line);
         }
+        changed |= line != original;
         out.push_str(&line);
         out.push('\n');
     }
