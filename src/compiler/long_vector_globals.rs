@@ -145,26 +145,6 @@ fn show(t: &Ty) -> String {
     }
 }
 
-/// `s` split at its commas outside brackets, parentheses and string literals.
-fn split_top(s: &str) -> Vec<&str> {
-    let (mut out, mut depth, mut start, mut quoted) = (vec![], 0i32, 0, false);
-    for (i, c) in s.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            _ if quoted => {}
-            '(' | '[' | '{' | '<' => depth += 1,
-            ')' | ']' | '}' | '>' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(s[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(s[start..].trim());
-    out
-}
-
 /// The elements of an aggregate constant written between `open` and `close`, each as its type
 /// and its constant.
 fn elements<'a>(c: &'a str, open: &str, close: &str) -> Option<Vec<(Ty, &'a str)>> {
@@ -172,7 +152,7 @@ fn elements<'a>(c: &'a str, open: &str, close: &str) -> Option<Vec<(Ty, &'a str)
     if inner.is_empty() {
         return Some(vec![]);
     }
-    split_top(inner)
+    super::wrapped_copy::split_args(inner)
         .into_iter()
         .map(|e| parse(e).map(|(t, rest)| (t, rest.trim())))
         .collect()
@@ -256,7 +236,7 @@ fn lowered_global(types: &Types, line: &str) -> Option<String> {
     let (init, tail) = match rest.is_empty() || rest.starts_with(',') {
         true => (None, rest),
         false => {
-            let first = split_top(rest)[0];
+            let first = super::wrapped_copy::split_args(rest)[0];
             let after = &rest[rest.find(first)? + first.len()..];
             (Some(lowered_constant(types, &t, first, 0)?), after)
         }

@@ -309,11 +309,13 @@ impl Types {
     }
 }
 
-/// `s` split at its commas outside brackets.
+/// `s` split at its commas outside brackets, parentheses and string literals.
 pub(super) fn split_args(s: &str) -> Vec<&str> {
-    let (mut out, mut depth, mut start) = (vec![], 0i32, 0);
+    let (mut out, mut depth, mut start, mut quoted) = (vec![], 0i32, 0, false);
     for (i, c) in s.char_indices() {
         match c {
+            '"' => quoted = !quoted,
+            _ if quoted => {}
             '(' | '[' | '{' | '<' => depth += 1,
             ')' | ']' | '}' | '>' => depth -= 1,
             ',' if depth == 0 => {
