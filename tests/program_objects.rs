@@ -643,6 +643,9 @@ fn an_executable_binary_runs_in_a_new_process() {
             ("VKCL_TEST_CHILD", "1"),
             ("VKCL_TEST_CHILD_BINARY", path.to_str().unwrap()),
             ("VKCL_CLSPV_HELPER", "/bin/false"),
+            // No clspv library either (a machine given only binaries: the H100 lacked the
+            // build tree's .clspv/, and the binary was refused as another compiler's).
+            ("VKCL_CLSPV_LIBRARY", "/nonexistent/libclspv.so"),
             ("VKCL_CACHE", "0"),
         ],
     );

@@ -122,6 +122,22 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether a binary written by the compiler `written_by` may be read where the compiler is
+/// `compiler` (both [`super::binary_identity`] strings: "<clspv>; vkcl <version> compiler
+/// <hash>"): the same compiler; or an executable read where no clspv is installed at all
+/// ("none; ..."), written by the same vkcl and compiler layer with whichever clspv: its SPIR-V
+/// needs no compiler, and there is none to build it again (a machine given binaries only).
+fn readable(written_by: &[u8], compiler: &str, kind: Kind) -> bool {
+    if written_by == compiler.as_bytes() {
+        return true;
+    }
+    let vkcl_part = |s: &str| s.split_once("; ").map(|(_, v)| v.to_string());
+    let written_by = String::from_utf8_lossy(written_by);
+    matches!(kind, Kind::Executable)
+        && compiler.starts_with("none; ")
+        && vkcl_part(&written_by).is_some_and(|v| Some(v) == vkcl_part(compiler))
+}
+
 /// Decodes a binary for the device `id` and the compiler `compiler`; Err says why it is refused.
 pub fn decode(bytes: &[u8], id: &Identity, compiler: &str) -> Result<Contents, String> {
     if bytes.len() < 8 || &bytes[..8] != MAGIC {
@@ -151,7 +167,7 @@ pub fn decode(bytes: &[u8], id: &Identity, compiler: &str) -> Result<Contents, S
     let options =
         String::from_utf8(r.bytes()?.to_vec()).map_err(|_| "options are not UTF-8".to_string())?;
     let written_by = r.bytes()?;
-    if written_by != compiler.as_bytes() {
+    if !readable(written_by, compiler, kind) {
         return Err(format!(
             "written by another compiler ({}; this is {compiler})",
             String::from_utf8_lossy(written_by)
