@@ -22,6 +22,7 @@
 //! supported: a block called through a pointer clang cannot resolve (an indirect call),
 //! blocks that capture images or samplers.
 
+use super::Compile;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -135,9 +136,6 @@ pub fn available() -> bool {
     static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *FOUND.get_or_init(|| clang().is_some())
 }
-
-/// A compile: (sources, options) → (output, log).
-type Compile<'a> = dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), super::CompileError> + 'a;
 
 /// Builds `sources` (with vkcl's prelude) for clspv `options`, which must be a
 /// physical-addressing build, through clang and [`rewrite`] (see the module comment).

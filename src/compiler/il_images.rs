@@ -17,10 +17,8 @@
 //! Anything else stays as it is (an image kept in memory, selected or merged); a module
 //! whose IR names no image or sampler is compiled as before.
 
+use super::Compile;
 use std::collections::HashMap;
-
-/// A compile: (sources, options) → (output, log).
-type Compile<'a> = dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), super::CompileError> + 'a;
 
 const SAMPLER: &str = "target(\"spirv.Sampler\")";
 const SAMPLER_INIT: &str = "@__translate_sampler_initializer(";

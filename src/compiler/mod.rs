@@ -1049,6 +1049,9 @@ fn clspv_identity() -> Option<String> {
     .clone()
 }
 
+/// A compile: (sources, options) → (output, log); the helper's, or a rewrite around it.
+type Compile<'a> = dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), CompileError> + 'a;
+
 #[cfg(unix)]
 fn compile_in_helper(sources: &[&[u8]], options: &str) -> Result<(Vec<u8>, String), CompileError> {
     use helper::{Client, Lost};

@@ -18,10 +18,8 @@
 //! source as before.
 
 use super::flat_copies::leaf_align;
+use super::Compile;
 use std::collections::HashMap;
-
-/// A compile: (sources, options) → (output, log).
-type Compile<'a> = dyn Fn(&[&[u8]], &str) -> Result<(Vec<u8>, String), super::CompileError> + 'a;
 
 /// Compiles OpenCL C `sources` with `options` through `compile`, by way of the patched IR when
 /// [`patch`] changes it (see the module comment).
