@@ -16,7 +16,9 @@
 //! of the largest of them). The product is checked as the driver makes it on lavapipe, one
 //! rounded multiplication. Nearest reads (clspv's `(floor(x) + 0.5) / size`) keep their texel.
 //! Modules without the pattern, or without the vector types the rewrite needs, are returned
-//! as they are.
+//! as they are. Application code of the same shape (a quotient by an integer converted to
+//! float, times the factor it was divided by) may move by one ulp, within the 2.5 ulp the
+//! OpenCL C specification allows a single-precision division.
 
 use std::collections::HashMap;
 
