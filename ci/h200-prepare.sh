@@ -65,3 +65,9 @@ for l in sys.stdin:
 # The device tool carries 64 MiB at most: the test executables travel compressed.
 tar -C .dev -cJf .dev/deps.tar.xz deps && rm -rf .dev/deps
 du -sh .dev
+# .gl/ must hold what ci/h200.sh's header lists beyond ../shared/GPU.md's line: without
+# spirv-tools every test of tests/il_programs.rs fails there (no spirv-as; the twenty-eighth
+# session's run), without clpeak the clpeak part has nothing to run.
+for pkg in spirv-tools clpeak; do
+  ls .gl/${pkg}_*.deb >/dev/null 2>&1 || echo "warning: .gl/ has no $pkg .deb (apt-get download $pkg into .gl/)"
+done
