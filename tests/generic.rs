@@ -712,34 +712,6 @@ fn vstore_through_generic_pointers_into_small_integer_arrays() {
     }
 }
 
-/// An object compiled from `src` with `opts` (clCompileProgram), its log on failure.
-fn compiled(e: &Env, src: &str, opts: &std::ffi::CStr) -> cl_program {
-    let mut err = 0;
-    let (ptr, len) = (src.as_ptr() as *const std::ffi::c_char, src.len());
-    let p = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    let code = unsafe {
-        clCompileProgram(
-            p,
-            1,
-            &e.dev,
-            opts.as_ptr(),
-            0,
-            null(),
-            null(),
-            None,
-            null_mut(),
-        )
-    };
-    assert_eq!(
-        code,
-        CL_SUCCESS,
-        "{}",
-        build_str(p, e.dev, CL_PROGRAM_BUILD_LOG)
-    );
-    p
-}
-
 /// The conformance suite's library_function shape: a helper on a generic pointer compiled
 /// into a library (clLinkProgram -create-library) and linked with a kernel that calls it
 /// with pointers to a program-scope, a `__local` and a private variable.
@@ -756,37 +728,11 @@ fn a_library_function_on_generic_pointers() {
                out[3 * t + 2] = check(&pf, pf) + check(&pf, 4.0f); }";
     let e = Env::new();
     for std in [c"-cl-std=CL2.0", c"-cl-std=CL3.0"] {
-        let lib_obj = compiled(&e, library, std);
-        let obj = compiled(&e, src, std);
-        let mut err = 0;
-        let lib = unsafe {
-            clLinkProgram(
-                e.ctx,
-                1,
-                &e.dev,
-                c"-create-library".as_ptr(),
-                1,
-                &lib_obj,
-                None,
-                null_mut(),
-                &mut err,
-            )
-        };
+        let lib_obj = e.compiled(library, std);
+        let obj = e.compiled(src, std);
+        let (lib, err) = e.linked(Some(c"-create-library"), &[lib_obj]);
         assert_eq!(err, CL_SUCCESS, "{std:?}: {}", err_name(err));
-        let objects = [obj, lib];
-        let p = unsafe {
-            clLinkProgram(
-                e.ctx,
-                1,
-                &e.dev,
-                null(),
-                2,
-                objects.as_ptr(),
-                None,
-                null_mut(),
-                &mut err,
-            )
-        };
+        let (p, err) = e.linked(None, &[obj, lib]);
         assert_eq!(
             err,
             CL_SUCCESS,

@@ -187,35 +187,8 @@ fn compiled_and_linked_programs_have_them_cl30() {
 
 fn compile_and_link(opts: &std::ffi::CStr) {
     let e = Env::new();
-    let mut err = 0;
-    let ptr = SOURCE.as_ptr() as *const std::ffi::c_char;
-    let len = SOURCE.len();
-    let obj = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &len, &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    check!(clCompileProgram(
-        obj,
-        1,
-        &e.dev,
-        opts.as_ptr(),
-        0,
-        null(),
-        null(),
-        None,
-        null_mut()
-    ));
-    let p = unsafe {
-        clLinkProgram(
-            e.ctx,
-            1,
-            &e.dev,
-            null(),
-            1,
-            &obj,
-            None,
-            null_mut(),
-            &mut err,
-        )
-    };
+    let obj = e.compiled(SOURCE, opts);
+    let (p, err) = e.linked(None, &[obj]);
     assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
     let bump = kernel(p, "bump");
     let o = e.buffer_from(&[0i32; 3]);
@@ -251,46 +224,8 @@ fn extern_declarations(opts: &std::ffi::CStr) {
         extern pair_t var;\n\
         kernel void reader(global uint *out) { out[0] = var.c; out[1] = var.i; }\n";
     let e = Env::new();
-    let objects = [WRITER, READER].map(|src| {
-        let mut err = 0;
-        let ptr = src.as_ptr() as *const std::ffi::c_char;
-        let obj = unsafe { clCreateProgramWithSource(e.ctx, 1, &ptr, &src.len(), &mut err) };
-        assert_eq!(err, CL_SUCCESS);
-        let status = unsafe {
-            clCompileProgram(
-                obj,
-                1,
-                &e.dev,
-                opts.as_ptr(),
-                0,
-                null(),
-                null(),
-                None,
-                null_mut(),
-            )
-        };
-        assert_eq!(
-            status,
-            CL_SUCCESS,
-            "{}",
-            build_str(obj, e.dev, CL_PROGRAM_BUILD_LOG)
-        );
-        obj
-    });
-    let mut err = 0;
-    let p = unsafe {
-        clLinkProgram(
-            e.ctx,
-            1,
-            &e.dev,
-            null(),
-            2,
-            objects.as_ptr(),
-            None,
-            null_mut(),
-            &mut err,
-        )
-    };
+    let objects = [WRITER, READER].map(|src| e.compiled(src, opts));
+    let (p, err) = e.linked(None, &objects);
     assert_eq!(err, CL_SUCCESS, "{}", err_name(err));
     let (writer, reader) = (kernel(p, "writer"), kernel(p, "reader"));
     let o = e.buffer_from(&[0u32; 2]);

@@ -581,6 +581,61 @@ impl Env {
             .unwrap_or_else(|(c, log)| panic!("build failed: {}\n{log}", err_name(c)))
     }
 
+    /// clCreateProgramWithSource + clCompileProgram of `src` with `opts`, panicking with the
+    /// log on failure: an object for [`Env::linked`].
+    pub fn compiled(&self, src: &str, opts: &std::ffi::CStr) -> cl_program {
+        let mut err = 0;
+        let (ptr, len) = (src.as_ptr() as *const c_char, src.len());
+        let p = unsafe { clCreateProgramWithSource(self.ctx, 1, &ptr, &len, &mut err) };
+        assert_eq!(err, CL_SUCCESS);
+        let dev = self.dev;
+        let code = unsafe {
+            clCompileProgram(
+                p,
+                1,
+                &dev,
+                opts.as_ptr(),
+                0,
+                null(),
+                null(),
+                None,
+                null_mut(),
+            )
+        };
+        assert_eq!(
+            code,
+            CL_SUCCESS,
+            "{}",
+            build_str(p, dev, CL_PROGRAM_BUILD_LOG)
+        );
+        p
+    }
+
+    /// clLinkProgram of `objects` with `opts` (none: NULL) for the device: (program, error).
+    pub fn linked(
+        &self,
+        opts: Option<&std::ffi::CStr>,
+        objects: &[cl_program],
+    ) -> (cl_program, cl_int) {
+        let mut err = 0;
+        let opts = opts.map_or(null(), |o| o.as_ptr());
+        let n = objects.len() as cl_uint;
+        let p = unsafe {
+            clLinkProgram(
+                self.ctx,
+                1,
+                &self.dev,
+                opts,
+                n,
+                objects.as_ptr(),
+                None,
+                null_mut(),
+                &mut err,
+            )
+        };
+        (p, err)
+    }
+
     /// Enqueues `k` over `gws` (with optional offset/local size) and waits.
     pub fn run(&self, k: cl_kernel, off: Option<&[usize]>, gws: &[usize], lws: Option<&[usize]>) {
         let opt = |o: Option<&[usize]>| o.map_or(null(), |s| s.as_ptr());
