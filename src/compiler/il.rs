@@ -285,12 +285,6 @@ const OP_MEMBER_DECORATE_STRING: u32 = 5633;
 const OP_TYPE_STRUCT: u32 = 30;
 const OP_COPY_OBJECT: u32 = 83;
 const OP_COMPOSITE_CONSTRUCT: u32 = 80;
-/// Instructions `[result type, result, ...]` whose result may be a pointer or a composite (the
-/// operand of OpCopyLogical): parameters, calls, variables, loads, access chains, composite
-/// instructions, copies, selects, phis, undefs and constants.
-const TYPED_RESULTS: [u32; 23] = [
-    1, 41, 42, 43, 44, 46, 51, 55, 57, 59, 61, 65, 66, 67, 70, 80, 81, 82, 83, 124, 169, 245, 400,
-];
 /// Image instructions with image operands: (opcode, index of the operands mask).
 const IMAGE_OPERANDS: [(u32, usize); 2] = [(98, 4), (99, 3)];
 /// SignExtend and ZeroExtend (SPIR-V 1.4): they take no operands of their own.
@@ -333,7 +327,7 @@ pub fn lower_spirv_1_4(il: &[u8]) -> Cow<'_, [u8]> {
             (OP_DECORATE_STRING | OP_MEMBER_DECORATE_STRING, _) => found = true,
             _ => {}
         }
-        if let (true, [ty, id, ..]) = (TYPED_RESULTS.contains(&op), o) {
+        if let (true, [ty, id, ..]) = (super::spirv::typed_results().contains(&op), o) {
             type_of.insert(*id, *ty);
         }
         found |= IMAGE_OPERANDS

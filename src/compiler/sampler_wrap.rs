@@ -39,8 +39,7 @@
 //! (docs/IMAGES.md, issue 16).
 
 use super::spirv::instructions;
-use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::collections::HashMap;
 
 /// The extended instruction set of vkcl's own reflection instructions.
 pub const SAMPLER_MASK_SET: &str = "NonSemantic.vkcl.1";
@@ -259,7 +258,7 @@ impl<'a> Module<'a> {
             if op == OP_FUNCTION_END {
                 in_function = false;
             }
-            if typed_results().contains(&op) && inst.len() >= 3 {
+            if super::spirv::typed_results().contains(&op) && inst.len() >= 3 {
                 m.type_of.insert(inst[2], inst[1]);
             }
             if in_function {
@@ -440,22 +439,6 @@ impl<'a> Module<'a> {
         r.clamp_literals();
         r.assemble(spirv)
     }
-}
-
-/// The opcodes whose instructions have a result type (their second word).
-fn typed_results() -> &'static HashSet<u32> {
-    static SET: OnceLock<HashSet<u32>> = OnceLock::new();
-    SET.get_or_init(|| {
-        rspirv::grammar::INSTRUCTION_TABLE
-            .iter()
-            .filter(|g| {
-                g.operands
-                    .first()
-                    .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType)
-            })
-            .map(|g| g.opcode as u32)
-            .collect()
-    })
 }
 
 fn literal_string(words: &[u32]) -> String {

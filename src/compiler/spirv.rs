@@ -11,6 +11,7 @@
 //! decorated variable for the buffers it only reads while another kernel writes them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{Op, StorageClass, Word};
@@ -656,4 +657,20 @@ impl UintBuilder {
             (None, c) => self.constant(c),
         }
     }
+}
+
+/// The opcodes whose instructions have a result type (their second word).
+pub(super) fn typed_results() -> &'static HashSet<u32> {
+    static SET: OnceLock<HashSet<u32>> = OnceLock::new();
+    SET.get_or_init(|| {
+        rspirv::grammar::INSTRUCTION_TABLE
+            .iter()
+            .filter(|g| {
+                g.operands
+                    .first()
+                    .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType)
+            })
+            .map(|g| g.opcode as u32)
+            .collect()
+    })
 }
