@@ -4,7 +4,7 @@
 //! Translations go through the disk cache like compiles.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -575,6 +575,108 @@ pub fn long_vector_inserts(il: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(to_bytes(&out, big_endian))
 }
 
+/// The module with each OpCompositeConstruct of a value not constant written as OpUndef and
+/// an OpCompositeInsert per component (vector constituents taken apart by
+/// OpCompositeExtract): llvm-spirv-15 translates the instruction as an LLVM constant and
+/// crashed (SIGSEGV in ConstantVector::get) on any other, as SPIR-V from producers other
+/// than itself has. Unchanged where there is none, or where a constituent's type is not
+/// known.
+pub fn composite_constructs(il: &[u8]) -> Cow<'_, [u8]> {
+    let (words, big_endian) = words(il);
+    let mut vectors = HashMap::new(); // vector type -> (component type, count)
+    let mut type_of = HashMap::new();
+    let mut constants = HashSet::new();
+    let mut first_function = None;
+    for (at, op, o) in instructions(&words) {
+        match (op, o) {
+            (OP_FUNCTION, _) => {
+                first_function.get_or_insert(at);
+            }
+            (OP_TYPE_VECTOR, [id, elem, n]) => {
+                vectors.insert(*id, (*elem, *n));
+            }
+            // Constants, specialisation constants and module-scope undefined values.
+            (41..=52 | OP_UNDEF, [_, id, ..]) if first_function.is_none() => {
+                constants.insert(*id);
+            }
+            _ => {}
+        }
+        if let (true, [ty, id, ..]) = (super::spirv::typed_results().contains(&op), o) {
+            type_of.insert(*id, *ty);
+        }
+    }
+    let runtime = |op: u32, o: &[u32]| {
+        op == OP_COMPOSITE_CONSTRUCT && o[2..].iter().any(|c| !constants.contains(c))
+    };
+    let Some(first_function) = first_function
+        .filter(|&f| instructions(&words).any(|(at, op, o)| at > f && runtime(op, o)))
+    else {
+        return Cow::Borrowed(il);
+    };
+    let mut bound = words[3];
+    let mut body = vec![];
+    for (at, op, o) in instructions(&words).filter(|&(at, _, _)| at >= first_function) {
+        let all = &words[at..at + o.len() + 1];
+        if !runtime(op, o) {
+            body.extend_from_slice(all);
+            continue;
+        }
+        let (ty, id) = (o[0], o[1]);
+        // The values inserted: a vector's components one by one, else the constituents.
+        let mut parts = vec![];
+        let mut extracts = vec![];
+        for &c in &o[2..] {
+            match (
+                vectors.get(&ty),
+                type_of.get(&c).and_then(|t| vectors.get(t)),
+            ) {
+                (Some(_), Some(&(elem, n))) => {
+                    for j in 0..n {
+                        bound += 1;
+                        extracts.extend_from_slice(&[
+                            (5 << 16) | OP_COMPOSITE_EXTRACT,
+                            elem,
+                            bound - 1,
+                            c,
+                            j,
+                        ]);
+                        parts.push(bound - 1);
+                    }
+                }
+                (Some(_), None) if !type_of.contains_key(&c) => return Cow::Borrowed(il),
+                _ => parts.push(c),
+            }
+        }
+        body.extend(extracts);
+        bound += 1;
+        let mut prev = bound - 1;
+        body.extend_from_slice(&[(3 << 16) | OP_UNDEF, ty, prev]);
+        for (j, &part) in parts.iter().enumerate() {
+            let next = match j + 1 == parts.len() {
+                true => id,
+                false => {
+                    bound += 1;
+                    bound - 1
+                }
+            };
+            body.extend_from_slice(&[
+                (6 << 16) | OP_COMPOSITE_INSERT,
+                ty,
+                next,
+                part,
+                prev,
+                j as u32,
+            ]);
+            prev = next;
+        }
+    }
+    let mut out = words[..first_function].to_vec();
+    out.extend(body);
+    out[3] = bound;
+    Cow::Owned(to_bytes(&out, big_endian))
+}
+
+const OP_UNDEF: u32 = 1;
 const OP_LINE: u32 = 8;
 const OP_NO_LINE: u32 = 317;
 const OP_STORE: u32 = 62;
@@ -663,6 +765,7 @@ pub fn to_bitcode(il: &[u8]) -> Result<Vec<u8>, String> {
     let il = lower_spirv_1_4(il);
     let il = function_variable_initialisers(&il);
     let il = long_vector_inserts(&il);
+    let il = composite_constructs(&il);
     let il = fix_printf(&il);
     let il = &il[..];
     let cache = crate::cache::get();

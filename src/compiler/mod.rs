@@ -28,6 +28,7 @@ pub mod helper;
 mod identifiers;
 pub mod il;
 mod il_images;
+mod il_math;
 pub mod local_args;
 mod long_vector_globals;
 pub mod loop_checks;
@@ -149,6 +150,12 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             log: format!("{log}\nclspv produced no valid SPIR-V"),
         }),
     }
+}
+
+/// Compiles an IL program's `bitcode` (llvm-spirv's) with `clspv_args`: the math built-ins it
+/// calls through vkcl's own, as a source program's are ([`il_math`]).
+pub fn compile_il(bitcode: &[u8], clspv_args: &[String]) -> Result<CompileOutput, CompileError> {
+    il_math::compile(bitcode, clspv_args).unwrap_or_else(|| compile(&[bitcode], clspv_args))
 }
 
 /// What the helper's log says when clspv crashed (`helper::Client::died`).

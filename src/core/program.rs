@@ -529,7 +529,7 @@ impl Program {
                 let arch = compiler::il::arch_args(il);
                 let args = ir_args([args, arch, vec![PHYSICAL.into()]].concat());
                 self.il_bitcode()
-                    .and_then(|bitcode| compiler::compile(&[&bitcode], &args))
+                    .and_then(|bitcode| compiler::compile_il(&bitcode, &args))
             }
             _ => match &build.physical_source {
                 // A binary that carries its source.
@@ -748,7 +748,7 @@ impl Program {
                 self.finish(jobs, true, failure, notify, move |_, args| {
                     let out = p
                         .il_bitcode()
-                        .and_then(|bitcode| compiler::compile(&[&bitcode], args));
+                        .and_then(|bitcode| compiler::compile_il(&bitcode, args));
                     executable(out, &options)
                 })
             }
