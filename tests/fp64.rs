@@ -125,6 +125,81 @@ fn nan_is_a_quiet_nan() {
     }
 }
 
+/// Double trunc, rint and round are exact, zeros keeping their signs, and so are the
+/// vector forms: lavapipe (Mesa 25.0.7 on an AMD EPYC with AVX2) returned trunc(2^31 + 0.5)
+/// and round(3.5) unchanged and rint(3.5) = 3 (its GLSL.std.450 Trunc and RoundEven), and
+/// pow, which asks rint whether y is an integer, gave -0 for pow(-2e-305, 5.4e9) (NaN).
+#[test]
+fn double_rounding_is_exact() {
+    if !has_fp64() {
+        println!("no cl_khr_fp64 on this device");
+        return;
+    }
+    let src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+               kernel void k(global double *o, global const double *a) {\n\
+               size_t i = get_global_id(0); double x = a[i];\n\
+               double2 v = (double2)(x, x * -1.0);\n\
+               o[6 * i] = trunc(x); o[6 * i + 1] = rint(x); o[6 * i + 2] = round(x);\n\
+               o[6 * i + 3] = trunc(v).y; o[6 * i + 4] = rint(v).y; o[6 * i + 5] = round(v).y; }";
+    let mut a = vec![
+        0.0,
+        -0.0,
+        0.3,
+        -0.3,
+        0.5,
+        -0.5,
+        0.7,
+        1.5,
+        2.5,
+        -2.5,
+        3.5,
+        4.5,
+        2147483648.5,
+        4294967296.5,
+        8589934592.5,
+        5431374593.82304,
+        1e15 + 0.5,
+        4503599627370495.5,
+        4503599627370497.0,
+        1e300,
+        f64::INFINITY,
+        f64::NAN,
+    ];
+    a.extend(a.clone().iter().map(|x| -x));
+    let e = Env::new();
+    let p = e.program(src, "");
+    let k = kernel(p, "k");
+    let input = e.buffer_from(&a);
+    let o = e.buffer_from(&vec![0f64; 6 * a.len()]);
+    arg(k, 0, &o);
+    arg(k, 1, &input);
+    e.run(k, None, &[a.len()], None);
+    let got = e.read::<f64>(o, 6 * a.len());
+    for (i, &x) in a.iter().enumerate() {
+        let want = [
+            x.trunc(),
+            x.round_ties_even(),
+            x.round(),
+            (-x).trunc(),
+            (-x).round_ties_even(),
+            (-x).round(),
+        ];
+        for (j, w) in want.iter().enumerate() {
+            let g = got[6 * i + j];
+            assert!(
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                "{} of {x:e}: {g:e} for {w:e}",
+                ["trunc", "rint", "round", "trunc2", "rint2", "round2"][j]
+            );
+        }
+    }
+    for m in [o, input] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}
+
 fn d(func: &str, kind: Kind, bound: f64) {
     if !has_fp64() {
         println!("no cl_khr_fp64 on this device");

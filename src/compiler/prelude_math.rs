@@ -105,9 +105,12 @@ const XYZ: &[(&str, &str)] = &[("T", "x"), ("T", "y"), ("T", "z")];
 /// - the signs of zero results and the special values (prelude_special.cl): double asin, asinpi, atan, atanpi, erf, expm1 keep -0 (libclc's give +0); double
 ///   sinpi(n) is a zero of n's sign, cospi(n + 1/2) is +0, tanpi(n) is a zero of n's sign for
 ///   even n and of the other sign for odd n.
+/// - double trunc, rint and round (prelude_special.cl: from floor and ceil; lavapipe's
+///   GLSL.std.450 Trunc and RoundEven of doubles were wrong on an AMD EPYC: Trunc(2^31 + 0.5)
+///   kept its half, RoundEven(3.5) was 3).
 /// - double fma (prelude_fma.cl: correctly rounded, in integers; lavapipe's SPIR-V Fma rounds
 ///   twice, 16 ULP off), under every option (docs/DECISIONS.md).
-const OVERRIDES: [Override; 24] = [
+const OVERRIDES: [Override; 27] = [
     Override {
         name: "exp",
         args: X,
@@ -245,6 +248,24 @@ const OVERRIDES: [Override; 24] = [
         args: XYZ,
         float: Body::Builtin,
         double: Body::Own("__vkcl_fma_d(x, y, z)"),
+    },
+    Override {
+        name: "trunc",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_trunc_d(x)"),
+    },
+    Override {
+        name: "rint",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_rint_d(x)"),
+    },
+    Override {
+        name: "round",
+        args: X,
+        float: Body::Builtin,
+        double: Body::Own("__vkcl_round_d(x)"),
     },
     Override {
         name: "tanpi",

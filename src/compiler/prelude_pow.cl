@@ -3,7 +3,7 @@
 // 0 pow, 1 powr, 2 pown, 3 rootn (y the root's n).
 __VKCL_FN int __vkcl_pow_outside(double x, double y, double t, double over, double under,
                                  int kind, double *r) {
-  int whole = rint(y) == y, odd = whole && fabs(y) < 0x1p53 && ((long)y & 1L) != 0L;
+  int whole = floor(y) == y, odd = whole && fabs(y) < 0x1p53 && ((long)y & 1L) != 0L;
   if (!(x - x == 0.0) || !(y - y == 0.0) || x == 0.0 || (kind == 3 && y == 0.0)) return 0;
   if (!(t > over || t < under)) return 0;
   if (x < 0.0 && (kind == 1 || !whole || (kind == 3 && !odd))) return 0;

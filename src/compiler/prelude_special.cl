@@ -142,3 +142,17 @@ __VKCL_FN double __vkcl_modf_d(double x, double *ip) {
   *ip = i == 0.0 ? z : i;
   return f == 0.0 ? z : f;
 }
+// Double trunc, rint and round from floor and ceil: lavapipe (Mesa 25.0.7 on an AMD EPYC with
+// AVX2) gave Trunc(2^31 + 0.5) = 2^31 + 0.5 and RoundEven(3.5) = 3 (GLSL.std.450's, which
+// clspv makes of them). Zeros keep x's sign through floor and ceil, or as a constant (lavapipe
+// folds x * 0.0 to +0).
+__VKCL_FN double __vkcl_trunc_d(double x) { return x < 0.0 ? ceil(x) : floor(x); }
+__VKCL_FN double __vkcl_rint_d(double x) {
+  double f = floor(x), d = x - f;
+  double r = d > 0.5 || (d == 0.5 && floor(f * 0.5) * 2.0 != f) ? f + 1.0 : f;
+  return r == 0.0 && x < 0.0 ? -0.0 : r;
+}
+__VKCL_FN double __vkcl_round_d(double x) {
+  double t = __vkcl_trunc_d(x);
+  return fabs(x - t) >= 0.5 ? t + (x < 0.0 ? -1.0 : 1.0) : t;
+}
