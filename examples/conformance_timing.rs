@@ -1136,6 +1136,155 @@ fn dims() {
     check!(clReleaseProgram(p));
 }
 
+/// basic's vector_creation (OpenCL-CTS test_vector_creation.cpp, rewritten here): for an
+/// output of `n` components, every way of writing it as a sequence of parts of 1, 2, 3, 4, 8
+/// or 16 components (at most `n`), in the order of their part sequences, each one line
+/// `result[k] = (T n)(src[o], vloadP(0, src + o), ...)` of a kernel that one work-item runs
+/// (`vstore3` for n = 3); a kernel stops after 32 KiB of source and the next one goes on.
+/// For 16 components the sequences start at (3, 3, 3, ...), as the test's do.
+fn vector_creation_sources(ty: &str, n: usize) -> Vec<(String, usize)> {
+    const PARTS: [usize; 6] = [1, 2, 3, 4, 8, 16];
+    let parts = &PARTS[..PARTS.iter().position(|&p| p == n).unwrap() + 1];
+    // Every composition of n into `parts`, in lexicographic order of part indices.
+    fn compose(left: usize, parts: &[usize], seq: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if left == 0 {
+            out.push(seq.clone());
+            return;
+        }
+        for (i, &p) in parts.iter().enumerate() {
+            if p <= left {
+                seq.push(i);
+                compose(left - p, parts, seq, out);
+                seq.pop();
+            }
+        }
+    }
+    let mut all = vec![];
+    compose(n, parts, &mut vec![], &mut all);
+    if n == 16 {
+        all.retain(|s| s.as_slice() >= &[2usize; 16][..]);
+    }
+    let suffix = |p: usize| if p == 1 { String::new() } else { p.to_string() };
+    let head = |ty: &str| {
+        let ext = match ty {
+            "double" => "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+            "half" => "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
+            _ => "",
+        };
+        let out = if n == 3 { String::new() } else { suffix(n) };
+        format!("{ext}__kernel void test_vector_creation(__global {ty} *src, __global {ty}{out} *result) {{\n")
+    };
+    let mut kernels = vec![];
+    let (mut src, mut lines) = (head(ty), 0);
+    for seq in all {
+        let mut offset = 0;
+        let args: Vec<String> = seq
+            .iter()
+            .map(|&i| {
+                let a = match parts[i] {
+                    1 => format!("src[{offset}]"),
+                    p => format!("vload{p}(0,src+{offset})"),
+                };
+                offset += parts[i];
+                a
+            })
+            .collect();
+        let value = format!("({ty}{n})({})", args.join(","));
+        src += &match n {
+            3 => format!("\tvstore3( {value}, {lines}, result );\n"),
+            _ => format!("\tresult[{lines}] = {value};\n"),
+        };
+        lines += 1;
+        if src.len() > 32 * 1024 {
+            kernels.push((src + "}\n", lines));
+            (src, lines) = (head(ty), 0);
+        }
+    }
+    if lines > 0 {
+        kernels.push((src + "}\n", lines));
+    }
+    kernels
+}
+
+/// vector_creation's kernels for the types named (all eleven by default) and the sizes 2 to
+/// 16, one work-item each, checked (`src[i]` is i, so every line stores 0, 1, ..., n - 1):
+/// build, first launch (lavapipe compiles the shader at its first dispatch) and second launch.
+fn vector_creation(types: &[String]) {
+    let e = Env::new();
+    let all = [
+        ("char", 1),
+        ("uchar", 1),
+        ("short", 2),
+        ("ushort", 2),
+        ("int", 4),
+        ("uint", 4),
+        ("long", 8),
+        ("ulong", 8),
+        ("float", 4),
+        ("half", 2),
+        ("double", 8),
+    ];
+    let total = Instant::now();
+    for (ty, ts) in all
+        .iter()
+        .filter(|t| types.is_empty() || types.iter().any(|n| n == t.0))
+    {
+        let value = |i: usize| -> Vec<u8> {
+            let v: u64 = match *ty {
+                "float" => (i as f32).to_bits() as u64,
+                "double" => (i as f64).to_bits(),
+                "half" => half_bits(i as f32) as u64,
+                _ => i as u64,
+            };
+            v.to_le_bytes()[..*ts].to_vec()
+        };
+        let input: Vec<u8> = (0..16).flat_map(value).collect();
+        let src_buf = e.buffer_from(&input);
+        for n in [2usize, 3, 4, 8, 16] {
+            let want: Vec<u8> = (0..n).flat_map(value).collect();
+            for (source, lines) in vector_creation_sources(ty, n) {
+                let t = Instant::now();
+                let p = e.program(&source, "");
+                let k = kernel(p, "test_vector_creation");
+                let build = secs(t);
+                let bytes = lines * n * ts;
+                let out = e.buffer_from(&vec![0xffu8; bytes]);
+                arg(k, 0, &src_buf);
+                arg(k, 1, &out);
+                let first = launch(&e, k, &[1], None);
+                let second = launch(&e, k, &[1], None);
+                let got: Vec<u8> = e.read(out, bytes);
+                for (line, got) in got.chunks(n * ts).enumerate() {
+                    assert_eq!(got, &want[..], "{ty}{n}, line {line}");
+                }
+                println!(
+                    "vector_creation {ty}{n}: {lines} lines, {} bytes of source: build {:.0} ms, \
+                     first launch {:.0} ms, second {:.1} ms",
+                    source.len(),
+                    1e3 * build,
+                    1e3 * first,
+                    1e3 * second
+                );
+                check!(clReleaseMemObject(out));
+                check!(clReleaseKernel(k));
+                check!(clReleaseProgram(p));
+            }
+        }
+        check!(clReleaseMemObject(src_buf));
+    }
+    println!("vector_creation: {:.1} s", secs(total));
+}
+
+/// The half nearest `f` (exact for the small integers vector_creation uses).
+fn half_bits(f: f32) -> u16 {
+    if f == 0.0 {
+        return 0;
+    }
+    let b = f.to_bits();
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    ((exp as u16) << 10) | ((b >> 13) & 0x3ff) as u16
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let all = args.is_empty();
@@ -1173,6 +1322,10 @@ fn main() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(1 << 25);
         cts_dims(max);
+    }
+    if let Some(i) = args.iter().position(|a| a == "vector_creation") {
+        // vector_creation [TYPE...]: basic's vector_creation kernels, all types or those named.
+        vector_creation(&args[i + 1..]);
     }
     if all || args.iter().any(|a| a == "dims") {
         dims();
