@@ -30,6 +30,21 @@ const CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP: cl_bitfield = 1 << 4;
 const CL_DEVICE_ATOMIC_SCOPE_DEVICE: cl_bitfield = 1 << 5;
 const CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES: cl_bitfield = 1 << 6;
 
+/// The conformance tests' element types and their sizes in bytes.
+const CTS_TYPES: [(&str, usize); 11] = [
+    ("char", 1),
+    ("uchar", 1),
+    ("short", 2),
+    ("ushort", 2),
+    ("int", 4),
+    ("uint", 4),
+    ("long", 8),
+    ("ulong", 8),
+    ("float", 4),
+    ("half", 2),
+    ("double", 8),
+];
+
 fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
@@ -801,26 +816,16 @@ fn cts_shuffle_source(
 /// 32 copies per pair of sizes, each built, launched over 32 work-items and checked.
 fn cts_shuffles(mode: &str, types: &[String]) {
     let e = Env::new();
-    let all = [
-        ("char", 1),
-        ("uchar", 1),
-        ("short", 2),
-        ("ushort", 2),
-        ("int", 4),
-        ("uint", 4),
-        ("long", 8),
-        ("ulong", 8),
-        ("float", 4),
-        ("double", 8),
-    ];
     let sizes = [1usize, 2, 3, 4, 8, 16];
     let builtin = mode == "builtin" || mode == "dual";
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
     let (mut build, mut first, mut again, mut programs) = (0.0, 0.0, 0.0, 0usize);
     let (mut slowest_build, mut slowest_first) = ((0.0, String::new()), (0.0, String::new()));
     let total = Instant::now();
-    for (ty, ts) in all
+    // The relationals tests have no half.
+    for (ty, ts) in CTS_TYPES
         .iter()
+        .filter(|t| t.0 != "half")
         .filter(|t| types.is_empty() || types.iter().any(|n| n == t.0))
     {
         for &inn in &sizes {
@@ -1211,21 +1216,8 @@ fn vector_creation_sources(ty: &str, n: usize) -> Vec<(String, usize)> {
 /// build, first launch (lavapipe compiles the shader at its first dispatch) and second launch.
 fn vector_creation(types: &[String]) {
     let e = Env::new();
-    let all = [
-        ("char", 1),
-        ("uchar", 1),
-        ("short", 2),
-        ("ushort", 2),
-        ("int", 4),
-        ("uint", 4),
-        ("long", 8),
-        ("ulong", 8),
-        ("float", 4),
-        ("half", 2),
-        ("double", 8),
-    ];
     let total = Instant::now();
-    for (ty, ts) in all
+    for (ty, ts) in CTS_TYPES
         .iter()
         .filter(|t| types.is_empty() || types.iter().any(|n| n == t.0))
     {

@@ -79,7 +79,7 @@ pub fn called(ll: &str) -> BTreeSet<String> {
     if ll.contains(" = frem ") {
         names.insert("fmod".into());
     }
-    if ll.contains("@llvm.copysign.f64") || ll.contains("f64(<") {
+    if ll.contains("@llvm.copysign.f64") || ll.contains("@llvm.copysign.v") {
         names.insert("copysign".into());
     }
     names
