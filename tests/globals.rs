@@ -681,20 +681,14 @@ kernel void narrow(global long *o) {
 "#;
 
 /// `size_t`, `ptrdiff_t`, `uintptr_t` and `intptr_t` program-scope variables shared by the
-/// program's two builds (issue 18): one variable, as OpenCL C says, though the first build's
-/// `size_t` is 32-bit and the physical-addressing build's 64-bit. A kernel launched with SVM
+/// program's two builds (issue 18): one variable, as OpenCL C says. A kernel launched with SVM
 /// pointers (the physical build) writes values above 2^32; one launched with a buffer (the
-/// first build) reads their low halves (its conversion to its 32-bit types) and writes values
-/// the physical build then reads whole: zero-extended for the unsigned types, sign-extended for
-/// the signed ones. The first build used to write only the low half, so the physical build
-/// read the high half it had left there (and a negative initializer kept the builds' buffers
-/// apart).
+/// first build) reads them whole (both builds are 64-bit where SVM is: CL_DEVICE_ADDRESS_BITS
+/// 64) and writes values the physical build then reads whole.
 #[test]
 fn size_t_variables_are_one_variable_in_both_builds() {
     const CL_DEVICE_SVM_CAPABILITIES: cl_uint = 0x1053;
     const FINE_GRAIN: cl_bitfield = 1 << 10;
-    // VKCL_ADDRESSING=physical: the buffer launch runs the physical build too.
-    let all_physical = std::env::var("VKCL_ADDRESSING").is_ok_and(|v| v == "physical");
     for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
         let e = Env::new();
         let caps: cl_bitfield = device_val(e.dev, CL_DEVICE_SVM_CAPABILITIES);
@@ -726,12 +720,7 @@ fn size_t_variables_are_one_variable_in_both_builds() {
             12,
             -6,
         ];
-        let low = [5, -2, 9, 12, -6];
-        let got = plain(narrow);
-        match all_physical {
-            true => assert_eq!(got, big, "{std}: what the SVM launch wrote"),
-            false => assert_eq!(got, low, "{std}: what the SVM launch wrote, in 32 bits"),
-        }
+        assert_eq!(plain(narrow), big, "{std}: what the SVM launch wrote");
         assert_eq!(
             svm(wide),
             [0xffff_fff0, -9, 17, 13, -7],

@@ -1855,3 +1855,117 @@ fn unmap_of_a_pointer_never_mapped_only_orders() {
     );
     unsafe { clSVMFree(e.ctx, p.cast()) };
 }
+
+const CL_DEVICE_ADDRESS_BITS: cl_uint = 0x100D;
+
+const POINTER_SIZED: &str = r#"
+kernel void sizes(global size_t *s, global ptrdiff_t *d, global intptr_t *q) {
+    size_t i = get_global_id(0);
+    s[i] = sizeof(size_t) * 1000 + i;
+    d[i] = &s[i] - &s[0] - 1;
+    q[i] = -(intptr_t)i;
+}
+kernel void addresses(global uintptr_t *p) {
+    size_t i = get_global_id(0);
+    p[i] = (uintptr_t)&p[i];
+}
+kernel void count(volatile global atomic_size_t *c, volatile global atomic_intptr_t *m) {
+    atomic_fetch_add_explicit(c, (size_t)1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(m, 2, memory_order_relaxed);
+}
+"#;
+
+/// The elements of `n` integers `w` bytes wide (4 or 8), sign-extended.
+fn words(bytes: &[u8], w: usize) -> Vec<i64> {
+    bytes
+        .chunks(w)
+        .map(|c| match w {
+            4 => i32::from_ne_bytes(c.try_into().unwrap()) as i64,
+            _ => i64::from_ne_bytes(c.try_into().unwrap()),
+        })
+        .collect()
+}
+
+/// size_t, ptrdiff_t, intptr_t and uintptr_t are CL_DEVICE_ADDRESS_BITS wide in every launch of
+/// a kernel: with cl_mem arguments and with SVM pointers (the physical-addressing build), in
+/// plain stores and in atomics (the conformance c11_atomics svm_* tests store them in SVM
+/// memory with the host's idea of their size, from CL_DEVICE_ADDRESS_BITS); and a uintptr_t of
+/// an SVM pointer is the host's address of it.
+#[test]
+fn pointer_sized_types_are_address_bits_wide() {
+    let e = Env::new();
+    let bits: cl_uint = device_val(e.dev, CL_DEVICE_ADDRESS_BITS);
+    assert!(bits == 32 || bits == 64, "CL_DEVICE_ADDRESS_BITS {bits}");
+    let w = bits as usize / 8;
+    let n = 64;
+    let want_s: Vec<i64> = (0..n as i64).map(|i| w as i64 * 1000 + i).collect();
+    let want_d: Vec<i64> = (0..n as i64).map(|i| i - 1).collect();
+    let want_q: Vec<i64> = (0..n as i64).map(|i| -i).collect();
+    let want = [want_s, want_d, want_q];
+    let p = e.program(POINTER_SIZED, "-cl-std=CL2.0");
+    let k = kernel(p, "sizes");
+    let bufs: Vec<cl_mem> = (0..3).map(|_| e.buffer_from(&vec![0u8; n * w])).collect();
+    for (i, b) in bufs.iter().enumerate() {
+        arg(k, i as u32, b);
+    }
+    e.run(k, None, &[n], None);
+    let got: Vec<Vec<i64>> = bufs
+        .iter()
+        .map(|&b| words(&e.read::<u8>(b, n * w), w))
+        .collect();
+    assert_eq!(got, want, "cl_mem arguments");
+    if !has_svm(&e) {
+        return;
+    }
+    let svm: Vec<*mut u8> = (0..4)
+        .map(|_| alloc::<u8>(&e, CL_MEM_READ_WRITE, n * w))
+        .collect();
+    for (i, &s) in svm[..3].iter().enumerate() {
+        svm_arg(k, i as u32, s);
+    }
+    e.run(k, None, &[n], None);
+    let got: Vec<Vec<i64>> = svm[..3]
+        .iter()
+        .map(|&s| words(&mapped(&e, s, n * w), w))
+        .collect();
+    assert_eq!(got, want, "SVM pointers");
+    let k2 = kernel(p, "addresses");
+    svm_arg(k2, 0, svm[3]);
+    e.run(k2, None, &[n], None);
+    let want_p: Vec<i64> = (0..n).map(|i| svm[3] as i64 + (i * w) as i64).collect();
+    assert_eq!(
+        words(&mapped(&e, svm[3], n * w), w),
+        want_p,
+        "uintptr_t of &p[i]"
+    );
+    let k3 = kernel(p, "count");
+    let start = [0u8; 16];
+    check!(clEnqueueSVMMemcpy(
+        e.queue,
+        CL_TRUE,
+        svm[0].cast(),
+        start.as_ptr().cast(),
+        2 * w,
+        0,
+        null(),
+        null_mut()
+    ));
+    svm_arg(k3, 0, svm[0]);
+    svm_arg(k3, 1, unsafe { svm[0].add(w) });
+    e.run(k3, None, &[1000], None);
+    assert_eq!(
+        words(&mapped(&e, svm[0], 2 * w), w),
+        [1000, -2000],
+        "atomics"
+    );
+    for k in [k, k2, k3] {
+        check!(clReleaseKernel(k));
+    }
+    check!(clReleaseProgram(p));
+    for s in svm {
+        unsafe { clSVMFree(e.ctx, s.cast()) };
+    }
+    for b in bufs {
+        check!(clReleaseMemObject(b));
+    }
+}

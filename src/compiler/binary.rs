@@ -49,7 +49,8 @@ pub struct Contents {
 }
 
 const MAGIC: &[u8; 8] = b"VKCLPRG\0";
-const VERSION: u32 = 2;
+// 3: objects of source programs are 64-bit on devices with 64 address bits.
+const VERSION: u32 = 3;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {

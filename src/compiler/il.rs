@@ -739,8 +739,8 @@ fn to_bytes(words: &[u32], big_endian: bool) -> Vec<u8> {
         .collect()
 }
 
-/// clspv arguments the module's translation needs: its pointer width (clspv assumes 32-bit
-/// pointers; modules for 64-bit devices use the Physical64 addressing model).
+/// clspv arguments the module's translation needs: its pointer width (the Physical64 or
+/// Physical32 addressing model), which wins over the device's (they come after its arguments).
 pub fn arch_args(il: &[u8]) -> Vec<String> {
     const OP_MEMORY_MODEL: u32 = 14;
     const PHYSICAL64: u32 = 2;
@@ -748,10 +748,9 @@ pub fn arch_args(il: &[u8]) -> Vec<String> {
     let physical64 = instructions(&words)
         .find(|&(_, op, _)| op == OP_MEMORY_MODEL)
         .is_some_and(|(_, _, o)| o.first() == Some(&PHYSICAL64));
-    if physical64 {
-        vec!["-arch=spir64".into()]
-    } else {
-        vec![]
+    match physical64 {
+        true => vec!["-arch=spir64".into()],
+        false => vec!["-arch=spir".into()],
     }
 }
 

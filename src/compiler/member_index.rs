@@ -143,8 +143,8 @@ pub fn repair(spirv: &[u32]) -> Option<Vec<u32>> {
             OP_CONSTANT if inst.len() == 4 => {
                 m.constants.insert(inst[2], inst[3]);
             }
-            // 64-bit constants (physical addressing's indices) that fit in 32 bits.
-            OP_CONSTANT if physical && inst.len() == 5 && inst[4] == 0 => {
+            // 64-bit constants (the indices of 64-bit builds) that fit in 32 bits.
+            OP_CONSTANT if inst.len() == 5 && inst[4] == 0 => {
                 m.constants.insert(inst[2], inst[3]);
             }
             OP_DECORATE | OP_MEMBER_DECORATE => {

@@ -64,7 +64,6 @@ mod tests;
 mod unnormalized;
 pub mod vload_half;
 pub mod volatile_pointers;
-pub mod wide_globals;
 pub mod word_views;
 mod workgroup_arrays;
 mod workgroup_words;

@@ -20,13 +20,6 @@ const OP_FUNCTION: u32 = 54;
 const OP_VARIABLE: u32 = 59;
 const OP_ACCESS_CHAIN: u32 = 65;
 const OP_IN_BOUNDS_ACCESS_CHAIN: u32 = 66;
-const OP_NAME: u32 = 5;
-/// Instructions whose operands after the first are a string (and, for entry points, the
-/// interface variables): OpSource, OpSourceExtension, OpName, OpMemberName, OpString,
-/// OpExtension, OpExtInstImport, OpEntryPoint, OpModuleProcessed.
-const STRINGS: [u32; 9] = [3, 4, OP_NAME, 6, 7, 10, 11, 15, 330];
-const OP_DECORATE: u32 = 71;
-const OP_MEMBER_DECORATE: u32 = 72;
 const OP_COPY_OBJECT: u32 = 83;
 const OP_CONVERT_PTR_TO_U: u32 = 117;
 const OP_I_EQUAL: u32 = 170;
@@ -71,27 +64,25 @@ pub fn fold(spirv: &[u32]) -> Vec<u32> {
             _ => {}
         }
     }
-    // Only conversions compared with zero and used nowhere else (a literal word equal to the
-    // id counts as a use: the check errs towards leaving the module alone; but strings, whose
-    // words are text, never name a function's value: "NonSemantic.ClspvReflection.5" ends
-    // in the word 53, and conversion %53 stayed).
+    // Only conversions compared with zero and used nowhere else. A function's value is used
+    // in functions only (types, constants and strings before them have literal words that
+    // may equal its id: `OpTypeInt 64 0` kept conversion %64); there a literal word equal to
+    // the id counts as a use (the check errs towards leaving the module alone).
+    let body = first_function.unwrap_or(spirv.len());
     conversions.retain(|&(_, ty, r)| {
         int_widths.contains_key(&ty)
-            && instructions(spirv).all(|(_, i)| {
-                let op = i[0] & 0xffff;
-                // Decorations name their target first; the rest are literals.
-                let operands = match op {
-                    OP_DECORATE | OP_MEMBER_DECORATE => &i[1..2],
-                    _ => &i[1..],
-                };
-                if STRINGS.contains(&op) || op == OP_CONVERT_PTR_TO_U || !operands.contains(&r) {
-                    return true;
-                }
-                matches!(op, OP_I_EQUAL | OP_I_NOT_EQUAL)
-                    && i.len() == 5
-                    && ((i[3] == r && zeros.contains(&i[4]))
-                        || (i[4] == r && zeros.contains(&i[3])))
-            })
+            && instructions(spirv)
+                .skip_while(|&(at, _)| at < body)
+                .all(|(_, i)| {
+                    let op = i[0] & 0xffff;
+                    if op == OP_CONVERT_PTR_TO_U || !i[1..].contains(&r) {
+                        return true;
+                    }
+                    matches!(op, OP_I_EQUAL | OP_I_NOT_EQUAL)
+                        && i.len() == 5
+                        && ((i[3] == r && zeros.contains(&i[4]))
+                            || (i[4] == r && zeros.contains(&i[3])))
+                })
     });
     let Some(types_end) = first_function.filter(|_| !conversions.is_empty()) else {
         return spirv.to_vec();

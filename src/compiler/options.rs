@@ -53,6 +53,9 @@ pub struct Target {
     pub seq_cst: bool,
     /// Device-side enqueue (compiler::device_enqueue); None: not on this device.
     pub device_enqueue: Option<EnqueueLimits>,
+    /// 64-bit `size_t` and pointers (`-arch=spir64`, CL_DEVICE_ADDRESS_BITS 64): devices with
+    /// device addresses, so that the physical-addressing build (SVM) agrees with the first.
+    pub pointers64: bool,
 }
 
 /// The work-group limits of a block's kernel, which enqueue_kernel checks (CLK_INVALID_NDRANGE)
@@ -218,6 +221,9 @@ fn fixed_args(std: &str, uniform: bool, target: &Target) -> Vec<String> {
             // -uniform-workgroup-size; with uniform work-groups it equals get_local_size.
             a.push("-Dget_enqueued_local_size=get_local_size".into());
         }
+    }
+    if target.pointers64 {
+        a.push("-arch=spir64".into());
     }
     if target.seq_cst {
         a.push("-D__VKCL_SEQ_CST=1".into());

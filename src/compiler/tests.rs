@@ -31,6 +31,7 @@ pub(crate) fn target() -> Target {
         integer_dot_product: false,
         seq_cst: false,
         device_enqueue: None,
+        pointers64: false,
     }
 }
 

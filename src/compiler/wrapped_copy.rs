@@ -36,15 +36,6 @@ pub fn compile(
             .iter()
             .any(|w| s.windows(w.len()).any(|x| x == *w))
     };
-    // 32-bit builds store `size_t`-wide program-scope variables in 64 bits
-    // (super::wide_globals), also through the IR.
-    let wide: Vec<(String, bool)> = match options.contains("spir64") {
-        true => vec![],
-        false => sources
-            .iter()
-            .flat_map(|s| super::wide_globals::variables(s))
-            .collect(),
-    };
     // Volatile pointer variables, which crash clspv (super::volatile_pointers), too.
     let volatile = sources
         .iter()
@@ -54,7 +45,7 @@ pub fn compile(
     let long_vectors = sources
         .iter()
         .any(|s| super::long_vector_globals::may_declare(s));
-    let patches = sources.iter().any(records) || !wide.is_empty() || volatile || long_vectors;
+    let patches = sources.iter().any(records) || volatile || long_vectors;
     if !(patches || generic) || options.contains("-output-format") {
         return compile(sources, options);
     }
@@ -92,10 +83,9 @@ pub fn compile(
             }
             // The IR before and after, for bug reports (VKCL_DUMP_DIR).
             super::dump_file(".ll", ll.as_bytes());
-            let flat = super::generic_flat::rewrite(
-                &patched_ir(&ll, &wide).unwrap_or_else(|| ll.to_string()),
-            )
-            .map_err(|why| failed(format!("note: {why}\n")))?;
+            let flat =
+                super::generic_flat::rewrite(&patched_ir(&ll).unwrap_or_else(|| ll.to_string()))
+                    .map_err(|why| failed(format!("note: {why}\n")))?;
             super::dump_file("-flat.ll", flat.as_bytes());
             return match compile(&[flat.as_bytes()], &format!("{options} -x ir")) {
                 Ok((out, log)) => Ok((out, front_log + &log)),
@@ -109,7 +99,7 @@ pub fn compile(
     if !patches {
         return compile(sources, options);
     }
-    let Some(patched) = patched_ir(&ll, &wide) else {
+    let Some(patched) = patched_ir(&ll) else {
         return compile(sources, options);
     };
     // The IR before and after, for bug reports (VKCL_DUMP_DIR).
@@ -131,21 +121,19 @@ const ADDRESSES: &str = "the address of a __local or private variable kept as a 
 /// `ll` with this module's patches (None: none applies): volatile pointer variables made
 /// ordinary (super::volatile_pointers), private records reached through pointers
 /// (super::flat_records), `__local` structs' tail padding as members (super::padded_locals),
-/// the copies, the widened program-scope variables, then globals of 8- and 16-component
+/// the copies, then globals of 8- and 16-component
 /// vectors given their lowered types (super::long_vector_globals).
-fn patched_ir(ll: &str, wide: &[(String, bool)]) -> Option<String> {
+fn patched_ir(ll: &str) -> Option<String> {
     let ordinary = super::volatile_pointers::patch(ll);
-    let patched = patched_records(ordinary.as_deref().unwrap_or(ll), wide).or(ordinary);
+    let patched = patched_records(ordinary.as_deref().unwrap_or(ll)).or(ordinary);
     let lowered = super::long_vector_globals::patch(patched.as_deref().unwrap_or(ll));
     lowered.or(patched)
 }
 
-fn patched_records(ll: &str, wide: &[(String, bool)]) -> Option<String> {
+fn patched_records(ll: &str) -> Option<String> {
     let flat = super::flat_records::patch(ll);
     let flat = super::padded_locals::patch(flat.as_deref().unwrap_or(ll)).or(flat);
-    let copies = patch(flat.as_deref().unwrap_or(ll)).or(flat);
-    let widened = super::wide_globals::patch(copies.as_deref().unwrap_or(ll), wide);
-    widened.or(copies)
+    patch(flat.as_deref().unwrap_or(ll)).or(flat)
 }
 
 /// A type as LLVM writes it, parsed.

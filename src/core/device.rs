@@ -180,8 +180,14 @@ impl Device {
             .min(self.max_mem_alloc_size())
     }
 
+    /// 64 where kernels may be built with device addresses (SVM, cl_ext_buffer_device_address):
+    /// a pointer-sized type (`size_t`, `intptr_t`) is as wide in every build of a program as a
+    /// pointer in its physical-addressing one (docs/DECISIONS.md, "Address bits").
     pub fn address_bits(&self) -> u32 {
-        32
+        match self.has_device_addresses() && self.caps.features.int64 {
+            true => 64,
+            false => 32,
+        }
     }
 
     pub fn has_fp16(&self) -> bool {
@@ -415,6 +421,7 @@ impl Device {
                     false => 1,
                 },
             }),
+            pointers64: self.address_bits() == 64,
         }
     }
 
