@@ -306,3 +306,52 @@ fn overlapping_sub_buffers() {
     }
     check!(clReleaseProgram(p));
 }
+
+/// The same bytes of `src` loaded in every line, with stores to `dst` between them (the
+/// conformance test vector_creation's shape): a launch with two buffers reads `src` once per
+/// address (compiler::repeated_loads), and one with the same buffer twice sees each store in
+/// the lines after it. The host model runs the lines in order on one array (the same buffer)
+/// or two.
+#[test]
+fn repeated_loads_between_stores() {
+    let lines = 40;
+    let mut src = String::from("kernel void k(global const char *src, global char16 *dst) {\n");
+    for l in 0..lines {
+        src += &format!(
+            "    dst[{l}] = (char16)(src[{l}], vload2(0, src + 1), src[3], vload4(0, src + 4), \
+             vload8(0, src + 8)) + (char16)({l});\n"
+        );
+    }
+    src += "}\n";
+    // The model: line l writes bytes 16l..16l+16 of dst from src's bytes l, 1..16 (read after
+    // the earlier lines' stores when dst is src).
+    let model = |same: bool| -> Vec<i8> {
+        let init: Vec<i8> = (0..16 * lines).map(|i| (i % 61) as i8).collect();
+        let (mut s, mut d) = (init.clone(), vec![0i8; 16 * lines]);
+        for l in 0..lines {
+            let picks = [l, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+            let v: Vec<i8> = picks.iter().map(|&i| s[i].wrapping_add(l as i8)).collect();
+            d[16 * l..16 * l + 16].copy_from_slice(&v);
+            if same {
+                s[16 * l..16 * l + 16].copy_from_slice(&v);
+            }
+        }
+        match same {
+            true => s,
+            false => d,
+        }
+    };
+    let e = Env::new();
+    let p = e.program(&src, "");
+    let init: Vec<i8> = (0..16 * lines).map(|i| (i % 61) as i8).collect();
+    let (a, b) = (e.buffer_from(&init), e.buffer_from(&vec![0i8; 16 * lines]));
+    launch(&e, p, "k", &[a, b], 1, None);
+    assert_eq!(e.read::<i8>(b, 16 * lines), model(false), "two buffers");
+    e.write(b, &init);
+    launch(&e, p, "k", &[b, b], 1, None);
+    assert_eq!(e.read::<i8>(b, 16 * lines), model(true), "one buffer twice");
+    for m in [a, b] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseProgram(p));
+}

@@ -1254,3 +1254,70 @@ fn launches_across_batches_write_through_their_own_arguments() {
         clReleaseProgram(p);
     }
 }
+
+/// A switch on `size_t` (piglit's switch-case, whose build failed once `size_t` was 64-bit:
+/// clspv narrowed the selector to an `i40`, compiler::odd_widths), and on a `ulong` above
+/// 2^32, which must take the default even where its low word is a case
+/// (compiler::wide_switches).
+#[test]
+fn switches_on_size_t_and_ulong() {
+    let e = Env::new();
+    let src = r#"
+kernel void sw(global int *out, ulong add) {
+    size_t i = get_global_id(0);
+    int r;
+    switch (i + add) {
+        case 0: r = 4; break;
+        case 1: r = 14; break;
+        case 2: case 6: r = 20; break;
+        case 12: r = 6; break;
+        default: r = 8 + (int)i; break;
+    }
+    out[i] = r;
+}
+kernel void by_id(global int *out) {
+    switch (get_global_id(0)) {
+        case 0: out[get_global_id(0)] = get_global_id(0) + 4; break;
+        case 6: out[get_global_id(0)] = get_global_id(0) + 11; break;
+        case 12: out[get_global_id(0)] = get_global_id(0) + 6; break;
+        default: out[get_global_id(0)] = get_global_id(0) + 8; break;
+    }
+}
+"#;
+    let p = e.program(src, "");
+    let k = kernel(p, "sw");
+    let out = e.buffer_from(&[0i32; 16]);
+    arg(k, 0, &out);
+    let model = |add: u64| -> Vec<i32> {
+        (0..16u64)
+            .map(|i| match i + add {
+                0 => 4,
+                1 => 14,
+                2 | 6 => 20,
+                12 => 6,
+                _ => 8 + i as i32,
+            })
+            .collect()
+    };
+    for add in [0u64, 1 << 32, (1 << 33) + 2] {
+        arg(k, 1, &add);
+        e.run(k, None, &[16], None);
+        assert_eq!(e.read::<i32>(out, 16), model(add), "add {add:#x}");
+    }
+    let k2 = kernel(p, "by_id");
+    arg(k2, 0, &out);
+    e.run(k2, None, &[16], None);
+    let want: Vec<i32> = (0..16)
+        .map(|i| match i {
+            0 => 4,
+            6 => 17,
+            12 => 18,
+            _ => i + 8,
+        })
+        .collect();
+    assert_eq!(e.read::<i32>(out, 16), want, "switch (get_global_id(0))");
+    check!(clReleaseKernel(k2));
+    check!(clReleaseMemObject(out));
+    check!(clReleaseKernel(k));
+    check!(clReleaseProgram(p));
+}

@@ -37,6 +37,7 @@ pub mod member_offset;
 mod multiply_adds;
 pub mod null_checks;
 pub mod null_tests;
+pub mod odd_widths;
 pub mod options;
 pub mod packed_private;
 mod padded_locals;
@@ -48,6 +49,7 @@ mod prelude_math;
 mod private_offsets;
 pub mod pystubs;
 pub mod reflection;
+pub mod repeated_loads;
 pub mod returned_load;
 pub mod sampled_3d;
 pub mod sampler_wrap;
@@ -64,6 +66,7 @@ mod tests;
 mod unnormalized;
 pub mod vload_half;
 pub mod volatile_pointers;
+pub mod wide_switches;
 pub mod word_views;
 mod workgroup_arrays;
 mod workgroup_words;
@@ -117,6 +120,8 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
     };
     match words(&bytes) {
         Some(spirv) => {
+            let spirv = odd_widths::widen(&spirv);
+            let spirv = wide_switches::narrow(&spirv);
             let spirv = member_index::repair(&spirv).unwrap_or(spirv);
             let spirv = private_offsets::repair(&spirv);
             let spirv = scalar_composites::repair(&spirv).unwrap_or(spirv);

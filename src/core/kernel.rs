@@ -228,9 +228,10 @@ impl KernelDevice {
             })
             .collect();
         let mut push_size = r.push_constant_size.next_multiple_of(4);
-        // The kernel's own module: without the program's other kernels.
+        // The kernel's own module: without the program's other kernels, and (launches that bind
+        // no memory twice) its repeated loads of read-only buffers made copies.
         let own = compiler::kernel_module(&exe.spirv, &refl.name);
-        let spirv = own.as_deref().unwrap_or(&exe.spirv);
+        let spirv = &compiler::repeated_loads::reuse(own.as_deref().unwrap_or(&exe.spirv));
         let limits = &device.caps.limits;
         let coalesce_at = (device.caps.workarounds.coalesce_groups
             && r.spec_constants.workgroup_size.is_some()
