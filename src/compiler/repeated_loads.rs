@@ -46,7 +46,8 @@ pub fn reuse(spirv: &[u32]) -> Vec<u32> {
     let mut first: HashMap<(u32, &[u32]), u32> = HashMap::new();
     let mut out = Vec::with_capacity(spirv.len());
     out.extend_from_slice(&spirv[..5.min(spirv.len())]);
-    let mut changed = false;
+    // Words the copies saved: the module is returned only if it was read to its end.
+    let mut saved = 0;
     for (_, inst) in instructions(spirv) {
         let op = inst[0] & 0xffff;
         match op {
@@ -63,7 +64,7 @@ pub fn reuse(spirv: &[u32]) -> Vec<u32> {
                     match first.get(&(ty, chain)) {
                         Some(&earlier) => {
                             out.extend([(4 << 16) | OP_COPY_OBJECT, ty, result, earlier]);
-                            changed = true;
+                            saved += inst.len() - 4;
                             continue;
                         }
                         None => _ = first.insert((ty, chain), result),
@@ -74,7 +75,7 @@ pub fn reuse(spirv: &[u32]) -> Vec<u32> {
         }
         out.extend_from_slice(inst);
     }
-    match changed && out.len() <= spirv.len() {
+    match out.len() + saved == spirv.len() && out != spirv {
         true => out,
         false => spirv.to_vec(),
     }
@@ -161,6 +162,10 @@ mod tests {
             .collect();
         assert_eq!(copies, [&[(4 << 16) | OP_COPY_OBJECT, 8, 34, 31][..]]);
         assert_eq!(out.len(), m.len() - 1);
+        // A module that does not end where its last instruction does: left.
+        let mut cut = m.clone();
+        cut.push((9 << 16) | 1);
+        assert_eq!(reuse(&cut), cut);
     }
 
     #[test]
