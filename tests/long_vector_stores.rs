@@ -4,8 +4,10 @@
 //! shape (one work-item of a launch writes every copy, the others return), 8-, 16-, 32- and
 //! 64-bit integers, float and double at widths 3, 8 and 16, with the input and output in
 //! separate buffers and in one buffer (the launch then binds it twice: the Aliased variant),
-//! a kernel that also reads its output (left alone) and vstore3's partial groups. Every byte
-//! is compared with the host's copy.
+//! a kernel that also reads its output (left alone) and vstore3's partial groups; and basic
+//! vector_creation's shape (lines of `result[k] = (T n)(src[0], vload2(0, src + 1), ...)`,
+//! whose byte and half stores the pass packs into 16-, 8- and 4-byte words). Every byte is
+//! compared with the host's copy.
 #[macro_use]
 mod common;
 use common::*;
@@ -87,7 +89,7 @@ fn guarded_long_vector_copies_of_every_type() {
         types.push(("double", 8));
     }
     for (ty, size) in types {
-        for w in [3usize, 8, 16] {
+        for w in [3usize, 4, 8, 16] {
             let bytes = COPIES * if w == 3 { 3 } else { w } * size;
             // Small values: every type's bit patterns are ordinary numbers (no NaN).
             let input: Vec<u8> = (0..bytes)
@@ -125,6 +127,61 @@ fn guarded_long_vector_copies_of_every_type() {
                     clReleaseKernel(k);
                     clReleaseProgram(p);
                 }
+            }
+        }
+    }
+}
+
+/// basic vector_creation's kernels (the conformance test that timed out: lavapipe compiled
+/// each `char16` kernel's 4,000 byte stores for 10-50 s): `LINES` lines that each build a
+/// `T n` from parts of 1, 2, 3 and 4 components of `src`, one work-item, for 8-, 16- and
+/// 32-bit types and n = 4, 8, 16; every line must hold src[0..n].
+#[test]
+fn vector_creation_lines() {
+    const LINES: usize = 40;
+    let e = Env::new();
+    for (ty, size) in [("char", 1usize), ("ushort", 2), ("int", 4)] {
+        let input: Vec<u8> = (0..16 * size)
+            .map(|b| {
+                if b % size == 0 {
+                    (b / size) as u8 + 1
+                } else {
+                    0
+                }
+            })
+            .collect();
+        for n in [4usize, 8, 16] {
+            let mut src =
+                format!("kernel void create(global {ty} *src, global {ty}{n} *result) {{\n");
+            for line in 0..LINES {
+                // A different split of n into parts on each line.
+                let (mut at, mut parts) = (0, vec![]);
+                while at < n {
+                    let p = (1 + (line + at) % 4).min(n - at);
+                    parts.push(match p {
+                        1 => format!("src[{at}]"),
+                        p => format!("vload{p}(0, src + {at})"),
+                    });
+                    at += p;
+                }
+                src += &format!("    result[{line}] = ({ty}{n})({});\n", parts.join(", "));
+            }
+            let p = e.program(&(src + "}\n"), "");
+            let k = kernel(p, "create");
+            let a = e.buffer_from(&input);
+            let b = e.buffer_from(&vec![0xeeu8; LINES * n * size]);
+            arg(k, 0, &a);
+            arg(k, 1, &b);
+            e.run(k, None, &[1], None);
+            let got = e.read::<u8>(b, LINES * n * size);
+            for (line, got) in got.chunks(n * size).enumerate() {
+                assert_eq!(got, &input[..n * size], "{ty}{n}, line {line}");
+            }
+            unsafe {
+                clReleaseMemObject(a);
+                clReleaseMemObject(b);
+                clReleaseKernel(k);
+                clReleaseProgram(p);
             }
         }
     }

@@ -143,7 +143,9 @@ pub fn compile(sources: &[&[u8]], clspv_args: &[String]) -> Result<CompileOutput
             };
             let spirv = null_checks::fold(&spirv);
             let spirv = coherent::decorate(&spirv);
-            let spirv = store_vectors::merge(&spirv);
+            // A 64-bit build is made only for devices with 64-bit integers (`Target::pointers64`).
+            let int64 = clspv_args.iter().any(|a| a == "-arch=spir64");
+            let spirv = store_vectors::merge(&spirv, int64);
             let spirv = multiply_adds::distribute(&spirv);
             Ok(CompileOutput {
                 spirv: spirv::mark_read_only_buffers(&spirv),
