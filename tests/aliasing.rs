@@ -355,3 +355,57 @@ fn repeated_loads_between_stores() {
     }
     check!(clReleaseProgram(p));
 }
+
+/// Pointer parameters compared and subtracted where a launch binds one buffer, or two
+/// sub-buffers of one buffer, to both (the spec's pointer rules hold within one object; the
+/// conformance test spirv_new spirv14_ptrops passes one buffer twice): `a == b`, `b - a`,
+/// `a < b` and `a + 1 == b`, which the first build folds as if a and b pointed into
+/// different objects (it gave 0 and a constant difference). The launch takes the
+/// physical-addressing build, where clspv crashed on `a + 1 == b` until
+/// `compiler::pointer_compares`. Devices without device addresses have no such build; there
+/// the test only reports.
+#[test]
+fn related_pointer_parameters_bound_to_one_buffer() {
+    const SRC: &str = "kernel void rel(global int *a, global int *b, global long *out) {\n\
+        out[0] = a == b; out[1] = b - a; out[2] = a < b; out[3] = a + 1 == b;\n\
+        out[4] = b > a + 16; }";
+    let e = Env::new();
+    if device_val::<cl_bitfield>(e.dev, CL_DEVICE_SVM_CAPABILITIES) == 0 {
+        eprintln!("no device addresses on this device: the first build's answers stand");
+        return;
+    }
+    let p = e.program(SRC, "");
+    let step = align_ints(&e).max(1);
+    let whole = e.buffer_from(&vec![0i32; 8 * step]);
+    let (lo, hi) = (
+        sub_buffer(whole, 0, 4 * step * 4),
+        sub_buffer(whole, 4 * step * 4, 4 * step * 4),
+    );
+    let out = e.buffer_from(&[-1i64; 5]);
+    let delta = 4 * step as i64;
+    for (a, b, want) in [
+        (whole, whole, [1, 0, 0, 0, 0]),
+        (
+            lo,
+            hi,
+            [0, delta, 1, i64::from(delta == 1), i64::from(delta > 16)],
+        ),
+        (hi, lo, [0, -delta, 0, 0, 0]),
+        (
+            whole,
+            hi,
+            [0, delta, 1, i64::from(delta == 1), i64::from(delta > 16)],
+        ),
+    ] {
+        launch(&e, p, "rel", &[a, b, out], 1, None);
+        assert_eq!(e.read::<i64>(out, 5), want, "a and b {delta} ints apart");
+    }
+    // Different buffers: only the inequality is defined.
+    let other = e.buffer_from(&[0i32; 4]);
+    launch(&e, p, "rel", &[whole, other, out], 1, None);
+    assert_eq!(e.read::<i64>(out, 1), [0]);
+    for m in [lo, hi, whole, other, out] {
+        check!(clReleaseMemObject(m));
+    }
+    check!(clReleaseProgram(p));
+}

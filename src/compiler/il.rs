@@ -739,6 +739,17 @@ fn to_bytes(words: &[u32], big_endian: bool) -> Vec<u8> {
         .collect()
 }
 
+/// Whether the module compares or subtracts pointers (OpPtrEqual, OpPtrNotEqual, OpPtrDiff):
+/// a launch that binds one buffer to two of its pointer parameters then needs real addresses
+/// (`core::svm::addressing`).
+pub fn relates_pointers(il: &[u8]) -> bool {
+    const OP_PTR_EQUAL: u32 = 401;
+    const OP_PTR_DIFF: u32 = 403;
+    let (words, _) = words(il);
+    let relates = instructions(&words).any(|(_, op, _)| (OP_PTR_EQUAL..=OP_PTR_DIFF).contains(&op));
+    relates
+}
+
 /// clspv arguments the module's translation needs: its pointer width (the Physical64 or
 /// Physical32 addressing model), which wins over the device's (they come after its arguments).
 pub fn arch_args(il: &[u8]) -> Vec<String> {

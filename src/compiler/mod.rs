@@ -43,6 +43,7 @@ pub mod packed_private;
 mod padded_locals;
 pub mod physical;
 pub mod pipes;
+mod pointer_compares;
 pub mod pointer_members;
 mod pointer_selects;
 mod prelude_math;

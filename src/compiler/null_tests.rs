@@ -1,4 +1,5 @@
-//! Which pointer parameters of a kernel its source tests against null (issue 16).
+//! Which pointer parameters of a kernel its source tests against null, or relates to one another
+//! (issue 16; [`related_params`]).
 //!
 //! A NULL buffer argument must arrive as a null pointer (`p == 0` true). The first build
 //! cannot give it one: clspv's logical addressing folds `p == 0` of a kernel's buffer to false
@@ -19,9 +20,71 @@ pub fn tested_params(src: &str, name: &str) -> Vec<usize> {
     let Some((open, close, body)) = kernel_at(src, &toks, name) else {
         return vec![];
     };
-    // Parameters: tokens between the parentheses, split at commas; the name is the last
-    // identifier, a pointer has a '*'.
-    let mut params: Vec<(String, bool)> = vec![];
+    let params = params(src, &toks, open, close);
+    let end = matching(src, &toks, body).unwrap_or(toks.len() - 1);
+    let mut tested = vec![];
+    for (index, (param, pointer)) in params.iter().enumerate() {
+        let uses = (body + 1..end).filter(|&k| *pointer && text(k) == param);
+        if uses.into_iter().any(|k| is_test(src, &toks, k)) {
+            tested.push(index);
+        }
+    }
+    tested
+}
+
+/// The pairs of pointer parameters (i < j) of kernel `name` that one statement of its body
+/// relates: both used as pointer values (not indexed, dereferenced or followed by `->`) in a
+/// statement with `==`, `!=`, `<`, `>` or a subtraction, as in `a == b`, `b - a`, `a + n < b`.
+/// clspv's logical addressing folds such relations of two parameters as if they pointed into
+/// different objects; a launch that binds one buffer (or sub-buffers of one) to both needs
+/// real addresses. Relations through local variables or called functions are not seen;
+/// operators that only look alike (`<<`, `x - 1` next to the pointers) make it cautious.
+pub fn related_params(src: &str, name: &str) -> Vec<(usize, usize)> {
+    let toks = tokenize(src);
+    let text = |i: usize| toks.get(i).map_or("", |t| &src[t.start..t.end]);
+    let Some((open, close, body)) = kernel_at(src, &toks, name) else {
+        return vec![];
+    };
+    let params = params(src, &toks, open, close);
+    let index = |k: usize| {
+        (params.iter()).position(|(p, pointer)| *pointer && text(k) == p && !p.is_empty())
+    };
+    let end = matching(src, &toks, body).unwrap_or(toks.len() - 1);
+    let mut pairs = vec![];
+    let (mut used, mut relates): (Vec<usize>, bool) = (vec![], false);
+    for k in body + 1..=end {
+        match text(k) {
+            ";" | "{" | "}" => {
+                if relates {
+                    for (n, &i) in used.iter().enumerate() {
+                        let others = used[n + 1..].iter().filter(|j| **j != i);
+                        pairs.extend(others.map(|&j| (i.min(j), i.max(j))));
+                    }
+                }
+                (used, relates) = (vec![], false);
+            }
+            "<" | ">" => relates |= text(k - 1) != "-",
+            "-" => relates |= text(k + 1) != ">",
+            "=" => relates |= matches!(text(k - 1), "=" | "!") && toks[k - 1].end == toks[k].start,
+            _ => {
+                let arrow = text(k + 1) == "-" && text(k + 2) == ">";
+                let member = arrow || matches!(text(k + 1), "[" | ".");
+                if let Some(i) = index(k).filter(|_| !member && text(k - 1) != "*") {
+                    used.push(i);
+                }
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+/// The parameters between the parentheses at `open` and `close`, split at commas: (the name,
+/// the last identifier; whether it is a pointer, with a `*`).
+fn params(src: &str, toks: &[Token], open: usize, close: usize) -> Vec<(String, bool)> {
+    let text = |i: usize| &src[toks[i].start..toks[i].end];
+    let mut params = vec![];
     let mut from = open + 1;
     for k in open + 1..=close {
         if k == close || text(k) == "," {
@@ -33,15 +96,7 @@ pub fn tested_params(src: &str, name: &str) -> Vec<usize> {
             from = k + 1;
         }
     }
-    let end = matching(src, &toks, body).unwrap_or(toks.len() - 1);
-    let mut tested = vec![];
-    for (index, (param, pointer)) in params.iter().enumerate() {
-        let uses = (body + 1..end).filter(|&k| *pointer && text(k) == param);
-        if uses.into_iter().any(|k| is_test(src, &toks, k)) {
-            tested.push(index);
-        }
-    }
-    tested
+    params
 }
 
 /// (the parameter list's `(` and `)`, the body's `{`) of the kernel definition `name`.
@@ -99,7 +154,23 @@ fn is_test(src: &str, toks: &[Token], k: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::tested_params;
+    use super::{related_params, tested_params};
+
+    #[test]
+    fn relations_of_parameters() {
+        let src = "kernel void k(global int *a, global int *b, global long *out, int n,\n\
+                   global int *c) {\n\
+                   out[0] = a == b; out[1] = b - a; out[2] = a[n] - b[n];\n\
+                   if (a + n < c) out[3] = c[0]; out[4] = *a - *c; }";
+        assert_eq!(related_params(src, "k"), vec![(0, 1), (0, 4)]);
+        assert_eq!(
+            related_params(
+                "kernel void z(global int *p, global int *q) { p[0] = q[0] - 1; }",
+                "z"
+            ),
+            Vec::<(usize, usize)>::new()
+        );
+    }
 
     #[test]
     fn tests_of_parameters() {

@@ -23,7 +23,8 @@ use std::collections::HashMap;
 
 /// Compiles `source` with `args` (a physical-addressing build): the source with pointer
 /// members rewritten (or as it is, where the rewrite changes nothing); where that fails, with
-/// global-pointer local variables as `ulong` too ([`rewrite_locals`]); then the original.
+/// global-pointer local variables as `ulong` too ([`rewrite_locals`]); then through its IR
+/// with pointer comparisons made integer ones (`pointer_compares`); then the original.
 pub fn compile(
     source: &[u8],
     args: &[String],
@@ -39,6 +40,10 @@ pub fn compile(
         if let Ok(out) = super::compile(&[locals.as_bytes()], args) {
             return Ok(out);
         }
+    }
+    let first_text = members.as_deref().map_or(source, str::as_bytes);
+    if let Some(Ok(out)) = super::pointer_compares::compile(&[first_text], args) {
+        return Ok(out);
     }
     if members.is_some() {
         return super::compile(&[source], args);

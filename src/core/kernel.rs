@@ -114,6 +114,9 @@ pub struct Kernel {
     /// The program's block kernels this kernel's launches enqueued, by name (device-side
     /// enqueue: super::device_enqueue).
     children: Mutex<HashMap<String, Arc<Kernel>>>,
+    /// The pairs of pointer parameters the kernel compares or subtracts (found on first need:
+    /// super::svm::addressing).
+    pub related: std::sync::OnceLock<Vec<(usize, usize)>>,
 }
 
 /// An argument as a kernel holds it between clSetKernelArg and a launch.
@@ -508,6 +511,7 @@ impl Kernel {
             devices,
             exec_info: Mutex::new(Default::default()),
             children: Mutex::new(HashMap::new()),
+            related: Default::default(),
         }))
     }
 
@@ -533,6 +537,7 @@ impl Kernel {
             args: Mutex::new(self.args.lock().clone()),
             exec_info: Mutex::new(self.exec_info.lock().clone()),
             children: Mutex::new(HashMap::new()),
+            related: self.related.clone(),
         })
     }
 

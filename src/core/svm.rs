@@ -289,12 +289,45 @@ pub fn addressing(
                 .iter()
                 .any(|i| nulls.contains(i))
     };
+    // Two pointer parameters the kernel compares or subtracts, bound to one buffer: the
+    // first build folds their relation as if they pointed into different objects.
+    let related = || {
+        let roots: Vec<Option<&Arc<Mem>>> = (args.iter())
+            .map(|a| match a {
+                ArgValue::Mem(Some(m)) => Some(root(m)),
+                _ => None,
+            })
+            .collect();
+        let same = |i: usize, j: usize| match (roots.get(i), roots.get(j)) {
+            (Some(Some(a)), Some(Some(b))) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let shared = (0..roots.len()).any(|i| (i + 1..roots.len()).any(|j| same(i, j)));
+        let source = || match kernel.program.il() {
+            il if !il.is_empty() && compiler::il::relates_pointers(il) => {
+                let n = kernel.reflection.num_args as usize;
+                (0..n)
+                    .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                    .collect()
+            }
+            _ => compiler::null_tests::related_params(kernel.program.source(), &kernel.name),
+        };
+        shared && (kernel.related.get_or_init(source).iter()).any(|&(i, j)| same(i, j))
+    };
     if required {
         Addressing::Required
-    } else if addresses && (crate::config::get().physical || tested_null()) {
+    } else if addresses && (crate::config::get().physical || tested_null() || related()) {
         Addressing::Preferred
     } else {
         Addressing::Logical
+    }
+}
+
+/// The buffer `m` is, or is a sub-buffer of.
+fn root(m: &Arc<Mem>) -> &Arc<Mem> {
+    match &m.kind {
+        super::memory::MemKind::SubBuffer { parent, .. } => root(parent),
+        _ => m,
     }
 }
 
