@@ -251,8 +251,9 @@ pub enum Addressing {
     /// The program's first build.
     Logical,
     /// The physical-addressing build where it can be made, else the first build
-    /// (VKCL_ADDRESSING=physical, and a NULL buffer argument that the kernel tests against
-    /// null: [`compiler::null_tests`]). A NULL argument is address 0 there, so `p == 0`
+    /// (VKCL_ADDRESSING=physical, a NULL buffer argument that the kernel tests against null,
+    /// and two arguments on one buffer whose parameters the kernel compares or subtracts:
+    /// [`compiler::null_tests`]). A NULL argument is address 0 there, so `p == 0`
     /// holds; in the first build it is a scratch buffer, which absorbs a write through it
     /// (undefined behaviour, which tests/fuzz.rs does) that address 0 would not.
     Preferred,
@@ -292,17 +293,15 @@ pub fn addressing(
     // Two pointer parameters the kernel compares or subtracts, bound to one buffer: the
     // first build folds their relation as if they pointed into different objects.
     let related = || {
-        let roots: Vec<Option<&Arc<Mem>>> = (args.iter())
-            .map(|a| match a {
-                ArgValue::Mem(Some(m)) => Some(root(m)),
-                _ => None,
-            })
-            .collect();
-        let same = |i: usize, j: usize| match (roots.get(i), roots.get(j)) {
-            (Some(Some(a)), Some(Some(b))) => Arc::ptr_eq(a, b),
+        let root_of = |i: usize| match args.get(i) {
+            Some(ArgValue::Mem(Some(m))) => Some(root(m)),
+            _ => None,
+        };
+        let same = |i: usize, j: usize| match (root_of(i), root_of(j)) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
         };
-        let shared = (0..roots.len()).any(|i| (i + 1..roots.len()).any(|j| same(i, j)));
+        let shared = (0..args.len()).any(|i| (i + 1..args.len()).any(|j| same(i, j)));
         let source = || match kernel.program.il() {
             il if !il.is_empty() && compiler::il::relates_pointers(il) => {
                 let n = kernel.reflection.num_args as usize;
